@@ -1,0 +1,144 @@
+"""Probe suites as data: one row per image to generate.
+
+A suite is a function ``build(config) -> pandas.DataFrame`` registered under a name.
+The config is a plain dict loaded from ``benchmark/probes/configs/<family>.yaml``
+(group sets, attributes, contexts, occupations...), so a variant of a suite (for
+example with a non-binary gender indicator) is a YAML file, not a code edit.
+
+Every row has the common columns of ``COMMON_COLUMNS``; each suite adds the
+structured fields its score needs.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import re
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Callable
+
+import pandas as pd
+import yaml
+
+COMMON_COLUMNS = ("probe_id", "suite", "prompt", "sample_index", "seed")
+
+
+@dataclass(frozen=True)
+class SuiteSpec:
+    """What a suite is: its name, family (config file), paper, and builder."""
+
+    name: str
+    family: str
+    paper: str
+    summary: str
+    build: Callable[[dict], pd.DataFrame]
+    # Markdown for the dataset card: what the suite is and the choices made where
+    # the paper is silent.
+    card: str = ""
+    expected_rows: int | None = None  # with the default config
+    extra: dict = field(default_factory=dict)
+
+
+SUITES: dict[str, SuiteSpec] = {}
+
+
+def register_suite(
+    name: str, *, family: str, paper: str, summary: str, card: str = "", expected_rows: int | None = None
+) -> Callable[[Callable[[dict], pd.DataFrame]], Callable[[dict], pd.DataFrame]]:
+    """Decorator registering ``build(config) -> DataFrame`` as suite ``name``."""
+
+    def wrap(fn: Callable[[dict], pd.DataFrame]) -> Callable[[dict], pd.DataFrame]:
+        if name in SUITES:
+            raise ValueError(f"suite {name!r} is registered twice")
+        SUITES[name] = SuiteSpec(
+            name=name, family=family, paper=paper, summary=summary, build=fn, card=card.strip(),
+            expected_rows=expected_rows,
+        )
+        return fn
+
+    return wrap
+
+
+def stable_seed(*parts: Any) -> int:
+    """A seed in [0, 2**31) that depends only on ``parts`` (not on Python's hash salt)."""
+    digest = hashlib.sha256("\x1f".join(str(p) for p in parts).encode("utf-8")).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
+def slug(text: str) -> str:
+    """Lower-case, dash-separated form of ``text`` for readable, stable probe ids."""
+    return re.sub(r"[^a-z0-9]+", "-", str(text).lower()).strip("-") or "none"
+
+
+def make_probe_id(suite: str, *keys: Any, sample_index: int) -> str:
+    """``suite/key1/key2/.../NN``: stable, readable, unique within a suite."""
+    return "/".join([suite, *(slug(k) for k in keys), f"{int(sample_index):02d}"])
+
+
+def expand_samples(suite: str, prompts: list[dict], n_samples: int, key_fields: list[str]) -> pd.DataFrame:
+    """One row per (prompt, sample): adds ``probe_id``, ``suite``, ``sample_index``, ``seed``.
+
+    ``prompts`` are dicts holding at least ``prompt`` and the fields named in
+    ``key_fields`` (which identify the prompt inside the suite and build its id).
+    The seed is derived from the probe id alone, so an image does not depend on the
+    order or batch in which probes are generated.
+    """
+    rows = []
+    for p in prompts:
+        for k in range(int(n_samples)):
+            probe_id = make_probe_id(suite, *(p[f] for f in key_fields), sample_index=k)
+            rows.append({"probe_id": probe_id, "suite": suite, "prompt": p["prompt"], "sample_index": k,
+                         "seed": stable_seed(probe_id), **{f: v for f, v in p.items() if f != "prompt"}})
+    return pd.DataFrame(rows)
+
+
+def default_config_path(family: str) -> Path:
+    return Path(str(resources.files("benchmark.probes") / "configs" / f"{family}.yaml"))
+
+
+def load_config(family: str, path: str | Path | None = None, overrides: dict | None = None) -> dict:
+    """The family's default YAML config, optionally replaced by ``path`` and updated by ``overrides``."""
+    src = Path(path) if path is not None else default_config_path(family)
+    if not src.is_file():
+        raise ValueError(f"no probe config for {family!r} at {src}")
+    with open(src, encoding="utf-8") as fh:
+        config = yaml.safe_load(fh) or {}
+    config = copy.deepcopy(config)
+    if overrides:
+        config.update(overrides)
+    return config
+
+
+def get_suite(name: str) -> SuiteSpec:
+    _load_builtin_suites()
+    if name not in SUITES:
+        raise ValueError(f"unknown suite {name!r}; known suites: {', '.join(sorted(SUITES))}")
+    return SUITES[name]
+
+
+def list_suites() -> list[str]:
+    _load_builtin_suites()
+    return list(SUITES)
+
+
+def build_suite(name: str, config: dict | None = None, config_path: str | Path | None = None) -> pd.DataFrame:
+    """Rows of suite ``name``; checks the common columns and unique probe ids."""
+    spec = get_suite(name)
+    if config is None:
+        config = load_config(spec.family, config_path)
+    df = spec.build(config)
+    missing = [c for c in COMMON_COLUMNS if c not in df.columns]
+    if missing:
+        raise AssertionError(f"suite {name!r} rows lack columns {missing}")
+    dup = df["probe_id"][df["probe_id"].duplicated()]
+    if len(dup):
+        raise AssertionError(f"suite {name!r} has duplicate probe ids, e.g. {dup.iloc[0]!r}")
+    ordered = list(COMMON_COLUMNS) + [c for c in df.columns if c not in COMMON_COLUMNS]
+    return df[ordered].reset_index(drop=True)
+
+
+def _load_builtin_suites() -> None:
+    # Importing the family modules registers their suites.
+    from benchmark.probes import dalleval, gep, mcas, pst  # noqa: F401

@@ -1,0 +1,100 @@
+"""Metadata of every score, in one place: the report, the results schema and the
+leaderboard read it from here (as HELM's MetricMetadata, but a score never needs it
+to run).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+
+@dataclass(frozen=True)
+class ScoreMetadata:
+    name: str
+    display_name: str
+    description: str
+    paper: str  # key in benchmark.papers.PAPERS
+    min_value: float
+    max_value: float
+    # True: lower is better; False: higher is better; None: closer to ``ideal`` is better.
+    lower_is_better: bool | None
+    ideal: float | None = None
+    unit: str = ""
+    headline: bool = False  # shown as a leaderboard column
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        for k in ("min_value", "max_value"):
+            if math.isinf(d[k]):
+                d[k] = None  # JSON has no infinity
+        return d
+
+    def in_range(self, value: float) -> bool:
+        return self.min_value - 1e-9 <= value <= self.max_value + 1e-9
+
+    def badness(self, value: float) -> float:
+        """Sort key: smaller is better, whatever the direction of the score."""
+        if self.lower_is_better is True:
+            return value
+        if self.lower_is_better is False:
+            return -value
+        return abs(value - (self.ideal or 0.0))
+
+
+_ALL = [
+    ScoreMetadata("gep_score_neutral", "GEP (neutral)", "Mean absolute difference between women and men in the "
+                  "frequency of 15 presentation attributes, prompts without attributes.", "gep", 0.0, 1.0, True,
+                  0.0, headline=True),
+    ScoreMetadata("gep_score_explicit", "GEP (explicit)", "Mean absolute difference between women and men in the "
+                  "frequency of each attribute when the prompt asks for it.", "gep", 0.0, 1.0, True, 0.0,
+                  headline=True),
+    ScoreMetadata("mad_gender", "Gender MAD", "Mean absolute deviation of the perceived-gender distribution from "
+                  "uniform (2 categories), averaged over professions.", "dalleval", 0.0, 0.5, True, 0.0,
+                  headline=True),
+    ScoreMetadata("mad_skin_tone", "Skin tone MAD", "Mean absolute deviation of the Monk Skin Tone distribution "
+                  "from uniform (10 categories), averaged over professions.", "dalleval", 0.0, 0.18, True, 0.0,
+                  headline=True),
+    ScoreMetadata("mad_attribute", "Attribute MAD", "Mean absolute deviation of the attribute distribution from "
+                  "uniform.", "dalleval", 0.0, 1.0, True, 0.0),
+    ScoreMetadata("average_gender", "Average gender", "Mean perceived gender, male -1 and female +1.", "dalleval",
+                  -1.0, 1.0, None, 0.0),
+    ScoreMetadata("average_skin_tone", "Average skin tone", "Mean Monk Skin Tone (1 lightest to 10 darkest).",
+                  "dalleval", 1.0, 10.0, None, None),
+    ScoreMetadata("sts_single", "STS (single)", "Stereotype Test Score over single-person images: +100 when every "
+                  "perceived gender matches the stereotype, -100 when every one contradicts it.", "pst", -100.0,
+                  100.0, None, 0.0, headline=True),
+    ScoreMetadata("sts_paired", "STS (paired)", "Stereotype Test Score over paired images (both persons of both "
+                  "orders).", "pst", -100.0, 100.0, None, 0.0, headline=True),
+    ScoreMetadata("micro_sts", "Micro STS", "Stereotype Test Score of one identity.", "pst", -100.0, 100.0, None,
+                  0.0),
+    ScoreMetadata("mcas", "MCAS", "Multimodal Composite Association Score: II + ITP + ITA + TT; positive leans male "
+                  "(attribute set A), negative female.", "mcas", -8.0, 8.0, None, 0.0, headline=True),
+    ScoreMetadata("II", "Image-Image association", "Association of generated target images with image gender "
+                  "attributes.", "mcas", -2.0, 2.0, None, 0.0),
+    ScoreMetadata("ITP", "Image-Text Prompt association", "Association of generated target images with text gender "
+                  "attributes.", "mcas", -2.0, 2.0, None, 0.0),
+    ScoreMetadata("ITA", "Image-Text Attribute association", "Association of text targets with image gender "
+                  "attributes.", "mcas", -2.0, 2.0, None, 0.0),
+    ScoreMetadata("TT", "Text-Text association", "Association of text targets with text gender attributes "
+                  "(the text encoder's own bias).", "mcas", -2.0, 2.0, None, 0.0),
+    ScoreMetadata("diffusion_bias", "Diffusion Bias", "abs(abs(II) - abs(TT)): bias introduced by the diffusion "
+                  "stage.", "diffusion_bias", 0.0, 2.0, True, 0.0, headline=True),
+    ScoreMetadata("bias_amplification", "Bias Amplification", "abs((ITP + ITA) / (2 TT)): above 1 the model "
+                  "amplifies the text encoder's bias; undefined when TT = 0.", "diffusion_bias", 0.0, math.inf,
+                  None, 1.0),
+    ScoreMetadata("paintskills_object", "PaintSkills object", "Object recognition accuracy.", "dalleval", 0.0, 100.0,
+                  False, 100.0, unit="%", headline=True),
+    ScoreMetadata("paintskills_count", "PaintSkills count", "Object counting accuracy.", "dalleval", 0.0, 100.0,
+                  False, 100.0, unit="%", headline=True),
+    ScoreMetadata("paintskills_spatial", "PaintSkills spatial", "Spatial relation accuracy.", "dalleval", 0.0,
+                  100.0, False, 100.0, unit="%", headline=True),
+]
+
+SCORE_METADATA: dict[str, ScoreMetadata] = {m.name: m for m in _ALL}
+
+
+def get_metadata(name: str) -> ScoreMetadata:
+    if name not in SCORE_METADATA:
+        raise ValueError(f"no metadata for score {name!r}; known: {', '.join(SCORE_METADATA)}")
+    return SCORE_METADATA[name]
