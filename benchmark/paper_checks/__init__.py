@@ -1,6 +1,6 @@
 """Recompute the numbers the papers print from the inputs the papers print.
 
-Each family module (``gep``, ``pst``, ``mad``, ``mcas``) exposes ``checks() ->
+Each family module (``gep``, ``dalleval``, ``pst``, ``mcas``) exposes ``checks() ->
 list[PaperCheck]``. The tests assert every check passes; ``t2ibench reproduce``
 (and ``make demo``) prints them as a table. The transcribed paper tables live in
 ``data/`` as CSV files, each with a header comment naming its table.
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from importlib import import_module, resources
 from pathlib import Path
 
-FAMILIES = ("gep", "mad", "pst", "mcas")
+FAMILIES = ("gep", "dalleval", "pst", "mcas")
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ keeps its size, through ``scipy.stats.bootstrap`` with one sample per stratum.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+import warnings
 from typing import Callable, Sequence
 
 import numpy as np
@@ -76,7 +77,9 @@ def bootstrap_ci(
     def with_fixed(*parts: np.ndarray) -> float:
         return resampled_statistic(*parts, *fixed)
 
-    with np.errstate(all="ignore"):
+    # A degenerate resample distribution is reported as a NaN interval below, not as a warning.
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", stats.DegenerateDataWarning)
         res = stats.bootstrap(
             tuple(free), with_fixed, n_resamples=n_resamples, confidence_level=confidence_level,
             method="percentile", vectorized=False, paired=False, random_state=random_state,

@@ -1,0 +1,67 @@
+"""Write folders laid out like a Hub dataset repo: ``<config>/<split>-00000-of-00001.parquet``
+per config and split, plus a README.md card whose YAML ``configs:`` lets
+``datasets.load_dataset(folder, config)`` load it offline exactly as from the Hub.
+
+All configs are parquet (datasets picks one builder per repo from the first config).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import datasets
+import pandas as pd
+import yaml
+
+
+def write_split(folder: str | Path, config_name: str, split: str, table: pd.DataFrame | datasets.Dataset) -> Path:
+    """Write one config's split as a single parquet shard; returns its path."""
+    ds = table if isinstance(table, datasets.Dataset) else datasets.Dataset.from_pandas(table, preserve_index=False)
+    out_dir = Path(folder) / config_name
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"{split}-00000-of-00001.parquet"
+    # Write to a temp file then rename, so a crash never leaves a truncated shard.
+    fd, tmp = tempfile.mkstemp(dir=out_dir, suffix=".parquet.tmp")
+    os.close(fd)
+    try:
+        ds.to_parquet(tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+    return path
+
+
+def configs_yaml(config_splits: dict[str, list[str]], default: str | None = None) -> list[dict]:
+    """The card's ``configs:`` entries for ``{config: [split, ...]}``."""
+    entries = []
+    for name, splits in config_splits.items():
+        entry: dict = {"config_name": name,
+                       "data_files": [{"split": s, "path": f"{name}/{s}-*.parquet"} for s in splits]}
+        if name == default:
+            entry["default"] = True
+        entries.append(entry)
+    return entries
+
+
+def write_card(folder: str | Path, header: dict, body: str) -> Path:
+    """README.md with a YAML front matter ``header`` and a markdown ``body``."""
+    text = "---\n" + yaml.safe_dump(header, sort_keys=False, allow_unicode=True) + "---\n\n" + body.strip() + "\n"
+    path = Path(folder) / "README.md"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def clear_folder(folder: str | Path) -> Path:
+    """An empty folder at ``folder`` (refuses to clear one that is not a dataset folder we wrote)."""
+    folder = Path(folder)
+    if folder.exists():
+        entries = list(folder.iterdir())
+        if entries and not (folder / "README.md").exists():
+            raise ValueError(f"{folder} exists and is not a dataset folder written by this tool; choose another --out")
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    return folder
