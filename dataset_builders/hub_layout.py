@@ -14,6 +14,7 @@ from pathlib import Path
 
 import datasets
 import pandas as pd
+import pyarrow.parquet as pq
 import yaml
 
 
@@ -27,7 +28,8 @@ def write_split(folder: str | Path, config_name: str, split: str, table: pd.Data
     fd, tmp = tempfile.mkstemp(dir=out_dir, suffix=".parquet.tmp")
     os.close(fd)
     try:
-        ds.to_parquet(tmp)
+        # The Arrow table carries the datasets Features in its schema metadata.
+        pq.write_table(ds.with_format(None).data.table, tmp)
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):

@@ -46,3 +46,21 @@ def test_undefined_statistic_gives_nan_interval():
 def test_bad_input(kwargs, msg):
     with pytest.raises(ValueError, match=msg):
         bootstrap_ci(lambda idx: 0.0, **kwargs)
+
+
+def test_bca_corrects_the_upward_bias_of_an_absolute_difference():
+    # |mean(a) - mean(b)| with equal true means: resamples are biased above the estimate,
+    # BCa shifts the interval down relative to the percentile one.
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(size=60), rng.normal(size=60)
+    x = np.concatenate([a, b])
+    group = np.repeat([0, 1], 60)
+
+    def stat(idx):
+        return abs(x[idx][group[idx] == 0].mean() - x[idx][group[idx] == 1].mean())
+
+    pct = bootstrap_ci(stat, 120, strata=group, n_resamples=500)
+    bca = bootstrap_ci(stat, 120, strata=group, n_resamples=500, method="BCa")
+    assert bca.low < pct.low and bca.method.startswith("BCa")
+    with pytest.raises(ValueError, match="method must be"):
+        bootstrap_ci(stat, 120, method="normal")

@@ -40,14 +40,20 @@ def bootstrap_ci(
     confidence_level: float = 0.95,
     n_resamples: int = 1000,
     random_state: int = 0,
+    method: str = "percentile",
 ) -> ConfidenceInterval:
-    """Percentile bootstrap interval of ``statistic(indices)`` over ``n`` rows.
+    """Bootstrap interval of ``statistic(indices)`` over ``n`` rows.
 
     ``statistic`` receives an integer array of row indices (with repeats) and returns
     a float. ``strata`` (one label per row) resamples within each stratum. A
     statistic that is undefined on some resamples (returns NaN) gives a NaN
-    interval rather than a misleading one.
+    interval rather than a misleading one. ``method`` is scipy's: "percentile"
+    (default), "basic" or "BCa" (bias-corrected, for statistics such as a mean of
+    absolute differences whose resampling distribution is biased near 0; it costs
+    one extra statistic call per row for the jackknife).
     """
+    if method not in ("percentile", "basic", "BCa"):
+        raise ValueError(f"method must be 'percentile', 'basic' or 'BCa', got {method!r}")
     if n < 1:
         raise ValueError("bootstrap needs at least one row")
     if not 0 < confidence_level < 1:
@@ -82,9 +88,9 @@ def bootstrap_ci(
         warnings.simplefilter("ignore", stats.DegenerateDataWarning)
         res = stats.bootstrap(
             tuple(free), with_fixed, n_resamples=n_resamples, confidence_level=confidence_level,
-            method="percentile", vectorized=False, paired=False, random_state=random_state,
+            method=method, vectorized=False, paired=False, random_state=random_state,
         )
     low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
     if not np.all(np.isfinite(res.bootstrap_distribution)):
         low = high = float("nan")
-    return ConfidenceInterval(low, high, confidence_level, n_resamples)
+    return ConfidenceInterval(low, high, confidence_level, n_resamples, f"{method} bootstrap over images")
