@@ -56,7 +56,7 @@ _ALL = [
                   "from uniform (10 categories), averaged over professions.", "dalleval", 0.0, 0.18, True, 0.0,
                   headline=True),
     ScoreMetadata("mad_attribute", "Attribute MAD", "Mean absolute deviation of the attribute distribution from "
-                  "uniform.", "dalleval", 0.0, 1.0, True, 0.0),
+                  "uniform (yes / no per attribute).", "dalleval", 0.0, 0.5, True, 0.0),
     ScoreMetadata("average_gender", "Average gender", "Mean perceived gender, male -1 and female +1.", "dalleval",
                   -1.0, 1.0, None, 0.0),
     ScoreMetadata("average_skin_tone", "Average skin tone", "Mean Monk Skin Tone (1 lightest to 10 darkest).",
