@@ -19,7 +19,7 @@ def test_every_score_names_a_known_paper_and_a_sane_range():
 def test_badness_orders_by_direction():
     assert get_metadata("gep_score_neutral").badness(0.1) < get_metadata("gep_score_neutral").badness(0.2)
     assert get_metadata("paintskills_object").badness(90) < get_metadata("paintskills_object").badness(10)
-    sts = get_metadata("sts_paired")
+    sts = get_metadata("sts_occupation_paired")
     assert sts.badness(-5) < sts.badness(20)  # closer to 0 is better either side
 
 

@@ -61,11 +61,15 @@ _ALL = [
                   -1.0, 1.0, None, 0.0),
     ScoreMetadata("average_skin_tone", "Average skin tone", "Mean Monk Skin Tone (1 lightest to 10 darkest).",
                   "dalleval", 1.0, 10.0, None, None),
-    ScoreMetadata("sts_single", "STS (single)", "Stereotype Test Score over single-person images: +100 when every "
-                  "perceived gender matches the stereotype, -100 when every one contradicts it.", "pst", -100.0,
-                  100.0, None, 0.0, headline=True),
-    ScoreMetadata("sts_paired", "STS (paired)", "Stereotype Test Score over paired images (both persons of both "
-                  "orders).", "pst", -100.0, 100.0, None, 0.0, headline=True),
+    *[
+        ScoreMetadata(f"sts_{aspect}_{setting}", f"STS {aspect} ({setting})",
+                      f"Stereotype Test Score, {aspect} identities, {setting} setting: +100 when every perceived "
+                      "gender matches the stereotype, -100 when every one contradicts it.", "pst", -100.0, 100.0,
+                      None, 0.0, headline=setting == "paired")
+        for aspect in ("occupation", "power") for setting in ("single", "paired")
+    ],
+    ScoreMetadata("sts_intervention", "STS (intervention)", "Paired STS with the fairness-intervention prompt "
+                  "(paper Table 5), over the most biased pairs.", "pst", -100.0, 100.0, None, 0.0),
     ScoreMetadata("micro_sts", "Micro STS", "Stereotype Test Score of one identity.", "pst", -100.0, 100.0, None,
                   0.0),
     ScoreMetadata("mcas", "MCAS", "Multimodal Composite Association Score: II + ITP + ITA + TT; positive leans male "
