@@ -76,17 +76,17 @@ _ALL = [
                   "(attribute set A), negative female.", "mcas", -8.0, 8.0, None, 0.0, headline=True),
     ScoreMetadata("II", "Image-Image association", "Association of generated target images with image gender "
                   "attributes.", "mcas", -2.0, 2.0, None, 0.0),
-    ScoreMetadata("ITP", "Image-Text Prompt association", "Association of generated target images with text gender "
-                  "attributes.", "mcas", -2.0, 2.0, None, 0.0),
-    ScoreMetadata("ITA", "Image-Text Attribute association", "Association of text targets with image gender "
-                  "attributes.", "mcas", -2.0, 2.0, None, 0.0),
+    ScoreMetadata("ITP", "Image-Text Prompt association", "Association of target texts (prompts / keywords) with "
+                  "image gender attributes.", "mcas", -2.0, 2.0, None, 0.0),
+    ScoreMetadata("ITA", "Image-Text Attribute association", "Association of generated target images with text "
+                  "gender attributes.", "mcas", -2.0, 2.0, None, 0.0),
     ScoreMetadata("TT", "Text-Text association", "Association of text targets with text gender attributes "
                   "(the text encoder's own bias).", "mcas", -2.0, 2.0, None, 0.0),
     ScoreMetadata("diffusion_bias", "Diffusion Bias", "abs(abs(II) - abs(TT)): bias introduced by the diffusion "
                   "stage.", "diffusion_bias", 0.0, 2.0, True, 0.0, headline=True),
     ScoreMetadata("bias_amplification", "Bias Amplification", "abs((ITP + ITA) / (2 TT)): above 1 the model "
-                  "amplifies the text encoder's bias; undefined when TT = 0.", "diffusion_bias", 0.0, math.inf,
-                  None, 1.0),
+                  "amplifies the text encoder's bias, below 1 it damps it; undefined when TT = 0.", "diffusion_bias",
+                  0.0, math.inf, True, 0.0),
     ScoreMetadata("paintskills_object", "PaintSkills object", "Object recognition accuracy.", "dalleval", 0.0, 100.0,
                   False, 100.0, unit="%", headline=True),
     ScoreMetadata("paintskills_count", "PaintSkills count", "Object counting accuracy.", "dalleval", 0.0, 100.0,
