@@ -41,27 +41,68 @@ def _cmd_scores(args: argparse.Namespace) -> int:
     return 0
 
 
-def format_paper_checks(checks) -> str:
-    from benchmark.papers import PAPERS
-
-    rows = [("paper", "where printed", "quantity", "printed", "recomputed", "ok")]
-    for c in checks:
-        rows.append((PAPERS[c.paper].short, c.source, c.quantity, f"{c.printed:g}", f"{c.recomputed:.4g}",
-                     "yes" if c.passed else "NO"))
+def _table(rows: list[tuple[str, ...]]) -> str:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
 
 
+def format_paper_checks(checks) -> str:
+    """Every check, one row each."""
+    from benchmark.papers import PAPERS
+
+    rows = [("paper", "where printed", "quantity", "printed", "recomputed", "ok")]
+    for c in checks:
+        rows.append((PAPERS[c.paper].short, c.source, c.quantity, f"{c.printed:g}", f"{c.recomputed:.4g}",
+                     "yes" if c.passed else "NO"))
+    return _table(rows)
+
+
+# The papers' headline numbers, shown one by one in the summary.
+KEY_CHECKS = (
+    ("gep", "Table 3", "GEP score from Table 1"),
+    ("dalleval", "Sec. 5.3", "MAD of a"),
+    ("pst", "Table 2", "STS (single) from Table 14"),
+    ("pst", "Table 2", "STS (paired) from Table 14"),
+    ("diffusion_bias", "Table 4", "mean alpha"),
+)
+
+
+def format_paper_checks_summary(checks) -> str:
+    """One row per printed table (count, passed, largest difference), then the headline numbers."""
+    from benchmark.papers import PAPERS
+
+    groups: dict[tuple[str, str], list] = {}
+    for c in checks:
+        groups.setdefault((c.paper, c.source.split(",")[0]), []).append(c)
+    rows = [("paper", "table", "numbers", "within precision", "largest |difference|")]
+    for (paper, table), cs in groups.items():
+        worst = max(abs(c.recomputed - c.printed) for c in cs)
+        rows.append((PAPERS[paper].short, table, str(len(cs)), str(sum(c.passed for c in cs)), f"{worst:.4g}"))
+    key = [c for c in checks if any(c.paper == p and c.source.startswith(t) and c.quantity.startswith(q)
+                                    for p, t, q in KEY_CHECKS)]
+    key_rows = [("paper", "where printed", "quantity", "printed", "recomputed", "ok")]
+    for c in key:
+        key_rows.append((PAPERS[c.paper].short, c.source, c.quantity, f"{c.printed:g}", f"{c.recomputed:.4g}",
+                         "yes" if c.passed else "NO"))
+    return _table(rows) + "\n\nHeadline numbers:\n\n" + _table(key_rows)
+
+
 def _cmd_reproduce(args: argparse.Namespace) -> int:
     from benchmark.paper_checks import FAMILIES, all_checks
 
     families = tuple(args.papers) if args.papers else FAMILIES
+    unknown = set(families) - set(FAMILIES)
+    if unknown:
+        raise ValueError(f"unknown paper family {sorted(unknown)[0]!r}; choose from {', '.join(FAMILIES)}")
     checks = all_checks(families)
-    print(format_paper_checks(checks))
+    print(format_paper_checks(checks) if args.all else format_paper_checks_summary(checks))
     failed = [c for c in checks if not c.passed]
-    print(f"\n{len(checks) - len(failed)} of {len(checks)} printed numbers recomputed within their printed precision")
+    for c in failed:
+        print(f"MISMATCH {c.source} {c.quantity}: printed {c.printed:g}, recomputed {c.recomputed:.6g}")
+    print(f"\n{len(checks) - len(failed)} of {len(checks)} printed numbers recomputed within their printed precision"
+          + ("" if args.all else " (t2ibench reproduce --all lists each one)"))
     return 1 if failed else 0
 
 
@@ -75,7 +116,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
           f"dataset in {probes_dir}")
     print(f"  load with: datasets.load_dataset({str(probes_dir)!r}, 'gep_neutral', split='test')\n")
     print("The papers' printed numbers, recomputed from the inputs they print:\n")
-    return _cmd_reproduce(argparse.Namespace(papers=None))
+    return _cmd_reproduce(argparse.Namespace(papers=None, all=False))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -97,6 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     rep = sub.add_parser("reproduce", help="recompute the papers' printed numbers from their printed inputs")
     rep.add_argument("--papers", nargs="+", help="families to check (gep, dalleval, pst, mcas)")
+    rep.add_argument("--all", action="store_true", help="list every recomputed number, not the summary")
     rep.set_defaults(func=_cmd_reproduce)
 
     demo = sub.add_parser("demo", help="build every probe dataset and recompute the papers' numbers (offline)")

@@ -1,0 +1,96 @@
+"""The probe dataset folder loads offline with `datasets` exactly as built, and its
+card is a valid Hub card; pushing without a token or a network fails with one line."""
+
+import os
+import subprocess
+import sys
+
+import datasets
+import pytest
+import yaml
+
+from dataset_builders.probes import build_probe_dataset
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    out = tmp_path_factory.mktemp("probes")
+    tables = build_probe_dataset(out)
+    return out, tables
+
+
+def _card(folder):
+    text = (folder / "README.md").read_text()
+    assert text.startswith("---\n")
+    header, body = text[4:].split("\n---\n", 1)
+    return yaml.safe_load(header), body
+
+
+def test_every_config_loads_offline_with_datasets(built, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    folder, tables = built
+    for name, df in tables.items():
+        ds = datasets.load_dataset(str(folder), name, split="test")
+        assert ds.num_rows == len(df), name
+        assert ds.column_names == list(df.columns), name
+        assert ds["probe_id"] == df["probe_id"].tolist()
+        assert ds["prompt"] == df["prompt"].tolist()
+        assert ds["seed"] == df["seed"].tolist()
+
+
+def test_card_lists_every_config_with_its_paper(built):
+    folder, tables = built
+    header, body = _card(folder)
+    assert [c["config_name"] for c in header["configs"]] == list(tables)
+    assert sum(bool(c.get("default")) for c in header["configs"]) == 1
+    assert header["license"] == "mit" and "text-to-image" in header["task_categories"]
+    for name in tables:
+        assert f"### `{name}`" in body
+    for cite in ("zhang2024gep", "cho2023dalleval", "wan2024pst", "mandal2023mcas"):
+        assert cite in body
+
+
+def test_variant_config_is_recorded_in_the_card(tmp_path):
+    from benchmark.probes import load_config
+
+    cfg = load_config("dalleval")
+    variant = tmp_path / "dalleval_small.yaml"
+    cfg["professions"] = cfg["professions"][:2]
+    cfg["include_bare_prompts"] = False
+    cfg["n_images_per_prompt"] = 2
+    variant.write_text(yaml.safe_dump(cfg))
+    tables = build_probe_dataset(tmp_path / "out", ["dalleval_bias"], {"dalleval": str(variant)})
+    assert len(tables["dalleval_bias"]) == 3 * 2 * 2  # 3 indicators x 2 professions x 2 images
+    _, body = _card(tmp_path / "out")
+    assert "dalleval_small.yaml" in body and list(tables) == ["dalleval_bias"]
+    ds = datasets.load_dataset(str(tmp_path / "out"), "dalleval_bias", split="test")
+    assert ds.num_rows == 12
+
+
+def test_refuses_to_clear_a_foreign_folder(tmp_path):
+    (tmp_path / "precious.txt").write_text("keep me")
+    with pytest.raises(ValueError, match="not a dataset folder"):
+        build_probe_dataset(tmp_path, ["gep_neutral"])
+    assert (tmp_path / "precious.txt").exists()
+
+
+def _push(tmp_path, **env):
+    full_env = {k: v for k, v in os.environ.items() if k not in ("HF_TOKEN", "HF_HUB_OFFLINE", "HF_ENDPOINT")}
+    full_env.update(env, HF_HOME=str(tmp_path / "hf_home"))
+    return subprocess.run([sys.executable, "-m", "dataset_builders.probes", "--out", str(tmp_path / "p"),
+                           "--suites", "gep_neutral", "--push-to-hub", "someorg/probes"],
+                          capture_output=True, text=True, env=full_env, timeout=120)
+
+
+@pytest.mark.parametrize("env,message", [
+    ({}, "no Hugging Face token"),
+    ({"HF_TOKEN": "hf_notreal", "HF_HUB_OFFLINE": "1"}, "HF_HUB_OFFLINE is set"),
+    # A closed local port stands in for "no network".
+    ({"HF_TOKEN": "hf_notreal", "HF_ENDPOINT": "http://127.0.0.1:9"}, "no connection to the Hugging Face Hub"),
+])
+def test_push_without_token_or_network_fails_with_one_line(tmp_path, env, message):
+    proc = _push(tmp_path, **env)
+    assert proc.returncode == 2
+    err = proc.stderr.strip().splitlines()
+    assert len(err) == 1 and message in err[0], proc.stderr
+    assert "wrote" in proc.stdout  # the folder itself was built before the push failed
