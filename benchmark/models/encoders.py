@@ -1,0 +1,344 @@
+"""CLIP image-text encoders behind one interface, chosen by a spec string.
+
+Specs accepted by :func:`load_encoder`:
+
+* ``open_clip:ARCH:PRETRAINED``: open_clip's ``create_model_and_transforms(ARCH,
+  pretrained=PRETRAINED)``; PRETRAINED is a tag (``openai``, ``laion2b_s32b_b82k``...)
+  or a checkpoint file. Default :data:`DEFAULT_ENCODER` = ``open_clip:ViT-L-14:openai``
+  (seed 000); :data:`SEED004_ENCODERS` are the six OpenAI encoders of seed 004.
+* ``open_clip:hf-hub:ORG/REPO`` and ``open_clip:local-dir:/path``: open_clip's own
+  schemas (a folder with ``open_clip_config.json`` + weights);
+* ``hf:MODEL_ID`` or ``hf:/local/folder``: transformers ``CLIPModel`` + ``CLIPProcessor``;
+* ``builtin:tiny-clip``: a tiny random open_clip CLIP saved in open_clip's folder layout
+  and loaded back with ``create_model_and_transforms("local-dir:" + folder)``.
+
+Every encoder returns L2-normalised float32 numpy arrays, computed in batches under
+``torch.no_grad``. On CUDA the forward pass runs under autocast (bf16, or fp16 where
+bf16 is unsupported) unless ``dtype="float32"`` is asked for.
+"""
+
+from __future__ import annotations
+
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from contextlib import nullcontext
+from pathlib import Path
+
+import numpy as np
+
+from .device import resolve_device, resolve_dtype
+from .errors import MalformedSpecError, ModelNotAvailableError
+from .hub_access import ensure_hub_model
+
+__all__ = [
+    "DEFAULT_ENCODER",
+    "SEED004_ENCODERS",
+    "ImageTextEncoder",
+    "OpenClipEncoder",
+    "HFClipEncoder",
+    "load_encoder",
+    "parse_encoder_spec",
+]
+
+#: seed 000 (GEP) scores with CLIP ViT-L/14 (OpenAI weights)
+DEFAULT_ENCODER = "open_clip:ViT-L-14:openai"
+
+#: the six OpenAI CLIP encoders seed 004 averages Diffusion Bias / Bias Amplification over
+SEED004_ENCODERS = (
+    "open_clip:RN50:openai",
+    "open_clip:RN50x4:openai",
+    "open_clip:RN50x16:openai",
+    "open_clip:RN101:openai",
+    "open_clip:ViT-B-16:openai",
+    "open_clip:ViT-B-32:openai",
+)
+
+
+def _normalise(x) -> np.ndarray:
+    import torch
+
+    x = x.float()
+    x = x / x.norm(dim=-1, keepdim=True).clamp_min(1e-12)
+    return x.cpu().numpy().astype(np.float32, copy=False)
+
+
+def _chunks(items: Sequence, size: int):
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+class ImageTextEncoder(ABC):
+    """``embed_images`` / ``embed_texts`` -> (n, d) L2-normalised float32 arrays."""
+
+    name: str
+    batch_size: int = 32
+    is_builtin: bool = False
+
+    @property
+    @abstractmethod
+    def dim(self) -> int: ...
+
+    @abstractmethod
+    def _images(self, images: list): ...
+
+    @abstractmethod
+    def _texts(self, texts: list[str]): ...
+
+    def _autocast(self):
+        import torch
+
+        if self.device.type == "cuda" and self.dtype != torch.float32:
+            return torch.autocast("cuda", dtype=self.dtype)
+        return nullcontext()
+
+    def embed_images(self, images: Sequence) -> np.ndarray:
+        import torch
+
+        images = [im.convert("RGB") for im in images]
+        if not images:
+            return np.zeros((0, self.dim), np.float32)
+        out = []
+        with torch.no_grad(), self._autocast():
+            for chunk in _chunks(images, self.batch_size):
+                out.append(_normalise(self._images(chunk)))
+        return np.concatenate(out)
+
+    def embed_texts(self, texts: Sequence[str]) -> np.ndarray:
+        import torch
+
+        texts = [str(t) for t in texts]
+        if not texts:
+            return np.zeros((0, self.dim), np.float32)
+        out = []
+        with torch.no_grad(), self._autocast():
+            for chunk in _chunks(texts, self.batch_size):
+                out.append(_normalise(self._texts(chunk)))
+        return np.concatenate(out)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
+
+
+class OpenClipEncoder(ImageTextEncoder):
+    def __init__(self, model, preprocess, tokenizer, *, name, device, dtype, batch_size=32, is_builtin=False):
+        self.model = model.eval()
+        self.preprocess = preprocess
+        self.tokenizer = tokenizer
+        self.name = name
+        self.device = device
+        self.dtype = dtype
+        self.batch_size = batch_size
+        self.is_builtin = is_builtin
+
+    @property
+    def dim(self) -> int:
+        proj = getattr(self.model, "text_projection", None)
+        if proj is not None and hasattr(proj, "shape"):
+            return int(proj.shape[-1])
+        return int(self.model.embed_dim)  # pragma: no cover
+
+    @property
+    def image_size(self) -> int:
+        size = self.model.visual.image_size
+        return int(size[0] if isinstance(size, (tuple, list)) else size)
+
+    def _images(self, images):
+        import torch
+
+        x = torch.stack([self.preprocess(im) for im in images]).to(self.device)
+        return self.model.encode_image(x)
+
+    def _texts(self, texts):
+        return self.model.encode_text(self.tokenizer(texts).to(self.device))
+
+    def embed_image_tensors(self, pixels) -> np.ndarray:
+        """Embed images already held as a float tensor (N, 3, H, W) in [0, 1].
+
+        Skips the PIL round trip (e.g. for a pipeline's ``output_type="pt"``):
+        resize of the short side (bicubic, antialiased) + centre crop + normalise,
+        as open_clip's ``preprocess``. Values differ from :meth:`embed_images` by the
+        8-bit quantisation and resize implementation (cosine ~0.999), so do not mix the
+        two paths within one score.
+        """
+        import torch
+        import torch.nn.functional as F
+
+        size = self.image_size
+        mean = torch.tensor(self.model.visual.image_mean or (0.48145466, 0.4578275, 0.40821073))
+        std = torch.tensor(self.model.visual.image_std or (0.26862954, 0.26130258, 0.27577711))
+        out = []
+        with torch.no_grad(), self._autocast():
+            for chunk in _chunks(pixels, self.batch_size):
+                x = chunk.float().to(self.device)
+                h, w = x.shape[-2:]
+                scale = size / min(h, w)
+                nh, nw = max(size, round(h * scale)), max(size, round(w * scale))
+                x = F.interpolate(x, size=(nh, nw), mode="bicubic", antialias=True, align_corners=False)
+                top, left = (nh - size) // 2, (nw - size) // 2
+                x = x[..., top : top + size, left : left + size].clamp(0, 1)
+                x = (x - mean.to(x)[:, None, None]) / std.to(x)[:, None, None]
+                out.append(_normalise(self.model.encode_image(x)))
+        return np.concatenate(out)
+
+
+def _features(out):
+    """transformers 5: ``get_*_features`` return ``BaseModelOutputWithPooling`` whose
+    ``pooler_output`` is the projected embedding; older versions returned the tensor."""
+    import torch
+
+    if isinstance(out, torch.Tensor):
+        return out
+    return out.pooler_output
+
+
+class HFClipEncoder(ImageTextEncoder):
+    def __init__(self, model, processor, *, name, device, dtype, batch_size=32):
+        self.model = model.eval()
+        self.processor = processor
+        self.name = name
+        self.device = device
+        self.dtype = dtype
+        self.batch_size = batch_size
+
+    @property
+    def dim(self) -> int:
+        return int(self.model.config.projection_dim)
+
+    def _images(self, images):
+        inputs = self.processor(images=images, return_tensors="pt")
+        return _features(self.model.get_image_features(pixel_values=inputs["pixel_values"].to(self.device)))
+
+    def _texts(self, texts):
+        inputs = self.processor(text=texts, return_tensors="pt", padding=True, truncation=True)
+        inputs = {k: v.to(self.device) for k, v in inputs.items() if k in ("input_ids", "attention_mask")}
+        return _features(self.model.get_text_features(**inputs))
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def parse_encoder_spec(spec: str) -> tuple[str, str, str | None]:
+    """``(kind, name, pretrained)``, kind in builtin / open_clip / hf. No loading."""
+    from .tiny import _check_name
+
+    if not isinstance(spec, str) or not spec.strip():
+        raise MalformedSpecError(f"malformed encoder spec {spec!r}: empty")
+    spec = spec.strip()
+    if spec.startswith("builtin:"):
+        name = spec[len("builtin:") :]
+        _check_name(name, "encoder")
+        return "builtin", name, None
+    if spec.startswith("open_clip:"):
+        rest = spec[len("open_clip:") :]
+        if rest.startswith(("hf-hub:", "local-dir:")):
+            if not rest.split(":", 1)[1]:
+                raise MalformedSpecError(f"malformed encoder spec {spec!r}: empty name after the schema")
+            return "open_clip", rest, None
+        arch, sep, pretrained = rest.partition(":")
+        if not sep or not arch or not pretrained:
+            raise MalformedSpecError(
+                f"malformed encoder spec {spec!r}: use open_clip:ARCH:PRETRAINED (e.g. {DEFAULT_ENCODER})"
+            )
+        return "open_clip", arch, pretrained
+    if spec.startswith("hf:"):
+        name = spec[len("hf:") :]
+        if not name:
+            raise MalformedSpecError(f"malformed encoder spec {spec!r}: use hf:MODEL_ID")
+        return "hf", name, None
+    raise MalformedSpecError(
+        f"malformed encoder spec {spec!r}: use open_clip:ARCH:PRETRAINED, open_clip:hf-hub:REPO, "
+        "open_clip:local-dir:PATH, hf:MODEL_ID or builtin:tiny-clip"
+    )
+
+
+def _check_open_clip(name: str, pretrained: str | None, token) -> None:
+    import open_clip
+
+    if name.startswith("local-dir:"):
+        folder = Path(os.path.expanduser(name.split(":", 1)[1]))
+        if not (folder / "open_clip_config.json").is_file():
+            raise MalformedSpecError(f"open_clip folder {folder} has no open_clip_config.json")
+        return
+    if name.startswith("hf-hub:"):
+        ensure_hub_model(name.split(":", 1)[1], ["open_clip_config.json"], token=token, what="open_clip model")
+        return
+    arch = name.replace("/", "-")
+    if arch not in open_clip.list_models():
+        raise MalformedSpecError(f"unknown open_clip architecture {name!r} (see open_clip.list_models())")
+    if pretrained and os.path.isfile(os.path.expanduser(pretrained)):
+        return
+    cfg = open_clip.get_pretrained_cfg(arch, pretrained)
+    if not cfg:
+        tags = open_clip.list_pretrained_tags_by_model(arch)
+        raise MalformedSpecError(
+            f"unknown pretrained tag {pretrained!r} for open_clip {arch}: known are {', '.join(tags) or 'none'}"
+        )
+    hub = cfg.get("hf_hub", "")
+    if hub:
+        repo, filename = os.path.split(hub.rstrip("/")) if not hub.endswith("/") else (hub.rstrip("/"), "")
+        if filename:
+            names = [filename]
+            if filename.endswith((".bin", ".pth")):
+                names.append(filename[:-4] + ".safetensors")
+        else:
+            names = ["open_clip_model.safetensors", "open_clip_pytorch_model.bin"]
+        ensure_hub_model(repo, names, token=token, what=f"open_clip {arch}:{pretrained} weights")
+        return
+    url = cfg.get("url", "")
+    cached = Path(os.path.expanduser("~/.cache/clip")) / os.path.basename(url)
+    from .hub_access import _offline
+
+    if url and not cached.is_file() and _offline():
+        raise ModelNotAvailableError(
+            f"open_clip {arch}:{pretrained} weights are not cached ({cached}) and the network is off"
+        )
+
+
+def load_encoder(
+    spec: str = DEFAULT_ENCODER,
+    *,
+    device=None,
+    dtype=None,
+    batch_size: int = 32,
+    token: str | bool | None = None,
+) -> ImageTextEncoder:
+    """Load a CLIP encoder from a spec (see module docstring); one-line errors first."""
+    import torch
+
+    kind, name, pretrained = parse_encoder_spec(spec)
+    dev = resolve_device(device)
+    dt = resolve_dtype(dtype, dev) if dev.type == "cuda" else torch.float32
+    if kind == "builtin":
+        from .tiny import ensure_builtin
+
+        folder = ensure_builtin(name, kind="encoder")
+        return _load_open_clip(f"local-dir:{folder}", None, spec, dev, dt, batch_size, is_builtin=True)
+    if kind == "open_clip":
+        _check_open_clip(name, pretrained, token)
+        canonical = f"open_clip:{name}" + (f":{pretrained}" if pretrained else "")
+        return _load_open_clip(name, pretrained, canonical, dev, dt, batch_size)
+    # hf
+    from transformers import AutoProcessor, CLIPModel
+
+    local = Path(os.path.expanduser(name))
+    if local.is_dir():
+        source = str(local.resolve())
+    else:
+        if name.startswith(("/", "./", "../", "~")):
+            raise MalformedSpecError(f"local encoder folder {name!r} does not exist")
+        ensure_hub_model(name, ["config.json"], token=token, what="CLIP model")
+        source = name
+    model = CLIPModel.from_pretrained(source, token=token).to(dev)
+    processor = AutoProcessor.from_pretrained(source, token=token)
+    return HFClipEncoder(model, processor, name=f"hf:{name}", device=dev, dtype=dt, batch_size=batch_size)
+
+
+def _load_open_clip(name, pretrained, label, dev, dt, batch_size, is_builtin=False) -> OpenClipEncoder:
+    import open_clip
+
+    model, _, preprocess = open_clip.create_model_and_transforms(name, pretrained=pretrained, device=dev)
+    tokenizer = open_clip.get_tokenizer(name)
+    return OpenClipEncoder(
+        model, preprocess, tokenizer, name=label, device=dev, dtype=dt, batch_size=batch_size, is_builtin=is_builtin
+    )

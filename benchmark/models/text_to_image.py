@@ -1,0 +1,414 @@
+"""Text-to-image models behind one interface, chosen by a spec string.
+
+Specs accepted by :func:`load_text_to_image`:
+
+* ``builtin:tiny-sd``: the built-in tiny Stable Diffusion (random weights, see ``tiny.py``);
+* a Hub model ID (``stable-diffusion-v1-5/stable-diffusion-v1-5``), with ``revision=``;
+* a local diffusers folder (holding ``model_index.json``);
+* ``python:module.path:function``: a plain callable
+  ``(prompts: list[str], seeds: list[int]) -> list[PIL.Image]`` (API-only models);
+  a callable object is also accepted directly.
+
+Diffusers pipelines are loaded with ``AutoPipelineForText2Image.from_pretrained``.
+Every image gets its own ``torch.Generator`` (on the CPU, so the initial noise is the
+same on every device) seeded from its probe seed: an image does not depend on the
+batch it was generated in, its size, or its position in it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .device import resolve_device, resolve_dtype
+from .errors import MalformedSpecError
+from .hub_access import cached_commit, ensure_hub_model, is_local_folder, looks_like_path
+
+__all__ = [
+    "GenerationOutput",
+    "TextToImageModel",
+    "DiffusersTextToImage",
+    "CallableTextToImage",
+    "FAMILY_DEFAULTS",
+    "load_text_to_image",
+    "parse_text_to_image_spec",
+]
+
+#: generation defaults per model family (every key can be overridden).
+#: height/width: for the Stable Diffusion families the resolution actually used is
+#: ``unet.config.sample_size * vae_scale_factor`` (what the model was trained at,
+#: e.g. 512 for SD 2 base, 768 for SD 2.x), falling back to the value here.
+FAMILY_DEFAULTS: dict[str, dict[str, Any]] = {
+    "sd1": {"num_inference_steps": 50, "guidance_scale": 7.5, "height": 512, "width": 512},
+    "sd2": {"num_inference_steps": 50, "guidance_scale": 7.5, "height": 768, "width": 768},
+    "sdxl": {"num_inference_steps": 50, "guidance_scale": 5.0, "height": 1024, "width": 1024},
+    "sd3": {"num_inference_steps": 28, "guidance_scale": 7.0, "height": 1024, "width": 1024},
+    # tiny, fast defaults of builtin:tiny-sd (see tiny.TINY_SD_SETTINGS)
+    "tiny": {"num_inference_steps": 3, "guidance_scale": 7.5, "height": 64, "width": 64},
+}
+
+#: keys of ``settings`` that are passed to the pipeline call
+_CALL_KEYS = ("num_inference_steps", "guidance_scale", "height", "width")
+
+
+@dataclass
+class GenerationOutput:
+    """Images in prompt order, and per image the safety checker's flag.
+
+    ``nsfw[i]`` is True when the model's safety checker flagged image ``i`` (diffusers
+    then returns it blacked out: it must be excluded or marked, never scored as a normal
+    image), False when it checked and passed it, None when the model has no checker.
+    """
+
+    images: list
+    nsfw: list[bool | None] = field(default_factory=list)
+
+    def __post_init__(self):
+        if not self.nsfw:
+            self.nsfw = [None] * len(self.images)
+        if len(self.nsfw) != len(self.images):
+            raise ValueError(f"{len(self.images)} images but {len(self.nsfw)} nsfw flags")
+
+
+class TextToImageModel(ABC):
+    """One interface for every text-to-image model.
+
+    Attributes for the run manifest: ``model_id``, ``revision`` (None = the default
+    branch; ``settings["commit"]`` holds the resolved commit when known), ``settings``
+    (a JSON-serialisable dict of everything that determines the images) and
+    ``is_builtin`` (True for random-weight built-in models: their outputs are meaningless).
+    """
+
+    model_id: str
+    revision: str | None = None
+    settings: dict[str, Any]
+    is_builtin: bool = False
+
+    @abstractmethod
+    def _generate(self, prompts: list[str], seeds: list[int]) -> GenerationOutput: ...
+
+    def generate(self, prompts: Sequence[str], seeds: Sequence[int]) -> GenerationOutput:
+        """One image per (prompt, seed) pair, in order."""
+        prompts, seeds = [str(p) for p in prompts], [int(s) for s in seeds]
+        if len(prompts) != len(seeds):
+            raise ValueError(f"{len(prompts)} prompts but {len(seeds)} seeds")
+        if not prompts:
+            return GenerationOutput(images=[], nsfw=[])
+        out = self._generate(prompts, seeds)
+        if len(out.images) != len(prompts):
+            raise RuntimeError(f"model {self.model_id} returned {len(out.images)} images for {len(prompts)} prompts")
+        return out
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.model_id!r}, revision={self.revision!r})"
+
+
+# ------------------------------------------------------------------------- diffusers
+
+
+def _family(pipe) -> str:
+    name = type(pipe).__name__
+    if "StableDiffusion3" in name:
+        return "sd3"
+    if "StableDiffusionXL" in name:
+        return "sdxl"
+    if name.startswith("StableDiffusion"):
+        encoder = getattr(pipe, "text_encoder", None)
+        hidden = getattr(getattr(encoder, "config", None), "hidden_size", None)
+        return "sd2" if hidden == 1024 else "sd1"
+    return "other"
+
+
+def _call_defaults(pipe) -> dict[str, Any]:
+    """Defaults from the pipeline's own ``__call__`` signature (unknown families)."""
+    out = {}
+    params = inspect.signature(pipe.__call__).parameters
+    for key in _CALL_KEYS:
+        if key in params and params[key].default is not inspect.Parameter.empty:
+            out[key] = params[key].default
+    return out
+
+
+def _native_resolution(pipe) -> int | None:
+    unet = getattr(pipe, "unet", None)
+    sample = getattr(getattr(unet, "config", None), "sample_size", None)
+    factor = getattr(pipe, "vae_scale_factor", None)
+    if isinstance(sample, int) and isinstance(factor, int):
+        return sample * factor
+    return None
+
+
+def _attention_name() -> str:
+    import torch.nn.functional as F
+
+    return "sdpa" if hasattr(F, "scaled_dot_product_attention") else "eager"
+
+
+class DiffusersTextToImage(TextToImageModel):
+    """A diffusers pipeline; ``settings`` are the call arguments plus provenance."""
+
+    def __init__(
+        self,
+        pipe,
+        *,
+        model_id: str,
+        revision: str | None,
+        device,
+        dtype,
+        family: str | None = None,
+        overrides: dict[str, Any] | None = None,
+        is_builtin: bool = False,
+        commit: str | None = None,
+    ):
+        import diffusers
+        import torch
+
+        self.pipe = pipe
+        self.model_id = model_id
+        self.revision = revision
+        self.is_builtin = is_builtin
+        self.device = device
+        self.dtype = dtype
+        family = family or _family(pipe)
+        overrides = dict(overrides or {})
+        # Batched kernels round differently for different batch sizes (by one grey
+        # level here and there). On the CPU, where batching buys little, images are
+        # generated one call each so that pixels never depend on the batch.
+        self.batch_invariant = bool(overrides.pop("batch_invariant", device.type == "cpu"))
+
+        scheduler = overrides.pop("scheduler", None)
+        if scheduler is not None:
+            cls = getattr(diffusers, str(scheduler), None)
+            if cls is None or not hasattr(cls, "from_config"):
+                raise MalformedSpecError(f"unknown diffusers scheduler {scheduler!r}")
+            pipe.scheduler = cls.from_config(pipe.scheduler.config)
+
+        call = dict(FAMILY_DEFAULTS.get(family) or _call_defaults(pipe))
+        native = _native_resolution(pipe)
+        if family in ("sd1", "sd2", "sdxl") and native:
+            call["height"] = call["width"] = native
+        # only named parameters of the pipeline's call (its **kwargs only takes
+        # deprecated callback arguments, and would swallow typos silently)
+        params = {
+            k for k, p in inspect.signature(pipe.__call__).parameters.items()
+            if p.kind not in (inspect.Parameter.VAR_KEYWORD, inspect.Parameter.VAR_POSITIONAL)
+        }
+        unknown = [k for k in overrides if k not in params]
+        if unknown:
+            raise MalformedSpecError(
+                f"unknown setting(s) {', '.join(sorted(unknown))} for {type(pipe).__name__}"
+            )
+        call.update(overrides)
+        call = {k: v for k, v in call.items() if k in params}
+        self.call_kwargs = call
+
+        checker = getattr(pipe, "safety_checker", None)
+        self.settings = {
+            **call,
+            "family": family,
+            "pipeline": type(pipe).__name__,
+            "scheduler": type(pipe.scheduler).__name__,
+            "dtype": str(dtype).removeprefix("torch."),
+            "device": str(device),
+            "attention": _attention_name(),
+            "safety_checker": checker is not None,
+            "generator": "torch.Generator(cpu).manual_seed(seed), one per image",
+            "batch_invariant": self.batch_invariant,
+            "diffusers_version": diffusers.__version__,
+            "torch_version": torch.__version__,
+        }
+        if commit:
+            self.settings["commit"] = commit
+        if is_builtin:
+            self.settings["builtin"] = "random weights: outputs are meaningless"
+        pipe.set_progress_bar_config(disable=True)
+
+    def _generate(self, prompts: list[str], seeds: list[int]) -> GenerationOutput:
+        if self.batch_invariant and len(prompts) > 1:
+            parts = [self._call([p], [s]) for p, s in zip(prompts, seeds)]
+            return GenerationOutput(
+                images=[im for part in parts for im in part.images],
+                nsfw=[flag for part in parts for flag in part.nsfw],
+            )
+        return self._call(prompts, seeds)
+
+    def _call(self, prompts: list[str], seeds: list[int]) -> GenerationOutput:
+        import torch
+
+        # One generator per image, on the CPU: the pipeline draws each image's
+        # initial latents (and any per-step noise) from that image's own generator.
+        generators = [torch.Generator("cpu").manual_seed(s) for s in seeds]
+        with torch.inference_mode():
+            out = self.pipe(
+                prompt=prompts,
+                generator=generators,
+                num_images_per_prompt=1,
+                output_type="pil",
+                **self.call_kwargs,
+            )
+        flags = getattr(out, "nsfw_content_detected", None)
+        nsfw = [None] * len(prompts) if flags is None else [bool(f) for f in flags]
+        return GenerationOutput(images=list(out.images), nsfw=nsfw)
+
+
+def _load_diffusers(path_or_id: str, *, revision, device, dtype, variant=None, token=None):
+    from diffusers import AutoPipelineForText2Image
+
+    kwargs: dict[str, Any] = {"dtype": dtype}
+    if revision:
+        kwargs["revision"] = revision
+    if variant:
+        kwargs["variant"] = variant
+    if token is not None:
+        kwargs["token"] = token
+    pipe = AutoPipelineForText2Image.from_pretrained(path_or_id, **kwargs)
+    pipe = pipe.to(device)
+    vae = getattr(pipe, "vae", None)
+    if device.type == "cuda" and hasattr(vae, "enable_slicing"):
+        # SDPA (flash / memory-efficient kernels) is diffusers' default attention on
+        # torch >= 2; the VAE decodes one image at a time to bound memory at large batches.
+        vae.enable_slicing()
+    return pipe
+
+
+# -------------------------------------------------------------------------- callable
+
+
+class CallableTextToImage(TextToImageModel):
+    """A plain callable ``(prompts, seeds) -> list[PIL.Image]`` (e.g. an API client).
+
+    It may also return a :class:`GenerationOutput` (to report safety flags). Keyword
+    ``overrides`` are passed to it on every call and recorded in ``settings``.
+    """
+
+    def __init__(self, fn: Callable, *, model_id: str, revision: str | None = None, overrides=None):
+        self.fn = fn
+        self.model_id = model_id
+        self.revision = revision
+        self.overrides = dict(overrides or {})
+        extra = getattr(fn, "t2ibench_settings", None)
+        self.settings = {"kind": "python-callable", "callable": model_id, **(extra or {}), **self.overrides}
+
+    def _generate(self, prompts: list[str], seeds: list[int]) -> GenerationOutput:
+        from PIL import Image
+
+        out = self.fn(prompts, seeds, **self.overrides)
+        if isinstance(out, GenerationOutput):
+            return out
+        images = list(out)
+        bad = [type(im).__name__ for im in images if not isinstance(im, Image.Image)]
+        if bad:
+            raise TypeError(f"callable {self.model_id} must return PIL images, got {bad[0]}")
+        return GenerationOutput(images=images)
+
+
+def _import_callable(spec: str) -> Callable:
+    target = spec[len("python:") :]
+    module_name, sep, attr = target.rpartition(":")
+    if not sep or not module_name or not attr:
+        raise MalformedSpecError(f"malformed spec {spec!r}: use python:module.path:function")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as err:
+        raise MalformedSpecError(f"spec {spec!r}: cannot import module {module_name!r} ({err})") from None
+    fn = module
+    for part in attr.split("."):
+        if not hasattr(fn, part):
+            raise MalformedSpecError(f"spec {spec!r}: module {module_name!r} has no attribute {attr!r}")
+        fn = getattr(fn, part)
+    if not callable(fn):
+        raise MalformedSpecError(f"spec {spec!r}: {attr!r} is not callable")
+    return fn
+
+
+# ---------------------------------------------------------------------------- parsing
+
+
+def parse_text_to_image_spec(spec: str) -> tuple[str, str]:
+    """``(kind, value)`` with kind in builtin / python / local / hub; no loading, no network."""
+    from .tiny import _check_name
+
+    if not isinstance(spec, str) or not spec.strip():
+        raise MalformedSpecError(f"malformed model spec {spec!r}: empty")
+    spec = spec.strip()
+    if spec.startswith("builtin:"):
+        name = spec[len("builtin:") :]
+        _check_name(name, "text-to-image")
+        return "builtin", name
+    if spec.startswith("python:"):
+        return "python", spec
+    if is_local_folder(spec):
+        return "local", str(Path(os.path.expanduser(spec)).resolve())
+    if looks_like_path(spec):
+        raise MalformedSpecError(f"local model folder {spec!r} does not exist")
+    scheme = spec.split(":", 1)[0] if ":" in spec else None
+    if scheme is not None:
+        raise MalformedSpecError(
+            f"malformed model spec {spec!r}: unknown scheme {scheme + ':'!r} "
+            "(use builtin:NAME, python:module:function, a Hub model ID or a local folder)"
+        )
+    return "hub", spec
+
+
+def load_text_to_image(
+    spec: str | Callable,
+    *,
+    revision: str | None = None,
+    device=None,
+    dtype=None,
+    variant: str | None = None,
+    token: str | bool | None = None,
+    **overrides,
+) -> TextToImageModel:
+    """Load a text-to-image model from a spec (see module docstring).
+
+    ``overrides``: generation settings (``num_inference_steps``, ``guidance_scale``,
+    ``height``, ``width``, ``negative_prompt``, any other argument of the pipeline's
+    call, or ``scheduler="DPMSolverMultistepScheduler"``); for callables, keyword
+    arguments passed to it. Errors in the spec, a missing device, an uncached model
+    without network or a gated model raise :class:`ModelSpecError` (one line) before
+    any weights are loaded.
+    """
+    if callable(spec) and not isinstance(spec, str):
+        name = getattr(spec, "__qualname__", None) or type(spec).__qualname__
+        module = getattr(spec, "__module__", None) or type(spec).__module__
+        return CallableTextToImage(spec, model_id=f"python:{module}:{name}", revision=revision, overrides=overrides)
+    kind, value = parse_text_to_image_spec(spec)
+    if kind == "python":
+        return CallableTextToImage(_import_callable(value), model_id=value, revision=revision, overrides=overrides)
+
+    dev = resolve_device(device)
+    dt = resolve_dtype(dtype, dev)
+    if kind == "builtin":
+        from .tiny import BUILDER_VERSION, ensure_builtin
+
+        folder = ensure_builtin(value, kind="text-to-image")
+        pipe = _load_diffusers(str(folder), revision=None, device=dev, dtype=dt)
+        return DiffusersTextToImage(
+            pipe,
+            model_id=f"builtin:{value}",
+            revision=f"builtin-v{BUILDER_VERSION}",
+            device=dev,
+            dtype=dt,
+            family="tiny",
+            overrides=overrides,
+            is_builtin=True,
+        )
+    if kind == "local":
+        if not (Path(value) / "model_index.json").is_file():
+            raise MalformedSpecError(f"local folder {value} has no model_index.json: it is not a diffusers pipeline")
+        pipe = _load_diffusers(value, revision=None, device=dev, dtype=dt, variant=variant)
+        return DiffusersTextToImage(pipe, model_id=value, revision=None, device=dev, dtype=dt, overrides=overrides)
+    # hub
+    ensure_hub_model(value, ["model_index.json"], revision=revision, token=token, what="text-to-image model")
+    pipe = _load_diffusers(value, revision=revision, device=dev, dtype=dt, variant=variant, token=token)
+    commit = cached_commit(value, "model_index.json", revision)
+    return DiffusersTextToImage(
+        pipe, model_id=value, revision=revision, device=dev, dtype=dt, overrides=overrides, commit=commit
+    )
