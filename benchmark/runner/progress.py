@@ -1,0 +1,51 @@
+"""Stage timings and progress bars shared by the runner stages.
+
+``StageTimer`` accumulates wall-clock seconds per named stage (a stage can be entered
+many times, e.g. once per batch) and formats a one-line summary for the end of a run.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from contextlib import contextmanager
+from typing import Iterator
+
+from tqdm.auto import tqdm
+
+
+class StageTimer:
+    """``with timer.stage("generate"): ...`` adds the block's wall time to ``timer.seconds["generate"]``."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._start = time.perf_counter()
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[name] = self.seconds.get(name, 0.0) + (time.perf_counter() - t0)
+
+    def add(self, name: str, seconds: float) -> None:
+        self.seconds[name] = self.seconds.get(name, 0.0) + float(seconds)
+
+    @property
+    def total(self) -> float:
+        """Seconds since the timer was created."""
+        return time.perf_counter() - self._start
+
+    def as_dict(self) -> dict[str, float]:
+        return {k: round(v, 4) for k, v in self.seconds.items()}
+
+    def format(self) -> str:
+        parts = [f"{name} {secs:.1f} s" for name, secs in self.seconds.items()]
+        return ", ".join(parts) if parts else "nothing timed"
+
+
+def progress_bar(total: int, desc: str, *, enabled: bool = True, unit: str = "img", position: int | None = None):
+    """A tqdm bar (rate shown as ``unit/s``) on stderr; a no-op bar when disabled."""
+    return tqdm(total=total, desc=desc, unit=unit, disable=not enabled, file=sys.stderr, dynamic_ncols=True,
+                position=position, leave=True, smoothing=0.1)
