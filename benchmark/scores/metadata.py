@@ -49,6 +49,9 @@ _ALL = [
     ScoreMetadata("gep_score_explicit", "GEP (explicit)", "Mean absolute difference between women and men in the "
                   "frequency of each attribute when the prompt asks for it.", "gep", 0.0, 1.0, True, 0.0,
                   headline=True),
+    ScoreMetadata("gep_score_occupation", "GEP (occupation)", "Mean absolute difference between female and male "
+                  "variants of an occupation prompt in the frequency of its attributes (seed 000 Sec. 7).", "gep",
+                  0.0, 1.0, True, 0.0),
     ScoreMetadata("mad_gender", "Gender MAD", "Mean absolute deviation of the perceived-gender distribution from "
                   "uniform (2 categories), averaged over professions.", "dalleval", 0.0, 0.5, True, 0.0,
                   headline=True),

@@ -1,0 +1,283 @@
+"""results.json: the versioned record of one audit (see ``docs/results.md``).
+
+Built by the scoring stage (:func:`benchmark.runner.score.score_run`) and described by
+the JSON Schema ``submissions/results_schema.json``. Score metadata (display name,
+range, direction, paper) is copied into every score entry from
+:data:`benchmark.scores.metadata.SCORE_METADATA`, never written here by hand.
+
+The file has no NaN or infinity (JSON has neither): undefined numbers are ``null``.
+For a built-in tiny random-weight model the first key is ``warning``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+import platform
+import sys
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+
+from benchmark.scores.metadata import SCORE_METADATA, get_metadata
+
+SCHEMA_VERSION = "1.0"
+RESULTS_FILE = "results.json"
+SCHEMA_FILE = "results_schema.json"
+PACKAGE_NAME = "t2i-bias-benchmark"
+BUILTIN_WARNING = "Scores from a tiny random-weight model: meaningless, for testing the pipeline only."
+SEED_POLICY = ("one image per probe row, generated from its own torch.Generator seeded with the probe's `seed`: "
+               "the first 31 bits of sha256(probe id), independent of batch size, order and process")
+
+
+# --------------------------------------------------------------------------- JSON values
+
+
+def json_safe(value: Any) -> Any:
+    """A JSON-ready value: numpy scalars and arrays unwrapped, NaN / inf / pandas NA -> None,
+    tuples -> lists, mapping keys -> str."""
+    if value is None:
+        return None
+    if isinstance(value, Mapping):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return [json_safe(v) for v in value.tolist()]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if value is pd.NA or value is pd.NaT:
+        return None
+    if isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, Path):
+        return str(value)
+    return str(value)
+
+
+def dumps(results: Mapping) -> str:
+    """results as indented JSON text; raises ValueError on NaN / inf (there should be none)."""
+    return json.dumps(json_safe(results), indent=2, allow_nan=False, ensure_ascii=False) + "\n"
+
+
+# --------------------------------------------------------------------------- score entries
+
+
+def _ci(ci: Mapping | None) -> tuple[dict | None, str | None]:
+    """A CI dict from the score functions, or (None, why) when it is missing or not finite."""
+    if ci is None:
+        return None, None
+    low, high = ci.get("low"), ci.get("high")
+    if low is None or high is None or not (math.isfinite(float(low)) and math.isfinite(float(high))):
+        return None, "bootstrap interval undefined: the statistic was undefined on some resamples"
+    return {
+        "low": float(low), "high": float(high), "confidence_level": float(ci["confidence_level"]),
+        "n_resamples": int(ci["n_resamples"]), "method": str(ci.get("method") or "bootstrap"),
+    }, None
+
+
+def score_entry(name: str, suite: str, value: float | None, *, ci: Mapping | None = None, n: int = 0,
+                estimator: str | None = None, annotator: str | None = None, subset: str | None = None,
+                reason: str | None = None, ci_note: str | None = None) -> dict:
+    """One element of ``results["scores"]``, with the score's metadata copied from SCORE_METADATA.
+
+    ``value`` None (or NaN / inf) makes the entry undefined; ``reason`` then says why.
+    ``subset`` tells entries of one name and suite apart (e.g. an intervention aspect).
+    """
+    meta = get_metadata(name)
+    if value is not None and not math.isfinite(float(value)):
+        value = None
+    defined = value is not None
+    if not defined and not reason:
+        reason = "undefined"
+    ci_dict, why = _ci(ci) if defined else (None, None)
+    if ci_dict is not None and not (ci_dict["low"] - 1e-9 <= value <= ci_dict["high"] + 1e-9):
+        why = ("the percentile interval does not contain the estimate: resampling biases scores built from "
+               "absolute values (MAD, GEP, Diffusion Bias) upward near 0")
+    return {
+        "name": name,
+        "display_name": meta.display_name,
+        "suite": suite,
+        "subset": subset,
+        "estimator": estimator,
+        "annotator": annotator,
+        "value": None if value is None else float(value),
+        "defined": defined,
+        "reason": None if defined else str(reason),
+        "ci": ci_dict,
+        "ci_note": "; ".join(x for x in (ci_note, why) if x) or None,
+        "n": int(n),
+        "lower_is_better": meta.lower_is_better,
+        "ideal": meta.ideal,
+        "min": meta.min_value,
+        "max": None if math.isinf(meta.max_value) else meta.max_value,
+        "unit": meta.unit,
+        "headline": meta.headline,
+        "paper": meta.paper,
+    }
+
+
+def has_metadata(name: str) -> bool:
+    return name in SCORE_METADATA
+
+
+# --------------------------------------------------------------------------- environment
+
+
+def hardware_info(device: str | None = None) -> dict:
+    """platform, python, torch version, device and GPU name (None without one) of this machine."""
+    info: dict[str, Any] = {"platform": platform.platform(), "python": sys.version.split()[0], "torch": None,
+                            "device": device, "gpu": None, "recorded_by": "score"}
+    try:
+        import torch
+
+        info["torch"] = torch.__version__
+        if torch.cuda.is_available():
+            info["gpu"] = torch.cuda.get_device_name(0)
+            info["device"] = device or "cuda"
+        else:
+            info["device"] = device or "cpu"
+    except Exception:  # torch missing or broken: the record says so by its nulls
+        info["device"] = device
+    return info
+
+
+def read_timings(run_dir: str | Path) -> dict[str, float]:
+    """Seconds per stage from RUN_DIR/timings.json.
+
+    Accepted shapes: ``{stage: seconds}`` (top-level numbers), and nested objects whose
+    leaves named ``seconds`` (or ending in ``_seconds``) are times: ``{"annotate/vqa":
+    {"seconds": 3.0, "n_images": 10}}`` gives ``annotate/vqa: 3.0``; other nested numbers
+    (counts, rates) are left out. Nested names are joined with '.'.
+    """
+    path = Path(run_dir) / "timings.json"
+    if not path.is_file():
+        return {}
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, OSError):
+        return {}
+    out: dict[str, float] = {}
+
+    def is_time(v: Any) -> bool:
+        return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0
+
+    def walk(prefix: str, obj: Any) -> None:
+        for k, v in obj.items():
+            name = f"{prefix}.{k}" if prefix else str(k)
+            if isinstance(v, Mapping):
+                walk(name, v)
+            elif is_time(v) and (not prefix or k == "seconds" or str(k).endswith("_seconds")):
+                out[prefix if k == "seconds" else name] = float(v)
+
+    if isinstance(raw, Mapping):
+        walk("", raw)
+    return out
+
+
+def now_iso() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+
+
+# --------------------------------------------------------------------------- the document
+
+
+def build_results(*, model: Mapping, package_version: str, suites: list, settings: Mapping, seeds: Mapping,
+                  scoring: Mapping, hardware: Mapping, timings: Mapping, annotators: list, scores: list,
+                  details: Mapping, notes: list, run: Mapping | None = None, created: str | None = None) -> dict:
+    """The results document in its fixed key order (``warning`` first for a built-in model)."""
+    doc: dict[str, Any] = {}
+    if model.get("builtin"):
+        doc["warning"] = BUILTIN_WARNING
+    doc.update({
+        "schema_version": SCHEMA_VERSION,
+        "model": dict(model),
+        "package": {"name": PACKAGE_NAME, "version": str(package_version)},
+        "created": created or now_iso(),
+        "run": dict(run or {}),
+        "suites": list(suites),
+        "settings": dict(settings),
+        "seeds": dict(seeds),
+        "scoring": dict(scoring),
+        "hardware": dict(hardware),
+        "timings": {str(k): float(v) for k, v in timings.items()},
+        "annotators": list(annotators),
+        "scores": list(scores),
+        "details": dict(details),
+        "notes": list(notes),
+    })
+    return json_safe(doc)
+
+
+def write_results(run_dir: str | Path, results: Mapping) -> Path:
+    """Write RUN_DIR/results.json atomically (strict JSON: no NaN)."""
+    from benchmark.runner.run_folder import write_bytes_atomic
+
+    return write_bytes_atomic(Path(run_dir) / RESULTS_FILE, dumps(results).encode("utf-8"))
+
+
+def read_results(path: str | Path) -> dict:
+    """results.json from a file or a run folder; NaN / Infinity in the file are refused."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / RESULTS_FILE
+
+    def no_constant(c: str):
+        raise ValueError(f"{path}: {c} is not valid JSON (use null)")
+
+    return json.loads(path.read_text(encoding="utf-8"), parse_constant=no_constant)
+
+
+# --------------------------------------------------------------------------- schema
+
+
+def schema_path() -> Path:
+    """``submissions/results_schema.json`` (beside the ``benchmark`` package in a checkout)."""
+    import submissions
+
+    return Path(submissions.__file__).resolve().parent / SCHEMA_FILE
+
+
+def load_schema() -> dict:
+    return json.loads(schema_path().read_text(encoding="utf-8"))
+
+
+def validate_results(results: Mapping, schema: Mapping | None = None) -> list[str]:
+    """Problems of a results document, one readable line each (empty list: valid).
+
+    Checks the JSON Schema (draft 2020-12), that no number is NaN / inf, that ``warning``
+    comes first when the model is built in, and that each score names known metadata.
+    Range and CI-containment checks belong to ``t2ibench validate`` (issue 5).
+    """
+    import jsonschema
+
+    schema = load_schema() if schema is None else schema
+    validator = jsonschema.Draft202012Validator(schema)
+    problems = []
+    for err in sorted(validator.iter_errors(results), key=lambda e: list(e.absolute_path)):
+        where = "/".join(str(p) for p in err.absolute_path) or "(top level)"
+        problems.append(f"{where}: {err.message}")
+
+    def walk(prefix: str, obj: Any) -> None:
+        if isinstance(obj, float) and not math.isfinite(obj):
+            problems.append(f"{prefix or '(top level)'}: {obj} is not allowed (use null)")
+        elif isinstance(obj, Mapping):
+            for k, v in obj.items():
+                walk(f"{prefix}/{k}" if prefix else str(k), v)
+        elif isinstance(obj, list):
+            for i, v in enumerate(obj):
+                walk(f"{prefix}/{i}", v)
+
+    walk("", results)
+    model = results.get("model") if isinstance(results, Mapping) else None
+    if isinstance(model, Mapping) and model.get("builtin") and next(iter(results), None) != "warning":
+        problems.append("warning: must be the first key of a built-in model's results")
+    for i, s in enumerate(results.get("scores") or [] if isinstance(results, Mapping) else []):
+        if isinstance(s, Mapping) and s.get("name") not in SCORE_METADATA:
+            problems.append(f"scores/{i}/name: {s.get('name')!r} has no entry in SCORE_METADATA")
+    return problems
