@@ -106,17 +106,124 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def _cmd_demo(args: argparse.Namespace) -> int:
-    from dataset_builders.probes import build_probe_dataset
+def _parse_overrides(values: list[str]) -> dict:
+    import yaml
 
-    out = Path(args.out)
-    probes_dir = out / "probes"
-    tables = build_probe_dataset(probes_dir)
-    print(f"Built {len(tables)} probe suites ({sum(len(t) for t in tables.values()):,} probes) as a Hub-layout "
-          f"dataset in {probes_dir}")
-    print(f"  load with: datasets.load_dataset({str(probes_dir)!r}, 'gep_neutral', split='test')\n")
-    print("The papers' printed numbers, recomputed from the inputs they print:\n")
-    return _cmd_reproduce(argparse.Namespace(papers=None, all=False))
+    out = {}
+    for v in values or []:
+        key, sep, raw = v.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--set takes KEY=VALUE (a pipeline argument such as num_inference_steps=30), got {v!r}")
+        out[key] = yaml.safe_load(raw)
+    return out
+
+
+def _annotator_args(args: argparse.Namespace) -> dict:
+    return {"encoder": args.encoder, "mcas_encoders": args.mcas_encoders, "vqa": args.vqa}
+
+
+def _print_outcome(outcome) -> None:
+    import json
+
+    from benchmark.runner.results import BUILTIN_WARNING
+
+    results = json.loads(outcome.results_path.read_text())
+    if results.get("model", {}).get("builtin"):
+        print(f"WARNING: {BUILTIN_WARNING}")
+    rows = [("score", "suite", "estimator", "value", "95% CI", "n")]
+    for e in results.get("scores", []):
+        value = "undefined" if e.get("value") is None else f"{e['value']:.4g}"
+        ci = e.get("ci") or {}
+        ci_text = f"[{ci['low']:.3g}, {ci['high']:.3g}]" if ci.get("low") is not None else "-"
+        how = " / ".join(str(e[k]) for k in ("estimator", "subset") if e.get(k))
+        rows.append((e.get("display_name", e["name"]), e.get("suite", ""), how, value, ci_text, str(e.get("n", ""))))
+    if len(rows) > 1:
+        print(_table(rows))
+    times = ", ".join(f"{k} {v:.1f} s" for k, v in outcome.stage_seconds.items())
+    print(f"\nresults: {outcome.results_path}\nreport:  {outcome.report_path}\ntime:    {times}")
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from benchmark.probes import list_suites
+    from benchmark.runner.pipeline import run_audit
+
+    outcome = run_audit(args.out, args.model, args.suites or list_suites(), limit_per_suite=args.limit,
+                        batch_size=args.batch_size, revision=args.revision, device=args.device, dtype=args.dtype,
+                        overrides=_parse_overrides(args.set), annotators=_annotator_args(args),
+                        n_resamples=args.n_resamples, progress=not args.quiet)
+    if outcome.main_process:
+        _print_outcome(outcome)
+    return 0
+
+
+def _cmd_generate(args: argparse.Namespace) -> int:
+    from benchmark.probes import list_suites
+    from benchmark.runner import run_generation
+
+    summary = run_generation(args.out, args.model, args.suites or list_suites(), args.limit, args.batch_size,
+                             revision=args.revision, device=args.device, dtype=args.dtype,
+                             overrides=_parse_overrides(args.set), progress=not args.quiet)
+    print(summary.format())
+    return 0
+
+
+def _existing_run(path: str) -> Path:
+    run_dir = Path(path)
+    if not (run_dir / "run_config.json").is_file():
+        raise ValueError(f"{run_dir} is not a run folder (no run_config.json); make one with `t2ibench run`")
+    return run_dir
+
+
+def _cmd_annotate(args: argparse.Namespace) -> int:
+    import json
+
+    from benchmark.runner.annotate import annotate_run, default_annotators
+
+    run_dir = _existing_run(args.run_dir)
+    chosen = dict(default_annotators(json.loads((run_dir / "run_config.json").read_text())))
+    chosen.update({k: v for k, v in _annotator_args(args).items() if v is not None})
+    if args.skin_tone is not None:
+        chosen["skin_tone"] = args.skin_tone
+    summary = annotate_run(run_dir, device=args.device, force=args.force, progress=not args.quiet,
+                           suites=args.suites, batch_size=args.batch_size, **chosen)
+    if args.quiet:  # with progress on, the stage prints its own summary line
+        print(summary)
+    return 0
+
+
+def _cmd_score(args: argparse.Namespace) -> int:
+    from benchmark.runner.score import score_run
+
+    run_dir = _existing_run(args.run_dir)
+    score_run(run_dir, n_resamples=args.n_resamples)
+    print(f"wrote {run_dir / 'results.json'}")
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from benchmark.runner.report import write_report
+
+    run_dir = _existing_run(args.run_dir)
+    print(f"wrote {write_report(run_dir)}")
+    return 0
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from benchmark.paper_checks import all_checks
+    from benchmark.probes import list_suites
+    from benchmark.runner.pipeline import run_audit
+
+    print("Offline audit of builtin:tiny-sd, a tiny random-weight model: its scores are meaningless and only show "
+          "that every stage runs. For a real model: t2ibench run --model stable-diffusion-v1-5/stable-diffusion-v1-5 "
+          "--out runs/sd15\n")
+    outcome = run_audit(Path(args.out), "builtin:tiny-sd", list_suites(), limit_per_suite=args.limit,
+                        batch_size=args.batch_size, n_resamples=args.n_resamples, progress=not args.quiet)
+    _print_outcome(outcome)
+    checks = all_checks()
+    passed = sum(c.passed for c in checks)
+    print(f"\nPaper checks: {passed} of {len(checks)} printed numbers recomputed from the papers' printed inputs "
+          "(`t2ibench reproduce` shows the table).")
+    return 0 if passed == len(checks) else 1
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -141,8 +248,64 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--all", action="store_true", help="list every recomputed number, not the summary")
     rep.set_defaults(func=_cmd_reproduce)
 
-    demo = sub.add_parser("demo", help="build every probe dataset and recompute the papers' numbers (offline)")
-    demo.add_argument("--out", default="out/demo", help="output folder (default: out/demo)")
+    def add_run_args(p: argparse.ArgumentParser, annotators: bool) -> None:
+        p.add_argument("--model", required=True, help="builtin:tiny-sd, a Hub model ID, a local diffusers folder, or "
+                       "python:module:function (prompts, seeds -> PIL images)")
+        p.add_argument("--out", required=True, help="run folder (created; rerun the same command to resume)")
+        p.add_argument("--suites", nargs="+", help="probe suites (default: all; see `t2ibench probes list`)")
+        p.add_argument("--limit", type=int, help="at most N probes per suite, spread over its prompts")
+        p.add_argument("--batch-size", type=int, default=4)
+        p.add_argument("--revision", help="model revision (branch, tag or commit)")
+        p.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: the best available)")
+        p.add_argument("--dtype", help="float32, float16 or bfloat16 (default: per device)")
+        p.add_argument("--set", action="append", metavar="KEY=VALUE",
+                       help="pipeline argument, e.g. --set num_inference_steps=30 --set guidance_scale=5")
+        p.add_argument("--quiet", action="store_true", help="no progress bars")
+        if annotators:
+            add_annotator_args(p)
+            p.add_argument("--n-resamples", type=int, default=1000, help="bootstrap resamples per CI")
+
+    def add_annotator_args(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--encoder", help="CLIP encoder for GEP (default open_clip:ViT-L-14:openai; builtin:tiny-clip "
+                       "for builtin models)")
+        p.add_argument("--mcas-encoders", nargs="+", help="CLIP encoders averaged for MCAS / Diffusion Bias "
+                       "(default: the six OpenAI CLIPs of seed 004)")
+        p.add_argument("--vqa", help="VQA model for gender / attribute questions (default Salesforce/blip2-opt-2.7b)")
+
+    run = sub.add_parser("run", help="audit a model end to end: generate, annotate, score, report")
+    add_run_args(run, annotators=True)
+    run.set_defaults(func=_cmd_run)
+
+    gen = sub.add_parser("generate", help="only generate the images of a run")
+    add_run_args(gen, annotators=False)
+    gen.set_defaults(func=_cmd_generate)
+
+    ann = sub.add_parser("annotate", help="(re-)label the images of a run folder")
+    ann.add_argument("run_dir")
+    add_annotator_args(ann)
+    ann.add_argument("--skin-tone", help="face detector for skin tone: haar (default), whole-image or none")
+    ann.add_argument("--suites", nargs="+", help="label only these suites (others' labels are kept)")
+    ann.add_argument("--batch-size", type=int, default=32)
+    ann.add_argument("--device")
+    ann.add_argument("--force", action="store_true", help="redo label files that are already complete")
+    ann.add_argument("--quiet", action="store_true")
+    ann.set_defaults(func=_cmd_annotate)
+
+    score = sub.add_parser("score", help="(re-)compute results.json from a run folder's labels")
+    score.add_argument("run_dir")
+    score.add_argument("--n-resamples", type=int, default=1000)
+    score.set_defaults(func=_cmd_score)
+
+    rep_cmd = sub.add_parser("report", help="(re-)write the report of a scored run folder")
+    rep_cmd.add_argument("run_dir")
+    rep_cmd.set_defaults(func=_cmd_report)
+
+    demo = sub.add_parser("demo", help="offline audit of the built-in tiny model on every suite (what make demo runs)")
+    demo.add_argument("--out", default="out/demo", help="run folder (default: out/demo)")
+    demo.add_argument("--limit", type=int, default=16, help="probes per suite (default: 16)")
+    demo.add_argument("--batch-size", type=int, default=8)
+    demo.add_argument("--n-resamples", type=int, default=200)
+    demo.add_argument("--quiet", action="store_true")
     demo.set_defaults(func=_cmd_demo)
     return parser
 

@@ -9,14 +9,19 @@ def t2ibench(*args, cwd=None):
                           cwd=cwd, timeout=300)
 
 
-def test_demo_builds_probes_and_recomputes_the_papers(tmp_path):
-    proc = t2ibench("demo", "--out", str(tmp_path / "demo"))
+def test_probes_build_writes_a_loadable_folder(tmp_path):
+    proc = t2ibench("probes", "build", "--out", str(tmp_path / "p"), "--suites", "gep_explicit", "pst_single")
+    assert proc.returncode == 0, proc.stderr
+    ds = datasets.load_dataset(str(tmp_path / "p"), "gep_explicit", split="test")
+    assert ds.num_rows == 2400
+
+
+def test_reproduce_summary_recomputes_the_papers():
+    proc = t2ibench("reproduce")
     assert proc.returncode == 0, proc.stderr
     assert "printed numbers recomputed within their printed precision" in proc.stdout
     assert " NO" not in proc.stdout and "MISMATCH" not in proc.stdout
     assert "Headline numbers" in proc.stdout and "47.38" in proc.stdout
-    ds = datasets.load_dataset(str(tmp_path / "demo" / "probes"), "gep_explicit", split="test")
-    assert ds.num_rows == 2400
 
 
 def test_bad_input_is_one_line_and_exit_2(tmp_path):

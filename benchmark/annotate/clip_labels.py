@@ -1,0 +1,159 @@
+"""GEP attribute existence from CLIP embeddings: the C, CC and CLS estimators of seed 000.
+
+Given the image embeddings of GEP images (one CLIP encoder, rows aligned with the probe
+rows) and the encoder's text function, :func:`gep_attribute_rows` returns one row per
+(image, attribute in the row's ``annotated_attributes``, estimator):
+
+* **C** (Eq. 4): ``score`` = cos(image, attribute text without its preposition)
+  (``benchmark.scores.existence.clip_existence``);
+* **CC** (Eq. 5): ``score`` = C - cos(image, "an object")
+  (``calibrated_clip_existence``);
+* **CLS** (Eq. 6-7): ``score`` = mean probability of the 10 logistic-regression
+  classifiers trained on CLIP *text* embeddings of "[g] [a] [c]." vs "[g] [c]." and
+  applied to the image embedding (``train_cross_modal_classifiers``). The classifiers
+  are trained once per attribute group and call: for ``gep_neutral`` / ``gep_explicit``
+  with g in the config's ``classifier_people`` (A man, A woman, A person) and the
+  attribute itself as the phrase ("in boots"); for ``gep_occupation`` with
+  ``occupation.classifier_people`` (A female lawyer, A male lawyer, A lawyer) and
+  ``occupation.classifier_phrases`` ("in a suit", "with a tie", ...).
+
+Labels (0/1) are a convenience, not the paper's estimate (the paper averages the raw
+values): C and CC -> 1 when CC > :data:`CC_THRESHOLD` (0: the attribute text is closer
+to the image than the reference "an object"), CLS -> 1 when the mean probability >=
+:data:`CLS_THRESHOLD` (0.5). GEP from C / CC uses ``score`` through ``gep_unbounded``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+__all__ = ["GEP_SUITES", "CC_THRESHOLD", "CLS_THRESHOLD", "ESTIMATORS", "gep_attribute_rows", "classifier_group"]
+
+GEP_SUITES = ("gep_neutral", "gep_explicit", "gep_occupation")
+#: C and CC labels: 1 when cos(image, a) - cos(image, "an object") > CC_THRESHOLD
+CC_THRESHOLD = 0.0
+#: CLS labels: 1 when the ensemble's mean probability >= CLS_THRESHOLD
+CLS_THRESHOLD = 0.5
+ESTIMATORS = ("C", "CC", "CLS")
+
+
+def _as_list(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if isinstance(value, str):
+        return [value]
+    return [str(v) for v in value]
+
+
+def classifier_group(suite: str) -> str:
+    """``occupation`` for gep_occupation (its own people and phrases), ``main`` otherwise."""
+    return "occupation" if suite == "gep_occupation" else "main"
+
+
+def _classifier_kwargs(group: str, gep_config: dict) -> dict:
+    if group == "occupation":
+        occ = gep_config["occupation"]
+        return {"people": list(occ["classifier_people"]), "phrases": dict(occ.get("classifier_phrases") or {})}
+    return {"people": list(gep_config.get("classifier_people") or ("A man", "A woman", "A person")), "phrases": {}}
+
+
+def _memo(embed_texts: Callable[[list[str]], Any]) -> Callable[[list[str]], np.ndarray]:
+    """Embed each distinct text once (C, CC and CLS share attribute and sentence texts)."""
+    cache: dict[str, np.ndarray] = {}
+
+    def embed(texts: list[str]) -> np.ndarray:
+        todo = [t for t in dict.fromkeys(texts) if t not in cache]
+        if todo:
+            for t, e in zip(todo, np.asarray(embed_texts(todo), dtype=np.float32)):
+                cache[t] = e
+        return np.stack([cache[t] for t in texts]) if texts else np.zeros((0, 0), np.float32)
+
+    return embed
+
+
+def gep_attribute_rows(
+    probe_rows: Sequence[Mapping[str, Any]],
+    image_embeddings: np.ndarray,
+    embed_texts: Callable[[list[str]], Any],
+    annotator: str,
+    *,
+    gep_config: dict | None = None,
+    estimators: Sequence[str] = ESTIMATORS,
+    random_state: int = 0,
+    sgd_params: Mapping[str, Any] | None = None,
+) -> list[dict]:
+    """Rows ``probe_id, attribute, score, label, estimator, annotator`` (plus ``question`` /
+    ``answer`` = None) for every image x annotated attribute x estimator.
+
+    ``probe_rows[i]`` (needs ``probe_id``, ``suite``, ``annotated_attributes``) is the image
+    whose embedding is ``image_embeddings[i]``.
+    """
+    from benchmark.scores.existence import (
+        calibrated_clip_existence,
+        clip_existence,
+        train_cross_modal_classifiers,
+    )
+
+    if gep_config is None:
+        from benchmark.probes import load_config
+
+        gep_config = load_config("gep")
+    unknown = set(estimators) - set(ESTIMATORS)
+    if unknown:
+        raise ValueError(f"unknown GEP estimators {sorted(unknown)}; use {ESTIMATORS}")
+    emb = np.asarray(image_embeddings, dtype=np.float64)
+    if emb.ndim != 2 or emb.shape[0] != len(probe_rows):
+        raise ValueError(f"{len(probe_rows)} probe rows but image embeddings of shape {emb.shape}")
+    embed = _memo(embed_texts)
+
+    groups: dict[str, list[int]] = {}
+    for i, r in enumerate(probe_rows):
+        groups.setdefault(classifier_group(str(r["suite"])), []).append(i)
+
+    values: dict[tuple[int, str, str], float] = {}  # (row index, attribute, estimator) -> score
+    for group, idx in groups.items():
+        attrs = list(dict.fromkeys(a for i in idx for a in _as_list(probe_rows[i]["annotated_attributes"])))
+        if not attrs:
+            continue
+        sub = emb[idx]
+        mats: dict[str, np.ndarray] = {}
+        if "C" in estimators:
+            mats["C"] = clip_existence(sub, attrs, embed)
+        if "CC" in estimators:
+            mats["CC"] = calibrated_clip_existence(sub, attrs, embed)
+        if "CLS" in estimators:
+            clf = train_cross_modal_classifiers(attrs, embed, random_state=random_state, sgd_params=sgd_params,
+                                                **_classifier_kwargs(group, gep_config))
+            mats["CLS"] = clf.predict_proba(sub)
+        col = {a: j for j, a in enumerate(attrs)}
+        for k, i in enumerate(idx):
+            for a in _as_list(probe_rows[i]["annotated_attributes"]):
+                for est, m in mats.items():
+                    values[(i, a, est)] = float(m[k, col[a]])
+
+    rows = []
+    for i, r in enumerate(probe_rows):
+        for a in _as_list(r["annotated_attributes"]):
+            cc = values.get((i, a, "CC"))
+            for est in estimators:
+                score = values[(i, a, est)]
+                if est == "CLS":
+                    label = int(score >= CLS_THRESHOLD)
+                else:
+                    calib = cc if cc is not None else score - _reference_cos(emb[i], embed)
+                    label = int(calib > CC_THRESHOLD)
+                rows.append({"probe_id": str(r["probe_id"]), "attribute": a, "score": score, "label": label,
+                             "estimator": est, "annotator": annotator, "question": None, "answer": None})
+    return rows
+
+
+def _reference_cos(image_embedding: np.ndarray, embed) -> float:
+    from benchmark.scores.existence import REFERENCE_STRING
+
+    ref = np.asarray(embed([REFERENCE_STRING])[0], dtype=np.float64)
+    img = np.asarray(image_embedding, dtype=np.float64)
+    return float(img @ ref / (np.linalg.norm(img) * np.linalg.norm(ref)))

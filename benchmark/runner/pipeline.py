@@ -1,0 +1,77 @@
+"""The whole audit: generate -> annotate -> score -> report, each stage from the files
+of the stage before in RUN_DIR (so ``t2ibench annotate`` / ``score`` / ``report`` can
+re-run one stage alone).
+
+Under ``accelerate launch`` every process runs generation on its shard; the later
+stages run on the main process only, once every shard is written.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from benchmark.runner.generate import DEFAULT_BATCH_SIZE, process_state, run_generation
+
+from benchmark.runner.results import BUILTIN_WARNING
+
+
+@dataclass
+class AuditOutcome:
+    run_dir: Path
+    results_path: Path | None = None
+    report_path: Path | None = None
+    main_process: bool = True
+    stage_seconds: dict = field(default_factory=dict)
+
+
+def is_builtin_spec(model_spec: str) -> bool:
+    return str(model_spec).startswith("builtin:")
+
+
+def run_audit(run_dir: str | Path, model_spec: str, suites: Sequence[str], *, limit_per_suite: int | None = None,
+              batch_size: int = DEFAULT_BATCH_SIZE, revision: str | None = None, device: str | None = None,
+              dtype: str | None = None, overrides: dict | None = None, annotators: dict | None = None,
+              n_resamples: int = 1000, progress: bool = True) -> AuditOutcome:
+    """Audit ``model_spec`` on ``suites`` into ``run_dir``; returns where results and report are."""
+    run_dir = Path(run_dir)
+    if is_builtin_spec(model_spec):
+        print(f"WARNING: {model_spec}: {BUILTIN_WARNING}", file=sys.stderr)
+    gen = run_generation(run_dir, model_spec, suites, limit_per_suite, batch_size, revision=revision, device=device,
+                         dtype=dtype, overrides=overrides, progress=progress)
+    outcome = AuditOutcome(run_dir=run_dir, stage_seconds={"generate": sum(gen.timings.values())})
+    if not process_state().is_main_process:
+        outcome.main_process = False
+        return outcome
+    return finish_audit(run_dir, annotators=annotators, device=device, n_resamples=n_resamples, progress=progress,
+                        outcome=outcome)
+
+
+def finish_audit(run_dir: str | Path, *, annotators: dict | None = None, device: str | None = None,
+                 n_resamples: int = 1000, progress: bool = True, outcome: AuditOutcome | None = None) -> AuditOutcome:
+    """The stages after generation: annotate, score, report."""
+    from benchmark.runner.annotate import annotate_run, default_annotators
+    from benchmark.runner.report import write_report
+    from benchmark.runner.score import score_run
+
+    run_dir = Path(run_dir)
+    outcome = outcome or AuditOutcome(run_dir=run_dir)
+    import json
+    import time
+
+    config = json.loads((run_dir / "run_config.json").read_text())
+    chosen = dict(default_annotators(config))
+    chosen.update({k: v for k, v in (annotators or {}).items() if v is not None})
+    t0 = time.perf_counter()
+    annotate_run(run_dir, device=device, progress=progress, **chosen)
+    outcome.stage_seconds["annotate"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    score_run(run_dir, n_resamples=n_resamples)
+    outcome.stage_seconds["score"] = time.perf_counter() - t0
+    outcome.results_path = run_dir / "results.json"
+    t0 = time.perf_counter()
+    outcome.report_path = Path(write_report(run_dir))
+    outcome.stage_seconds["report"] = time.perf_counter() - t0
+    return outcome
