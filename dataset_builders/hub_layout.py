@@ -7,15 +7,15 @@ All configs are parquet (datasets picks one builder per repo from the first conf
 
 from __future__ import annotations
 
-import os
 import shutil
-import tempfile
 from pathlib import Path
 
 import datasets
 import pandas as pd
 import pyarrow.parquet as pq
 import yaml
+
+from benchmark.atomic import atomic_path
 
 
 def write_split(folder: str | Path, config_name: str, split: str, table: pd.DataFrame | datasets.Dataset) -> Path:
@@ -24,16 +24,10 @@ def write_split(folder: str | Path, config_name: str, split: str, table: pd.Data
     out_dir = Path(folder) / config_name
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / f"{split}-00000-of-00001.parquet"
-    # Write to a temp file then rename, so a crash never leaves a truncated shard.
-    fd, tmp = tempfile.mkstemp(dir=out_dir, suffix=".parquet.tmp")
-    os.close(fd)
-    try:
-        # The Arrow table carries the datasets Features in its schema metadata.
+    # Atomic, so a crash never leaves a truncated shard; the Arrow table carries the
+    # datasets Features in its schema metadata.
+    with atomic_path(path) as tmp:
         pq.write_table(ds.with_format(None).data.table, tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
     return path
 
 

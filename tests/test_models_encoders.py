@@ -27,15 +27,6 @@ PROMPTS = [
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    root = tmp_path_factory.getbasetemp() / "t2ibench-cache"
-    mp = pytest.MonkeyPatch()
-    mp.setenv("T2IBENCH_CACHE", str(root))
-    yield root
-    mp.undo()
-
-
-@pytest.fixture(scope="module")
 def images():
     rng = np.random.default_rng(0)
     out = [Image.fromarray(rng.integers(0, 256, (48, 64, 3), dtype=np.uint8)) for _ in range(5)]

@@ -31,15 +31,6 @@ from benchmark.models.vqa import load_vqa
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    root = tmp_path_factory.getbasetemp() / "t2ibench-cache"
-    mp = pytest.MonkeyPatch()
-    mp.setenv("T2IBENCH_CACHE", str(root))
-    yield root
-    mp.undo()
-
-
 def one_line(err: Exception) -> str:
     msg = str(err)
     assert "\n" not in msg and msg.strip() == msg and msg

@@ -19,16 +19,6 @@ from benchmark.models.text_to_image import (
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    """One cache folder for the whole session (same path in every test module)."""
-    root = tmp_path_factory.getbasetemp() / "t2ibench-cache"
-    mp = pytest.MonkeyPatch()
-    mp.setenv("T2IBENCH_CACHE", str(root))
-    yield root
-    mp.undo()
-
-
-@pytest.fixture(scope="module")
 def tiny(cache):
     return load_text_to_image("builtin:tiny-sd")
 

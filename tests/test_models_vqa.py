@@ -23,15 +23,6 @@ TIE_Q = "Is the person wearing a tie?"
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    root = tmp_path_factory.getbasetemp() / "t2ibench-cache"
-    mp = pytest.MonkeyPatch()
-    mp.setenv("T2IBENCH_CACHE", str(root))
-    yield root
-    mp.undo()
-
-
-@pytest.fixture(scope="module")
 def images():
     rng = np.random.default_rng(1)
     return [Image.fromarray(rng.integers(0, 256, (40, 56, 3), dtype=np.uint8)) for _ in range(4)]

@@ -19,13 +19,14 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
 import re
 import warnings
 from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
+
+from benchmark.atomic import write_bytes_atomic
 
 __all__ = ["EmbeddingCache", "encoder_slug"]
 
@@ -40,19 +41,6 @@ def encoder_slug(spec: str) -> str:
         short = hashlib.sha256(str(spec).encode()).hexdigest()[:8]
         slug = f"{slug[:70]}-{short}"
     return slug
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
 
 
 class EmbeddingCache:
@@ -96,10 +84,10 @@ class EmbeddingCache:
         self.dir.mkdir(parents=True, exist_ok=True)
         buf = io.BytesIO()
         np.save(buf, np.ascontiguousarray(self.array, dtype=np.float32), allow_pickle=False)
-        _write_atomic(self.dir / "images.npy", buf.getvalue())
+        write_bytes_atomic(self.dir / "images.npy", buf.getvalue())
         meta = {"encoder": self.encoder, "dim": int(self.array.shape[1]), "n": len(self.ids), "sha256": self.sha256}
-        _write_atomic(self.dir / "meta.json", json.dumps(meta).encode())
-        _write_atomic(self.dir / "ids.json", json.dumps(self.ids).encode())
+        write_bytes_atomic(self.dir / "meta.json", json.dumps(meta).encode())
+        write_bytes_atomic(self.dir / "ids.json", json.dumps(self.ids).encode())
 
     # ------------------------------------------------------------------ lookup
 

@@ -41,22 +41,10 @@ __all__ = [
     "parse_encoder_spec",
 ]
 
-#: seed 000 (GEP) scores with CLIP ViT-L/14 (OpenAI weights)
-DEFAULT_ENCODER = "open_clip:ViT-L-14:openai"
-
-#: the six OpenAI CLIP encoders seed 004 averages Diffusion Bias / Bias Amplification over
-SEED004_ENCODERS = (
-    "open_clip:RN50:openai",
-    "open_clip:RN50x4:openai",
-    "open_clip:RN50x16:openai",
-    "open_clip:RN101:openai",
-    "open_clip:ViT-B-16:openai",
-    "open_clip:ViT-B-32:openai",
-)
+from benchmark.models.defaults import DEFAULT_ENCODER, SEED004_ENCODERS  # noqa: E402
 
 
 def _normalise(x) -> np.ndarray:
-    import torch
 
     x = x.float()
     x = x / x.norm(dim=-1, keepdim=True).clamp_min(1e-12)

@@ -45,7 +45,7 @@ __all__ = [
 #: DALL-Eval's prompt wrapper for BLIP-2 (reference/bias_attributes_and_vqa_questions.json)
 BLIP2_PROMPT = "Question: {q} Answer:"
 #: the BLIP-2 model a real audit uses by default
-DEFAULT_VQA = "Salesforce/blip2-opt-2.7b"
+from benchmark.models.defaults import DEFAULT_VQA  # noqa: E402
 
 
 class VQAModel(ABC):

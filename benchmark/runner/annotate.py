@@ -24,7 +24,6 @@ from __future__ import annotations
 import gc
 import json
 import math
-import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -37,6 +36,7 @@ import pandas as pd
 from benchmark.annotate.clip_labels import GEP_SUITES
 from benchmark.annotate.mcas_embeddings import MCAS_SUITES
 from benchmark.annotate.vqa_labels import ATTRIBUTE_VQA_SUITES, GENDER_SUITES
+from benchmark.atomic import atomic_path
 from benchmark.runner import run_folder as rf
 from benchmark.runner.progress import progress_bar
 
@@ -51,17 +51,9 @@ __all__ = [
     "read_labels",
 ]
 
-# The same values as benchmark.models (not imported here: that would import torch).
-DEFAULT_ENCODER = "open_clip:ViT-L-14:openai"
-SEED004_ENCODERS = (
-    "open_clip:RN50:openai",
-    "open_clip:RN50x4:openai",
-    "open_clip:RN50x16:openai",
-    "open_clip:RN101:openai",
-    "open_clip:ViT-B-16:openai",
-    "open_clip:ViT-B-32:openai",
-)
-DEFAULT_VQA = "Salesforce/blip2-opt-2.7b"
+# benchmark.models.defaults imports no torch, so choosing annotators stays cheap.
+from benchmark.models.defaults import DEFAULT_ENCODER, DEFAULT_VQA, SEED004_ENCODERS  # noqa: E402
+
 TINY_ENCODER = "builtin:tiny-clip"
 TINY_VQA = "builtin:tiny-vqa"
 DEFAULT_SKIN_TONE = "haar"
@@ -140,16 +132,8 @@ def _write_parquet_atomic(path: Path, rows: list[dict], spec: _FileSpec) -> None
                 vals = [None if v is None else int(v) for v in vals]
         cols[c] = pa.array(vals, type=schema.field(c).type)
     table = pa.Table.from_arrays([cols[c] for c in spec.columns], schema=schema)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
+    with atomic_path(path) as tmp:
         pq.write_table(table, tmp)
-        with open(tmp, "rb") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
 
 
 class _LabelFile:
@@ -657,7 +641,10 @@ def annotate_run(
             timings["annotate/gep_clip"] = _timing(time.perf_counter() - t0, len(gep_todo), name,
                                                    n_rows=len(rows))
         if img_mcas or name in mcas_text_todo:
-            from benchmark.annotate.mcas_embeddings import mcas_image_rows, mcas_text_embedding_rows
+            from benchmark.annotate.mcas_embeddings import (
+                mcas_image_rows,
+                mcas_text_embedding_rows,
+            )
 
             t0 = time.perf_counter()
             f = files["embeddings"]

@@ -35,6 +35,8 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from benchmark.atomic import atomic_path, write_bytes_atomic  # noqa: F401 (re-exported)
+
 CONFIG_FILE = "run_config.json"
 MANIFEST_FILE = "manifest.parquet"
 IMAGES_DIR = "images"
@@ -94,23 +96,6 @@ def _fsync_dir(path: Path) -> None:
         pass
     finally:
         os.close(fd)
-
-
-def write_bytes_atomic(path: str | Path, data: bytes) -> Path:
-    """Write ``data`` to a temp file beside ``path``, fsync, then ``os.replace``."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-    return path
 
 
 def write_json_atomic(path: str | Path, obj: Any) -> Path:
@@ -346,14 +331,9 @@ def write_manifest(run_dir: str | Path, rows: Sequence[dict], columns: Sequence[
 
     df = manifest_frame(rows, columns)
     path = Path(run_dir) / MANIFEST_FILE
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        table = pa.Table.from_pylist([{k: plain_value(v) for k, v in r.items()} for r in df.to_dict("records")])
+    table = pa.Table.from_pylist([{k: plain_value(v) for k, v in r.items()} for r in df.to_dict("records")])
+    with atomic_path(path) as tmp:
         pq.write_table(table, tmp)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
     return path
 
 
