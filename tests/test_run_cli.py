@@ -118,3 +118,18 @@ def test_gpu_asked_for_but_absent(tmp_path, cache_env):
 def test_stage_commands_refuse_a_folder_that_is_not_a_run(tmp_path):
     for cmd in ("annotate", "score", "report"):
         _one_line_error(t2ibench(cmd, str(tmp_path)), "not a run folder")
+
+
+def test_two_runs_in_folders_of_the_same_name_load_their_own_images(tmp_path, cache_env):
+    # datasets keys its cache of a local folder by folder name and card: the card's image
+    # fingerprint keeps two runs (or one run before and after a resume) apart.
+    counts = {}
+    for parent, limit in (("a", "1"), ("b", "3")):
+        out = tmp_path / parent / "tiny"
+        proc = t2ibench("generate", "--model", "builtin:tiny-sd", "--out", str(out), "--suites", "gep_neutral",
+                        "--limit", limit, "--quiet", env=cache_env)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        ds = datasets.load_dataset(str(out), split="train")
+        counts[parent] = ds.num_rows
+        assert all(img is not None for img in ds["image"])
+    assert counts == {"a": 1, "b": 3}

@@ -374,6 +374,7 @@ def generate(run_dir: str | Path, model: Any, probes: pd.DataFrame, *, batch_siz
             summary.manifest_path = rf.write_manifest(run_dir, all_rows, columns)
             summary.n_done = len(all_rows)
             rf.write_run_card(run_dir, config=config, features=features, n_done=len(all_rows), n_total=n_total,
+                              image_hashes=[str(r.get("sha256")) for r in all_rows],
                               meaningless=_is_meaningless(config))
             try:
                 rf.partial_dir(run_dir).rmdir()  # only when empty

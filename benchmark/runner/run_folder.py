@@ -377,8 +377,14 @@ def image_features_yaml(probe_rows: Sequence[dict], probe_columns: Sequence[str]
 
 
 def write_run_card(run_dir: str | Path, *, config: dict, features: list[dict], n_done: int, n_total: int,
-                   meaningless: bool) -> Path:
-    """README.md of RUN_DIR: the image dataset config and what made the images."""
+                   meaningless: bool, image_hashes: Sequence[str] = ()) -> Path:
+    """README.md of RUN_DIR: the image dataset config and what made the images.
+
+    ``datasets`` keys its cache of a local folder by the folder's name and the card's YAML,
+    so the YAML carries the images' total size (``dataset_info.download_size``): without
+    it two runs in folders of the same name, or one run before and after a resume, would
+    share a stale cache.
+    """
     from dataset_builders.hub_layout import write_card
 
     run_dir = Path(run_dir)
@@ -390,6 +396,10 @@ def write_run_card(run_dir: str | Path, *, config: dict, features: list[dict], n
             "data_files": [{"split": "train", "path": f"{IMAGES_DIR}/**"}],
             "features": features,
         }],
+        # dataset_info replaces the builder's info, so it repeats the features (without
+        # them datasets would not decode `file_name` into the image column).
+        "dataset_info": {"config_name": "default", "features": features, "download_size": sum(
+            p.stat().st_size for p in (Path(run_dir) / IMAGES_DIR).glob("*/*.png"))},
         "tags": ["t2i-bias-benchmark", "text-to-image", "bias-audit"]
         + (["synthetic-test-output"] if meaningless else []),
         "pretty_name": f"t2i-bias-benchmark images of {model.get('model_id') or model.get('spec')}",
@@ -412,6 +422,8 @@ def write_run_card(run_dir: str | Path, *, config: dict, features: list[dict], n
         f"- Limit per suite: {limit if limit is not None else 'none (all probes)'}",
         f"- Images: {n_done:,} of {n_total:,} probes generated{unfinished}",
         f"- Package: t2i-bias-benchmark {config.get('package_version')}",
+        f"- Images fingerprint: `{hashlib.sha256(' '.join(sorted(image_hashes)).encode()).hexdigest()[:16]}` "
+        "(sha256 over the images' sha256 values)",
         "",
         "Each image has its probe fields (probe_id, suite, prompt, sample_index, seed and the suite's",
         "structured fields), the sha256 of its PNG bytes, the model id, revision and generation settings",
