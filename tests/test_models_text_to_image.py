@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 
 import numpy as np
 import pytest
@@ -52,14 +51,9 @@ def test_tiny_sd_is_saved_then_loaded_through_autopipeline(cache, tiny):
     assert all(np.array_equal(saved[k].numpy(), state[k].numpy()) for k in saved)
 
 
-def test_tiny_sd_is_fast_and_makes_real_images(tiny):
-    tiny.generate(["warm up"], [0])
-    timings = []
-    for _ in range(3):  # best of three: other processes may share the CPU
-        start = time.perf_counter()
-        out = tiny.generate(["a photo of a lawyer"], [1])
-        timings.append(time.perf_counter() - start)
-    assert min(timings) < 1.0, timings
+def test_tiny_sd_makes_real_images(tiny):
+    # Its speed is measured by bench/runner_overhead.py, not asserted here.
+    out = tiny.generate(["a photo of a lawyer"], [1])
     assert isinstance(out, GenerationOutput) and out.nsfw == [None]
     (image,) = out.images
     assert image.size == (64, 64) and image.mode == "RGB"
