@@ -11,7 +11,11 @@ DEMO_OUT ?= out/demo
 # torchvision from another torch build does not import.
 TORCH_PINS ?= torch==2.14.1 torchvision==0.29.1
 
-.PHONY: install demo test clean
+# Debian packages the tests need: Chromium (browser tests of the Gradio apps, driven by
+# playwright; never `playwright install`) and the Noto Color Emoji font (PaintSkills renderer).
+SYSTEM_PACKAGES ?= chromium fonts-noto-color-emoji
+
+.PHONY: install system-deps demo test clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -25,7 +29,13 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/t2ibench demo --out $(DEMO_OUT)
 
-test: $(STAMP)
+system-deps:
+	@if [ -x /usr/bin/chromium ] && [ -f /usr/share/fonts/truetype/noto/NotoColorEmoji.ttf ]; then :; \
+	elif command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(SYSTEM_PACKAGES) >/dev/null; \
+	else echo "make: install the Debian packages $(SYSTEM_PACKAGES) (as root: apt-get install $(SYSTEM_PACKAGES))" >&2; exit 1; fi
+
+test: $(STAMP) system-deps
 	$(BIN)/python -m pytest -q
 
 clean:

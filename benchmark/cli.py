@@ -226,6 +226,13 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0 if passed == len(checks) else 1
 
 
+# Commands that live beside the feature they drive: each module has ``register(subparsers)``.
+COMMAND_MODULES = (
+    "submissions.cli",
+    "submissions.leaderboard.cli",
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="t2ibench", description="Audit text-to-image models for social bias "
                                      "and compositional skill.")
@@ -307,6 +314,11 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--n-resamples", type=int, default=200)
     demo.add_argument("--quiet", action="store_true")
     demo.set_defaults(func=_cmd_demo)
+
+    from importlib import import_module
+
+    for module in COMMAND_MODULES:
+        import_module(module).register(sub)
     return parser
 
 

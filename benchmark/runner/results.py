@@ -29,6 +29,10 @@ RESULTS_FILE = "results.json"
 SCHEMA_FILE = "results_schema.json"
 PACKAGE_NAME = "t2i-bias-benchmark"
 BUILTIN_WARNING = "Scores from a tiny random-weight model: meaningless, for testing the pipeline only."
+# score_entry's note for a percentile interval that misses its estimate; `t2ibench validate`
+# accepts such an interval only for absolute-value scores carrying this note.
+CI_EXCLUDES_ESTIMATE_NOTE = ("the percentile interval does not contain the estimate: resampling biases scores built "
+                             "from absolute values (MAD, GEP, Diffusion Bias) upward near 0")
 SEED_POLICY = ("one image per probe row, generated from its own torch.Generator seeded with the probe's `seed`: "
                "the first 31 bits of sha256(probe id), independent of batch size, order and process")
 
@@ -97,8 +101,7 @@ def score_entry(name: str, suite: str, value: float | None, *, ci: Mapping | Non
         reason = "undefined"
     ci_dict, why = _ci(ci) if defined else (None, None)
     if ci_dict is not None and not (ci_dict["low"] - 1e-9 <= value <= ci_dict["high"] + 1e-9):
-        why = ("the percentile interval does not contain the estimate: resampling biases scores built from "
-               "absolute values (MAD, GEP, Diffusion Bias) upward near 0")
+        why = CI_EXCLUDES_ESTIMATE_NOTE
     return {
         "name": name,
         "display_name": meta.display_name,
