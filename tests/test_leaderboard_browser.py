@@ -173,7 +173,8 @@ def test_row_click_opens_detail_view(page):
         page.wait_for_selector(f"#lb-detail-scores-{i}")
     scores = page.inner_text("#lb-detail-scores-0")
     assert "CLS" in scores and "0.9" in scores and "yes" in scores
-    assert page.locator(".js-plotly-plot, [data-testid='matplotlib'] img, .matplotlib img").count() >= 1
+    # the plot is drawn after the tables: wait for it rather than count at once
+    page.wait_for_selector(".js-plotly-plot, [data-testid='matplotlib'] img, .matplotlib img")
 
 
 def test_reload_reads_new_and_removed_files(page, server):
