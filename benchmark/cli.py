@@ -119,7 +119,8 @@ def _parse_overrides(values: list[str]) -> dict:
 
 
 def _annotator_args(args: argparse.Namespace) -> dict:
-    return {"encoder": args.encoder, "mcas_encoders": args.mcas_encoders, "vqa": args.vqa}
+    return {"encoder": args.encoder, "mcas_encoders": args.mcas_encoders, "vqa": args.vqa,
+            "detector": args.detector}
 
 
 def _print_outcome(outcome) -> None:
@@ -230,6 +231,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 COMMAND_MODULES = (
     "submissions.cli",
     "submissions.leaderboard.cli",
+    "benchmark.paintskills.cli",
 )
 
 
@@ -278,6 +280,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--mcas-encoders", nargs="+", help="CLIP encoders averaged for MCAS / Diffusion Bias "
                        "(default: the six OpenAI CLIPs of seed 004)")
         p.add_argument("--vqa", help="VQA model for gender / attribute questions (default Salesforce/blip2-opt-2.7b)")
+        p.add_argument("--detector", help="object detector for PaintSkills: a DETR Hub ID or folder (default "
+                       "facebook/detr-resnet-50; builtin:tiny-detr for builtin models; a folder from "
+                       "`t2ibench train-detector`), or none")
 
     run = sub.add_parser("run", help="audit a model end to end: generate, annotate, score, report")
     add_run_args(run, annotators=True)

@@ -35,6 +35,8 @@ LIMIT = 3
 NSFW_SUITES = ("gep_neutral", "dalleval_bias", "mcas_targets")  # the first probe of each is flagged
 GEP = ("gep_neutral", "gep_explicit", "gep_occupation")
 PAIRED = ("pst_paired_occupation", "pst_paired_power", "pst_intervention")
+# PaintSkills detections (labels/detections.parquet) are tested in test_paintskills_eval.py.
+BIAS_LABEL_FILES = [n for n in LABEL_FILES if n != "detections"]
 COLUMNS = {
     "gender": ["probe_id", "person", "question", "answer", "label", "annotator"],
     "attributes": ["probe_id", "attribute", "score", "label", "estimator", "annotator"],
@@ -106,7 +108,7 @@ def test_every_label_file_has_its_columns_and_rows(annotated):
     run, summary = annotated
     m = usable(run)
     assert isinstance(summary, AnnotationSummary)
-    assert sorted(summary.files_written) == sorted(f"labels/{n}.parquet" for n in LABEL_FILES)
+    assert sorted(summary.files_written) == sorted(f"labels/{n}.parquet" for n in BIAS_LABEL_FILES)
     for name, cols in COLUMNS.items():
         df = read_labels(run, name)
         assert [c for c in df.columns if c in cols] == cols, name
@@ -214,7 +216,7 @@ def test_nsfw_images_are_skipped_and_counted(annotated):
     assert len(flagged) == len(NSFW_SUITES)
     assert summary.skipped["nsfw"] == len(flagged) == summary.n_nsfw_skipped
     assert summary.n_images == len(m) - len(flagged)
-    for name in LABEL_FILES:
+    for name in BIAS_LABEL_FILES:
         assert not flagged & set(read_labels(run, name)["probe_id"]), name
     ids = json.loads((run / "embeddings" / "builtin-tiny-clip" / "ids.json").read_text())
     assert not flagged & set(ids)
@@ -236,7 +238,8 @@ def test_default_annotators():
 
     cfg = json.loads(json.dumps({"model": {"spec": "builtin:tiny-sd", "builtin": True}}))
     assert default_annotators(cfg) == {"encoder": "builtin:tiny-clip", "mcas_encoders": ("builtin:tiny-clip",),
-                                       "vqa": "builtin:tiny-vqa", "skin_tone": "haar"}
+                                       "vqa": "builtin:tiny-vqa", "skin_tone": "haar",
+                                       "detector": "builtin:tiny-detr"}
     real = default_annotators({"model": {"spec": "stable-diffusion-v1-5/stable-diffusion-v1-5", "builtin": False}})
     assert real["encoder"] == bm.DEFAULT_ENCODER == "open_clip:ViT-L-14:openai"
     assert tuple(real["mcas_encoders"]) == tuple(bm.SEED004_ENCODERS)
@@ -298,7 +301,7 @@ def _no_loading(monkeypatch):
 
 def test_rerun_skips_complete_files_and_force_redoes(annotated, annotated_copy, monkeypatch):
     run, first = annotated_copy, annotated[1]
-    paths = {n: run / "labels" / f"{n}.parquet" for n in LABEL_FILES}
+    paths = {n: run / "labels" / f"{n}.parquet" for n in BIAS_LABEL_FILES}
     before = {n: (p.stat().st_mtime_ns, p.read_bytes()) for n, p in paths.items()}
     with monkeypatch.context() as mp:
         _no_loading(mp)

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-EXPECTED = ["gep", "mad", "pst_sts", "mcas", "human_agreement"]
+EXPECTED = ["gep", "mad", "pst_sts", "mcas", "human_agreement", "paintskills_accuracy"]
 
 
 def test_the_public_modules_exist():

@@ -42,7 +42,7 @@ def test_every_suite_is_generated_annotated_and_scored(tiny_run):
     manifest = pd.read_parquet(run_dir / "manifest.parquet")
     assert set(manifest["suite"]) == set(list_suites())
     assert (manifest.groupby("suite").size() <= 4).all()
-    for name in ("gender", "attributes", "skin_tone", "embeddings"):
+    for name in ("gender", "attributes", "skin_tone", "embeddings", "detections"):
         assert (run_dir / "labels" / f"{name}.parquet").is_file(), name
     results = json.loads((run_dir / "results.json").read_text())
     assert next(iter(results)) == "warning" and results["warning"] == BUILTIN_WARNING
@@ -50,7 +50,8 @@ def test_every_suite_is_generated_annotated_and_scored(tiny_run):
     scored = {e["suite"] for e in results["scores"]}
     # Every family produces score entries (defined or with the reason they are undefined).
     for suite in ("gep_neutral", "gep_explicit", "gep_occupation", "dalleval_bias", "pst_single",
-                  "pst_paired_occupation", "pst_paired_power", "mcas_targets"):
+                  "pst_paired_occupation", "pst_paired_power", "mcas_targets", "paintskills_object",
+                  "paintskills_count", "paintskills_spatial"):
         assert suite in scored, suite
     for e in results["scores"]:
         assert e["value"] is not None or e.get("reason"), e

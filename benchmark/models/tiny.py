@@ -234,10 +234,17 @@ def _build_tiny_vqa(folder: Path) -> None:
     processor.save_pretrained(folder)
 
 
+def _build_tiny_detr(folder: Path) -> None:
+    from .detector import build_tiny_detr  # PaintSkills' tiny DETR lives beside its loader
+
+    build_tiny_detr(folder)
+
+
 BUILTIN_MODELS: dict[str, tuple[str, Callable[[Path], None]]] = {
     "tiny-sd": ("text-to-image", _build_tiny_sd),
     "tiny-clip": ("encoder", _build_tiny_clip),
     "tiny-vqa": ("vqa", _build_tiny_vqa),
+    "tiny-detr": ("detector", _build_tiny_detr),
 }
 
 

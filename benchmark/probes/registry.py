@@ -139,7 +139,7 @@ def build_suite(name: str, config: dict | None = None, config_path: str | Path |
     return df[ordered].reset_index(drop=True)
 
 
-FAMILIES = ("gep", "dalleval", "pst", "mcas")
+FAMILIES = ("gep", "dalleval", "pst", "mcas", "paintskills")
 
 
 def _load_builtin_suites() -> None:

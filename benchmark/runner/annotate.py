@@ -8,6 +8,8 @@
   dalleval_bias by VQA ("Is the person wearing {a}?");
 * ``labels/skin_tone.parquet``   ITA and Monk Skin Tone of the largest face (dalleval_bias);
 * ``labels/embeddings.parquet``  MCAS image and text embeddings with their roles, per encoder;
+* ``labels/detections.parquet``  object-detector queries of the PaintSkills images (every query's
+  top class, probability and box, and the probabilities of the probe's target classes);
 * ``embeddings/<encoder-slug>/images.npy`` + ``ids.json`` (+ ``meta.json``): the image
   embedding cache, shared by every pass and every re-run (only missing images are embedded);
 * ``timings.json``               ``annotate/<name>`` entries merged into what is there.
@@ -56,6 +58,8 @@ from benchmark.models.defaults import DEFAULT_ENCODER, DEFAULT_VQA, SEED004_ENCO
 
 TINY_ENCODER = "builtin:tiny-clip"
 TINY_VQA = "builtin:tiny-vqa"
+# benchmark.paintskills.detect imports no torch at module level either.
+from benchmark.paintskills.detect import DEFAULT_DETECTOR, TINY_DETECTOR  # noqa: E402
 DEFAULT_SKIN_TONE = "haar"
 DEFAULT_BATCH_SIZE = 32
 TEXT_BATCH_SIZE = 256
@@ -63,8 +67,9 @@ TIMINGS_FILE = "timings.json"
 LABELS_DIR = "labels"
 
 SKIN_TONE_SUITES = ("dalleval_bias",)
+PAINTSKILLS_SUITES = ("paintskills_object", "paintskills_count", "paintskills_spatial")
 ANNOTATED_SUITES = tuple(dict.fromkeys(GEP_SUITES + ATTRIBUTE_VQA_SUITES + GENDER_SUITES + SKIN_TONE_SUITES
-                                       + MCAS_SUITES))
+                                       + MCAS_SUITES + PAINTSKILLS_SUITES))
 
 
 # --------------------------------------------------------------------------- label files
@@ -91,6 +96,9 @@ class _FileSpec:
             "face_found": pa.bool_(), "ita": pa.float64(), "mst": pa.int64(), "n_faces": pa.int64(),
             "encoder": pa.string(), "kind": pa.string(), "text": pa.string(), "role": pa.string(),
             "target": pa.string(), "embedding": pa.list_(pa.float32()),
+            "detector": pa.string(), "n_queries": pa.int64(), "query_scores": pa.list_(pa.float32()),
+            "query_labels": pa.list_(pa.string()), "query_boxes": pa.list_(pa.float32()),
+            "prob_classes": pa.list_(pa.string()), "query_probs": pa.list_(pa.float32()),
         }
         return pa.schema([(c, types[c]) for c in self.columns])
 
@@ -106,7 +114,11 @@ LABEL_FILES: dict[str, _FileSpec] = {
                            ("probe_id", "annotator"), SKIN_TONE_SUITES),
     "embeddings": _FileSpec("embeddings", ("encoder", "kind", "probe_id", "text", "role", "target", "embedding"),
                             ("encoder", "kind", "probe_id", "text", "role", "target"), MCAS_SUITES),
+    "detections": _FileSpec("detections", ("probe_id", "detector", "n_queries", "query_scores", "query_labels",
+                                           "query_boxes", "prob_classes", "query_probs"),
+                            ("probe_id", "detector"), PAINTSKILLS_SUITES),
 }
+_LIST_COLUMNS = ("query_scores", "query_labels", "query_boxes", "prob_classes", "query_probs")
 
 
 def _key_part(value: Any) -> str:
@@ -125,6 +137,8 @@ def _write_parquet_atomic(path: Path, rows: list[dict], spec: _FileSpec) -> None
         vals = [r.get(c) for r in rows]
         if c == "embedding":
             vals = [None if v is None else np.asarray(v, dtype=np.float32) for v in vals]
+        elif c in _LIST_COLUMNS:  # rows read back from parquet hold numpy arrays
+            vals = [None if v is None else list(v) for v in vals]
         else:
             vals = [v.item() if isinstance(v, np.generic) else v for v in vals]
             vals = [None if (isinstance(v, float) and math.isnan(v) and c != "score") else v for v in vals]
@@ -218,14 +232,15 @@ def default_annotators(run_config: dict | None) -> dict:
     A run of a built-in tiny text-to-image model (``builtin:`` spec) gets the built-in tiny
     annotators (``builtin:tiny-clip`` for GEP and MCAS, ``builtin:tiny-vqa``), so the whole
     audit runs offline; any other run gets the papers' models: CLIP ViT-L/14 (OpenAI) for GEP
-    (seed 000), the six OpenAI CLIPs of seed 004 for MCAS, BLIP-2 OPT-2.7b for VQA (seed 001).
-    Skin tone uses OpenCV's Haar face detector either way.
+    (seed 000), the six OpenAI CLIPs of seed 004 for MCAS, BLIP-2 OPT-2.7b for VQA (seed 001), the
+    COCO DETR ResNet-50 for PaintSkills (``builtin:tiny-detr`` for built-in runs). Skin tone uses
+    OpenCV's Haar face detector either way.
     """
     if _is_builtin_run(run_config):
         return {"encoder": TINY_ENCODER, "mcas_encoders": (TINY_ENCODER,), "vqa": TINY_VQA,
-                "skin_tone": DEFAULT_SKIN_TONE}
+                "skin_tone": DEFAULT_SKIN_TONE, "detector": TINY_DETECTOR}
     return {"encoder": DEFAULT_ENCODER, "mcas_encoders": SEED004_ENCODERS, "vqa": DEFAULT_VQA,
-            "skin_tone": DEFAULT_SKIN_TONE}
+            "skin_tone": DEFAULT_SKIN_TONE, "detector": DEFAULT_DETECTOR}
 
 
 def _disabled(value: Any) -> bool:
@@ -424,6 +439,7 @@ def annotate_run(
     mcas_encoders: Any = None,
     vqa: Any = None,
     skin_tone: Any = None,
+    detector: Any = None,
     device: str | None = None,
     batch_size: int = DEFAULT_BATCH_SIZE,
     suites: Sequence[str] | str | None = None,
@@ -435,7 +451,9 @@ def annotate_run(
 
     ``encoder``: CLIP spec for GEP (C, CC, CLS); ``mcas_encoders``: CLIP specs for the MCAS
     embeddings; ``vqa``: VQA spec for gender and DALL-Eval attributes; ``skin_tone``:
-    ``"haar"`` / ``"whole-image"`` / a ``FaceDetector`` or ``SkinToneAnnotator``. ``None``
+    ``"haar"`` / ``"whole-image"`` / a ``FaceDetector`` or ``SkinToneAnnotator``; ``detector``: the
+    PaintSkills object detector (a DETR Hub ID or folder, ``builtin:tiny-detr``, or a loaded
+    :class:`benchmark.paintskills.detect.Detector`). ``None``
     takes :func:`default_annotators` of the run (the tiny built-ins for a ``builtin:`` model,
     the papers' models otherwise); ``False`` or ``"none"`` turns an annotator off. Loaded
     model objects (an ``ImageTextEncoder``, a ``VQAModel``) are accepted as well.
@@ -464,6 +482,7 @@ def annotate_run(
         mcas_encoders = [] if _disabled(mcas_encoders) else [mcas_encoders]
     vqa = defaults["vqa"] if vqa is None else vqa
     skin_tone = defaults["skin_tone"] if skin_tone is None else skin_tone
+    detector = defaults["detector"] if detector is None else detector
     for spec in [encoder, *mcas_encoders]:  # one-line errors before any heavy work
         if isinstance(spec, str) and not _disabled(spec):
             from benchmark.models.encoders import parse_encoder_spec
@@ -474,7 +493,8 @@ def annotate_run(
     summary.annotators = {"encoder": None if _disabled(encoder) else _model_name(encoder),
                           "mcas_encoders": [_model_name(e) for e in mcas_encoders if not _disabled(e)],
                           "vqa": None if _disabled(vqa) else _model_name(vqa),
-                          "skin_tone": None if _disabled(skin_tone) else str(getattr(skin_tone, "name", skin_tone))}
+                          "skin_tone": None if _disabled(skin_tone) else str(getattr(skin_tone, "name", skin_tone)),
+                          "detector": None if _disabled(detector) else _model_name(detector)}
 
     # Images in scope; nsfw ones are skipped (counted), never annotated.
     in_scope = manifest[manifest["suite"].isin(scope_suites)]
@@ -588,6 +608,18 @@ def annotate_run(
             for t, role, target in zip(texts["text"], texts["role"], texts["target"]):
                 if f.expect((name, "text", "", t, role, target)):
                     mcas_text_todo.add(name)
+
+    det_ids = images.ids_of(PAINTSKILLS_SUITES)
+    det_name = None if _disabled(detector) else _model_name(detector)
+    det_todo: list[str] = []
+    if det_ids and det_name is None:
+        summary.skipped["PaintSkills images (detector disabled)"] = len(det_ids)
+    elif det_ids:
+        det_todo = [pid for pid in det_ids if files["detections"].expect((pid, det_name))]
+        if det_todo and isinstance(detector, str):  # one-line error now, not after the other annotators
+            from benchmark.paintskills.detect import check_detector_spec
+
+            check_detector_spec(detector)
 
     # ------------------------------------------------------------ CLIP encoders (each loaded once)
     encoder_objs = {}
@@ -747,6 +779,42 @@ def annotate_run(
             bar.close()
         timings["annotate/skin_tone"] = _timing(time.perf_counter() - t0, len(skin_todo), skin.name)
 
+    # ------------------------------------------------------------ PaintSkills object detector
+    if det_todo:
+        t0 = time.perf_counter()
+        if isinstance(detector, str):
+            from benchmark.paintskills.detect import load_detector
+
+            det_model = load_detector(detector, device=device, batch_size=batch_size)
+        else:
+            det_model = detector
+        summary.models_loaded.append(det_name)
+        load_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        bar = progress_bar(len(det_todo), "detect objects", **bar_kw)
+        since = 0
+        try:
+            for start in range(0, len(det_todo), batch_size):
+                chunk = det_todo[start:start + batch_size]
+                rows = []
+                for pid, det in zip(chunk, det_model.detect(images.load(chunk))):
+                    row = images.by_id[pid]
+                    # keep every query, and the probabilities of the classes the rules ask about
+                    keep = [row.get(c) for c in ("target", "target_b") if isinstance(row.get(c), str) and row.get(c)]
+                    rows.append({"probe_id": pid, "detector": det_name, **det.restrict(keep).to_record()})
+                files["detections"].add(rows)
+                bar.update(len(chunk))
+                since += len(chunk)
+                if since >= checkpoint_every:
+                    checkpoint(["detections"])
+                    since = 0
+        finally:
+            bar.close()
+        if isinstance(detector, str):
+            _free(det_model)
+        timings["annotate/detections"] = _timing(time.perf_counter() - t0, len(det_todo), det_name,
+                                                 load_seconds=round(load_s, 4))
+
     # ------------------------------------------------------------ write
     for name, f in files.items():
         summary.new_rows[name] = len(f.new)
@@ -770,8 +838,8 @@ def annotate_run(
 
 
 def read_labels(run_dir: str | Path, name: str) -> pd.DataFrame:
-    """A label file of a run folder as a DataFrame: ``gender``, ``attributes``, ``skin_tone``
-    or ``embeddings``."""
+    """A label file of a run folder as a DataFrame: ``gender``, ``attributes``, ``skin_tone``,
+    ``embeddings`` or ``detections``."""
     if name not in LABEL_FILES:
         raise ValueError(f"unknown label file {name!r}; use one of {', '.join(LABEL_FILES)}")
     path = Path(run_dir) / LABEL_FILES[name].relpath

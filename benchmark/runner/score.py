@@ -43,11 +43,13 @@ LABEL_FILES = {
     "attributes": "labels/attributes.parquet",
     "skin_tone": "labels/skin_tone.parquet",
     "embeddings": "labels/embeddings.parquet",
+    "detections": "labels/detections.parquet",
 }
 SCORES_DIR = "scores"
 GEP_SUITES = ("gep_neutral", "gep_explicit", "gep_occupation")
 PST_SUITES = ("pst_single", "pst_paired_occupation", "pst_paired_power", "pst_intervention")
 MCAS_SUITES = ("mcas_attributes", "mcas_targets")
+PAINTSKILLS_SUITES = {"paintskills_object": "object", "paintskills_count": "count", "paintskills_spatial": "spatial"}
 # Estimators whose `score` is an existence probability (GEP Eq. 1); C / CC are raw cosines
 # (gep_unbounded); VQA and human answers are read from `label`.
 PROBABILITY_ESTIMATORS = ("CLS",)
@@ -674,6 +676,96 @@ def score_mcas(ctx: _Context) -> None:
     ctx.scored("mcas_attributes", n_attr)
 
 
+# --------------------------------------------------------------------------- PaintSkills (seed 001)
+
+
+def _split_subset(skill: str, split: str) -> str:
+    return f"N = {split}" if skill == "count" else f"relation: {split}"
+
+
+def score_paintskills(ctx: _Context) -> None:
+    """Skill accuracy per PaintSkills suite and detector (Table 2), per count N / relation
+    (Fig. 5a), the first task of Fig. 5b, the mean of the three skills; one row per image in
+    ``scores/paintskills.parquet``."""
+    from benchmark.paintskills.detect import Detections
+    from benchmark.probes import paintskills as ps_probes
+    from benchmark.scores.paintskills import evaluate_skill
+
+    opts = ctx.options
+    threshold, object_threshold = ps_probes.threshold(), ps_probes.object_threshold()
+    per_detector: dict[str | None, dict[str, np.ndarray]] = {}
+    for suite, skill in PAINTSKILLS_SUITES.items():
+        if not ctx.has_suite(suite):
+            continue
+        frame, why = ctx.labels_for("detections", suite)
+        if frame is None:
+            ctx.not_scored(suite, why)
+            continue
+        for detector, sub in _groups(frame, "detector"):
+            sub = sub.drop_duplicates("probe_id")
+            truths = [{"target": r["target"], "count": None if pd.isna(r.get("count")) else int(r["count"]),
+                       "relation": r.get("relation"), "target_b": r.get("target_b")}
+                      for r in sub.to_dict("records")]
+            dets = [Detections.from_record(r) for r in sub.to_dict("records")]
+            try:
+                out = evaluate_skill(skill, dets, truths, threshold=threshold, object_threshold=object_threshold,
+                                     **opts.ci_kwargs())
+            except ValueError as exc:
+                ctx.add(f"paintskills_{skill}", suite, None, n=len(sub), annotator=detector,
+                        reason=f"labels/detections.parquet cannot be scored: {exc}")
+                continue
+            n = out["n_images"]
+            ctx.add(f"paintskills_{skill}", suite, out["accuracy"], ci=out["accuracy_ci"], n=n, annotator=detector)
+            for split, block in out["per_split"].items():
+                ctx.add(f"paintskills_{skill}", suite, block["accuracy"], ci=block["accuracy_ci"],
+                        n=block["n_images"], annotator=detector, subset=_split_subset(skill, split))
+            if skill == "count":
+                ctx.add("paintskills_count_number", suite, out["count_right_accuracy"], n=n, annotator=detector,
+                        ci=_mean_ci([o["count_right"] for o in out["outcomes"]], opts))
+            elif skill == "spatial":
+                ctx.add("paintskills_spatial_objects", suite, out["objects_accuracy"], n=n, annotator=detector,
+                        ci=_mean_ci([o["objects_correct"] for o in out["outcomes"]], opts))
+            per_detector.setdefault(detector, {})[skill] = np.asarray([o["correct"] for o in out["outcomes"]], float)
+            rows = sub[["probe_id", "scene_id", "target", "count", "relation", "target_b"]].reset_index(drop=True)
+            rows = pd.concat([rows, pd.DataFrame(out["outcomes"])], axis=1)
+            rows.insert(0, "detector", detector)
+            rows.insert(0, "skill", skill)
+            rows.insert(0, "suite", suite)
+            rows["threshold"] = threshold
+            ctx.detail("paintskills", rows)
+            ctx.scored(suite, n)
+        if ctx.status[suite].status != "scored":
+            ctx.not_scored(suite, "no usable rows in labels/detections.parquet")
+    # Table 2's "Avg.": with all three skills scored by one detector; the interval resamples
+    # images within each skill.
+    for detector, skills in per_detector.items():
+        if len(skills) < 3:
+            continue
+        values = np.concatenate(list(skills.values()))
+        strata = np.concatenate([[k] * len(v) for k, v in skills.items()])
+        names = list(skills)
+
+        def avg(idx: np.ndarray) -> float:
+            return float(np.mean([100.0 * values[idx][strata[idx] == k].mean() for k in names]))
+
+        ci = None
+        if opts.n_resamples:
+            ci = bootstrap_ci(avg, len(values), strata=strata, confidence_level=opts.confidence_level,
+                              n_resamples=opts.n_resamples, random_state=opts.random_state).to_dict()
+        ctx.add("paintskills_average", "paintskills_spatial", avg(np.arange(len(values))), ci=ci, n=len(values),
+                annotator=detector, subset="mean of object, count, spatial")
+    if per_detector and any(str(d or "").startswith("builtin:") for d in per_detector):
+        ctx.notes.append("PaintSkills scored with builtin:tiny-detr, a random-weight detector: its accuracies are "
+                         "meaningless")
+
+
+def _mean_ci(flags: list, opts: ScoringOptions) -> dict | None:
+    v = np.asarray(flags, dtype=float)
+    if not opts.n_resamples or v.size == 0:
+        return None
+    return bootstrap_ci(lambda idx: 100.0 * float(np.mean(v[idx])), v.size, **opts.ci_kwargs()).to_dict()
+
+
 # --------------------------------------------------------------------------- the stage
 
 
@@ -709,13 +801,16 @@ def score_run(run_dir: str | Path, *, n_resamples: int = 1000, confidence_level:
         raise ScoreStageError(f"{run_dir} is not a folder: give the run folder of `t2ibench run`")
     options = ScoringOptions(n_resamples, confidence_level, random_state, unidentifiable)
     ctx = _Context(run_dir, options)
-    for scorer in (score_gep, score_dalleval, score_pst, score_mcas):
+    for scorer in (score_gep, score_dalleval, score_pst, score_mcas, score_paintskills):
         scorer(ctx)
     by = {"attributes": ["estimator", "annotator"], "gender": ["annotator"], "skin_tone": ["annotator"],
-          "embeddings": ["encoder"]}
+          "embeddings": ["encoder"], "detections": ["annotator"]}
     for kind in LABEL_FILES:  # every label file read, with its annotators (whatever suites used it)
         if ctx.labels.get(kind) is not None:
-            ctx.annotator(kind, ctx.labels[kind], by[kind])
+            frame = ctx.labels[kind]
+            if kind == "detections":  # the detector is the annotator of this file
+                frame = frame[["detector"]].rename(columns={"detector": "annotator"})
+            ctx.annotator(kind, frame, by[kind])
     for st in ctx.status.values():
         if st.status != "scored" and st.reason is None:
             st.reason = "no scorer for this suite yet"

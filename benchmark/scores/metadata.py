@@ -90,12 +90,24 @@ _ALL = [
     ScoreMetadata("bias_amplification", "Bias Amplification", "abs((ITP + ITA) / (2 TT)): above 1 the model "
                   "amplifies the text encoder's bias, below 1 it damps it; undefined when TT = 0.", "diffusion_bias",
                   0.0, math.inf, True, 0.0),
-    ScoreMetadata("paintskills_object", "PaintSkills object", "Object recognition accuracy.", "dalleval", 0.0, 100.0,
-                  False, 100.0, unit="%", headline=True),
-    ScoreMetadata("paintskills_count", "PaintSkills count", "Object counting accuracy.", "dalleval", 0.0, 100.0,
-                  False, 100.0, unit="%", headline=True),
-    ScoreMetadata("paintskills_spatial", "PaintSkills spatial", "Spatial relation accuracy.", "dalleval", 0.0,
-                  100.0, False, 100.0, unit="%", headline=True),
+    ScoreMetadata("paintskills_object", "PaintSkills object", "Object recognition accuracy (seed 001 Sec. 4.1): the "
+                  "detector's most confident query is the prompt's class above a 0.7 class probability.", "dalleval",
+                  0.0, 100.0, False, 100.0, unit="%", headline=True),
+    ScoreMetadata("paintskills_count", "PaintSkills count", "Object counting accuracy: the detections above a 0.7 "
+                  "class probability hold exactly the prompt's N objects of its class (overall; subset 'N = k' per "
+                  "count, Fig. 5a).", "dalleval", 0.0, 100.0, False, 100.0, unit="%", headline=True),
+    ScoreMetadata("paintskills_spatial", "PaintSkills spatial", "Spatial relation accuracy: the two most confident "
+                  "detections are the prompt's two classes and their box centres give its relation (overall; subset "
+                  "'relation: r' per relation, Fig. 5a).", "dalleval", 0.0, 100.0, False, 100.0, unit="%",
+                  headline=True),
+    ScoreMetadata("paintskills_average", "PaintSkills average", "Mean of the object, count and spatial accuracies "
+                  "(Table 2, Avg.).", "dalleval", 0.0, 100.0, False, 100.0, unit="%"),
+    ScoreMetadata("paintskills_count_number", "PaintSkills count: number right", "Share of count images with as many "
+                  "detections above the threshold as the prompt's N, whatever their class (Fig. 5b, first task).",
+                  "dalleval", 0.0, 100.0, False, 100.0, unit="%"),
+    ScoreMetadata("paintskills_spatial_objects", "PaintSkills spatial: objects right", "Share of spatial images whose "
+                  "two most confident detections are the prompt's two classes, whatever the relation (Fig. 5b, "
+                  "first task).", "dalleval", 0.0, 100.0, False, 100.0, unit="%"),
 ]
 
 SCORE_METADATA: dict[str, ScoreMetadata] = {m.name: m for m in _ALL}

@@ -1,0 +1,95 @@
+"""PaintSkills commands: ``t2ibench paintskills-baselines`` (the reference rows of DALL-Eval's
+Table 2) and ``t2ibench train-detector`` (fine-tune a DETR on the rendered train split)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+
+def _data_dir(path: str) -> Path:
+    from benchmark.paintskills.baselines import BUILD_HINT
+
+    root = Path(path)
+    if not root.is_dir():
+        raise ValueError(f"{root} is not a folder: no rendered PaintSkills dataset there; "
+                         + BUILD_HINT.replace("DIR", str(root)))
+    return root
+
+
+def _cmd_baselines(args: argparse.Namespace) -> int:
+    from benchmark.paintskills.baselines import format_baselines, run_baselines
+
+    if args.n_resamples < 0:
+        raise ValueError(f"--n-resamples must be >= 0, got {args.n_resamples}")
+    table = run_baselines(_data_dir(args.data), split=args.split, skills=args.skills, seed=args.seed,
+                          n_resamples=args.n_resamples, progress=not args.quiet)
+    print(f"PaintSkills baselines on {args.data} ({args.split} split), ground-truth detector, accuracy in % "
+          f"with {'95% bootstrap CI' if args.n_resamples else 'no CI'}:")
+    print(format_baselines(table))
+    if args.json:
+        Path(args.json).write_text(json.dumps(table, indent=2), encoding="utf-8")
+        print(f"wrote {args.json}")
+    return 0
+
+
+def _cmd_train(args: argparse.Namespace) -> int:
+    from benchmark.paintskills.train import TrainConfig, train_detector
+
+    model = "builtin:tiny-detr" if args.tiny else args.model
+    cfg = TrainConfig(model=model, skills=tuple(args.skills), steps=args.steps, batch_size=args.batch_size,
+                      lr=args.lr, lr_backbone=args.lr_backbone, seed=args.seed,
+                      checkpoint_every=args.checkpoint_every, limit=args.limit)
+    cfg.check()
+    summary = train_detector(_data_dir(args.data), args.out, cfg, device=args.device, revision=args.revision,
+                             progress=not args.quiet)
+    print(summary.format())
+    if model.startswith("builtin:"):
+        print("note: builtin:tiny-detr is a tiny random-weight model; the trained detector is for testing only")
+    print(f"use it with: t2ibench annotate RUN_DIR --detector {args.out}")
+    return 0
+
+
+def register(subparsers) -> None:
+    """Add this module's commands to the ``t2ibench`` subparsers."""
+    from benchmark.scores.paintskills import SKILLS
+
+    base = subparsers.add_parser(
+        "paintskills-baselines", help="PaintSkills oracle and shuffled-ground-truth accuracy (DALL-Eval Table 2)",
+        description="Score the rendered ground truth with the ground-truth detector (oracle: 100%%) and against "
+                    "the ground truth of random scenes (shuffled: near chance), per skill and split.")
+    base.add_argument("--data", required=True, help="rendered PaintSkills dataset folder "
+                      "(python -m dataset_builders.paintskills --out DIR)")
+    base.add_argument("--split", default="test", help="split to score (default: test)")
+    base.add_argument("--skills", nargs="+", default=list(SKILLS), choices=list(SKILLS))
+    base.add_argument("--n-resamples", type=int, default=1000, help="bootstrap resamples per CI (0: none)")
+    base.add_argument("--seed", type=int, default=0, help="seed of the shuffle and the bootstrap")
+    base.add_argument("--json", help="also write the numbers to this JSON file")
+    base.add_argument("--quiet", action="store_true")
+    base.set_defaults(func=_cmd_baselines)
+
+    tr = subparsers.add_parser(
+        "train-detector", help="fine-tune a COCO DETR on the rendered PaintSkills train split (the paper's protocol)",
+        description="Fine-tune DetrForObjectDetection on the rendered train split(s); rerun the same command to "
+                    "resume from OUT/checkpoint-last.")
+    tr.add_argument("--data", required=True, help="rendered PaintSkills dataset folder with train splits")
+    tr.add_argument("--out", required=True, help="output folder (model + image processor + training.json)")
+    which = tr.add_mutually_exclusive_group()
+    which.add_argument("--model", default="facebook/detr-resnet-50",
+                       help="DETR to start from: Hub ID or folder (default facebook/detr-resnet-50; the paper used "
+                            "facebook/detr-resnet-101)")
+    which.add_argument("--tiny", action="store_true", help="start from builtin:tiny-detr (random weights, tests)")
+    tr.add_argument("--skills", nargs="+", default=list(SKILLS), choices=list(SKILLS),
+                    help="train splits to pool (default: all, as the release's allskills checkpoint)")
+    tr.add_argument("--steps", type=int, default=1000, help="optimiser steps (default 1000)")
+    tr.add_argument("--batch-size", type=int, default=16, help="images per step (default 16, the release's)")
+    tr.add_argument("--lr", type=float, default=1e-5, help="learning rate (default 1e-5, the release's)")
+    tr.add_argument("--lr-backbone", type=float, default=1e-6, help="backbone learning rate (default 1e-6)")
+    tr.add_argument("--checkpoint-every", type=int, default=500, help="steps between resumable checkpoints")
+    tr.add_argument("--limit", type=int, help="at most N scenes per skill")
+    tr.add_argument("--seed", type=int, default=0)
+    tr.add_argument("--revision", help="revision of a Hub --model")
+    tr.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: the best available)")
+    tr.add_argument("--quiet", action="store_true")
+    tr.set_defaults(func=_cmd_train)
