@@ -1,6 +1,19 @@
 """Fixtures shared by the test modules."""
 
+import atexit
+import os
+import shutil
+import tempfile
+
 import pytest
+
+# datasets caches a local folder under ~/.cache/huggingface/datasets keyed by the folder's
+# name and card, not its location: a run folder "tiny" of another test session (whose temp
+# folder is gone) would otherwise be served from that cache. Each session gets its own
+# cache, set before any test module imports datasets and inherited by subprocesses.
+_DATASETS_CACHE = tempfile.mkdtemp(prefix="t2ibench-test-datasets-cache-")
+os.environ["HF_DATASETS_CACHE"] = _DATASETS_CACHE
+atexit.register(shutil.rmtree, _DATASETS_CACHE, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
