@@ -232,6 +232,8 @@ COMMAND_MODULES = (
     "submissions.cli",
     "submissions.leaderboard.cli",
     "benchmark.paintskills.cli",
+    "benchmark.human.cli",
+    "benchmark.human.agreement_cli",
 )
 
 

@@ -558,6 +558,8 @@ def build_document(run_dir: Path, results: Mapping, out_dir: Path) -> _Doc:
                   [[r["estimator"], r["attribute"], *[_num(r[c]) for c in cols], _num(r["woman_minus_man"])]
                    for _, r in attrs.iterrows()])
 
+    add_human_agreement(doc, run_dir)
+
     doc.h(2, "Run")
     t = results.get("timings", {})
     if t:
@@ -575,6 +577,40 @@ def build_document(run_dir: Path, results: Mapping, out_dir: Path) -> _Doc:
         doc.h(2, "Notes")
         doc.ul(notes)
     return doc
+
+
+# Tables of `t2ibench agreement` shown in the report when the run has human labels.
+HUMAN_AGREEMENT_TABLES = (
+    ("inter_annotator", "Agreement between annotators (Fleiss' kappa, Krippendorff's alpha)"),
+    ("attribute_auc_summary", "Attribute existence: automatic scores vs human majority (ROC-AUC)"),
+    ("gep_agreement", "GEP vectors: automatic vs human (Kendall tau-b, MCC of signs, Pearson)"),
+    ("gender_kappa", "Perceived gender: Cohen's kappa, VQA vs humans"),
+    ("skin_tone", "Skin tone: automatic vs humans"),
+)
+
+
+def add_human_agreement(doc: _Doc, run_dir: Path) -> None:
+    """A section with the human-agreement tables when RUN_DIR has answers from the annotation app."""
+    from benchmark.human.labels import answers_path
+
+    if not answers_path(run_dir).is_file():
+        return
+    from benchmark.human.agreement_cli import agreement_tables, plain_cell
+
+    doc.h(2, "Human labels and agreement")
+    try:
+        tables = agreement_tables(run_dir, artificial=False)
+    except ValueError as exc:  # e.g. every annotator failed the qualification
+        doc.p(str(exc))
+        return
+    s = tables["summary"]
+    doc.p(f"{s['n_answers']} answers on {s['n_items']} items by {len(s['annotators'])} annotator(s). "
+          "Disagreements and the artificial datasets: `t2ibench agreement RUN_DIR` (report/agreement.md).")
+    for key, title in HUMAN_AGREEMENT_TABLES:
+        frame = tables.get(key)
+        if isinstance(frame, pd.DataFrame) and len(frame):
+            doc.p(title)
+            doc.table(list(frame.columns), [[plain_cell(v) for v in row] for row in frame.itertuples(index=False)])
 
 
 def _ci_pct(scoring: Mapping) -> str:

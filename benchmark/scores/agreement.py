@@ -197,16 +197,27 @@ def _paired_labels(a: Any, b: Any, names: tuple[str, str]) -> tuple[np.ndarray, 
     return x, y
 
 
-def cohen_kappa(labels_a: Any, labels_b: Any, weights: str | None = None) -> float:
+def cohen_kappa(labels_a: Any, labels_b: Any, weights: str | None = None,
+                labels: Sequence[Hashable] | None = None) -> float:
     """Cohen's kappa of two label sequences (seed 002 Table 12), via scikit-learn.
 
-    ``weights`` None / "linear" / "quadratic" as in sklearn. Undefined (NaN) when the
-    expected agreement is 1 (both raters always give the same single label).
+    ``weights`` None / "linear" / "quadratic" as in sklearn. ``labels`` (optional) is the
+    ordered list of every category, e.g. Monk Skin Tones 1..10: weighted kappa then
+    penalises a disagreement by its distance in that list (without it sklearn uses the
+    position among the labels present, so 1 vs 5 counts as adjacent when 2-4 never occur);
+    a label outside it raises ``ValueError``. Undefined (NaN) when the expected agreement
+    is 1 (both raters always give the same single label).
     """
     x, y = _paired_labels(labels_a, labels_b, ("labels_a", "labels_b"))
     if len(set(x.tolist()) | set(y.tolist())) < 2:
         return _undefined("Cohen's kappa", "both raters give one and the same label throughout "
                           "(expected agreement is 1)")
+    if labels is not None:
+        labels = list(labels)
+        outside = [v for v in np.concatenate([x, y]).tolist() if v not in set(labels)]
+        if outside:
+            raise ValueError(f"label {outside[0]!r} is not in labels {labels}")
+        return float(cohen_kappa_score(x.tolist(), y.tolist(), labels=labels, weights=weights))
     # sklearn sorts the labels; mixed types (e.g. 1 and "1") cannot be sorted: map to str.
     if len({type(v) for v in np.concatenate([x, y])}) > 1:
         x, y = x.astype(str), y.astype(str)

@@ -1,0 +1,256 @@
+"""``t2ibench agreement RUN_DIR``: human agreement and validation of the automatic labels.
+
+Reads RUN_DIR/human_labels/answers.jsonl (the annotation app's answers, annotators who did
+not pass the qualification test left out unless ``--include-flagged``) and RUN_DIR's label
+files, prints the tables and writes them to RUN_DIR/report/agreement.md and agreement.json:
+
+* inter-annotator agreement per question type (Fleiss' kappa, Krippendorff's alpha) and
+  the items annotators disagree on (:mod:`benchmark.human.stats`);
+* automatic vs human majority: attribute ROC-AUC, GEP vectors, perceived gender, skin tone
+  (:mod:`benchmark.human.validation`);
+* GEP estimators on the artificial datasets of seed 000 App. C
+  (:mod:`benchmark.human.artificial`).
+
+:func:`agreement_markdown` returns the same Markdown for embedding in the run's report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from benchmark.scores.agreement import UndefinedStatisticWarning
+
+MAX_DISAGREEMENTS = 25  # listed in the report; agreement.json has them all
+
+
+# --------------------------------------------------------------------------- data
+
+
+def load_answers(run_dir: str | Path, include_flagged: bool = False) -> tuple[pd.DataFrame, list[str]]:
+    """The run's human answers and the annotators left out (qualification not passed)."""
+    from benchmark.human.labels import answers_path, flagged_annotators, read_answers
+
+    run_dir = Path(run_dir)
+    if not (run_dir / "manifest.parquet").is_file():
+        raise ValueError(f"{run_dir} is not a run folder (no manifest.parquet)")
+    if not answers_path(run_dir).is_file():
+        raise ValueError(f"{run_dir} has no human labels yet ({answers_path(run_dir)} is missing); "
+                         f"label images with `t2ibench annotate-ui {run_dir}`")
+    answers = read_answers(run_dir)
+    flagged = [] if include_flagged else sorted(flagged_annotators(run_dir))
+    if flagged:
+        answers = answers[~answers["annotator"].isin(flagged)].reset_index(drop=True)
+    if answers.empty:
+        why = f" after leaving out {len(flagged)} flagged annotator(s) (--include-flagged keeps them)" if flagged else ""
+        raise ValueError(f"{run_dir} has no human answers{why}")
+    return answers, flagged
+
+
+def agreement_tables(run_dir: str | Path, *, include_flagged: bool = False, artificial: bool = True,
+                     random_state: int = 0) -> dict:
+    """Every table as DataFrames (plus ``summary`` and ``notes``)."""
+    from benchmark.human import stats, validation
+
+    run_dir = Path(run_dir)
+    answers, flagged = load_answers(run_dir, include_flagged)
+    with warnings.catch_warnings():
+        # every undefined statistic is NaN with its reason in a notes column
+        warnings.simplefilter("ignore", UndefinedStatisticWarning)
+        majorities = stats.item_majorities(answers)
+        out: dict[str, Any] = {
+            "summary": {"run_dir": str(run_dir), "n_answers": int(len(answers)),
+                        "n_items": int(majorities["item_id"].nunique()),
+                        "annotators": sorted(answers["annotator"].unique().tolist()),
+                        "flagged_annotators_left_out": flagged, "include_flagged": include_flagged},
+            "inter_annotator": stats.agreement_by_question_type(answers),
+            "majorities": majorities,
+            "disagreements": stats.disagreements(majorities),
+        }
+        v = validation.validate_run(run_dir, answers)
+        out["notes"] = list(v.pop("notes"))
+        out.update(v)
+        if artificial and "attribute" in set(majorities["question_type"]):
+            from benchmark.human.artificial import artificial_from_run, compare_estimators, tau_b_by_pair_type
+
+            try:
+                ds = artificial_from_run(run_dir, answers, random_state=random_state)
+                out["artificial_settings"] = ds.settings
+                out["artificial_skipped"] = ds.skipped
+                if ds.examples.empty:
+                    out["notes"].append(f"artificial datasets: no example could be built "
+                                        f"({len(ds.skipped)} skipped; see artificial_skipped)")
+                else:
+                    out["artificial_examples"] = ds.examples
+                    out["artificial"] = compare_estimators(ds.examples, ds.estimators)
+                    out["artificial_pair_types"] = tau_b_by_pair_type(ds.examples, ds.estimators)
+            except ValueError as exc:
+                out["notes"].append(f"artificial datasets not built: {exc}")
+    return out
+
+
+# --------------------------------------------------------------------------- formatting
+
+
+def plain_cell(v: Any) -> str:
+    """A table value as plain text (NaN -> "undefined", 3 decimals, lists and dicts joined)."""
+    if v is None:
+        return ""
+    if isinstance(v, (bool, np.bool_)):
+        return "yes" if v else "no"
+    if isinstance(v, (float, np.floating)):
+        return "undefined" if math.isnan(v) else f"{v:.3f}"
+    if isinstance(v, dict):
+        return ", ".join(f"{k}: {plain_cell(x)}" for k, x in v.items())
+    if isinstance(v, (list, tuple, np.ndarray)):
+        return ", ".join(plain_cell(x) for x in v)
+    return str(v)
+
+
+def format_cell(v: Any) -> str:
+    """:func:`plain_cell` escaped for a Markdown table (text from answers is untrusted)."""
+    text = plain_cell(v)
+    for a, b in (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ("|", "\\|"), ("\n", " ")):
+        text = text.replace(a, b)
+    return text
+
+
+def markdown_table(df: pd.DataFrame, columns: list[str] | None = None) -> str:
+    cols = [c for c in (columns or list(df.columns)) if c in df.columns]
+    lines = ["| " + " | ".join(cols) + " |", "| " + " | ".join("---" for _ in cols) + " |"]
+    for row in df[cols].itertuples(index=False):
+        lines.append("| " + " | ".join(format_cell(v) for v in row) + " |")
+    return "\n".join(lines)
+
+
+def _answers_text(answers: list[dict]) -> str:
+    return "; ".join(f"{a['annotator']}: {a['answer']}" for a in answers)
+
+
+def format_markdown(t: dict) -> str:
+    """The tables of :func:`agreement_tables` as one Markdown section."""
+    s = t["summary"]
+    parts = ["## Human labels and agreement",
+             f"{s['n_answers']} answers on {s['n_items']} items by {len(s['annotators'])} annotator(s)"
+             + (f"; left out (qualification not passed): {', '.join(s['flagged_annotators_left_out'])}"
+                if s["flagged_annotators_left_out"] else "") + "."]
+    parts += ["### Agreement between annotators",
+              "Fleiss' kappa (statsmodels) over the items answered by `fleiss_raters` annotators; Krippendorff's "
+              "alpha (krippendorff) over every answer; skin tone also at the ordinal level (seed 000 Sec. 5, "
+              "seed 002 Table 1).",
+              markdown_table(t["inter_annotator"], ["question_type", "n_items", "n_items_multi", "n_annotators",
+                                                    "n_answers", "fleiss_kappa", "fleiss_items", "fleiss_raters",
+                                                    "alpha_nominal", "alpha_ordinal", "n_ties", "n_disagreements",
+                                                    "notes"])]
+    dis = t["disagreements"]
+    parts.append(f"### Disagreements ({len(dis)} items{', first ' + str(MAX_DISAGREEMENTS) if len(dis) > MAX_DISAGREEMENTS else ''})")
+    if len(dis):
+        d = dis.head(MAX_DISAGREEMENTS).assign(answers=lambda x: x["answers"].map(_answers_text))
+        parts.append(markdown_table(d, ["item_id", "answers", "majority", "tie", "agreement"]))
+    else:
+        parts.append("None: every item answered alike.")
+    if "attribute_auc_summary" in t:
+        parts += ["### Attribute existence: automatic scores vs human majority",
+                  "ROC-AUC per attribute averaged over attributes (seed 000 Table 7); Cohen's kappa and accuracy "
+                  "of the 0/1 label.",
+                  markdown_table(t["attribute_auc_summary"])]
+        per = t["attribute_auc"]
+        if len(per):
+            # blank where an estimator never scored the attribute (GEP vs DALL-Eval attributes)
+            cells = per.assign(cell=per["roc_auc"].map(format_cell))
+            wide = cells.pivot_table(index="attribute", columns="estimator", values="cell", aggfunc="first",
+                                     sort=False).fillna("").reset_index()
+            parts += ["ROC-AUC per attribute (seed 000 Table 16):", markdown_table(wide)]
+    if "gep_agreement" in t:
+        parts += ["### GEP vectors: automatic vs human (seed 000 Tables 4, 19)",
+                  markdown_table(t["gep_agreement"])]
+    if "gender_kappa" in t:
+        parts += ["### Perceived gender: Cohen's kappa, VQA vs humans (seed 002 Table 12)",
+                  "`kappa_mean` averages the kappa with each human annotator (the paper's number).",
+                  markdown_table(t["gender_kappa"])]
+    if "skin_tone" in t:
+        parts += ["### Skin tone (Monk Skin Tone): automatic vs humans", markdown_table(t["skin_tone"])]
+    if "artificial" in t:
+        st = t.get("artificial_settings", {})
+        parts += ["### GEP estimators on the artificial datasets (seed 000 App. C; Tables 5, 18, 19, 21)",
+                  f"{len(t['artificial_examples'])} examples, {len(t['artificial_skipped'])} skipped "
+                  f"(scales {st.get('scales')}, {st.get('n_per_scale')} per attribute and scale, random state "
+                  f"{st.get('random_state')}). Kendall's tau-b / MCC of signs (Table 5), Pearson (Table 19):",
+                  markdown_table(t["artificial"]),
+                  "Kendall's tau-b per kind of example pair (Table 21; SA/DA same/different attribute, SM/DM "
+                  "same/different model):",
+                  markdown_table(t["artificial_pair_types"])]
+    if t.get("notes"):
+        parts += ["### Notes", "\n".join(f"- {format_cell(n)}" for n in t["notes"])]
+    return "\n\n".join(parts) + "\n"
+
+
+def agreement_markdown(run_dir: str | Path, *, include_flagged: bool = False) -> str:
+    """The Markdown section the run's report embeds (raises ``ValueError`` without answers)."""
+    return format_markdown(agreement_tables(run_dir, include_flagged=include_flagged))
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, pd.DataFrame):
+        return [_jsonable(r) for r in v.to_dict("records")]
+    if isinstance(v, dict):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple, np.ndarray)):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, (np.bool_, bool)):
+        return bool(v)
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    if isinstance(v, (float, np.floating)):
+        return None if math.isnan(v) or math.isinf(v) else float(v)
+    return v
+
+
+def agreement_json(t: dict) -> dict:
+    """The tables as plain JSON (NaN -> null); the artificial examples' image lists are dropped."""
+    doc = {k: v for k, v in t.items() if k != "artificial_examples"}
+    if "artificial_examples" in t:
+        doc["artificial_examples"] = t["artificial_examples"].drop(columns=["woman_images", "man_images"])
+    return _jsonable(doc)
+
+
+# --------------------------------------------------------------------------- command
+
+
+def _cmd_agreement(args: argparse.Namespace) -> int:
+    run_dir = Path(args.run_dir)
+    tables = agreement_tables(run_dir, include_flagged=args.include_flagged, artificial=not args.no_artificial,
+                              random_state=args.seed)
+    text = format_markdown(tables)
+    out = Path(args.out) if args.out else run_dir / "report" / "agreement.md"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text, encoding="utf-8")
+    out.with_suffix(".json").write_text(json.dumps(agreement_json(tables), indent=1, allow_nan=False) + "\n",
+                                        encoding="utf-8")
+    print(text)
+    print(f"written: {out} and {out.with_suffix('.json')}")
+    return 0
+
+
+def register(subparsers) -> None:
+    """Add ``agreement`` to the ``t2ibench`` subparsers."""
+    p = subparsers.add_parser(
+        "agreement", help="agreement between human annotators, and automatic labels vs humans",
+        description="Fleiss' kappa and Krippendorff's alpha per question type, disagreements, automatic labels "
+                    "against the human majority (ROC-AUC, GEP vectors, Cohen's kappa, skin tone) and the GEP "
+                    "estimators on seed 000's artificial datasets; writes RUN_DIR/report/agreement.md and .json.")
+    p.add_argument("run_dir", metavar="RUN_DIR", help="a run folder with human labels (t2ibench annotate-ui)")
+    p.add_argument("--include-flagged", action="store_true",
+                   help="keep annotators who did not pass the qualification test")
+    p.add_argument("--out", default=None, help="Markdown file (default RUN_DIR/report/agreement.md; the JSON "
+                   "goes beside it)")
+    p.add_argument("--no-artificial", action="store_true", help="skip the artificial datasets")
+    p.add_argument("--seed", type=int, default=0, help="random state of the artificial datasets (default 0)")
+    p.set_defaults(func=_cmd_agreement)

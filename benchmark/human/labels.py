@@ -1,0 +1,671 @@
+"""Human labels of a run folder: the append-only answers file, its replay, the items to label.
+
+``RUN_DIR/human_labels/answers.jsonl`` holds one JSON event per line::
+
+    {"event": "answer" | "skip" | "undo", "item_id", "probe_id", "suite", "question_type",
+     "question_key", "question", "answer", "annotator", "time", "qualification", "session"}
+
+Why an event log: every click is one append, so nothing already answered can be lost by a
+crash, a closed browser or a killed server, and two annotators never rewrite each other's
+lines. Each append is one ``os.write`` of the whole line on a file opened with
+``O_APPEND``, under an exclusive ``fcntl.flock``, then ``fsync``. A torn last line (power
+loss mid-write) is ignored on read and the next append starts on a fresh line.
+
+Replay (:func:`read_answers`), per annotator in file order: ``answer`` and ``skip`` push
+onto that annotator's stack; ``undo`` pops the annotator's latest remaining answer or
+skip. An item's effective state is its latest remaining event, so a later answer
+replaces an earlier one and undoing it brings the earlier one back.
+
+Qualification (seed 000, App. B: "a specific qualification test containing six images.
+Only workers that correctly classify all images ... can work on the annotation"): items
+with known answers, shown first, judged on the **first** answer given to each (undo lets
+an annotator change a label, not retake the test). The test in use is saved as
+``human_labels/qualification.json`` so that the statistics can flag annotators without
+the original file: :func:`flagged_annotators` lists every annotator whose status is not
+``passed``; consumers exclude them by default.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import math
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pandas as pd
+
+from benchmark.atomic import write_bytes_atomic
+from benchmark.human import questions as q
+
+LABELS_DIR = "human_labels"
+ANSWERS_FILE = "answers.jsonl"
+QUALIFICATION_FILE = "qualification.json"
+MANIFEST_FILE = "manifest.parquet"
+
+EVENTS = ("answer", "skip", "undo")
+QUESTION_TYPES = q.QUESTION_TYPES
+#: Fields of every event, in the order they are written.
+EVENT_FIELDS = ("event", "item_id", "probe_id", "suite", "question_type", "question_key", "question", "answer",
+                "annotator", "time", "qualification", "session")
+#: Columns of :func:`read_answers`.
+ANSWER_COLUMNS = ["item_id", "probe_id", "suite", "question_type", "question_key", "answer", "annotator", "time",
+                  "qualification"]
+MAX_NAME_LENGTH = 100
+
+_STR_FIELDS = ("item_id", "probe_id", "suite", "question_type", "question_key", "question", "annotator", "time",
+               "session")
+
+
+def labels_dir(run_dir: str | Path) -> Path:
+    return Path(run_dir) / LABELS_DIR
+
+
+def answers_path(run_dir: str | Path) -> Path:
+    return labels_dir(run_dir) / ANSWERS_FILE
+
+
+def now_iso() -> str:
+    """The current time, ISO 8601 UTC with milliseconds."""
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def check_annotator(name) -> str:
+    """The annotator name stripped; a one-line ``ValueError`` if it is empty, too long or has control characters."""
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError("the annotator name must be a non-empty string")
+    name = name.strip()
+    if len(name) > MAX_NAME_LENGTH:
+        raise ValueError(f"the annotator name must be at most {MAX_NAME_LENGTH} characters")
+    if any(ord(c) < 32 or ord(c) == 127 for c in name):
+        raise ValueError("the annotator name must not contain control characters")
+    return name
+
+
+# ----------------------------------------------------------------------------- events
+
+
+def validate_event(event: dict) -> dict:
+    """The event with defaults filled (time, qualification, session); one-line ``ValueError`` if malformed."""
+    if not isinstance(event, dict):
+        raise ValueError(f"an event must be a dict, got {type(event).__name__}")
+    unknown = set(event) - set(EVENT_FIELDS)
+    if unknown:
+        raise ValueError(f"unknown event fields {sorted(unknown)}; expected {list(EVENT_FIELDS)}")
+    ev = {"time": now_iso(), "qualification": False, "session": "", "answer": None, **event}
+    missing = [f for f in EVENT_FIELDS if f not in ev]
+    if missing:
+        raise ValueError(f"event lacks {missing}")
+    if ev["event"] not in EVENTS:
+        raise ValueError(f"event must be one of {list(EVENTS)}, got {ev['event']!r}")
+    for f in _STR_FIELDS:
+        if not isinstance(ev[f], str):
+            raise ValueError(f"event field {f!r} must be a string, got {ev[f]!r}")
+    if not ev["item_id"]:
+        raise ValueError("event field 'item_id' must not be empty")
+    ev["annotator"] = check_annotator(ev["annotator"])
+    if ev["question_type"] not in QUESTION_TYPES:
+        raise ValueError(f"question_type must be one of {list(QUESTION_TYPES)}, got {ev['question_type']!r}")
+    if not isinstance(ev["qualification"], bool):
+        raise ValueError(f"event field 'qualification' must be true or false, got {ev['qualification']!r}")
+    if ev["event"] == "answer":
+        allowed = q.OPTION_VALUES[ev["question_type"]]
+        if ev["answer"] not in allowed:
+            raise ValueError(f"answer {ev['answer']!r} is not valid for a {ev['question_type']} question; "
+                             f"expected one of {list(allowed)}")
+    elif ev["answer"] is not None:
+        raise ValueError(f"a {ev['event']} event carries no answer, got {ev['answer']!r}")
+    try:
+        datetime.fromisoformat(ev["time"])
+    except ValueError:
+        raise ValueError(f"event field 'time' must be an ISO 8601 time, got {ev['time']!r}") from None
+    return {f: ev[f] for f in EVENT_FIELDS}
+
+
+def _encode(event: dict) -> bytes:
+    return (json.dumps(event, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+
+
+def _open_locked(run_dir: str | Path) -> int:
+    """The answers file opened for appending and locked exclusively (created with its folder if needed)."""
+    path = answers_path(run_dir)
+    new_dir = not path.parent.is_dir()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if new_dir:
+        _fsync_dir(path.parent.parent)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)  # read: to check the last byte
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _write_line(fd: int, data: bytes) -> None:
+    """Append ``data`` (the lock is held) so that it starts on a line of its own, then fsync."""
+    size = os.fstat(fd).st_size
+    if size and os.pread(fd, 1, size - 1) != b"\n":
+        data = b"\n" + data  # a torn line was left by a killed writer: keep it on its own (ignored) line
+    written = os.write(fd, data)
+    while written < len(data):  # only on an unusual file system; the lock keeps it contiguous
+        written += os.write(fd, data[written:])
+    os.fsync(fd)
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _read_lines(fd_path: Path) -> tuple[list[dict], int]:
+    """Parsed valid events of the file and the number of lines ignored (torn or malformed)."""
+    if not fd_path.is_file():
+        return [], 0
+    with open(fd_path, "rb") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_SH)
+        try:
+            raw = fh.read()
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+    return _parse(raw)
+
+
+def _parse(raw: bytes) -> tuple[list[dict], int]:
+    events, bad = [], 0
+    for line in raw.split(b"\n"):
+        if not line.strip():
+            continue
+        try:
+            raw_event = json.loads(line.decode("utf-8"))
+            if not isinstance(raw_event, dict) or set(raw_event) != set(EVENT_FIELDS):
+                raise ValueError("not a complete event")
+            events.append(validate_event(raw_event))
+        except (ValueError, UnicodeDecodeError, TypeError):
+            bad += 1
+    return events, bad
+
+
+def append_event(run_dir: str | Path, event: dict) -> dict:
+    """Validate ``event`` and append it to RUN_DIR's answers file at once (locked, fsynced); returns it."""
+    ev = validate_event(event)
+    data = _encode(ev)
+    fd = _open_locked(run_dir)
+    try:
+        _write_line(fd, data)
+    finally:
+        os.close(fd)  # closing releases the lock
+    return ev
+
+
+def undo_last(run_dir: str | Path, annotator: str, *, session: str = "") -> dict | None:
+    """Append an ``undo`` for ``annotator``'s latest remaining answer or skip; returns the event it undoes.
+
+    Reads and appends under one lock, so two tabs of the same annotator undoing at once
+    undo two events, each named correctly. None (and nothing written) when there is nothing to undo.
+    """
+    annotator = check_annotator(annotator)
+    fd = _open_locked(run_dir)
+    try:
+        events, _ = _parse(answers_path(run_dir).read_bytes())
+        stack = _stacks(events).get(annotator, [])
+        if not stack:
+            return None
+        target = stack[-1]
+        ev = validate_event({**{f: target[f] for f in EVENT_FIELDS}, "event": "undo", "answer": None,
+                             "time": now_iso(), "session": session})
+        _write_line(fd, _encode(ev))
+        return target
+    finally:
+        os.close(fd)
+
+
+def read_events(run_dir: str | Path) -> pd.DataFrame:
+    """Every valid event in file order (columns ``EVENT_FIELDS``); ``attrs["ignored_lines"]`` counts the rest."""
+    events, bad = _read_lines(answers_path(run_dir))
+    df = pd.DataFrame(events, columns=list(EVENT_FIELDS))
+    df.attrs["ignored_lines"] = bad
+    return df
+
+
+def _stacks(events: Iterable[dict]) -> dict[str, list[dict]]:
+    """Per annotator, the answer / skip events that remain after undos, in order."""
+    stacks: dict[str, list[dict]] = {}
+    for ev in events:
+        stack = stacks.setdefault(ev["annotator"], [])
+        if ev["event"] == "undo":
+            if stack:
+                stack.pop()
+        else:
+            stack.append(ev)
+    return stacks
+
+
+def _effective(events: Iterable[dict]) -> dict[tuple[str, str], dict]:
+    """(annotator, item_id) -> the latest remaining answer or skip."""
+    out: dict[tuple[str, str], dict] = {}
+    for annotator, stack in _stacks(events).items():
+        for ev in stack:
+            out[(annotator, ev["item_id"])] = ev
+    return out
+
+
+def _records(run_dir) -> list[dict]:
+    return _read_lines(answers_path(run_dir))[0]
+
+
+def read_answers(run_dir: str | Path, include_qualification: bool = False) -> pd.DataFrame:
+    """Effective answers after replay: one row per (annotator, item) answered (skips give no row)."""
+    rows = [{c: ev[c] for c in ANSWER_COLUMNS} for ev in _effective(_records(run_dir)).values()
+            if ev["event"] == "answer" and (include_qualification or not ev["qualification"])]
+    df = pd.DataFrame(rows, columns=ANSWER_COLUMNS)
+    if len(df):
+        df = df.sort_values(["annotator", "time", "item_id"], kind="stable").reset_index(drop=True)
+    return df
+
+
+def done_item_ids(run_dir: str | Path, annotator: str) -> set[str]:
+    """Items ``annotator`` has answered or skipped (after undos)."""
+    annotator = check_annotator(annotator)
+    return {item for (who, item) in _effective(_records(run_dir)) if who == annotator}
+
+
+def annotators(run_dir: str | Path) -> list[str]:
+    """Everyone with at least one event, sorted."""
+    return sorted({ev["annotator"] for ev in _records(run_dir)})
+
+
+# ----------------------------------------------------------------------------- items
+
+
+@dataclass(frozen=True)
+class Item:
+    """One question about one image."""
+
+    item_id: str
+    probe_id: str
+    suite: str
+    question_type: str
+    question_key: str
+    question: str
+    image_path: str  # absolute path of the PNG
+    options: tuple[str, ...]
+    qualification: bool = False
+
+
+def item_id_for(probe_id: str, question_type: str, question_key: str) -> str:
+    return f"{probe_id}|{question_type}|{question_key}"
+
+
+PAIRED_SUITES = ("pst_paired_occupation", "pst_paired_power", "pst_intervention")
+GEP_SUITES = ("gep_neutral", "gep_explicit", "gep_occupation")
+
+
+def _present(value) -> bool:
+    return value is not None and not (isinstance(value, float) and math.isnan(value)) and value != ""
+
+
+def _gep_phrases() -> dict[str, str]:
+    """Attribute name -> the phrase put in "Do you see a person [a]?" (occupation attributes need a preposition)."""
+    from benchmark.probes.registry import load_config
+
+    return dict((load_config("gep").get("occupation") or {}).get("classifier_phrases") or {})
+
+
+def _row_items(row: dict, image: str, types: set[str], attributes: set[str] | None, phrases: dict,
+               dalleval_cfg: dict | None) -> list[Item]:
+    suite, pid = row["suite"], row["probe_id"]
+
+    def item(qtype: str, key: str, question: str) -> Item:
+        return Item(item_id_for(pid, qtype, key), pid, suite, qtype, key, question, image, q.options_for(qtype, suite))
+
+    out = []
+    if suite in GEP_SUITES and "attribute" in types:
+        # Seed 000 Sec. 5: neutral images are asked about all 15 attributes, explicit images
+        # about their prompt's attribute (the probe's `annotated_attributes` says which).
+        for attr in list(row.get("annotated_attributes") if row.get("annotated_attributes") is not None else []):
+            if attributes is None or attr in attributes:
+                out.append(item("attribute", attr, q.gep_question(phrases.get(attr, attr))))
+    elif suite == "pst_single" and "gender_single" in types:
+        out.append(item("gender_single", "", q.pst_single_question(row["identity"])))
+    elif suite in PAIRED_SUITES and "gender_paired" in types:
+        for pos in ("left", "right"):
+            out.append(item("gender_paired", pos, q.pst_paired_question(row[f"identity_{pos}"], pos)))
+    elif suite == "dalleval_bias":
+        if "gender_single" in types:
+            out.append(item("gender_single", "", q.DALLEVAL_GENDER_QUESTION))
+        if "skin_tone" in types:
+            out.append(item("skin_tone", "", q.SKIN_TONE_QUESTION))
+        if "attribute" in types:
+            from benchmark.probes import dalleval
+
+            for attr in dalleval.attributes(dalleval_cfg):
+                if attributes is None or attr in attributes:
+                    out.append(item("attribute", attr, q.dalleval_attribute_question(attr)))
+    return out
+
+
+def _check_types(question_types) -> set[str]:
+    if question_types is None:
+        return set(QUESTION_TYPES)
+    types = [question_types] if isinstance(question_types, str) else list(question_types)
+    unknown = [t for t in types if t not in QUESTION_TYPES]
+    if unknown or not types:
+        raise ValueError(f"unknown question types {unknown}; expected some of {list(QUESTION_TYPES)}")
+    return set(types)
+
+
+def read_run_manifest(run_dir: str | Path) -> pd.DataFrame:
+    """The run's manifest; a one-line ``ValueError`` if RUN_DIR is not a run folder."""
+    path = Path(run_dir) / MANIFEST_FILE
+    if not path.is_file():
+        raise ValueError(f"{run_dir} is not a run folder (no {MANIFEST_FILE}); run `t2ibench generate` first")
+    return pd.read_parquet(path)
+
+
+def build_items(run_dir: str | Path, question_types: Sequence[str] | None = None, *,
+                attributes: Sequence[str] | None = None, suites: Sequence[str] | None = None) -> list[Item]:
+    """The questions to ask about RUN_DIR's images, in probe order, each image's questions together.
+
+    GEP suites: "Do you see a person [a]?" for each attribute of the probe's
+    ``annotated_attributes`` (all 15 per neutral image, as seed 000 Sec. 5 does; the
+    prompt's attribute for explicit images; suit / shirt / tie / glasses for the occupation
+    study); ``attributes`` limits them. PST: the single question, or left and right in the
+    paired suites. ``dalleval_bias``: gender, skin tone, then its 15 attributes
+    ("Is the person wearing A?"). Images flagged nsfw are never shown.
+    """
+    types = _check_types(question_types)
+    manifest = read_run_manifest(run_dir)
+    if suites is not None:
+        unknown = set(suites) - set(manifest["suite"])
+        if unknown:
+            raise ValueError(f"suites {sorted(unknown)} are not in {run_dir}; it has {sorted(set(manifest['suite']))}")
+        manifest = manifest[manifest["suite"].isin(list(suites))]
+    attrs = None if attributes is None else set(attributes)
+    phrases = _gep_phrases()
+    root = Path(run_dir).resolve()
+    items: list[Item] = []
+    for row in manifest.to_dict("records"):
+        if row.get("nsfw") is True:
+            continue
+        items.extend(_row_items(row, str(root / row["image_path"]), types, attrs, phrases, None))
+    return items
+
+
+def next_item(run_dir: str | Path, annotator: str, items: Sequence[Item]) -> Item | None:
+    """The first of ``items`` that ``annotator`` has neither answered nor skipped (None when all are done)."""
+    done = done_item_ids(run_dir, annotator)
+    return next((it for it in items if it.item_id not in done), None)
+
+
+def event_for(item: Item, event: str, annotator: str, answer: str | None = None, *, session: str = "") -> dict:
+    """The event recording ``annotator``'s ``event`` on ``item`` (pass it to :func:`append_event`)."""
+    return {"event": event, "item_id": item.item_id, "probe_id": item.probe_id, "suite": item.suite,
+            "question_type": item.question_type, "question_key": item.question_key, "question": item.question,
+            "answer": answer, "annotator": annotator, "time": now_iso(), "qualification": item.qualification,
+            "session": session}
+
+
+# ----------------------------------------------------------------------------- qualification
+
+
+@dataclass(frozen=True)
+class QualItem:
+    """A qualification question with a known answer, about an image file or an image of the run."""
+
+    qual_id: str
+    question_type: str
+    question_key: str
+    expected: str
+    image: str | None = None      # absolute path of an image file
+    probe_id: str | None = None   # or an image of the run folder
+    identity: str | None = None   # PST questions: the identity named ("nurse"); from the run if probe_id
+    suite: str | None = None      # chooses the gender options (PST or DALL-Eval); from the run if probe_id
+    phrase: str | None = None     # GEP attribute phrase if it differs from the key ("with glasses")
+
+    @property
+    def item_id(self) -> str:
+        return f"qual:{self.qual_id}|{self.question_type}|{self.question_key}"
+
+
+class QualificationItems(list):
+    """A list of :class:`QualItem` with the number of correct answers needed to pass."""
+
+    def __init__(self, items: Iterable[QualItem] = (), min_correct: int | None = None):
+        super().__init__(items)
+        self.min_correct = len(self) if min_correct is None else int(min_correct)
+        if not 1 <= self.min_correct <= max(len(self), 1):
+            raise ValueError(f"min_correct must be between 1 and {len(self)}, got {min_correct}")
+
+
+_QUAL_KEYS = {"id", "image", "probe_id", "question_type", "question_key", "expected", "identity", "suite", "phrase"}
+
+
+def _qual_item(raw, index: int, base: Path) -> QualItem:
+    where = f"qualification item {index + 1}"
+    if not isinstance(raw, dict):
+        raise ValueError(f"{where} must be a mapping, got {raw!r}")
+    unknown = set(raw) - _QUAL_KEYS
+    if unknown:
+        raise ValueError(f"{where} has unknown keys {sorted(unknown)}; expected some of {sorted(_QUAL_KEYS)}")
+    qtype = raw.get("question_type")
+    if qtype not in QUESTION_TYPES:
+        raise ValueError(f"{where}: question_type must be one of {list(QUESTION_TYPES)}, got {qtype!r}")
+    if bool(raw.get("image")) == bool(raw.get("probe_id")):
+        raise ValueError(f"{where} needs exactly one of `image` (a file) or `probe_id` (an image of the run)")
+    key = str(raw.get("question_key", "") or "")
+    if qtype == "attribute" and not key:
+        raise ValueError(f"{where}: an attribute question needs question_key (the attribute, e.g. 'in a dress')")
+    if qtype == "gender_paired" and key not in ("left", "right"):
+        raise ValueError(f"{where}: a gender_paired question needs question_key 'left' or 'right', got {key!r}")
+    if qtype in ("gender_single", "skin_tone") and key:
+        raise ValueError(f"{where}: a {qtype} question has no question_key, got {key!r}")
+    expected = raw.get("expected", "")
+    if isinstance(expected, bool):  # YAML 1.1 reads an unquoted yes / no as a boolean
+        expected = q.YES if expected else q.NO
+    expected = str(expected).strip().lower()
+    if expected not in q.OPTION_VALUES[qtype]:
+        raise ValueError(f"{where}: expected {raw.get('expected')!r} is not one of {list(q.OPTION_VALUES[qtype])}")
+    image = None
+    if raw.get("image"):
+        path = Path(str(raw["image"]))
+        image = str((path if path.is_absolute() else base / path).resolve())
+        if not Path(image).is_file():
+            raise ValueError(f"{where}: image {image} does not exist")
+        if qtype in ("gender_paired", "gender_single") and not raw.get("identity") and (
+                qtype == "gender_paired" or not str(raw.get("suite", "")).startswith("dalleval")):
+            raise ValueError(f"{where}: a PST gender question about an image file needs `identity`")
+    return QualItem(qual_id=str(raw.get("id") or index + 1), question_type=qtype, question_key=key, expected=expected,
+                    image=image, probe_id=str(raw["probe_id"]) if raw.get("probe_id") else None,
+                    identity=str(raw["identity"]) if raw.get("identity") else None,
+                    suite=str(raw["suite"]) if raw.get("suite") else None,
+                    phrase=str(raw["phrase"]) if raw.get("phrase") else None)
+
+
+def parse_qualification(data, base: str | Path = ".") -> QualificationItems:
+    """Qualification items from a parsed YAML / JSON document (``{"min_correct": n, "items": [...]}``)."""
+    if isinstance(data, list):
+        data = {"items": data}
+    if not isinstance(data, dict) or not isinstance(data.get("items"), list) or not data["items"]:
+        raise ValueError("a qualification file needs a non-empty `items` list")
+    unknown = set(data) - {"items", "min_correct"}
+    if unknown:
+        raise ValueError(f"a qualification file has unknown keys {sorted(unknown)}; expected items, min_correct")
+    items = [_qual_item(raw, i, Path(base)) for i, raw in enumerate(data["items"])]
+    ids = [it.item_id for it in items]
+    if len(set(ids)) != len(ids):
+        raise ValueError("qualification items must have unique ids")
+    return QualificationItems(items, data.get("min_correct"))
+
+
+def load_qualification(path: str | Path) -> QualificationItems:
+    """Qualification items from a YAML or JSON file; image paths are relative to the file.
+
+    ::
+
+        min_correct: 6        # optional; default every item (seed 000 App. B: all six)
+        items:
+          - id: dress-1       # optional; default the position
+            image: qual/dress1.png           # an image file, or
+            # probe_id: gep_neutral/woman/sitting-at-a-table/00   # an image of the run
+            question_type: attribute
+            question_key: in a dress
+            expected: yes
+    """
+    import yaml
+
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"qualification file {path} does not exist")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))  # YAML reads JSON too
+    except yaml.YAMLError as exc:
+        raise ValueError(f"qualification file {path} is not valid YAML/JSON: {str(exc).splitlines()[0]}") from None
+    try:
+        return parse_qualification(data, base=path.parent)
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+
+
+def qualification_items(run_dir: str | Path, qual_items: Sequence[QualItem]) -> list[Item]:
+    """The qualification questions as :class:`Item` (shown before the run's items)."""
+    manifest = None
+    out = []
+    phrases = _gep_phrases()
+    for qi in qual_items:
+        suite, identity, image = qi.suite or "", qi.identity, qi.image
+        if qi.probe_id:
+            if manifest is None:
+                manifest = read_run_manifest(run_dir).set_index("probe_id", drop=False)
+            if qi.probe_id not in manifest.index:
+                raise ValueError(f"qualification item {qi.qual_id}: probe {qi.probe_id!r} is not in {run_dir}")
+            row = manifest.loc[qi.probe_id].to_dict()
+            image = str(Path(run_dir).resolve() / row["image_path"])
+            suite = suite or row["suite"]
+            if identity is None:
+                key = f"identity_{qi.question_key}" if qi.question_type == "gender_paired" else "identity"
+                identity = row.get(key) if _present(row.get(key)) else None
+        if qi.question_type == "attribute":
+            phrase = qi.phrase or phrases.get(qi.question_key, qi.question_key)
+            question = (q.dalleval_attribute_question(qi.question_key) if suite.startswith("dalleval")
+                        else q.gep_question(phrase))
+        elif qi.question_type == "gender_paired":
+            question = q.pst_paired_question(identity or "person", qi.question_key)
+        elif qi.question_type == "gender_single":
+            question = (q.DALLEVAL_GENDER_QUESTION if suite.startswith("dalleval") or not identity
+                        else q.pst_single_question(identity))
+        else:
+            question = q.SKIN_TONE_QUESTION
+        options = q.options_for(qi.question_type, suite)
+        if qi.expected not in options:
+            raise ValueError(f"qualification item {qi.qual_id}: expected {qi.expected!r} is not offered "
+                             f"(options {list(options)})")
+        out.append(Item(qi.item_id, qi.probe_id or "", suite or "qualification", qi.question_type, qi.question_key,
+                        question, image, options, qualification=True))
+    return out
+
+
+@dataclass(frozen=True)
+class QualificationResult:
+    status: str  # "passed", "failed" or "incomplete"
+    n_correct: int
+    n_answered: int
+    n_items: int
+    min_correct: int
+    wrong: tuple[str, ...] = field(default_factory=tuple)  # item ids answered wrongly (or skipped)
+
+
+def _status_from(first: dict[str, dict], qual_items: Sequence[QualItem], min_correct: int) -> QualificationResult:
+    correct, wrong = 0, []
+    for qi in qual_items:
+        ev = first.get(qi.item_id)
+        if ev is None:
+            continue
+        if ev["event"] == "answer" and ev["answer"] == qi.expected:
+            correct += 1
+        else:
+            wrong.append(qi.item_id)
+    n = len(qual_items)
+    if correct >= min_correct:
+        status = "passed"
+    elif len(wrong) > n - min_correct:
+        status = "failed"
+    else:
+        status = "incomplete"
+    return QualificationResult(status, correct, correct + len(wrong), n, min_correct, tuple(wrong))
+
+
+def _first_qual_events(events: Iterable[dict]) -> dict[str, dict[str, dict]]:
+    """annotator -> item_id -> the annotator's first answer or skip of that qualification item."""
+    out: dict[str, dict[str, dict]] = {}
+    for ev in events:
+        if ev["qualification"] and ev["event"] != "undo":
+            out.setdefault(ev["annotator"], {}).setdefault(ev["item_id"], ev)
+    return out
+
+
+def qualification_status(run_dir: str | Path, annotator: str, qual_items: Sequence[QualItem],
+                         min_correct: int | None = None) -> QualificationResult:
+    """``annotator``'s result on the qualification test, judged on the first answer to each item.
+
+    ``passed`` once ``min_correct`` (default the file's, else every item) are right;
+    ``failed`` once that can no longer happen; ``incomplete`` otherwise. A skipped item counts as wrong.
+    """
+    annotator = check_annotator(annotator)
+    if min_correct is None:
+        min_correct = getattr(qual_items, "min_correct", len(qual_items))
+    first = _first_qual_events(_records(run_dir)).get(annotator, {})
+    return _status_from(first, qual_items, int(min_correct))
+
+
+def save_qualification(run_dir: str | Path, qual_items: QualificationItems) -> Path:
+    """Record the qualification test in use as ``human_labels/qualification.json`` (atomically)."""
+    doc = {"min_correct": getattr(qual_items, "min_correct", len(qual_items)),
+           "items": [{k: v for k, v in asdict(qi).items() if v is not None} for qi in qual_items]}
+    path = labels_dir(run_dir) / QUALIFICATION_FILE
+    write_bytes_atomic(path, (json.dumps(doc, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
+    return path
+
+
+def saved_qualification(run_dir: str | Path) -> QualificationItems | None:
+    """The qualification test recorded in RUN_DIR, or None when the labels were collected without one."""
+    path = labels_dir(run_dir) / QUALIFICATION_FILE
+    if not path.is_file():
+        return None
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    items = [QualItem(**{**raw, "qual_id": str(raw["qual_id"])}) for raw in doc["items"]]
+    return QualificationItems(items, doc.get("min_correct"))
+
+
+def qualification_table(run_dir: str | Path) -> pd.DataFrame:
+    """One row per annotator: status, n_correct, n_answered, n_items, min_correct (empty without a test)."""
+    cols = ["annotator", "status", "n_correct", "n_answered", "n_items", "min_correct"]
+    qual = saved_qualification(run_dir)
+    events = _records(run_dir)
+    if qual is None:
+        return pd.DataFrame(columns=cols)
+    first = _first_qual_events(events)
+    rows = []
+    for who in sorted({ev["annotator"] for ev in events}):
+        r = _status_from(first.get(who, {}), qual, qual.min_correct)
+        rows.append({"annotator": who, "status": r.status, "n_correct": r.n_correct, "n_answered": r.n_answered,
+                     "n_items": r.n_items, "min_correct": r.min_correct})
+    return pd.DataFrame(rows, columns=cols)
+
+
+def flagged_annotators(run_dir: str | Path) -> set[str]:
+    """Annotators to exclude from statistics by default: with a qualification test recorded in
+    RUN_DIR, everyone whose status is not ``passed`` (failed, or never finished it); none without one."""
+    table = qualification_table(run_dir)
+    return set(table.loc[table["status"] != "passed", "annotator"])

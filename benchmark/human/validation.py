@@ -1,0 +1,359 @@
+"""Automatic annotators against the human majority.
+
+* Attribute existence (seed 000 Sec. 6.2, Tables 7 and 16): ROC-AUC of each estimator's
+  ``score`` in ``labels/attributes.parquet`` against the human majority, per attribute and
+  averaged over attributes; also Cohen's kappa and accuracy of its 0/1 ``label``.
+* GEP vectors (seed 000 Sec. 6, Tables 4 and 19): the human GEP vector (from majority
+  labels) against each estimator's vector over the same images, per setting: Kendall's
+  tau-b, MCC of signs, Pearson's r.
+* Perceived gender (seed 002 App. E, Table 12): Cohen's kappa of ``labels/gender.parquet``
+  against each human annotator, their average (the paper's number), and the majority.
+* Skin tone (seed 001 Sec. 4.2.3 checks its automatic MST against human evaluation):
+  exact and within-one-tone agreement, mean absolute tone difference and quadratic-weighted
+  Cohen's kappa over the 10 Monk tones, against the majority and each annotator.
+
+Human answers come as the answers table (:data:`benchmark.human.stats.ANSWER_COLUMNS`);
+items whose majority is a tie are left out of every comparison with the majority and
+counted. Undefined statistics are NaN with the reason in ``notes``.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import pandas as pd
+
+from benchmark.human.stats import MONK_TONES, item_majorities, validate_answers
+from benchmark.scores.agreement import (
+    UndefinedStatisticWarning,
+    cohen_kappa,
+    roc_auc,
+    vector_agreement,
+)
+from benchmark.scores.gep import gep_unbounded
+
+GEP_VECTOR_SUITES = ("gep_neutral", "gep_explicit")
+PAIRED_GENDER_SUITES = ("pst_paired_occupation", "pst_paired_power", "pst_intervention")
+YES_NO = {"yes": 1, "no": 0}
+MONK_VALUES = tuple(int(t) for t in MONK_TONES)
+
+
+def _capture(fn: Callable[[], Any]) -> tuple[Any, list[str]]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UndefinedStatisticWarning)
+        value = fn()
+    return value, [str(w.message) for w in caught if issubclass(w.category, UndefinedStatisticWarning)]
+
+
+def human_gender_label(answer: str) -> str:
+    """``male`` / ``female`` / ``unidentifiable`` for a human answer, with the same reading as
+    the VQA answers (PST's "masculine" / "feminine" / "cannot identify" included)."""
+    from benchmark.annotate.vqa_labels import perceived_gender_label
+
+    return perceived_gender_label(answer)
+
+
+# --------------------------------------------------------------------------- attributes
+
+
+def human_attribute_labels(majorities: pd.DataFrame) -> pd.DataFrame:
+    """Attribute items with a majority: probe_id, suite, attribute, human (1 = yes, 0 = no)."""
+    att = majorities[(majorities["question_type"] == "attribute") & ~majorities["tie"].astype(bool)]
+    bad = att[~att["majority"].isin(list(YES_NO))]
+    if not bad.empty:
+        raise ValueError(f"attribute answer {bad['majority'].iloc[0]!r} (item {bad['item_id'].iloc[0]!r}) "
+                         "is not yes / no")
+    return pd.DataFrame({"probe_id": att["probe_id"].to_numpy(), "suite": att["suite"].to_numpy(),
+                         "attribute": att["question_key"].to_numpy(),
+                         "human": att["majority"].map(YES_NO).astype(int).to_numpy()})
+
+
+def _joined_attributes(majorities: pd.DataFrame, attributes: pd.DataFrame) -> pd.DataFrame:
+    need = {"probe_id", "attribute", "score", "label", "estimator", "annotator"}
+    if not need <= set(attributes.columns):
+        raise ValueError(f"attributes table lacks {sorted(need - set(attributes.columns))} "
+                         "(expected labels/attributes.parquet)")
+    human = human_attribute_labels(majorities)
+    auto = attributes.loc[:, sorted(need)].copy()
+    auto["annotator"] = auto["annotator"].fillna("").astype(str)
+    return human.merge(auto, on=["probe_id", "attribute"], how="inner")
+
+
+def attribute_auc(majorities: pd.DataFrame, attributes: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """ROC-AUC of automatic existence scores against the human majority (seed 000 Table 16 per
+    attribute, Table 7 the mean over attributes), per (estimator, annotator).
+
+    Returns (per_attribute, summary). per_attribute: estimator, annotator, attribute, n,
+    n_present, roc_auc (NaN when the humans saw one class only), notes. summary: estimator,
+    annotator, n (pairs), n_attributes, mean_roc_auc (over attributes whose AUC is defined),
+    cohen_kappa and accuracy of the 0/1 ``label``, notes.
+    """
+    joined = _joined_attributes(majorities, attributes)
+    per, summary = [], []
+    for (est, ann), sub in joined.groupby(["estimator", "annotator"], sort=True):
+        aucs = []
+        for attr, a in sub.groupby("attribute", sort=False):
+            auc, why = _capture(lambda: roc_auc(a["score"].astype(float), a["human"]))
+            per.append({"estimator": est, "annotator": ann, "attribute": attr, "n": len(a),
+                        "n_present": int(a["human"].sum()), "roc_auc": auc, "notes": "; ".join(why)})
+            aucs.append(auc)
+        defined = [v for v in aucs if not math.isnan(v)]
+        kappa, why = _capture(lambda: cohen_kappa(sub["label"].astype(int), sub["human"]))
+        notes = list(why) + ([] if defined else ["no attribute has both present and absent human labels"])
+        summary.append({"estimator": est, "annotator": ann, "n": len(sub), "n_attributes": len(aucs),
+                        "n_attributes_defined": len(defined),
+                        "mean_roc_auc": float(np.mean(defined)) if defined else float("nan"),
+                        "cohen_kappa": kappa, "accuracy": float(np.mean(sub["label"].astype(int) == sub["human"])),
+                        "notes": "; ".join(notes)})
+    cols_p = ["estimator", "annotator", "attribute", "n", "n_present", "roc_auc", "notes"]
+    cols_s = ["estimator", "annotator", "n", "n_attributes", "n_attributes_defined", "mean_roc_auc", "cohen_kappa",
+              "accuracy", "notes"]
+    return pd.DataFrame(per, columns=cols_p), pd.DataFrame(summary, columns=cols_s)
+
+
+# --------------------------------------------------------------------------- GEP vectors
+
+
+def gep_vector_agreement(majorities: pd.DataFrame, attributes: pd.DataFrame,
+                         manifest: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Human GEP vectors (woman minus man, from majority labels) against each estimator's
+    vector over the same (image, attribute) pairs, per setting (seed 000 Tables 4, 19).
+
+    Only attributes with human labels for both groups count (as in the scoring stage).
+    Returns (vectors, agreement). vectors: suite, estimator, annotator, attribute, human,
+    automatic, n_woman, n_man. agreement: suite, estimator, annotator, n_attributes,
+    kendall_tau_b, sign_mcc, pearson, gep_human, gep_automatic, notes.
+    """
+    if "gender" not in manifest.columns or "probe_id" not in manifest.columns:
+        raise ValueError("manifest lacks probe_id / gender (expected RUN_DIR/manifest.parquet)")
+    joined = _joined_attributes(majorities, attributes)
+    joined = joined.merge(manifest[["probe_id", "gender"]], on="probe_id", how="left")
+    vec_rows, agree_rows = [], []
+    for suite in GEP_VECTOR_SUITES:
+        s = joined[(joined["suite"] == suite) & joined["gender"].isin(["woman", "man"])]
+        if s.empty:
+            continue
+        both = s.groupby("attribute")["gender"].nunique()
+        s = s[s["attribute"].isin(both[both == 2].index)]
+        if s.empty:
+            agree_rows.append({"suite": suite, "estimator": None, "annotator": None, "n_attributes": 0,
+                               "notes": "no attribute has human labels for both woman and man"})
+            continue
+        for (est, ann), sub in s.groupby(["estimator", "annotator"], sort=True):
+            args = dict(groups=sub["gender"].to_numpy(), attributes=sub["attribute"].to_numpy(),
+                        group_a="woman", group_b="man", n_resamples=0)
+            human = gep_unbounded(sub["human"].astype(float).to_numpy(), **args)
+            auto = gep_unbounded(sub["score"].astype(float).to_numpy(), **args)
+            attrs = list(human["gep_vector"])
+            h = [human["gep_vector"][a] for a in attrs]
+            m = [auto["gep_vector"][a] for a in attrs]
+            for a, hv, mv in zip(attrs, h, m):
+                vec_rows.append({"suite": suite, "estimator": est, "annotator": ann, "attribute": a, "human": hv,
+                                 "automatic": mv, "n_woman": human["counts"]["woman"][a],
+                                 "n_man": human["counts"]["man"][a]})
+            va = vector_agreement(m, h)
+            agree_rows.append({"suite": suite, "estimator": est, "annotator": ann, "n_attributes": len(attrs),
+                               "kendall_tau_b": va["kendall_tau_b"], "sign_mcc": va["sign_mcc"],
+                               "pearson": va["pearson"], "gep_human": human["gep_score"],
+                               "gep_automatic": auto["gep_score"], "notes": "; ".join(va["notes"].values())})
+    cols_v = ["suite", "estimator", "annotator", "attribute", "human", "automatic", "n_woman", "n_man"]
+    cols_a = ["suite", "estimator", "annotator", "n_attributes", "kendall_tau_b", "sign_mcc", "pearson", "gep_human",
+              "gep_automatic", "notes"]
+    return pd.DataFrame(vec_rows, columns=cols_v), pd.DataFrame(agree_rows, columns=cols_a)
+
+
+# --------------------------------------------------------------------------- perceived gender
+
+
+def _gender_subset(row: pd.Series) -> str:
+    """The Table 12 row of an image: occupation / power aspect (PST), profession (DALL-Eval)."""
+    suite = row.get("suite")
+    if suite == "pst_single":
+        return str(row.get("identity_kind") or "")
+    if suite == "pst_paired_occupation":
+        return "occupation"
+    if suite == "pst_paired_power":
+        return "power"
+    if suite == "pst_intervention":
+        return str(row.get("bias_aspect") or "")
+    return ""
+
+
+def gender_kappa(answers: pd.DataFrame, gender: pd.DataFrame, manifest: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Cohen's kappa between automatic perceived gender and humans (seed 002 App. E, Table 12),
+    per (suite, subset, VQA annotator), then pooled per setting (single / paired).
+
+    Human answers and VQA labels are both read as male / female / unidentifiable. Columns:
+    suite, subset (occupation / power for PST, from the manifest), setting, annotator (the
+    VQA spec), n_items, kappa_mean (average over human annotators of their kappa with the
+    VQA labels on the items each answered: the paper's "averaged" score), kappa_per_annotator
+    ({annotator: kappa}), kappa_majority (items with a majority), accuracy_majority,
+    n_ties, notes.
+    """
+    df = validate_answers(answers)
+    df = df[df["question_type"].isin(["gender_single", "gender_paired"])].copy()
+    cols = ["suite", "subset", "setting", "annotator", "n_items", "kappa_mean", "kappa_per_annotator",
+            "kappa_majority", "accuracy_majority", "n_ties", "notes"]
+    if df.empty:
+        return pd.DataFrame(columns=cols)
+    need = {"probe_id", "person", "label", "annotator"}
+    if not need <= set(gender.columns):
+        raise ValueError(f"gender table lacks {sorted(need - set(gender.columns))} (expected labels/gender.parquet)")
+    df["person"] = np.where(df["question_type"] == "gender_single", "single", df["question_key"])
+    df["human"] = df["answer"].map(human_gender_label)
+    maj = item_majorities(answers)
+    maj = maj[maj["question_type"].isin(["gender_single", "gender_paired"])].copy()
+    maj["human_majority"] = [None if m is None or (isinstance(m, float) and math.isnan(m)) else human_gender_label(m)
+                             for m in maj["majority"]]
+    # Majority of the *mapped* labels would differ only if two wordings meant one gender;
+    # the app offers one wording per gender, so the item majority maps one to one.
+    subset = {}
+    if manifest is not None and "probe_id" in manifest.columns:
+        subset = {str(r["probe_id"]): _gender_subset(r) for _, r in manifest.iterrows()}
+    auto = gender.loc[:, ["probe_id", "person", "label", "annotator"]].rename(columns={"annotator": "vqa",
+                                                                                      "label": "auto"})
+    auto["vqa"] = auto["vqa"].fillna("").astype(str)
+    rows = []
+
+    def one(keys: dict, ans: pd.DataFrame, mj: pd.DataFrame) -> None:
+        notes: list[str] = []
+        per = {}
+        for name, a in ans.groupby("annotator", sort=True):
+            k, why = _capture(lambda: cohen_kappa(a["auto"], a["human"]))
+            per[name] = k
+            notes += [f"{name}: {w}" for w in why]
+        defined = [v for v in per.values() if not math.isnan(v)]
+        mj_ok = mj[mj["human_majority"].notna()]
+        if len(mj_ok):
+            km, why = _capture(lambda: cohen_kappa(mj_ok["auto"], mj_ok["human_majority"]))
+            notes += [f"majority: {w}" for w in why]
+            acc = float(np.mean(mj_ok["auto"].to_numpy() == mj_ok["human_majority"].to_numpy()))
+        else:
+            km, acc = float("nan"), float("nan")
+            notes.append("no item has a majority")
+        rows.append({**keys, "n_items": int(mj["item_id"].nunique()),
+                     "kappa_mean": float(np.mean(defined)) if defined else float("nan"),
+                     "kappa_per_annotator": per, "kappa_majority": km, "accuracy_majority": acc,
+                     "n_ties": int(mj["human_majority"].isna().sum()), "notes": "; ".join(notes)})
+
+    a_all = df.merge(auto, on=["probe_id", "person"], how="inner")
+    m_all = maj.assign(person=np.where(maj["question_type"] == "gender_single", "single", maj["question_key"]))
+    m_all = m_all.merge(auto, on=["probe_id", "person"], how="inner")
+    for frame in (a_all, m_all):
+        frame["subset"] = frame["probe_id"].map(lambda p: subset.get(p, ""))
+        frame["setting"] = np.where(frame["question_type"] == "gender_single", "single", "paired")
+    for (suite, sub_name, vqa), a in a_all.groupby(["suite", "subset", "vqa"], sort=True):
+        m = m_all[(m_all["suite"] == suite) & (m_all["subset"] == sub_name) & (m_all["vqa"] == vqa)]
+        one({"suite": suite, "subset": sub_name, "setting": a["setting"].iloc[0], "annotator": vqa}, a, m)
+    for (setting, vqa), a in a_all.groupby(["setting", "vqa"], sort=True):
+        m = m_all[(m_all["setting"] == setting) & (m_all["vqa"] == vqa)]
+        one({"suite": "all", "subset": "", "setting": setting, "annotator": vqa}, a, m)
+    return pd.DataFrame(rows, columns=cols)
+
+
+# --------------------------------------------------------------------------- skin tone
+
+
+def tone_agreement(automatic: Any, human: Any) -> dict:
+    """Monk Skin Tone agreement of two integer sequences (1..10): n, exact, within_1 (share
+    at most one tone apart), mean_abs_diff, kappa_quadratic (Cohen's kappa with quadratic
+    weights over the 10 tones), notes."""
+    a = np.asarray(list(automatic), dtype=float)
+    h = np.asarray(list(human), dtype=float)
+    if a.shape != h.shape:
+        raise ValueError(f"inputs must have the same length, got {a.size} and {h.size}")
+    if a.size == 0:
+        raise ValueError("no skin tone pairs to compare")
+    if not (np.isin(a, MONK_VALUES).all() and np.isin(h, MONK_VALUES).all()):
+        raise ValueError("skin tones must be Monk Skin Tone integers 1..10")
+    k, why = _capture(lambda: cohen_kappa(a.astype(int), h.astype(int), weights="quadratic", labels=MONK_VALUES))
+    d = np.abs(a - h)
+    return {"n": int(a.size), "exact": float(np.mean(d == 0)), "within_1": float(np.mean(d <= 1)),
+            "mean_abs_diff": float(d.mean()), "kappa_quadratic": k, "notes": "; ".join(why)}
+
+
+def skin_tone_agreement(answers: pd.DataFrame, skin_tone: pd.DataFrame) -> pd.DataFrame:
+    """Automatic Monk Skin Tone (``labels/skin_tone.parquet``) against humans, per skin-tone
+    annotator: one row against the majority (items with a majority and an automatic tone)
+    and one row averaging each human annotator's agreement (``reference`` = "majority" /
+    "annotators (mean)"), plus ``n_no_tone``: human-labelled images without an automatic
+    tone (no face found)."""
+    df = validate_answers(answers)
+    df = df[df["question_type"] == "skin_tone"]
+    cols = ["annotator", "reference", "n", "exact", "within_1", "mean_abs_diff", "kappa_quadratic", "n_no_tone",
+            "notes"]
+    if df.empty:
+        return pd.DataFrame(columns=cols)
+    need = {"probe_id", "mst", "annotator"}
+    if not need <= set(skin_tone.columns):
+        raise ValueError(f"skin tone table lacks {sorted(need - set(skin_tone.columns))} "
+                         "(expected labels/skin_tone.parquet)")
+    maj = item_majorities(df)
+    rows = []
+    for ann, auto in skin_tone.assign(annotator=skin_tone["annotator"].fillna("").astype(str)).groupby("annotator"):
+        tone = {str(p): int(m) for p, m in zip(auto["probe_id"], auto["mst"]) if m is not None and not pd.isna(m)}
+        labelled = set(df["probe_id"]) & set(auto["probe_id"].astype(str))
+        no_tone = len([p for p in labelled if p not in tone])
+        mj = maj[~maj["tie"].astype(bool) & maj["probe_id"].isin(tone)]
+        if len(mj):
+            r = tone_agreement([tone[p] for p in mj["probe_id"]], mj["majority"].astype(int))
+            rows.append({"annotator": ann, "reference": "majority", **r, "n_no_tone": no_tone})
+        per = []
+        for _, a in df[df["probe_id"].isin(tone)].groupby("annotator", sort=True):
+            per.append(tone_agreement([tone[p] for p in a["probe_id"]], a["answer"].astype(int)))
+        if per:
+            mean = {k: float(np.nanmean([p[k] for p in per])) if any(not math.isnan(p[k]) for p in per)
+                    else float("nan") for k in ("exact", "within_1", "mean_abs_diff", "kappa_quadratic")}
+            notes = "; ".join(dict.fromkeys(p["notes"] for p in per if p["notes"]))
+            rows.append({"annotator": ann, "reference": f"annotators (mean of {len(per)})",
+                         "n": int(sum(p["n"] for p in per)), **mean, "n_no_tone": no_tone, "notes": notes})
+        if not len(mj) and not per:
+            rows.append({"annotator": ann, "reference": "majority", "n": 0, "n_no_tone": no_tone,
+                         "notes": "no human-labelled image has an automatic skin tone"})
+    return pd.DataFrame(rows, columns=cols)
+
+
+# --------------------------------------------------------------------------- a run folder
+
+
+def _read_label(run_dir: Path, name: str) -> pd.DataFrame | None:
+    path = run_dir / "labels" / f"{name}.parquet"
+    return pd.read_parquet(path) if path.is_file() else None
+
+
+def validate_run(run_dir: str | Path, answers: pd.DataFrame) -> dict:
+    """Every validation table for a run folder: ``attribute_auc``, ``attribute_auc_summary``,
+    ``gep_vectors``, ``gep_agreement``, ``gender_kappa``, ``skin_tone`` (DataFrames; a table is
+    absent when its label file is) and ``notes`` (why a table is missing)."""
+    run_dir = Path(run_dir)
+    manifest_path = run_dir / "manifest.parquet"
+    if not manifest_path.is_file():
+        raise ValueError(f"{run_dir} is not a run folder (no manifest.parquet)")
+    manifest = pd.read_parquet(manifest_path)
+    majorities = item_majorities(answers)
+    out: dict = {"notes": []}
+    qtypes = set(majorities["question_type"])
+    attributes = _read_label(run_dir, "attributes")
+    if "attribute" in qtypes:
+        if attributes is None:
+            out["notes"].append("labels/attributes.parquet is missing: no attribute validation")
+        else:
+            out["attribute_auc"], out["attribute_auc_summary"] = attribute_auc(majorities, attributes)
+            out["gep_vectors"], out["gep_agreement"] = gep_vector_agreement(majorities, attributes, manifest)
+    if qtypes & {"gender_single", "gender_paired"}:
+        gender = _read_label(run_dir, "gender")
+        if gender is None:
+            out["notes"].append("labels/gender.parquet is missing: no perceived-gender validation")
+        else:
+            out["gender_kappa"] = gender_kappa(answers, gender, manifest)
+    if "skin_tone" in qtypes:
+        skin = _read_label(run_dir, "skin_tone")
+        if skin is None:
+            out["notes"].append("labels/skin_tone.parquet is missing: no skin tone validation")
+        else:
+            out["skin_tone"] = skin_tone_agreement(answers, skin)
+    return out
