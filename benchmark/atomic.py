@@ -28,6 +28,21 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
             tmp.unlink()
 
 
+def fsync_dir(path: str | Path) -> None:
+    """fsync a directory, so that a rename or a new file in it survives a power loss
+    (best effort: some file systems refuse to open or fsync directories)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
 def write_bytes_atomic(path: str | Path, data: bytes) -> Path:
     """Write ``data`` to ``path`` atomically."""
     with atomic_path(path) as tmp:

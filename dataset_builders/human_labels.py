@@ -26,9 +26,9 @@ import numpy as np
 import pandas as pd
 
 import benchmark
-from benchmark.hub import HubError, push_folder
+from benchmark.hub import push_folder
 from benchmark.papers import PAPERS
-from dataset_builders.hub_layout import clear_folder, configs_yaml, write_card, write_split
+from dataset_builders.hub_layout import builder_main, clear_folder, configs_yaml, write_card, write_split
 
 SPLIT = "train"
 DEFAULT_LICENSE = "cc-by-4.0"
@@ -287,14 +287,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m dataset_builders.human_labels", description=__doc__.split("\n\n")[0])
-    add_arguments(parser)
-    args = parser.parse_args(argv)
-    try:
-        return run(args)
-    except (ValueError, HubError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    return builder_main("python -m dataset_builders.human_labels", __doc__.split("\n\n")[0], add_arguments, run, argv)
 
 
 if __name__ == "__main__":

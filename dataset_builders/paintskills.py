@@ -29,13 +29,13 @@ from tqdm import tqdm
 
 import benchmark
 from benchmark.atomic import atomic_path, write_bytes_atomic
-from benchmark.hub import HubError, push_folder
+from benchmark.hub import push_folder
 from benchmark.paintskills import glyphs
 from benchmark.paintskills.render import RELATION_MARGIN, load_font, render_scene
 from benchmark.paintskills.scenes import (BACKGROUNDS, CLASSES, COCO_IDS, RELATION_PHRASES, SHAPES, SKILLS,
                                           SPLIT_SIZES, SPLITS, STATES, TEMPLATES, build_scenes)
 from benchmark.papers import PAPERS
-from dataset_builders.hub_layout import configs_yaml, write_card
+from dataset_builders.hub_layout import builder_main, configs_yaml, write_card
 
 BUILD_INFO = "build_info.json"
 DEFAULT_SHARD_ROWS = 5000
@@ -340,14 +340,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m dataset_builders.paintskills", description=__doc__.split("\n\n")[0])
-    add_arguments(parser)
-    args = parser.parse_args(argv)
-    try:
-        return run(args)
-    except (ValueError, HubError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    return builder_main("python -m dataset_builders.paintskills", __doc__.split("\n\n")[0], add_arguments, run, argv)
 
 
 if __name__ == "__main__":

@@ -17,10 +17,10 @@ from pathlib import Path
 import pandas as pd
 
 import benchmark
-from benchmark.hub import HubError, push_folder
+from benchmark.hub import push_folder
 from benchmark.papers import PAPERS
 from benchmark.probes import build_suite, get_suite, list_suites, load_config
-from dataset_builders.hub_layout import clear_folder, configs_yaml, write_card, write_split
+from dataset_builders.hub_layout import builder_main, clear_folder, configs_yaml, write_card, write_split
 
 SPLIT = "test"  # probes are evaluation inputs: one split
 
@@ -172,14 +172,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m dataset_builders.probes", description=__doc__.split("\n\n")[0])
-    add_arguments(parser)
-    args = parser.parse_args(argv)
-    try:
-        return run(args)
-    except (ValueError, HubError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    return builder_main("python -m dataset_builders.probes", __doc__.split("\n\n")[0], add_arguments, run, argv)
 
 
 if __name__ == "__main__":

@@ -38,7 +38,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchmark.atomic import write_bytes_atomic
+from benchmark.atomic import fsync_dir, write_bytes_atomic
 from benchmark.human import questions as q
 
 LABELS_DIR = "human_labels"
@@ -135,7 +135,7 @@ def _open_locked(run_dir: str | Path) -> int:
     new_dir = not path.parent.is_dir()
     path.parent.mkdir(parents=True, exist_ok=True)
     if new_dir:
-        _fsync_dir(path.parent.parent)
+        fsync_dir(path.parent.parent)
     fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)  # read: to check the last byte
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
@@ -154,19 +154,6 @@ def _write_line(fd: int, data: bytes) -> None:
     while written < len(data):  # only on an unusual file system; the lock keeps it contiguous
         written += os.write(fd, data[written:])
     os.fsync(fd)
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def _read_lines(fd_path: Path) -> tuple[list[dict], int]:

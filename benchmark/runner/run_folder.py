@@ -35,7 +35,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from benchmark.atomic import atomic_path, write_bytes_atomic  # noqa: F401 (re-exported)
+from benchmark.atomic import atomic_path, fsync_dir, write_bytes_atomic  # noqa: F401 (re-exported)
 
 CONFIG_FILE = "run_config.json"
 MANIFEST_FILE = "manifest.parquet"
@@ -83,19 +83,6 @@ def image_file_name(probe_index: int, n_total: int) -> str:
 
 
 # --------------------------------------------------------------------------- small atomic writes
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def write_json_atomic(path: str | Path, obj: Any) -> Path:
@@ -298,10 +285,10 @@ def write_batch(run_dir: str | Path, name: str, files: Sequence[tuple[str, bytes
             fh.write(lines)
             fh.flush()
             os.fsync(fh.fileno())
-        _fsync_dir(tmp)
+        fsync_dir(tmp)
         final.parent.mkdir(parents=True, exist_ok=True)
         os.rename(tmp, final)  # atomic: the batch appears whole or not at all
-        _fsync_dir(final.parent)
+        fsync_dir(final.parent)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
