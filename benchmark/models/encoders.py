@@ -153,8 +153,9 @@ class OpenClipEncoder(ImageTextEncoder):
         import torch.nn.functional as F
 
         size = self.image_size
-        mean = torch.tensor(self.model.visual.image_mean or (0.48145466, 0.4578275, 0.40821073))
-        std = torch.tensor(self.model.visual.image_std or (0.26862954, 0.26130258, 0.27577711))
+        # create_model sets image_mean / image_std; a model built from its class has neither
+        mean = torch.tensor(getattr(self.model.visual, "image_mean", None) or (0.48145466, 0.4578275, 0.40821073))
+        std = torch.tensor(getattr(self.model.visual, "image_std", None) or (0.26862954, 0.26130258, 0.27577711))
         out = []
         with torch.no_grad(), self._autocast():
             for chunk in _chunks(pixels, self.batch_size):

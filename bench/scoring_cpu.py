@@ -1,0 +1,353 @@
+"""Benchmark: scoring a full-size audit on the CPU (issue 8 target: under 60 s).
+
+Builds a synthetic run folder the size of a full audit and times
+``benchmark.runner.score.score_run`` on it, per suite:
+
+* the probe rows are the real ones (``build_probes`` over every registered suite; with
+  ``--scale`` > 1 each prompt gets proportionally more samples, < 1 keeps a spread
+  subset with the runner's ``limit_probes`` rule);
+* ``manifest.parquet`` has the columns generation writes;
+* the label files are written by the annotate stage's own writer and row builders
+  (``benchmark.runner.annotate``, ``benchmark.annotate.*``) with random answers, cosines
+  and embeddings in place of model outputs: GEP C / CC / CLS rows from random CLIP
+  ViT-L/14-sized embeddings (the CLS classifiers are really trained), VQA gender and
+  attribute answers, skin tone, and MCAS embeddings for the six seed-004 encoders at
+  their real widths.
+
+The labels are random, so the scores are meaningless; the work done (rows, groups,
+bootstrap resamples) is that of a real audit. Per-suite seconds are the time between
+consecutive score entries of a suite (each entry is added right after its score and
+interval are computed); "read + write" is everything outside the suite scorers.
+
+    python bench/scoring_cpu.py                      # full size, 1000 resamples
+    python bench/scoring_cpu.py --scale 2            # twice the samples of every prompt
+    python bench/scoring_cpu.py --profile prof.out   # + cProfile of score_run
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import os
+import platform
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
+
+from benchmark.models.defaults import DEFAULT_ENCODER, DEFAULT_VQA, SEED004_ENCODERS  # noqa: E402
+
+#: embedding width of each encoder (open_clip model configs, ``embed_dim``)
+ENCODER_DIMS = {
+    "open_clip:ViT-L-14:openai": 768,
+    "open_clip:RN50:openai": 1024,
+    "open_clip:RN50x4:openai": 640,
+    "open_clip:RN50x16:openai": 768,
+    "open_clip:RN101:openai": 512,
+    "open_clip:ViT-B-16:openai": 512,
+    "open_clip:ViT-B-32:openai": 512,
+}
+TARGET_SECONDS = 60.0
+# Shares of random answers: roughly what a real VQA model gives on these prompts.
+GENDER_ANSWERS = (("a male", 0.55), ("a female", 0.35), ("i don't know", 0.10))
+FACE_RATE = 0.8
+
+
+# --------------------------------------------------------------------------- the synthetic run
+
+
+def scaled_probes(scale: float) -> pd.DataFrame:
+    """Every suite's probes, with about ``scale`` times as many rows per suite."""
+    from benchmark.probes import list_suites
+    from benchmark.runner.generate import build_probes, limit_probes
+
+    probes = build_probes(list_suites())
+    frames = []
+    for suite, df in probes.groupby("suite", sort=False):
+        n_want = max(1, round(len(df) * scale))
+        if n_want <= len(df):
+            frames.append(limit_probes(df, n_want))
+            continue
+        # More samples of every prompt: copies with new sample indices (and ids, seeds).
+        from benchmark.probes.registry import stable_seed
+
+        per_prompt = int(df["sample_index"].max()) + 1
+        copies = [df]
+        for k in range(1, math.ceil(scale)):
+            extra = df.copy()
+            extra["sample_index"] = df["sample_index"] + k * per_prompt
+            extra["probe_id"] = [f"{p.rsplit('/', 1)[0]}/{s:02d}" for p, s in zip(df["probe_id"], extra["sample_index"])]
+            extra["seed"] = [stable_seed(p) for p in extra["probe_id"]]
+            copies.append(extra)
+        frames.append(limit_probes(pd.concat(copies, ignore_index=True), n_want))
+    return pd.concat(frames, ignore_index=True)
+
+
+def write_manifest_and_config(run_dir: Path, probes: pd.DataFrame, rng: np.random.Generator) -> None:
+    from benchmark.runner import run_folder as rf
+    from benchmark.runner.generate import make_run_config
+
+    settings = {"num_inference_steps": 50, "guidance_scale": 7.5, "height": 512, "width": 512,
+                "family": "sd1", "dtype": "bfloat16", "note": "synthetic labels for bench/scoring_cpu.py"}
+    model_id = "bench/synthetic-audit"
+    config = make_run_config(model_spec=model_id, model_id=model_id, revision=None, settings=settings,
+                             probes=probes, limit_per_suite=None, batch_size=8, builtin=False)
+    rf.write_json_atomic(run_dir / rf.CONFIG_FILE, config)
+    n = len(probes)
+    probe_columns = list(probes.columns)
+    rows = []
+    settings_str = rf.settings_json(settings)
+    for i, rec in enumerate(probes.to_dict("records")):
+        name, batch = rf.image_file_name(i, n), rf.batch_name(i - i % 8, n)
+        rows.append({"file_name": name, "probe_index": i, **rec, "sha256": rng.bytes(32).hex(),
+                     "model_id": model_id, "revision": None, "settings": settings_str, "nsfw": False, "rank": 0,
+                     "batch_seconds": 1.0, "batch": batch, "image_path": f"{rf.IMAGES_DIR}/{batch}/{name}"})
+    columns = (["file_name", "probe_index"] + probe_columns
+               + [c for c in rf.RUNNER_COLUMNS if c not in ("file_name", "probe_index")] + list(rf.MANIFEST_EXTRA_COLUMNS))
+    rf.write_manifest(run_dir, rows, columns)
+
+
+def _unit_rows(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
+    x = rng.standard_normal((n, dim)).astype(np.float32)
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def _text_embedder(dim: int, salt: str):
+    """A deterministic stand-in for ``encoder.embed_texts``: one random unit vector per text."""
+
+    def embed(texts):
+        out = []
+        for t in texts:
+            seed = int.from_bytes(hashlib.sha256(f"{salt}\x1f{t}".encode()).digest()[:8], "big")
+            out.append(_unit_rows(np.random.default_rng(seed), 1, dim)[0])
+        return np.stack(out) if out else np.zeros((0, dim), np.float32)
+
+    return embed
+
+
+def write_labels(run_dir: Path, probes: pd.DataFrame, rng: np.random.Generator) -> dict[str, int]:
+    """Every label file a full audit has, built by the annotate stage's row builders."""
+    from benchmark.annotate.clip_labels import GEP_SUITES, gep_attribute_rows
+    from benchmark.annotate.mcas_embeddings import MCAS_SUITES, mcas_image_rows, mcas_text_embedding_rows, mcas_text_table
+    from benchmark.annotate.skin_tone import MST_ITA, HaarFaceDetector, SkinToneAnnotator, nearest_mst
+    from benchmark.annotate.vqa_labels import attribute_questions, gender_questions, perceived_gender_label, presence_label
+    from benchmark.probes import load_config
+    from benchmark.runner.annotate import LABEL_FILES, _write_parquet_atomic
+
+    (run_dir / "labels").mkdir(parents=True, exist_ok=True)
+    records = probes.to_dict("records")
+    counts = {}
+
+    # GEP: C, CC, CLS from CLIP ViT-L/14-sized embeddings (CLS classifiers trained for real).
+    gep_rows = [r for r in records if r["suite"] in GEP_SUITES]
+    dim = ENCODER_DIMS[DEFAULT_ENCODER]
+    attributes = gep_attribute_rows(gep_rows, _unit_rows(rng, len(gep_rows), dim),
+                                    _text_embedder(dim, DEFAULT_ENCODER), DEFAULT_ENCODER)
+    # DALL-Eval: one VQA yes/no question per attribute, one gender question per image.
+    dalleval_cfg = load_config("dalleval")
+    gender = []
+    answers, p = [a for a, _ in GENDER_ANSWERS], [w for _, w in GENDER_ANSWERS]
+    for r in records:
+        for attr, q in attribute_questions(r, dalleval_cfg):
+            ans = "yes" if rng.uniform() < 0.3 else "no"
+            attributes.append({"probe_id": r["probe_id"], "attribute": attr, "score": float(presence_label(ans)),
+                               "label": presence_label(ans), "estimator": "vqa", "annotator": DEFAULT_VQA,
+                               "question": q, "answer": ans})
+        for person, q in gender_questions(r, dalleval_cfg):
+            ans = str(rng.choice(answers, p=p))
+            gender.append({"probe_id": r["probe_id"], "person": person, "question": q, "answer": ans,
+                           "label": perceived_gender_label(ans), "annotator": DEFAULT_VQA})
+    # Skin tone of the DALL-Eval images (the Haar annotator's name, random ITA).
+    skin_name = SkinToneAnnotator(HaarFaceDetector()).name
+    skin = []
+    for r in records:
+        if r["suite"] != "dalleval_bias":
+            continue
+        face = bool(rng.uniform() < FACE_RATE)
+        angle = float(rng.uniform(min(MST_ITA), max(MST_ITA))) if face else None
+        skin.append({"probe_id": r["probe_id"], "face_found": face, "ita": angle,
+                     "mst": None if angle is None else nearest_mst(angle), "n_faces": int(face), "annotator": skin_name})
+    # MCAS: image and text embeddings for each of the six seed-004 encoders.
+    mcas = probes[probes["suite"].isin(MCAS_SUITES)].reset_index(drop=True)
+    texts = mcas_text_table()
+    embeddings = []
+    for enc in SEED004_ENCODERS:
+        d = ENCODER_DIMS[enc]
+        embeddings += mcas_image_rows(enc, mcas, _unit_rows(rng, len(mcas), d))
+        embeddings += mcas_text_embedding_rows(enc, texts, _unit_rows(rng, len(texts), d))
+
+    for name, rows in (("attributes", attributes), ("gender", gender), ("skin_tone", skin),
+                       ("embeddings", embeddings)):
+        _write_parquet_atomic(run_dir / LABEL_FILES[name].relpath, rows, LABEL_FILES[name])
+        counts[LABEL_FILES[name].relpath] = len(rows)
+    return counts
+
+
+def build_run(run_dir: Path, scale: float, seed: int = 0) -> tuple[pd.DataFrame, dict[str, int]]:
+    rng = np.random.default_rng(seed)
+    probes = scaled_probes(scale)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    write_manifest_and_config(run_dir, probes, rng)
+    return probes, write_labels(run_dir, probes, rng)
+
+
+# --------------------------------------------------------------------------- timing
+
+
+class SuiteClock:
+    """Attributes score_run's time to suites: each score entry gets the time since the last mark."""
+
+    def __init__(self):
+        self.seconds: dict[str, float] = {}
+        self.entries: dict[str, int] = {}
+        self.other: dict[str, float] = {}
+        self._last = None
+
+    def wrap_scorer(self, name, fn):
+        def timed(ctx):
+            start = self._last = time.perf_counter()
+            attributed = sum(self.seconds.values())
+            fn(ctx)
+            spent = time.perf_counter() - start - (sum(self.seconds.values()) - attributed)
+            self.other[name] = self.other.get(name, 0.0) + spent  # detail tables etc. after the last entry
+        return timed
+
+    def wrap_add(self, add):
+        clock = self
+
+        def timed_add(ctx, name, suite, value, **kw):
+            now = time.perf_counter()
+            clock.seconds[suite] = clock.seconds.get(suite, 0.0) + (now - clock._last)
+            clock.entries[suite] = clock.entries.get(suite, 0) + 1
+            out = add(ctx, name, suite, value, **kw)
+            clock._last = time.perf_counter()
+            return out
+        return timed_add
+
+
+def time_scoring(run_dir: Path, n_resamples: int, profile: str | None = None) -> tuple[dict, SuiteClock, float]:
+    import benchmark.runner.score as score
+
+    clock = SuiteClock()
+    saved = {n: getattr(score, n) for n in ("score_gep", "score_dalleval", "score_pst", "score_mcas")}
+    saved_add = score._Context.add
+    for n, fn in saved.items():
+        setattr(score, n, clock.wrap_scorer(n.removeprefix("score_"), fn))
+    score._Context.add = clock.wrap_add(saved_add)
+    try:
+        t0 = time.perf_counter()
+        if profile:
+            import cProfile
+
+            prof = cProfile.Profile()
+            results = prof.runcall(score.score_run, run_dir, n_resamples=n_resamples)
+            prof.dump_stats(profile)
+        else:
+            results = score.score_run(run_dir, n_resamples=n_resamples)
+        total = time.perf_counter() - t0
+    finally:
+        for n, fn in saved.items():
+            setattr(score, n, fn)
+        score._Context.add = saved_add
+    return results, clock, total
+
+
+def table_rows(results: dict, clock: SuiteClock, total: float) -> list[dict]:
+    by_suite = {s["name"]: s for s in results["suites"]}
+    rows = []
+    for suite, st in by_suite.items():
+        rows.append({"row": suite, "images": st["n_images"], "scores": clock.entries.get(suite, 0),
+                     "seconds": clock.seconds.get(suite, 0.0), "status": st["status"]})
+    other = sum(clock.other.values())
+    rows.append({"row": "suite scorers: detail tables", "images": None, "scores": None, "seconds": other,
+                 "status": ""})
+    io = total - sum(clock.seconds.values()) - other
+    rows.append({"row": "read labels + write results", "images": None, "scores": None, "seconds": io, "status": ""})
+    rows.append({"row": "total", "images": sum(s["n_images"] for s in by_suite.values()),
+                 "scores": len(results["scores"]), "seconds": total,
+                 "status": f"target < {TARGET_SECONDS:.0f} s: {'met' if total < TARGET_SECONDS else 'NOT met'}"})
+    return rows
+
+
+def format_table(rows: list[dict]) -> str:
+    head = f"| {'suite':<30} | {'images':>7} | {'scores':>6} | {'seconds':>8} | status"
+    lines = [head, "|" + "-" * 32 + "|" + "-" * 9 + "|" + "-" * 8 + "|" + "-" * 10 + "|--------"]
+    for r in rows:
+        img = "" if r["images"] is None else f"{r['images']:,}"
+        sc = "" if r["scores"] is None else str(r["scores"])
+        lines.append(f"| {r['row']:<30} | {img:>7} | {sc:>6} | {r['seconds']:>8.2f} | {r['status']}")
+    return "\n".join(lines)
+
+
+def machine_header(n_resamples: int, scale: float) -> str:
+    import benchmark
+
+    return (f"scoring benchmark: {time.strftime('%Y-%m-%d %H:%M %Z')}, {platform.node()}, "
+            f"{os.cpu_count()} CPU cores, {platform.processor() or platform.machine()}, "
+            f"python {platform.python_version()}, numpy {np.__version__}, pandas {pd.__version__}, "
+            f"package {getattr(benchmark, '__version__', '?')}; scale {scale:g}, {n_resamples} resamples")
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--scale", type=float, default=1.0,
+                    help="size relative to the full suites (1 = every probe of every suite once, a full audit)")
+    ap.add_argument("--n-resamples", type=int, default=1000, help="bootstrap resamples per interval (default 1000)")
+    ap.add_argument("--run-dir", help="build the synthetic run here and keep it (default: a temporary folder)")
+    ap.add_argument("--out", help="folder for scoring_cpu.json and scoring_cpu.md")
+    ap.add_argument("--profile", help="write a cProfile of score_run to this file and print its top functions")
+    args = ap.parse_args(argv)
+    if not args.scale > 0:
+        ap.error(f"--scale must be positive, got {args.scale}")
+    if args.n_resamples < 1:
+        ap.error(f"--n-resamples must be >= 1, got {args.n_resamples}")
+    return args
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    keep = args.run_dir is not None
+    run_dir = Path(args.run_dir) if keep else Path(tempfile.mkdtemp(prefix="t2ibench-scoring-"))
+    if keep and run_dir.exists() and any(run_dir.iterdir()):
+        print(f"error: {run_dir} is not empty; give a new --run-dir", file=sys.stderr)
+        return 2
+    try:
+        t0 = time.perf_counter()
+        probes, counts = build_run(run_dir, args.scale)
+        build_s = time.perf_counter() - t0
+        print(f"built a synthetic run of {len(probes):,} images in {build_s:.1f} s: "
+              + ", ".join(f"{k} {v:,} rows" for k, v in counts.items()), file=sys.stderr)
+        results, clock, total = time_scoring(run_dir, args.n_resamples, args.profile)
+        rows = table_rows(results, clock, total)
+        header = machine_header(args.n_resamples, args.scale)
+        table = format_table(rows)
+        print(header)
+        print(table)
+        if args.profile:
+            import pstats
+
+            pstats.Stats(args.profile).sort_stats("cumulative").print_stats(25)
+        if args.out:
+            out = Path(args.out)
+            out.mkdir(parents=True, exist_ok=True)
+            doc = {"header": header, "scale": args.scale, "n_resamples": args.n_resamples, "n_images": len(probes),
+                   "label_rows": counts, "rows": rows, "total_seconds": total, "target_seconds": TARGET_SECONDS}
+            (out / "scoring_cpu.json").write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+            (out / "scoring_cpu.md").write_text(header + "\n\n" + table + "\n", encoding="utf-8")
+    finally:
+        if not keep:
+            shutil.rmtree(run_dir, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

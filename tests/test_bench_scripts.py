@@ -1,0 +1,115 @@
+"""The benchmark scripts of bench/ run in their small CPU modes and print well-formed tables.
+
+Speed is never asserted here (the scripts measure it); only that each script exits 0, its
+table has the expected rows and columns, and its numbers are finite and positive.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_script(name: str, *args: str, tmp_path: Path, timeout: int = 240) -> str:
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "T2IBENCH_CACHE": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1"}
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / name), *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc.stdout
+
+
+def finite_positive(x) -> bool:
+    return isinstance(x, (int, float)) and math.isfinite(x) and x > 0
+
+
+def test_scoring_cpu_small(tmp_path):
+    out = tmp_path / "out"
+    text = run_script("scoring_cpu.py", "--scale", "0.03", "--n-resamples", "20", "--out", str(out),
+                      tmp_path=tmp_path)
+    assert "| suite" in text and "seconds" in text and "total" in text
+    doc = json.loads((out / "scoring_cpu.json").read_text())
+    names = [r["row"] for r in doc["rows"]]
+    for suite in ("gep_neutral", "gep_explicit", "dalleval_bias", "pst_paired_occupation", "mcas_targets"):
+        assert suite in names and suite in text
+    assert names[-1] == "total"
+    total = doc["rows"][-1]
+    assert finite_positive(total["seconds"]) and total["images"] == doc["n_images"] > 0
+    assert all(math.isfinite(r["seconds"]) and r["seconds"] >= 0 for r in doc["rows"])
+    scored = [r for r in doc["rows"] if r["status"] == "scored"]
+    assert len(scored) >= 9 and all(finite_positive(r["seconds"]) for r in scored if r["scores"])
+    # the label files a full audit has, all written
+    assert set(doc["label_rows"]) == {f"labels/{k}.parquet" for k in ("attributes", "gender", "skin_tone", "embeddings")}
+
+
+def test_scoring_cpu_rejects_bad_scale(tmp_path):
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "scoring_cpu.py"), "--scale", "0"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "--scale must be positive" in proc.stderr
+
+
+def test_runner_overhead_small(tmp_path):
+    out = tmp_path / "out"
+    text = run_script("runner_overhead.py", "--n-images", "2", "--batch-size", "2", "--sizes", "32", "--repeats", "1",
+                      "--rounds", "1", "--threads", "2", "--out", str(out), tmp_path=tmp_path)
+    doc = json.loads((out / "runner_overhead.json").read_text())
+    steps = {r["step"].strip(): r for r in doc["rows"]}
+    for key in ("bare pipeline calls", "runner: model calls (generate stage)", "of which PNG encode",
+                "of which sha256", "runner: total wall"):
+        assert key in steps and key in text
+        assert finite_positive(steps[key]["ms_per_image"])
+    assert math.isfinite(steps["runner overhead (total - bare)"]["ms_per_image"])
+    assert [r["size"] for r in doc["png"]] and all(finite_positive(r["png_ms"]) for r in doc["png"])
+    assert "PNG ms" in text and "sha256 ms" in text
+
+
+@pytest.mark.parametrize("models", [["sd15", "sdxl", "clip"]])
+def test_generation_tiny(tmp_path, models):
+    out = tmp_path / "out"
+    text = run_script("generation.py", "--tiny", "--models", *models, "--configs", "runner,batch1-fp16,sdpa",
+                      "--n-images", "1", "--steps", "1", "--clip-images", "4", "--peak-tflops", "1",
+                      "--out", str(out), tmp_path=tmp_path)
+    doc = json.loads((out / "generation.json").read_text())
+    for col in ("images/s", "s/image", "peak GiB", "% of floor", "vs batch1-fp16"):
+        assert col in text
+    assert "torch" in text and "diffusers" in text
+    rows = doc["rows"]
+    assert not [r for r in rows if r["error"]], [r["error"] for r in rows if r["error"]]
+    got = {(r["model"], r["config"]) for r in rows}
+    for m in ("sd15", "sdxl"):
+        for c in ("runner", "batch1-fp16", "sdpa"):
+            assert (m, c) in got
+        assert finite_positive(doc["floors"][m]["per_image"]) and finite_positive(doc["floors"][m]["floor_images_per_s"])
+    assert {("clip", "clip-pil"), ("clip", "clip-tensor")} <= got
+    for r in rows:
+        assert finite_positive(r["images_per_s"]) and finite_positive(r["seconds"]) and r["images"] >= 1
+        assert finite_positive(r["pct_of_floor"])
+        if r["model"] != "clip":
+            assert finite_positive(r["speedup"])
+
+
+def test_generation_flops_of_published_sd15_config():
+    """The floor arithmetic on the real SD 1.5 config (meta device, no weights): the issue's ~83 TFLOP/image."""
+    sys.path.insert(0, str(ROOT))
+    from bench.generation import flops_per_image, load_config
+
+    f = flops_per_image(load_config("sd15"), steps=50)
+    assert 75e12 < f["per_image"] < 90e12  # 0.8 TFLOP UNet x 2 x 50 + 2.5 TFLOP VAE (issue 8)
+    assert 0.7e12 < f["unet_forward"] < 0.9e12 and 2e12 < f["vae_decode"] < 3e12
+
+
+def test_generation_rejects_gpu_without_gpu(tmp_path):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present")
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "generation.py"), "--device", "cuda"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "no CUDA GPU" in proc.stderr
