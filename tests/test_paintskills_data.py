@@ -12,6 +12,7 @@ import datasets
 import numpy as np
 import pytest
 import yaml
+from PIL import Image, ImageColor
 
 from benchmark.paintskills import glyphs
 from benchmark.paintskills.render import RELATION_MARGIN, relation_of, render_background, render_scene
@@ -260,3 +261,17 @@ def test_push_offline_is_one_line(built, monkeypatch, capsys):
                          "--push-to-hub", "org/paintskills"])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and err[-1] == "error: cannot push to org/paintskills: HF_HUB_OFFLINE is set"
+
+
+def test_sample_sheet_shows_every_skill_with_boxes(tmp_path):
+    from benchmark.paintskills.samples import BOX_COLOURS, CAPTION_HEIGHT, sample_sheet
+
+    sheet = sample_sheet(n_per_skill=2, size=96)
+    assert sheet.size == (2 * 96, 3 * (96 + CAPTION_HEIGHT))
+    colours = {c for _, c in sheet.getcolors(maxcolors=1 << 20)}
+    assert ImageColor.getrgb(BOX_COLOURS[0]) in colours and ImageColor.getrgb(BOX_COLOURS[1]) in colours
+    out = tmp_path / "sheet.png"
+    proc = subprocess.run([sys.executable, "-m", "benchmark.cli", "paintskills-samples", "--out", str(out), "--n", "1",
+                           "--size", "64"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-1000:]
+    assert Image.open(out).size == (64, 3 * (64 + CAPTION_HEIGHT))

@@ -51,6 +51,14 @@ def _cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_samples(args: argparse.Namespace) -> int:
+    from benchmark.paintskills.samples import write_sample_sheet
+
+    out = write_sample_sheet(args.out, n_per_skill=args.n, size=args.size, split=args.split)
+    print(f"wrote {out}")
+    return 0
+
+
 def register(subparsers) -> None:
     """Add this module's commands to the ``t2ibench`` subparsers."""
     from benchmark.scores.paintskills import SKILLS
@@ -93,3 +101,11 @@ def register(subparsers) -> None:
     tr.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: the best available)")
     tr.add_argument("--quiet", action="store_true")
     tr.set_defaults(func=_cmd_train)
+
+    sm = subparsers.add_parser("paintskills-samples", help="a PNG contact sheet of rendered scenes with their "
+                               "prompts and ground-truth boxes")
+    sm.add_argument("--out", required=True, help="PNG file to write")
+    sm.add_argument("--n", type=int, default=4, help="scenes per skill (default 4)")
+    sm.add_argument("--size", type=int, default=192, help="pixels per render (default 192)")
+    sm.add_argument("--split", default="test", choices=["train", "test"])
+    sm.set_defaults(func=_cmd_samples)
