@@ -43,8 +43,42 @@ def configs_yaml(config_splits: dict[str, list[str]], default: str | None = None
     return entries
 
 
-def write_card(folder: str | Path, header: dict, body: str) -> Path:
-    """README.md with a YAML front matter ``header`` and a markdown ``body``."""
+def _data_files_size(folder: Path, config: dict) -> int:
+    patterns = [f["path"] if isinstance(f, dict) else f for f in config.get("data_files", [])]
+    patterns = [p + "/*" if p.endswith("**") else p for p in patterns]  # pathlib's "**" matches folders only
+    files = {p for pattern in patterns for p in folder.glob(pattern) if p.is_file()}
+    return sum(p.stat().st_size for p in files)
+
+
+def with_download_sizes(folder: str | Path, header: dict) -> dict:
+    """``header`` with each config's ``dataset_info.download_size`` (bytes of its data files).
+
+    ``datasets`` caches a local folder by its name and its card's YAML, not by its files:
+    without a size that changes with the data, a folder rebuilt in place (more labels,
+    other suites) would load its stale cached copy.
+    """
+    folder = Path(folder)
+    configs = header.get("configs") or []
+    if not configs:
+        return header
+    info = header.get("dataset_info")
+    entries = [dict(e) for e in (info if isinstance(info, list) else [info] if info else [])]
+    by_name = {e.get("config_name", "default"): e for e in entries}
+    for config in configs:
+        name = config.get("config_name", "default")
+        entry = by_name.get(name)
+        if entry is None:
+            entry = by_name[name] = {"config_name": name}
+            entries.append(entry)
+        entry["download_size"] = _data_files_size(folder, config)
+    return {**header, "dataset_info": entries[0] if len(entries) == 1 and not isinstance(info, list) else entries}
+
+
+def write_card(folder: str | Path, header: dict, body: str, data_root: str | Path | None = None) -> Path:
+    """README.md with a YAML front matter ``header`` and a markdown ``body``; write it after
+    the data files: each config's download size is read from them, in ``data_root``
+    (default: ``folder``; another folder when the card is written aside, then moved)."""
+    header = with_download_sizes(folder if data_root is None else data_root, header)
     text = "---\n" + yaml.safe_dump(header, sort_keys=False, allow_unicode=True) + "---\n\n" + body.strip() + "\n"
     path = Path(folder) / "README.md"
     path.write_text(text, encoding="utf-8")

@@ -94,3 +94,23 @@ def test_push_without_token_or_network_fails_with_one_line(tmp_path, env, messag
     err = proc.stderr.strip().splitlines()
     assert len(err) == 1 and message in err[0], proc.stderr
     assert "wrote" in proc.stdout  # the folder itself was built before the push failed
+
+
+def test_a_folder_rebuilt_in_place_loads_its_new_rows(tmp_path, monkeypatch):
+    # datasets caches a local folder by name and card YAML: the card's download sizes
+    # must change with the data, or the rebuilt folder loads its stale cached copy.
+    import pandas as pd
+
+    from dataset_builders.hub_layout import clear_folder, configs_yaml, write_card, write_split
+
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "cache")
+    out = tmp_path / "labels"
+    counts = []
+    for n in (3, 5):
+        clear_folder(out)
+        write_split(out, "items", "train", pd.DataFrame({"item_id": [f"i{k}" for k in range(n)], "answer": ["yes"] * n}))
+        write_card(out, {"configs": configs_yaml({"items": ["train"]}, default="items")}, "# test")
+        counts.append(datasets.load_dataset(str(out), "items", split="train").num_rows)
+    assert counts == [3, 5]
+    card = yaml.safe_load((out / "README.md").read_text().split("---")[1])
+    assert card["dataset_info"]["download_size"] == (out / "items" / "train-00000-of-00001.parquet").stat().st_size

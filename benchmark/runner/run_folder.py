@@ -23,6 +23,7 @@ truth; ``manifest.parquet`` is rebuilt from them.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import math
@@ -368,9 +369,9 @@ def write_run_card(run_dir: str | Path, *, config: dict, features: list[dict], n
     """README.md of RUN_DIR: the image dataset config and what made the images.
 
     ``datasets`` keys its cache of a local folder by the folder's name and the card's YAML,
-    so the YAML carries the images' total size (``dataset_info.download_size``): without
-    it two runs in folders of the same name, or one run before and after a resume, would
-    share a stale cache.
+    so the YAML carries the images' total size (``dataset_info.download_size``, added by
+    ``write_card``): without it two runs in folders of the same name, or one run before and
+    after a resume, would share a stale cache.
     """
     from dataset_builders.hub_layout import write_card
 
@@ -384,9 +385,9 @@ def write_run_card(run_dir: str | Path, *, config: dict, features: list[dict], n
             "features": features,
         }],
         # dataset_info replaces the builder's info, so it repeats the features (without
-        # them datasets would not decode `file_name` into the image column).
-        "dataset_info": {"config_name": "default", "features": features, "download_size": sum(
-            p.stat().st_size for p in (Path(run_dir) / IMAGES_DIR).glob("*/*.png"))},
+        # them datasets would not decode `file_name` into the image column); write_card adds
+        # the download size.
+        "dataset_info": {"config_name": "default", "features": copy.deepcopy(features)},  # no YAML anchors
         "tags": ["t2i-bias-benchmark", "text-to-image", "bias-audit"]
         + (["synthetic-test-output"] if meaningless else []),
         "pretty_name": f"t2i-bias-benchmark images of {model.get('model_id') or model.get('spec')}",
@@ -428,7 +429,7 @@ def write_run_card(run_dir: str | Path, *, config: dict, features: list[dict], n
     tmp = partial_dir(run_dir) / f"card.{os.getpid()}"
     tmp.mkdir(parents=True, exist_ok=True)
     try:
-        written = write_card(tmp, header, "\n".join(lines))
+        written = write_card(tmp, header, "\n".join(lines), data_root=run_dir)
         os.replace(written, run_dir / "README.md")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
