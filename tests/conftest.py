@@ -3,6 +3,8 @@
 import atexit
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 
 import pytest
@@ -25,3 +27,17 @@ def cache(tmp_path_factory):
     mp.setenv("T2IBENCH_CACHE", str(root))
     yield root
     mp.undo()
+
+
+@pytest.fixture(scope="session")
+def tiny_audit(tmp_path_factory):
+    """One real (meaningless) audit of builtin:tiny-sd on gep_neutral and pst_single, shared
+    read-only by the validation and submission tests: its results.json is what users submit."""
+    root = tmp_path_factory.mktemp("tiny_audit")
+    out = root / "run"
+    env = {**os.environ, "T2IBENCH_CACHE": str(root / "cache"), "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    proc = subprocess.run([sys.executable, "-m", "benchmark.cli", "run", "--model", "builtin:tiny-sd", "--suites",
+                           "gep_neutral", "pst_single", "--limit", "4", "--n-resamples", "50", "--quiet", "--out",
+                           str(out)], capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return out
