@@ -109,6 +109,51 @@ def smooth_image(size: int, rng: np.random.Generator):
     return Image.fromarray(np.clip(arr, 0, 255).astype(np.uint8))
 
 
+class SimulatedAccelerator:
+    """Stands in for a GPU pipeline to measure the host side only: each call waits
+    ``seconds_per_image`` (as the host does while a GPU works; the wait releases the GIL)
+    and returns precomputed photo-like images of the real size. Its images are not model
+    output and nothing is scored from them: it exists to time the runner's writing."""
+
+    def __init__(self, size: int, seconds_per_image: float, n_distinct: int = 8):
+        rng = np.random.default_rng(0)
+        self.images = [smooth_image(size, rng) for _ in range(n_distinct)]
+        self.seconds_per_image = seconds_per_image
+        self.model_id, self.revision = "simulated-accelerator", None
+        self.settings = {"height": size, "width": size, "simulated_seconds_per_image": seconds_per_image}
+
+    def generate(self, prompts: list[str], seeds: list[int]):
+        from types import SimpleNamespace
+
+        time.sleep(self.seconds_per_image * len(prompts))
+        return SimpleNamespace(images=[self.images[s % len(self.images)] for s in seeds], nsfw=[None] * len(prompts))
+
+
+def overlap_rows(probes, size: int, seconds_per_image: float, batch_size: int, rounds: int) -> list[dict]:
+    """Runner wall time with batches written inline vs on the background thread (the default),
+    under a simulated accelerator, fastest of ``rounds``."""
+    from benchmark.runner.generate import generate
+
+    model = SimulatedAccelerator(size, seconds_per_image)
+    best = {False: float("inf"), True: float("inf")}
+    for _ in range(rounds):
+        for overlap in (False, True):
+            tmp = Path(tempfile.mkdtemp(prefix="t2ibench-overlap-"))
+            try:
+                t0 = time.perf_counter()
+                generate(tmp / "run", model, probes, batch_size=batch_size, progress=False, overlap_writes=overlap)
+                best[overlap] = min(best[overlap], time.perf_counter() - t0)
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
+    n = len(probes)
+    floor = seconds_per_image * n
+    return [{"writes": "inline (each batch written before the next generates)", "size": size,
+             "seconds_per_image": seconds_per_image, "wall_s": best[False], "images_per_s": n / best[False],
+             "accelerator_busy_percent": 100 * floor / best[False]},
+            {"writes": "background thread (runner default)", "size": size, "seconds_per_image": seconds_per_image,
+             "wall_s": best[True], "images_per_s": n / best[True], "accelerator_busy_percent": 100 * floor / best[True]}]
+
+
 def encode_sizes(sizes: list[int], repeats: int, threads: int) -> list[dict]:
     from PIL import Image
 
@@ -158,6 +203,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--repeats", type=int, default=5, help="encodes per size in the PNG table (default 5)")
     ap.add_argument("--rounds", type=int, default=3, help="bare/runner rounds; the fastest of each is kept (default 3)")
     ap.add_argument("--threads", type=int, default=4, help="threads of the parallel PNG encode row (default 4)")
+    ap.add_argument("--simulate", type=float, nargs=2, metavar=("PX", "SECONDS"), default=[512, 0.25],
+                    help="simulated accelerator for the overlap table: image size and seconds per image "
+                         "(default 512 0.25, the 4 images/s target; 0 seconds skips the table)")
     ap.add_argument("--out", help="folder for runner_overhead.json and runner_overhead.md")
     args = ap.parse_args(argv)
     for name in ("n_images", "batch_size", "repeats", "rounds", "threads"):
@@ -198,6 +246,9 @@ def main(argv=None) -> int:
             t0 = time.perf_counter()
             summary = generate(tmp / "run", model, probes, batch_size=args.batch_size, progress=False, timer=timer)
             runner_s = time.perf_counter() - t0
+            t0 = time.perf_counter()  # the same run with each batch written before the next generates
+            generate(tmp / "inline", model, probes, batch_size=args.batch_size, progress=False, overlap_writes=False)
+            inline_s = time.perf_counter() - t0
             steps = write_steps(images, args.batch_size, tmp / "steps")
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -208,6 +259,7 @@ def main(argv=None) -> int:
             best.update({k: v for k, v in got.items() if k != "bare"})
             tm = summary.timings
         best["bare"] = min(best.get("bare", float("inf")), bare_s)
+        best["inline"] = min(best.get("inline", float("inf")), inline_s)
     bare_s, runner_s = best["bare"], best["runner"]
     best["overhead"] = runner_s - bare_s
     best["untimed"] = runner_s - sum(v for k, v in best.items() if k.startswith("stage:"))
@@ -225,9 +277,11 @@ def main(argv=None) -> int:
          "per_run_s": best["stage:prepare"]},
         {"step": "runner: manifest + card (once)", "ms_per_image": _ms(best["stage:manifest"], n),
          "per_run_s": best["stage:manifest"]},
-        {"step": "runner: outside the stages (first card, checks)", "ms_per_image": _ms(best["untimed"], n),
+        {"step": "runner: outside the stages (< 0: writes overlap)", "ms_per_image": _ms(best["untimed"], n),
          "per_run_s": best["untimed"]},
         {"step": "runner: total wall", "ms_per_image": _ms(runner_s, n), "per_run_s": runner_s},
+        {"step": "runner, writes inline (no overlap): total wall", "ms_per_image": _ms(best["inline"], n),
+         "per_run_s": best["inline"]},
         {"step": "runner overhead (total - bare)", "ms_per_image": _ms(best["overhead"], n),
          "per_run_s": best["overhead"]},
     ]
@@ -242,6 +296,15 @@ def main(argv=None) -> int:
     lines += [f"| {r['step']:<50} | {r['ms_per_image']:>10.2f} | {r['per_run_s']:>8.3f} |" for r in rows]
     lines.append(f"\nrunner overhead: {share:.1f}% of the runner's wall time on tiny-sd (fastest bare round vs fastest "
                  "runner round; a negative value means the machine's noise is larger than the overhead)")
+    sim_px, sim_s = int(args.simulate[0]), float(args.simulate[1])
+    overlap = overlap_rows(probes, sim_px, sim_s, args.batch_size, args.rounds) if sim_s > 0 else []
+    if overlap:
+        lines += ["", f"Writing beside a simulated accelerator ({sim_px} px images, {sim_s * 1000:.0f} ms per image of "
+                  f"waiting, {n} images, batch {args.batch_size}; no model runs, only the runner's writing is timed):",
+                  "", f"| {'writes':<56} | {'wall s':>7} | {'images/s':>8} | {'accelerator busy':>16} |",
+                  "|" + "-" * 58 + "|" + "-" * 9 + "|" + "-" * 10 + "|" + "-" * 18 + "|"]
+        lines += [f"| {r['writes']:<56} | {r['wall_s']:>7.2f} | {r['images_per_s']:>8.2f} | "
+                  f"{r['accelerator_busy_percent']:>15.1f}% |" for r in overlap]
     enc = encode_sizes(args.sizes, args.repeats, args.threads)
     lines += ["", "PNG encode and sha256 per image at real sizes (what the write stage costs per image on a GPU run):",
               "", f"| {'px':>5} | {'image':<6} | {'zlib':>4} | {'threads':>7} | {'PNG ms':>8} | {'sha256 ms':>9} | {'KiB':>7} |",
@@ -253,7 +316,7 @@ def main(argv=None) -> int:
     if args.out:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
-        doc = {"header": header, "n_images": n, "batch_size": args.batch_size, "rows": rows,
+        doc = {"header": header, "n_images": n, "batch_size": args.batch_size, "rows": rows, "overlap": overlap,
                "overhead_percent": share, "png": enc, "timings": tm}
         doc = json.loads(json.dumps(doc), parse_constant=lambda c: None)  # NaN (not measured) -> null
         (out / "runner_overhead.json").write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")

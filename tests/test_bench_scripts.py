@@ -58,7 +58,8 @@ def test_scoring_cpu_rejects_bad_scale(tmp_path):
 def test_runner_overhead_small(tmp_path):
     out = tmp_path / "out"
     text = run_script("runner_overhead.py", "--n-images", "2", "--batch-size", "2", "--sizes", "32", "--repeats", "1",
-                      "--rounds", "1", "--threads", "2", "--out", str(out), tmp_path=tmp_path)
+                      "--rounds", "1", "--threads", "2", "--simulate", "64", "0.01", "--out", str(out),
+                      tmp_path=tmp_path)
     doc = json.loads((out / "runner_overhead.json").read_text())
     steps = {r["step"].strip(): r for r in doc["rows"]}
     for key in ("bare pipeline calls", "runner: model calls (generate stage)", "of which PNG encode",
@@ -68,6 +69,9 @@ def test_runner_overhead_small(tmp_path):
     assert math.isfinite(steps["runner overhead (total - bare)"]["ms_per_image"])
     assert [r["size"] for r in doc["png"]] and all(finite_positive(r["png_ms"]) for r in doc["png"])
     assert "PNG ms" in text and "sha256 ms" in text
+    assert [r["writes"].split()[0] for r in doc["overlap"]] == ["inline", "background"]
+    assert all(finite_positive(r["images_per_s"]) and 0 < r["accelerator_busy_percent"] <= 100.5
+               for r in doc["overlap"])
 
 
 @pytest.mark.parametrize("models", [["sd15", "sdxl", "clip"]])

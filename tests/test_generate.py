@@ -145,6 +145,32 @@ def test_determinism_and_batch_size(tmp_path):
     assert_same_run(runs["a"], runs["b"])
 
 
+def test_background_writes_equal_inline_writes_and_surface_errors(tmp_path, monkeypatch):
+    probes = build_probes(SUITES)
+    for name, overlap in (("inline", False), ("overlap", True)):
+        generate(tmp_path / name, worker.StandInModel(), probes, batch_size=3, limit=LIMIT, progress=False,
+                 overlap_writes=overlap)
+    assert_same_run(tmp_path / "inline", tmp_path / "overlap")
+    assert list(read_manifest(tmp_path / "inline")["sha256"]) == list(read_manifest(tmp_path / "overlap")["sha256"])
+
+    # A failing write on the background thread stops the run with its error; the batches
+    # written before it stay complete.
+    from benchmark.runner import run_folder as rf
+
+    real_write_batch, calls = rf.write_batch, []
+
+    def failing_write_batch(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:
+            raise OSError("disk full")
+        return real_write_batch(*args, **kwargs)
+
+    monkeypatch.setattr(rf, "write_batch", failing_write_batch)
+    with pytest.raises(OSError, match="disk full"):
+        generate(tmp_path / "failing", worker.StandInModel(), probes, batch_size=3, limit=LIMIT, progress=False)
+    assert len(scan_batches(tmp_path / "failing")) == 6  # the first two batches of 3
+
+
 def test_manifest_rows_and_run_config(tmp_path):
     probes = build_probes(SUITES)
     generate(tmp_path, worker.StandInModel(), probes, batch_size=4, limit=LIMIT, progress=False)

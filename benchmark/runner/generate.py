@@ -23,6 +23,7 @@ import json
 import os
 import sys
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -254,7 +255,7 @@ def _png_bytes(image) -> bytes:
 def generate(run_dir: str | Path, model: Any, probes: pd.DataFrame, *, batch_size: int = DEFAULT_BATCH_SIZE,
              limit: int | None = None, progress: bool = True, model_spec: str | None = None,
              revision_requested: str | None = None, state: Any = None,
-             timer: StageTimer | None = None) -> GenerationSummary:
+             timer: StageTimer | None = None, overlap_writes: bool = True) -> GenerationSummary:
     """Generate every probe of ``probes`` (``limit`` per suite) with ``model`` into ``run_dir``.
 
     ``model`` has ``generate(prompts, seeds) -> output`` with ``output.images`` (PIL) and
@@ -262,6 +263,11 @@ def generate(run_dir: str | Path, model: Any, probes: pd.DataFrame, *, batch_siz
     ``settings``. Probes already in the folder are skipped; under ``accelerate launch``
     every process calls this with the same arguments and gets a contiguous share of the
     remaining probes. Returns this process's summary.
+
+    With ``overlap_writes`` a finished batch is encoded (PNG), hashed and written on a
+    background thread while the next batch generates (zlib releases the GIL), so the
+    accelerator does not wait for the host; at most one batch is in flight, and a kill loses
+    at most that batch and the one being generated. Bytes and files are the same either way.
     """
     if int(batch_size) < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
@@ -328,6 +334,24 @@ def generate(run_dir: str | Path, model: Any, probes: pd.DataFrame, *, batch_siz
     bar = progress_bar(len(mine), f"generate{f' [rank {rank}/{world}]' if world > 1 else ''}",
                        enabled=progress and state.is_local_main_process)
     n_generated = n_batches = 0
+
+    def write(idxs: list[int], rows: list[dict], images: list, nsfw: list, batch_seconds: float) -> None:
+        with timer.stage("write"):
+            files, meta = [], []
+            for i, probe, image, flag in zip(idxs, rows, images, nsfw):
+                data = _png_bytes(image)
+                name = rf.image_file_name(i, n_total)
+                files.append((name, data))
+                meta.append({"file_name": name, "probe_index": i,
+                             **{c: probe[c] for c in probe_columns},
+                             "sha256": hashlib.sha256(data).hexdigest(), "model_id": model_id,
+                             "revision": revision, "settings": settings_str,
+                             "nsfw": None if flag is None else bool(flag), "rank": rank,
+                             "batch_seconds": round(batch_seconds, 4)})
+            rf.write_batch(run_dir, rf.batch_name(idxs[0], n_total), files, meta, rank=rank)
+
+    writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="t2ibench-write") if overlap_writes else None
+    in_flight: Future | None = None
     try:
         for start in range(0, len(mine), batch_size):
             idxs = mine[start:start + batch_size]
@@ -341,23 +365,21 @@ def generate(run_dir: str | Path, model: Any, probes: pd.DataFrame, *, batch_siz
             if len(images) != len(rows) or len(nsfw) != len(rows):
                 raise RuntimeError(f"model returned {len(images)} images / {len(nsfw)} nsfw flags for "
                                    f"{len(rows)} prompts")
-            with timer.stage("write"):
-                files, meta = [], []
-                for i, probe, image, flag in zip(idxs, rows, images, nsfw):
-                    data = _png_bytes(image)
-                    name = rf.image_file_name(i, n_total)
-                    files.append((name, data))
-                    meta.append({"file_name": name, "probe_index": i,
-                                 **{c: probe[c] for c in probe_columns},
-                                 "sha256": hashlib.sha256(data).hexdigest(), "model_id": model_id,
-                                 "revision": revision, "settings": settings_str,
-                                 "nsfw": None if flag is None else bool(flag), "rank": rank,
-                                 "batch_seconds": round(batch_seconds, 4)})
-                rf.write_batch(run_dir, rf.batch_name(idxs[0], n_total), files, meta, rank=rank)
+            if in_flight is not None:
+                in_flight.result()  # the previous batch is on disk (or its error raised) before the next is queued
+                in_flight = None
+            if writer is None:
+                write(idxs, rows, images, nsfw, batch_seconds)
+            else:
+                in_flight = writer.submit(write, idxs, rows, images, nsfw, batch_seconds)
             n_generated += len(idxs)
             n_batches += 1
             bar.update(len(idxs))
+        if in_flight is not None:
+            in_flight.result()
     finally:
+        if writer is not None:
+            writer.shutdown(wait=True)  # a batch already generated is still written when the loop fails
         bar.close()
 
     # 4. Everyone finished: the main process merges the manifest and rewrites the card.
