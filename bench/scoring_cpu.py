@@ -59,6 +59,7 @@ TARGET_SECONDS = 60.0
 # Shares of random answers: roughly what a real VQA model gives on these prompts.
 GENDER_ANSWERS = (("a male", 0.55), ("a female", 0.35), ("i don't know", 0.10))
 FACE_RATE = 0.8
+DETR_QUERIES = 100  # facebook/detr-resnet-50's num_queries
 
 
 # --------------------------------------------------------------------------- the synthetic run
@@ -184,8 +185,25 @@ def write_labels(run_dir: Path, probes: pd.DataFrame, rng: np.random.Generator) 
         embeddings += mcas_image_rows(enc, mcas, _unit_rows(rng, len(mcas), d))
         embeddings += mcas_text_embedding_rows(enc, texts, _unit_rows(rng, len(texts), d))
 
+    # PaintSkills: every DETR query of every image, as the annotate stage stores them (top
+    # class, probability and box per query, plus the target classes' probabilities).
+    from benchmark.paintskills.detect import DEFAULT_DETECTOR, Detections
+    from benchmark.paintskills.scenes import CLASSES
+    from benchmark.runner.annotate import PAINTSKILLS_SUITES
+
+    detections = []
+    for r in records:
+        if r["suite"] not in PAINTSKILLS_SUITES:
+            continue
+        logits = rng.normal(0.0, 2.0, (DETR_QUERIES, len(CLASSES)))
+        probs = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+        boxes = rng.uniform(0.05, 0.5, (DETR_QUERIES, 4))
+        det = Detections.from_probs(probs, boxes, CLASSES).restrict(
+            [r.get("target"), r.get("target_b") if isinstance(r.get("target_b"), str) else None])
+        detections.append({"probe_id": r["probe_id"], "detector": DEFAULT_DETECTOR, **det.to_record()})
+
     for name, rows in (("attributes", attributes), ("gender", gender), ("skin_tone", skin),
-                       ("embeddings", embeddings)):
+                       ("embeddings", embeddings), ("detections", detections)):
         _write_parquet_atomic(run_dir / LABEL_FILES[name].relpath, rows, LABEL_FILES[name])
         counts[LABEL_FILES[name].relpath] = len(rows)
     return counts

@@ -37,7 +37,8 @@ def test_scoring_cpu_small(tmp_path):
     assert "| suite" in text and "seconds" in text and "total" in text
     doc = json.loads((out / "scoring_cpu.json").read_text())
     names = [r["row"] for r in doc["rows"]]
-    for suite in ("gep_neutral", "gep_explicit", "dalleval_bias", "pst_paired_occupation", "mcas_targets"):
+    for suite in ("gep_neutral", "gep_explicit", "dalleval_bias", "pst_paired_occupation", "mcas_targets",
+                  "paintskills_count"):
         assert suite in names and suite in text
     assert names[-1] == "total"
     total = doc["rows"][-1]
@@ -45,8 +46,11 @@ def test_scoring_cpu_small(tmp_path):
     assert all(math.isfinite(r["seconds"]) and r["seconds"] >= 0 for r in doc["rows"])
     scored = [r for r in doc["rows"] if r["status"] == "scored"]
     assert len(scored) >= 9 and all(finite_positive(r["seconds"]) for r in scored if r["scores"])
-    # the label files a full audit has, all written
-    assert set(doc["label_rows"]) == {f"labels/{k}.parquet" for k in ("attributes", "gender", "skin_tone", "embeddings")}
+    # the label files a full audit has, all written, every suite scored
+    from benchmark.runner.annotate import LABEL_FILES
+
+    assert set(doc["label_rows"]) == {spec.relpath for spec in LABEL_FILES.values()}
+    assert {r["row"] for r in doc["rows"] if r["status"] == "scored"} >= {"paintskills_object", "paintskills_spatial"}
 
 
 def test_scoring_cpu_rejects_bad_scale(tmp_path):
