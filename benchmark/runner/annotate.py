@@ -53,13 +53,14 @@ __all__ = [
     "read_labels",
 ]
 
-# benchmark.models.defaults imports no torch, so choosing annotators stays cheap.
+# benchmark.models.defaults and benchmark.paintskills.detect import no torch, so choosing
+# annotators stays cheap.
 from benchmark.models.defaults import DEFAULT_ENCODER, DEFAULT_VQA, SEED004_ENCODERS  # noqa: E402
+from benchmark.paintskills.detect import DEFAULT_DETECTOR, TINY_DETECTOR  # noqa: E402
+from benchmark.probes.paintskills import SUITE_OF as PAINTSKILLS_SUITE_OF  # noqa: E402
 
 TINY_ENCODER = "builtin:tiny-clip"
 TINY_VQA = "builtin:tiny-vqa"
-# benchmark.paintskills.detect imports no torch at module level either.
-from benchmark.paintskills.detect import DEFAULT_DETECTOR, TINY_DETECTOR  # noqa: E402
 DEFAULT_SKIN_TONE = "haar"
 DEFAULT_BATCH_SIZE = 32
 TEXT_BATCH_SIZE = 256
@@ -67,7 +68,7 @@ TIMINGS_FILE = "timings.json"
 LABELS_DIR = "labels"
 
 SKIN_TONE_SUITES = ("dalleval_bias",)
-PAINTSKILLS_SUITES = ("paintskills_object", "paintskills_count", "paintskills_spatial")
+PAINTSKILLS_SUITES = tuple(PAINTSKILLS_SUITE_OF.values())
 ANNOTATED_SUITES = tuple(dict.fromkeys(GEP_SUITES + ATTRIBUTE_VQA_SUITES + GENDER_SUITES + SKIN_TONE_SUITES
                                        + MCAS_SUITES + PAINTSKILLS_SUITES))
 

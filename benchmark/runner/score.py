@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from benchmark.probes import dalleval as dalleval_probes
+from benchmark.probes.paintskills import SUITE_OF as PAINTSKILLS_SUITE_OF
 from benchmark.runner import results as res
 from benchmark.scores.bootstrap import bootstrap_ci
 from benchmark.scores.diffusion_bias import COMPONENTS, internal_bias_table, summarise
@@ -49,7 +50,7 @@ SCORES_DIR = "scores"
 GEP_SUITES = ("gep_neutral", "gep_explicit", "gep_occupation")
 PST_SUITES = ("pst_single", "pst_paired_occupation", "pst_paired_power", "pst_intervention")
 MCAS_SUITES = ("mcas_attributes", "mcas_targets")
-PAINTSKILLS_SUITES = {"paintskills_object": "object", "paintskills_count": "count", "paintskills_spatial": "spatial"}
+PAINTSKILLS_SUITES = {suite: skill for skill, suite in PAINTSKILLS_SUITE_OF.items()}  # suite -> skill
 # Estimators whose `score` is an existence probability (GEP Eq. 1); C / CC are raw cosines
 # (gep_unbounded); VQA and human answers are read from `label`.
 PROBABILITY_ESTIMATORS = ("CLS",)
