@@ -122,8 +122,8 @@ def test_stage_commands_refuse_a_folder_that_is_not_a_run(tmp_path):
 
 
 def test_two_runs_in_folders_of_the_same_name_load_their_own_images(tmp_path, cache_env):
-    # datasets keys its cache of a local folder by folder name and card: the card's image
-    # fingerprint keeps two runs (or one run before and after a resume) apart.
+    # datasets keys its cache of a local folder by folder name and card: the card's download
+    # size (dataset_info) keeps two runs (or one run before and after a resume) apart.
     counts = {}
     for parent, limit in (("a", "1"), ("b", "3")):
         out = tmp_path / parent / "tiny"

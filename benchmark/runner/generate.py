@@ -367,7 +367,6 @@ def generate(run_dir: str | Path, model: Any, probes: pd.DataFrame, *, batch_siz
                                    f"{len(rows)} prompts")
             if in_flight is not None:
                 in_flight.result()  # the previous batch is on disk (or its error raised) before the next is queued
-                in_flight = None
             if writer is None:
                 write(idxs, rows, images, nsfw, batch_seconds)
             else:

@@ -410,8 +410,8 @@ def write_run_card(run_dir: str | Path, *, config: dict, features: list[dict], n
         f"- Limit per suite: {limit if limit is not None else 'none (all probes)'}",
         f"- Images: {n_done:,} of {n_total:,} probes generated{unfinished}",
         f"- Package: t2i-bias-benchmark {config.get('package_version')}",
-        f"- Images fingerprint: `{hashlib.sha256(' '.join(sorted(image_hashes)).encode()).hexdigest()[:16]}` "
-        "(sha256 over the images' sha256 values)",
+        *([f"- Images fingerprint: `{hashlib.sha256(' '.join(sorted(image_hashes)).encode()).hexdigest()[:16]}` "
+           "(sha256 over the images' sha256 values)"] if image_hashes else []),  # none before the first batch
         "",
         "Each image has its probe fields (probe_id, suite, prompt, sample_index, seed and the suite's",
         "structured fields), the sha256 of its PNG bytes, the model id, revision and generation settings",
