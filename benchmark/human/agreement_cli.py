@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from benchmark.runner.results import json_safe
 from benchmark.scores.agreement import UndefinedStatisticWarning
 
 MAX_DISAGREEMENTS = 25  # listed in the report; agreement.json has them all
@@ -197,28 +198,12 @@ def agreement_markdown(run_dir: str | Path, *, include_flagged: bool = False) ->
     return format_markdown(agreement_tables(run_dir, include_flagged=include_flagged))
 
 
-def _jsonable(v: Any) -> Any:
-    if isinstance(v, pd.DataFrame):
-        return [_jsonable(r) for r in v.to_dict("records")]
-    if isinstance(v, dict):
-        return {str(k): _jsonable(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple, np.ndarray)):
-        return [_jsonable(x) for x in v]
-    if isinstance(v, (np.bool_, bool)):
-        return bool(v)
-    if isinstance(v, (np.integer,)):
-        return int(v)
-    if isinstance(v, (float, np.floating)):
-        return None if math.isnan(v) or math.isinf(v) else float(v)
-    return v
-
-
 def agreement_json(t: dict) -> dict:
     """The tables as plain JSON (NaN -> null); the artificial examples' image lists are dropped."""
     doc = {k: v for k, v in t.items() if k != "artificial_examples"}
     if "artificial_examples" in t:
         doc["artificial_examples"] = t["artificial_examples"].drop(columns=["woman_images", "man_images"])
-    return _jsonable(doc)
+    return json_safe(doc)
 
 
 # --------------------------------------------------------------------------- command

@@ -42,9 +42,11 @@ SEED_POLICY = ("one image per probe row, generated from its own torch.Generator 
 
 def json_safe(value: Any) -> Any:
     """A JSON-ready value: numpy scalars and arrays unwrapped, NaN / inf / pandas NA -> None,
-    tuples -> lists, mapping keys -> str."""
+    tuples -> lists, mapping keys -> str, DataFrames -> lists of row objects."""
     if value is None:
         return None
+    if isinstance(value, pd.DataFrame):
+        return [json_safe(r) for r in value.to_dict("records")]
     if isinstance(value, Mapping):
         return {str(k): json_safe(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
