@@ -75,14 +75,14 @@ def agreement_tables(run_dir: str | Path, *, include_flagged: bool = False, arti
             "majorities": majorities,
             "disagreements": stats.disagreements(majorities),
         }
-        v = validation.validate_run(run_dir, answers)
+        v = validation.validate_run(run_dir, answers, majorities)
         out["notes"] = list(v.pop("notes"))
         out.update(v)
         if artificial and "attribute" in set(majorities["question_type"]):
             from benchmark.human.artificial import artificial_from_run, compare_estimators, tau_b_by_pair_type
 
             try:
-                ds = artificial_from_run(run_dir, answers, random_state=random_state)
+                ds = artificial_from_run(run_dir, answers, majorities, random_state=random_state)
                 out["artificial_settings"] = ds.settings
                 out["artificial_skipped"] = ds.skipped
                 if ds.examples.empty:

@@ -252,9 +252,11 @@ def tau_b_by_pair_type(examples: pd.DataFrame, estimators: Sequence[str]) -> pd.
     return pd.DataFrame(rows)
 
 
-def artificial_from_run(run_dir, answers: pd.DataFrame, **kwargs) -> ArtificialDataset:
+def artificial_from_run(run_dir, answers: pd.DataFrame, majorities: pd.DataFrame | None = None,
+                        **kwargs) -> ArtificialDataset:
     """:func:`build_artificial_dataset` from a run folder's label files and human answers;
-    ``model`` defaults to the run's model id."""
+    ``model`` defaults to the run's model id; ``majorities``: :func:`item_majorities` of
+    ``answers`` when the caller has it already."""
     import json
     from pathlib import Path
 
@@ -273,6 +275,7 @@ def artificial_from_run(run_dir, answers: pd.DataFrame, **kwargs) -> ArtificialD
             kwargs["model"] = run_dir.name
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedStatisticWarning)
-        pool = image_pool(item_majorities(answers), pd.read_parquet(run_dir / "labels/attributes.parquet"),
+        pool = image_pool(item_majorities(answers) if majorities is None else majorities,
+                          pd.read_parquet(run_dir / "labels/attributes.parquet"),
                           pd.read_parquet(run_dir / "manifest.parquet"))
     return build_artificial_dataset(pool, **kwargs)

@@ -40,11 +40,11 @@ import pandas as pd
 
 from benchmark.atomic import fsync_dir, write_bytes_atomic
 from benchmark.human import questions as q
+from benchmark.runner.run_folder import MANIFEST_FILE, read_manifest
 
 LABELS_DIR = "human_labels"
 ANSWERS_FILE = "answers.jsonl"
 QUALIFICATION_FILE = "qualification.json"
-MANIFEST_FILE = "manifest.parquet"
 
 EVENTS = ("answer", "skip", "undo")
 QUESTION_TYPES = q.QUESTION_TYPES
@@ -355,10 +355,9 @@ def _check_types(question_types) -> set[str]:
 
 def read_run_manifest(run_dir: str | Path) -> pd.DataFrame:
     """The run's manifest; a one-line ``ValueError`` if RUN_DIR is not a run folder."""
-    path = Path(run_dir) / MANIFEST_FILE
-    if not path.is_file():
+    if not (Path(run_dir) / MANIFEST_FILE).is_file():
         raise ValueError(f"{run_dir} is not a run folder (no {MANIFEST_FILE}); run `t2ibench generate` first")
-    return pd.read_parquet(path)
+    return read_manifest(run_dir)
 
 
 def build_items(run_dir: str | Path, question_types: Sequence[str] | None = None, *,

@@ -325,16 +325,17 @@ def _read_label(run_dir: Path, name: str) -> pd.DataFrame | None:
     return pd.read_parquet(path) if path.is_file() else None
 
 
-def validate_run(run_dir: str | Path, answers: pd.DataFrame) -> dict:
+def validate_run(run_dir: str | Path, answers: pd.DataFrame, majorities: pd.DataFrame | None = None) -> dict:
     """Every validation table for a run folder: ``attribute_auc``, ``attribute_auc_summary``,
     ``gep_vectors``, ``gep_agreement``, ``gender_kappa``, ``skin_tone`` (DataFrames; a table is
-    absent when its label file is) and ``notes`` (why a table is missing)."""
+    absent when its label file is) and ``notes`` (why a table is missing). ``majorities``:
+    :func:`item_majorities` of ``answers`` when the caller has it already."""
     run_dir = Path(run_dir)
     manifest_path = run_dir / "manifest.parquet"
     if not manifest_path.is_file():
         raise ValueError(f"{run_dir} is not a run folder (no manifest.parquet)")
     manifest = pd.read_parquet(manifest_path)
-    majorities = item_majorities(answers)
+    majorities = item_majorities(answers) if majorities is None else majorities
     out: dict = {"notes": []}
     qtypes = set(majorities["question_type"])
     attributes = _read_label(run_dir, "attributes")

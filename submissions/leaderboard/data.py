@@ -31,6 +31,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import pandas as pd
 
+from benchmark.runner.results import RESULTS_FILE
+from benchmark.runner.run_folder import CONFIG_FILE
 from benchmark.scores.metadata import SCORE_METADATA
 from submissions.validate import check_results, is_demo
 
@@ -39,7 +41,6 @@ MAX_FILE_BYTES = 50 * 1024 * 1024
 HUB_DATASETS = "https://huggingface.co/datasets/"
 # A Hub repo id: safe to put in a URL and a Markdown link as is.
 REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
-RUN_CONFIG, RESULTS_FILE = "run_config.json", "results.json"
 DEMO_BADGE = "demo"
 
 # Headline entry choice, best first: human labels, the GEP paper's classifier, VQA,
@@ -154,7 +155,7 @@ def parse_time(value: Any) -> _dt.datetime:
 def candidate_files(root: Path) -> list[Path]:
     """The results files to read under ``root`` (see the module docstring)."""
     files = sorted(p for p in root.rglob("*.json") if p.is_file())
-    run_dirs = {p.parent for p in files if p.name == RUN_CONFIG}
+    run_dirs = {p.parent for p in files if p.name == CONFIG_FILE}
     out = []
     for p in files:
         rel = p.relative_to(root)
@@ -201,7 +202,7 @@ def load_folder(root: str | Path, source: str | None = None) -> Board:
         if problems:
             board.skipped.append(Skipped(rel, problems[0], len(problems)))
             continue
-        run_dir = path.parent if path.name == RESULTS_FILE and (path.parent / RUN_CONFIG).is_file() else None
+        run_dir = path.parent if path.name == RESULTS_FILE and (path.parent / CONFIG_FILE).is_file() else None
         board.submissions.append(Submission(doc=doc, source=rel, path=path, run_dir=run_dir))
     return board
 
