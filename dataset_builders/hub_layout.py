@@ -23,12 +23,15 @@ def write_split(folder: str | Path, config_name: str, split: str, table: pd.Data
     ds = table if isinstance(table, datasets.Dataset) else datasets.Dataset.from_pandas(table, preserve_index=False)
     out_dir = Path(folder) / config_name
     out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / f"{split}-00000-of-00001.parquet"
-    # Atomic, so a crash never leaves a truncated shard; the Arrow table carries the
-    # datasets Features in its schema metadata.
+    return write_parquet_shard(out_dir / f"{split}-00000-of-00001.parquet", ds)
+
+
+def write_parquet_shard(path: str | Path, ds: datasets.Dataset) -> Path:
+    """Write ``ds`` to one parquet file atomically, so a crash never leaves a truncated
+    shard; the Arrow table carries the datasets Features in its schema metadata."""
     with atomic_path(path) as tmp:
         pq.write_table(ds.with_format(None).data.table, tmp)
-    return path
+    return Path(path)
 
 
 def configs_yaml(config_splits: dict[str, list[str]], default: str | None = None) -> list[dict]:

@@ -28,14 +28,14 @@ import pyarrow.parquet as pq
 from tqdm import tqdm
 
 import benchmark
-from benchmark.atomic import atomic_path, write_bytes_atomic
+from benchmark.atomic import write_bytes_atomic
 from benchmark.hub import push_folder
 from benchmark.paintskills import glyphs
 from benchmark.paintskills.render import RELATION_MARGIN, load_font, render_scene
 from benchmark.paintskills.scenes import (BACKGROUNDS, CLASSES, COCO_IDS, RELATION_PHRASES, SHAPES, SKILLS,
                                           SPLIT_SIZES, SPLITS, STATES, TEMPLATES, build_scenes)
 from benchmark.papers import PAPERS
-from dataset_builders.hub_layout import builder_main, configs_yaml, write_card
+from dataset_builders.hub_layout import builder_main, configs_yaml, write_card, write_parquet_shard
 
 BUILD_INFO = "build_info.json"
 DEFAULT_SHARD_ROWS = 5000
@@ -108,10 +108,7 @@ def _shard_complete(path: Path, rows: int) -> bool:
 
 
 def _write_shard(path: Path, rows: list[dict]) -> None:
-    ds = datasets.Dataset.from_list(rows, features=FEATURES)
-    # Atomic: a killed build leaves no truncated shard; the Arrow schema carries the Features.
-    with atomic_path(path) as tmp:
-        pq.write_table(ds.with_format(None).data.table, tmp)
+    write_parquet_shard(path, datasets.Dataset.from_list(rows, features=FEATURES))
 
 
 def _check_out(folder: Path, settings: dict) -> None:
