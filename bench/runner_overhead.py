@@ -75,7 +75,7 @@ def png_bytes(image, level: int | None = None) -> bytes:
 
 def write_steps(images: list, batch_size: int, tmp: Path) -> dict[str, float]:
     """Seconds of each write step of the runner, on ``images``."""
-    from benchmark.runner import run_folder as rf
+    from benchmark import run_folder as rf
 
     t = {"png": 0.0, "sha256": 0.0, "batch": 0.0}
     n = len(images)

@@ -93,7 +93,7 @@ def scaled_probes(scale: float) -> pd.DataFrame:
 
 
 def write_manifest_and_config(run_dir: Path, probes: pd.DataFrame, rng: np.random.Generator) -> None:
-    from benchmark.runner import run_folder as rf
+    from benchmark import run_folder as rf
     from benchmark.runner.generate import make_run_config
 
     settings = {"num_inference_steps": 50, "guidance_scale": 7.5, "height": 512, "width": 512,
@@ -187,7 +187,7 @@ def write_labels(run_dir: Path, probes: pd.DataFrame, rng: np.random.Generator) 
 
     # PaintSkills: every DETR query of every image, as the annotate stage stores them (top
     # class, probability and box per query, plus the target classes' probabilities).
-    from benchmark.paintskills.detect import DEFAULT_DETECTOR, Detections
+    from benchmark.models.detector import DEFAULT_DETECTOR, Detections
     from benchmark.paintskills.scenes import CLASSES
     from benchmark.runner.annotate import PAINTSKILLS_SUITES
 

@@ -25,7 +25,7 @@ def _cmd_probes_list(args: argparse.Namespace) -> int:
 
 
 def _cmd_probes_build(args: argparse.Namespace) -> int:
-    from dataset_builders import probes as probe_builder
+    from benchmark.probes import dataset as probe_builder
 
     return probe_builder.run(args)
 
@@ -126,7 +126,7 @@ def _annotator_args(args: argparse.Namespace) -> dict:
 def _print_outcome(outcome) -> None:
     import json
 
-    from benchmark.runner.results import BUILTIN_WARNING
+    from benchmark.results import BUILTIN_WARNING
 
     results = json.loads(outcome.results_path.read_text())
     if results.get("model", {}).get("builtin"):
@@ -229,12 +229,13 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 # Commands that live beside the feature they drive: each module has ``register(subparsers)``.
 COMMAND_MODULES = (
-    "submissions.cli",
-    "submissions.leaderboard.cli",
     "benchmark.paintskills.cli",
     "benchmark.human.cli",
     "benchmark.human.agreement_cli",
 )
+# Packages outside the core (submission and leaderboard, plugins) add their commands through
+# this entry-point group, so the core never imports them.
+COMMAND_ENTRY_POINTS = "t2ibench.commands"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -247,7 +248,7 @@ def build_parser() -> argparse.ArgumentParser:
     psub = probes.add_subparsers(dest="probes_command", required=True)
     psub.add_parser("list", help="the suites with their row counts").set_defaults(func=_cmd_probes_list)
     build = psub.add_parser("build", help="write the probe suites as a Hub-layout dataset folder")
-    from dataset_builders.probes import add_arguments
+    from benchmark.probes.dataset import add_arguments
 
     add_arguments(build)
     build.set_defaults(func=_cmd_probes_build)
@@ -323,9 +324,12 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(func=_cmd_demo)
 
     from importlib import import_module
+    from importlib.metadata import entry_points
 
     for module in COMMAND_MODULES:
         import_module(module).register(sub)
+    for ep in sorted(entry_points(group=COMMAND_ENTRY_POINTS), key=lambda e: e.name):
+        ep.load()(sub)
     return parser
 
 

@@ -1,0 +1,25 @@
+"""Builders of the benchmark's Hub datasets: probes, PaintSkills renders, human labels.
+
+Each is ``python -m dataset_builders.NAME --out DIR [--push-to-hub ORG/NAME]``; the
+Hub-layout folder contract (parquet shards + card) is :mod:`benchmark.hub_layout`.
+"""
+
+from __future__ import annotations
+
+
+def builder_main(prog: str, description: str, add_arguments, run, argv: list[str] | None = None) -> int:
+    """``python -m dataset_builders.NAME``: parse ``argv``, ``run(args)``, and on bad input or a
+    Hub failure print one ``error: ...`` line and return 2."""
+    import argparse
+    import sys
+
+    from benchmark.hub import HubError
+
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    try:
+        return run(args)
+    except (ValueError, HubError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2

@@ -28,7 +28,8 @@ import pandas as pd
 import benchmark
 from benchmark.hub import push_folder
 from benchmark.papers import PAPERS
-from dataset_builders.hub_layout import builder_main, clear_folder, configs_yaml, write_card, write_split
+from benchmark.hub_layout import clear_folder, configs_yaml, write_card, write_split
+from dataset_builders import builder_main
 
 SPLIT = "train"
 DEFAULT_LICENSE = "cc-by-4.0"

@@ -35,7 +35,8 @@ from benchmark.paintskills.render import RELATION_MARGIN, load_font, render_scen
 from benchmark.paintskills.scenes import (BACKGROUNDS, CLASSES, COCO_IDS, RELATION_PHRASES, SHAPES, SKILLS,
                                           SPLIT_SIZES, SPLITS, STATES, TEMPLATES, build_scenes)
 from benchmark.papers import PAPERS
-from dataset_builders.hub_layout import builder_main, configs_yaml, write_card, write_parquet_shard
+from benchmark.hub_layout import configs_yaml, write_card, write_parquet_shard
+from dataset_builders import builder_main
 
 BUILD_INFO = "build_info.json"
 DEFAULT_SHARD_ROWS = 5000

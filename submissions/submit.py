@@ -18,7 +18,7 @@ from pathlib import Path
 import benchmark
 from benchmark.atomic import write_bytes_atomic
 from benchmark.hub import HubFile, check_access, commit_files, require_hub
-from benchmark.runner.results import PACKAGE_NAME, dumps
+from benchmark.results import PACKAGE_NAME, dumps
 from submissions.validate import (
     UnreadableResults,
     check_results,
@@ -282,7 +282,7 @@ viewer: false
 # t2i-bias-benchmark results
 
 One JSON file per audit, `results/<org>__<model>/<UTC timestamp>.json`, each a `results.json`
-written by `t2ibench run` / `t2ibench score` (schema `submissions/results_schema.json` of the
+written by `t2ibench run` / `t2ibench score` (schema `benchmark/results_schema.json` of the
 t2i-bias-benchmark package) with a `submission` block added by `t2ibench submit`: when, with
 which package version, whether it is a demo (built-in tiny random-weight model, meaningless scores), and the Hub dataset holding the
 run's images for audit.

@@ -1,7 +1,7 @@
 """Checks a results document must pass before it is submitted or shown on the leaderboard.
 
 :func:`check_results` starts from the scoring stage's own checks
-(:func:`benchmark.runner.results.validate_results`: JSON Schema, NaN / infinity, score
+(:func:`benchmark.results.validate_results`: JSON Schema, NaN / infinity, score
 names with metadata) and adds what the schema cannot say: a supported schema version,
 every score and interval within the range of its metadata, intervals that contain their
 estimate, copied metadata that agrees with :mod:`benchmark.scores.metadata`, and that the
@@ -19,7 +19,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from benchmark.runner.results import CI_EXCLUDES_ESTIMATE_NOTE, RESULTS_FILE, SCHEMA_VERSION, validate_results
+from benchmark.results import CI_EXCLUDES_ESTIMATE_NOTE, RESULTS_FILE, SCHEMA_VERSION, validate_results
+from benchmark.models.defaults import is_builtin
 from benchmark.scores.metadata import SCORE_METADATA, get_metadata
 
 SUPPORTED_SCHEMA_VERSIONS = (SCHEMA_VERSION,)
@@ -27,7 +28,7 @@ DEMO_NOTE = "demo: built-in tiny model, meaningless scores"
 
 # Scores whose estimate is an absolute value (or a mean of absolute values). Near 0 the
 # percentile bootstrap of such a score is biased upward, so its interval may legitimately
-# miss the estimate; benchmark.runner.results.score_entry then writes a ci_note saying so.
+# miss the estimate; benchmark.results.score_entry then writes a ci_note saying so.
 ABSOLUTE_VALUE_SCORES = frozenset({
     "gep_score_neutral", "gep_score_explicit", "gep_score_occupation",
     "mad_gender", "mad_skin_tone", "mad_attribute",
@@ -69,7 +70,7 @@ def is_demo(doc: Mapping) -> bool:
     model = doc.get("model") if isinstance(doc, Mapping) else None
     if not isinstance(model, Mapping):
         return False
-    return bool(model.get("builtin")) or any(str(model.get(k) or "").startswith("builtin:") for k in ("spec", "id"))
+    return is_builtin(model)
 
 
 def _is_number(v: Any) -> bool:
@@ -86,7 +87,7 @@ def _check_model(doc: Mapping, allow_demo: bool) -> list[tuple[str, str]]:
         return []
     problems = []
     name = model.get("spec") or model.get("id")
-    builtin_named = any(str(model.get(k) or "").startswith("builtin:") for k in ("spec", "id"))
+    builtin_named = any(is_builtin(model.get(k)) for k in ("spec", "id"))
     if builtin_named and model.get("builtin") is False:
         problems.append(("model/builtin", f"is false but the model is {name} (a built-in tiny model)"))
     if is_demo(doc) and not allow_demo:

@@ -9,7 +9,7 @@ import datasets
 import pytest
 import yaml
 
-from dataset_builders.probes import build_probe_dataset
+from benchmark.probes.dataset import build_probe_dataset
 
 
 @pytest.fixture(scope="module")
@@ -101,7 +101,7 @@ def test_a_folder_rebuilt_in_place_loads_its_new_rows(tmp_path, monkeypatch):
     # must change with the data, or the rebuilt folder loads its stale cached copy.
     import pandas as pd
 
-    from dataset_builders.hub_layout import clear_folder, configs_yaml, write_card, write_split
+    from benchmark.hub_layout import clear_folder, configs_yaml, write_card, write_split
 
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "cache")
     out = tmp_path / "labels"

@@ -1,7 +1,7 @@
 """Leaderboard data: loading results folders (valid, invalid, run folders), one row per model,
 headline columns with CIs, filters, order, detail tables, escaping, and the CLI's errors.
 
-The documents are real results documents built with ``benchmark.runner.results`` (metadata
+The documents are real results documents built with ``benchmark.results`` (metadata
 copied from SCORE_METADATA) for made-up models with chosen score values; one test reads a
 real run of the built-in tiny model.
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.runner import results as res
+from benchmark import results as res
 from submissions.leaderboard import data
 
 XSS = "<script>window.__xss=1</script><img src=x onerror=\"window.__xss=2\">"
@@ -57,7 +57,7 @@ def make_doc(model_id: str, gep: float | None, *, created: str = "2025-01-01T00:
 
 
 def submission_block(images: str | None, demo: bool = False) -> dict:
-    """The `submission` object `t2ibench submit` adds (submissions/results_schema.json)."""
+    """The `submission` object `t2ibench submit` adds (benchmark/results_schema.json)."""
     return {"submitted_at": "2025-01-03T00:00:00+00:00", "submitted_with": "t2i-bias-benchmark 0.1.0",
             "demo": demo, "results_repo": "org/results", "images_dataset": images}
 

@@ -12,7 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmark.paintskills.detect import COCO_NAMES, Detections, DetrDetector, GroundTruthDetector
+from benchmark.models.detector import COCO_NAMES, Detections, DetrDetector
+from benchmark.paintskills.detect import GroundTruthDetector
 from benchmark.paintskills.scenes import build_scenes
 from benchmark.scores.paintskills import (
     count_outcome,
@@ -324,7 +325,7 @@ def test_suites_are_registered_from_the_scenes():
 def test_oracle_run_scores_100_through_annotate_and_score(tmp_path, cache):
     from benchmark.runner import build_probes, generate
     from benchmark.runner.annotate import annotate_run, read_labels
-    from benchmark.runner.results import validate_results
+    from benchmark.results import validate_results
     from benchmark.runner.score import score_run
 
     probes = build_probes(PS_SUITES, 12)
@@ -353,7 +354,7 @@ def test_tiny_detr_run_is_meaningless_and_says_so(tmp_path, cache):
     from benchmark.models import load_text_to_image
     from benchmark.runner import build_probes, generate
     from benchmark.runner.annotate import annotate_run, read_labels
-    from benchmark.runner.results import BUILTIN_WARNING, validate_results
+    from benchmark.results import BUILTIN_WARNING, validate_results
     from benchmark.runner.score import score_run
 
     run = tmp_path / "tiny"
@@ -477,7 +478,7 @@ def test_train_detector_fine_tunes_saves_and_resumes(rendered_data, tmp_path, ca
 
 def test_detector_spec_errors_are_one_line_and_early(tmp_path, monkeypatch):
     from benchmark.models.errors import ModelSpecError
-    from benchmark.paintskills.detect import check_detector_spec
+    from benchmark.models.detector import check_detector_spec
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     from huggingface_hub import constants

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from benchmark.probes import build_suite
-from benchmark.runner import results as res
+from benchmark import results as res
 from benchmark.runner.report import write_report
 from benchmark.runner.score import score_run
 

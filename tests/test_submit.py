@@ -19,7 +19,7 @@ from huggingface_hub import HfApi
 import benchmark
 from benchmark.cli import main
 from benchmark.hub import HubError
-from benchmark.runner.results import read_results
+from benchmark.results import read_results
 from submissions import submit as submit_module
 from submissions.submit import (
     model_folder_name,

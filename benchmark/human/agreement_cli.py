@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from benchmark.runner.results import json_safe
+from benchmark.results import json_safe
 from benchmark.scores.agreement import UndefinedStatisticWarning
 
 MAX_DISAGREEMENTS = 25  # listed in the report; agreement.json has them all

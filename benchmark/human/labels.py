@@ -40,7 +40,7 @@ import pandas as pd
 
 from benchmark.atomic import fsync_dir, write_bytes_atomic
 from benchmark.human import questions as q
-from benchmark.runner.run_folder import MANIFEST_FILE, read_manifest
+from benchmark.run_folder import MANIFEST_FILE, read_manifest
 
 LABELS_DIR = "human_labels"
 ANSWERS_FILE = "answers.jsonl"

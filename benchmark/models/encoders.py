@@ -209,14 +209,14 @@ class HFClipEncoder(ImageTextEncoder):
 
 def parse_encoder_spec(spec: str) -> tuple[str, str, str | None]:
     """``(kind, name, pretrained)``, kind in builtin / open_clip / hf. No loading."""
-    from .tiny import _check_name
+    from .tiny import check_builtin_name
 
     if not isinstance(spec, str) or not spec.strip():
         raise MalformedSpecError(f"malformed encoder spec {spec!r}: empty")
     spec = spec.strip()
     if spec.startswith("builtin:"):
         name = spec[len("builtin:") :]
-        _check_name(name, "encoder")
+        check_builtin_name(name, "encoder")
         return "builtin", name, None
     if spec.startswith("open_clip:"):
         rest = spec[len("open_clip:") :]

@@ -332,14 +332,14 @@ def _import_callable(spec: str) -> Callable:
 
 def parse_text_to_image_spec(spec: str) -> tuple[str, str]:
     """``(kind, value)`` with kind in builtin / python / local / hub; no loading, no network."""
-    from .tiny import _check_name
+    from .tiny import check_builtin_name
 
     if not isinstance(spec, str) or not spec.strip():
         raise MalformedSpecError(f"malformed model spec {spec!r}: empty")
     spec = spec.strip()
     if spec.startswith("builtin:"):
         name = spec[len("builtin:") :]
-        _check_name(name, "text-to-image")
+        check_builtin_name(name, "text-to-image")
         return "builtin", name
     if spec.startswith("python:"):
         return "python", spec

@@ -248,7 +248,7 @@ BUILTIN_MODELS: dict[str, tuple[str, Callable[[Path], None]]] = {
 }
 
 
-def _check_name(name: str, kind: str | None) -> None:
+def check_builtin_name(name: str, kind: str | None) -> None:
     if name not in BUILTIN_MODELS or (kind is not None and BUILTIN_MODELS[name][0] != kind):
         names = sorted(n for n, (k, _) in BUILTIN_MODELS.items() if kind is None or k == kind)
         what = f"{kind} " if kind else ""
@@ -268,7 +268,7 @@ def _is_complete(folder: Path) -> bool:
 
 def ensure_builtin(name: str, *, kind: str | None = None) -> Path:
     """Folder of built-in model ``name``, built (atomically) on first use."""
-    _check_name(name, kind)
+    check_builtin_name(name, kind)
     target = builtin_path(name)
     if _is_complete(target):
         return target

@@ -179,9 +179,9 @@ def load_vqa(
     spec = spec.strip()
     is_builtin = spec.startswith("builtin:")
     if is_builtin:
-        from .tiny import _check_name, ensure_builtin
+        from .tiny import check_builtin_name, ensure_builtin
 
-        _check_name(spec[len("builtin:") :], "vqa")
+        check_builtin_name(spec[len("builtin:") :], "vqa")
     elif Path(os.path.expanduser(spec)).is_dir():
         pass
     elif looks_like_path(spec):

@@ -7,6 +7,8 @@ import argparse
 import json
 from pathlib import Path
 
+from benchmark.models.defaults import is_builtin
+
 
 def _data_dir(path: str) -> Path:
     from benchmark.paintskills.baselines import BUILD_HINT
@@ -45,7 +47,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
     summary = train_detector(_data_dir(args.data), args.out, cfg, device=args.device, revision=args.revision,
                              progress=not args.quiet)
     print(summary.format())
-    if model.startswith("builtin:"):
+    if is_builtin(model):
         print("note: builtin:tiny-detr is a tiny random-weight model; the trained detector is for testing only")
     print(f"use it with: t2ibench annotate RUN_DIR --detector {args.out}")
     return 0

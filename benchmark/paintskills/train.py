@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from benchmark.paintskills.baselines import check_rendered
-from benchmark.paintskills.detect import check_detector_spec, resolve_detector_source
+from benchmark.models.detector import check_detector_spec, resolve_detector_source
 from benchmark.scores.paintskills import SKILLS
 
 __all__ = ["TrainConfig", "TrainSummary", "train_detector", "training_examples"]

@@ -39,7 +39,7 @@ from benchmark.annotate.clip_labels import GEP_SUITES
 from benchmark.annotate.mcas_embeddings import MCAS_SUITES
 from benchmark.annotate.vqa_labels import ATTRIBUTE_VQA_SUITES, GENDER_SUITES
 from benchmark.atomic import atomic_path
-from benchmark.runner import run_folder as rf
+from benchmark import run_folder as rf
 from benchmark.runner.progress import progress_bar
 
 __all__ = [
@@ -56,7 +56,7 @@ __all__ = [
 # benchmark.models.defaults and benchmark.paintskills.detect import no torch, so choosing
 # annotators stays cheap.
 from benchmark.models.defaults import DEFAULT_ENCODER, DEFAULT_VQA, SEED004_ENCODERS  # noqa: E402
-from benchmark.paintskills.detect import DEFAULT_DETECTOR, TINY_DETECTOR  # noqa: E402
+from benchmark.models.defaults import DEFAULT_DETECTOR, TINY_DETECTOR  # noqa: E402
 from benchmark.probes.paintskills import SUITE_OF as PAINTSKILLS_SUITE_OF  # noqa: E402
 
 TINY_ENCODER = "builtin:tiny-clip"
@@ -618,7 +618,7 @@ def annotate_run(
     elif det_ids:
         det_todo = [pid for pid in det_ids if files["detections"].expect((pid, det_name))]
         if det_todo and isinstance(detector, str):  # one-line error now, not after the other annotators
-            from benchmark.paintskills.detect import check_detector_spec
+            from benchmark.models.detector import check_detector_spec
 
             check_detector_spec(detector)
 
@@ -784,7 +784,7 @@ def annotate_run(
     if det_todo:
         t0 = time.perf_counter()
         if isinstance(detector, str):
-            from benchmark.paintskills.detect import load_detector
+            from benchmark.models.detector import load_detector
 
             det_model = load_detector(detector, device=device, batch_size=batch_size)
         else:

@@ -30,7 +30,8 @@ from typing import Any, Sequence
 
 import pandas as pd
 
-from benchmark.runner import run_folder as rf
+from benchmark import run_folder as rf
+from benchmark.models.defaults import is_builtin
 from benchmark.runner.progress import StageTimer, progress_bar
 
 DEFAULT_BATCH_SIZE = 4
@@ -236,13 +237,6 @@ def _model_attr(model: Any, name: str, default: Any = None) -> Any:
     return getattr(model, name, default)
 
 
-def _is_meaningless(config: dict) -> bool:
-    """Images from a built-in random-weight model (``builtin:`` spec or ``model.is_builtin``)."""
-    m = config.get("model", {})
-    specs = (m.get("spec"), m.get("model_id"))
-    return bool(m.get("builtin")) or any(str(v or "").startswith("builtin:") for v in specs)
-
-
 # --------------------------------------------------------------------------- the stage
 
 
@@ -296,8 +290,7 @@ def generate(run_dir: str | Path, model: Any, probes: pd.DataFrame, *, batch_siz
     config = make_run_config(model_spec=model_spec or model_id, model_id=model_id, revision=revision,
                              revision_requested=revision_requested, settings=settings, probes=probes,
                              limit_per_suite=limit, batch_size=batch_size,
-                             builtin=bool(_model_attr(model, "is_builtin", False)) or
-                             str(model_spec or model_id or "").startswith("builtin:"))
+                             builtin=is_builtin(model) or is_builtin(model_spec or model_id))
 
     # 1. run_config.json (written first), stray partial batches removed -- before any rank writes.
     with timer.stage("prepare"):
@@ -325,7 +318,7 @@ def generate(run_dir: str | Path, model: Any, probes: pd.DataFrame, *, batch_siz
     pending = [i for i, pid in enumerate(probes["probe_id"]) if pid not in done]
     if state.is_main_process and not done_rows:
         rf.write_run_card(run_dir, config=config, features=features, n_done=0, n_total=n_total,
-                          meaningless=_is_meaningless(config))
+                          meaningless=is_builtin(config.get("model")))
 
     # 3. This rank's contiguous share of the pending probes, in batches.
     with state.split_between_processes(pending) as mine:
@@ -396,7 +389,7 @@ def generate(run_dir: str | Path, model: Any, probes: pd.DataFrame, *, batch_siz
             summary.n_done = len(all_rows)
             rf.write_run_card(run_dir, config=config, features=features, n_done=len(all_rows), n_total=n_total,
                               image_hashes=[str(r.get("sha256")) for r in all_rows],
-                              meaningless=_is_meaningless(config))
+                              meaningless=is_builtin(config.get("model")))
             try:
                 rf.partial_dir(run_dir).rmdir()  # only when empty
             except OSError:

@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
+from benchmark.models.defaults import is_builtin
 from benchmark.runner.generate import DEFAULT_BATCH_SIZE, process_state, run_generation
 
-from benchmark.runner.results import BUILTIN_WARNING
+from benchmark.results import BUILTIN_WARNING
 
 
 @dataclass
@@ -27,17 +28,13 @@ class AuditOutcome:
     stage_seconds: dict = field(default_factory=dict)
 
 
-def is_builtin_spec(model_spec: str) -> bool:
-    return str(model_spec).startswith("builtin:")
-
-
 def run_audit(run_dir: str | Path, model_spec: str, suites: Sequence[str], *, limit_per_suite: int | None = None,
               batch_size: int = DEFAULT_BATCH_SIZE, revision: str | None = None, device: str | None = None,
               dtype: str | None = None, overrides: dict | None = None, annotators: dict | None = None,
               n_resamples: int = 1000, progress: bool = True) -> AuditOutcome:
     """Audit ``model_spec`` on ``suites`` into ``run_dir``; returns where results and report are."""
     run_dir = Path(run_dir)
-    if is_builtin_spec(model_spec):
+    if is_builtin(model_spec):
         print(f"WARNING: {model_spec}: {BUILTIN_WARNING}", file=sys.stderr)
     gen = run_generation(run_dir, model_spec, suites, limit_per_suite, batch_size, revision=revision, device=device,
                          dtype=dtype, overrides=overrides, progress=progress)

@@ -19,7 +19,7 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from benchmark.runner import results as res
+from benchmark import results as res
 
 REPORT_DIR = "report"
 

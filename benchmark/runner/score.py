@@ -4,8 +4,8 @@
 ``labels/*.parquet``, optionally ``timings.json``), so it can be re-run alone
 (``t2ibench score RUN_DIR``). It writes
 
-* ``RUN_DIR/results.json`` (:mod:`benchmark.runner.results`, schema in
-  ``submissions/results_schema.json``);
+* ``RUN_DIR/results.json`` (:mod:`benchmark.results`, schema in
+  ``benchmark/results_schema.json``);
 * ``RUN_DIR/scores/*.parquet``: the per-item tables behind the scores (GEP vectors per
   attribute, micro STS per identity, gender / skin-tone / attribute distributions per
   profession, MCAS per target and category);
@@ -31,7 +31,7 @@ import pandas as pd
 
 from benchmark.probes import dalleval as dalleval_probes
 from benchmark.probes.paintskills import SUITE_OF as PAINTSKILLS_SUITE_OF
-from benchmark.runner import results as res
+from benchmark import results as res
 from benchmark.scores.bootstrap import bootstrap_ci
 from benchmark.scores.diffusion_bias import COMPONENTS, internal_bias_table, summarise
 from benchmark.scores.gep import gep, gep_unbounded
@@ -688,7 +688,7 @@ def score_paintskills(ctx: _Context) -> None:
     """Skill accuracy per PaintSkills suite and detector (Table 2), per count N / relation
     (Fig. 5a), the first task of Fig. 5b, the mean of the three skills; one row per image in
     ``scores/paintskills.parquet``."""
-    from benchmark.paintskills.detect import Detections
+    from benchmark.models.detector import Detections
     from benchmark.probes import paintskills as ps_probes
     from benchmark.scores.paintskills import evaluate_skill
 

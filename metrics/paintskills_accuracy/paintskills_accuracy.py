@@ -8,7 +8,7 @@ import datasets
 import evaluate
 import numpy as np
 
-from benchmark.paintskills.detect import Detections
+from benchmark.models.detector import Detections
 from benchmark.papers import PAPERS
 from benchmark.scores.paintskills import DEFAULT_THRESHOLD
 from benchmark.scores.paintskills import SKILLS

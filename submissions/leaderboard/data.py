@@ -31,8 +31,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import pandas as pd
 
-from benchmark.runner.results import RESULTS_FILE
-from benchmark.runner.run_folder import CONFIG_FILE
+from benchmark.results import RESULTS_FILE
+from benchmark.run_folder import CONFIG_FILE
 from benchmark.scores.metadata import SCORE_METADATA
 from submissions.validate import check_results, is_demo
 

@@ -98,21 +98,3 @@ def clear_folder(folder: str | Path) -> Path:
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
     return folder
-
-
-def builder_main(prog: str, description: str, add_arguments, run, argv: list[str] | None = None) -> int:
-    """``python -m dataset_builders.NAME``: parse ``argv``, ``run(args)``, and on bad input or a
-    Hub failure print one ``error: ...`` line and return 2."""
-    import argparse
-    import sys
-
-    from benchmark.hub import HubError
-
-    parser = argparse.ArgumentParser(prog=prog, description=description)
-    add_arguments(parser)
-    args = parser.parse_args(argv)
-    try:
-        return run(args)
-    except (ValueError, HubError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2

@@ -1,7 +1,7 @@
 """results.json: the versioned record of one audit (see ``docs/results.md``).
 
 Built by the scoring stage (:func:`benchmark.runner.score.score_run`) and described by
-the JSON Schema ``submissions/results_schema.json``. Score metadata (display name,
+the JSON Schema ``benchmark/results_schema.json``. Score metadata (display name,
 range, direction, paper) is copied into every score entry from
 :data:`benchmark.scores.metadata.SCORE_METADATA`, never written here by hand.
 
@@ -221,7 +221,7 @@ def build_results(*, model: Mapping, package_version: str, suites: list, setting
 
 def write_results(run_dir: str | Path, results: Mapping) -> Path:
     """Write RUN_DIR/results.json atomically (strict JSON: no NaN)."""
-    from benchmark.runner.run_folder import write_bytes_atomic
+    from benchmark.run_folder import write_bytes_atomic
 
     return write_bytes_atomic(Path(run_dir) / RESULTS_FILE, dumps(results).encode("utf-8"))
 
@@ -242,10 +242,8 @@ def read_results(path: str | Path) -> dict:
 
 
 def schema_path() -> Path:
-    """``submissions/results_schema.json`` (beside the ``benchmark`` package in a checkout)."""
-    import submissions
-
-    return Path(submissions.__file__).resolve().parent / SCHEMA_FILE
+    """``benchmark/results_schema.json``: the schema ships beside this module (package data)."""
+    return Path(__file__).resolve().parent / SCHEMA_FILE
 
 
 def load_schema() -> dict:
@@ -257,7 +255,7 @@ def validate_results(results: Mapping, schema: Mapping | None = None) -> list[st
 
     Checks the JSON Schema (draft 2020-12), that no number is NaN / inf, that ``warning``
     comes first when the model is built in, and that each score names known metadata.
-    Range and CI-containment checks belong to ``t2ibench validate`` (issue 5).
+    Range and CI-containment checks belong to ``t2ibench validate``.
     """
     import jsonschema
 

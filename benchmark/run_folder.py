@@ -373,7 +373,7 @@ def write_run_card(run_dir: str | Path, *, config: dict, features: list[dict], n
     ``write_card``): without it two runs in folders of the same name, or one run before and
     after a resume, would share a stale cache.
     """
-    from dataset_builders.hub_layout import write_card
+    from benchmark.hub_layout import write_card
 
     run_dir = Path(run_dir)
     model = config.get("model", {})

@@ -1,0 +1,171 @@
+"""The probe sets as one Hub-layout dataset folder (a config per suite, split ``test``)
+with its dataset card: what ``t2ibench probes build`` and ``python -m
+dataset_builders.probes`` write, and optionally publish.
+
+    t2ibench probes build --out DIR [--suites gep_neutral ...]
+        [--config gep=my_gep.yaml ...] [--push-to-hub ORG/NAME [--create-pr]]
+
+``datasets.load_dataset(DIR, "gep_neutral", split="test")`` then loads it offline.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections import defaultdict
+from pathlib import Path
+
+import pandas as pd
+
+import benchmark
+from benchmark.hub import push_folder
+from benchmark.papers import PAPERS
+from benchmark.probes import build_suite, get_suite, list_suites, load_config
+from benchmark.hub_layout import clear_folder, configs_yaml, write_card, write_split
+
+SPLIT = "test"  # probes are evaluation inputs: one split
+
+
+def build_probe_tables(suites: list[str] | None = None, config_paths: dict[str, str] | None = None) -> dict[str, pd.DataFrame]:
+    """``{suite: rows}`` for the named suites (all by default), configs per family overridable."""
+    config_paths = config_paths or {}
+    names = suites or list_suites()
+    configs: dict[str, dict] = {}
+    tables = {}
+    for name in names:
+        family = get_suite(name).family
+        if family not in configs:
+            configs[family] = load_config(family, config_paths.get(family))
+        tables[name] = build_suite(name, config=configs[family])
+    unknown = set(config_paths) - {get_suite(n).family for n in names}
+    if unknown:
+        raise ValueError(f"--config names families not built here: {', '.join(sorted(unknown))}")
+    return tables
+
+
+def _field_table(df: pd.DataFrame) -> str:
+    lines = ["| field | type | example |", "| --- | --- | --- |"]
+    first = df.iloc[0]
+    for col in df.columns:
+        example = first[col]
+        text = repr(list(example)) if hasattr(example, "__len__") and not isinstance(example, str) else repr(example)
+        if len(text) > 70:
+            text = text[:67] + "..."
+        lines.append(f"| `{col}` | {df[col].dtype} | `{text.replace('|', '/')}` |")
+    return "\n".join(lines)
+
+
+def probe_card(tables: dict[str, pd.DataFrame], config_paths: dict[str, str] | None = None) -> tuple[dict, str]:
+    """(YAML header, markdown body) of the probe dataset card."""
+    header = {
+        "pretty_name": "Text-to-image social bias probes (GEP, DALL-Eval, PST, MCAS)",
+        "license": "mit",
+        "language": ["en"],
+        "task_categories": ["text-to-image"],
+        "tags": ["bias", "fairness", "gender", "evaluation", "text-to-image", "t2i-bias-benchmark"],
+        "size_categories": ["1K<n<10K"],
+        "configs": configs_yaml({name: [SPLIT] for name in tables}, default=next(iter(tables))),
+    }
+    by_paper: dict[str, list[str]] = defaultdict(list)
+    for name in tables:
+        by_paper[get_suite(name).paper].append(name)
+
+    parts = [
+        "# Text-to-image social bias probes",
+        "Probe prompts of five papers on social bias in text-to-image models, one row per image to "
+        "generate, built by the `t2i-bias-benchmark` package "
+        f"(version {benchmark.__version__}). Each config is one probe suite; every row carries a stable "
+        "`probe_id`, the exact `prompt`, a `sample_index` and a `seed` derived from the probe id alone "
+        "(so an image does not depend on batch size or order), plus the structured fields its score needs.",
+        "## Load",
+        "```python\nfrom datasets import load_dataset\n\nprobes = load_dataset(\"ORG/NAME\", \"gep_neutral\", split=\"test\")\n"
+        "print(probes[0][\"prompt\"], probes[0][\"seed\"])\n```\n"
+        "A local copy built with `python -m dataset_builders.probes --out DIR` loads the same way: "
+        "`load_dataset(DIR, \"gep_neutral\", split=\"test\")`.",
+        "## Suites",
+        "| config | rows | prompts | images per prompt | paper | what it probes |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for name, df in tables.items():
+        spec = get_suite(name)
+        n_prompts = df["prompt"].nunique()
+        per = df.groupby("prompt").size()
+        per_text = str(per.iloc[0]) if per.nunique() == 1 else f"{per.min()}-{per.max()}"
+        parts.append(f"| `{name}` | {len(df):,} | {n_prompts:,} | {per_text} | {PAPERS[spec.paper].short} | {spec.summary} |")
+    if config_paths:
+        parts.append("\n**Variant.** Built with custom configurations: "
+                     + ", ".join(f"{k} from `{Path(v).name}`" for k, v in config_paths.items())
+                     + "; row counts differ from the papers' designs.")
+    parts.append("## Common fields\n"
+                 "| field | meaning |\n| --- | --- |\n"
+                 "| `probe_id` | stable unique id, `suite/key/.../sample` |\n"
+                 "| `suite` | the config name |\n"
+                 "| `prompt` | the exact text given to the model |\n"
+                 "| `sample_index` | which of the images of this prompt |\n"
+                 "| `seed` | generator seed, the first 31 bits of sha256(probe_id) |")
+    for paper_key, names in by_paper.items():
+        paper = PAPERS[paper_key]
+        parts.append(f"## {paper.title}\n*{paper.authors}, {paper.venue}* ({paper.url})")
+        for name in names:
+            spec = get_suite(name)
+            parts.append(f"### `{name}`\n{spec.card or spec.summary}\n\n{_field_table(tables[name])}")
+    parts.append("## Seeds and reproducibility\n"
+                 "`seed` depends only on `probe_id`, so the same probe on the same model and settings gives the "
+                 "same image whatever the batch size, the order or the number of processes. Every choice a paper "
+                 "leaves open is fixed in the family's YAML configuration (shipped in the package under "
+                 "`benchmark/probes/configs/`) and documented above.")
+    parts.append("## Limitations\n"
+                 "The papers probe gender as a binary (woman / man, masculine / feminine) and perceived, not "
+                 "actual, attributes; this is a limitation they state. The configurations make other indicators "
+                 "(for example a non-binary one) a YAML change. Prompts are English only.")
+    parts.append("## Licence\n"
+                 "MIT. Prompt lists come from the papers and their public releases (GEP: SALT-NLP/GEP_data, MIT; "
+                 "DALL-Eval: j-min/DallEval, MIT; PST: arXiv 2402.11089, CC0; MCAS and Generated Bias: the papers' "
+                 "appendices). Cite the papers below when you use a suite.")
+    parts.append("## Citation\n```bibtex\n" + "\n\n".join(PAPERS[k].bibtex for k in by_paper) + "\n```")
+    return header, "\n\n".join(parts)
+
+
+def build_probe_dataset(out: str | Path, suites: list[str] | None = None,
+                        config_paths: dict[str, str] | None = None) -> dict[str, pd.DataFrame]:
+    """Write every suite to ``out`` in Hub layout with its card; returns the tables."""
+    tables = build_probe_tables(suites, config_paths)
+    folder = clear_folder(out)
+    for name, df in tables.items():
+        write_split(folder, name, SPLIT, df)
+    header, body = probe_card(tables, config_paths)
+    write_card(folder, header, body)
+    return tables
+
+
+def _parse_config_args(values: list[str]) -> dict[str, str]:
+    out = {}
+    for v in values:
+        family, sep, path = v.partition("=")
+        if not sep or not family or not path:
+            raise ValueError(f"--config takes FAMILY=PATH, got {v!r}")
+        if not Path(path).is_file():
+            raise ValueError(f"--config {family}: no such file {path}")
+        out[family] = path
+    return out
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", required=True, help="folder to write (replaced if it is a dataset folder)")
+    parser.add_argument("--suites", nargs="+", help="suites to build (default: all)")
+    parser.add_argument("--config", action="append", default=[], metavar="FAMILY=PATH",
+                        help="YAML config replacing a family's default (gep, dalleval, pst, mcas)")
+    parser.add_argument("--push-to-hub", metavar="ORG/NAME", help="publish the folder as a Hub dataset")
+    parser.add_argument("--create-pr", action="store_true", help="with --push-to-hub: open a pull request")
+
+
+def run(args: argparse.Namespace) -> int:
+    tables = build_probe_dataset(args.out, args.suites, _parse_config_args(args.config))
+    width = max(len(n) for n in tables)
+    for name, df in tables.items():
+        print(f"  {name:<{width}}  {len(df):>6,} rows")
+    print(f"wrote {sum(len(t) for t in tables.values()):,} probes in {len(tables)} configs to {args.out}")
+    if args.push_to_hub:
+        url = push_folder(args.out, args.push_to_hub, repo_type="dataset", create_pr=args.create_pr,
+                          commit_message="Probe datasets from t2i-bias-benchmark")
+        print(f"pushed to {url}")
+    return 0
