@@ -187,48 +187,173 @@ def _json(v: float) -> float | None:
     return None if not np.isfinite(v) else float(v)
 
 
+#: the overall keys that get a bootstrap interval (TT has none: texts are fixed lists, not samples)
+CI_KEYS = ("mcas", "II", "ITP", "ITA", "diffusion_bias", "bias_amplification")
+
+
+def _image_ids(role: np.ndarray, encoders: np.ndarray, image_ids: Any) -> np.ndarray:
+    """Each image row's id (the same image has the same id under every encoder); without
+    ``image_ids``, the k-th image row of each encoder is image k."""
+    if image_ids is not None:
+        ids = np.asarray(as_str_array("image_ids", image_ids), dtype=object)
+        check_same_length(roles=role, image_ids=ids)
+        return ids
+    ids = np.empty(len(role), dtype=object)
+    for enc in dict.fromkeys(encoders):
+        rows = np.flatnonzero((encoders == enc) & np.char.endswith(role.astype(str), "_image"))
+        ids[rows] = np.arange(len(rows))
+    return ids
+
+
+class _OverEncoders:
+    """The rows of each encoder aligned on the images every encoder embedded: image rows first
+    (in sorted image-id order), then that encoder's text rows; components averaged over encoders
+    (Generated Bias Sec. 5.2: the mean of the association scores gives MCAS, delta and alpha)."""
+
+    def __init__(self, embeddings: Any, role: np.ndarray, tgt: np.ndarray, enc: np.ndarray, ids: np.ndarray,
+                 drop_targets_without_images: bool):
+        is_image = np.char.endswith(role.astype(str), "_image")
+        self.encoders = list(dict.fromkeys(enc))
+        shared = None
+        for e in self.encoders:
+            have = set(ids[(enc == e) & is_image])
+            shared = have if shared is None else shared & have
+        self.shared_ids = sorted(shared or [])
+        if not self.shared_ids:
+            raise ValueError("no image is embedded by every encoder")
+        self.n_images = len(self.shared_ids)
+        self.preps: dict[str, _Prepared] = {}
+        self.rows: dict[str, list[int]] = {}
+        self.targets_without_images: list[str] = []
+        first_row: dict = {}
+        for e in self.encoders:
+            pos: dict = {}
+            for i in np.flatnonzero((enc == e) & is_image):
+                pos.setdefault(ids[i], i)  # one row per image
+                first_row.setdefault(ids[i], i)
+            img = [pos[k] for k in self.shared_ids]
+            txt = list(np.flatnonzero((enc == e) & ~is_image))
+            imaged = {tgt[i] for i in img if role[i] == "target_image"}
+            lacking = sorted({tgt[i] for i in txt if role[i] == "target_text"} - imaged)
+            if lacking and drop_targets_without_images:
+                txt = [i for i in txt if not (role[i] == "target_text" and tgt[i] in lacking)]
+                if e == self.encoders[0]:
+                    self.targets_without_images = lacking
+            rows = img + txt
+            dims = {np.size(embeddings[i]) for i in rows}
+            if len(dims) > 1:
+                raise ValueError(f"embeddings have inconsistent dimensions {sorted(dims)}: the embeddings of one "
+                                 "encoder must all come from it")
+            vecs = np.stack([np.asarray(embeddings[i], dtype=np.float64) for i in rows])
+            self.preps[e] = _Prepared(vecs, role[rows], tgt[rows])
+            self.rows[e] = rows
+        self.names = self.preps[self.encoders[0]].target_names
+        for e in self.encoders[1:]:
+            if set(self.preps[e].target_names) != set(self.names):
+                raise ValueError(f"encoders {self.encoders[0]!r} and {e!r} cover different targets")
+        self.order = {e: [self.preps[e].target_names.index(t) for t in self.names] for e in self.encoders}
+        # bootstrap strata: each target's images, the A images, the B images
+        self.strata = np.array([f"{role[first_row[k]]}|{tgt[first_row[k]]}" for k in self.shared_ids], dtype=object)
+
+    def components(self, weights: np.ndarray) -> np.ndarray:
+        """(n_targets x 4) components, mean over encoders, with image multiplicities ``weights``."""
+        comps = []
+        for e in self.encoders:
+            p = self.preps[e]
+            w = np.ones(p.n)
+            w[:self.n_images] = weights
+            comps.append(p.components(w)[self.order[e]])
+        return np.mean(comps, axis=0)
+
+
 def mcas_score(
     embeddings: Any,
     roles: Any,
     targets: Any,
     *,
+    encoders: Any = None,
+    image_ids: Any = None,
     categories: Mapping[str, str] | None = None,
     confidence_level: float = 0.95,
     n_resamples: int = 1000,
     random_state: int = 0,
     zero_tol: float = DEFAULT_ZERO_TOL,
+    drop_targets_without_images: bool = False,
 ) -> dict:
-    """MCAS, its components, Diffusion Bias and Bias Amplification, overall and per target.
+    """MCAS, its components, Diffusion Bias and Bias Amplification, overall and per target,
+    from one CLIP encoder or averaged over several.
+
+    ``encoders`` (optional, one name per row): rows of several CLIP encoders; each component is
+    computed per encoder and averaged over encoders before MCAS, delta and alpha (Generated
+    Bias Sec. 5.2), over the images every encoder embedded. ``image_ids`` (optional, one per
+    row; ignored for text rows) says which image rows of different encoders are the same
+    image; without it the k-th image row of each encoder is image k.
 
     Overall: each component is the mean over target keywords of its per-keyword value and
     ``mcas`` their sum; ``diffusion_bias`` and ``bias_amplification`` are the means over
-    keywords of the per-keyword delta and alpha (seed 004 Table 4). Keywords whose alpha is
-    undefined (TT = 0) are left out of the mean and listed in
+    keywords of the per-keyword delta and alpha (Generated Bias Table 4). Keywords whose alpha
+    is undefined (TT = 0) are left out of the mean and listed in
     ``bias_amplification_undefined_targets``; with none defined, ``bias_amplification`` is
-    None and ``bias_amplification_note`` says why.
+    None and ``bias_amplification_note`` says why. A target with texts but no image is an
+    error, or with ``drop_targets_without_images`` left out and listed in
+    ``targets_without_images``.
 
-    ``categories`` (optional, keyword -> category) adds ``per_category``: mean, std, min
-    and max of the per-keyword MCAS per category and over all (seed 003 Table 5).
+    ``categories`` (optional, keyword -> category) adds ``per_category``: mean, std, min and max
+    of the per-keyword MCAS per category and over all (MCAS Table 5). With several encoders,
+    ``per_encoder`` holds each encoder's own result.
 
-    Intervals (``*_ci``): percentile bootstrap over *images*, resampled within each
-    (role, target) stratum: each target's generated images, the A images, the B images.
-    Texts (attribute words, target keywords) are fixed lists, not samples, and are not
-    resampled, so TT has no sampling variation. ``n_resamples=0`` skips the intervals.
+    Intervals (``<key>_ci`` for mcas, II, ITP, ITA, diffusion_bias, bias_amplification):
+    percentile bootstrap over *images*, resampled within each (role, target) stratum: each
+    target's generated images, the A images, the B images; one resample serves every encoder.
+    Texts (attribute words, target keywords) are fixed lists, not samples, so TT has no
+    sampling variation (``TT_ci`` is None). ``n_resamples=0`` skips the intervals.
     """
-    prep = _Prepared(embeddings, roles, targets)
-    table = prep.table(zero_tol=zero_tol)
-    table["n_images"] = np.bincount(prep.codes["image"], minlength=len(prep.target_names))
-    overall = _overall(table[list(COMPONENTS)].to_numpy(), zero_tol)
+    role = as_str_array("roles", roles)
+    tgt = as_str_array("targets", targets)
+    n = len(role)
+    if len(embeddings) != n:
+        raise ValueError(f"inputs must have the same length, got embeddings={len(embeddings)}, roles={n}")
+    enc = np.full(n, "", dtype=object) if encoders is None else np.asarray(as_str_array("encoders", encoders), object)
+    check_same_length(roles=role, targets=tgt, encoders=enc)
+    check_in("roles", role, ROLES)
+    data = _OverEncoders(embeddings, role, tgt, enc, _image_ids(role, enc, image_ids), drop_targets_without_images)
+    comp = data.components(np.ones(data.n_images))
+    table = internal_bias_table(pd.DataFrame(comp, columns=list(COMPONENTS), index=pd.Index(data.names, name="target")),
+                                zero_tol=zero_tol)
+    counts = pd.Series(data.strata).value_counts()
+    table["n_images"] = [int(counts.get(f"target_image|{t}", 0)) for t in data.names]
+    result = _summary(table, _overall(comp, zero_tol))
+    result["per_target"] = _per_target(table)
+    if categories is not None:
+        result["per_category"] = _per_category(table, data.names, categories)
+
+    def stat(key: str):
+        return lambda idx: _overall(data.components(np.bincount(idx, minlength=data.n_images).astype(np.float64)),
+                                    zero_tol)[key]
+
+    for key in CI_KEYS:
+        ci = None
+        if n_resamples and result[key] is not None:
+            ci = bootstrap_ci(stat(key), data.n_images, strata=data.strata, confidence_level=confidence_level,
+                              n_resamples=n_resamples, random_state=random_state).to_dict()
+        result[f"{key}_ci"] = ci
+    result["TT_ci"] = None
+    first = data.preps[data.encoders[0]]
+    result.update({"n_targets": len(data.names), "n_images": data.n_images,
+                   "n_rows": {r: int(len(first.rows[r])) for r in ROLES},
+                   "encoders": [str(e) for e in data.encoders] if encoders is not None else [],
+                   "targets_without_images": data.targets_without_images})
+    if len(data.encoders) > 1:
+        result["per_encoder"] = {
+            str(e): mcas_score([embeddings[i] for i in rows], role[rows], tgt[rows], categories=None,
+                               confidence_level=confidence_level, n_resamples=n_resamples,
+                               random_state=random_state, zero_tol=zero_tol)
+            for e, rows in data.rows.items()}
+    return result
+
+
+def _summary(table: pd.DataFrame, overall: dict[str, float]) -> dict[str, Any]:
     undefined = [t for t, ok in table["bias_amplification_defined"].items() if not ok]
-
-    per_target = {}
-    for t, row in table.iterrows():
-        entry = {k: _json(float(row[k])) for k in PER_TARGET_KEYS}
-        entry["bias_amplification_defined"] = bool(row["bias_amplification_defined"])
-        entry["bias_amplification_note"] = row["bias_amplification_note"] or None
-        entry["n_images"] = int(row["n_images"])
-        per_target[str(t)] = entry
-
     result: dict[str, Any] = {k: _json(v) for k, v in overall.items()}
     result["bias_amplification_undefined_targets"] = undefined
     result["bias_amplification_note"] = (
@@ -236,36 +361,24 @@ def mcas_score(
         f"{UNDEFINED_REASON}; " + ("no target has a defined alpha" if len(undefined) == len(table)
                                    else f"mean over the other {len(table) - len(undefined)} targets")
     )
-    result["per_target"] = per_target
-
-    if categories is not None:
-        missing = [t for t in prep.target_names if t not in categories]
-        if missing:
-            raise ValueError(f"categories lacks targets {missing}")
-        summary = summarise(table, by={t: categories[t] for t in prep.target_names}, columns=("mcas",))
-        result["per_category"] = {
-            g: {"mcas_mean": _json(r["mcas_mean"]), "mcas_std": _json(r["mcas_std"]),
-                "mcas_min": _json(r["mcas_min"]), "mcas_max": _json(r["mcas_max"]), "n_targets": int(r["mcas_n"])}
-            for g, r in summary.iterrows()
-        }
-
-    # One stratum per (role, target) for images; every text row is its own 1-row
-    # stratum, which bootstrap_ci keeps fixed.
-    strata = np.array([f"{r}|{i}" if r.endswith("_text") else r for i, r in enumerate(prep.roles)], dtype=object)
-    target_rows = prep.rows["target_image"]
-    strata[target_rows] = [f"target_image|{prep.target_names[c]}" for c in prep.codes["image"]]
-
-    def stat(key: str):
-        def f(idx: np.ndarray) -> float:
-            return _overall(prep.components(np.bincount(idx, minlength=prep.n).astype(np.float64)), zero_tol)[key]
-        return f
-
-    for key in ("mcas", "diffusion_bias", "bias_amplification"):
-        ci = None
-        if n_resamples and (key != "bias_amplification" or result[key] is not None):
-            ci = bootstrap_ci(stat(key), prep.n, strata=strata, confidence_level=confidence_level,
-                              n_resamples=n_resamples, random_state=random_state).to_dict()
-        result[f"{key}_ci"] = ci
-    result["n_targets"] = len(prep.target_names)
-    result["n_rows"] = {r: int(len(prep.rows[r])) for r in ROLES}
     return result
+
+
+def _per_target(table: pd.DataFrame) -> dict[str, dict]:
+    per_target = {}
+    for t, row in table.iterrows():
+        entry = {k: _json(float(row[k])) for k in PER_TARGET_KEYS}
+        entry["bias_amplification_defined"] = bool(row["bias_amplification_defined"])
+        entry["bias_amplification_note"] = row["bias_amplification_note"] or None
+        entry["n_images"] = int(row["n_images"])
+        per_target[str(t)] = entry
+    return per_target
+
+
+def _per_category(table: pd.DataFrame, names: list[str], categories: Mapping[str, str]) -> dict[str, dict]:
+    missing = [t for t in names if t not in categories]
+    if missing:
+        raise ValueError(f"categories lacks targets {missing}")
+    summary = summarise(table, by={t: categories[t] for t in names}, columns=("mcas",))
+    return {g: {"mcas_mean": _json(r["mcas_mean"]), "mcas_std": _json(r["mcas_std"]), "mcas_min": _json(r["mcas_min"]),
+                "mcas_max": _json(r["mcas_max"]), "n_targets": int(r["mcas_n"])} for g, r in summary.iterrows()}

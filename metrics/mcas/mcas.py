@@ -38,6 +38,16 @@ Args:
         six roles must be present.
     targets (`list` of `str`): the target keyword of target rows (e.g. "CEO"); "" for
         attribute rows. Each target needs at least one image row and one text row.
+    encoders (`list` of `str`, optional): the CLIP encoder of each row. With several encoders
+        each component is computed per encoder and averaged over encoders before MCAS, delta
+        and alpha (Generated Bias Sec. 5.2), over the images every encoder embedded; the result
+        adds `per_encoder` (each encoder's own result). This is how `t2ibench run` scores its
+        `labels/embeddings.parquet` (columns `embedding`, `role`, `target`, `encoder`,
+        `probe_id`), so passing those columns reproduces the numbers of its results.json.
+    image_ids (`list` of `str`, optional): which image rows of different encoders are one image
+        (ignored for text rows); without it the k-th image row of each encoder is image k.
+    drop_targets_without_images (`bool`, default False): leave out (and list in
+        `targets_without_images`) targets with texts but no image, instead of an error.
     categories (`dict`, optional): target keyword -> category; adds `per_category`.
     confidence_level (`float`, default 0.95), n_resamples (`int`, default 1000; 0 skips),
     random_state (`int`, default 0): the bootstrap intervals.
@@ -52,9 +62,10 @@ Returns:
     bias_amplification_undefined_targets (`list`), bias_amplification_note (`str` or None).
     per_target (`dict`): keyword -> the same keys (alpha None where TT = 0), plus
         bias_amplification_defined, bias_amplification_note, n_images.
-    mcas_ci, diffusion_bias_ci, bias_amplification_ci (`dict` or None): low, high,
-        confidence_level, n_resamples, method.
-    n_targets (`int`), n_rows (`dict` role -> rows); per_category with `categories`.
+    mcas_ci, II_ci, ITP_ci, ITA_ci, diffusion_bias_ci, bias_amplification_ci (`dict` or None):
+        low, high, confidence_level, n_resamples, method; TT_ci is None (texts are fixed lists).
+    n_targets (`int`), n_images (`int`), n_rows (`dict` role -> rows), encoders (`list`);
+        per_category with `categories`; per_encoder with several encoders.
 Examples:
     >>> mcas = evaluate.load("mcas")
     >>> result = mcas.compute(
@@ -83,7 +94,9 @@ class Mcas(evaluate.Metric):
             reference_urls=[PAPERS["mcas"].url, PAPERS["diffusion_bias"].url],
         )
 
-    def _compute(self, embeddings, roles, targets, categories=None, confidence_level=0.95, n_resamples=1000,
-                 random_state=0, zero_tol=1e-12):
-        return mcas_score(embeddings, roles, targets, categories=categories, confidence_level=confidence_level,
-                          n_resamples=n_resamples, random_state=random_state, zero_tol=zero_tol)
+    def _compute(self, embeddings, roles, targets, encoders=None, image_ids=None, categories=None,
+                 confidence_level=0.95, n_resamples=1000, random_state=0, zero_tol=1e-12,
+                 drop_targets_without_images=False):
+        return mcas_score(embeddings, roles, targets, encoders=encoders, image_ids=image_ids, categories=categories,
+                          confidence_level=confidence_level, n_resamples=n_resamples, random_state=random_state,
+                          zero_tol=zero_tol, drop_targets_without_images=drop_targets_without_images)
