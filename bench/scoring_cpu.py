@@ -43,7 +43,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
-from benchmark.models.defaults import DEFAULT_ENCODER, DEFAULT_VQA, SEED004_ENCODERS  # noqa: E402
+from benchmark.models.defaults import DEFAULT_ENCODER, DEFAULT_VQA, GENERATED_BIAS_ENCODERS  # noqa: E402
 
 #: embedding width of each encoder (open_clip model configs, ``embed_dim``)
 ENCODER_DIMS = {
@@ -136,33 +136,40 @@ def _text_embedder(dim: int, salt: str):
 
 def write_labels(run_dir: Path, probes: pd.DataFrame, rng: np.random.Generator) -> dict[str, int]:
     """Every label file a full audit has, built by the annotate stage's row builders."""
-    from benchmark.annotate.clip_labels import GEP_SUITES, gep_attribute_rows
-    from benchmark.annotate.mcas_embeddings import MCAS_SUITES, mcas_image_rows, mcas_text_embedding_rows, mcas_text_table
+    from benchmark.annotate.clip_labels import gep_attribute_rows
+    from benchmark.annotate.label_files import LABEL_FILES, write_label_rows
+    from benchmark.annotate.mcas_embeddings import mcas_image_rows, mcas_text_embedding_rows, mcas_text_table
     from benchmark.annotate.skin_tone import MST_ITA, HaarFaceDetector, SkinToneAnnotator, nearest_mst
-    from benchmark.annotate.vqa_labels import attribute_questions, gender_questions, perceived_gender_label, presence_label
-    from benchmark.probes import load_config
-    from benchmark.runner.annotate import LABEL_FILES, _write_parquet_atomic
+    from benchmark.annotate.vqa_labels import perceived_gender_label, presence_label
+    from benchmark.probes import get_suite, load_config
+    from benchmark.run_folder import LABELS_DIR
+    from benchmark.tasks import get_task
 
-    (run_dir / "labels").mkdir(parents=True, exist_ok=True)
+    (run_dir / LABELS_DIR).mkdir(parents=True, exist_ok=True)
     records = probes.to_dict("records")
+    family = {s: get_suite(s).family for s in probes["suite"].unique()}
     counts = {}
+    # the questions each task asks, as the annotate stage gets them
+    ask_gender = {s: get_task(family[s]).annotators.get("vqa_gender") for s in family}
+    ask_attribute = {s: get_task(family[s]).annotators.get("vqa_attributes") for s in family}
 
     # GEP: C, CC, CLS from CLIP ViT-L/14-sized embeddings (CLS classifiers trained for real).
-    gep_rows = [r for r in records if r["suite"] in GEP_SUITES]
+    gep_rows = [r for r in records if family[r["suite"]] == "gep"]
     dim = ENCODER_DIMS[DEFAULT_ENCODER]
     attributes = gep_attribute_rows(gep_rows, _unit_rows(rng, len(gep_rows), dim),
                                     _text_embedder(dim, DEFAULT_ENCODER), DEFAULT_ENCODER)
     # DALL-Eval: one VQA yes/no question per attribute, one gender question per image.
-    dalleval_cfg = load_config("dalleval")
+    configs = {f: load_config(f) for f in set(family.values())}
     gender = []
     answers, p = [a for a, _ in GENDER_ANSWERS], [w for _, w in GENDER_ANSWERS]
     for r in records:
-        for attr, q in attribute_questions(r, dalleval_cfg):
+        config = configs[family[r["suite"]]]
+        for attr, q in (ask_attribute[r["suite"]] or (lambda row, cfg: []))(r, config):
             ans = "yes" if rng.uniform() < 0.3 else "no"
             attributes.append({"probe_id": r["probe_id"], "attribute": attr, "score": float(presence_label(ans)),
                                "label": presence_label(ans), "estimator": "vqa", "annotator": DEFAULT_VQA,
                                "question": q, "answer": ans})
-        for person, q in gender_questions(r, dalleval_cfg):
+        for person, q in (ask_gender[r["suite"]] or (lambda row, cfg: []))(r, config):
             ans = str(rng.choice(answers, p=p))
             gender.append({"probe_id": r["probe_id"], "person": person, "question": q, "answer": ans,
                            "label": perceived_gender_label(ans), "annotator": DEFAULT_VQA})
@@ -177,10 +184,10 @@ def write_labels(run_dir: Path, probes: pd.DataFrame, rng: np.random.Generator) 
         skin.append({"probe_id": r["probe_id"], "face_found": face, "ita": angle,
                      "mst": None if angle is None else nearest_mst(angle), "n_faces": int(face), "annotator": skin_name})
     # MCAS: image and text embeddings for each of the six seed-004 encoders.
-    mcas = probes[probes["suite"].isin(MCAS_SUITES)].reset_index(drop=True)
+    mcas = probes[probes["suite"].map(family) == "mcas"].reset_index(drop=True)
     texts = mcas_text_table()
     embeddings = []
-    for enc in SEED004_ENCODERS:
+    for enc in GENERATED_BIAS_ENCODERS:
         d = ENCODER_DIMS[enc]
         embeddings += mcas_image_rows(enc, mcas, _unit_rows(rng, len(mcas), d))
         embeddings += mcas_text_embedding_rows(enc, texts, _unit_rows(rng, len(texts), d))
@@ -188,12 +195,10 @@ def write_labels(run_dir: Path, probes: pd.DataFrame, rng: np.random.Generator) 
     # PaintSkills: every DETR query of every image, as the annotate stage stores them (top
     # class, probability and box per query, plus the target classes' probabilities).
     from benchmark.models.detector import DEFAULT_DETECTOR, Detections
-    from benchmark.paintskills.scenes import CLASSES
-    from benchmark.runner.annotate import PAINTSKILLS_SUITES
-
+    from benchmark.probes.paintskills_scenes import CLASSES
     detections = []
     for r in records:
-        if r["suite"] not in PAINTSKILLS_SUITES:
+        if family[r["suite"]] != "paintskills":
             continue
         logits = rng.normal(0.0, 2.0, (DETR_QUERIES, len(CLASSES)))
         probs = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
@@ -204,7 +209,7 @@ def write_labels(run_dir: Path, probes: pd.DataFrame, rng: np.random.Generator) 
 
     for name, rows in (("attributes", attributes), ("gender", gender), ("skin_tone", skin),
                        ("embeddings", embeddings), ("detections", detections)):
-        _write_parquet_atomic(run_dir / LABEL_FILES[name].relpath, rows, LABEL_FILES[name])
+        write_label_rows(LABEL_FILES[name].path(run_dir), rows, LABEL_FILES[name])
         counts[LABEL_FILES[name].relpath] = len(rows)
     return counts
 
@@ -230,10 +235,10 @@ class SuiteClock:
         self._last = None
 
     def wrap_scorer(self, name, fn):
-        def timed(ctx):
+        def timed(ctx, suites):
             start = self._last = time.perf_counter()
             attributed = sum(self.seconds.values())
-            fn(ctx)
+            fn(ctx, suites)
             spent = time.perf_counter() - start - (sum(self.seconds.values()) - attributed)
             self.other[name] = self.other.get(name, 0.0) + spent  # detail tables etc. after the last entry
         return timed
@@ -252,14 +257,18 @@ class SuiteClock:
 
 
 def time_scoring(run_dir: Path, n_resamples: int, profile: str | None = None) -> tuple[dict, SuiteClock, float]:
+    import dataclasses
+
     import benchmark.runner.score as score
+    from benchmark.tasks import TASKS, list_tasks
+    from benchmark.tasks.context import ScoringContext
 
     clock = SuiteClock()
-    saved = {n: getattr(score, n) for n in ("score_gep", "score_dalleval", "score_pst", "score_mcas")}
-    saved_add = score._Context.add
-    for n, fn in saved.items():
-        setattr(score, n, clock.wrap_scorer(n.removeprefix("score_"), fn))
-    score._Context.add = clock.wrap_add(saved_add)
+    saved = {t.name: t for t in list_tasks()}
+    saved_add = ScoringContext.add
+    for name, task in saved.items():
+        TASKS[name] = dataclasses.replace(task, score=clock.wrap_scorer(name, task.score))
+    ScoringContext.add = clock.wrap_add(saved_add)
     try:
         t0 = time.perf_counter()
         if profile:
@@ -272,9 +281,8 @@ def time_scoring(run_dir: Path, n_resamples: int, profile: str | None = None) ->
             results = score.score_run(run_dir, n_resamples=n_resamples)
         total = time.perf_counter() - t0
     finally:
-        for n, fn in saved.items():
-            setattr(score, n, fn)
-        score._Context.add = saved_add
+        TASKS.update(saved)
+        ScoringContext.add = saved_add
     return results, clock, total
 
 

@@ -119,8 +119,21 @@ def _parse_overrides(values: list[str]) -> dict:
 
 
 def _annotator_args(args: argparse.Namespace) -> dict:
-    return {"encoder": args.encoder, "mcas_encoders": args.mcas_encoders, "vqa": args.vqa,
-            "detector": args.detector}
+    """Annotator options: the named flags, then ``--annotator OPTION=MODEL`` (a plugin's too)."""
+    out = {"encoder": args.encoder, "mcas_encoders": args.mcas_encoders, "vqa": args.vqa, "detector": args.detector,
+           "skin_tone": getattr(args, "skin_tone", None)}
+    for v in getattr(args, "annotator", None) or []:
+        key, sep, raw = v.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--annotator takes OPTION=MODEL (e.g. vqa=Salesforce/blip2-opt-2.7b), got {v!r}")
+        out[key.strip().replace("-", "_")] = raw.strip()
+    from benchmark.annotate.registry import list_annotator_kinds
+
+    known = {k.option for k in list_annotator_kinds()}
+    unknown = [k for k, v in out.items() if v is not None and k not in known]
+    if unknown:
+        raise ValueError(f"unknown annotator option {unknown[0]!r}; options: {', '.join(sorted(known))}")
+    return out
 
 
 def _print_outcome(outcome) -> None:
@@ -145,48 +158,44 @@ def _print_outcome(outcome) -> None:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from benchmark.probes import list_suites
     from benchmark.runner.pipeline import run_audit
 
-    outcome = run_audit(args.out, args.model, args.suites or list_suites(), limit_per_suite=args.limit,
+    outcome = run_audit(args.out, args.model, args.suites, limit_per_suite=args.limit,
                         batch_size=args.batch_size, revision=args.revision, device=args.device, dtype=args.dtype,
                         overrides=_parse_overrides(args.set), annotators=_annotator_args(args),
-                        n_resamples=args.n_resamples, progress=not args.quiet)
+                        n_resamples=args.n_resamples, progress=not args.quiet, probes=args.probes,
+                        probes_revision=args.probes_revision)
     if outcome.main_process:
         _print_outcome(outcome)
     return 0
 
 
 def _cmd_generate(args: argparse.Namespace) -> int:
-    from benchmark.probes import list_suites
     from benchmark.runner import run_generation
 
-    summary = run_generation(args.out, args.model, args.suites or list_suites(), args.limit, args.batch_size,
+    summary = run_generation(args.out, args.model, args.suites, args.limit, args.batch_size,
                              revision=args.revision, device=args.device, dtype=args.dtype,
-                             overrides=_parse_overrides(args.set), progress=not args.quiet)
+                             overrides=_parse_overrides(args.set), progress=not args.quiet, probes=args.probes,
+                             probes_revision=args.probes_revision)
     print(summary.format())
     return 0
 
 
 def _existing_run(path: str) -> Path:
     run_dir = Path(path)
-    if not (run_dir / "run_config.json").is_file():
+    from benchmark.run_folder import CONFIG_FILE
+
+    if not (run_dir / CONFIG_FILE).is_file():
         raise ValueError(f"{run_dir} is not a run folder (no run_config.json); make one with `t2ibench run`")
     return run_dir
 
 
 def _cmd_annotate(args: argparse.Namespace) -> int:
-    import json
-
-    from benchmark.runner.annotate import annotate_run, default_annotators
+    from benchmark.runner.annotate import annotate_run
 
     run_dir = _existing_run(args.run_dir)
-    chosen = dict(default_annotators(json.loads((run_dir / "run_config.json").read_text())))
-    chosen.update({k: v for k, v in _annotator_args(args).items() if v is not None})
-    if args.skin_tone is not None:
-        chosen["skin_tone"] = args.skin_tone
     summary = annotate_run(run_dir, device=args.device, force=args.force, progress=not args.quiet,
-                           suites=args.suites, batch_size=args.batch_size, **chosen)
+                           suites=args.suites, batch_size=args.batch_size, annotators=_annotator_args(args))
     if args.quiet:  # with progress on, the stage prints its own summary line
         print(summary)
     return 0
@@ -211,13 +220,12 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 def _cmd_demo(args: argparse.Namespace) -> int:
     from benchmark.paper_checks import all_checks
-    from benchmark.probes import list_suites
     from benchmark.runner.pipeline import run_audit
 
     print("Offline audit of builtin:tiny-sd, a tiny random-weight model: its scores are meaningless and only show "
           "that every stage runs. For a real model: t2ibench run --model stable-diffusion-v1-5/stable-diffusion-v1-5 "
           "--out runs/sd15\n")
-    outcome = run_audit(Path(args.out), "builtin:tiny-sd", list_suites(), limit_per_suite=args.limit,
+    outcome = run_audit(Path(args.out), "builtin:tiny-sd", None, limit_per_suite=args.limit,
                         batch_size=args.batch_size, n_resamples=args.n_resamples, progress=not args.quiet)
     _print_outcome(outcome)
     checks = all_checks()
@@ -242,6 +250,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="t2ibench", description="Audit text-to-image models for social bias "
                                      "and compositional skill.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {benchmark.__version__}")
+    parser.add_argument("--plugin", action="append", metavar="MODULE", default=[],
+                        help="import MODULE first: it may register suites, annotators, scores and tasks")
     sub = parser.add_subparsers(dest="command", required=True)
 
     probes = sub.add_parser("probes", help="list or build the probe datasets")
@@ -264,7 +274,12 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--model", required=True, help="builtin:tiny-sd, a Hub model ID, a local diffusers folder, or "
                        "python:module:function (prompts, seeds -> PIL images)")
         p.add_argument("--out", required=True, help="run folder (created; rerun the same command to resume)")
-        p.add_argument("--suites", nargs="+", help="probe suites (default: all; see `t2ibench probes list`)")
+        p.add_argument("--suites", nargs="+", help="probe suites (default: every suite of the probe set; see "
+                       "`t2ibench probes list`)")
+        p.add_argument("--probes", metavar="SOURCE", help="the probe set: a folder from `t2ibench probes build` or a "
+                       "Hub dataset ID (default: the built-in probes)")
+        p.add_argument("--probes-revision", metavar="REV", help="with a Hub dataset ID: the revision to audit "
+                       "(branch, tag or commit; recorded as the resolved commit)")
         p.add_argument("--limit", type=int, help="at most N probes per suite, spread over its prompts")
         p.add_argument("--batch-size", type=int, default=4)
         p.add_argument("--revision", help="model revision (branch, tag or commit)")
@@ -286,6 +301,8 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--detector", help="object detector for PaintSkills: a DETR Hub ID or folder (default "
                        "facebook/detr-resnet-50; builtin:tiny-detr for builtin models; a folder from "
                        "`t2ibench train-detector`), or none")
+        p.add_argument("--annotator", action="append", metavar="OPTION=MODEL",
+                       help="any annotator option by name, a plugin's too (e.g. --annotator skin_tone=whole-image)")
 
     run = sub.add_parser("run", help="audit a model end to end: generate, annotate, score, report")
     add_run_args(run, annotators=True)
@@ -337,6 +354,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        if args.plugin:
+            from benchmark.tasks import load_plugins
+
+            load_plugins(args.plugin)
         return int(args.func(args) or 0)
     except ValueError as exc:
         print(f"t2ibench: error: {exc}", file=sys.stderr)

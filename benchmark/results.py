@@ -160,7 +160,9 @@ def read_timings(run_dir: str | Path) -> dict[str, float]:
     {"seconds": 3.0, "n_images": 10}}`` gives ``annotate/vqa: 3.0``; other nested numbers
     (counts, rates) are left out. Nested names are joined with '.'.
     """
-    path = Path(run_dir) / "timings.json"
+    from benchmark.run_folder import TIMINGS_FILE
+
+    path = Path(run_dir) / TIMINGS_FILE
     if not path.is_file():
         return {}
     try:
@@ -194,14 +196,19 @@ def now_iso() -> str:
 
 def build_results(*, model: Mapping, package_version: str, suites: list, settings: Mapping, seeds: Mapping,
                   scoring: Mapping, hardware: Mapping, timings: Mapping, annotators: list, scores: list,
-                  details: Mapping, notes: list, run: Mapping | None = None, created: str | None = None) -> dict:
-    """The results document in its fixed key order (``warning`` first for a built-in model)."""
+                  details: Mapping, notes: list, run: Mapping | None = None, created: str | None = None,
+                  probes: Mapping | None = None) -> dict:
+    """The results document in its fixed key order (``warning`` first for a built-in model).
+
+    ``probes`` says which probe set was audited (kind, source, revision, fingerprint): results
+    on different probe sets are never compared."""
     doc: dict[str, Any] = {}
     if model.get("builtin"):
         doc["warning"] = BUILTIN_WARNING
     doc.update({
         "schema_version": SCHEMA_VERSION,
         "model": dict(model),
+        **({"probes": dict(probes)} if probes else {}),
         "package": {"name": PACKAGE_NAME, "version": str(package_version)},
         "created": created or now_iso(),
         "run": dict(run or {}),

@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 
 from benchmark.atomic import atomic_path, fsync_dir, write_bytes_atomic  # noqa: F401 (re-exported)
+from benchmark.values import plain_value
 
 CONFIG_FILE = "run_config.json"
 MANIFEST_FILE = "manifest.parquet"
@@ -44,6 +45,14 @@ IMAGES_DIR = "images"
 PARTIAL_DIR = ".partial"
 METADATA_FILE = "metadata.jsonl"
 CONFIG_FORMAT = 1
+# run_config.json keys compared on resume only when both runs record them
+OPTIONAL_IDENTITY_KEYS = ("probes",)
+# What the later stages add (see the module docstring).
+LABELS_DIR = "labels"            # annotate: labels/<name>.parquet (benchmark.annotate.label_files)
+EMBEDDINGS_DIR = "embeddings"    # annotate: embeddings/<encoder-slug>/ (benchmark.annotate.embedding_cache)
+TIMINGS_FILE = "timings.json"    # seconds per stage, merged by every stage
+SCORES_DIR = "scores"            # score: the detail tables
+REPORT_DIR = "report"            # report: report.html, report.md, plots; agreement.md / .json
 
 # Columns the runner adds to each probe row in metadata.jsonl (probe fields come first).
 RUNNER_COLUMNS = ("file_name", "probe_index", "sha256", "model_id", "revision", "settings", "nsfw", "rank",
@@ -109,25 +118,6 @@ def _json_default(value: Any) -> Any:
     return str(value)  # torch.dtype and other objects: their readable name
 
 
-def plain_value(value: Any) -> Any:
-    """A JSON-ready Python value: numpy scalars/arrays unwrapped, NaN/NA -> None."""
-    if value is None:
-        return None
-    if isinstance(value, np.ndarray):
-        return [plain_value(v) for v in value.tolist()]
-    if isinstance(value, (list, tuple)):
-        return [plain_value(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): plain_value(v) for k, v in value.items()}
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if value is pd.NA or value is pd.NaT:
-        return None
-    return value
-
-
 def settings_json(settings: dict) -> str:
     """Settings as a canonical JSON string (sorted keys), the form stored per image."""
     return json.dumps(plain_value(dict(settings)), sort_keys=True, default=_json_default)
@@ -180,11 +170,14 @@ def check_run_config(run_dir: str | Path, new: dict, keys: Sequence[str],
                      model_keys: Sequence[str] | None = None) -> None:
     """Raise a one-line ``RunFolderError`` when RUN_DIR's run_config.json differs from ``new`` on ``keys``.
 
-    ``model_keys`` restricts the comparison of the ``model`` entry to those sub-keys.
+    ``model_keys`` restricts the comparison of the ``model`` entry to those sub-keys. A key that
+    one side does not record (``probes`` of a folder written by ``generate`` from a plain probe
+    table) is not compared: the probe rows themselves are (``probes_sha256``).
     """
     existing = read_run_config(run_dir)
     if existing is None:
         return
+    keys = [k for k in keys if k not in OPTIONAL_IDENTITY_KEYS or (k in existing and k in new)]
     # Compare through JSON so tuples/lists and numpy scalars compare as they are stored.
     new = json.loads(json.dumps(new, default=_json_default))
     if model_keys is not None:

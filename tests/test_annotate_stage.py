@@ -226,8 +226,10 @@ def test_timings_merged_and_defaults(annotated):
     run, summary = annotated
     t = json.loads((run / "timings.json").read_text())
     assert t["generate/total"] == {"seconds": 1.0}  # what was there is kept
-    for key in ("annotate/vqa_gender", "annotate/vqa_attributes", "annotate/gep_clip", "annotate/skin_tone",
-                "annotate/embed_images[builtin:tiny-clip]", "annotate/total"):
+    for key in ("annotate/vqa_gender[builtin:tiny-vqa]", "annotate/vqa_attributes[builtin:tiny-vqa]",
+                "annotate/clip_existence[builtin:tiny-clip]", "annotate/skin_tone[ita-mst[opencv-haar:haarcascade_frontalface_default.xml]]",
+                "annotate/mcas_embeddings[builtin:tiny-clip]", "annotate/embed_images[builtin:tiny-clip]",
+                "annotate/total"):
         assert t[key]["seconds"] >= 0 and t[key]["n_images"] > 0, key
     assert summary.annotators["vqa"] == "builtin:tiny-vqa"
     assert summary.models_loaded == ["builtin:tiny-clip", "builtin:tiny-vqa"]  # each once
@@ -242,7 +244,7 @@ def test_default_annotators():
                                        "detector": "builtin:tiny-detr"}
     real = default_annotators({"model": {"spec": "stable-diffusion-v1-5/stable-diffusion-v1-5", "builtin": False}})
     assert real["encoder"] == bm.DEFAULT_ENCODER == "open_clip:ViT-L-14:openai"
-    assert tuple(real["mcas_encoders"]) == tuple(bm.SEED004_ENCODERS)
+    assert tuple(real["mcas_encoders"]) == tuple(bm.GENERATED_BIAS_ENCODERS)
     assert real["vqa"] == bm.DEFAULT_VQA
     assert default_annotators(None)["encoder"] == bm.DEFAULT_ENCODER
 

@@ -9,16 +9,13 @@ from sklearn.metrics import matthews_corrcoef, roc_auc_score
 
 from benchmark.paper_checks import gep as gep_checks
 from benchmark.probes import load_config
-from benchmark.scores.existence import (
+from benchmark.annotate.cross_modal import (
     SGD_PARAMS,
-    attribute_query,
-    calibrated_clip_existence,
     classifier_sentences,
-    clip_existence,
     cross_modal_existence,
-    existence_for_rows,
     train_cross_modal_classifiers,
 )
+from benchmark.scores.existence import attribute_query, calibrated_clip_existence, clip_existence, existence_for_rows
 from benchmark.scores.gep import attribute_frequencies, gep, gep_score_from_vector, gep_unbounded, gep_vector
 
 MODELS = ["CogView2", "DALLE-2", "Stable Diffusion"]

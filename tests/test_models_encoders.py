@@ -9,7 +9,7 @@ from PIL import Image
 
 from benchmark.models.encoders import (
     DEFAULT_ENCODER,
-    SEED004_ENCODERS,
+    GENERATED_BIAS_ENCODERS,
     HFClipEncoder,
     OpenClipEncoder,
     load_encoder,
@@ -108,8 +108,8 @@ def test_encoder_constants_are_known_to_open_clip():
     import open_clip
 
     assert DEFAULT_ENCODER == "open_clip:ViT-L-14:openai"
-    assert len(SEED004_ENCODERS) == 6
-    for spec in (DEFAULT_ENCODER, *SEED004_ENCODERS):
+    assert len(GENERATED_BIAS_ENCODERS) == 6
+    for spec in (DEFAULT_ENCODER, *GENERATED_BIAS_ENCODERS):
         _, arch, tag = spec.split(":")
         assert open_clip.get_pretrained_cfg(arch, tag), spec
 

@@ -16,7 +16,7 @@ from PIL import Image, ImageColor
 
 from benchmark.paintskills import glyphs
 from benchmark.paintskills.render import RELATION_MARGIN, relation_of, render_background, render_scene
-from benchmark.paintskills.scenes import (CLASSES, COCO_IDS, RELATIONS, SHAPES, SKILLS, SPLIT_SIZES, SPLITS,
+from benchmark.probes.paintskills_scenes import (CLASSES, COCO_IDS, RELATIONS, SHAPES, SKILLS, SPLIT_SIZES, SPLITS,
                                           build_scenes, prompt_text)
 from dataset_builders.paintskills import build_dataset, main as builder_main
 

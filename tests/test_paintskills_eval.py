@@ -14,7 +14,7 @@ import pytest
 
 from benchmark.models.detector import COCO_NAMES, Detections, DetrDetector
 from benchmark.paintskills.detect import GroundTruthDetector
-from benchmark.paintskills.scenes import build_scenes
+from benchmark.probes.paintskills_scenes import build_scenes
 from benchmark.scores.paintskills import (
     count_outcome,
     image_outcome,

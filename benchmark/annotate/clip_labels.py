@@ -1,4 +1,4 @@
-"""GEP attribute existence from CLIP embeddings: the C, CC and CLS estimators of seed 000.
+"""GEP attribute existence from CLIP embeddings: the C, CC and CLS estimators of GEP.
 
 Given the image embeddings of GEP images (one CLIP encoder, rows aligned with the probe
 rows) and the encoder's text function, :func:`gep_attribute_rows` returns one row per
@@ -10,12 +10,12 @@ rows) and the encoder's text function, :func:`gep_attribute_rows` returns one ro
   (``calibrated_clip_existence``);
 * **CLS** (Eq. 6-7): ``score`` = mean probability of the 10 logistic-regression
   classifiers trained on CLIP *text* embeddings of "[g] [a] [c]." vs "[g] [c]." and
-  applied to the image embedding (``train_cross_modal_classifiers``). The classifiers
-  are trained once per attribute group and call: for ``gep_neutral`` / ``gep_explicit``
+  applied to the image embedding (:mod:`benchmark.annotate.cross_modal`). The classifiers
+  are trained once per attribute group and call: for the neutral and explicit settings
   with g in the config's ``classifier_people`` (A man, A woman, A person) and the
-  attribute itself as the phrase ("in boots"); for ``gep_occupation`` with
-  ``occupation.classifier_people`` (A female lawyer, A male lawyer, A lawyer) and
-  ``occupation.classifier_phrases`` ("in a suit", "with a tie", ...).
+  attribute itself as the phrase ("in boots"); for the occupation case study (rows with
+  ``setting`` "occupation") with ``occupation.classifier_people`` (A female lawyer, A male
+  lawyer, A lawyer) and ``occupation.classifier_phrases`` ("in a suit", "with a tie", ...).
 
 Labels (0/1) are a convenience, not the paper's estimate (the paper averages the raw
 values): C and CC -> 1 when CC > :data:`CC_THRESHOLD` (0: the attribute text is closer
@@ -29,9 +29,11 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["GEP_SUITES", "CC_THRESHOLD", "CLS_THRESHOLD", "ESTIMATORS", "gep_attribute_rows", "classifier_group"]
+from benchmark.annotate.registry import AnnotateContext, Annotator, AnnotatorKind, WorkItem, register_annotator
 
-GEP_SUITES = ("gep_neutral", "gep_explicit", "gep_occupation")
+__all__ = ["CC_THRESHOLD", "CLS_THRESHOLD", "ESTIMATORS", "CLIPExistenceAnnotator", "annotated_attributes",
+           "gep_attribute_rows", "classifier_group"]
+
 #: C and CC labels: 1 when cos(image, a) - cos(image, "an object") > CC_THRESHOLD
 CC_THRESHOLD = 0.0
 #: CLS labels: 1 when the ensemble's mean probability >= CLS_THRESHOLD
@@ -39,7 +41,8 @@ CLS_THRESHOLD = 0.5
 ESTIMATORS = ("C", "CC", "CLS")
 
 
-def _as_list(value: Any) -> list[str]:
+def annotated_attributes(value: Any) -> list[str]:
+    """A row's ``annotated_attributes`` as a list of strings (parquet gives numpy arrays)."""
     if value is None:
         return []
     if isinstance(value, np.ndarray):
@@ -49,9 +52,9 @@ def _as_list(value: Any) -> list[str]:
     return [str(v) for v in value]
 
 
-def classifier_group(suite: str) -> str:
-    """``occupation`` for gep_occupation (its own people and phrases), ``main`` otherwise."""
-    return "occupation" if suite == "gep_occupation" else "main"
+def classifier_group(row: Mapping[str, Any]) -> str:
+    """``occupation`` for the occupation case study (its own people and phrases), ``main`` otherwise."""
+    return "occupation" if row.get("setting") == "occupation" else "main"
 
 
 def _classifier_kwargs(group: str, gep_config: dict) -> dict:
@@ -89,14 +92,11 @@ def gep_attribute_rows(
     """Rows ``probe_id, attribute, score, label, estimator, annotator`` (plus ``question`` /
     ``answer`` = None) for every image x annotated attribute x estimator.
 
-    ``probe_rows[i]`` (needs ``probe_id``, ``suite``, ``annotated_attributes``) is the image
+    ``probe_rows[i]`` (needs ``probe_id``, ``setting``, ``annotated_attributes``) is the image
     whose embedding is ``image_embeddings[i]``.
     """
-    from benchmark.scores.existence import (
-        calibrated_clip_existence,
-        clip_existence,
-        train_cross_modal_classifiers,
-    )
+    from benchmark.annotate.cross_modal import train_cross_modal_classifiers
+    from benchmark.scores.existence import calibrated_clip_existence, clip_existence
 
     if gep_config is None:
         from benchmark.probes import load_config
@@ -112,11 +112,11 @@ def gep_attribute_rows(
 
     groups: dict[str, list[int]] = {}
     for i, r in enumerate(probe_rows):
-        groups.setdefault(classifier_group(str(r["suite"])), []).append(i)
+        groups.setdefault(classifier_group(r), []).append(i)
 
     values: dict[tuple[int, str, str], float] = {}  # (row index, attribute, estimator) -> score
     for group, idx in groups.items():
-        attrs = list(dict.fromkeys(a for i in idx for a in _as_list(probe_rows[i]["annotated_attributes"])))
+        attrs = list(dict.fromkeys(a for i in idx for a in annotated_attributes(probe_rows[i]["annotated_attributes"])))
         if not attrs:
             continue
         sub = emb[idx]
@@ -131,13 +131,13 @@ def gep_attribute_rows(
             mats["CLS"] = clf.predict_proba(sub)
         col = {a: j for j, a in enumerate(attrs)}
         for k, i in enumerate(idx):
-            for a in _as_list(probe_rows[i]["annotated_attributes"]):
+            for a in annotated_attributes(probe_rows[i]["annotated_attributes"]):
                 for est, m in mats.items():
                     values[(i, a, est)] = float(m[k, col[a]])
 
     rows = []
     for i, r in enumerate(probe_rows):
-        for a in _as_list(r["annotated_attributes"]):
+        for a in annotated_attributes(r["annotated_attributes"]):
             cc = values.get((i, a, "CC"))
             for est in estimators:
                 score = values[(i, a, est)]
@@ -157,3 +157,56 @@ def _reference_cos(image_embedding: np.ndarray, embed) -> float:
     ref = np.asarray(embed([REFERENCE_STRING])[0], dtype=np.float64)
     img = np.asarray(image_embedding, dtype=np.float64)
     return float(img @ ref / (np.linalg.norm(img) * np.linalg.norm(ref)))
+
+
+class CLIPExistenceAnnotator(Annotator):
+    """GEP's C, CC and CLS estimators (``labels/attributes.parquet``) from the image embeddings
+    of one CLIP encoder, for every attribute in a row's ``annotated_attributes``."""
+
+    kind = "clip_existence"
+    label_file = "attributes"
+    inputs = "embeddings"
+    model_key = "clip"
+
+    def check(self) -> None:
+        if isinstance(self.model, str):
+            from benchmark.models.encoders import parse_encoder_spec
+
+            parse_encoder_spec(self.model)
+
+    def keys(self, row: Mapping[str, Any], ctx: AnnotateContext) -> list[tuple]:
+        pid = str(row["probe_id"])
+        return [(pid, a, est, self.name, "") for a in annotated_attributes(row.get("annotated_attributes"))
+                for est in ESTIMATORS]
+
+    def load_model(self, spec: str, ctx: AnnotateContext) -> Any:
+        return load_clip(spec, ctx)
+
+    def annotate(self, items: Sequence[WorkItem], ctx: AnnotateContext) -> list[dict]:
+        encoder = self.load(ctx)
+        emb = np.stack([np.asarray(it.embedding, dtype=np.float32) for it in items]) if items else np.zeros((0, 0))
+        return gep_attribute_rows([it.row for it in items], emb, encoder.embed_texts, self.name,
+                                  gep_config=ctx.family_config("gep"))
+
+
+def load_clip(spec: str, ctx: AnnotateContext) -> Any:
+    """A CLIP encoder for the annotate stage: images reach it ``ctx.batch_size`` at a time (the
+    embedding cache batches them); its own batch size only chunks texts (CLS training
+    sentences, MCAS texts), which are cheap."""
+    from benchmark.models import load_encoder
+
+    return load_encoder(spec, device=ctx.device, batch_size=max(ctx.batch_size, TEXT_BATCH_SIZE))
+
+
+TEXT_BATCH_SIZE = 256
+
+
+def _default_encoder(builtin: bool) -> str:
+    from benchmark.models.defaults import DEFAULT_ENCODER, TINY_ENCODER
+
+    return TINY_ENCODER if builtin else DEFAULT_ENCODER
+
+
+register_annotator(AnnotatorKind(
+    "clip_existence", CLIPExistenceAnnotator, option="encoder", default=_default_encoder,
+    help="CLIP encoder for GEP's C, CC, CLS (default open_clip:ViT-L-14:openai; builtin:tiny-clip for builtin models)"))

@@ -27,10 +27,10 @@ from typing import Callable, Sequence
 import numpy as np
 
 from benchmark.atomic import write_bytes_atomic
+from benchmark.run_folder import EMBEDDINGS_DIR
 
 __all__ = ["EmbeddingCache", "encoder_slug"]
 
-EMBEDDINGS_DIR = "embeddings"
 
 
 def encoder_slug(spec: str) -> str:

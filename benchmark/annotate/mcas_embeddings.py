@@ -1,4 +1,4 @@
-"""MCAS / Diffusion Bias inputs: image and text embeddings with their roles (seeds 003, 004).
+"""MCAS / Diffusion Bias inputs: image and text embeddings with their roles (MCAS, Generated Bias).
 
 One row per embedding and encoder, in the shape ``benchmark.scores.mcas.mcas_score`` and
 the ``metrics/mcas`` module take (``embeddings``, ``roles``, ``targets``):
@@ -11,20 +11,22 @@ the ``metrics/mcas`` module take (``embeddings``, ``roles``, ``targets``):
   text targets (``target_text``) of the MCAS config, from
   ``benchmark.probes.mcas.mcas_text_rows``.
 
-Seed 004 averages the components over six OpenAI CLIP encoders
-(``benchmark.models.SEED004_ENCODERS``); every encoder gets its own rows (``encoder``).
+Generated Bias averages the components over six OpenAI CLIP encoders
+(``benchmark.models.defaults.GENERATED_BIAS_ENCODERS``); every encoder gets its own rows
+(``encoder``), written by one :class:`MCASEmbeddingAnnotator` per encoder.
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["MCAS_SUITES", "ROLES", "mcas_text_table", "mcas_image_rows", "mcas_text_embedding_rows"]
+from benchmark.annotate.registry import AnnotateContext, Annotator, AnnotatorKind, WorkItem, register_annotator
 
-MCAS_SUITES = ("mcas_attributes", "mcas_targets")
+__all__ = ["ROLES", "MCASEmbeddingAnnotator", "mcas_text_table", "mcas_image_rows", "mcas_text_embedding_rows"]
+
 ROLES = ("target_image", "target_text", "attribute_a_image", "attribute_a_text", "attribute_b_image",
          "attribute_b_text")
 
@@ -69,3 +71,59 @@ def check_roles(roles: Sequence[str]) -> None:
     unknown = set(roles) - set(ROLES)
     if unknown:
         raise ValueError(f"unknown MCAS roles {sorted(unknown)}")
+
+
+class MCASEmbeddingAnnotator(Annotator):
+    """``labels/embeddings.parquet`` rows of one CLIP encoder: every MCAS image (its role from
+    its probe row) and every text of the MCAS config (attributes and targets)."""
+
+    kind = "mcas_embeddings"
+    label_file = "embeddings"
+    inputs = "embeddings"
+    model_key = "clip"
+
+    def check(self) -> None:
+        if isinstance(self.model, str):
+            from benchmark.models.encoders import parse_encoder_spec
+
+            parse_encoder_spec(self.model)
+
+    def keys(self, row: Mapping[str, Any], ctx: AnnotateContext) -> list[tuple]:
+        from benchmark.probes.mcas import mcas_image_role
+
+        role, target = mcas_image_role(row)
+        return [(self.name, "image", str(row["probe_id"]), "", role, target)]
+
+    def texts(self, ctx: AnnotateContext) -> pd.DataFrame:
+        return mcas_text_table(ctx.family_config("mcas"))
+
+    def extra_keys(self, ctx: AnnotateContext) -> list[tuple]:
+        t = self.texts(ctx)
+        return [(self.name, "text", "", str(x), str(r), str(g)) for x, r, g in zip(t["text"], t["role"], t["target"])]
+
+    def load_model(self, spec: str, ctx: AnnotateContext) -> Any:
+        from benchmark.annotate.clip_labels import load_clip
+
+        return load_clip(spec, ctx)
+
+    def annotate(self, items: Sequence[WorkItem], ctx: AnnotateContext) -> list[dict]:
+        if not items:
+            return []
+        rows = pd.DataFrame([it.row for it in items])
+        return mcas_image_rows(self.name, rows, np.stack([np.asarray(it.embedding) for it in items]))
+
+    def annotate_extra(self, keys: Sequence[tuple], ctx: AnnotateContext) -> list[dict]:
+        # every text, even when only some are missing: one batch composition, one set of numbers
+        texts = self.texts(ctx)
+        return mcas_text_embedding_rows(self.name, texts, self.load(ctx).embed_texts(list(texts["text"])))
+
+
+def _default_encoders(builtin: bool) -> tuple[str, ...]:
+    from benchmark.models.defaults import GENERATED_BIAS_ENCODERS, TINY_ENCODER
+
+    return (TINY_ENCODER,) if builtin else GENERATED_BIAS_ENCODERS
+
+
+register_annotator(AnnotatorKind(
+    "mcas_embeddings", MCASEmbeddingAnnotator, option="mcas_encoders", default=_default_encoders, many=True,
+    help="CLIP encoders averaged for MCAS / Diffusion Bias (default: the six OpenAI CLIPs of Generated Bias)"))

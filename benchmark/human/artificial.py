@@ -260,15 +260,18 @@ def artificial_from_run(run_dir, answers: pd.DataFrame, majorities: pd.DataFrame
     import json
     from pathlib import Path
 
+    from benchmark.annotate.label_files import LABEL_FILES
     from benchmark.human.stats import item_majorities
+    from benchmark.run_folder import CONFIG_FILE, MANIFEST_FILE
 
     run_dir = Path(run_dir)
-    for rel in ("manifest.parquet", "labels/attributes.parquet"):
+    attributes = LABEL_FILES["attributes"].relpath
+    for rel in (MANIFEST_FILE, attributes):
         if not (run_dir / rel).is_file():
             raise ValueError(f"{run_dir / rel} is missing: the artificial datasets need it")
     if "model" not in kwargs:
         try:
-            cfg = json.loads((run_dir / "run_config.json").read_text(encoding="utf-8"))
+            cfg = json.loads((run_dir / CONFIG_FILE).read_text(encoding="utf-8"))
             kwargs["model"] = str((cfg.get("model") or {}).get("model_id") or (cfg.get("model") or {}).get("spec")
                                   or run_dir.name)
         except (OSError, ValueError):
@@ -276,6 +279,5 @@ def artificial_from_run(run_dir, answers: pd.DataFrame, majorities: pd.DataFrame
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedStatisticWarning)
         pool = image_pool(item_majorities(answers) if majorities is None else majorities,
-                          pd.read_parquet(run_dir / "labels/attributes.parquet"),
-                          pd.read_parquet(run_dir / "manifest.parquet"))
+                          pd.read_parquet(run_dir / attributes), pd.read_parquet(run_dir / MANIFEST_FILE))
     return build_artificial_dataset(pool, **kwargs)

@@ -27,6 +27,7 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
+from benchmark.annotate.label_files import LABEL_FILES
 from benchmark.human.stats import MONK_TONES, item_majorities, validate_answers
 from benchmark.scores.agreement import (
     UndefinedStatisticWarning,
@@ -320,20 +321,17 @@ def skin_tone_agreement(answers: pd.DataFrame, skin_tone: pd.DataFrame) -> pd.Da
 # --------------------------------------------------------------------------- a run folder
 
 
-def _read_label(run_dir: Path, name: str) -> pd.DataFrame | None:
-    path = run_dir / "labels" / f"{name}.parquet"
-    return pd.read_parquet(path) if path.is_file() else None
-
-
 def validate_run(run_dir: str | Path, answers: pd.DataFrame, majorities: pd.DataFrame | None = None) -> dict:
     """Every validation table for a run folder: ``attribute_auc``, ``attribute_auc_summary``,
     ``gep_vectors``, ``gep_agreement``, ``gender_kappa``, ``skin_tone`` (DataFrames; a table is
     absent when its label file is) and ``notes`` (why a table is missing). ``majorities``:
     :func:`item_majorities` of ``answers`` when the caller has it already."""
+    from benchmark.run_folder import MANIFEST_FILE
+
     run_dir = Path(run_dir)
-    manifest_path = run_dir / "manifest.parquet"
+    manifest_path = run_dir / MANIFEST_FILE
     if not manifest_path.is_file():
-        raise ValueError(f"{run_dir} is not a run folder (no manifest.parquet)")
+        raise ValueError(f"{run_dir} is not a run folder (no {MANIFEST_FILE})")
     manifest = pd.read_parquet(manifest_path)
     majorities = item_majorities(answers) if majorities is None else majorities
     out: dict = {"notes": []}
@@ -341,20 +339,26 @@ def validate_run(run_dir: str | Path, answers: pd.DataFrame, majorities: pd.Data
     attributes = _read_label(run_dir, "attributes")
     if "attribute" in qtypes:
         if attributes is None:
-            out["notes"].append("labels/attributes.parquet is missing: no attribute validation")
+            out["notes"].append(f"{LABEL_FILES['attributes'].relpath} is missing: no attribute validation")
         else:
             out["attribute_auc"], out["attribute_auc_summary"] = attribute_auc(majorities, attributes)
             out["gep_vectors"], out["gep_agreement"] = gep_vector_agreement(majorities, attributes, manifest)
     if qtypes & {"gender_single", "gender_paired"}:
         gender = _read_label(run_dir, "gender")
         if gender is None:
-            out["notes"].append("labels/gender.parquet is missing: no perceived-gender validation")
+            out["notes"].append(f"{LABEL_FILES['gender'].relpath} is missing: no perceived-gender validation")
         else:
             out["gender_kappa"] = gender_kappa(answers, gender, manifest)
     if "skin_tone" in qtypes:
         skin = _read_label(run_dir, "skin_tone")
         if skin is None:
-            out["notes"].append("labels/skin_tone.parquet is missing: no skin tone validation")
+            out["notes"].append(f"{LABEL_FILES['skin_tone'].relpath} is missing: no skin tone validation")
         else:
             out["skin_tone"] = skin_tone_agreement(answers, skin)
     return out
+
+
+def _read_label(run_dir: Path, name: str) -> pd.DataFrame | None:
+    """A label file of the run, or None when the annotate stage did not write it."""
+    path = LABEL_FILES[name].path(run_dir)
+    return pd.read_parquet(path) if path.is_file() else None

@@ -35,7 +35,7 @@ _LAZY = {
     "load_encoder": "encoders",
     "ImageTextEncoder": "encoders",
     "DEFAULT_ENCODER": "encoders",
-    "SEED004_ENCODERS": "encoders",
+    "GENERATED_BIAS_ENCODERS": "encoders",
     "load_vqa": "vqa",
     "VQAModel": "vqa",
     "BLIP2_PROMPT": "vqa",

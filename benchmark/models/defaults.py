@@ -3,11 +3,11 @@ before it loads anything), and what counts as a built-in tiny model."""
 
 from collections.abc import Mapping
 
-#: seed 000 (GEP) scores with CLIP ViT-L/14 (OpenAI weights)
+#: GEP scores with CLIP ViT-L/14 (OpenAI weights)
 DEFAULT_ENCODER = "open_clip:ViT-L-14:openai"
 
-#: the six OpenAI CLIP encoders seed 004 averages Diffusion Bias / Bias Amplification over
-SEED004_ENCODERS = (
+#: the six OpenAI CLIP encoders Generated Bias averages Diffusion Bias / Bias Amplification over
+GENERATED_BIAS_ENCODERS = (
     "open_clip:RN50:openai",
     "open_clip:RN50x4:openai",
     "open_clip:RN50x16:openai",
@@ -18,6 +18,10 @@ SEED004_ENCODERS = (
 
 #: the VQA model family DALL-Eval uses (BLIP-2)
 DEFAULT_VQA = "Salesforce/blip2-opt-2.7b"
+
+#: the built-in tiny random-weight annotators a run of a built-in model gets (offline)
+TINY_ENCODER = "builtin:tiny-clip"
+TINY_VQA = "builtin:tiny-vqa"
 
 #: the detector a real audit uses (DALL-Eval fine-tunes a COCO DETR; the COCO one is the default
 #: until a fine-tuned folder is given with --detector)

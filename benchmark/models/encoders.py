@@ -5,7 +5,7 @@ Specs accepted by :func:`load_encoder`:
 * ``open_clip:ARCH:PRETRAINED``: open_clip's ``create_model_and_transforms(ARCH,
   pretrained=PRETRAINED)``; PRETRAINED is a tag (``openai``, ``laion2b_s32b_b82k``...)
   or a checkpoint file. Default :data:`DEFAULT_ENCODER` = ``open_clip:ViT-L-14:openai``
-  (seed 000); :data:`SEED004_ENCODERS` are the six OpenAI encoders of seed 004.
+  (seed 000); :data:`GENERATED_BIAS_ENCODERS` are the six OpenAI encoders of seed 004.
 * ``open_clip:hf-hub:ORG/REPO`` and ``open_clip:local-dir:/path``: open_clip's own
   schemas (a folder with ``open_clip_config.json`` + weights);
 * ``hf:MODEL_ID`` or ``hf:/local/folder``: transformers ``CLIPModel`` + ``CLIPProcessor``;
@@ -33,7 +33,7 @@ from .hub_access import ensure_hub_model
 
 __all__ = [
     "DEFAULT_ENCODER",
-    "SEED004_ENCODERS",
+    "GENERATED_BIAS_ENCODERS",
     "ImageTextEncoder",
     "OpenClipEncoder",
     "HFClipEncoder",
@@ -41,7 +41,7 @@ __all__ = [
     "parse_encoder_spec",
 ]
 
-from benchmark.models.defaults import DEFAULT_ENCODER, SEED004_ENCODERS  # noqa: E402
+from benchmark.models.defaults import DEFAULT_ENCODER, GENERATED_BIAS_ENCODERS  # noqa: E402
 
 
 def _normalise(x) -> np.ndarray:
@@ -276,9 +276,9 @@ def _check_open_clip(name: str, pretrained: str | None, token) -> None:
         return
     url = cfg.get("url", "")
     cached = Path(os.path.expanduser("~/.cache/clip")) / os.path.basename(url)
-    from .hub_access import _offline
+    from .hub_access import hub_offline
 
-    if url and not cached.is_file() and _offline():
+    if url and not cached.is_file() and hub_offline():
         raise ModelNotAvailableError(
             f"open_clip {arch}:{pretrained} weights are not cached ({cached}) and the network is off"
         )

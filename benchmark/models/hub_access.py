@@ -31,7 +31,7 @@ def is_local_folder(spec: str) -> bool:
     return Path(os.path.expanduser(spec)).is_dir()
 
 
-def _offline() -> bool:
+def hub_offline() -> bool:
     from huggingface_hub import constants
 
     env = os.environ.get("HF_HUB_OFFLINE", "")
@@ -82,7 +82,7 @@ def ensure_hub_model(
         if isinstance(hit, str):
             return "cache"
 
-    if _offline():
+    if hub_offline():
         raise ModelNotAvailableError(
             f"{what} {repo_id}{at} is not in the local Hugging Face cache and the Hub cannot be reached "
             "(HF_HUB_OFFLINE is set): download it first with `hf download` on a machine with network"

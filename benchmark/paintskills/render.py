@@ -23,7 +23,7 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from benchmark.paintskills import glyphs
-from benchmark.paintskills.scenes import BACKGROUNDS, RELATIONS, scene_seed
+from benchmark.probes.paintskills_scenes import BACKGROUNDS, RELATIONS, scene_seed
 
 MIN_SIZE = 64
 # Dominant-axis centre gap must exceed the cross-axis gap by this fraction of the

@@ -8,7 +8,7 @@ from pathlib import Path
 from PIL import Image, ImageDraw
 
 from benchmark.paintskills.render import render_scene
-from benchmark.paintskills.scenes import SKILLS, build_scenes
+from benchmark.probes.paintskills_scenes import SKILLS, build_scenes
 
 CAPTION_HEIGHT = 48  # three lines of PIL's default font under each render
 BOX_COLOURS = ("#e53935", "#1e88e5")  # objA, objB (spatial)

@@ -11,6 +11,7 @@ dataset_builders.probes`` write, and optionally publish.
 from __future__ import annotations
 
 import argparse
+import json
 from collections import defaultdict
 from pathlib import Path
 
@@ -20,26 +21,28 @@ import benchmark
 from benchmark.hub import push_folder
 from benchmark.papers import PAPERS
 from benchmark.probes import build_suite, get_suite, list_suites, load_config
+from benchmark.atomic import write_bytes_atomic
 from benchmark.hub_layout import clear_folder, configs_yaml, write_card, write_split
+from benchmark.probes.source import PROBE_SET_FILE, PROBES_SPLIT, probe_set_manifest
 
-SPLIT = "test"  # probes are evaluation inputs: one split
+SPLIT = PROBES_SPLIT  # probes are evaluation inputs: one split
+
+
+def family_configs(suites: list[str], config_paths: dict[str, str] | None = None) -> dict[str, dict]:
+    """The config of every family of ``suites``: the package's YAML, or the file given for it."""
+    config_paths = config_paths or {}
+    families = list(dict.fromkeys(get_suite(n).family for n in suites))
+    unknown = set(config_paths) - set(families)
+    if unknown:
+        raise ValueError(f"--config names families not built here: {', '.join(sorted(unknown))}")
+    return {f: load_config(f, config_paths.get(f)) for f in families}
 
 
 def build_probe_tables(suites: list[str] | None = None, config_paths: dict[str, str] | None = None) -> dict[str, pd.DataFrame]:
     """``{suite: rows}`` for the named suites (all by default), configs per family overridable."""
-    config_paths = config_paths or {}
     names = suites or list_suites()
-    configs: dict[str, dict] = {}
-    tables = {}
-    for name in names:
-        family = get_suite(name).family
-        if family not in configs:
-            configs[family] = load_config(family, config_paths.get(family))
-        tables[name] = build_suite(name, config=configs[family])
-    unknown = set(config_paths) - {get_suite(n).family for n in names}
-    if unknown:
-        raise ValueError(f"--config names families not built here: {', '.join(sorted(unknown))}")
-    return tables
+    configs = family_configs(names, config_paths)
+    return {name: build_suite(name, config=configs[get_suite(name).family]) for name in names}
 
 
 def _field_table(df: pd.DataFrame) -> str:
@@ -127,11 +130,18 @@ def probe_card(tables: dict[str, pd.DataFrame], config_paths: dict[str, str] | N
 
 def build_probe_dataset(out: str | Path, suites: list[str] | None = None,
                         config_paths: dict[str, str] | None = None) -> dict[str, pd.DataFrame]:
-    """Write every suite to ``out`` in Hub layout with its card; returns the tables."""
-    tables = build_probe_tables(suites, config_paths)
+    """Write every suite to ``out`` in Hub layout with its card and ``probe_set.json`` (each
+    suite's family, the family configs: what ``t2ibench run --probes DIR`` needs); returns the tables."""
+    names = suites or list_suites()
+    configs = family_configs(names, config_paths)
+    tables = {name: build_suite(name, config=configs[get_suite(name).family]) for name in names}
     folder = clear_folder(out)
     for name, df in tables.items():
         write_split(folder, name, SPLIT, df)
+    manifest = probe_set_manifest({n: get_suite(n).family for n in names}, configs,
+                                  papers={n: get_suite(n).paper for n in names}, package_version=benchmark.__version__)
+    write_bytes_atomic(folder / PROBE_SET_FILE,
+                       (json.dumps(manifest, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
     header, body = probe_card(tables, config_paths)
     write_card(folder, header, body)
     return tables

@@ -179,18 +179,22 @@ def mcas_text_rows(config: dict) -> pd.DataFrame:
                      ignore_index=True)
 
 
+def mcas_image_role(row) -> tuple[str, str]:
+    """(role, target) of one MCAS image row: an attribute image (``attribute_set`` A / B) or a
+    target image (its ``keyword``), ready for the mcas score."""
+    aset = row.get("attribute_set")
+    if isinstance(aset, str) and aset:
+        return f"attribute_{aset.lower()}_image", ""
+    keyword = row.get("keyword")
+    if isinstance(keyword, str) and keyword:
+        return "target_image", keyword
+    raise ValueError(f"row {row.get('probe_id')!r} is no MCAS image (neither an attribute_set nor a keyword)")
+
+
 def mcas_image_roles(rows: pd.DataFrame) -> pd.DataFrame:
-    """``role`` and ``target`` of each image row of ``mcas_attributes`` / ``mcas_targets``
-    (as built by those suites), ready for the mcas score."""
-    out = []
-    for _, r in rows.iterrows():
-        if r["suite"] == "mcas_attributes":
-            out.append({"role": f"attribute_{str(r['attribute_set']).lower()}_image", "target": ""})
-        elif r["suite"] == "mcas_targets":
-            out.append({"role": "target_image", "target": str(r["keyword"])})
-        else:
-            raise ValueError(f"row {r['probe_id']!r} is not from an mcas suite")
-    return pd.DataFrame(out, index=rows.index)
+    """``role`` and ``target`` of each image row of the MCAS suites (:func:`mcas_image_role`)."""
+    out = [dict(zip(("role", "target"), mcas_image_role(r))) for r in rows.to_dict("records")]
+    return pd.DataFrame(out, index=rows.index, columns=["role", "target"])
 
 
 def mcas_target_categories(config: dict) -> dict[str, str]:

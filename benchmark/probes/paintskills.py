@@ -2,7 +2,7 @@
 per scene of the test split of each skill, prompted with the scene's text.
 
 The scenes (classes, counts, relations, uniformly balanced) come from
-:func:`benchmark.paintskills.scenes.build_scenes`; their number, split and seed from
+:func:`benchmark.probes.paintskills_scenes.build_scenes`; their number, split and seed from
 ``configs/paintskills.yaml``. The generated images are scored by an object detector
 (``labels/detections.parquet``) with the released evaluator's rules
 (:mod:`benchmark.scores.paintskills`).
@@ -35,7 +35,7 @@ most confident queries are objA and objB and their box centres give the relation
 Accuracy in percent with bootstrap intervals, overall and per N / relation.
 
 Choices where the paper is silent: its 15 classes are not published (the 15 used here,
-and the prompt wording, are documented in `benchmark/paintskills/scenes.py`); the image
+and the prompt wording, are documented in `benchmark/probes/paintskills_scenes.py`); the image
 seed of each row is derived from its `probe_id` alone (sha256).
 """
 
@@ -60,7 +60,7 @@ def _config(config: dict | None) -> dict:
 
 def scene_rows(skill: str, config: dict | None = None) -> list[dict]:
     """The probe prompts of one skill: one dict per scene with ``prompt`` and FIELDS."""
-    from benchmark.paintskills.scenes import build_scenes
+    from benchmark.probes.paintskills_scenes import build_scenes
 
     cfg = _config(config)
     n = (cfg.get("n_scenes") or {}).get(skill)

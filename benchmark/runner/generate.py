@@ -40,9 +40,10 @@ DEFAULT_BATCH_SIZE = 4
 PROCESS_LOCAL_SETTINGS = ("device",)
 # run_config.json keys that must match to resume into an existing run folder.
 IDENTITY_KEYS = ("format", "package_version", "model", "settings", "suites", "limit_per_suite", "n_probes",
-                 "probes_sha256")
+                 "probes_sha256", "probes")
 # Those that can be checked before the model is loaded (model: spec and requested revision only).
-EARLY_IDENTITY_KEYS = ("format", "package_version", "model", "suites", "limit_per_suite", "n_probes", "probes_sha256")
+EARLY_IDENTITY_KEYS = ("format", "package_version", "model", "suites", "limit_per_suite", "n_probes", "probes_sha256",
+                       "probes")
 
 
 # --------------------------------------------------------------------------- summary
@@ -133,14 +134,15 @@ def limit_probes(probes: pd.DataFrame, limit: int | None) -> pd.DataFrame:
     return probes.loc[sorted(keep)].reset_index(drop=True)
 
 
-def build_probes(suites: Sequence[str], limit_per_suite: int | None = None) -> pd.DataFrame:
-    """The ordered probe list of ``suites`` (suite order as given), limited per suite."""
-    from benchmark.probes import build_suite
+def build_probes(suites: Sequence[str], limit_per_suite: int | None = None, probe_set: Any = None) -> pd.DataFrame:
+    """The ordered probe list of ``suites`` (suite order as given), limited per suite, from
+    ``probe_set`` (:class:`benchmark.probes.source.ProbeSet`; default: the built-in probes)."""
+    from benchmark.probes.source import open_probe_set
 
     if not suites:
         raise ValueError("no suites to generate")
-    frames = [build_suite(s) for s in suites]
-    return limit_probes(pd.concat(frames, ignore_index=True), limit_per_suite)
+    probe_set = probe_set if probe_set is not None else open_probe_set()
+    return limit_probes(probe_set.table(list(suites)), limit_per_suite)
 
 
 def probes_fingerprint(probes: pd.DataFrame) -> str:
@@ -216,7 +218,10 @@ def recorded_settings(settings: dict | None) -> dict:
 
 def make_run_config(*, model_spec: str | None, model_id: str | None, revision: str | None, settings: dict | None,
                     probes: pd.DataFrame, limit_per_suite: int | None, batch_size: int,
-                    revision_requested: str | None = None, builtin: bool | None = None) -> dict:
+                    revision_requested: str | None = None, builtin: bool | None = None,
+                    probe_record: dict | None = None) -> dict:
+    """run_config.json: what was asked. ``probe_record`` (:meth:`ProbeSet.record`) names the
+    probe set, each suite's family and the family configs the annotate and score stages use."""
     suites = list(dict.fromkeys(probes["suite"])) if len(probes) else []
     cfg = {
         "format": rf.CONFIG_FORMAT,
@@ -230,6 +235,8 @@ def make_run_config(*, model_spec: str | None, model_id: str | None, revision: s
         "probes_sha256": probes_fingerprint(probes),
         "batch_size": int(batch_size),  # recorded, not checked: images do not depend on it
     }
+    if probe_record is not None:
+        cfg["probes"] = json.loads(json.dumps(probe_record, default=str))
     return cfg
 
 
@@ -246,10 +253,141 @@ def _png_bytes(image) -> bytes:
     return buf.getvalue()
 
 
+def _checked_probes(probes: pd.DataFrame, limit: int | None) -> pd.DataFrame:
+    probes = limit_probes(probes, limit)
+    missing = [c for c in ("probe_id", "suite", "prompt", "sample_index", "seed") if c not in probes.columns]
+    if missing:
+        raise ValueError(f"probes lack columns {missing}")
+    clash = [c for c in probes.columns if c in rf.RUNNER_COLUMNS or c in rf.MANIFEST_EXTRA_COLUMNS]
+    if clash:
+        raise ValueError(f"probe columns {clash} clash with columns the runner writes")
+    if probes["probe_id"].duplicated().any():
+        raise ValueError(f"duplicate probe ids, e.g. {probes['probe_id'][probes['probe_id'].duplicated()].iloc[0]!r}")
+    return probes
+
+
+def _prepare(run_dir: Path, config: dict, probes: pd.DataFrame, state: Any, timer: StageTimer) -> tuple[set, list]:
+    """Write run_config.json (first), remove stray partial batches, and scan what is done; every
+    rank scans before any rank writes, so all see the same set. Returns (done ids, removed)."""
+    with timer.stage("prepare"):
+        rf.check_is_run_folder(run_dir)
+        rf.check_run_config(run_dir, config, IDENTITY_KEYS)
+        removed: list[str] = []
+        if state.is_main_process:
+            run_dir.mkdir(parents=True, exist_ok=True)
+            if rf.read_run_config(run_dir) is None:
+                created = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+                rf.write_json_atomic(run_dir / rf.CONFIG_FILE, {**config, "created": created})
+            removed = [p.name for p in rf.clean_partial(run_dir)]
+            rf.images_dir(run_dir).mkdir(parents=True, exist_ok=True)
+        state.wait_for_everyone()
+        done_rows = rf.scan_batches(run_dir)
+        state.wait_for_everyone()
+    index_of = set(probes["probe_id"])
+    stray = [r["probe_id"] for r in done_rows if r["probe_id"] not in index_of]
+    if stray:
+        raise rf.RunFolderError(f"{run_dir} holds images for probes not in this probe list (e.g. {stray[0]!r}); "
+                                f"choose another --out folder")
+    return {r["probe_id"] for r in done_rows}, removed
+
+
+class _BatchWriter:
+    """Encodes, hashes and writes finished batches, on a background thread when ``overlap``:
+    at most one batch in flight, its error raised before the next is queued."""
+
+    def __init__(self, run_dir: Path, model: Any, probe_columns: list[str], n_total: int, rank: int,
+                 timer: StageTimer, overlap: bool):
+        self.run_dir, self.probe_columns, self.n_total, self.rank, self.timer = run_dir, probe_columns, n_total, rank, timer
+        self.model_id, self.revision = _model_attr(model, "model_id"), _model_attr(model, "revision")
+        self.settings_str = rf.settings_json(recorded_settings(_model_attr(model, "settings", {}) or {}))
+        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="t2ibench-write") if overlap else None
+        self.in_flight: Future | None = None
+
+    def write(self, idxs: list[int], rows: list[dict], images: list, nsfw: list, batch_seconds: float) -> None:
+        with self.timer.stage("write"):
+            files, meta = [], []
+            for i, probe, image, flag in zip(idxs, rows, images, nsfw):
+                data = _png_bytes(image)
+                name = rf.image_file_name(i, self.n_total)
+                files.append((name, data))
+                meta.append({"file_name": name, "probe_index": i, **{c: probe[c] for c in self.probe_columns},
+                             "sha256": hashlib.sha256(data).hexdigest(), "model_id": self.model_id,
+                             "revision": self.revision, "settings": self.settings_str,
+                             "nsfw": None if flag is None else bool(flag), "rank": self.rank,
+                             "batch_seconds": round(batch_seconds, 4)})
+            rf.write_batch(self.run_dir, rf.batch_name(idxs[0], self.n_total), files, meta, rank=self.rank)
+
+    def submit(self, *batch) -> None:
+        if self.in_flight is not None:
+            self.in_flight.result()  # the previous batch is on disk (or its error raised) before the next is queued
+        if self.pool is None:
+            self.write(*batch)
+        else:
+            self.in_flight = self.pool.submit(self.write, *batch)
+
+    def close(self, wait_for_last: bool) -> None:
+        try:
+            if wait_for_last and self.in_flight is not None:
+                self.in_flight.result()
+        finally:
+            if self.pool is not None:
+                self.pool.shutdown(wait=True)  # a batch already generated is still written when the loop fails
+
+
+def _generate_batches(model: Any, records: list[dict], mine: list[int], batch_size: int, writer: _BatchWriter,
+                      timer: StageTimer, bar) -> tuple[int, int]:
+    """Generate this rank's probes batch by batch; returns (images, batches)."""
+    n_generated = n_batches = 0
+    ok = False
+    try:
+        for start in range(0, len(mine), batch_size):
+            idxs = mine[start:start + batch_size]
+            rows = [records[i] for i in idxs]
+            t0 = time.perf_counter()
+            with timer.stage("generate"):
+                out = model.generate([str(r["prompt"]) for r in rows], [int(r["seed"]) for r in rows])
+            batch_seconds = time.perf_counter() - t0
+            images = list(out.images)
+            nsfw = list(getattr(out, "nsfw", None) or [None] * len(images))
+            if len(images) != len(rows) or len(nsfw) != len(rows):
+                raise RuntimeError(f"model returned {len(images)} images / {len(nsfw)} nsfw flags for "
+                                   f"{len(rows)} prompts")
+            writer.submit(idxs, rows, images, nsfw, batch_seconds)
+            n_generated += len(idxs)
+            n_batches += 1
+            bar.update(len(idxs))
+        ok = True
+    finally:
+        writer.close(wait_for_last=ok)
+        bar.close()
+    return n_generated, n_batches
+
+
+def _finish_manifest(run_dir: Path, config: dict, probes: pd.DataFrame, features: list[dict],
+                     summary: GenerationSummary, timer: StageTimer) -> None:
+    """Main process, once every rank is done: merge the manifest and rewrite the card."""
+    with timer.stage("manifest"):
+        all_rows = rf.scan_batches(run_dir)
+        probe_columns = list(probes.columns)
+        columns = (["file_name", "probe_index"] + probe_columns +
+                   [c for c in rf.RUNNER_COLUMNS if c not in ("file_name", "probe_index")] +
+                   list(rf.MANIFEST_EXTRA_COLUMNS))
+        summary.manifest_path = rf.write_manifest(run_dir, all_rows, columns)
+        summary.n_done = len(all_rows)
+        rf.write_run_card(run_dir, config=config, features=features, n_done=len(all_rows), n_total=len(probes),
+                          image_hashes=[str(r.get("sha256")) for r in all_rows],
+                          meaningless=is_builtin(config.get("model")))
+        try:
+            rf.partial_dir(run_dir).rmdir()  # only when empty
+        except OSError:
+            pass
+
+
 def generate(run_dir: str | Path, model: Any, probes: pd.DataFrame, *, batch_size: int = DEFAULT_BATCH_SIZE,
              limit: int | None = None, progress: bool = True, model_spec: str | None = None,
              revision_requested: str | None = None, state: Any = None,
-             timer: StageTimer | None = None, overlap_writes: bool = True) -> GenerationSummary:
+             timer: StageTimer | None = None, overlap_writes: bool = True,
+             probe_record: dict | None = None) -> GenerationSummary:
     """Generate every probe of ``probes`` (``limit`` per suite) with ``model`` into ``run_dir``.
 
     ``model`` has ``generate(prompts, seeds) -> output`` with ``output.images`` (PIL) and
@@ -270,130 +408,31 @@ def generate(run_dir: str | Path, model: Any, probes: pd.DataFrame, *, batch_siz
     state = state or process_state()
     rank, world = int(state.process_index), int(state.num_processes)
     run_dir = Path(run_dir)
-
-    probes = limit_probes(probes, limit)
-    missing = [c for c in ("probe_id", "suite", "prompt", "sample_index", "seed") if c not in probes.columns]
-    if missing:
-        raise ValueError(f"probes lack columns {missing}")
-    clash = [c for c in probes.columns if c in rf.RUNNER_COLUMNS or c in rf.MANIFEST_EXTRA_COLUMNS]
-    if clash:
-        raise ValueError(f"probe columns {clash} clash with columns the runner writes")
-    if probes["probe_id"].duplicated().any():
-        raise ValueError(f"duplicate probe ids, e.g. {probes['probe_id'][probes['probe_id'].duplicated()].iloc[0]!r}")
-    n_total = len(probes)
-    probe_columns = list(probes.columns)
-
+    probes = _checked_probes(probes, limit)
     model_id = _model_attr(model, "model_id")
-    revision = _model_attr(model, "revision")
-    settings = recorded_settings(_model_attr(model, "settings", {}) or {})
-    settings_str = rf.settings_json(settings)
-    config = make_run_config(model_spec=model_spec or model_id, model_id=model_id, revision=revision,
-                             revision_requested=revision_requested, settings=settings, probes=probes,
-                             limit_per_suite=limit, batch_size=batch_size,
-                             builtin=is_builtin(model) or is_builtin(model_spec or model_id))
-
-    # 1. run_config.json (written first), stray partial batches removed -- before any rank writes.
-    with timer.stage("prepare"):
-        rf.check_is_run_folder(run_dir)
-        rf.check_run_config(run_dir, config, IDENTITY_KEYS)
-        removed: list[str] = []
-        if state.is_main_process:
-            run_dir.mkdir(parents=True, exist_ok=True)
-            if rf.read_run_config(run_dir) is None:
-                created = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-                rf.write_json_atomic(run_dir / rf.CONFIG_FILE, {**config, "created": created})
-            removed = [p.name for p in rf.clean_partial(run_dir)]
-            rf.images_dir(run_dir).mkdir(parents=True, exist_ok=True)
-            features = rf.image_features_yaml(probes.to_dict("records"), probe_columns)
-        state.wait_for_everyone()
-        # 2. What is done; every rank scans before any rank writes, so all see the same set.
-        done_rows = rf.scan_batches(run_dir)
-        state.wait_for_everyone()
-    index_of = {pid: i for i, pid in enumerate(probes["probe_id"])}
-    stray = [r["probe_id"] for r in done_rows if r["probe_id"] not in index_of]
-    if stray:
-        raise rf.RunFolderError(f"{run_dir} holds images for probes not in this probe list (e.g. {stray[0]!r}); "
-                                f"choose another --out folder")
-    done = {r["probe_id"] for r in done_rows}
+    config = make_run_config(model_spec=model_spec or model_id, model_id=model_id,
+                             revision=_model_attr(model, "revision"), revision_requested=revision_requested,
+                             settings=_model_attr(model, "settings", {}) or {}, probes=probes, limit_per_suite=limit,
+                             batch_size=batch_size, builtin=is_builtin(model) or is_builtin(model_spec or model_id),
+                             probe_record=probe_record)
+    done, removed = _prepare(run_dir, config, probes, state, timer)
+    features = rf.image_features_yaml(probes.to_dict("records"), list(probes.columns))
     pending = [i for i, pid in enumerate(probes["probe_id"]) if pid not in done]
-    if state.is_main_process and not done_rows:
-        rf.write_run_card(run_dir, config=config, features=features, n_done=0, n_total=n_total,
+    if state.is_main_process and not done:
+        rf.write_run_card(run_dir, config=config, features=features, n_done=0, n_total=len(probes),
                           meaningless=is_builtin(config.get("model")))
-
-    # 3. This rank's contiguous share of the pending probes, in batches.
-    with state.split_between_processes(pending) as mine:
+    with state.split_between_processes(pending) as mine:  # this rank's contiguous share, in batches
         mine = list(mine)
-    records = probes.to_dict("records")
     bar = progress_bar(len(mine), f"generate{f' [rank {rank}/{world}]' if world > 1 else ''}",
                        enabled=progress and state.is_local_main_process)
-    n_generated = n_batches = 0
-
-    def write(idxs: list[int], rows: list[dict], images: list, nsfw: list, batch_seconds: float) -> None:
-        with timer.stage("write"):
-            files, meta = [], []
-            for i, probe, image, flag in zip(idxs, rows, images, nsfw):
-                data = _png_bytes(image)
-                name = rf.image_file_name(i, n_total)
-                files.append((name, data))
-                meta.append({"file_name": name, "probe_index": i,
-                             **{c: probe[c] for c in probe_columns},
-                             "sha256": hashlib.sha256(data).hexdigest(), "model_id": model_id,
-                             "revision": revision, "settings": settings_str,
-                             "nsfw": None if flag is None else bool(flag), "rank": rank,
-                             "batch_seconds": round(batch_seconds, 4)})
-            rf.write_batch(run_dir, rf.batch_name(idxs[0], n_total), files, meta, rank=rank)
-
-    writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="t2ibench-write") if overlap_writes else None
-    in_flight: Future | None = None
-    try:
-        for start in range(0, len(mine), batch_size):
-            idxs = mine[start:start + batch_size]
-            rows = [records[i] for i in idxs]
-            t0 = time.perf_counter()
-            with timer.stage("generate"):
-                out = model.generate([str(r["prompt"]) for r in rows], [int(r["seed"]) for r in rows])
-            batch_seconds = time.perf_counter() - t0
-            images = list(out.images)
-            nsfw = list(getattr(out, "nsfw", None) or [None] * len(images))
-            if len(images) != len(rows) or len(nsfw) != len(rows):
-                raise RuntimeError(f"model returned {len(images)} images / {len(nsfw)} nsfw flags for "
-                                   f"{len(rows)} prompts")
-            if in_flight is not None:
-                in_flight.result()  # the previous batch is on disk (or its error raised) before the next is queued
-            if writer is None:
-                write(idxs, rows, images, nsfw, batch_seconds)
-            else:
-                in_flight = writer.submit(write, idxs, rows, images, nsfw, batch_seconds)
-            n_generated += len(idxs)
-            n_batches += 1
-            bar.update(len(idxs))
-        if in_flight is not None:
-            in_flight.result()
-    finally:
-        if writer is not None:
-            writer.shutdown(wait=True)  # a batch already generated is still written when the loop fails
-        bar.close()
-
-    # 4. Everyone finished: the main process merges the manifest and rewrites the card.
+    writer = _BatchWriter(run_dir, model, list(probes.columns), len(probes), rank, timer, overlap_writes)
+    n_generated, n_batches = _generate_batches(model, probes.to_dict("records"), mine, batch_size, writer, timer, bar)
     state.wait_for_everyone()
-    summary = GenerationSummary(run_dir=run_dir, n_probes=n_total, n_done_before=len(done),
+    summary = GenerationSummary(run_dir=run_dir, n_probes=len(probes), n_done_before=len(done),
                                 n_generated=n_generated, n_batches=n_batches, rank=rank, world_size=world,
                                 removed_partial=removed)
     if state.is_main_process:
-        with timer.stage("manifest"):
-            all_rows = rf.scan_batches(run_dir)
-            columns = (["file_name", "probe_index"] + probe_columns +
-                       [c for c in rf.RUNNER_COLUMNS if c not in ("file_name", "probe_index")] +
-                       list(rf.MANIFEST_EXTRA_COLUMNS))
-            summary.manifest_path = rf.write_manifest(run_dir, all_rows, columns)
-            summary.n_done = len(all_rows)
-            rf.write_run_card(run_dir, config=config, features=features, n_done=len(all_rows), n_total=n_total,
-                              image_hashes=[str(r.get("sha256")) for r in all_rows],
-                              meaningless=is_builtin(config.get("model")))
-            try:
-                rf.partial_dir(run_dir).rmdir()  # only when empty
-            except OSError:
-                pass
+        _finish_manifest(run_dir, config, probes, features, summary, timer)
     state.wait_for_everyone()
     summary.timings = timer.as_dict()
     if progress and state.is_main_process:
@@ -401,23 +440,37 @@ def generate(run_dir: str | Path, model: Any, probes: pd.DataFrame, *, batch_siz
     return summary
 
 
-def run_generation(run_dir: str | Path, model_spec: str, suites: Sequence[str], limit_per_suite: int | None = None,
+def run_generation(run_dir: str | Path, model_spec: str, suites: Sequence[str] | None,
+                   limit_per_suite: int | None = None,
                    batch_size: int = DEFAULT_BATCH_SIZE, *, revision: str | None = None, device: str | None = None,
-                   dtype: str | None = None, overrides: dict | None = None, progress: bool = True) -> GenerationSummary:
+                   dtype: str | None = None, overrides: dict | None = None, progress: bool = True,
+                   probes: Any = None, probes_revision: str | None = None) -> GenerationSummary:
     """The generation stage from plain arguments (what ``t2ibench run`` calls).
 
-    Builds the probes (an unknown suite fails here), checks the run folder's arguments
-    before loading the model, loads it with ``benchmark.models.load_text_to_image`` (on
-    this process's device under ``accelerate launch``), then calls ``generate``.
+    Opens the probe set (``probes``: None for the built-in probes, a probe dataset folder or a
+    Hub dataset ID at ``probes_revision``; :func:`benchmark.probes.source.open_probe_set`),
+    builds the probes (an unknown suite fails here), refuses a probe config no task can score,
+    checks the run folder's arguments before loading the model, loads it with
+    ``benchmark.models.load_text_to_image`` (on this process's device under ``accelerate
+    launch``), then calls ``generate``.
     """
+    from benchmark.probes.source import open_probe_set
+    from benchmark.tasks import check_probe_config
+
     timer = StageTimer()
     state = process_state()
     with timer.stage("probes"):
-        all_probes = build_probes(list(suites), None)
-        probes = limit_probes(all_probes, limit_per_suite)
+        probe_set = open_probe_set(probes, probes_revision)
+        suites = probe_set.check_suites(list(suites) if suites else probe_set.suites())
+        record = probe_set.record(suites)
+        for family, config in record["configs"].items():
+            check_probe_config(family, config)
+        all_probes = build_probes(suites, None, probe_set)
+        limited = limit_probes(all_probes, limit_per_suite)
     # Cheap checks first: a folder made with other arguments fails before any model is loaded.
     early = make_run_config(model_spec=model_spec, revision_requested=revision, model_id=None, revision=None,
-                            settings=None, probes=probes, limit_per_suite=limit_per_suite, batch_size=batch_size)
+                            settings=None, probes=limited, limit_per_suite=limit_per_suite, batch_size=batch_size,
+                            probe_record=record)
     rf.check_run_config(run_dir, early, EARLY_IDENTITY_KEYS, model_keys=("spec", "revision_requested"))
     from benchmark.models import load_text_to_image
 
@@ -426,4 +479,5 @@ def run_generation(run_dir: str | Path, model_spec: str, suites: Sequence[str], 
     with timer.stage("load model"):
         model = load_text_to_image(model_spec, revision=revision, device=device, dtype=dtype, **(overrides or {}))
     return generate(run_dir, model, all_probes, batch_size=batch_size, limit=limit_per_suite, progress=progress,
-                    model_spec=model_spec, revision_requested=revision, state=state, timer=timer)
+                    model_spec=model_spec, revision_requested=revision, state=state, timer=timer,
+                    probe_record=record)

@@ -14,9 +14,8 @@ from pathlib import Path
 from typing import Sequence
 
 from benchmark.models.defaults import is_builtin
+from benchmark.results import BUILTIN_WARNING, RESULTS_FILE
 from benchmark.runner.generate import DEFAULT_BATCH_SIZE, process_state, run_generation
-
-from benchmark.results import BUILTIN_WARNING
 
 
 @dataclass
@@ -31,13 +30,17 @@ class AuditOutcome:
 def run_audit(run_dir: str | Path, model_spec: str, suites: Sequence[str], *, limit_per_suite: int | None = None,
               batch_size: int = DEFAULT_BATCH_SIZE, revision: str | None = None, device: str | None = None,
               dtype: str | None = None, overrides: dict | None = None, annotators: dict | None = None,
-              n_resamples: int = 1000, progress: bool = True) -> AuditOutcome:
-    """Audit ``model_spec`` on ``suites`` into ``run_dir``; returns where results and report are."""
+              n_resamples: int = 1000, progress: bool = True, probes: str | None = None,
+              probes_revision: str | None = None) -> AuditOutcome:
+    """Audit ``model_spec`` on ``suites`` of the probe set ``probes`` (None: the built-in probes;
+    a probe dataset folder or a Hub dataset ID at ``probes_revision``) into ``run_dir``;
+    returns where results and report are."""
     run_dir = Path(run_dir)
     if is_builtin(model_spec):
         print(f"WARNING: {model_spec}: {BUILTIN_WARNING}", file=sys.stderr)
     gen = run_generation(run_dir, model_spec, suites, limit_per_suite, batch_size, revision=revision, device=device,
-                         dtype=dtype, overrides=overrides, progress=progress)
+                         dtype=dtype, overrides=overrides, progress=progress, probes=probes,
+                         probes_revision=probes_revision)
     outcome = AuditOutcome(run_dir=run_dir, stage_seconds={"generate": sum(gen.timings.values())})
     if not process_state().is_main_process:
         outcome.main_process = False
@@ -49,25 +52,21 @@ def run_audit(run_dir: str | Path, model_spec: str, suites: Sequence[str], *, li
 def finish_audit(run_dir: str | Path, *, annotators: dict | None = None, device: str | None = None,
                  n_resamples: int = 1000, progress: bool = True, outcome: AuditOutcome | None = None) -> AuditOutcome:
     """The stages after generation: annotate, score, report."""
-    from benchmark.runner.annotate import annotate_run, default_annotators
+    import time
+
+    from benchmark.runner.annotate import annotate_run
     from benchmark.runner.report import write_report
     from benchmark.runner.score import score_run
 
     run_dir = Path(run_dir)
     outcome = outcome or AuditOutcome(run_dir=run_dir)
-    import json
-    import time
-
-    config = json.loads((run_dir / "run_config.json").read_text())
-    chosen = dict(default_annotators(config))
-    chosen.update({k: v for k, v in (annotators or {}).items() if v is not None})
     t0 = time.perf_counter()
-    annotate_run(run_dir, device=device, progress=progress, **chosen)
+    annotate_run(run_dir, device=device, progress=progress, annotators=annotators)
     outcome.stage_seconds["annotate"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     score_run(run_dir, n_resamples=n_resamples)
     outcome.stage_seconds["score"] = time.perf_counter() - t0
-    outcome.results_path = run_dir / "results.json"
+    outcome.results_path = run_dir / RESULTS_FILE
     t0 = time.perf_counter()
     outcome.report_path = Path(write_report(run_dir))
     outcome.stage_seconds["report"] = time.perf_counter() - t0

@@ -12,6 +12,7 @@ The Markdown and the HTML are rendered from one list of blocks, so they say the 
 from __future__ import annotations
 
 import html
+import json
 import math
 from pathlib import Path
 from typing import Any, Mapping
@@ -20,8 +21,10 @@ import numpy as np
 import pandas as pd
 
 from benchmark import results as res
+from benchmark.run_folder import REPORT_DIR
 
-REPORT_DIR = "report"
+#: written by `t2ibench agreement` beside agreement.md
+AGREEMENT_FILE = "agreement.json"
 
 # Colours: male-stereotyped / female-stereotyped / neither, readable in grey scale too.
 MALE_COLOUR, FEMALE_COLOUR, OTHER_COLOUR = "#1f5fa8", "#d9822b", "#9a9a9a"
@@ -151,7 +154,8 @@ def _num(value: Any, digits: int = 4) -> str:
 # --------------------------------------------------------------------------- plots
 
 
-def _plt():
+def pyplot():
+    """matplotlib.pyplot on the Agg backend with the report's style (the leaderboard plots share it)."""
     import matplotlib
 
     matplotlib.use("Agg", force=True)
@@ -180,13 +184,17 @@ def _safe_name(*parts: Any) -> str:
 def plot_gep(vec: pd.DataFrame, out_dir: Path) -> list[tuple[str, str]]:
     """Seed 000 Fig. 2: woman-minus-man frequency difference per attribute, neutral and explicit
     settings stacked, one figure per estimator (and annotator)."""
-    plt = _plt()
+    plt = pyplot()
     made = []
     vec = vec.copy()
     vec["annotator"] = vec["annotator"].fillna("")
-    main = vec[vec["suite"].isin(["gep_neutral", "gep_explicit"])]
+    # neutral and explicit settings, the headline pair of each suite (its first pair of groups:
+    # woman / man in the papers' config)
+    pair = vec["group_a"].astype(str) + "|" + vec["group_b"].astype(str)
+    setting = vec["setting"] if "setting" in vec.columns else vec["suite"].astype(str).str.rsplit("_", n=1).str[-1]
+    main = vec[setting.isin(["neutral", "explicit"]) & (pair == pair.groupby(vec["suite"]).transform("first"))]
     for (est, ann), sub in main.groupby(["estimator", "annotator"], sort=True):
-        suites = [s for s in ("gep_neutral", "gep_explicit") if s in set(sub["suite"])]
+        suites = list(dict.fromkeys(sub["suite"]))
         attrs = list(dict.fromkeys(sub.loc[sub["suite"] == suites[0], "attribute"]))
         for s in suites[1:]:
             attrs += [a for a in dict.fromkeys(sub.loc[sub["suite"] == s, "attribute"]) if a not in attrs]
@@ -248,7 +256,7 @@ def plot_gep(vec: pd.DataFrame, out_dir: Path) -> list[tuple[str, str]]:
 
 def plot_micro_sts(micro: pd.DataFrame, out_dir: Path) -> list[tuple[str, str]]:
     """Seed 002 Fig. 3: micro STS per identity, sorted ascending, coloured by stereotyped gender."""
-    plt = _plt()
+    plt = pyplot()
     made = []
     micro = micro.copy()
     micro["annotator"] = micro["annotator"].fillna("")
@@ -280,7 +288,7 @@ def plot_micro_sts(micro: pd.DataFrame, out_dir: Path) -> list[tuple[str, str]]:
 
 def plot_mcas(table: pd.DataFrame, out_dir: Path) -> list[tuple[str, str]]:
     """Seed 003 Figs. 3-6: MCAS per target keyword, one panel per category."""
-    plt = _plt()
+    plt = pyplot()
     made = []
     for enc, sub in table.groupby("encoder", sort=False):
         if enc != "mean" and "mean" in set(table["encoder"]):
@@ -321,7 +329,7 @@ def plot_mcas(table: pd.DataFrame, out_dir: Path) -> list[tuple[str, str]]:
 
 def plot_dalleval_gender(dist: pd.DataFrame, out_dir: Path) -> list[tuple[str, str]]:
     """Perceived-gender shares per profession for the gender-neutral prompts (stacked bars)."""
-    plt = _plt()
+    plt = pyplot()
     made = []
     dist = dist.copy()
     dist["annotator"] = dist["annotator"].fillna("")
@@ -358,7 +366,7 @@ def plot_dalleval_gender(dist: pd.DataFrame, out_dir: Path) -> list[tuple[str, s
 
 def plot_dalleval_skin(dist: pd.DataFrame, out_dir: Path) -> list[tuple[str, str]]:
     """Monk Skin Tone shares per profession (heatmap, all gender indicators pooled)."""
-    plt = _plt()
+    plt = pyplot()
     from benchmark.probes.dalleval import monk_skin_tone_rgb
 
     made = []
@@ -409,7 +417,7 @@ def plot_paintskills(scores: list[Mapping], out_dir: Path) -> list[tuple[str, st
     entries = [s for s in scores if s.get("name") in dict(_PAINTSKILLS) and s.get("defined")]
     if not entries:
         return []
-    plt = _plt()
+    plt = pyplot()
     made = []
     detectors = list(dict.fromkeys(s.get("annotator") or "" for s in entries))
     for det in detectors:
@@ -516,6 +524,15 @@ def build_document(run_dir: Path, results: Mapping, out_dir: Path) -> _Doc:
           "tone needs a detected face (as the paper). Unidentifiable: the annotator could not tell a gender; "
           "left out of gender MAD and (by default) of STS.")
 
+    add_figures(doc, run_dir, results, out_dir)
+    add_tables(doc, run_dir, results)
+    add_human_agreement(doc, run_dir)
+    add_run(doc, results)
+    return doc
+
+
+def add_figures(doc: _Doc, run_dir: Path, results: Mapping, out_dir: Path) -> None:
+    """One section per paper family with its plots, from the detail tables."""
     figures: list[tuple[str, str, str]] = []  # (section, file, caption)
     vec = _read_detail(run_dir, results, "gep_vectors")
     if vec is not None:
@@ -542,6 +559,9 @@ def build_document(run_dir: Path, results: Mapping, out_dir: Path) -> _Doc:
             section = sec
         doc.img(f, cap)
 
+
+def add_tables(doc: _Doc, run_dir: Path, results: Mapping) -> None:
+    """The detail tables a reader wants to see as tables (MCAS per category, DALL-Eval Table 9)."""
     cat = _read_detail(run_dir, results, "mcas_per_category")
     if cat is not None:
         doc.h(2, "MCAS per category")
@@ -558,8 +578,9 @@ def build_document(run_dir: Path, results: Mapping, out_dir: Path) -> _Doc:
                   [[r["estimator"], r["attribute"], *[_num(r[c]) for c in cols], _num(r["woman_minus_man"])]
                    for _, r in attrs.iterrows()])
 
-    add_human_agreement(doc, run_dir)
 
+def add_run(doc: _Doc, results: Mapping) -> None:
+    """Timings, annotators, seeds, detail tables and notes."""
     doc.h(2, "Run")
     t = results.get("timings", {})
     if t:
@@ -576,7 +597,6 @@ def build_document(run_dir: Path, results: Mapping, out_dir: Path) -> _Doc:
     if notes:
         doc.h(2, "Notes")
         doc.ul(notes)
-    return doc
 
 
 # Tables of `t2ibench agreement` shown in the report when the run has human labels.
@@ -589,28 +609,41 @@ HUMAN_AGREEMENT_TABLES = (
 )
 
 
+def _agreement_cell(v: Any) -> str:
+    if v is None:
+        return "undefined"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        return f"{v:.3f}"
+    if isinstance(v, dict):
+        return ", ".join(f"{k}: {_agreement_cell(x)}" for k, x in v.items())
+    if isinstance(v, list):
+        return ", ".join(_agreement_cell(x) for x in v)
+    return str(v)
+
+
 def add_human_agreement(doc: _Doc, run_dir: Path) -> None:
-    """A section with the human-agreement tables when RUN_DIR has answers from the annotation app."""
-    from benchmark.human.labels import answers_path
-
-    if not answers_path(run_dir).is_file():
+    """A section with the human-agreement tables that ``t2ibench agreement`` wrote to
+    RUN_DIR/report/agreement.json (the report reads that file; it computes no agreement itself)."""
+    path = run_dir / REPORT_DIR / AGREEMENT_FILE
+    if not path.is_file():
         return
-    from benchmark.human.agreement_cli import agreement_tables, plain_cell
-
     doc.h(2, "Human labels and agreement")
     try:
-        tables = agreement_tables(run_dir, artificial=False)
-    except ValueError as exc:  # e.g. every annotator failed the qualification
-        doc.p(str(exc))
+        tables = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        doc.p(f"{path.name} cannot be read ({exc}): run `t2ibench agreement {run_dir}` again.")
         return
-    s = tables["summary"]
-    doc.p(f"{s['n_answers']} answers on {s['n_items']} items by {len(s['annotators'])} annotator(s). "
-          "Disagreements and the artificial datasets: `t2ibench agreement RUN_DIR` (report/agreement.md).")
+    s = tables.get("summary") or {}
+    doc.p(f"{s.get('n_answers', 0)} answers on {s.get('n_items', 0)} items by {len(s.get('annotators') or [])} "
+          "annotator(s), as of the last `t2ibench agreement RUN_DIR` (rerun it after new answers). Disagreements "
+          "and the artificial datasets: report/agreement.md.")
     for key, title in HUMAN_AGREEMENT_TABLES:
-        frame = tables.get(key)
-        if isinstance(frame, pd.DataFrame) and len(frame):
+        rows = tables.get(key)
+        if isinstance(rows, list) and rows and isinstance(rows[0], dict):
             doc.p(title)
-            doc.table(list(frame.columns), [[plain_cell(v) for v in row] for row in frame.itertuples(index=False)])
+            doc.table(list(rows[0]), [[_agreement_cell(r.get(c)) for c in rows[0]] for r in rows])
 
 
 def _ci_pct(scoring: Mapping) -> str:

@@ -1,0 +1,226 @@
+"""The annotator interface and the registry of annotator kinds.
+
+An :class:`Annotator` turns images of a run into rows of one label file
+(:mod:`benchmark.annotate.label_files`). It says
+
+* which label-file keys an image needs (:meth:`Annotator.keys`): the annotate stage compares
+  them with the file to find what is left to do, so a re-run or a resumed run only computes
+  missing rows;
+* which rows it writes that belong to no image (:meth:`Annotator.extra_keys`, e.g. MCAS text
+  embeddings);
+* how a batch becomes rows (:meth:`Annotator.annotate`), from decoded images (``inputs =
+  "pixels"``) or from the image embeddings of its CLIP encoder (``inputs = "embeddings"``:
+  the stage embeds each image once per encoder, in a cache shared by every annotator of that
+  encoder).
+
+An :class:`AnnotatorKind` is registered under a name (``clip_existence``, ``vqa_gender``,
+``vqa_attributes``, ``skin_tone``, ``mcas_embeddings``, ``detections``, or a plugin's own).
+Tasks name the kinds they need with their parameters (:mod:`benchmark.tasks`); the run
+option ``kind.option`` names the model (``--encoder``, ``--vqa``, ...), with a default for
+built-in and real runs.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from importlib import import_module
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from benchmark.annotate.label_files import LabelFile, get_label_file
+
+__all__ = ["Annotator", "AnnotatorKind", "AnnotateContext", "WorkItem", "ANNOTATOR_KINDS", "register_annotator",
+           "get_annotator_kind", "list_annotator_kinds", "default_annotators", "is_disabled", "model_name"]
+
+BUILTIN_ANNOTATOR_MODULES = ("clip_labels", "mcas_embeddings", "vqa_labels", "skin_tone_labels", "detections")
+
+
+def is_disabled(value: Any) -> bool:
+    """An annotator option that turns it off: ``False``, ``"none"``, ``"off"`` or empty."""
+    return value is False or (isinstance(value, str) and value.strip().lower() in ("", "none", "off"))
+
+
+def model_name(model: Any) -> str:
+    """What a model spec or a loaded model is called in label files (``annotator`` / ``encoder``)."""
+    return model if isinstance(model, str) else str(getattr(model, "name", None) or repr(model))
+
+
+@dataclass
+class WorkItem:
+    """One image for an annotator: its probe row, the label-file keys still missing, and its
+    pixels (a PIL image) or its embedding, as the annotator's ``inputs`` asks."""
+
+    row: dict
+    keys: list[tuple]
+    image: Any = None
+    embedding: Any = None
+
+    @property
+    def probe_id(self) -> str:
+        return str(self.row["probe_id"])
+
+
+@dataclass
+class AnnotateContext:
+    """What annotators share during one annotate call: where models run, the run's probe
+    configs, and the models already loaded (``model(loader, spec)`` loads each once)."""
+
+    run_dir: Path
+    device: str | None = None
+    batch_size: int = 32
+    configs: Mapping[str, dict] = field(default_factory=dict)   # probe family -> the run's config
+    families: Mapping[str, str] = field(default_factory=dict)   # suite -> probe family
+    loaded: dict = field(default_factory=dict)
+    loaded_names: list = field(default_factory=list)            # every model loaded, in order
+
+    def family_config(self, family: str) -> dict:
+        if family in self.configs:
+            return self.configs[family]
+        from benchmark.probes.registry import load_config
+
+        return load_config(family)
+
+    def config_of(self, row: Mapping[str, Any]) -> dict:
+        """The probe config the row's suite was built from."""
+        return self.family_config(self.families.get(str(row["suite"]), ""))
+
+    def model(self, key: str, spec: Any, load: Callable[[Any], Any]) -> Any:
+        """The loaded model of ``spec`` (``key`` tells model kinds apart); a loaded object is used as is."""
+        if not isinstance(spec, str):
+            return spec
+        if (key, spec) not in self.loaded:
+            self.loaded[(key, spec)] = load(spec)
+            self.loaded_names.append(spec)
+        return self.loaded[(key, spec)]
+
+    def release(self, key: str, spec: Any) -> None:
+        """Free a model no annotator still needs (and the GPU memory it held)."""
+        if self.loaded.pop((key, spec), None) is not None:
+            import gc
+
+            gc.collect()
+            try:
+                import torch
+
+                if torch.cuda.is_available():
+                    torch.cuda.empty_cache()
+            except ImportError:  # pragma: no cover - torch is there whenever a model was loaded
+                pass
+
+
+class Annotator(ABC):
+    """Images of some suites -> rows of one label file (see the module docstring).
+
+    ``model`` is a spec (``builtin:tiny-clip``, a Hub ID...) or a loaded model; ``params`` maps
+    each suite this annotator labels to its task's parameters (e.g. the questions to ask).
+    """
+
+    kind: str = ""
+    label_file: str = ""
+    inputs: str = "pixels"           # "pixels" or "embeddings"
+    model_key: str = ""              # models of one key and spec are loaded once and shared
+
+    def __init__(self, model: Any, params: Mapping[str, Any]):
+        self.model = model
+        self.name = model_name(model)
+        self.params = dict(params)
+
+    @property
+    def suites(self) -> list[str]:
+        return list(self.params)
+
+    @property
+    def spec(self) -> LabelFile:
+        return get_label_file(self.label_file)
+
+    @property
+    def encoder(self) -> Any:
+        """The CLIP encoder whose image embeddings this annotator reads (``inputs == "embeddings"``)."""
+        return self.model
+
+    def check(self) -> None:
+        """One-line error for a bad model spec, before anything is loaded."""
+
+    @abstractmethod
+    def keys(self, row: Mapping[str, Any], ctx: AnnotateContext) -> list[tuple]:
+        """The label-file keys image ``row`` needs from this annotator."""
+
+    def extra_keys(self, ctx: AnnotateContext) -> list[tuple]:
+        """Keys of rows that belong to no image."""
+        return []
+
+    @abstractmethod
+    def annotate(self, items: Sequence[WorkItem], ctx: AnnotateContext) -> list[dict]:
+        """Rows of the label file for ``items``."""
+
+    def annotate_extra(self, keys: Sequence[tuple], ctx: AnnotateContext) -> list[dict]:
+        return []
+
+    def load(self, ctx: AnnotateContext) -> Any:
+        """The annotator's model, loaded through ``ctx`` (shared with annotators of the same model)."""
+        return ctx.model(self.model_key, self.model, lambda spec: self.load_model(spec, ctx))
+
+    def load_model(self, spec: str, ctx: AnnotateContext) -> Any:  # pragma: no cover - pixel annotators override
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r}, suites={self.suites})"
+
+
+@dataclass(frozen=True)
+class AnnotatorKind:
+    """A registered annotator: its class, the run option naming its model and the defaults
+    (``default(builtin)`` for a built-in tiny run and a real one). ``many``: the option is a
+    list of models, one annotator each (MCAS's CLIP encoders)."""
+
+    name: str
+    factory: Callable[[Any, Mapping[str, Any]], Annotator]
+    option: str
+    default: Callable[[bool], Any]
+    many: bool = False
+    help: str = ""
+
+
+ANNOTATOR_KINDS: dict[str, AnnotatorKind] = {}
+_loaded = False
+
+
+def register_annotator(kind: AnnotatorKind) -> AnnotatorKind:
+    if kind.name in ANNOTATOR_KINDS and ANNOTATOR_KINDS[kind.name] is not kind:
+        raise ValueError(f"annotator kind {kind.name!r} is registered twice")
+    ANNOTATOR_KINDS[kind.name] = kind
+    return kind
+
+
+def _load_builtin() -> None:
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        for name in BUILTIN_ANNOTATOR_MODULES:
+            import_module(f"benchmark.annotate.{name}")
+
+
+def list_annotator_kinds() -> list[AnnotatorKind]:
+    _load_builtin()
+    return list(ANNOTATOR_KINDS.values())
+
+
+def get_annotator_kind(name: str) -> AnnotatorKind:
+    _load_builtin()
+    if name not in ANNOTATOR_KINDS:
+        raise ValueError(f"unknown annotator kind {name!r}; known: {', '.join(ANNOTATOR_KINDS)}")
+    return ANNOTATOR_KINDS[name]
+
+
+def default_annotators(run_config: Mapping | None) -> dict:
+    """The annotator option values a run gets when none are given: the built-in tiny models
+    for a run of a built-in model (so the whole audit runs offline), the papers' models
+    otherwise (see each kind's registration)."""
+    from benchmark.models.defaults import is_builtin
+
+    builtin = is_builtin((run_config or {}).get("model"))
+    out: dict = {}
+    for kind in list_annotator_kinds():
+        out.setdefault(kind.option, kind.default(builtin))
+    return out

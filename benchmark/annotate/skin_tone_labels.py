@@ -1,0 +1,87 @@
+"""The skin-tone annotator of the annotate stage: ITA and Monk Skin Tone of the largest face
+(``labels/skin_tone.parquet``), with :class:`benchmark.annotate.skin_tone.SkinToneAnnotator`.
+
+The option names the face detector: ``haar`` (OpenCV's bundled Haar cascade, the default),
+``whole-image`` (the whole image is the face: for close-up portraits and tests), a
+``FaceDetector`` or a ready ``SkinToneAnnotator``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from benchmark.annotate.registry import AnnotateContext, Annotator, AnnotatorKind, WorkItem, register_annotator
+
+__all__ = ["SkinToneLabelAnnotator", "skin_tone_annotator", "DEFAULT_SKIN_TONE"]
+
+DEFAULT_SKIN_TONE = "haar"
+
+
+def skin_tone_annotator(skin_tone: Any):
+    """A ``SkinToneAnnotator`` for an option value (see the module docstring)."""
+    from benchmark.annotate.skin_tone import (
+        FaceDetector,
+        HaarFaceDetector,
+        SkinToneAnnotator,
+        WholeImageFaceDetector,
+    )
+
+    if isinstance(skin_tone, SkinToneAnnotator):
+        return skin_tone
+    if isinstance(skin_tone, FaceDetector):
+        return SkinToneAnnotator(skin_tone)
+    name = str(skin_tone).strip().lower()
+    if name in ("haar", "opencv-haar"):
+        return SkinToneAnnotator(HaarFaceDetector())
+    if name in ("whole-image", "whole_image"):
+        return SkinToneAnnotator(WholeImageFaceDetector())
+    raise ValueError(f"unknown skin-tone annotator {skin_tone!r}: use haar, whole-image or none")
+
+
+class _CountingDetector:
+    """Wraps a face detector to remember how many faces the last image had."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.name = inner.name
+        self.last = 0
+
+    def detect(self, rgb):
+        faces = self.inner.detect(rgb)
+        self.last = len(faces)
+        return faces
+
+
+class SkinToneLabelAnnotator(Annotator):
+    """One row per image: whether a face was found, its ITA and MST, the number of faces."""
+
+    kind = "skin_tone"
+    label_file = "skin_tone"
+    inputs = "pixels"
+
+    def __init__(self, model: Any, params: Mapping[str, Any]):
+        super().__init__(model, params)
+        from benchmark.annotate.skin_tone import SkinToneAnnotator
+
+        base = skin_tone_annotator(model)
+        self.counting = _CountingDetector(base.detector)
+        self.annotator = SkinToneAnnotator(self.counting, min_skin_pixels=base.min_skin_pixels)
+        self.name = self.annotator.name
+
+    def keys(self, row: Mapping[str, Any], ctx: AnnotateContext) -> list[tuple]:
+        return [(str(row["probe_id"]), self.name)]
+
+    def annotate(self, items: Sequence[WorkItem], ctx: AnnotateContext) -> list[dict]:
+        rows = []
+        for it in items:
+            res = self.annotator.annotate(it.image)
+            n_faces = self.counting.last
+            rows.append({"probe_id": it.probe_id, "face_found": n_faces > 0,
+                         "ita": None if res is None else float(res.ita), "mst": None if res is None else int(res.mst),
+                         "n_faces": int(n_faces), "annotator": self.name})
+        return rows
+
+
+register_annotator(AnnotatorKind(
+    "skin_tone", SkinToneLabelAnnotator, option="skin_tone", default=lambda builtin: DEFAULT_SKIN_TONE,
+    help="face detector for skin tone: haar (default), whole-image or none"))

@@ -1,0 +1,180 @@
+"""Where an audit's probes come from: the built-in suites, a probe dataset folder, or a
+published probe dataset on the Hub at a pinned revision.
+
+``t2ibench run --probes SOURCE [--probes-revision REV]`` opens one with
+:func:`open_probe_set`:
+
+* ``None`` / ``"builtin"``: the suites registered in :mod:`benchmark.probes`, built from the
+  package's YAML configs;
+* a folder written by ``t2ibench probes build`` (or ``python -m dataset_builders.probes``):
+  one parquet config per suite plus ``probe_set.json``, which names each suite's family and
+  holds the family configs the suites were built from (so annotators and scorers use the
+  variant's lists: its groups, questions, attribute sets);
+* a Hub dataset ID: the same folder, downloaded at ``revision`` (resolved to a commit).
+
+A :class:`ProbeSet` gives the rows of any of its suites and :meth:`ProbeSet.record`, what the
+run folder and ``results.json`` keep to tell probe sets apart: source, revision and a
+fingerprint of the rows audited (the same rows give the same fingerprint whatever their
+source), plus each suite's family and the family configs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import pandas as pd
+
+from benchmark.values import plain_value
+
+__all__ = ["BUILTIN", "PROBE_SET_FILE", "PROBES_SPLIT", "ProbeSet", "open_probe_set", "rows_fingerprint",
+           "probe_set_manifest", "configs_of_record", "families_of_record"]
+
+BUILTIN = "builtin"
+#: written beside the parquet configs of a probe dataset folder
+PROBE_SET_FILE = "probe_set.json"
+PROBES_SPLIT = "test"
+PROBE_SET_FORMAT = 1
+
+
+def rows_fingerprint(table: pd.DataFrame) -> str:
+    """sha256 over every field of every row (canonical JSON, rows in order): the same probes give
+    the same fingerprint whether they were built here or read back from parquet."""
+    h = hashlib.sha256()
+    for row in table.to_dict("records"):
+        clean = {k: plain_value(v) for k, v in row.items()}
+        clean = {k: v for k, v in clean.items() if v is not None}  # a column another suite adds is absent here
+        h.update(json.dumps(clean, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8"))
+        h.update(b"\n")
+    return h.hexdigest()
+
+
+def probe_set_manifest(families: Mapping[str, str], configs: Mapping[str, dict], *, papers: Mapping[str, str],
+                       package_version: str) -> dict:
+    """The content of ``probe_set.json``."""
+    return {"format": PROBE_SET_FORMAT, "package_version": package_version,
+            "suites": {s: {"family": f, "paper": papers.get(s)} for s, f in families.items()},
+            "configs": {k: dict(v) for k, v in configs.items()}}
+
+
+@dataclass
+class ProbeSet:
+    """The suites of one probe source, their families and family configs."""
+
+    kind: str                                  # builtin | folder | hub
+    source: str                                # "builtin", a folder path, or a Hub dataset ID
+    revision: str | None                       # package version, None (folder) or the resolved commit
+    families: dict[str, str]                   # suite -> probe family (the task that scores it)
+    configs: dict[str, dict]                   # family -> the config its suites were built from
+    folder: Path | None = None
+    _tables: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False)
+
+    def suites(self) -> list[str]:
+        return list(self.families)
+
+    def check_suites(self, suites: Sequence[str]) -> list[str]:
+        unknown = [s for s in suites if s not in self.families]
+        if unknown:
+            where = "the built-in probes" if self.kind == BUILTIN else f"probe set {self.source}"
+            raise ValueError(f"unknown suite {unknown[0]!r} in {where}; its suites: {', '.join(self.families)}")
+        return list(dict.fromkeys(suites))
+
+    def suite_table(self, suite: str) -> pd.DataFrame:
+        self.check_suites([suite])
+        if suite not in self._tables:
+            if self.kind == BUILTIN:
+                from benchmark.probes.registry import build_suite
+
+                self._tables[suite] = build_suite(suite, config=self.configs.get(self.families[suite]))
+            else:
+                files = sorted((self.folder / suite).glob(f"{PROBES_SPLIT}-*.parquet"))
+                if not files:
+                    raise ValueError(f"probe set {self.source} has no parquet files for suite {suite!r}")
+                self._tables[suite] = pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
+        return self._tables[suite]
+
+    def table(self, suites: Sequence[str]) -> pd.DataFrame:
+        """Rows of ``suites`` in that order (every probe: no limit)."""
+        suites = self.check_suites(suites)
+        if not suites:
+            raise ValueError("no suites to generate")
+        return pd.concat([self.suite_table(s) for s in suites], ignore_index=True)
+
+    def record(self, suites: Sequence[str]) -> dict:
+        """What run_config.json and results.json keep about the probes of ``suites``."""
+        suites = self.check_suites(suites)
+        families = {s: self.families[s] for s in suites}
+        return {"kind": self.kind, "source": self.source, "revision": self.revision,
+                "fingerprint": rows_fingerprint(self.table(suites)), "suites": families,
+                "configs": {f: self.configs[f] for f in dict.fromkeys(families.values()) if f in self.configs}}
+
+
+def _builtin() -> ProbeSet:
+    import benchmark
+    from benchmark.probes.registry import default_config_path, get_suite, list_suites, load_config
+
+    families = {s: get_suite(s).family for s in list_suites()}
+    # a plugin's family may build its suites without a YAML config
+    configs = {f: load_config(f) if default_config_path(f).is_file() else {} for f in dict.fromkeys(families.values())}
+    return ProbeSet(BUILTIN, BUILTIN, benchmark.__version__, families, configs)
+
+
+def _from_folder(folder: Path, *, kind: str = "folder", source: str | None = None,
+                 revision: str | None = None) -> ProbeSet:
+    path = folder / PROBE_SET_FILE
+    if not path.is_file():
+        raise ValueError(f"{source or folder} is not a probe dataset: no {PROBE_SET_FILE} (build one with "
+                         "`t2ibench probes build --out DIR`)")
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+        suites = manifest["suites"]
+        families = {str(s): str(v["family"]) for s, v in suites.items()}
+        configs = {str(k): dict(v) for k, v in (manifest.get("configs") or {}).items()}
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(f"{path} is not a valid probe set manifest ({exc})") from None
+    return ProbeSet(kind, source or str(folder.resolve()), revision, families, configs, folder=folder)
+
+
+def _from_hub(repo_id: str, revision: str | None) -> ProbeSet:
+    from benchmark.hub import hub_errors
+
+    with hub_errors(repo_id, action="download probes from"):
+        from huggingface_hub import HfApi, snapshot_download
+
+        info = HfApi().dataset_info(repo_id, revision=revision)
+        folder = snapshot_download(repo_id, repo_type="dataset", revision=info.sha,
+                                   allow_patterns=["*.parquet", PROBE_SET_FILE, "README.md"])
+    return _from_folder(Path(folder), kind="hub", source=repo_id, revision=info.sha)
+
+
+def open_probe_set(source: str | os.PathLike | None = None, revision: str | None = None) -> ProbeSet:
+    """The probe set of ``source`` (see the module docstring); one-line errors for a folder that
+    is no probe dataset, a Hub ID that cannot be reached, or a revision given with a folder."""
+    if source is None or str(source) == BUILTIN:
+        if revision:
+            raise ValueError("--probes-revision needs --probes with a Hub dataset ID")
+        return _builtin()
+    text = str(source)
+    folder = Path(os.path.expanduser(text))
+    if folder.is_dir():
+        if revision:
+            raise ValueError(f"--probes-revision {revision} does not apply to the local folder {text}")
+        return _from_folder(folder)
+    from benchmark.models.hub_access import looks_like_path
+
+    if looks_like_path(text) or text.count("/") > 1:
+        raise ValueError(f"probe folder {text} does not exist")
+    return _from_hub(text, revision)
+
+
+def families_of_record(record: Mapping[str, Any] | None) -> dict[str, str]:
+    """suite -> family of a run's probes record (empty for run folders written before it existed)."""
+    return dict((record or {}).get("suites") or {})
+
+
+def configs_of_record(record: Mapping[str, Any] | None) -> dict[str, dict]:
+    return dict((record or {}).get("configs") or {})

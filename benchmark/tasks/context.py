@@ -1,0 +1,202 @@
+"""What a task's scorer works with: the run's probe rows, its label files and probe configs,
+and the results being built (score entries, detail tables, notes, per-suite status).
+
+Scorers only read files through this object and only write through it, so the score stage
+can run them in any order and write ``results.json`` once at the end.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from benchmark import results as res
+from benchmark.annotate.label_files import get_label_file
+from benchmark.probes.source import configs_of_record, families_of_record
+from benchmark.run_folder import CONFIG_FILE, MANIFEST_FILE
+
+__all__ = ["ScoreStageError", "ScoringOptions", "SuiteStatus", "ScoringContext", "groups_of"]
+
+
+class ScoreStageError(ValueError):
+    """RUN_DIR cannot be scored at all (no manifest); the message is one line."""
+
+
+@dataclass
+class ScoringOptions:
+    n_resamples: int = 1000
+    confidence_level: float = 0.95
+    random_state: int = 0
+    unidentifiable: str = "exclude"  # PST policy for "unidentifiable" persons (benchmark.scores.sts)
+
+    def ci_kwargs(self) -> dict:
+        return {"n_resamples": self.n_resamples, "confidence_level": self.confidence_level,
+                "random_state": self.random_state}
+
+
+@dataclass
+class SuiteStatus:
+    name: str
+    n_images: int = 0
+    n_scored_images: int = 0
+    status: str = "not scored"
+    reason: str | None = None
+    excluded: dict = field(default_factory=dict)
+
+    def add_excluded(self, kind: str, n: int) -> None:
+        if n:
+            self.excluded[kind] = self.excluded.get(kind, 0) + int(n)
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "status": self.status, "reason": self.reason, "n_images": self.n_images,
+                "n_scored_images": self.n_scored_images,
+                "excluded": {k: int(v) for k, v in sorted(self.excluded.items())}}
+
+
+def _read_json(path: Path) -> dict | None:
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ScoreStageError(f"{path} is not valid JSON ({exc})") from None
+
+
+def _read_manifest(run_dir: Path) -> pd.DataFrame:
+    path = run_dir / MANIFEST_FILE
+    if not path.is_file():
+        raise ScoreStageError(f"{path} not found: run the generation stage first (t2ibench run) or give a run folder")
+    manifest = pd.read_parquet(path)
+    for col in ("probe_id", "suite"):
+        if col not in manifest.columns:
+            raise ScoreStageError(f"{path} has no {col!r} column: not a run manifest")
+    if manifest["probe_id"].duplicated().any():
+        dup = manifest.loc[manifest["probe_id"].duplicated(), "probe_id"].iloc[0]
+        raise ScoreStageError(f"{path} lists probe {dup!r} twice")
+    return manifest
+
+
+def groups_of(frame: pd.DataFrame, col: str) -> list[tuple[str | None, pd.DataFrame]]:
+    """Split by annotator (or estimator) keeping None as a group of its own."""
+    if col not in frame.columns:
+        return [(None, frame)]
+    return [(key or None, sub) for key, sub in frame.groupby(frame[col].fillna("").astype(str), sort=True)]
+
+
+class ScoringContext:
+    """The run's images, label files and probe configs, and the outputs being built."""
+
+    def __init__(self, run_dir: Path, options: ScoringOptions):
+        self.run_dir = run_dir
+        self.options = options
+        self.config = _read_json(run_dir / CONFIG_FILE) or {}
+        self.manifest = manifest = _read_manifest(run_dir)
+        nsfw = manifest["nsfw"].map(lambda v: v is True or v == 1 or (isinstance(v, np.bool_) and bool(v))) \
+            if "nsfw" in manifest.columns else pd.Series(False, index=manifest.index)
+        self.nsfw = nsfw.astype(bool)
+        self.images = manifest[~self.nsfw].set_index("probe_id", drop=False)
+        suites = list(dict.fromkeys(list(self.config.get("suites") or []) + list(manifest["suite"].unique())))
+        self.status: dict[str, SuiteStatus] = {s: SuiteStatus(s) for s in suites}
+        for s, st in self.status.items():
+            in_suite = manifest["suite"] == s
+            st.n_images = int(in_suite.sum())
+            st.add_excluded("nsfw", int((in_suite & self.nsfw).sum()))
+            if st.n_images == 0:
+                st.reason = "no images in manifest.parquet"
+        self.labels: dict[str, pd.DataFrame | None] = {}
+        self.scores: list[dict] = []
+        self.details: dict[str, pd.DataFrame] = {}
+        self.notes: list[str] = []
+
+    # -- probes
+    def family_config(self, family: str) -> dict:
+        """The config the run's suites of ``family`` were built from (the package's for run
+        folders that did not record one)."""
+        configs = configs_of_record(self.config.get("probes"))
+        if family in configs:
+            return configs[family]
+        from benchmark.probes.registry import load_config
+
+        return load_config(family)
+
+    def families(self) -> dict[str, str]:
+        """suite -> probe family of every suite of the run."""
+        recorded = families_of_record(self.config.get("probes"))
+        from benchmark.probes.registry import SUITES, list_suites
+
+        list_suites()  # registers the built-in suites
+        return {s: recorded.get(s) or (SUITES[s].family if s in SUITES else "") for s in self.status}
+
+    # -- label files
+    def label(self, kind: str) -> pd.DataFrame | None:
+        if kind not in self.labels:
+            path = get_label_file(kind).path(self.run_dir)
+            self.labels[kind] = pd.read_parquet(path) if path.is_file() else None
+        return self.labels[kind]
+
+    def missing(self, kind: str) -> str:
+        return f"missing {get_label_file(kind).relpath}"
+
+    def suite_images(self, suite: str) -> pd.DataFrame:
+        return self.images[self.images["suite"] == suite]
+
+    def has_suite(self, suite: str) -> bool:
+        return suite in self.status and self.status[suite].n_images > 0
+
+    def labels_for(self, kind: str, suite: str) -> tuple[pd.DataFrame | None, str | None]:
+        """Label rows of ``kind`` for the kept (non-NSFW) images of ``suite``, joined with their
+        probe fields; or (None, reason)."""
+        df = self.label(kind)
+        if df is None:
+            return None, self.missing(kind)
+        imgs = self.suite_images(suite)
+        if imgs.empty:
+            return None, "every image was excluded (nsfw)"
+        rows = df[df["probe_id"].isin(imgs.index)]
+        if rows.empty:
+            return None, f"no rows for this suite in {get_label_file(kind).relpath}"
+        probe_cols = [c for c in imgs.columns if c not in rows.columns or c == "probe_id"]
+        joined = rows.merge(imgs[probe_cols].reset_index(drop=True), on="probe_id", how="left")
+        self.status[suite].add_excluded(f"unlabelled ({kind})", int((~imgs.index.isin(rows["probe_id"])).sum()))
+        return joined, None
+
+    # -- outputs
+    def add(self, name: str, suite: str, value: Any, **kw) -> dict | None:
+        """A score entry (:func:`benchmark.results.score_entry`); a name without metadata goes to
+        the notes instead (the detail tables keep its value)."""
+        if not res.has_metadata(name):
+            where = ", ".join(str(x) for x in (suite, kw.get("estimator"), kw.get("subset")) if x)
+            self.notes.append(f"{name} ({where}) = "
+                              f"{_fmt(value)} is in the detail tables only: SCORE_METADATA has no entry {name!r}")
+            return None
+        entry = res.score_entry(name, suite, value, **kw)
+        self.scores.append(entry)
+        return entry
+
+    def scored(self, suite: str, n_images: int) -> None:
+        st = self.status[suite]
+        st.status, st.reason = "scored", None
+        st.n_scored_images = max(st.n_scored_images, int(n_images))
+
+    def not_scored(self, suite: str, reason: str) -> None:
+        st = self.status.get(suite)
+        if st is not None and st.status != "scored":
+            st.reason = reason
+
+    def detail(self, name: str, frame: pd.DataFrame) -> None:
+        if frame is None or frame.empty:
+            return
+        prev = self.details.get(name)
+        self.details[name] = frame if prev is None else pd.concat([prev, frame], ignore_index=True)
+
+
+def _fmt(value: Any) -> str:
+    try:
+        return f"{float(value):.4g}"
+    except (TypeError, ValueError):
+        return "undefined"

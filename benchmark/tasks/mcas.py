@@ -1,0 +1,121 @@
+"""MCAS (Mandal et al. 2023) and Diffusion Bias / Bias Amplification (Generated Bias, 2024):
+CLIP embeddings of target and attribute images and texts -> II, ITP, ITA, TT, MCAS, delta and
+alpha, per target and overall, averaged over the run's encoders (Generated Bias Sec. 5.2).
+
+The number in results.json is :func:`benchmark.scores.mcas.mcas_score` with the ``encoders``
+and ``image_ids`` of ``labels/embeddings.parquet``, so the ``mcas`` evaluate module reproduces
+it from the same rows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from benchmark.annotate.label_files import LABEL_FILES
+from benchmark.scores.diffusion_bias import COMPONENTS, summarise
+from benchmark.scores.mcas import mcas_score
+from benchmark.tasks.context import ScoringContext
+from benchmark.tasks.registry import Task, register_task
+
+TT_NOTE = "texts are fixed lists, not samples: TT has no sampling variation"
+AVERAGED = "components averaged over encoders (Generated Bias Sec. 5.2)"
+
+
+def _target_info(ctx: ScoringContext, rows: pd.DataFrame) -> pd.DataFrame:
+    cols = [c for c in ("keyword", "category", "stereotype") if c in rows.columns]
+    rows = rows[rows["keyword"].notna()] if "keyword" in rows.columns else rows
+    return rows[cols].drop_duplicates("keyword").set_index("keyword") if "keyword" in cols else pd.DataFrame()
+
+
+def _entries(ctx: ScoringContext, suite: str, out: dict, estimator: str, subset: str | None) -> None:
+    n = out["n_images"]
+    ctx.add("mcas", suite, out["mcas"], ci=out["mcas_ci"], n=n, estimator=estimator, subset=subset)
+    for c in COMPONENTS:
+        ctx.add(c, suite, out[c], ci=out[f"{c}_ci"], n=n, estimator=estimator, subset=subset,
+                ci_note=TT_NOTE if c == "TT" else None)
+    ctx.add("diffusion_bias", suite, out["diffusion_bias"], ci=out["diffusion_bias_ci"], n=n, estimator=estimator,
+            subset=subset)
+    undefined = out["bias_amplification_undefined_targets"]
+    if out["bias_amplification"] is not None:
+        note = None if not undefined else f"TT = 0 for {undefined}: left out of the mean over targets"
+        ctx.add("bias_amplification", suite, out["bias_amplification"], ci=out["bias_amplification_ci"], n=n,
+                estimator=estimator, subset=subset, ci_note=note)
+    else:
+        ctx.add("bias_amplification", suite, None, n=n, estimator=estimator, subset=subset,
+                reason=str(out["bias_amplification_note"]))
+
+
+def _details(ctx: ScoringContext, out: dict, encoders: list[str], info: pd.DataFrame) -> None:
+    def frame(per_target: dict, encoder: str) -> pd.DataFrame:
+        t = pd.DataFrame.from_dict(per_target, orient="index").rename_axis("target").reset_index()
+        t["bias_amplification_note"] = t["bias_amplification_note"].fillna("")  # "" where alpha is defined
+        t.insert(0, "encoder", encoder)
+        for col in ("category", "stereotype"):
+            t[col] = t["target"].map(info[col]) if col in info.columns else None
+        return t
+
+    frames = [frame(out["per_target"], "mean" if len(encoders) > 1 else encoders[0])]
+    frames += [frame(r["per_target"], enc) for enc, r in (out.get("per_encoder") or {}).items()]
+    ctx.detail("mcas_per_target", pd.concat(frames, ignore_index=True))
+    if "category" in info.columns:
+        table = pd.DataFrame.from_dict(out["per_target"], orient="index")
+        by = {t: str(info["category"].get(t, "other")) for t in table.index}
+        summary = summarise(table, by=by, columns=("mcas", "diffusion_bias", "bias_amplification")).reset_index()
+        summary.insert(0, "encoder", frames[0]["encoder"].iloc[0])
+        ctx.detail("mcas_per_category", summary)
+
+
+def score_mcas(ctx: ScoringContext, suites: list[str]) -> None:
+    present = [s for s in suites if ctx.has_suite(s)]
+    if not present:
+        return
+    rows = ctx.manifest[ctx.manifest["suite"].isin(present)]
+    kinds = set(rows["attribute_set"].dropna()) if "attribute_set" in rows.columns else set()
+    if not kinds or rows["attribute_set"].notna().all():
+        for s in present:
+            ctx.not_scored(s, "MCAS needs both attribute images and target images (MCAS Sec. 3)")
+        return
+    emb = ctx.label("embeddings")
+    if emb is None:
+        for s in present:
+            ctx.not_scored(s, ctx.missing("embeddings"))
+        return
+    kept = set(ctx.images.index[ctx.images["suite"].isin(present)])
+    use = emb[((emb["kind"] == "image") & emb["probe_id"].isin(kept)) | (emb["kind"] == "text")]
+    image = (use["kind"] == "image").to_numpy()
+    encoders = list(dict.fromkeys(emb["encoder"].astype(str)))
+    try:
+        out = mcas_score(list(use["embedding"]), use["role"].astype(str), use["target"].fillna("").astype(str),
+                         encoders=use["encoder"].astype(str), image_ids=np.where(image, use["probe_id"], ""),
+                         drop_targets_without_images=True, **ctx.options.ci_kwargs())
+    except ValueError as exc:
+        for s in present:
+            ctx.not_scored(s, f"{LABEL_FILES['embeddings'].relpath} cannot be scored: {exc}")
+        return
+    if out["targets_without_images"]:
+        ctx.notes.append(f"MCAS: targets {out['targets_without_images']} have no generated image and are left out")
+    target_rows = rows[rows["attribute_set"].isna()]
+    target_suite = str(target_rows["suite"].iloc[0])
+    for enc, r in (out.get("per_encoder") or {}).items():
+        ctx.add("mcas", target_suite, r["mcas"], ci=r["mcas_ci"], n=r["n_images"], estimator=enc, subset="one encoder")
+    several = len(encoders) > 1
+    estimator = f"mean over {len(encoders)} encoders: {', '.join(encoders)}" if several else encoders[0]
+    _entries(ctx, target_suite, out, estimator, AVERAGED if several else None)
+    _details(ctx, out, encoders, _target_info(ctx, target_rows))
+    if several:
+        ctx.notes.append(f"MCAS components averaged over {len(encoders)} encoders before MCAS, Diffusion Bias and "
+                         "Bias Amplification (Generated Bias Sec. 5.2); per-encoder MCAS entries have subset "
+                         "'one encoder'")
+    images = use[image]
+    scored = set.intersection(*(set(g["probe_id"]) for _, g in images.groupby(images["encoder"].astype(str))))
+    for s in present:
+        ctx.scored(s, int(rows[(rows["suite"] == s) & rows["probe_id"].isin(scored)].shape[0]))
+
+
+TASK = register_task(Task(
+    name="mcas", family="mcas", papers=("mcas", "diffusion_bias"), annotators={"mcas_embeddings": None},
+    score=score_mcas,
+    description="MCAS and its components (MCAS Eq. 1-2), Diffusion Bias and Bias Amplification (Generated Bias "
+                "Eq. 4-5), averaged over CLIP encoders.",
+))

@@ -1,0 +1,126 @@
+"""PaintSkills (DALL-Eval Sec. 3, 4.1): object-detector queries of the generated images ->
+object, count and spatial accuracy (DALL-Eval Table 2, Fig. 5) with the released evaluator's
+rules (:mod:`benchmark.scores.paintskills`). A suite's skill is its rows' ``skill``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from benchmark.annotate.label_files import LABEL_FILES
+from benchmark.models.defaults import is_builtin
+from benchmark.models.detector import Detections
+from benchmark.probes import paintskills as ps_probes
+from benchmark.scores.bootstrap import bootstrap_ci
+from benchmark.scores.paintskills import evaluate_skill
+from benchmark.tasks.context import ScoringContext, ScoringOptions, groups_of
+from benchmark.tasks.registry import Task, register_task
+
+DETECTION_COLUMNS = ["probe_id", "scene_id", "target", "count", "relation", "target_b"]
+
+
+def _split_subset(skill: str, split: str) -> str:
+    return f"N = {split}" if skill == "count" else f"relation: {split}"
+
+
+def _mean_ci(flags: list, opts: ScoringOptions) -> dict | None:
+    v = np.asarray(flags, dtype=float)
+    if not opts.n_resamples or v.size == 0:
+        return None
+    return bootstrap_ci(lambda idx: 100.0 * float(np.mean(v[idx])), v.size, **opts.ci_kwargs()).to_dict()
+
+
+def _score_detector(ctx: ScoringContext, suite: str, skill: str, detector: str | None,
+                    sub: pd.DataFrame) -> np.ndarray | None:
+    """Accuracy of one detector on one suite, per split, and the per-image rows; returns the
+    per-image correctness (for the average over skills)."""
+    config = ctx.family_config("paintskills")
+    opts = ctx.options
+    threshold = ps_probes.threshold(config)
+    sub = sub.drop_duplicates("probe_id")
+    records = sub.to_dict("records")
+    truths = [{"target": r["target"], "count": None if pd.isna(r.get("count")) else int(r["count"]),
+               "relation": r.get("relation"), "target_b": r.get("target_b")} for r in records]
+    try:
+        out = evaluate_skill(skill, [Detections.from_record(r) for r in records], truths, threshold=threshold,
+                             object_threshold=ps_probes.object_threshold(config), **opts.ci_kwargs())
+    except ValueError as exc:
+        ctx.add(f"paintskills_{skill}", suite, None, n=len(sub), annotator=detector,
+                reason=f"{LABEL_FILES['detections'].relpath} cannot be scored: {exc}")
+        return None
+    n = out["n_images"]
+    ctx.add(f"paintskills_{skill}", suite, out["accuracy"], ci=out["accuracy_ci"], n=n, annotator=detector)
+    for split, block in out["per_split"].items():
+        ctx.add(f"paintskills_{skill}", suite, block["accuracy"], ci=block["accuracy_ci"], n=block["n_images"],
+                annotator=detector, subset=_split_subset(skill, split))
+    if skill == "count":
+        ctx.add("paintskills_count_number", suite, out["count_right_accuracy"], n=n, annotator=detector,
+                ci=_mean_ci([o["count_right"] for o in out["outcomes"]], opts))
+    elif skill == "spatial":
+        ctx.add("paintskills_spatial_objects", suite, out["objects_accuracy"], n=n, annotator=detector,
+                ci=_mean_ci([o["objects_correct"] for o in out["outcomes"]], opts))
+    rows = sub[[c for c in DETECTION_COLUMNS if c in sub.columns]].reset_index(drop=True)
+    rows = pd.concat([rows, pd.DataFrame(out["outcomes"])], axis=1)
+    rows.insert(0, "detector", detector)
+    rows.insert(0, "skill", skill)
+    rows.insert(0, "suite", suite)
+    rows["threshold"] = threshold
+    ctx.detail("paintskills", rows)
+    ctx.scored(suite, n)
+    return np.asarray([o["correct"] for o in out["outcomes"]], float)
+
+
+def _average(ctx: ScoringContext, suite: str, detector: str | None, skills: dict[str, np.ndarray]) -> None:
+    """Table 2's "Avg.": with all three skills scored by one detector; the interval resamples
+    images within each skill."""
+    opts = ctx.options
+    values = np.concatenate(list(skills.values()))
+    strata = np.concatenate([[k] * len(v) for k, v in skills.items()])
+    names = list(skills)
+
+    def avg(idx: np.ndarray) -> float:
+        return float(np.mean([100.0 * values[idx][strata[idx] == k].mean() for k in names]))
+
+    ci = None
+    if opts.n_resamples:
+        ci = bootstrap_ci(avg, len(values), strata=strata, confidence_level=opts.confidence_level,
+                          n_resamples=opts.n_resamples, random_state=opts.random_state).to_dict()
+    ctx.add("paintskills_average", suite, avg(np.arange(len(values))), ci=ci, n=len(values), annotator=detector,
+            subset="mean of object, count, spatial")
+
+
+def score_paintskills(ctx: ScoringContext, suites: list[str]) -> None:
+    """Skill accuracy per suite and detector (Table 2), per count N / relation (Fig. 5a), the
+    first task of Fig. 5b, the mean of the three skills; one row per image in
+    ``scores/paintskills.parquet``."""
+    per_detector: dict[str | None, dict[str, np.ndarray]] = {}
+    last_suite = None
+    for suite in suites:
+        if not ctx.has_suite(suite):
+            continue
+        frame, why = ctx.labels_for("detections", suite)
+        if frame is None:
+            ctx.not_scored(suite, why)
+            continue
+        skill = str(frame["skill"].iloc[0])
+        last_suite = suite
+        for detector, sub in groups_of(frame, "detector"):
+            correct = _score_detector(ctx, suite, skill, detector, sub)
+            if correct is not None:
+                per_detector.setdefault(detector, {})[skill] = correct
+        if ctx.status[suite].status != "scored":
+            ctx.not_scored(suite, "no usable rows in labels/detections.parquet")
+    for detector, skills in per_detector.items():
+        if len(skills) == 3:
+            _average(ctx, last_suite, detector, skills)
+    if any(is_builtin(d) for d in per_detector):
+        ctx.notes.append("PaintSkills scored with builtin:tiny-detr, a random-weight detector: its accuracies are "
+                         "meaningless")
+
+
+TASK = register_task(Task(
+    name="paintskills", family="paintskills", papers=("dalleval",), annotators={"detections": None},
+    score=score_paintskills,
+    description="PaintSkills object, count and spatial accuracy (DALL-Eval Table 2) from detector queries.",
+))

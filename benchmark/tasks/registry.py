@@ -1,0 +1,115 @@
+"""The task registry: one declaration per paper family, the only map from suites to the
+labels they need and the scores they get.
+
+A :class:`Task` scores the suites of one probe family (``Task.family``; a suite's family is
+set where the suite is registered, or in a probe dataset's ``probe_set.json``). It names the
+annotator kinds it needs (:mod:`benchmark.annotate.registry`) with its parameters for them
+(e.g. which questions to ask), and a scorer that turns the label files into score entries
+through :class:`benchmark.tasks.context.ScoringContext`, calling :mod:`benchmark.scores`.
+The annotate and score stages loop over the tasks of a run's suites; adding a paper means
+registering a task (and its suites, annotators and score metadata), no runner edit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from importlib import import_module
+from importlib.metadata import entry_points
+from typing import Any, Callable, Mapping, Sequence
+
+__all__ = ["Task", "TASKS", "register_task", "get_task", "list_tasks", "task_of_family", "tasks_for_suites",
+           "check_probe_config", "PLUGIN_ENTRY_POINTS", "load_plugins"]
+
+#: packages outside this one register suites, annotators, scores and tasks when imported:
+#: name them in this entry-point group (or import them with ``t2ibench --plugin MODULE``)
+PLUGIN_ENTRY_POINTS = "t2ibench.plugins"
+BUILTIN_TASK_MODULES = ("gep", "dalleval", "pst", "mcas", "paintskills")
+
+
+@dataclass(frozen=True)
+class Task:
+    """How one paper family is annotated and scored.
+
+    ``annotators`` maps an annotator kind to this task's parameters for it (None when the
+    annotator needs none). ``score(ctx, suites)`` adds score entries, detail tables and
+    notes for ``suites`` (the task's suites present in the run) to ``ctx``.
+    ``check_config(config)`` raises ValueError (one line) for a probe config the task cannot
+    score, e.g. PST's stereotyped gender, which is binary by definition.
+    """
+
+    name: str
+    family: str
+    papers: tuple[str, ...]
+    annotators: Mapping[str, Any]
+    score: Callable[[Any, list[str]], None]
+    check_config: Callable[[dict], None] | None = None
+    description: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+TASKS: dict[str, Task] = {}
+_loaded = False
+
+
+def register_task(task: Task) -> Task:
+    if task.name in TASKS and TASKS[task.name] is not task:
+        raise ValueError(f"task {task.name!r} is registered twice")
+    other = [t.name for t in TASKS.values() if t.family == task.family and t.name != task.name]
+    if other:
+        raise ValueError(f"probe family {task.family!r} is already scored by task {other[0]!r}")
+    TASKS[task.name] = task
+    return task
+
+
+def load_plugins(modules: Sequence[str] = ()) -> None:
+    """Import the built-in tasks, the ``t2ibench.plugins`` entry points and ``modules``."""
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        for name in BUILTIN_TASK_MODULES:
+            import_module(f"benchmark.tasks.{name}")
+        for ep in entry_points(group=PLUGIN_ENTRY_POINTS):
+            ep.load()
+    for module in modules:
+        try:
+            import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name == module:
+                raise ValueError(f"--plugin {module}: no such module (is it on PYTHONPATH?)") from None
+            raise
+
+
+def list_tasks() -> list[Task]:
+    load_plugins()
+    return list(TASKS.values())
+
+
+def get_task(name: str) -> Task:
+    load_plugins()
+    if name not in TASKS:
+        raise ValueError(f"unknown task {name!r}; tasks: {', '.join(TASKS)}")
+    return TASKS[name]
+
+
+def task_of_family(family: str) -> Task | None:
+    load_plugins()
+    return next((t for t in TASKS.values() if t.family == family), None)
+
+
+def tasks_for_suites(families: Mapping[str, str]) -> list[tuple[Task, list[str]]]:
+    """(task, its suites) for a run whose suites have ``families`` (suite -> family), in task
+    registration order; suites of a family no task scores are left out."""
+    load_plugins()
+    out = []
+    for task in TASKS.values():
+        suites = [s for s, f in families.items() if f == task.family]
+        if suites:
+            out.append((task, suites))
+    return out
+
+
+def check_probe_config(family: str, config: dict) -> None:
+    """One-line ValueError when the task of ``family`` cannot score probes built from ``config``."""
+    task = task_of_family(family)
+    if task is not None and task.check_config is not None:
+        task.check_config(config)

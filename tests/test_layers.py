@@ -1,0 +1,122 @@
+"""The package's layers point down (DESIGN.md "Where the architecture goes next"), checked on
+the source with the ast module:
+
+* ``benchmark`` never imports ``submissions`` or ``dataset_builders``;
+* a subpackage imports only its own layer or layers below it (``models`` never imports a
+  feature package, the runner never imports ``human`` or ``paintskills``);
+* no import cycle between the subpackages of one layer;
+* no private name (``_x``) is imported from another module;
+* no function of the runner is longer than 80 lines.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "benchmark"
+
+# Bottom to top. A unit is a top-level module or subpackage of `benchmark`.
+LAYERS = [
+    {"atomic", "papers", "scores", "values", "text", "extras"},
+    {"probes", "models", "hub", "hub_layout"},
+    {"run_folder", "results", "reference_attributes"},
+    {"annotate"},
+    {"tasks"},
+    {"runner"},
+    {"paintskills", "human", "paper_checks"},
+    {"cli", "__main__"},
+]
+RANK = {unit: i for i, layer in enumerate(LAYERS) for unit in layer}
+SOURCES = sorted(p for d in ("benchmark", "submissions", "dataset_builders", "metrics", "bench")
+                 for p in (ROOT / d).rglob("*.py"))
+
+
+def _module(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _imports(path: Path) -> list[tuple[int, str, list[str]]]:
+    """(line, imported module, names) of every import in ``path``, relative ones resolved."""
+    me = _module(path)
+    package = me if path.name == "__init__.py" else me.rsplit(".", 1)[0]
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, a.name, []) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                pkg = package.split(".")
+                pkg = pkg[:len(pkg) - (node.level - 1)]
+                base = ".".join(pkg + ([node.module] if node.module else []))
+            out.append((node.lineno, base, [a.name for a in node.names]))
+    return out
+
+
+def _unit(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if parts[0] == "benchmark" and len(parts) > 1 else None
+
+
+def test_every_benchmark_unit_has_a_layer():
+    units = {p.stem if p.parent == PACKAGE else p.relative_to(PACKAGE).parts[0]
+             for p in PACKAGE.rglob("*.py") if p.name != "__init__.py" or p.parent != PACKAGE}
+    assert units - set(RANK) == set(), "add the new module to LAYERS"
+
+
+def test_core_never_imports_submissions_or_builders():
+    bad = [f"{p.relative_to(ROOT)}:{line} imports {mod}" for p in PACKAGE.rglob("*.py")
+           for line, mod, _ in _imports(p) if mod.split(".")[0] in ("submissions", "dataset_builders")]
+    assert not bad, bad
+
+
+def test_imports_point_down():
+    bad = []
+    for path in PACKAGE.rglob("*.py"):
+        me = _unit(_module(path)) or "__init__"
+        for line, mod, _ in _imports(path):
+            other = _unit(mod)
+            if other is None or other == me or me == "__init__":
+                continue
+            if RANK[other] > RANK[me] or (RANK[other] == RANK[me] and RANK[me] >= RANK["runner"]):
+                bad.append(f"{path.relative_to(ROOT)}:{line} {me} -> {other} ({mod})")
+    assert not bad, "\n".join(bad)
+
+
+def test_no_import_cycle_between_units():
+    edges: dict[str, set[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        me = _unit(_module(path))
+        for _, mod, _names in _imports(path):
+            other = _unit(mod)
+            if me and other and other != me:
+                edges.setdefault(me, set()).add(other)
+
+    def reaches(a: str, b: str, seen: set) -> bool:
+        return any(n == b or (n not in seen and reaches(n, b, seen | {n})) for n in edges.get(a, ()))
+
+    cycles = sorted({tuple(sorted((a, b))) for a, outs in edges.items() for b in outs if reaches(b, a, {b})})
+    assert not cycles, cycles
+
+
+def test_no_private_name_crosses_a_module():
+    bad = []
+    for path in SOURCES:
+        for line, mod, names in _imports(path):
+            bad += [f"{path.relative_to(ROOT)}:{line} from {mod} import {n}" for n in names
+                    if n.startswith("_") and not n.startswith("__")]
+    assert not bad, bad
+
+
+@pytest.mark.parametrize("path", sorted((PACKAGE / "runner").glob("*.py")), ids=lambda p: p.name)
+def test_runner_functions_are_short(path):
+    long = [f"{n.name} ({n.end_lineno - n.lineno + 1} lines)" for n in ast.walk(ast.parse(path.read_text()))
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.end_lineno - n.lineno + 1 > 80]
+    assert not long, long
