@@ -595,7 +595,7 @@ def add_human_agreement(doc: _Doc, run_dir: Path) -> None:
 
     if not answers_path(run_dir).is_file():
         return
-    from benchmark.human.agreement_cli import agreement_tables, plain_cell
+    from benchmark.human.agreement_cli import agreement_tables, plain_cell, skipped_sentence
 
     doc.h(2, "Human labels and agreement")
     try:
@@ -604,7 +604,8 @@ def add_human_agreement(doc: _Doc, run_dir: Path) -> None:
         doc.p(str(exc))
         return
     s = tables["summary"]
-    doc.p(f"{s['n_answers']} answers on {s['n_items']} items by {len(s['annotators'])} annotator(s). "
+    doc.p(f"{s['n_answers']} answers on {s['n_items']} items by {len(s['annotators'])} annotator(s)."
+          f"{skipped_sentence(s)} "
           "Disagreements and the artificial datasets: `t2ibench agreement RUN_DIR` (report/agreement.md).")
     for key, title in HUMAN_AGREEMENT_TABLES:
         frame = tables.get(key)
