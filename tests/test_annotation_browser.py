@@ -1,4 +1,5 @@
-"""The annotation app in a real headless Chromium (playwright): clicks, keys, undo, skip, resume, two annotators."""
+"""The annotation app in a real headless Chromium (playwright): Gradio's login page, clicks, keys, undo,
+skip, resume, two annotators; the command line's login options."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -19,6 +21,7 @@ REPO = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
 ATTRS = ["in boots", "in a dress", "boots"]  # two GEP attributes, one DALL-Eval attribute: a short session
 TIMEOUT = 20_000  # ms
+PASSWORDS = {"alice": "alice-secret", "bob": "bob-secret", "carol": "carol-secret", "dave": "dave-secret"}
 
 
 @pytest.fixture(scope="module")
@@ -30,6 +33,16 @@ def run_dir(tmp_path_factory):
                     "--suites", "gep_neutral", "pst_paired_occupation", "dalleval_bias", "--limit", "4", "--quiet"],
                    env=env, check=True, cwd=REPO, capture_output=True)
     return out
+
+
+@pytest.fixture(scope="module")
+def users_file(tmp_path_factory):
+    from benchmark.human.users import set_password
+
+    path = tmp_path_factory.mktemp("accounts") / "users.txt"
+    for name, password in PASSWORDS.items():
+        set_password(path, name, password)
+    return path
 
 
 @pytest.fixture(scope="module")
@@ -50,11 +63,11 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def serve(run_dir, **kwargs):
+def serve(run_dir, users, **kwargs):
     from benchmark.human.app import launch_app
 
     port = free_port()
-    demo = launch_app(run_dir, port=port, prevent_thread_lock=True, quiet=True, **kwargs)
+    demo = launch_app(run_dir, users=users, port=port, prevent_thread_lock=True, quiet=True, **kwargs)
     return demo, f"http://127.0.0.1:{port}/"
 
 
@@ -86,12 +99,12 @@ def wait_status(page, text: str) -> None:
         arg=text, timeout=TIMEOUT)
 
 
-def start(page, url: str, name: str) -> None:
+def start(page, url: str, name: str, password: str | None = None) -> None:
+    """Log in through Gradio's login page; the app then shows this annotator's next item."""
     page.goto(url)
-    wait_status(page, "Enter your name")  # the page has loaded (and found no saved name)
-    box = page.locator("#annotator-name input, #annotator-name textarea").first
-    box.fill(name)
-    box.press("Enter")
+    page.locator("input[data-testid='textbox']").fill(name)
+    page.locator("input[type='password']").fill(PASSWORDS[name] if password is None else password)
+    page.get_by_role("button", name="Login").click()
     wait_status(page, f"Annotator {name}")
 
 
@@ -100,11 +113,11 @@ def answers_of(run_dir, who):
     return dict(zip(a.item_id, a.answer))
 
 
-def test_label_by_click_and_key_with_undo_skip_reload_and_restart(run_dir, browser, tmp_path):
+def test_label_by_click_and_key_with_undo_skip_reload_and_restart(run_dir, users_file, browser, tmp_path):
     rd = fresh_copy(run_dir, tmp_path)
     items = L.build_items(rd, attributes=ATTRS)
     ids = [it.item_id for it in items]
-    demo, url = serve(rd, attributes=ATTRS)
+    demo, url = serve(rd, users_file, attributes=ATTRS)
     try:
         ctx = browser.new_context()
         page = ctx.new_page()
@@ -136,17 +149,17 @@ def test_label_by_click_and_key_with_undo_skip_reload_and_restart(run_dir, brows
         assert list(events.event) == ["answer", "answer", "skip", "undo", "answer", "answer", "undo"]
         assert set(events.annotator) == {"alice"} and events.session.nunique() == 1
 
-        # reload: the name is remembered by the browser and the page resumes at item 4
+        # reload: still logged in (the session cookie), the page resumes at item 4
         page.reload()
         wait_done(page, 3)
         assert question(page) == items[3].question
-        assert page.locator("#annotator-name input, #annotator-name textarea").first.input_value() == "alice"
+        assert "Annotator alice" in page.inner_text("#status")
         ctx.close()
     finally:
         demo.close()
 
-    # server restart (another port: a new origin, so the name is typed again): resumes at item 4
-    demo, url = serve(rd, attributes=ATTRS)
+    # server restart (another port, new login tokens: log in again): resumes at item 4
+    demo, url = serve(rd, users_file, attributes=ATTRS)
     try:
         ctx = browser.new_context()
         page = ctx.new_page()
@@ -198,10 +211,10 @@ def test_label_by_click_and_key_with_undo_skip_reload_and_restart(run_dir, brows
     assert len(got) == n + 3
 
 
-def test_two_annotators_at_once(run_dir, browser, tmp_path):
+def test_two_annotators_at_once(run_dir, users_file, browser, tmp_path):
     rd = fresh_copy(run_dir, tmp_path)
     items = L.build_items(rd, attributes=ATTRS)
-    demo, url = serve(rd, attributes=ATTRS)
+    demo, url = serve(rd, users_file, attributes=ATTRS)
     try:
         pages = {}
         for who in ("bob", "carol"):
@@ -222,7 +235,7 @@ def test_two_annotators_at_once(run_dir, browser, tmp_path):
     assert len(L.read_events(rd)) == 12 and L.read_events(rd).attrs["ignored_lines"] == 0
 
 
-def test_qualification_first_and_failure_flagged(run_dir, browser, tmp_path):
+def test_qualification_first_and_failure_flagged(run_dir, users_file, browser, tmp_path):
     rd = fresh_copy(run_dir, tmp_path)
     qual = tmp_path / "qual.yaml"
     qual.write_text(
@@ -230,7 +243,7 @@ def test_qualification_first_and_failure_flagged(run_dir, browser, tmp_path):
         "  - {id: q1, probe_id: 'gep_neutral/woman/sitting-at-a-table/00', question_type: attribute,\n"
         "     question_key: in a dress, expected: 'yes'}\n"
         "  - {id: q2, probe_id: 'dalleval_bias/man/accountant/00', question_type: skin_tone, expected: 4}\n")
-    demo, url = serve(rd, attributes=ATTRS, qualification=qual)
+    demo, url = serve(rd, users_file, attributes=ATTRS, qualification=qual)
     try:
         page = browser.new_context().new_page()
         start(page, url, "dave")
@@ -259,20 +272,109 @@ def test_cli_refuses_a_folder_that_is_not_a_run(tmp_path):
     assert proc.stderr.strip().splitlines()[-1].startswith("t2ibench: error: ") and "not a run folder" in proc.stderr
 
 
-def test_cli_serves_the_app(run_dir):
+def test_wrong_password_stays_on_the_login_page(run_dir, users_file, browser, tmp_path):
+    rd = fresh_copy(run_dir, tmp_path)
+    demo, url = serve(rd, users_file, attributes=ATTRS)
+    try:
+        page = browser.new_context().new_page()
+        page.goto(url)
+        page.locator("input[data-testid='textbox']").fill("alice")
+        page.locator("input[type='password']").fill("bob-secret")       # bob's password, not alice's
+        page.get_by_role("button", name="Login").click()
+        page.wait_for_function("() => document.body.innerText.includes('Incorrect Credentials')", timeout=TIMEOUT)
+        assert page.locator("#status").count() == 0 and page.locator("#item-image").count() == 0
+        page.context.close()
+    finally:
+        demo.close()
+    assert not L.answers_path(rd).exists()
+
+
+def wait_for_server(proc, url: str, deadline_s: float = 90) -> None:
+    deadline = time.time() + deadline_s
+    while time.time() < deadline and proc.poll() is None:
+        try:
+            urllib.request.urlopen(url, timeout=2)
+            return
+        except urllib.error.HTTPError:
+            return  # it answers (401 before login)
+        except OSError:
+            time.sleep(0.5)
+    raise AssertionError(proc.stdout.read() if proc.poll() is not None else "no answer")
+
+
+def test_cli_serves_the_app_behind_a_login(run_dir, users_file):
+    import httpx
+
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "benchmark.cli", "annotate-ui", str(run_dir), "--port", str(port),
-                             "--questions", "skin_tone"], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True)
+                             "--questions", "skin_tone", "--users", str(users_file)], cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        deadline, body = time.time() + 90, ""
-        while time.time() < deadline and proc.poll() is None:
-            try:
-                body = urllib.request.urlopen(f"http://127.0.0.1:{port}/config", timeout=2).read().decode()
-                break
-            except OSError:
-                time.sleep(0.5)
-        assert "Label images of" in body, proc.stdout.read() if proc.poll() is not None else "no answer"
+        url = f"http://127.0.0.1:{port}/"
+        wait_for_server(proc, url + "config")
+        with httpx.Client(base_url=url) as client:
+            assert client.get("config").status_code == 401                 # nothing before the login
+            assert client.post("login", data={"username": "bob", "password": "wrong"}).status_code == 400
+            assert client.post("login", data={"username": "bob", "password": PASSWORDS["bob"]}).status_code == 200
+            assert "Label images of" in client.get("config").text
     finally:
         proc.terminate()
         proc.wait(30)
+
+
+def test_cli_no_auth_serves_one_local_annotator(run_dir):
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "benchmark.cli", "annotate-ui", str(run_dir), "--port", str(port),
+                             "--questions", "skin_tone", "--no-auth", "--annotator", "me"], cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        wait_for_server(proc, f"http://127.0.0.1:{port}/config")
+        body = urllib.request.urlopen(f"http://127.0.0.1:{port}/config", timeout=5).read().decode()
+        assert "Label images of" in body
+    finally:
+        proc.terminate()
+        out = proc.communicate(timeout=30)[0]
+    assert "No login: every answer is recorded as annotator 'me'; listening on 127.0.0.1 only." in out
+
+
+@pytest.mark.parametrize("extra, message", [
+    ([], "annotate-ui needs a login: --users USERS_FILE"),
+    (["--no-auth", "--host", "0.0.0.0"], "--no-auth serves on 127.0.0.1 only"),
+    (["--oauth"], "--oauth works only on a Hugging Face Space"),
+    (["--no-auth", "--oauth"], "choose one login"),
+    (["--annotator", "x"], "--annotator names the single annotator of --no-auth"),
+    (["--users", "missing-users.txt"], "does not exist"),
+])
+def test_cli_refuses_to_serve_without_a_safe_login(run_dir, extra, message):
+    env = {k: v for k, v in os.environ.items() if k != "SPACE_ID"}
+    proc = subprocess.run([sys.executable, "-m", "benchmark.cli", "annotate-ui", str(run_dir), *extra], cwd=REPO,
+                          capture_output=True, text=True, check=False, env=env, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    last = proc.stderr.strip().splitlines()
+    assert len(last) == 1 and last[0].startswith("t2ibench: error: ") and message in last[0]
+
+
+def test_annotate_user_command_adds_changes_and_removes(tmp_path):
+    from benchmark.human import users as U
+
+    path = tmp_path / "users.txt"
+
+    def run(*args, stdin=None):
+        return subprocess.run([sys.executable, "-m", "benchmark.cli", "annotate-user", str(path), *args], cwd=REPO,
+                              input=stdin, capture_output=True, text=True, check=False, timeout=120)
+
+    assert run("erin", "--password-stdin", stdin="correct horse\n").returncode == 0
+    assert run("frank", "--password-stdin", stdin="battery staple\n").returncode == 0
+    accounts = U.read_users(path)
+    assert set(accounts) == {"erin", "frank"} and "correct horse" not in path.read_text()
+    assert (path.stat().st_mode & 0o777) == 0o600
+    assert U.verify_password(accounts, "erin", "correct horse") and not U.verify_password(accounts, "erin", "x" * 9)
+    assert run("erin", "--password-stdin", stdin="new password\n").returncode == 0       # change
+    accounts = U.read_users(path)
+    assert U.verify_password(accounts, "erin", "new password")
+    assert not U.verify_password(accounts, "erin", "correct horse")
+    short = run("gus", "--password-stdin", stdin="short\n")
+    assert short.returncode == 2 and "8 to 1024 characters" in short.stderr
+    bad = run("a:b", "--password-stdin", stdin="long enough\n")
+    assert bad.returncode == 2 and "must not contain ':'" in bad.stderr
+    assert run("frank", "--remove").returncode == 0 and set(U.read_users(path)) == {"erin"}

@@ -132,6 +132,82 @@ def test_torn_last_line_is_ignored_and_the_next_append_is_intact(tmp_path):
     assert events.attrs["ignored_lines"] == 1
 
 
+@pytest.mark.parametrize("line, reason", [
+    (b"[" * 30_000 + b"]" * 30_000, "nested too deeply"),
+    (b'{"a":' * 10_000 + b"1" + b"}" * 10_000, "nested too deeply"),
+    (b'"' + b"x" * (L.MAX_LINE_BYTES + 1) + b'"', "too long"),
+    (b"[" * (L.MAX_LINE_BYTES + 1), "too long"),
+    (b"{not json", "not JSON"),
+    (b"1" * 5000, "not JSON"),                      # over Python's integer digit limit
+    (b"\xff\xfe", "not UTF-8"),
+    (b"[1, 2]", "not an event"),
+    (b'{"event": "answer"}', "not an event"),
+])
+def test_a_malformed_line_is_skipped_with_its_reason(line, reason):
+    assert L.parse_line(line) == (None, reason)
+
+
+def test_malformed_lines_are_skipped_and_counted_and_never_stop_a_reader(tmp_path):
+    good = ev("p1|attribute|x")
+    wrong_types = [{**good, "answer": ["yes"]}, {**good, "annotator": {"name": "x"}}, {**good, "qualification": 1},
+                   {**good, "item_id": None}, {**good, "time": 5}]
+    duplicate = json.dumps(good)[:-1] + ', "annotator": "mallory"}'   # a second "annotator" key
+    path = L.answers_path(tmp_path)
+    path.parent.mkdir(parents=True)
+    bad = [b"[" * 30_000 + b"]" * 30_000, b"x" * (L.MAX_LINE_BYTES + 5), b"{torn", b"\xff",
+           duplicate.encode(), *(json.dumps({**e, "time": L.now_iso()} if e.get("time") != 5 else e).encode()
+                                 for e in wrong_types)]
+    path.write_bytes(b"\n".join(bad) + b"\n")
+    L.append_event(tmp_path, good)
+    L.append_event(tmp_path, ev("p2|attribute|x", answer="no"))
+    events = L.read_events(tmp_path)
+    assert list(events.item_id) == ["p1|attribute|x", "p2|attribute|x"]
+    assert events.attrs["skipped_lines"] == {"nested too deeply": 1, "too long": 1, "not JSON": 1, "not UTF-8": 1,
+                                             "duplicate keys": 1, "not an event": 5}
+    assert events.attrs["ignored_lines"] == 10
+    answers = L.read_answers(tmp_path)
+    assert dict(zip(answers.item_id, answers.answer)) == {"p1|attribute|x": "yes", "p2|attribute|x": "no"}
+    assert answers.attrs["skipped_lines"] == events.attrs["skipped_lines"]
+    assert L.done_item_ids(tmp_path, "ann") == {"p1|attribute|x", "p2|attribute|x"}
+    assert L.undo_last(tmp_path, "ann")["item_id"] == "p2|attribute|x"
+    assert L.annotators(tmp_path) == ["ann"]                          # "mallory" came from a skipped line
+    assert L.skipped_text(events.attrs["skipped_lines"]) == (
+        "10 lines of answers.jsonl skipped (5 not an event, 1 duplicate keys, 1 nested too deeply, 1 not JSON, "
+        "1 not UTF-8, 1 too long)")
+    assert L.skipped_text({}) == ""
+
+
+def test_answers_about_unknown_items_are_skipped_and_counted(tmp_path):
+    for e in [ev("p1|attribute|x"), ev("ghost|attribute|x"), ev("ghost|attribute|x", event="undo"),
+              ev("ghost|attribute|y", answer="no"), ev("qual:1|attribute|x", qualification=True)]:
+        L.append_event(tmp_path, e)
+    answers = L.read_answers(tmp_path, include_qualification=True, items={"p1|attribute|x"})
+    assert sorted(answers.item_id) == ["p1|attribute|x", "qual:1|attribute|x"]   # qualification items are kept
+    assert answers.attrs["skipped_lines"] == {"unknown item": 3}
+    assert len(L.read_answers(tmp_path)) == 2 and L.read_answers(tmp_path).attrs["skipped_lines"] == {}
+
+
+def test_an_event_too_long_to_read_back_is_never_written(tmp_path):
+    with pytest.raises(ValueError, match="must encode to at most") as info:
+        L.append_event(tmp_path, ev(question="x" * L.MAX_LINE_BYTES))
+    assert "\n" not in str(info.value) and not L.answers_path(tmp_path).exists()
+
+
+def test_image_in_run_accepts_only_files_inside_images(tmp_path):
+    run = tmp_path / "run"
+    (run / "images" / "b0").mkdir(parents=True)
+    (run / "images" / "b0" / "a.png").write_bytes(b"png")
+    (run / "results.json").write_text("{}")
+    (tmp_path / "outside.png").write_bytes(b"png")
+    (run / "images" / "b0" / "link.png").symlink_to(run / "results.json")
+    (run / "images" / "b0" / "loop.png").symlink_to(run / "images" / "b0" / "loop.png")
+    assert L.image_in_run(run, "images/b0/a.png") == (run / "images" / "b0" / "a.png").resolve()
+    assert L.image_in_run(run, str((run / "images" / "b0" / "a.png").resolve())) is not None
+    for bad in ("images/b0/link.png", "images/../results.json", "../outside.png", str(tmp_path / "outside.png"),
+                "images", "images/b0", "images/b0/missing.png", "images/b0/loop.png", "manifest.parquet"):
+        assert L.image_in_run(run, bad) is None, bad
+
+
 _KILL_WORKER = """
 import sys
 from benchmark.human import labels as L

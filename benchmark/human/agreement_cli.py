@@ -1,8 +1,10 @@
 """``t2ibench agreement RUN_DIR``: human agreement and validation of the automatic labels.
 
 Reads RUN_DIR/human_labels/answers.jsonl (the annotation app's answers, annotators who did
-not pass the qualification test left out unless ``--include-flagged``) and RUN_DIR's label
-files, prints the tables and writes them to RUN_DIR/report/agreement.md and agreement.json:
+not pass the qualification test left out unless ``--include-flagged``; malformed lines and
+answers about items the run does not have are skipped and counted in the summary) and
+RUN_DIR's label files, prints the tables and writes them to RUN_DIR/report/agreement.md and
+agreement.json:
 
 * inter-annotator agreement per question type (Fleiss' kappa, Krippendorff's alpha) and
   the items annotators disagree on (:mod:`benchmark.human.stats`);
@@ -27,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from benchmark.results import json_safe
+from benchmark.run_folder import REPORT_DIR
 from benchmark.scores.agreement import UndefinedStatisticWarning
 
 MAX_DISAGREEMENTS = 25  # listed in the report; agreement.json has them all
@@ -36,8 +39,11 @@ MAX_DISAGREEMENTS = 25  # listed in the report; agreement.json has them all
 
 
 def load_answers(run_dir: str | Path, include_flagged: bool = False) -> tuple[pd.DataFrame, list[str]]:
-    """The run's human answers and the annotators left out (qualification not passed)."""
-    from benchmark.human.labels import answers_path, flagged_annotators, read_answers
+    """The run's human answers and the annotators left out (qualification not passed).
+
+    Only answers about the run's own items count; ``answers.attrs["skipped_lines"]`` counts the
+    lines skipped, by reason (malformed, or ``"unknown item"``)."""
+    from benchmark.human.labels import answers_path, flagged_annotators, read_answers, run_item_ids, skipped_text
 
     run_dir = Path(run_dir)
     if not (run_dir / "manifest.parquet").is_file():
@@ -45,14 +51,26 @@ def load_answers(run_dir: str | Path, include_flagged: bool = False) -> tuple[pd
     if not answers_path(run_dir).is_file():
         raise ValueError(f"{run_dir} has no human labels yet ({answers_path(run_dir)} is missing); "
                          f"label images with `t2ibench annotate-ui {run_dir}`")
-    answers = read_answers(run_dir)
+    answers = read_answers(run_dir, items=run_item_ids(run_dir))
+    skipped = answers.attrs["skipped_lines"]
     flagged = [] if include_flagged else sorted(flagged_annotators(run_dir))
     if flagged:
         answers = answers[~answers["annotator"].isin(flagged)].reset_index(drop=True)
+        answers.attrs["skipped_lines"] = skipped
     if answers.empty:
         why = f" after leaving out {len(flagged)} flagged annotator(s) (--include-flagged keeps them)" if flagged else ""
+        why += f"; {skipped_text(skipped)}" if skipped else ""
         raise ValueError(f"{run_dir} has no human answers{why}")
     return answers, flagged
+
+
+def skipped_sentence(summary: dict) -> str:
+    """The summary's skipped lines as a sentence with a leading space, e.g.
+    ``" 3 lines of answers.jsonl skipped (2 not JSON, 1 unknown item)."``; "" when none were."""
+    from benchmark.human.labels import skipped_text
+
+    text = skipped_text(summary.get("skipped_lines") or {})
+    return f" {text[0].upper()}{text[1:]}." if text else ""
 
 
 def agreement_tables(run_dir: str | Path, *, include_flagged: bool = False, artificial: bool = True,
@@ -70,7 +88,10 @@ def agreement_tables(run_dir: str | Path, *, include_flagged: bool = False, arti
             "summary": {"run_dir": str(run_dir), "n_answers": int(len(answers)),
                         "n_items": int(majorities["item_id"].nunique()),
                         "annotators": sorted(answers["annotator"].unique().tolist()),
-                        "flagged_annotators_left_out": flagged, "include_flagged": include_flagged},
+                        "flagged_annotators_left_out": flagged, "include_flagged": include_flagged,
+                        "skipped_lines": dict(answers.attrs.get("skipped_lines", {})),
+                        # the sentence the report prints (the report reads agreement.json, not this package)
+                        "skipped_sentence": skipped_sentence({"skipped_lines": answers.attrs.get("skipped_lines")})},
             "inter_annotator": stats.agreement_by_question_type(answers),
             "majorities": majorities,
             "disagreements": stats.disagreements(majorities),
@@ -141,7 +162,7 @@ def format_markdown(t: dict) -> str:
     parts = ["## Human labels and agreement",
              f"{s['n_answers']} answers on {s['n_items']} items by {len(s['annotators'])} annotator(s)"
              + (f"; left out (qualification not passed): {', '.join(s['flagged_annotators_left_out'])}"
-                if s["flagged_annotators_left_out"] else "") + "."]
+                if s["flagged_annotators_left_out"] else "") + "." + skipped_sentence(s)]
     parts += ["### Agreement between annotators",
               "Fleiss' kappa (statsmodels) over the items answered by `fleiss_raters` annotators; Krippendorff's "
               "alpha (krippendorff) over every answer; skin tone also at the ordinal level (seed 000 Sec. 5, "
@@ -214,7 +235,7 @@ def _cmd_agreement(args: argparse.Namespace) -> int:
     tables = agreement_tables(run_dir, include_flagged=args.include_flagged, artificial=not args.no_artificial,
                               random_state=args.seed)
     text = format_markdown(tables)
-    out = Path(args.out) if args.out else run_dir / "report" / "agreement.md"
+    out = Path(args.out) if args.out else run_dir / REPORT_DIR / "agreement.md"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text, encoding="utf-8")
     out.with_suffix(".json").write_text(json.dumps(agreement_json(tables), indent=1, allow_nan=False) + "\n",

@@ -11,6 +11,11 @@ lines. Each append is one ``os.write`` of the whole line on a file opened with
 ``O_APPEND``, under an exclusive ``fcntl.flock``, then ``fsync``. A torn last line (power
 loss mid-write) is ignored on read and the next append starts on a fresh line.
 
+Reading never trusts the file: a line longer than ``MAX_LINE_BYTES`` is skipped before it
+is parsed, JSON nested too deeply, duplicate keys, wrong fields, types or values are
+skipped too, and every skipped line is counted by reason (``attrs["skipped_lines"]`` of
+:func:`read_events` and :func:`read_answers`), so one bad line never stops a reader.
+
 Replay (:func:`read_answers`), per annotator in file order: ``answer`` and ``skip`` push
 onto that annotator's stack; ``undo`` pops the annotator's latest remaining answer or
 skip. An item's effective state is its latest remaining event, so a later answer
@@ -40,7 +45,7 @@ import pandas as pd
 
 from benchmark.atomic import fsync_dir, write_bytes_atomic
 from benchmark.human import questions as q
-from benchmark.run_folder import MANIFEST_FILE, read_manifest
+from benchmark.run_folder import IMAGES_DIR, MANIFEST_FILE, read_manifest
 
 LABELS_DIR = "human_labels"
 ANSWERS_FILE = "answers.jsonl"
@@ -55,6 +60,11 @@ EVENT_FIELDS = ("event", "item_id", "probe_id", "suite", "question_type", "quest
 ANSWER_COLUMNS = ["item_id", "probe_id", "suite", "question_type", "question_key", "answer", "annotator", "time",
                   "qualification"]
 MAX_NAME_LENGTH = 100
+#: Longest line read from (or written to) the answers file; an event is well under 8 KiB.
+MAX_LINE_BYTES = 64 * 1024
+#: Reasons a line of the answers file is skipped (keys of ``attrs["skipped_lines"]``).
+SKIP_REASONS = ("too long", "not UTF-8", "not JSON", "nested too deeply", "duplicate keys", "not an event",
+                "unknown item")
 
 _STR_FIELDS = ("item_id", "probe_id", "suite", "question_type", "question_key", "question", "annotator", "time",
                "session")
@@ -156,10 +166,10 @@ def _write_line(fd: int, data: bytes) -> None:
     os.fsync(fd)
 
 
-def _read_lines(fd_path: Path) -> tuple[list[dict], int]:
-    """Parsed valid events of the file and the number of lines ignored (torn or malformed)."""
+def _read_lines(fd_path: Path) -> tuple[list[dict], dict[str, int]]:
+    """Parsed valid events of the file and the number of lines skipped by reason (torn or malformed)."""
     if not fd_path.is_file():
-        return [], 0
+        return [], {}
     with open(fd_path, "rb") as fh:
         fcntl.flock(fh.fileno(), fcntl.LOCK_SH)
         try:
@@ -169,25 +179,70 @@ def _read_lines(fd_path: Path) -> tuple[list[dict], int]:
     return _parse(raw)
 
 
-def _parse(raw: bytes) -> tuple[list[dict], int]:
-    events, bad = [], 0
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, object]]) -> dict:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise _DuplicateKey("duplicate keys")
+    return out
+
+
+def parse_line(line: bytes) -> tuple[dict | None, str | None]:
+    """One line of the answers file as ``(event, None)``, or ``(None, reason)`` if it is skipped."""
+    if len(line) > MAX_LINE_BYTES:
+        return None, "too long"  # checked before decoding: a huge line costs no parsing
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError:
+        return None, "not UTF-8"
+    try:
+        raw_event = json.loads(text, object_pairs_hook=_no_duplicate_keys)
+    except _DuplicateKey:
+        return None, "duplicate keys"
+    except RecursionError:
+        return None, "nested too deeply"
+    except ValueError:  # JSONDecodeError, or an integer over Python's digit limit
+        return None, "not JSON"
+    try:
+        if not isinstance(raw_event, dict) or set(raw_event) != set(EVENT_FIELDS):
+            raise ValueError("not a complete event")
+        return validate_event(raw_event), None
+    except (ValueError, TypeError):
+        return None, "not an event"
+
+
+def _parse(raw: bytes) -> tuple[list[dict], dict[str, int]]:
+    """The valid events of the file's bytes and the number of skipped lines by reason."""
+    events, skipped = [], {}
     for line in raw.split(b"\n"):
         if not line.strip():
             continue
-        try:
-            raw_event = json.loads(line.decode("utf-8"))
-            if not isinstance(raw_event, dict) or set(raw_event) != set(EVENT_FIELDS):
-                raise ValueError("not a complete event")
-            events.append(validate_event(raw_event))
-        except (ValueError, UnicodeDecodeError, TypeError):
-            bad += 1
-    return events, bad
+        event, reason = parse_line(line)
+        if event is None:
+            skipped[reason] = skipped.get(reason, 0) + 1
+        else:
+            events.append(event)
+    return events, skipped
+
+
+def skipped_text(skipped: dict[str, int]) -> str:
+    """``"3 lines skipped (2 not JSON, 1 too long)"``, or "" when none were."""
+    total = sum(skipped.values())
+    if not total:
+        return ""
+    why = ", ".join(f"{n} {reason}" for reason, n in sorted(skipped.items(), key=lambda kv: (-kv[1], kv[0])))
+    return f"{total} line{'s' if total != 1 else ''} of {ANSWERS_FILE} skipped ({why})"
 
 
 def append_event(run_dir: str | Path, event: dict) -> dict:
     """Validate ``event`` and append it to RUN_DIR's answers file at once (locked, fsynced); returns it."""
     ev = validate_event(event)
     data = _encode(ev)
+    if len(data) > MAX_LINE_BYTES:  # never write a line that readers would skip
+        raise ValueError(f"an event must encode to at most {MAX_LINE_BYTES} bytes, got {len(data)}")
     fd = _open_locked(run_dir)
     try:
         _write_line(fd, data)
@@ -219,10 +274,15 @@ def undo_last(run_dir: str | Path, annotator: str, *, session: str = "") -> dict
 
 
 def read_events(run_dir: str | Path) -> pd.DataFrame:
-    """Every valid event in file order (columns ``EVENT_FIELDS``); ``attrs["ignored_lines"]`` counts the rest."""
-    events, bad = _read_lines(answers_path(run_dir))
+    """Every valid event in file order (columns ``EVENT_FIELDS``).
+
+    ``attrs["skipped_lines"]`` counts the other lines by reason (:data:`SKIP_REASONS`),
+    ``attrs["ignored_lines"]`` is their total.
+    """
+    events, skipped = _read_lines(answers_path(run_dir))
     df = pd.DataFrame(events, columns=list(EVENT_FIELDS))
-    df.attrs["ignored_lines"] = bad
+    df.attrs["skipped_lines"] = skipped
+    df.attrs["ignored_lines"] = sum(skipped.values())
     return df
 
 
@@ -252,13 +312,27 @@ def _records(run_dir) -> list[dict]:
     return _read_lines(answers_path(run_dir))[0]
 
 
-def read_answers(run_dir: str | Path, include_qualification: bool = False) -> pd.DataFrame:
-    """Effective answers after replay: one row per (annotator, item) answered (skips give no row)."""
-    rows = [{c: ev[c] for c in ANSWER_COLUMNS} for ev in _effective(_records(run_dir)).values()
+def read_answers(run_dir: str | Path, include_qualification: bool = False, *,
+                 items: Iterable[str] | None = None) -> pd.DataFrame:
+    """Effective answers after replay: one row per (annotator, item) answered (skips give no row).
+
+    ``items``: the item ids that exist (e.g. :func:`run_item_ids`); events about any other
+    item, qualification items aside, are skipped before the replay and counted as
+    ``"unknown item"`` in ``attrs["skipped_lines"]`` with the malformed lines.
+    """
+    events, skipped = _read_lines(answers_path(run_dir))
+    if items is not None:
+        known = set(items)
+        kept = [ev for ev in events if ev["qualification"] or ev["item_id"] in known]
+        if len(kept) < len(events):
+            skipped["unknown item"] = len(events) - len(kept)
+        events = kept
+    rows = [{c: ev[c] for c in ANSWER_COLUMNS} for ev in _effective(events).values()
             if ev["event"] == "answer" and (include_qualification or not ev["qualification"])]
     df = pd.DataFrame(rows, columns=ANSWER_COLUMNS)
     if len(df):
         df = df.sort_values(["annotator", "time", "item_id"], kind="stable").reset_index(drop=True)
+    df.attrs["skipped_lines"] = skipped
     return df
 
 
@@ -387,6 +461,21 @@ def build_items(run_dir: str | Path, question_types: Sequence[str] | None = None
             continue
         items.extend(_row_items(row, str(root / row["image_path"]), types, attrs, phrases, None))
     return items
+
+
+def run_item_ids(run_dir: str | Path) -> set[str]:
+    """Every item id the app can ask about RUN_DIR's images (all question types, suites and attributes)."""
+    return {it.item_id for it in build_items(run_dir)}
+
+
+def image_in_run(run_dir: str | Path, image_path: str | Path) -> Path | None:
+    """``image_path`` resolved (symlinks and ``..``) if it is a file inside ``RUN_DIR/images/``, else None."""
+    root = (Path(run_dir) / IMAGES_DIR).resolve()
+    try:
+        path = (Path(run_dir) / image_path).resolve()
+    except (OSError, RuntimeError, ValueError):  # a symlink loop, a NUL byte
+        return None
+    return path if path.is_relative_to(root) and path != root and path.is_file() else None
 
 
 def next_item(run_dir: str | Path, annotator: str, items: Sequence[Item]) -> Item | None:

@@ -637,8 +637,8 @@ def add_human_agreement(doc: _Doc, run_dir: Path) -> None:
         return
     s = tables.get("summary") or {}
     doc.p(f"{s.get('n_answers', 0)} answers on {s.get('n_items', 0)} items by {len(s.get('annotators') or [])} "
-          "annotator(s), as of the last `t2ibench agreement RUN_DIR` (rerun it after new answers). Disagreements "
-          "and the artificial datasets: report/agreement.md.")
+          f"annotator(s), as of the last `t2ibench agreement RUN_DIR` (rerun it after new answers).{s.get('skipped_sentence') or ''} "
+          "Disagreements and the artificial datasets: report/agreement.md.")
     for key, title in HUMAN_AGREEMENT_TABLES:
         rows = tables.get(key)
         if isinstance(rows, list) and rows and isinstance(rows[0], dict):
