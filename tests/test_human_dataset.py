@@ -73,8 +73,14 @@ def test_agreement_command_writes_report(run_dir, tmp_path):
 
 
 def test_run_report_embeds_the_human_agreement_tables(run_dir):
+    """The report shows the tables `t2ibench agreement` wrote (report/agreement.json), none before."""
+    from benchmark.cli import main
     from benchmark.runner.report import write_report
 
+    (run_dir / "report" / "agreement.json").unlink(missing_ok=True)
+    write_report(run_dir)
+    assert "Human labels and agreement" not in (run_dir / "report" / "report.md").read_text()
+    assert main(["agreement", str(run_dir)]) == 0
     html_path = write_report(run_dir)
     md = (run_dir / "report" / "report.md").read_text()
     assert "## Human labels and agreement" in md and "Agreement between annotators" in md
