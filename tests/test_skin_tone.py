@@ -187,8 +187,11 @@ def test_other_swatches_change_the_tones_and_the_name():
     # three coarse swatches: light, medium, dark
     table = [{"mst": 1, "cielab_l": 90.0, "cielab_b": 10.0}, {"mst": 2, "cielab_l": 55.0, "cielab_b": 25.0},
              {"mst": 3, "cielab_l": 20.0, "cielab_b": 6.0}]
-    annotator = SkinToneAnnotator(WholeImageFaceDetector(), swatches=table)
+    annotator = SkinToneAnnotator(WholeImageFaceDetector(), swatches=table[::-1])
     assert annotator.name == "ita-mst[whole-image;swatches=custom]"
+    assert annotator.swatches == table  # tone order, ready to rebuild the annotator with
+    rebuilt = SkinToneAnnotator(WholeImageFaceDetector(), swatches=annotator.swatches)
+    assert rebuilt.swatch_ita == annotator.swatch_ita and rebuilt.name == annotator.name
     tones = [annotator.mst(Image.fromarray(np.tile(lab_to_rgb(np.array(lab)), (16, 16, 1)))) for lab in MST_LAB]
     assert tones == sorted(tones) and tones[0] == 1 and tones[-1] == 3
 

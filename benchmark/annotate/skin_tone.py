@@ -140,6 +140,12 @@ def swatch_itas(swatches) -> tuple[float, ...]:
     return tuple(float(a) for a in angles)
 
 
+def _records(swatches) -> list[dict]:
+    import pandas as pd
+
+    return swatches.to_dict("records") if isinstance(swatches, pd.DataFrame) else [dict(r) for r in swatches]
+
+
 def release_ita(rgb_pixels: np.ndarray) -> float:
     """ITA of uint8 RGB pixels (..., 3) as the released DALL-Eval code computes it: the
     channels reversed (the BGR array ``cv2.imread`` returns), ``COLOR_RGB2LAB`` on 8-bit
@@ -307,6 +313,10 @@ class SkinToneAnnotator:
         self.min_skin_pixels = min_skin_pixels
         self.ita_variant = ita_variant
         self.swatch_ita = MST_ITA if swatches is None else swatch_itas(swatches)
+        # kept so that a wrapper can rebuild the annotator with the same swatches
+        self.swatches = None if swatches is None else [
+            {"mst": int(r["mst"]), "cielab_l": float(r["cielab_l"]), "cielab_b": float(r["cielab_b"])}
+            for r in sorted(_records(swatches), key=lambda r: int(r["mst"]))]
         extras = [] if ita_variant == "paper" else [f"ita={ita_variant}"]
         if len(self.swatch_ita) != len(MST_ITA) or not np.allclose(self.swatch_ita, MST_ITA, rtol=0, atol=1e-9):
             extras.append("swatches=custom")
