@@ -1,4 +1,5 @@
-"""Skin tone (seed 001, Sec. 4.2.3): ITA, nearest Monk Skin Tone swatch, Haar face detection."""
+"""Skin tone (DALL-Eval Sec. 4.2.3): ITA, nearest Monk Skin Tone swatch, Haar face detection; swatches
+from the package or the reference-attributes dataset; the released code's ITA variant."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from benchmark.annotate.skin_tone import (
     nearest_mst,
     rgb_to_lab,
     skin_mask,
+    swatch_itas,
 )
 
 # HELM's RGB swatches of MST 1..10 (stanford-crfm/helm skin_tone_metrics.py, ported from
@@ -123,3 +125,146 @@ def test_no_face_is_unidentifiable(haar, image):
 def test_annotator_on_a_list(haar):
     results = haar([grace_hopper(), Image.new("RGB", (64, 64))])
     assert results[0] is not None and results[1] is None
+
+
+# ---------------------------------------------------------------- swatch sources and ITA variants
+
+# The released DALL-Eval ITA code's tones for the ten Monk swatches (its arithmetic on
+# OpenCV 8-bit Lab of a BGR image read as RGB; see the skin_tone module docstring).
+RELEASE_TONES_OF_SWATCHES = [5, 5, 5, 5, 5, 5, 6, 6, 6, 4]
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """A reference-attributes folder without image attributes (no run needed), loaded back."""
+    from benchmark.reference_attributes import load_reference_attributes
+    from dataset_builders.reference_attributes import build_reference_dataset
+
+    out = tmp_path_factory.mktemp("reference") / "ref"
+    build_reference_dataset(out)
+    return load_reference_attributes(out)
+
+
+def test_package_swatches_are_the_dalleval_config():
+    from benchmark.probes.dalleval import monk_skin_tone_lab
+
+    np.testing.assert_array_equal(np.asarray(MST_LAB), monk_skin_tone_lab())
+
+
+def test_dataset_swatches_and_package_swatches_give_the_same_tone(reference):
+    table = reference.mst_swatches
+    assert list(table["mst"]) == list(range(1, 11))
+    np.testing.assert_allclose(table[["cielab_l", "cielab_a", "cielab_b"]].to_numpy(), np.asarray(MST_LAB))
+    np.testing.assert_allclose(swatch_itas(table), MST_ITA)
+    package = SkinToneAnnotator(WholeImageFaceDetector())
+    dataset = SkinToneAnnotator(WholeImageFaceDetector(), swatches=table)
+    assert dataset.name == package.name == "ita-mst[whole-image]"  # same values: same labels
+    for tone in range(1, 11):
+        flat = Image.fromarray(np.tile(lab_to_rgb(np.array(MST_LAB[tone - 1])), (32, 32, 1)))
+        for image in (flat, table["image"][tone - 1]):
+            assert package.mst(image) == dataset.mst(image) == tone
+
+
+def test_swatch_images_round_trip_to_their_tone(reference):
+    from benchmark.annotate.skin_tone import rgb_to_lab
+
+    for row in reference.mst_swatches.to_dict("records"):
+        pixels = np.asarray(row["image"].convert("RGB"))
+        assert (pixels == (row["srgb_r"], row["srgb_g"], row["srgb_b"])).all()  # a solid swatch
+        assert row["srgb_hex"] == "#%02x%02x%02x" % (row["srgb_r"], row["srgb_g"], row["srgb_b"])
+        L, _, b = rgb_to_lab(pixels).reshape(-1, 3).mean(axis=0)
+        assert nearest_mst(ita(L, b)) == row["mst"]
+        assert abs(ita(L, b) - row["ita"]) < 1.0
+
+
+def test_annotator_from_reference(reference):
+    annotator = SkinToneAnnotator.from_reference(reference.folder, detector=WholeImageFaceDetector())
+    assert annotator.swatch_ita == pytest.approx(MST_ITA)
+    assert [annotator.mst(im) for im in reference.mst_swatches["image"]] == list(range(1, 11))
+
+
+def test_other_swatches_change_the_tones_and_the_name():
+    # three coarse swatches: light, medium, dark
+    table = [{"mst": 1, "cielab_l": 90.0, "cielab_b": 10.0}, {"mst": 2, "cielab_l": 55.0, "cielab_b": 25.0},
+             {"mst": 3, "cielab_l": 20.0, "cielab_b": 6.0}]
+    annotator = SkinToneAnnotator(WholeImageFaceDetector(), swatches=table[::-1])
+    assert annotator.name == "ita-mst[whole-image;swatches=custom]"
+    assert annotator.swatches == table  # tone order, ready to rebuild the annotator with
+    rebuilt = SkinToneAnnotator(WholeImageFaceDetector(), swatches=annotator.swatches)
+    assert rebuilt.swatch_ita == annotator.swatch_ita and rebuilt.name == annotator.name
+    tones = [annotator.mst(Image.fromarray(np.tile(lab_to_rgb(np.array(lab)), (16, 16, 1)))) for lab in MST_LAB]
+    assert tones == sorted(tones) and tones[0] == 1 and tones[-1] == 3
+
+
+@pytest.mark.parametrize("table, message", [
+    ([{"mst": 1, "cielab_l": 90.0}], "lacks"),
+    ([{"mst": 1, "cielab_l": 90.0, "cielab_b": 5.0}, {"mst": 3, "cielab_l": 50.0, "cielab_b": 5.0}], "tones 1..N"),
+    ([{"mst": 1, "cielab_l": 90.0, "cielab_b": 5.0, "ita": 10.0},
+      {"mst": 2, "cielab_l": 50.0, "cielab_b": 5.0, "ita": 0.0}], "disagrees"),
+    ([{"mst": 1, "cielab_l": float("nan"), "cielab_b": 5.0}, {"mst": 2, "cielab_l": 50.0, "cielab_b": 5.0}],
+     "non-finite"),
+])
+def test_bad_swatch_tables_are_refused(table, message):
+    with pytest.raises(ValueError, match=message):
+        SkinToneAnnotator(WholeImageFaceDetector(), swatches=table)
+
+
+def test_unknown_ita_variant_is_refused():
+    with pytest.raises(ValueError, match="ita_variant"):
+        SkinToneAnnotator(WholeImageFaceDetector(), ita_variant="release")
+
+
+def _release_ita_as_released(path) -> float:
+    """The released compute_ita.py's arithmetic, step by step, on an image file (no mask)."""
+    import cv2
+
+    img = cv2.imread(str(path))  # BGR
+    masked = cv2.cvtColor(img, cv2.COLOR_RGB2LAB)
+    itas = []
+    with np.errstate(over="ignore"):
+        for y in range(masked.shape[0]):
+            for x in range(masked.shape[1]):
+                l, a, b = masked[y, x]
+                if l == 0 and a == 128 and b == 128:
+                    continue
+                itas.append((np.arctan((l - 50) / b) * 180) / np.pi)
+    return float(np.mean(itas))
+
+
+def test_release_ita_matches_the_released_arithmetic(tmp_path):
+    from benchmark.annotate.skin_tone import release_ita
+
+    rng = np.random.default_rng(0)
+    pixels = rng.integers(0, 256, (12, 10, 3), dtype=np.uint8)
+    pixels[:3] = rng.integers(0, 60, (3, 10, 3), dtype=np.uint8)  # dark pixels: l < 50 wraps around
+    pixels[0, 0] = 0  # pure black is dropped as masked out
+    path = tmp_path / "face.png"
+    Image.fromarray(pixels).save(path)
+    assert release_ita(pixels) == pytest.approx(_release_ita_as_released(path), abs=1e-9)
+
+
+def test_release_variant_maps_the_swatches_as_the_release_does(reference, tmp_path):
+    release = SkinToneAnnotator(WholeImageFaceDetector(), ita_variant="dalleval-release")
+    assert release.name == "ita-mst[whole-image;ita=dalleval-release]"
+    assert [release.mst(im) for im in reference.mst_swatches["image"]] == RELEASE_TONES_OF_SWATCHES
+    assert [release.mst(Image.fromarray(np.tile(np.array(rgb, np.uint8), (16, 16, 1))))
+            for rgb in HELM_MST_RGB] == RELEASE_TONES_OF_SWATCHES
+    # the same tones straight from the released arithmetic on the swatch files
+    released = []
+    for tone, image in zip(range(1, 11), reference.mst_swatches["image"]):
+        path = tmp_path / f"mst{tone}.png"
+        image.save(path)
+        released.append(nearest_mst(_release_ita_as_released(path)))
+    assert released == RELEASE_TONES_OF_SWATCHES
+    # the paper variant on the same images
+    paper = SkinToneAnnotator(WholeImageFaceDetector())
+    assert [paper.mst(im) for im in reference.mst_swatches["image"]] == list(range(1, 11))
+
+
+def test_release_variant_on_a_real_face_keeps_the_face_and_cielab_medians(haar):
+    photo = grace_hopper()
+    release = SkinToneAnnotator(HaarFaceDetector(), ita_variant="dalleval-release")
+    a, b = haar.annotate(photo), release.annotate(photo)
+    assert b is not None and 1 <= b.mst <= 10
+    assert (b.box, b.L, b.b, b.n_skin_pixels) == (a.box, a.L, a.b, a.n_skin_pixels)
+    assert b.ita != a.ita

@@ -20,6 +20,22 @@ The detector sits behind :class:`FaceDetector` so a stronger one (e.g. a Hub fac
 detector) can be plugged in.
 
 CIELAB conversion: OpenCV's sRGB -> CIELAB (D65) on float images, not hand-written.
+
+ITA variants (``ita_variant``): ``"paper"`` (the default) is the above, ITA on CIELAB
+as DALL-Eval Sec. 4.2.3 describes it. ``"dalleval-release"`` reproduces the colour
+arithmetic of the released ITA code (j-min/DallEval
+biases/skintone/TRUST/compute_ita.py), for comparison only: that code reads the image
+with ``cv2.imread`` (BGR channel order), converts it with ``COLOR_RGB2LAB`` (so red and
+blue are swapped) on 8-bit data (L* scaled to 0..255, a* and b* offset by 128), and
+takes ITA of those 8-bit values with uint8 arithmetic (``l - 50`` wraps around below
+50), one ITA per pixel, averaged; it then compares that angle with the swatch ITAs
+computed on true CIELAB. The ten Monk swatches themselves come out as MST
+5, 5, 5, 5, 5, 5, 6, 6, 6, 4 through it (tested), so skin-tone MADs computed with the
+release are not comparable with the paper variant's.
+
+Swatches: the CIELAB values below (``MST_LAB``) by default, or any table of swatches with
+``mst``, ``cielab_l`` and ``cielab_b`` (``swatches=``), such as the ``mst_swatches``
+config of the reference-attributes dataset (:meth:`SkinToneAnnotator.from_reference`).
 """
 
 from __future__ import annotations
@@ -34,6 +50,7 @@ __all__ = [
     "MST_LAB",
     "MST_ITA",
     "MST_SOURCE",
+    "ITA_VARIANTS",
     "FaceBox",
     "FaceDetector",
     "HaarFaceDetector",
@@ -42,6 +59,8 @@ __all__ = [
     "SkinToneAnnotator",
     "ita",
     "nearest_mst",
+    "swatch_itas",
+    "release_ita",
     "rgb_to_lab",
     "lab_to_rgb",
     "skin_mask",
@@ -83,9 +102,68 @@ def ita(L, b):
 MST_ITA: tuple[float, ...] = tuple(ita(L, b) for L, _, b in MST_LAB)
 
 
-def nearest_mst(ita_deg: float) -> int:
-    """The MST tone (1..10) whose swatch ITA is nearest to ``ita_deg``."""
-    return int(np.argmin(np.abs(np.asarray(MST_ITA) - float(ita_deg)))) + 1
+#: ``"paper"``: ITA on CIELAB (DALL-Eval Sec. 4.2.3); ``"dalleval-release"``: the released
+#: code's arithmetic on OpenCV 8-bit Lab of a BGR image read as RGB (module docstring)
+ITA_VARIANTS = ("paper", "dalleval-release")
+
+
+def nearest_mst(ita_deg: float, swatch_ita=None) -> int:
+    """The MST tone (1..N) whose swatch ITA is nearest to ``ita_deg``; ``swatch_ita``
+    (tone 1 first) defaults to ``MST_ITA``."""
+    swatches = np.asarray(MST_ITA if swatch_ita is None else swatch_ita, dtype=np.float64)
+    return int(np.argmin(np.abs(swatches - float(ita_deg)))) + 1
+
+
+def swatch_itas(swatches) -> tuple[float, ...]:
+    """ITA of each swatch, tone 1 first, from a table of swatches: a DataFrame or a list
+    of mappings with ``mst`` (1..N, each once), ``cielab_l`` and ``cielab_b``; an ``ita``
+    column, where present, must agree with the CIELAB values."""
+    import pandas as pd
+
+    table = pd.DataFrame(list(swatches) if not isinstance(swatches, pd.DataFrame) else swatches)
+    missing = [c for c in ("mst", "cielab_l", "cielab_b") if c not in table.columns]
+    if missing:
+        raise ValueError(f"swatch table lacks {missing} (expected the mst_swatches config)")
+    tones = [int(t) for t in table["mst"]]
+    if sorted(tones) != list(range(1, len(tones) + 1)) or len(tones) < 2:
+        raise ValueError(f"swatch table must have tones 1..N, each once, got {sorted(tones)}")
+    table = table.assign(mst=tones).sort_values("mst")
+    L = table["cielab_l"].to_numpy(dtype=np.float64)
+    b = table["cielab_b"].to_numpy(dtype=np.float64)
+    if not (np.isfinite(L).all() and np.isfinite(b).all()):
+        raise ValueError("swatch table has a missing or non-finite CIELAB value")
+    angles = np.atleast_1d(ita(L, b))
+    if "ita" in table.columns:
+        stored = table["ita"].to_numpy(dtype=np.float64)
+        if not np.allclose(stored, angles, rtol=0, atol=1e-6):  # NaN disagrees too
+            raise ValueError("swatch table's ita column disagrees with its CIELAB values")
+    return tuple(float(a) for a in angles)
+
+
+def _records(swatches) -> list[dict]:
+    import pandas as pd
+
+    return swatches.to_dict("records") if isinstance(swatches, pd.DataFrame) else [dict(r) for r in swatches]
+
+
+def release_ita(rgb_pixels: np.ndarray) -> float:
+    """ITA of uint8 RGB pixels (..., 3) as the released DALL-Eval code computes it: the
+    channels reversed (the BGR array ``cv2.imread`` returns), ``COLOR_RGB2LAB`` on 8-bit
+    data, pure black (l, a, b) = (0, 128, 128) dropped as masked out, then per pixel
+    ``atan((l - 50) / b)`` in degrees with ``l - 50`` in uint8 (wrapping below 50), and the
+    mean over pixels. NaN when no pixel is left."""
+    import cv2
+
+    px = np.asarray(rgb_pixels, dtype=np.uint8).reshape(-1, 1, 3)
+    lab = cv2.cvtColor(np.ascontiguousarray(px[..., ::-1]), cv2.COLOR_RGB2LAB).reshape(-1, 3)
+    keep = ~((lab[:, 0] == 0) & (lab[:, 1] == 128) & (lab[:, 2] == 128))
+    l, b = lab[keep, 0], lab[keep, 2]
+    if not len(l):
+        return float("nan")
+    shifted = (l - np.uint8(50)).astype(np.float64)  # uint8 arithmetic, as numpy does on the release's scalars
+    with np.errstate(divide="ignore", invalid="ignore"):
+        angles = np.degrees(np.arctan(shifted / b.astype(np.float64)))
+    return float(np.mean(angles))
 
 
 def rgb_to_lab(rgb: np.ndarray) -> np.ndarray:
@@ -219,12 +297,41 @@ class SkinToneResult:
 
 
 class SkinToneAnnotator:
-    """``annotate(image) -> SkinToneResult | None`` (None: no face, unidentifiable)."""
+    """``annotate(image) -> SkinToneResult | None`` (None: no face, unidentifiable).
 
-    def __init__(self, detector: FaceDetector | None = None, *, min_skin_pixels: int = 20):
+    ``swatches``: the MST swatches to match against (default ``MST_LAB``; or a table with
+    ``mst``, ``cielab_l``, ``cielab_b``, e.g. the ``mst_swatches`` config of a reference
+    dataset). ``ita_variant``: one of ``ITA_VARIANTS`` (module docstring). The name says
+    which variant and whether the swatches differ from the default.
+    """
+
+    def __init__(self, detector: FaceDetector | None = None, *, min_skin_pixels: int = 20, swatches=None,
+                 ita_variant: str = "paper"):
+        if ita_variant not in ITA_VARIANTS:
+            raise ValueError(f"unknown ita_variant {ita_variant!r}: use one of {', '.join(ITA_VARIANTS)}")
         self.detector = detector if detector is not None else HaarFaceDetector()
         self.min_skin_pixels = min_skin_pixels
-        self.name = f"ita-mst[{self.detector.name}]"
+        self.ita_variant = ita_variant
+        self.swatch_ita = MST_ITA if swatches is None else swatch_itas(swatches)
+        # kept so that a wrapper can rebuild the annotator with the same swatches
+        self.swatches = None if swatches is None else [
+            {"mst": int(r["mst"]), "cielab_l": float(r["cielab_l"]), "cielab_b": float(r["cielab_b"])}
+            for r in sorted(_records(swatches), key=lambda r: int(r["mst"]))]
+        extras = [] if ita_variant == "paper" else [f"ita={ita_variant}"]
+        if len(self.swatch_ita) != len(MST_ITA) or not np.allclose(self.swatch_ita, MST_ITA, rtol=0, atol=1e-9):
+            extras.append("swatches=custom")
+        self.name = f"ita-mst[{';'.join([self.detector.name, *extras])}]"
+
+    @classmethod
+    def from_reference(cls, source, revision: str | None = None, detector: FaceDetector | None = None,
+                       **kwargs) -> "SkinToneAnnotator":
+        """An annotator whose swatches are the ``mst_swatches`` config of a reference
+        dataset (a folder from ``python -m dataset_builders.reference_attributes`` or a Hub
+        dataset id at ``revision``)."""
+        from benchmark.reference_attributes import load_reference_attributes
+
+        reference = load_reference_attributes(source, revision=revision)
+        return cls(detector, swatches=reference.mst_swatches, **kwargs)
 
     def annotate(self, image) -> SkinToneResult | None:
         rgb = np.asarray(image.convert("RGB") if hasattr(image, "convert") else image, dtype=np.uint8)
@@ -240,11 +347,13 @@ class SkinToneAnnotator:
             return None
         L = float(np.median(lab[..., 0][mask]))
         b = float(np.median(lab[..., 2][mask]))
-        angle = ita(L, b)
-        if not math.isfinite(angle):  # pragma: no cover - guarded in ita()
+        # L and b stay the CIELAB medians in both variants; only the angle differs
+        angle = ita(L, b) if self.ita_variant == "paper" else release_ita(crop[mask])
+        if not math.isfinite(angle):  # a release-variant face whose skin pixels are all pure black
             return None
         return SkinToneResult(
-            mst=nearest_mst(angle), ita=angle, L=L, b=b, box=box, n_faces=len(faces), n_skin_pixels=n
+            mst=nearest_mst(angle, self.swatch_ita), ita=angle, L=L, b=b, box=box, n_faces=len(faces),
+            n_skin_pixels=n
         )
 
     def mst(self, image) -> int | None:
