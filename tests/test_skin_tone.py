@@ -268,3 +268,20 @@ def test_release_variant_on_a_real_face_keeps_the_face_and_cielab_medians(haar):
     assert b is not None and 1 <= b.mst <= 10
     assert (b.box, b.L, b.b, b.n_skin_pixels) == (a.box, a.L, a.b, a.n_skin_pixels)
     assert b.ita != a.ita
+
+
+def test_annotate_stage_keeps_the_swatches_and_ita_variant():
+    """The annotate stage's wrapper rebuilds the annotator around a face counter: it keeps the
+    swatches and the ITA variant it was given (option string or ready annotator)."""
+    from benchmark.annotate.skin_tone import SkinToneAnnotator, WholeImageFaceDetector
+    from benchmark.annotate.skin_tone_labels import SkinToneLabelAnnotator
+
+    release = SkinToneLabelAnnotator("whole-image:dalleval-release", {"dalleval_bias": None})
+    assert release.annotator.ita_variant == "dalleval-release" and "ita=dalleval-release" in release.name
+    table = [{"mst": m, "cielab_l": 90.0 - 7 * m, "cielab_b": 10.0 + m} for m in range(1, 11)]
+    custom = SkinToneLabelAnnotator(SkinToneAnnotator(WholeImageFaceDetector(), swatches=table),
+                                    {"dalleval_bias": None})
+    assert custom.annotator.swatches == SkinToneAnnotator(WholeImageFaceDetector(), swatches=table).swatches
+    assert "swatches=custom" in custom.name
+    with pytest.raises(ValueError, match="unknown ITA variant"):
+        SkinToneLabelAnnotator("haar:nonsense", {"dalleval_bias": None})

@@ -3,7 +3,9 @@
 
 The option names the face detector: ``haar`` (OpenCV's bundled Haar cascade, the default),
 ``whole-image`` (the whole image is the face: for close-up portraits and tests), a
-``FaceDetector`` or a ready ``SkinToneAnnotator``.
+``FaceDetector`` or a ready ``SkinToneAnnotator`` (e.g. one with a reference dataset's swatches);
+``haar:dalleval-release`` uses the released DALL-Eval code's ITA arithmetic instead of the
+paper's (see docs/dalleval.md).
 """
 
 from __future__ import annotations
@@ -26,16 +28,22 @@ def skin_tone_annotator(skin_tone: Any):
         WholeImageFaceDetector,
     )
 
+    from benchmark.annotate.skin_tone import ITA_VARIANTS
+
     if isinstance(skin_tone, SkinToneAnnotator):
         return skin_tone
     if isinstance(skin_tone, FaceDetector):
         return SkinToneAnnotator(skin_tone)
-    name = str(skin_tone).strip().lower()
+    name, _, variant = str(skin_tone).strip().lower().partition(":")
+    if variant and variant not in ITA_VARIANTS:
+        raise ValueError(f"unknown ITA variant {variant!r} in skin-tone annotator {skin_tone!r}: use one of "
+                         f"{', '.join(ITA_VARIANTS)}")
     if name in ("haar", "opencv-haar"):
-        return SkinToneAnnotator(HaarFaceDetector())
+        return SkinToneAnnotator(HaarFaceDetector(), ita_variant=variant or "paper")
     if name in ("whole-image", "whole_image"):
-        return SkinToneAnnotator(WholeImageFaceDetector())
-    raise ValueError(f"unknown skin-tone annotator {skin_tone!r}: use haar, whole-image or none")
+        return SkinToneAnnotator(WholeImageFaceDetector(), ita_variant=variant or "paper")
+    raise ValueError(f"unknown skin-tone annotator {skin_tone!r}: use haar, whole-image (optionally "
+                     f"':dalleval-release' for the released code's ITA) or none")
 
 
 class _CountingDetector:
@@ -65,7 +73,8 @@ class SkinToneLabelAnnotator(Annotator):
 
         base = skin_tone_annotator(model)
         self.counting = _CountingDetector(base.detector)
-        self.annotator = SkinToneAnnotator(self.counting, min_skin_pixels=base.min_skin_pixels)
+        self.annotator = SkinToneAnnotator(self.counting, min_skin_pixels=base.min_skin_pixels,
+                                           swatches=base.swatches, ita_variant=base.ita_variant)
         self.name = self.annotator.name
 
     def keys(self, row: Mapping[str, Any], ctx: AnnotateContext) -> list[tuple]:
