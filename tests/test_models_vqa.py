@@ -208,6 +208,12 @@ def test_vision_encoder_runs_once_per_image(tiny, images):
     tiny.stats.reset()
     tiny.rank_answers(images[:1], closed_items(1))
     assert tiny.stats.images_encoded == 1 and tiny.stats.vision_calls == 1
+    # answer(): one question per list entry; the same image object listed K times is encoded once
+    tiny.stats.reset()
+    listed = [im for im in images for _ in QUESTIONS]
+    got = tiny.answer(listed, [q for _ in images for q in QUESTIONS])
+    assert tiny.stats.images_encoded == n and len(got) == n * k
+    assert got == tiny.answer_items(images, [(i, q) for i in range(n) for q in QUESTIONS])
 
 
 def test_answer_items_equals_answer_per_item_and_the_models_generate(tiny, images):

@@ -357,13 +357,20 @@ class VQAModel(ABC):
 
     def answer(self, images: Sequence, questions: str | Sequence[str]) -> list[str]:
         """One free-text answer per image; ``questions`` is one string (asked of every
-        image) or one per image. Each image is encoded once (:meth:`answer_items`)."""
+        image) or one per image. An image object listed several times (one per question)
+        is encoded once (:meth:`answer_items`)."""
         if isinstance(questions, str):
             questions = [questions] * len(images)
         questions = [str(q) for q in questions]
         if len(questions) != len(images):
             raise ValueError(f"{len(images)} images but {len(questions)} questions")
-        return self.answer_items(self.encode_images(images), list(enumerate(questions)))
+        slot: dict[int, int] = {}
+        unique = []
+        for im in images:
+            if id(im) not in slot:
+                slot[id(im)] = len(unique)
+                unique.append(im)
+        return self.answer_items(self.encode_images(unique), [(slot[id(im)], q) for im, q in zip(images, questions)])
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r})"
