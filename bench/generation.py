@@ -16,8 +16,9 @@ is that of the real weights), and measures in one run, per model:
   the device, ``OpenClipEncoder.embed_image_tensors``).
 
 The arithmetic floor per model comes from ``torch.utils.flop_counter.FlopCounterMode`` on
-the actual modules (one UNet forward at the guidance batch, x steps, + VAE decode + text
-encoder), divided by the GPU's dense bf16 peak (table below, or ``--peak-tflops``).
+the actual modules (one UNet forward at the guidance batch, x the UNet evaluations the
+scheduler makes for the steps, + VAE decode + text encoder), divided by the GPU's dense
+bf16 peak (table below, or ``--peak-tflops``).
 
     python bench/generation.py --models sd15 sd2 sdxl clip --device cuda --out bench-results/
     python bench/generation.py --tiny                     # tiny configs on the CPU (CI)
@@ -147,8 +148,21 @@ def build_pipeline_folder(cfg: dict, folder: Path, device: str) -> Path:
 # --------------------------------------------------------------------------- FLOPs and floor
 
 
+def unet_evaluations(cfg: dict, steps: int) -> int:
+    """UNet forward passes one generation of ``steps`` makes: the length of the
+    scheduler's own timestep list (the pipelines call the UNet once per timestep, both
+    halves of classifier-free guidance in one batch). Not always ``steps``: PNDM, SD 1.5's
+    default, makes steps + 1 (its PLMS warm-up evaluates the first timestep twice)."""
+    import diffusers
+
+    scheduler = getattr(diffusers, cfg["scheduler"]["_class_name"]).from_config(_clean(cfg["scheduler"]))
+    scheduler.set_timesteps(int(steps))
+    return len(scheduler.timesteps)
+
+
 def flops_per_image(cfg: dict, steps: int, guidance: bool = True) -> dict:
-    """FLOPs per image on the meta device (no weights, no compute): UNet x steps, VAE decode, text."""
+    """FLOPs per image on the meta device (no weights, no compute): UNet x the scheduler's
+    evaluations (:func:`unet_evaluations`), VAE decode, text."""
     import torch
     from torch.utils.flop_counter import FlopCounterMode
 
@@ -180,7 +194,10 @@ def flops_per_image(cfg: dict, steps: int, guidance: bool = True) -> dict:
             mods["vae"].decode(torch.zeros(1, 4, lat, lat))
         out["vae_decode"] = fc.get_total_flops()
     out["text"] /= cfg_batch
-    out["per_image"] = out["unet_forward"] * cfg_batch * steps + out["vae_decode"] + out["text"] * cfg_batch
+    out["steps"] = int(steps)
+    out["unet_evaluations"] = unet_evaluations(cfg, steps)
+    out["per_image"] = (out["unet_forward"] * cfg_batch * out["unet_evaluations"] + out["vae_decode"]
+                        + out["text"] * cfg_batch)
     return out
 
 
@@ -490,10 +507,12 @@ def format_report(env: dict, floors: dict, rows: list[Row], args) -> str:
              f"steps {args.steps}, guidance on, {'tiny configs' if args.tiny else 'published configs'}, "
              f"random weights; peak {_fmt(args._peak, '.1f')} TFLOP/s ({args._peak_source})", ""]
     if floors:
-        lines += ["| model | px | UNet fwd GFLOP/img | VAE decode GFLOP | text GFLOP/prompt | TFLOP/image | floor images/s |",
-                  "|---|---:|---:|---:|---:|---:|---:|"]
+        lines += ["| model | px | UNet fwd GFLOP/img | UNet evals | VAE decode GFLOP | text GFLOP/prompt | TFLOP/image "
+                  "| floor images/s |",
+                  "|---|---:|---:|---:|---:|---:|---:|---:|"]
         for m, f in floors.items():
             lines.append(f"| {m} | {f['resolution']} | {_num(f.get('unet_forward', 0) / 1e9)} | "
+                         f"{f.get('unet_evaluations', '')} | "
                          f"{_num(f.get('vae_decode', 0) / 1e9)} | {_num(f.get('text', 0) / 1e9)} | "
                          f"{_num(f['per_image'] / 1e12)} | {_fmt(f.get('floor_images_per_s'), ',.2f')} |")
         lines.append("")

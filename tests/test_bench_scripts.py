@@ -104,13 +104,38 @@ def test_generation_tiny(tmp_path, models):
 
 
 def test_generation_flops_of_published_sd15_config():
-    """The floor arithmetic on the real SD 1.5 config (meta device, no weights): the issue's ~83 TFLOP/image."""
+    """The floor arithmetic on the real SD 1.5 config (meta device, no weights): its PNDM
+    scheduler makes 51 UNet evaluations for 50 steps, about 84.5 TFLOP per image."""
     sys.path.insert(0, str(ROOT))
     from bench.generation import flops_per_image, load_config
 
     f = flops_per_image(load_config("sd15"), steps=50)
-    assert 75e12 < f["per_image"] < 90e12  # 0.8 TFLOP UNet x 2 x 50 + 2.5 TFLOP VAE (issue 8)
+    assert f["steps"] == 50 and f["unet_evaluations"] == 51
+    assert f["per_image"] == pytest.approx(f["unet_forward"] * 2 * 51 + f["vae_decode"] + f["text"] * 2)
+    assert 84e12 < f["per_image"] < 85e12  # 0.80 TFLOP UNet x 2 x 51 + 2.5 TFLOP VAE
     assert 0.7e12 < f["unet_forward"] < 0.9e12 and 2e12 < f["vae_decode"] < 3e12
+
+
+@pytest.mark.parametrize("model, steps, evaluations", [("sd15", 2, 3), ("sd2", 2, 2), ("sdxl", 2, 2)])
+def test_unet_evaluations_are_the_pipelines_own(tmp_path, model, steps, evaluations):
+    """The count the floor uses equals the UNet calls a real pipeline makes (a hook on the
+    UNet of the tiny version of each published config, same scheduler)."""
+    sys.path.insert(0, str(ROOT))
+    import diffusers
+    import torch
+
+    from bench.generation import build_pipeline_folder, load_config, tiny_config, unet_evaluations
+
+    cfg = tiny_config(load_config(model))
+    assert unet_evaluations(cfg, steps) == evaluations
+    folder = build_pipeline_folder(cfg, tmp_path / model, "cpu")
+    pipe = diffusers.DiffusionPipeline.from_pretrained(folder)
+    calls = []
+    pipe.unet.register_forward_hook(lambda mod, args, out: calls.append(1))
+    with torch.no_grad():
+        pipe(prompt="a photo", num_inference_steps=steps, guidance_scale=7.5, output_type="latent",
+             generator=torch.Generator().manual_seed(0), height=64, width=64)
+    assert len(calls) == evaluations
 
 
 def test_generation_rejects_gpu_without_gpu(tmp_path):

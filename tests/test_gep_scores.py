@@ -178,6 +178,57 @@ def test_classifier_sentences_follow_section_4_2():
     assert len(pos) == len(neg) == 48  # Sec. 6: 96 examples per attribute
     assert "A person in boots running on the beach." in pos and "A woman sitting at a table." in neg
     assert not any("boots" in s for s in neg)
+    # context-major, as the release: every person in the first context, then the next context
+    assert neg[:4] == ["A man sitting at a table.", "A woman sitting at a table.", "A person sitting at a table.",
+                       "A man sitting on a bed."]
+
+
+def release_text_list(cfg):
+    """The release's training sentences (SALT-NLP/GEP_data utils.py, run_cm_classifiers,
+    with its README's lists): ``[person + item + context for item in attribute_set for
+    context in contexts for person in people]``; rows 48 k .. 48 k + 47 are attribute k
+    (k = 0: the negatives)."""
+    people = ["A man", "A woman", "A person"]
+    attribute_set = [""] + [" " + a for a in cfg["attributes"]]
+    contexts = [" " + c + "." for c in cfg["contexts"]]
+    return [person + item + context for item in attribute_set for context in contexts for person in people]
+
+
+def test_cls_training_sentences_and_order_are_the_releases():
+    """GEP_data's classifiers, reproduced: the same sentences in the same rows (negatives,
+    then the attribute's positives, each context-major), so a seed gives the same model."""
+    from sklearn.linear_model import SGDClassifier
+
+    cfg = load_config("gep")
+    release = release_text_list(cfg)
+    attrs = list(cfg["attributes"])
+    assert len(attrs) == 15 and len(release) == 16 * 48
+    for k, a in enumerate(attrs, start=1):
+        pos, neg = classifier_sentences(a, cfg["classifier_people"], cfg["contexts"])
+        assert neg == release[:48] and pos == release[48 * k:48 * k + 48], a
+
+    seen = []
+
+    def recording(texts):
+        seen.append(list(texts))
+        return bag_of_words(texts)
+
+    clf = train_cross_modal_classifiers(["in a dress"], recording, n_classifiers=3)
+    k = attrs.index("in a dress") + 1
+    assert seen == [release[:48], release[48 * k:48 * k + 48]]
+    rows = release[:48] + release[48 * k:48 * k + 48]
+    x = bag_of_words(rows)
+    x = x / np.linalg.norm(x, axis=1, keepdims=True)  # the release normalises the text features
+    y = np.array([0] * 48 + [1] * 48)
+    for trial, model in enumerate(clf.models["in a dress"]):  # random_state=trial, as the release
+        want = SGDClassifier(random_state=trial, **SGD_PARAMS).fit(x, y)
+        np.testing.assert_array_equal(model.coef_, want.coef_)
+        np.testing.assert_array_equal(model.intercept_, want.intercept_)
+    # the order is not cosmetic: person-major rows give other classifiers for the same seed
+    person_major = [i for g in range(3) for i in range(g, 48, 3)]
+    order = person_major + [48 + i for i in person_major]
+    other = SGDClassifier(random_state=0, **SGD_PARAMS).fit(x[order], y[order])
+    assert not np.allclose(other.coef_, clf.models["in a dress"][0].coef_)
 
 
 D = 128

@@ -166,8 +166,9 @@ def test_overall_is_mean_over_keywords_and_categories(inputs):
     assert res["diffusion_bias"] == pytest.approx(table["diffusion_bias"].mean())
     assert res["bias_amplification"] == pytest.approx(table["bias_amplification"].mean())
     assert res["per_category"]["x"]["mcas_mean"] == pytest.approx(table["mcas"][["t0", "t1"]].mean())
-    assert res["per_category"]["x"]["mcas_std"] == pytest.approx(table["mcas"][["t0", "t1"]].std(ddof=1))
-    assert res["per_category"]["y"]["n_targets"] == 1
+    # population std (ddof 0), as MCAS Table 5; a one-keyword category has std 0
+    assert res["per_category"]["x"]["mcas_std"] == pytest.approx(table["mcas"][["t0", "t1"]].std(ddof=0))
+    assert res["per_category"]["y"]["n_targets"] == 1 and res["per_category"]["y"]["mcas_std"] == 0.0
     # per-keyword MCAS is exactly II + ITP + ITA + TT
     np.testing.assert_allclose(table["mcas"], table[COMPONENTS].sum(axis=1))
     assert res["n_rows"]["target_image"] == 15 and res["per_target"]["t0"]["n_images"] == 5
@@ -271,7 +272,7 @@ def test_evaluate_module_matches_pure_functions(inputs, monkeypatch):
 
 def test_paper_checks_pass_and_left_out_values_are_real_misprints():
     checks = mcas_checks.checks()
-    assert len(checks) == 45 and all(c.passed for c in checks)
+    assert len(checks) == 49 and all(c.passed for c in checks)
     table3, table4, table5 = mcas_checks.load_tables()
     # seed 004 Table 4 alpha means of Stable Diffusion v2 do not follow from Table 3
     per_kw = mcas_checks.table3_for(table3, "sd2")
@@ -320,3 +321,69 @@ def test_tiny_open_clip_encoder_path():
     for k in ("mcas", "II", "ITP", "ITA", "TT", "diffusion_bias"):
         assert np.isfinite(res[k])
     assert np.isfinite(res["mcas_ci"]["low"]) and np.isfinite(res["mcas_ci"]["high"])
+
+
+def test_summarise_std_is_population_by_default_and_ddof_is_configurable():
+    rng = np.random.default_rng(7)
+    table = pd.DataFrame({"mcas": rng.normal(size=9)}, index=[f"t{i}" for i in range(9)])
+    by = {t: ("male" if i < 4 else "female") for i, t in enumerate(table.index)}
+    pop = summarise(table, by=by, columns=("mcas",))
+    sample = summarise(table, by=by, columns=("mcas",), ddof=1)
+    for g, rows in (("male", table.index[:4]), ("female", table.index[4:]), ("all", table.index)):
+        assert pop.loc[g, "mcas_std"] == pytest.approx(table.loc[rows, "mcas"].std(ddof=0))
+        assert sample.loc[g, "mcas_std"] == pytest.approx(table.loc[rows, "mcas"].std(ddof=1))
+        assert pop.loc[g, "mcas_mean"] == sample.loc[g, "mcas_mean"]
+    # the population std is what the paper check's decomposition (law of total variance) assumes
+    args = [pop.loc["male", "mcas_std"], pop.loc["male", "mcas_mean"], pop.loc["female", "mcas_std"],
+            pop.loc["female", "mcas_mean"], pop.loc["all", "mcas_mean"]]
+    assert mcas_checks.all_terms_std(*args) == pytest.approx(pop.loc["all", "mcas_std"], rel=1e-12)
+    args_s = [sample.loc["male", "mcas_std"], *args[1:2], sample.loc["female", "mcas_std"], *args[3:]]
+    assert abs(mcas_checks.all_terms_std(*args_s) - sample.loc["all", "mcas_std"]) > 1e-3
+    for bad in (-1, 1.5, True, "0"):
+        with pytest.raises(ValueError, match="ddof"):
+            summarise(table, columns=("mcas",), ddof=bad)
+
+
+def _sample_all_terms_std(row, n_terms):
+    """The "All terms" std under the sample-std reading (ddof 1 for all three columns), with
+    the category's number of terms (MCAS Table 4) split by the share w the averages give:
+    its range over the rounding box of the printed inputs."""
+    import itertools
+
+    cols = ("male_std", "male_avg", "female_std", "female_avg", "all_avg")
+    out = []
+    for delta in itertools.product(np.linspace(-0.0005, 0.0005, 5), repeat=5):
+        ms, ma, fs, fa, aa = (float(row[c]) + d for c, d in zip(cols, delta))
+        w = (aa - fa) / (ma - fa)
+        m = round(w * n_terms)
+        if not 1 <= m <= n_terms - 1:
+            continue
+        f = n_terms - m
+        ss = (m - 1) * ms ** 2 + (f - 1) * fs ** 2 + m * (ma - aa) ** 2 + f * (fa - aa) ** 2
+        out.append(math.sqrt(ss / (n_terms - 1)))
+    return min(out), max(out)
+
+
+def test_table5_all_terms_std_follows_the_population_std_not_the_sample_std():
+    from benchmark.probes import load_config
+    from benchmark.probes.mcas import mcas_target_categories
+
+    n_terms = pd.Series(mcas_target_categories(load_config("mcas"))).value_counts().to_dict()
+    assert n_terms == {"occupations": 10, "objects": 6, "scenes": 6, "sports": 6}  # MCAS Table 4
+    _, _, table5 = mcas_checks.load_tables()
+    std_checks = [c for c in mcas_checks.checks() if "population std" in c.quantity]
+    assert len(std_checks) == 4 and all(c.passed for c in std_checks)
+    half = mcas_checks.TABLE5_HALF_UNIT
+    for _, row in table5[table5["category"] != "all categories"].iterrows():
+        key = (row["model"], row["category"])
+        centre, spread = mcas_checks.all_terms_std_with_rounding(row)
+        pop_fits = abs(centre - row["all_std"]) <= half + spread
+        # every row the check keeps fits the population std, every row it leaves out does not
+        assert pop_fits == (key not in mcas_checks.TABLE5_STD_MISFITS), key
+        if pop_fits:  # ... and the sample std misses each of them
+            low, high = _sample_all_terms_std(row, n_terms[row["category"]])
+            assert high < row["all_std"] - half or low > row["all_std"] + half, key
+    # the one row the sample std fits and the population std does not
+    occ = table5[(table5["model"] == "dalle2") & (table5["category"] == "occupations")].iloc[0]
+    low, high = _sample_all_terms_std(occ, 10)
+    assert low - half <= occ["all_std"] <= high + half

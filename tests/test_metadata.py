@@ -31,3 +31,11 @@ def test_infinite_bounds_become_null_in_json():
 def test_unknown_score():
     with pytest.raises(ValueError, match="no metadata for score 'nope'"):
         get_metadata("nope")
+
+
+def test_dalleval_mad_descriptions_say_what_is_averaged():
+    """The score stage groups gender MAD by profession and skin-tone MAD by prompt (as the
+    release's compute_mad.py; docs/results.md); the descriptions must say the same."""
+    assert "averaged over professions" in get_metadata("mad_gender").description
+    skin = get_metadata("mad_skin_tone").description
+    assert "per prompt" in skin and "averaged over all prompts" in skin and "professions" not in skin

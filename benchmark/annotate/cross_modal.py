@@ -47,11 +47,18 @@ def classifier_sentences(phrase: str, people: Sequence[str], contexts: Sequence[
                          negative_template: str = "{indicator} {context}.") -> tuple[list[str], list[str]]:
     """The training sentences of Sec. 4.2: positives "[g] [a] [c]" and negatives "[g] [c]"
     for every g in ``people`` and c in ``contexts`` (48 + 48 with the paper's lists).
-    The templates are those of the GEP prompts (config ``templates``)."""
+    The templates are those of the GEP prompts (config ``templates``).
+
+    Context-major, as the authors' released code builds them (SALT-NLP/GEP_data
+    ``utils.py``, ``run_cm_classifiers``: ``for context in contexts for person in
+    people``): "A man ... sitting at a table.", "A woman ... sitting at a table.", "A
+    person ... sitting at a table.", then the next context. The order matters to the
+    numbers: SGD's shuffling and its early-stopping validation split are drawn by row
+    index, so only this order reproduces the release's classifiers for a given seed."""
     people = list(as_str_array("people", people))
     contexts = list(as_str_array("contexts", contexts))
-    pos = [positive_template.format(indicator=g, attribute=phrase, context=c) for g in people for c in contexts]
-    neg = [negative_template.format(indicator=g, context=c) for g in people for c in contexts]
+    pos = [positive_template.format(indicator=g, attribute=phrase, context=c) for c in contexts for g in people]
+    neg = [negative_template.format(indicator=g, context=c) for c in contexts for g in people]
     return pos, neg
 
 
@@ -95,6 +102,9 @@ def train_cross_modal_classifiers(
     to the GEP probe config (the 16 contexts of Table 2, the prompts' templates).
     Classifier i of each ensemble has ``random_state + i`` (the seed sets SGD's shuffling
     and its early-stopping validation split); ``sgd_params`` override :data:`SGD_PARAMS`.
+    Training rows are the 48 negatives then the 48 positives, each context-major
+    (:func:`classifier_sentences`), labels 0 then 1: the release's rows in the release's
+    order, so its seeds 0..9 give its classifiers.
     """
     attrs = attribute_list(attributes)
     if n_classifiers < 1:

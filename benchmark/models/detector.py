@@ -8,7 +8,8 @@ and the full class-probability matrix (or the columns of the classes a rule asks
 * :class:`DetrDetector` - a transformers DETR (``DetrForObjectDetection`` + its image
   processor) loaded by Hub model ID (COCO checkpoints: ``facebook/detr-resnet-50``,
   ``facebook/detr-resnet-101``, ...), a local folder (e.g. a fine-tuned one written by
-  ``t2ibench train-detector``) or ``builtin:tiny-detr``.
+  ``t2ibench train-detector``) or ``builtin:tiny-detr``, in the device's dtype (bf16 on
+  a recent GPU, float32 on a CPU).
 * ``builtin:tiny-detr``: a ``DetrForObjectDetection`` built from a config (a tiny ResNet
   backbone through the AutoBackbone API, no timm, nothing pretrained) with COCO's 91-id
   label map and a ``DetrImageProcessor`` that resizes to 64 px, saved with
@@ -139,29 +140,47 @@ class Detector(ABC):
 
 class DetrDetector(Detector):
     """A transformers DETR: per-query class probabilities = ``softmax(logits)[..., :-1]`` (the
-    release's ``probas``), boxes = ``pred_boxes`` (centre x, centre y, w, h in [0, 1])."""
+    release's ``probas``), boxes = ``pred_boxes`` (centre x, centre y, w, h in [0, 1]).
 
-    def __init__(self, model, processor, *, name: str, device, batch_size: int = 16, is_builtin: bool = False):
+    Runs in ``dtype``: the device's (bf16 on CUDA GPUs that have it, else fp16; fp32 on a
+    CPU, see :func:`benchmark.models.device.resolve_dtype`). The processor's pixels are
+    cast to it; probabilities and boxes come back as float32."""
+
+    def __init__(self, model, processor, *, name: str, device, batch_size: int = 16, is_builtin: bool = False,
+                 dtype=None):
+        import torch
+
         self.model = model.eval()
         self.processor = processor
         self.name = name
         self.device = device
+        self.dtype = dtype if dtype is not None else next(model.parameters()).dtype
         self.batch_size = int(batch_size)
         self.is_builtin = is_builtin
         cfg = model.config
         self.class_names = tuple(str(cfg.id2label.get(i, cfg.id2label.get(str(i), f"LABEL_{i}")))
                                  for i in range(int(cfg.num_labels)))
-        self.settings = {"kind": "detr", "num_queries": int(cfg.num_queries), "num_labels": int(cfg.num_labels)}
+        if not isinstance(self.dtype, torch.dtype) or not self.dtype.is_floating_point:
+            raise ValueError(f"DETR dtype must be a floating torch dtype, got {self.dtype!r}")
+        self.settings = {"kind": "detr", "num_queries": int(cfg.num_queries), "num_labels": int(cfg.num_labels),
+                         "dtype": str(self.dtype).removeprefix("torch.")}
 
     @classmethod
     def from_pretrained(cls, model_id_or_path: str, revision: str | None = None, device=None, *,
-                        batch_size: int = 16, token: str | bool | None = None) -> "DetrDetector":
+                        batch_size: int = 16, token: str | bool | None = None, dtype=None) -> "DetrDetector":
         """Load ``DetrForObjectDetection`` + ``AutoImageProcessor`` from a Hub ID, a local folder
-        or ``builtin:tiny-detr``; one-line errors (bad spec, not cached offline, no GPU) first."""
-        from benchmark.models.device import resolve_device
+        or ``builtin:tiny-detr``; one-line errors (bad spec, not cached offline, no GPU, bad
+        dtype) first. ``dtype`` defaults to the device's (:func:`resolve_dtype`); a CPU runs
+        float32 whatever is asked, as the other annotators do."""
+        import torch
+
+        from benchmark.models.device import resolve_device, resolve_dtype
 
         check_detector_spec(model_id_or_path, revision=revision, token=token)
         dev = resolve_device(device)
+        dt = resolve_dtype(dtype, dev)
+        if dev.type == "cpu":
+            dt = torch.float32
         source, revision, is_builtin = resolve_detector_source(model_id_or_path, revision=revision, token=token)
         spec = str(model_id_or_path).strip()
         from transformers import AutoImageProcessor, DetrForObjectDetection
@@ -169,9 +188,17 @@ class DetrDetector(Detector):
         kw: dict[str, Any] = {"token": token}
         if revision:
             kw["revision"] = revision
-        model = DetrForObjectDetection.from_pretrained(source, **kw).to(dev)
+        model = DetrForObjectDetection.from_pretrained(source, dtype=dt, **kw).to(dev)
         processor = AutoImageProcessor.from_pretrained(source, **kw)
-        return cls(model, processor, name=spec, device=dev, batch_size=batch_size, is_builtin=is_builtin)
+        return cls(model, processor, name=spec, device=dev, batch_size=batch_size, is_builtin=is_builtin, dtype=dt)
+
+    def _model_inputs(self, images: list) -> dict:
+        """The processor's ``pixel_values`` (cast to the model's dtype) and ``pixel_mask``, on the device."""
+        import torch
+
+        inputs = self.processor(images=images, return_tensors="pt")
+        return {k: (v.to(self.device, self.dtype) if torch.is_floating_point(v) else v.to(self.device))
+                for k, v in inputs.items() if k in ("pixel_values", "pixel_mask")}
 
     def detect(self, images: Sequence) -> list[Detections]:
         import torch
@@ -179,8 +206,7 @@ class DetrDetector(Detector):
         out: list[Detections] = []
         for start in range(0, len(images), self.batch_size):
             batch = [im.convert("RGB") for im in images[start:start + self.batch_size]]
-            inputs = self.processor(images=batch, return_tensors="pt")
-            inputs = {k: v.to(self.device) for k, v in inputs.items() if k in ("pixel_values", "pixel_mask")}
+            inputs = self._model_inputs(batch)
             with torch.inference_mode():
                 res = self.model(**inputs)
             probs = res.logits.float().softmax(-1)[..., :-1].cpu().numpy()
@@ -232,11 +258,12 @@ def resolve_detector_source(spec: str, *, revision: str | None = None,
 
 
 def load_detector(spec: Any = DEFAULT_DETECTOR, *, revision: str | None = None, device=None,
-                  batch_size: int = 16) -> Detector:
-    """A :class:`Detector` as is, or a DETR by spec (Hub ID, folder, ``builtin:tiny-detr``)."""
+                  batch_size: int = 16, dtype=None) -> Detector:
+    """A :class:`Detector` as is, or a DETR by spec (Hub ID, folder, ``builtin:tiny-detr``) in
+    the device's dtype (or ``dtype``; float32 on a CPU)."""
     if isinstance(spec, Detector):
         return spec
-    return DetrDetector.from_pretrained(spec, revision=revision, device=device, batch_size=batch_size)
+    return DetrDetector.from_pretrained(spec, revision=revision, device=device, batch_size=batch_size, dtype=dtype)
 
 
 # --------------------------------------------------------------------------- builtin:tiny-detr

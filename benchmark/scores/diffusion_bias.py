@@ -30,6 +30,8 @@ COMPONENTS = ("II", "ITP", "ITA", "TT")
 # cosines (order 1e-3 to 1e-1); float64 rounding of such means is ~1e-16, so 1e-12
 # only catches a TT that is zero up to rounding, where alpha would be noise / 1e-17.
 DEFAULT_ZERO_TOL = 1e-12
+#: population standard deviation in :func:`summarise` (MCAS Table 5, see its docstring)
+DEFAULT_DDOF = 0
 UNDEFINED_REASON = "TT = 0: the text encoder shows no association, so alpha = |(ITP + ITA) / (2 TT)| is undefined"
 
 
@@ -160,16 +162,27 @@ def average_over_encoders(tables: Mapping[str, Any], *, zero_tol: float = DEFAUL
 def summarise(
     table: pd.DataFrame, by: Mapping[str, str] | None = None, columns: Sequence[str] = ("diffusion_bias",
                                                                                          "bias_amplification"),
+    *, ddof: int = DEFAULT_DDOF,
 ) -> pd.DataFrame:
-    """min, max, mean and sample standard deviation (ddof 1) of per-target columns, over
-    all targets and per group, as seed 004 Table 4 summarises Table 3 (groups: male- /
-    female-dominated) and seed 003 Table 5 summarises MCAS per category.
+    """min, max, mean and standard deviation of per-target columns, over all targets and
+    per group, as Generated Bias Table 4 summarises its Table 3 (groups: male- /
+    female-dominated) and MCAS Table 5 summarises MCAS per category.
+
+    The standard deviation is the population one by default (``ddof=0``, divide by n):
+    MCAS Table 5's "All terms" std follows from its "terms with male bias" and "terms
+    with female bias" columns with the population std (law of total variance) in the rows
+    where it can be checked, and not with the sample std (``benchmark.paper_checks.mcas``,
+    docs/mcas.md). ``ddof=1`` gives the sample std. Generated Bias Table 4 prints no
+    standard deviation (its "±" values are neither), so its check uses min, max and mean
+    only and does not depend on ``ddof``.
 
     ``table`` is indexed by target (as :func:`internal_bias_table`); ``by`` maps every
     target to its group. NaN values (undefined alpha) are left out of that column's
-    statistics, and ``<column>_n`` counts the values used. Rows: each group in order of
-    first appearance, then ``all``.
+    statistics, and ``<column>_n`` counts the values used (a group with n <= ddof has a
+    NaN std). Rows: each group in order of first appearance, then ``all``.
     """
+    if isinstance(ddof, bool) or not isinstance(ddof, (int, np.integer)) or ddof < 0:
+        raise ValueError(f"ddof must be a non-negative integer, got {ddof!r}")
     if table.empty:
         raise ValueError("table is empty")
     cols = list(columns)
@@ -190,6 +203,6 @@ def summarise(
         for c in cols:
             v = sub[c].astype(np.float64).dropna()
             row.update({f"{c}_min": v.min(), f"{c}_max": v.max(), f"{c}_mean": v.mean(),
-                        f"{c}_std": v.std(ddof=1), f"{c}_n": int(len(v))})
+                        f"{c}_std": v.std(ddof=int(ddof)), f"{c}_n": int(len(v))})
         rows.append(row)
     return pd.DataFrame(rows).set_index("group")

@@ -60,7 +60,8 @@ _ALL = [
                   "uniform (2 categories), averaged over professions.", "dalleval", 0.0, 0.5, True, 0.0,
                   headline=True),
     ScoreMetadata("mad_skin_tone", "Skin tone MAD", "Mean absolute deviation of the Monk Skin Tone distribution "
-                  "from uniform (10 categories), averaged over professions.", "dalleval", 0.0, 0.18, True, 0.0,
+                  "from uniform (10 categories), one distribution per prompt, averaged over all prompts.",
+                  "dalleval", 0.0, 0.18, True, 0.0,
                   headline=True),
     ScoreMetadata("mad_attribute", "Attribute MAD", "Mean absolute deviation of the attribute distribution from "
                   "uniform (yes / no per attribute).", "dalleval", 0.0, 0.5, True, 0.0),
