@@ -150,6 +150,9 @@ class HaarFaceDetector(FaceDetector):
         min_neighbors: int = 5,
         min_size_frac: float = 0.08,
     ):
+        from benchmark.extras import require
+
+        require("cv2", extra="audit", purpose="detect faces")
         import cv2
 
         if not hasattr(cv2, "CascadeClassifier") or not hasattr(cv2, "data"):
@@ -222,6 +225,9 @@ class SkinToneAnnotator:
     """``annotate(image) -> SkinToneResult | None`` (None: no face, unidentifiable)."""
 
     def __init__(self, detector: FaceDetector | None = None, *, min_skin_pixels: int = 20):
+        from benchmark.extras import require
+
+        require("cv2", extra="audit", purpose="measure skin tone")  # CIELAB conversion and face detection
         self.detector = detector if detector is not None else HaarFaceDetector()
         self.min_skin_pixels = min_skin_pixels
         self.name = f"ita-mst[{self.detector.name}]"

@@ -14,7 +14,11 @@ import uuid
 from collections.abc import Sequence
 from pathlib import Path
 
-import gradio as gr
+from benchmark.extras import require
+
+require("gradio", extra="app", purpose="run the annotation app")
+
+import gradio as gr  # noqa: E402
 
 from benchmark.human import labels as L
 from benchmark.human import questions as Q

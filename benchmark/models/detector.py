@@ -158,7 +158,10 @@ class DetrDetector(Detector):
                         batch_size: int = 16, token: str | bool | None = None) -> "DetrDetector":
         """Load ``DetrForObjectDetection`` + ``AutoImageProcessor`` from a Hub ID, a local folder
         or ``builtin:tiny-detr``; one-line errors (bad spec, not cached offline, no GPU) first."""
+        from benchmark.extras import require
         from benchmark.models.device import resolve_device
+
+        require("torch", "transformers", "PIL", extra="audit", purpose="detect objects with DETR")
 
         check_detector_spec(model_id_or_path, revision=revision, token=token)
         dev = resolve_device(device)

@@ -25,6 +25,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmark.extras import require
+
 from .device import resolve_device, resolve_dtype
 from .errors import MalformedSpecError
 from .hub_access import ensure_hub_model, looks_like_path
@@ -170,6 +172,7 @@ def load_vqa(
     token: str | bool | None = None,
 ) -> VQAModel:
     """Load a VQA annotator (see module docstring); one-line errors before loading."""
+    require("torch", "transformers", "PIL", extra="audit", purpose="label images with a VQA model")
     import torch
 
     if not isinstance(spec, str) or not spec.strip():

@@ -152,6 +152,9 @@ def _num(value: Any, digits: int = 4) -> str:
 
 
 def _plt():
+    from benchmark.extras import require
+
+    require("matplotlib", extra="audit", purpose="draw the report's plots")
     import matplotlib
 
     matplotlib.use("Agg", force=True)
