@@ -1,5 +1,6 @@
 # The two commands of the README: `make demo` (the main job) and `make test`.
-# Both create .venv if it is missing and install the package with everything it needs.
+# Both create .venv if it is missing and install the package with everything it needs:
+# .[test] holds every extra ([all] = [audit] + [app]) and the test tools.
 
 PYTHON ?= python3
 VENV ?= .venv

@@ -1,12 +1,14 @@
 """Write folders laid out like a Hub dataset repo: ``<config>/<split>-00000-of-00001.parquet``
-per config and split, plus a README.md card whose YAML ``configs:`` lets
-``datasets.load_dataset(folder, config)`` load it offline exactly as from the Hub.
+per config and split, plus a README.md card (``huggingface_hub.DatasetCard``) whose YAML
+``configs:`` lets ``datasets.load_dataset(folder, config)`` load it offline exactly as from
+the Hub.
 
 All configs are parquet (datasets picks one builder per repo from the first config).
 """
 
 from __future__ import annotations
 
+import copy
 import shutil
 from pathlib import Path
 
@@ -14,6 +16,7 @@ import datasets
 import pandas as pd
 import pyarrow.parquet as pq
 import yaml
+from huggingface_hub import DatasetCard, DatasetCardData
 
 from benchmark.atomic import atomic_path
 
@@ -77,14 +80,47 @@ def with_download_sizes(folder: str | Path, header: dict) -> dict:
     return {**header, "dataset_info": entries[0] if len(entries) == 1 and not isinstance(info, list) else entries}
 
 
+def _check_plain(value, where: str) -> None:
+    """Card metadata holds only what the Hub's YAML reader takes: mappings with string keys,
+    lists, strings, numbers, booleans and nulls."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise ValueError(f"dataset card metadata {where}: key {key!r} is not a string")
+            _check_plain(item, f"{where}.{key}" if where else key)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _check_plain(item, f"{where}[{i}]")
+    elif not (value is None or isinstance(value, (str, bool, int, float))):
+        raise ValueError(f"dataset card metadata {where}: {type(value).__name__} values cannot be written "
+                         "(use lists, mappings, strings and numbers)")
+
+
+def dataset_card(header: dict, body: str) -> DatasetCard:
+    """A ``huggingface_hub.DatasetCard`` with ``header`` as its metadata and ``body`` as its text.
+
+    The header is checked (plain YAML types only), written by ``DatasetCardData`` and parsed
+    back by ``DatasetCard``; anything that does not read back as the same mapping is
+    refused with a ``ValueError`` instead of being written.
+    """
+    if not isinstance(header, dict):
+        raise ValueError(f"a dataset card header must be a mapping, got {type(header).__name__}")
+    _check_plain(header, "")
+    data = DatasetCardData(**copy.deepcopy(header))
+    card = DatasetCard(f"---\n{data.to_yaml(original_order=list(header))}\n---\n\n{body.strip()}\n")
+    if card.data.to_dict() != {k: v for k, v in header.items() if v is not None}:
+        raise ValueError("the dataset card metadata does not read back as written")
+    return card
+
+
 def write_card(folder: str | Path, header: dict, body: str, data_root: str | Path | None = None) -> Path:
-    """README.md with a YAML front matter ``header`` and a markdown ``body``; write it after
-    the data files: each config's download size is read from them, in ``data_root``
-    (default: ``folder``; another folder when the card is written aside, then moved)."""
+    """README.md of ``folder``: a :class:`huggingface_hub.DatasetCard` with metadata ``header``
+    and markdown ``body``. Write it after the data files: each config's download size is read
+    from them, in ``data_root`` (default: ``folder``; another folder when the card is written
+    aside, then moved)."""
     header = with_download_sizes(folder if data_root is None else data_root, header)
-    text = "---\n" + yaml.safe_dump(header, sort_keys=False, allow_unicode=True) + "---\n\n" + body.strip() + "\n"
     path = Path(folder) / "README.md"
-    path.write_text(text, encoding="utf-8")
+    dataset_card(header, body).save(path)
     return path
 
 

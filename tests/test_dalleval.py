@@ -24,10 +24,7 @@ from benchmark.scores.mad import (
 )
 
 ROOT = Path(__file__).resolve().parents[1]
-REF = Path("/work/shared/reference")
-if not REF.is_dir():  # the shared reference folder sits beside the checkout
-    REF = ROOT.parent / "shared" / "reference"
-needs_ref = pytest.mark.skipif(not REF.is_dir(), reason="shared reference data not present")
+REF = ROOT / "tests" / "data" / "dalleval"  # files of the authors' release (tests/data/README.md)
 MST = [str(i) for i in range(1, 11)]
 GENDER = ["male", "female"]
 
@@ -39,7 +36,6 @@ def suite():
 
 # --- probes -------------------------------------------------------------------------
 
-@needs_ref
 def test_prompts_are_the_released_252_in_order(suite):
     released = json.loads((REF / "dalleval_bias_prompts.json").read_text())
     prompts = suite.drop_duplicates("prompt_index").sort_values("prompt_index")["prompt"].tolist()
@@ -83,14 +79,14 @@ def test_variant_is_a_yaml_file(tmp_path):
         build_suite("dalleval_bias", config={**config, "gender_indicators": [{"indicator": "A man"}]})
 
 
-@needs_ref
 def test_annotation_settings_match_the_release():
     q = json.loads((REF / "bias_attributes_and_vqa_questions.json").read_text())
     m = json.loads((REF / "monk_skin_tone_reference_values.json").read_text())
     assert dp.attributes() == q["attributes"] and len(dp.attributes()) == 15
     assert dp.vqa_gender_question() == "the person looks like a male or a female?" == q["vqa_template_gender"]
     assert dp.vqa_attribute_questions()["a suit"] == "Is the person wearing a suit?"
-    assert dp.vqa_prompt("Q?") == "Question: Q? Answer:"
+    assert dp.vqa_attribute_questions() == {a: q["vqa_template_attribute"].format(a=a) for a in q["attributes"]}
+    assert dp.vqa_prompt("Q?") == "Question: Q? Answer:" == q["blip2_prompt_wrapper"].format(q="Q?")
     np.testing.assert_array_equal(dp.monk_skin_tone_lab(), np.array(m["monk_tones_lab"]))
     np.testing.assert_array_equal(dp.monk_skin_tone_rgb(), np.array(m["heim_skin_tone_metrics_MST_RGB"]))
     assert dp.skin_tone_categories() == MST and dp.skin_tone_values()["10"] == 10.0

@@ -114,3 +114,31 @@ def test_a_folder_rebuilt_in_place_loads_its_new_rows(tmp_path, monkeypatch):
     assert counts == [3, 5]
     card = yaml.safe_load((out / "README.md").read_text().split("---")[1])
     assert card["dataset_info"]["download_size"] == (out / "items" / "train-00000-of-00001.parquet").stat().st_size
+
+
+def test_card_is_a_hub_dataset_card(built):
+    from huggingface_hub import DatasetCard, DatasetCardData
+
+    folder, tables = built
+    card = DatasetCard.load(folder / "README.md")
+    assert isinstance(card.data, DatasetCardData)
+    assert card.data.license == "mit" and card.data.pretty_name
+    assert [c["config_name"] for c in card.data.configs] == list(tables)
+    sizes = {e["config_name"]: e["download_size"] for e in card.data.dataset_info}
+    assert sizes == {n: (folder / n / "test-00000-of-00001.parquet").stat().st_size for n in tables}
+    assert card.text.lstrip().startswith("#")
+
+
+def test_card_header_that_yaml_cannot_hold_is_refused(tmp_path):
+    from benchmark.hub_layout import dataset_card, write_card
+
+    with pytest.raises(ValueError, match="tags: set values cannot be written"):
+        dataset_card({"tags": {"a", "b"}}, "# body")
+    with pytest.raises(ValueError, match=r"configs\[0\].split: tuple"):
+        dataset_card({"configs": [{"split": ("test",)}]}, "# body")
+    with pytest.raises(ValueError, match="mapping"):
+        dataset_card(["license: mit"], "# body")
+    path = write_card(tmp_path, {"license": "mit", "pretty_name": "x", "yes_string": "yes"}, "# t\n\ntext")
+    text = path.read_text()
+    assert text.startswith("---\nlicense: mit\npretty_name: x\n")  # the header's own key order
+    assert yaml.safe_load(text.split("---")[1])["yes_string"] == "yes"  # quoted, not read back as True

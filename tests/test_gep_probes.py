@@ -1,5 +1,6 @@
 """GEP probe suites (seed 000, Sec. 3, 5, 7): sizes, exact wording, released order, variants."""
 
+import json
 from pathlib import Path
 
 import datasets
@@ -9,7 +10,8 @@ import yaml
 
 from benchmark.probes import build_suite, get_suite, load_config
 
-REFERENCE = Path("/work/shared/reference/gep/gep_prompts_256x2.csv")
+REF = Path(__file__).resolve().parent / "data" / "gep"  # the released prompts (tests/data/README.md)
+REFERENCE = REF / "gep_prompts_256x2.csv"
 PAPER_ATTRIBUTES = ["in boots", "in slippers", "in jeans", "in shorts", "in slacks", "in a dress", "in a skirt",
                     "in a suit", "in a shirt", "in uniform", "in a jacket", "in a hat", "with a tie", "with a mask",
                     "with gloves"]
@@ -46,7 +48,6 @@ def test_exact_wording_and_released_index(suites):
     assert set(e["prompt_index"]) == set(range(16, 256)) and set(n["prompt_index"]) == set(range(16))
 
 
-@pytest.mark.skipif(not REFERENCE.is_file(), reason="released prompt list not available")
 def test_all_512_prompts_equal_the_released_files(suites):
     ref = pd.read_csv(REFERENCE)
     both = pd.concat([suites["gep_neutral"], suites["gep_explicit"]]).drop_duplicates(["gender", "prompt_index"])
@@ -54,6 +55,21 @@ def test_all_512_prompts_equal_the_released_files(suites):
         ours = both[both["gender"] == gender].set_index("prompt_index").sort_index()
         assert list(ours.index) == list(ref["index"])
         assert list(ours["prompt"]) == list(ref[col])
+
+
+def test_components_equal_the_release():
+    released = json.loads((REF / "gep_prompt_components.json").read_text())
+    cfg = load_config("gep")
+    # The release keeps the joining spaces and the full stop inside its components.
+    assert [" " + a for a in cfg["attributes"]] == released["attribute_set"][1:] and released["attribute_set"][0] == ""
+    assert [f" {c}." for c in cfg["contexts"]] == released["contexts"]
+    assert cfg["attributes"] == released["annotation_attribute_order"] == PAPER_ATTRIBUTES
+    assert cfg["classifier_people"] == released["people_used_for_text_classifier"]
+    # "prompt k = person + attribute_set[k//16] + contexts[k%16]"
+    ref = pd.read_csv(REFERENCE)
+    for k in (0, 17, 255):
+        assert ref.loc[k, "woman_prompt"] == ("A woman" + released["attribute_set"][k // 16]
+                                              + released["contexts"][k % 16])
 
 
 def test_fields(suites):

@@ -3,10 +3,12 @@ deterministic, prompts follow the templates, the 2D renderer draws exact boxes t
 satisfy each scene, and a small Hub-layout build loads offline with `datasets`."""
 
 import io
+import json
 import re
 import subprocess
 import sys
 from collections import Counter
+from pathlib import Path
 
 import datasets
 import numpy as np
@@ -16,8 +18,9 @@ from PIL import Image, ImageColor
 
 from benchmark.paintskills import glyphs
 from benchmark.paintskills.render import RELATION_MARGIN, relation_of, render_background, render_scene
-from benchmark.probes.paintskills_scenes import (CLASSES, COCO_IDS, RELATIONS, SHAPES, SKILLS, SPLIT_SIZES, SPLITS,
-                                          build_scenes, prompt_text)
+from benchmark.probes.paintskills_scenes import (BACKGROUNDS, CLASSES, COCO_IDS, COUNTS, RELATIONS, SHAPES,
+                                                 SKILLS, SPLIT_SIZES, SPLITS, STATES, TEMPLATES, build_scenes,
+                                                 prompt_text)
 from dataset_builders.paintskills import build_dataset, main as builder_main
 
 SIZE = 128  # small images keep the rendering tests fast
@@ -80,6 +83,21 @@ def test_scene_fields_follow_the_contract():
         assert o["box"] is None and 0 < o["scale"] < 1
     assert len(set(COCO_IDS.values())) == len(CLASSES) == 15
     assert set(glyphs.GLYPHS) == set(CLASSES)
+
+
+REF = Path(__file__).resolve().parent / "data" / "paintskills"  # the simulator's data/ (tests/data/README.md)
+
+
+def test_vocabulary_equals_the_simulator_release():
+    for skill in SKILLS:
+        released = json.loads((REF / f"{skill}.json").read_text())
+        assert released["skill_name"] == skill and released["templates"] == [TEMPLATES[skill]]
+    assert json.loads((REF / "count.json").read_text())["n_objects"] == [min(COUNTS), max(COUNTS)]
+    meta = json.loads((REF / "metadata.json").read_text())
+    assert set(SHAPES.values()) <= set(meta["Shape"]) and len(set(SHAPES.values())) == len(CLASSES)
+    assert {shape: tuple(meta["State"][shape]) for shape in STATES} == STATES
+    assert not (set(meta["State"]) & set(SHAPES.values())) - set(STATES)  # every posed shape we use has its states
+    assert tuple(meta["Relation"]) == RELATIONS and tuple(meta["Scenes"]) == BACKGROUNDS
 
 
 def test_prompt_rules():

@@ -228,6 +228,9 @@ class HaarFaceDetector(FaceDetector):
         min_neighbors: int = 5,
         min_size_frac: float = 0.08,
     ):
+        from benchmark.extras import require
+
+        require("cv2", extra="audit", purpose="detect faces")
         import cv2
 
         if not hasattr(cv2, "CascadeClassifier") or not hasattr(cv2, "data"):
@@ -307,6 +310,9 @@ class SkinToneAnnotator:
 
     def __init__(self, detector: FaceDetector | None = None, *, min_skin_pixels: int = 20, swatches=None,
                  ita_variant: str = "paper"):
+        from benchmark.extras import require
+
+        require("cv2", extra="audit", purpose="measure skin tone")  # CIELAB conversion and face detection
         if ita_variant not in ITA_VARIANTS:
             raise ValueError(f"unknown ita_variant {ita_variant!r}: use one of {', '.join(ITA_VARIANTS)}")
         self.detector = detector if detector is not None else HaarFaceDetector()

@@ -36,8 +36,12 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-import gradio as gr
-from PIL import Image
+from benchmark.extras import require
+
+require("gradio", extra="app", purpose="run the annotation app")
+
+import gradio as gr  # noqa: E402
+from PIL import Image  # noqa: E402
 
 from benchmark.human import labels as L
 from benchmark.human import questions as Q

@@ -172,6 +172,9 @@ class DetrDetector(Detector):
         or ``builtin:tiny-detr``; one-line errors (bad spec, not cached offline, no GPU, bad
         dtype) first. ``dtype`` defaults to the device's (:func:`resolve_dtype`); a CPU runs
         float32 whatever is asked, as the other annotators do."""
+        from benchmark.extras import require
+
+        require("torch", "transformers", "PIL", extra="audit", purpose="detect objects with DETR")
         import torch
 
         from benchmark.models.device import resolve_device, resolve_dtype

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-import torch
+from typing import TYPE_CHECKING
+
+from benchmark.extras import require
 
 from .errors import DeviceUnavailableError, MalformedSpecError
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = ["resolve_device", "default_dtype", "resolve_dtype"]
 
@@ -15,6 +20,9 @@ def resolve_device(device: str | torch.device | None = None) -> torch.device:
     Raises :class:`DeviceUnavailableError` (one line) when a CUDA/MPS device is asked
     for but absent, before anything is loaded.
     """
+    require("torch", extra="audit", purpose="run models")
+    import torch
+
     if device is None:
         if torch.cuda.is_available():
             return torch.device("cuda")
@@ -44,6 +52,8 @@ def resolve_device(device: str | torch.device | None = None) -> torch.device:
 
 def default_dtype(device: torch.device) -> torch.dtype:
     """bf16 on CUDA GPUs that support it, fp16 on older GPUs and MPS, fp32 on CPU."""
+    import torch
+
     if device.type == "cuda":
         return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
     if device.type == "mps":
@@ -51,20 +61,23 @@ def default_dtype(device: torch.device) -> torch.dtype:
     return torch.float32
 
 
-_DTYPES = {
-    "float32": torch.float32, "fp32": torch.float32, "float": torch.float32,
-    "float16": torch.float16, "fp16": torch.float16, "half": torch.float16,
-    "bfloat16": torch.bfloat16, "bf16": torch.bfloat16,
+_DTYPE_NAMES = {
+    "float32": "float32", "fp32": "float32", "float": "float32",
+    "float16": "float16", "fp16": "float16", "half": "float16",
+    "bfloat16": "bfloat16", "bf16": "bfloat16",
 }
 
 
 def resolve_dtype(dtype: str | torch.dtype | None, device: torch.device) -> torch.dtype:
     """``None`` -> :func:`default_dtype`; strings such as ``"bf16"`` are accepted."""
+    require("torch", extra="audit", purpose="run models")
+    import torch
+
     if dtype is None:
         return default_dtype(device)
     if isinstance(dtype, torch.dtype):
         return dtype
     try:
-        return _DTYPES[str(dtype).lower().removeprefix("torch.")]
+        return getattr(torch, _DTYPE_NAMES[str(dtype).lower().removeprefix("torch.")])
     except KeyError:
         raise MalformedSpecError(f"unknown dtype {dtype!r}: use one of float32, float16, bfloat16") from None

@@ -27,6 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmark.extras import require
+
 from .device import resolve_device, resolve_dtype
 from .errors import MalformedSpecError, ModelNotAvailableError
 from .hub_access import ensure_hub_model
@@ -293,9 +295,11 @@ def load_encoder(
     token: str | bool | None = None,
 ) -> ImageTextEncoder:
     """Load a CLIP encoder from a spec (see module docstring); one-line errors first."""
+    kind, name, pretrained = parse_encoder_spec(spec)
+    require("torch", "transformers" if kind == "hf" else "open_clip", "PIL", extra="audit",
+            purpose="embed images with CLIP")
     import torch
 
-    kind, name, pretrained = parse_encoder_spec(spec)
     dev = resolve_device(device)
     dt = resolve_dtype(dtype, dev) if dev.type == "cuda" else torch.float32
     if kind == "builtin":

@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchmark.extras import require
+
 from .device import resolve_device, resolve_dtype
 from .errors import MalformedSpecError
 from .hub_access import cached_commit, ensure_hub_model, is_local_folder, looks_like_path
@@ -376,13 +378,16 @@ def load_text_to_image(
     any weights are loaded.
     """
     if callable(spec) and not isinstance(spec, str):
+        require("PIL", extra="audit", purpose="generate images")
         name = getattr(spec, "__qualname__", None) or type(spec).__qualname__
         module = getattr(spec, "__module__", None) or type(spec).__module__
         return CallableTextToImage(spec, model_id=f"python:{module}:{name}", revision=revision, overrides=overrides)
     kind, value = parse_text_to_image_spec(spec)
     if kind == "python":
+        require("PIL", extra="audit", purpose="generate images")
         return CallableTextToImage(_import_callable(value), model_id=value, revision=revision, overrides=overrides)
 
+    require("torch", "diffusers", "transformers", "PIL", extra="audit", purpose="generate images")
     dev = resolve_device(device)
     dt = resolve_dtype(dtype, dev)
     if kind == "builtin":

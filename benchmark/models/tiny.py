@@ -272,6 +272,10 @@ def ensure_builtin(name: str, *, kind: str | None = None) -> Path:
     target = builtin_path(name)
     if _is_complete(target):
         return target
+    from benchmark.extras import require
+
+    require("torch", "diffusers", "transformers", "open_clip", "safetensors", extra="audit",
+            purpose="build the built-in tiny models")
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=target.parent))
     try:

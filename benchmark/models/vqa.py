@@ -64,6 +64,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from benchmark.extras import require
+
 from .device import resolve_device, resolve_dtype
 from .errors import MalformedSpecError
 from .hub_access import ensure_hub_model, looks_like_path
@@ -686,6 +688,7 @@ def load_vqa(
     ``score_batch_size``: (item, answer) sequences per closed-set forward pass;
     ``score_normalisation``: ``"sum"`` or ``"mean"`` of the answer-token log-probabilities.
     """
+    require("torch", "transformers", "PIL", extra="audit", purpose="label images with a VQA model")
     import torch
 
     if not isinstance(spec, str) or not spec.strip():

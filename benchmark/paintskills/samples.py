@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PIL import Image, ImageDraw
-
+# render first: without Pillow it says which extra to install instead of an ImportError
 from benchmark.paintskills.render import render_scene
 from benchmark.probes.paintskills_scenes import SKILLS, build_scenes
+
+from PIL import Image, ImageDraw  # noqa: E402
 
 CAPTION_HEIGHT = 48  # three lines of PIL's default font under each render
 BOX_COLOURS = ("#e53935", "#1e88e5")  # objA, objB (spatial)

@@ -157,6 +157,9 @@ def train_detector(data_dir: str | Path, out_dir: str | Path, config: TrainConfi
                    device=None, revision: str | None = None, token: Any = None,
                    progress: bool = True) -> TrainSummary:
     """Fine-tune ``config.model`` on the rendered train split(s) in ``data_dir``; see the module docstring."""
+    from benchmark.extras import require
+
+    require("torch", "transformers", "PIL", extra="audit", purpose="fine-tune a detector")
     import torch
     from transformers import AutoImageProcessor, DetrForObjectDetection
 

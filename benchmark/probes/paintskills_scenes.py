@@ -2,8 +2,8 @@
 and split, a deterministic list of scenes whose classes, counts and relations are
 uniformly distributed, with the prompt from the official template.
 
-Vocabulary from aszala/PaintSkills-Simulator ``data/`` (MIT; copied in
-``shared/reference/paintskills/``): templates, shapes, states, relations, scenes.
+Vocabulary from aszala/PaintSkills-Simulator ``data/`` (MIT; the files the tests compare
+with are in ``tests/data/paintskills/``): templates, shapes, states, relations, scenes.
 
 Balance (exact at the paper's sizes; every prefix whose length is a multiple of the
 block size is exactly balanced too, so ``n`` smaller than the paper's size stays fair):

@@ -156,6 +156,9 @@ def _num(value: Any, digits: int = 4) -> str:
 
 def pyplot():
     """matplotlib.pyplot on the Agg backend with the report's style (the leaderboard plots share it)."""
+    from benchmark.extras import require
+
+    require("matplotlib", extra="audit", purpose="draw the report's plots")
     import matplotlib
 
     matplotlib.use("Agg", force=True)

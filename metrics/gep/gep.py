@@ -6,8 +6,8 @@ A thin evaluate wrapper: the maths lives in ``benchmark.scores.gep``.
 import datasets
 import evaluate
 
-from benchmark.papers import PAPERS
-from benchmark.scores.gep import gep
+from benchmark.papers import PAPERS  # From: t2i-bias-benchmark
+from benchmark.scores.gep import gep  # From: t2i-bias-benchmark
 
 _DESCRIPTION = """\
 GEP (GEnder Presentation differences, Zhang et al., Sec. 3, Eq. 1-2) compares how often
@@ -41,7 +41,7 @@ Returns:
     gep_score_ci (`dict`): low, high, confidence_level, n_resamples, method.
     group_a, group_b (`str`), n_units (`int`): resampling units (rows, or images with image_ids).
 Examples:
-    >>> gep_metric = evaluate.load("gep")
+    >>> gep_metric = evaluate.load("t2i-bias-benchmark/gep")
     >>> result = gep_metric.compute(
     ...     predictions=[1, 1, 0, 0, 0, 0, 1, 1],
     ...     groups=["woman"] * 4 + ["man"] * 4,

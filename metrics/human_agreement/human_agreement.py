@@ -6,9 +6,9 @@ A thin evaluate wrapper: the statistics live in ``benchmark.scores.agreement``.
 import datasets
 import evaluate
 
-from benchmark.papers import PAPERS
-from benchmark.scores.agreement import binary_agreement
-from benchmark.scores.agreement import vector_agreement
+from benchmark.papers import PAPERS  # From: t2i-bias-benchmark
+from benchmark.scores.agreement import binary_agreement  # From: t2i-bias-benchmark
+from benchmark.scores.agreement import vector_agreement  # From: t2i-bias-benchmark
 
 _DESCRIPTION = """\
 Validates an automatic annotator (CLIP similarity, a cross-modal classifier, a VQA
@@ -43,7 +43,7 @@ Returns:
         n, threshold, notes (dict: statistic -> why it is NaN).
     task="vector": kendall_tau_b, sign_mcc, pearson (each in [-1, 1]), n, notes.
 Examples:
-    >>> agreement = evaluate.load("human_agreement")
+    >>> agreement = evaluate.load("t2i-bias-benchmark/human_agreement")
     >>> agreement.compute(predictions=[0.9, 0.2, 0.6, 0.4], references=[1, 0, 1, 1], task="binary")
     {'roc_auc': 1.0, 'cohen_kappa': 0.5, 'mcc': 0.5773502691896258, 'accuracy': 0.75, 'n': 4, 'threshold': 0.5, 'notes': {}}
 """

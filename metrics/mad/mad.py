@@ -6,9 +6,9 @@ A thin evaluate wrapper: the maths lives in ``benchmark.scores.mad``.
 import datasets
 import evaluate
 
-from benchmark.papers import PAPERS
-from benchmark.scores.mad import average_value_score
-from benchmark.scores.mad import mad_score
+from benchmark.papers import PAPERS  # From: t2i-bias-benchmark
+from benchmark.scores.mad import average_value_score  # From: t2i-bias-benchmark
+from benchmark.scores.mad import mad_score  # From: t2i-bias-benchmark
 
 _DESCRIPTION = """\
 MAD (DALL-Eval, Cho et al., Sec. 4.2.4) measures how far the distribution of a
@@ -43,7 +43,7 @@ Returns:
     n_groups, n_images (`int`), max_mad (`float`): the one-hot value for this N.
     With `values`: average (`float`), average_ci (`dict`), per_group_average (`dict`).
 Examples:
-    >>> mad = evaluate.load("mad")
+    >>> mad = evaluate.load("t2i-bias-benchmark/mad")
     >>> result = mad.compute(predictions=["male", "male", "male", "female"],
     ...                      categories=["male", "female"], n_resamples=0)
     >>> result["mad"], result["distribution"]

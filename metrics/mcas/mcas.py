@@ -8,8 +8,8 @@ A thin evaluate wrapper: the maths lives in ``benchmark.scores.mcas`` and
 import datasets
 import evaluate
 
-from benchmark.papers import PAPERS
-from benchmark.scores.mcas import mcas_score
+from benchmark.papers import PAPERS  # From: t2i-bias-benchmark
+from benchmark.scores.mcas import mcas_score  # From: t2i-bias-benchmark
 
 _DESCRIPTION = """\
 MCAS (Mandal et al. 2023, Eq. 1-2) measures gender associations inside a text-to-image
@@ -67,7 +67,7 @@ Returns:
     n_targets (`int`), n_images (`int`), n_rows (`dict` role -> rows), encoders (`list`);
         per_category with `categories`; per_encoder with several encoders.
 Examples:
-    >>> mcas = evaluate.load("mcas")
+    >>> mcas = evaluate.load("t2i-bias-benchmark/mcas")
     >>> result = mcas.compute(
     ...     embeddings=[[1.0, 0.2], [0.2, 1.0], [1.0, 0.0], [0.0, 1.0], [1.0, 0.0], [0.0, 1.0]],
     ...     roles=["target_image", "target_text", "attribute_a_image", "attribute_b_image",

@@ -1,5 +1,8 @@
+from pathlib import Path
+
 import evaluate
 from evaluate.utils import launch_gradio_widget
 
-module = evaluate.load("paintskills_accuracy")
+# The module script beside this file: the Space serves its own copy, offline.
+module = evaluate.load(str(Path(__file__).with_name("paintskills_accuracy.py")))
 launch_gradio_widget(module)

@@ -8,11 +8,11 @@ import datasets
 import evaluate
 import numpy as np
 
-from benchmark.models.detector import Detections
-from benchmark.papers import PAPERS
-from benchmark.scores.paintskills import DEFAULT_THRESHOLD
-from benchmark.scores.paintskills import SKILLS
-from benchmark.scores.paintskills import evaluate_skill
+from benchmark.models.detector import Detections  # From: t2i-bias-benchmark
+from benchmark.papers import PAPERS  # From: t2i-bias-benchmark
+from benchmark.scores.paintskills import DEFAULT_THRESHOLD  # From: t2i-bias-benchmark
+from benchmark.scores.paintskills import SKILLS  # From: t2i-bias-benchmark
+from benchmark.scores.paintskills import evaluate_skill  # From: t2i-bias-benchmark
 
 _DESCRIPTION = """\
 PaintSkills (DALL-Eval, Cho et al., Sec. 4.1) measures three visual reasoning skills of a
@@ -52,7 +52,7 @@ Returns:
     correct (`list` of `bool`, per image), skill, threshold, and count_right_accuracy
     (N_pred = N) for count or objects_accuracy (both classes found) for spatial.
 Examples:
-    >>> acc = evaluate.load("paintskills_accuracy")
+    >>> acc = evaluate.load("t2i-bias-benchmark/paintskills_accuracy")
     >>> acc.compute(predictions=[{"scores": [0.9, 0.2], "labels": ["dog", "cat"]}],
     ...             references=[{"target": "dog"}], skill="object", n_resamples=0)["accuracy"]
     100.0

@@ -6,8 +6,8 @@ A thin evaluate wrapper: the maths lives in ``benchmark.scores.sts``.
 import datasets
 import evaluate
 
-from benchmark.papers import PAPERS
-from benchmark.scores.sts import sts
+from benchmark.papers import PAPERS  # From: t2i-bias-benchmark
+from benchmark.scores.sts import sts  # From: t2i-bias-benchmark
 
 _DESCRIPTION = """\
 The Stereotype Test Score (STS) of the Paired Stereotype Test (Wan & Chang, Sec. 3.3)
@@ -47,7 +47,7 @@ Returns:
     sts_ci (`dict`): low, high, confidence_level, n_resamples, method.
     unidentifiable (`str`): the policy used; n_unidentifiable, n_individuals, n_scored (`int`).
 Examples:
-    >>> pst_sts = evaluate.load("pst_sts")
+    >>> pst_sts = evaluate.load("t2i-bias-benchmark/pst_sts")
     >>> result = pst_sts.compute(
     ...     predictions=["masculine", "masculine", "feminine", "feminine"],
     ...     references=["male", "male", "female", "female"],

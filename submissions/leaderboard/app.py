@@ -17,7 +17,11 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
-import gradio as gr
+from benchmark.extras import require
+
+require("gradio", "matplotlib", extra="app", purpose="run the leaderboard")
+
+import gradio as gr  # noqa: E402
 
 from submissions.leaderboard import data
 
