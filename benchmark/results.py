@@ -393,6 +393,11 @@ class _StrictHooks:
         return out
 
 
+def _shown_key(key: str) -> str:
+    """A key as printable ASCII (JSON escapes for anything else: no control or direction character)."""
+    return key if key.isascii() and key.isprintable() else json.dumps(key)[1:-1]
+
+
 def _first_rejected(doc: Any) -> tuple[str, str] | None:
     """(JSON path, reason) of the first refused value in document order, or None."""
     stack: list[tuple[str, Any]] = [("", doc)]
@@ -401,9 +406,9 @@ def _first_rejected(doc: Any) -> tuple[str, str] | None:
         if isinstance(node, _Rejected):
             return where or "(top level)", node.reason
         if isinstance(node, _DuplicateKeys):
-            return where or "(top level)", f"the key {node.key!r} appears twice in one object"
+            return where or "(top level)", f"the key '{_shown_key(node.key)}' appears twice in one object"
         if isinstance(node, dict):
-            children = [(f"{where}/{k}" if where else str(k), v) for k, v in node.items()]
+            children = [(f"{where}/{_shown_key(k)}" if where else _shown_key(k), v) for k, v in node.items()]
         elif isinstance(node, list):
             children = [(f"{where}/{i}" if where else str(i), v) for i, v in enumerate(node)]
         else:
