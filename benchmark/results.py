@@ -15,6 +15,7 @@ import datetime as _dt
 import json
 import math
 import platform
+import re
 import sys
 from pathlib import Path
 from typing import Any, Mapping
@@ -234,15 +235,8 @@ def write_results(run_dir: str | Path, results: Mapping) -> Path:
 
 
 def read_results(path: str | Path) -> dict:
-    """results.json from a file or a run folder; NaN / Infinity in the file are refused."""
-    path = Path(path)
-    if path.is_dir():
-        path = path / RESULTS_FILE
-
-    def no_constant(c: str):
-        raise ValueError(f"{path}: {c} is not valid JSON (use null)")
-
-    return json.loads(path.read_text(encoding="utf-8"), parse_constant=no_constant)
+    """results.json from a file or a run folder: :func:`load_results_file` with its default limits."""
+    return load_results_file(path)
 
 
 # --------------------------------------------------------------------------- schema
@@ -283,7 +277,10 @@ def validate_results(results: Mapping, schema: Mapping | None = None) -> list[st
             for i, v in enumerate(obj):
                 walk(f"{prefix}/{i}", v)
 
-    walk("", results)
+    try:  # in C, fast; only a document with NaN / inf (or non-JSON values) is walked to name the place
+        json.dumps(results, allow_nan=False)
+    except (ValueError, TypeError):
+        walk("", results)
     model = results.get("model") if isinstance(results, Mapping) else None
     if isinstance(model, Mapping) and model.get("builtin") and next(iter(results), None) != "warning":
         problems.append("warning: must be the first key of a built-in model's results")
@@ -291,3 +288,221 @@ def validate_results(results: Mapping, schema: Mapping | None = None) -> list[st
         if isinstance(s, Mapping) and s.get("name") not in SCORE_METADATA:
             problems.append(f"scores/{i}/name: {s.get('name')!r} has no entry in SCORE_METADATA")
     return problems
+
+
+# --------------------------------------------------------------------------- reading: the one reader
+#
+# `t2ibench validate`, the leaderboard and the runner all read results files through
+# load_results_file. Results files come from strangers, so reading is bounded before any
+# parsing: size first (never reading past the limit), then nesting depth (a linear scan,
+# no recursion), then a strict parse that refuses what a results document never holds.
+
+MAX_RESULTS_BYTES = 16 * 1024 * 1024  # a real audit's results.json is tens to hundreds of kB
+MAX_RESULTS_DEPTH = 32  # the schema nests 5 levels; settings / details add a few
+MAX_INT_DIGITS = 20  # every count, seed and size fits in 64 bits
+MAX_NUMBER_CHARS = 64  # a float Python writes is at most ~25 characters
+
+
+class UnreadableResults(ValueError):
+    """A results file that was not read. ``str()`` is one line naming the file.
+
+    ``refused`` is True for a file that was refused by a reading rule (size, nesting
+    depth, big integer, duplicate key, NaN / Infinity, number overflow): a problem of the
+    document. False for a file that cannot be read as a JSON object at all (missing, not a
+    regular file, not UTF-8, not JSON, not an object).
+    """
+
+    def __init__(self, path: str | Path, reason: str, *, refused: bool = False):
+        self.path, self.reason, self.refused = str(path), " ".join(str(reason).split()), refused
+        super().__init__(f"{self.path}: {self.reason}")
+
+
+class _Rejected:
+    """What a parse hook returns for a value it refuses; located afterwards by :func:`_first_rejected`."""
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str):
+        self.reason = reason
+
+
+class _DuplicateKeys(dict):
+    """An object that had a key twice (the last value kept, as json does, until refused)."""
+
+    key: str = ""
+
+
+_JSON_ESCAPE = re.compile(rb"\\.", re.DOTALL)  # a backslash and the character it escapes
+_NOT_STRUCTURE = bytes(b for b in range(256) if b not in b'"[]{}')
+_QUOTE = ord('"')
+_BRACKET_STEP = np.zeros(256, dtype=np.int8)
+_BRACKET_STEP[list(b"[{")] = 1
+_BRACKET_STEP[list(b"]}")] = -1
+_DEPTH_CHUNK = 1 << 22
+
+
+def json_depth(data: bytes) -> int:
+    """Deepest nesting of arrays / objects in JSON text, in linear time and without recursion.
+
+    Escapes are dropped, then everything but quotes and brackets; a bracket nests only
+    outside a string (after an even number of quotes). Vectorised: 46 MB take about a second.
+    """
+    skeleton = (_JSON_ESCAPE.sub(b"", data) if b"\\" in data else data).translate(None, _NOT_STRUCTURE)
+    depth = deepest = quotes = 0
+    for start in range(0, len(skeleton), _DEPTH_CHUNK):
+        chunk = np.frombuffer(skeleton, dtype=np.uint8, count=min(_DEPTH_CHUNK, len(skeleton) - start), offset=start)
+        is_quote = chunk == _QUOTE
+        outside = ((np.cumsum(is_quote, dtype=np.int64) + quotes) & 1) == 0
+        quotes += int(is_quote.sum())
+        steps = _BRACKET_STEP[chunk[outside & ~is_quote]]
+        if len(steps):
+            running = np.cumsum(steps, dtype=np.int64) + depth
+            deepest, depth = max(deepest, int(running.max())), int(running[-1])
+    return deepest
+
+
+class _StrictHooks:
+    """json.loads hooks for one read: refused values become markers (so that their JSON path
+    can be named afterwards) and ``seen`` says whether the document needs that search."""
+
+    def __init__(self) -> None:
+        self.seen = False
+
+    def _reject(self, reason: str) -> _Rejected:
+        self.seen = True
+        return _Rejected(reason)
+
+    def parse_int(self, text: str) -> int | _Rejected:
+        digits = len(text.lstrip("-"))
+        if digits > MAX_INT_DIGITS:  # int() of 5,000 digits would raise; of 4,000 it would be slow
+            return self._reject(f"an integer of {digits} digits (at most {MAX_INT_DIGITS})")
+        return int(text)
+
+    def parse_float(self, text: str) -> float | _Rejected:
+        if len(text) > MAX_NUMBER_CHARS:
+            return self._reject(f"a number written with {len(text)} characters (at most {MAX_NUMBER_CHARS})")
+        value = float(text)
+        if not math.isfinite(value):
+            return self._reject(f"{text} overflows to infinity")
+        return value
+
+    def parse_constant(self, text: str) -> _Rejected:
+        return self._reject(f"{text} is not valid JSON (use null)")
+
+    def object_pairs(self, pairs: list) -> dict:
+        out = dict(pairs)
+        if len(out) != len(pairs):
+            self.seen = True
+            seen: set = set()
+            dup = next(k for k, _ in pairs if k in seen or seen.add(k))
+            out = _DuplicateKeys(out)
+            out.key = dup
+        return out
+
+
+def _shown_key(key: str) -> str:
+    """A key as printable ASCII (JSON escapes for anything else: no control or direction character)."""
+    return key if key.isascii() and key.isprintable() else json.dumps(key)[1:-1]
+
+
+def _first_rejected(doc: Any) -> tuple[str, str] | None:
+    """(JSON path, reason) of the first refused value in document order, or None."""
+    stack: list[tuple[str, Any]] = [("", doc)]
+    while stack:
+        where, node = stack.pop()
+        if isinstance(node, _Rejected):
+            return where or "(top level)", node.reason
+        if isinstance(node, _DuplicateKeys):
+            return where or "(top level)", f"the key '{_shown_key(node.key)}' appears twice in one object"
+        if isinstance(node, dict):
+            children = [(f"{where}/{_shown_key(k)}" if where else _shown_key(k), v) for k, v in node.items()]
+        elif isinstance(node, list):
+            children = [(f"{where}/{i}" if where else str(i), v) for i, v in enumerate(node)]
+        else:
+            continue
+        stack.extend(reversed(children))
+    return None
+
+
+def load_results_file(path: str | Path, *, max_bytes: int = MAX_RESULTS_BYTES,
+                      max_depth: int = MAX_RESULTS_DEPTH) -> dict:
+    """The results document in ``path`` (a results.json, or a run folder holding one).
+
+    Raises :class:`UnreadableResults` (one line naming the file) for a file over
+    ``max_bytes`` (refused from its size, never read past the limit), nested deeper than
+    ``max_depth``, holding an integer of more than 20 digits, a number that overflows, a
+    NaN / Infinity literal or a key twice in one object, and for anything that is not a
+    UTF-8 JSON object. Nothing else raises.
+    """
+    path = Path(path)
+    if path.is_dir():
+        path = path / RESULTS_FILE
+    mb = max_bytes / 1024 / 1024
+    try:
+        if not path.exists():
+            raise UnreadableResults(path, "no such file")
+        if not path.is_file():
+            raise UnreadableResults(path, "not a regular file")
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise UnreadableResults(path, f"{size / 1024 / 1024:.1f} MB, over the size limit of {mb:g} MB",
+                                    refused=True)
+        with path.open("rb") as fh:
+            data = fh.read(max_bytes + 1)
+    except OSError as exc:
+        raise UnreadableResults(path, f"cannot read: {exc.strerror or exc}") from None
+    if len(data) > max_bytes:  # it grew since stat()
+        raise UnreadableResults(path, f"over the size limit of {mb:g} MB", refused=True)
+    depth = json_depth(data)
+    if depth > max_depth:
+        raise UnreadableResults(path, f"nested {depth} levels deep (at most {max_depth})", refused=True)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UnreadableResults(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    hooks = _StrictHooks()
+    try:
+        doc = json.loads(text, object_pairs_hook=hooks.object_pairs, parse_int=hooks.parse_int,
+                         parse_float=hooks.parse_float, parse_constant=hooks.parse_constant)
+    except json.JSONDecodeError as exc:
+        raise UnreadableResults(path, f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except (RecursionError, MemoryError) as exc:  # the depth scan should have stopped it first
+        raise UnreadableResults(path, f"cannot be parsed ({type(exc).__name__})", refused=True) from None
+    if hooks.seen:
+        where, reason = _first_rejected(doc) or ("(top level)", "refused")
+        raise UnreadableResults(path, f"{where}: {reason}", refused=True)
+    if not isinstance(doc, dict):
+        raise UnreadableResults(path, "not a results document: the top level is a JSON "
+                                f"{_json_type(doc)}, not an object")
+    return doc
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool):
+        return "boolean"
+    if value is None:
+        return "null"
+    return "number"
+
+
+# --------------------------------------------------------------------------- validation helpers
+
+
+def expected_score_metadata(name: str) -> dict:
+    """The metadata fields a score entry named ``name`` must carry, as :func:`score_entry`
+    copies them from SCORE_METADATA (``max`` null for an unbounded score)."""
+    meta = get_metadata(name)
+    return {
+        "display_name": meta.display_name,
+        "lower_is_better": meta.lower_is_better,
+        "ideal": meta.ideal,
+        "min": meta.min_value,
+        "max": None if math.isinf(meta.max_value) else meta.max_value,
+        "unit": meta.unit,
+        "headline": meta.headline,
+        "paper": meta.paper,
+    }

@@ -17,30 +17,33 @@ EXIT_OK, EXIT_PROBLEMS, EXIT_UNREADABLE = 0, 1, 2
 # --------------------------------------------------------------------------- validate
 
 
-def _cmd_validate(args: argparse.Namespace) -> int:
-    from submissions.validate import (
-        DEMO_NOTE,
-        UnreadableResults,
-        check_results,
-        is_demo,
-        load_results_file,
-    )
+def validate_file(name: str, *, allow_demo: bool) -> tuple[int, list[str]]:
+    """(exit status, output lines) of ``t2ibench validate`` for one file; never raises.
 
+    Status 0: valid; 1: problems, or refused by a reading rule (size, depth, big integer,
+    duplicate key, NaN); 2: not readable as a JSON object at all (missing, not JSON, an array).
+    """
+    from submissions.validate import DEMO_NOTE, UnreadableResults, check_results, is_demo, load_results_file, one_line
+
+    label = one_line(name)
+    try:
+        doc = load_results_file(name)
+        problems = check_results(doc, allow_demo=allow_demo)
+    except UnreadableResults as exc:
+        return (EXIT_PROBLEMS if exc.refused else EXIT_UNREADABLE), [f"{label}: {one_line(exc.reason)}"]
+    except Exception as exc:  # a bug must not stop the files after this one
+        return EXIT_PROBLEMS, [f"{label}: could not be checked ({type(exc).__name__}: {one_line(exc)})"]
+    if problems:
+        return EXIT_PROBLEMS, [f"{label}: {problem}" for problem in problems]
+    return EXIT_OK, [f"{label}: ok" + (f" ({DEMO_NOTE})" if is_demo(doc) else "")]
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
     status = EXIT_OK
     for name in args.files:
-        try:
-            doc = load_results_file(name)
-        except UnreadableResults as exc:
-            print(f"{name}: {exc}")
-            status = EXIT_UNREADABLE
-            continue
-        problems = check_results(doc, allow_demo=args.allow_demo)
-        for problem in problems:
-            print(f"{name}: {problem}")
-        if problems:
-            status = max(status, EXIT_PROBLEMS)
-        else:
-            print(f"{name}: ok" + (f" ({DEMO_NOTE})" if is_demo(doc) else ""))
+        code, lines = validate_file(name, allow_demo=args.allow_demo)
+        print("\n".join(lines), flush=True)
+        status = max(status, code)
     return status
 
 
@@ -55,12 +58,15 @@ def _cmd_submit(args: argparse.Namespace) -> int:
         send_submission,
     )
 
+    from submissions.validate import one_line
+
     try:
         plan = plan_submission(args.run_dir, results_repo=args.repo, images_repo=args.push_images, demo=args.demo,
-                               to_folder=args.to_folder)
+                               to_folder=args.to_folder, model_card=args.model_card, card_file=args.card_file,
+                               token=args.token)
     except SubmissionRefused as exc:
         for problem in exc.problems:
-            print(f"{exc.source}: {problem}", file=sys.stderr)
+            print(f"{one_line(exc.source)}: {problem}", file=sys.stderr)
         print(f"t2ibench submit: refused, {len(exc.problems)} problem(s) above "
               "(`t2ibench validate` lists the same)", file=sys.stderr)
         return EXIT_PROBLEMS
@@ -74,6 +80,8 @@ def _cmd_submit(args: argparse.Namespace) -> int:
         print(f"images pushed: {outcome.images_url}")
     if outcome.pr_url:
         print(f"pull request: {outcome.pr_url}")
+    if outcome.card_pr_url:
+        print(f"model card pull request: {outcome.card_pr_url}")
     if outcome.local_path:
         print(f"wrote {outcome.local_path}")
     return EXIT_OK
@@ -167,6 +175,11 @@ def register(subparsers) -> None:
     sub.add_argument("--push-images", metavar="ORG/NAME", help="first push the run's images as this Hub dataset")
     sub.add_argument("--to-folder", metavar="DIR", help="also write the file under DIR (e.g. submissions/results) "
                      "for the local leaderboard")
+    sub.add_argument("--model-card", action="store_true", help="also open a pull request on the audited model's "
+                     "repository adding the headline scores to its card's model-index (needs --repo, a Hub model "
+                     "and a published probe set; never for demos)")
+    sub.add_argument("--card-file", metavar="README", help="with --model-card: the model's current README.md, read "
+                     "from this file instead of the Hub (offline dry runs)")
     sub.add_argument("--token", help="Hugging Face token (default: HF_TOKEN or the saved login)")
     sub.set_defaults(func=_cmd_submit)
 

@@ -10,20 +10,27 @@ bytes and pull request that a real run sends. Scores are never changed by submit
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import benchmark
-from benchmark.atomic import write_bytes_atomic
+from benchmark.atomic import fsync_dir
 from benchmark.hub import HubFile, check_access, commit_files, require_hub
 from benchmark.results import PACKAGE_NAME, dumps
 from submissions.validate import (
+    BUILTIN_ID,
+    HUB_REPO_ID,
     UnreadableResults,
     check_results,
     is_demo,
     load_results_file,
+    model_id_kind,
+    model_id_problem,
+    one_line,
 )
 
 RESULTS_DIR_IN_REPO = "results"
@@ -40,27 +47,61 @@ class SubmissionRefused(ValueError):
         super().__init__(f"{source}: {len(problems)} problem(s), not submitted")
 
 
+# --------------------------------------------------------------------------- Markdown
+
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~<>&])")
+
+
+def md_text(value) -> str:
+    """Text from a results file as literal Markdown on one line: every character Markdown or
+    HTML acts on is backslash-escaped, control and direction characters are made visible."""
+    return _MD_SPECIAL.sub(r"\\\1", one_line(value, limit=10_000))
+
+
+def md_code(value) -> str:
+    """Text from a results file as a Markdown code span (rendered literally: no HTML, links
+    or emphasis), safe inside a table cell."""
+    text = one_line(value, limit=10_000).replace("|", "\\|")
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    return f"{fence} {text} {fence}"
+
+
 # --------------------------------------------------------------------------- naming
+#
+# Two different model ids never share a folder (tested): a valid Hub id (which never holds
+# "--", and whose parts start with a letter or digit) keeps its readable form with "--" for
+# "/", as the Hub's own cache names folders; every other id starts with "_", which no Hub id
+# does, and ends with a hash of the id.
+
+HASH_CHARS = 16
 
 
-def _safe(text: str) -> str:
-    # Characters a Hub path and every file system accept; "__" is kept for the org separator.
-    out = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip(".-")
-    return re.sub(r"_{2,}", "_", out) or "unnamed"
+def _slug(text: str, limit: int = 48) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip(".-")[:limit].strip(".-") or "unnamed"
 
 
 def model_folder_name(model_id: str) -> str:
-    """``<org>__<model>`` for a model id: Hub ``org/name``, ``builtin:x`` (org ``builtin``),
-    ``python:module:function`` (org ``python``), or a local folder (org ``local``)."""
+    """The folder of a model's results files, one per model id (injective):
+
+    ``org--name`` for a valid Hub id ``org/name`` (``name`` for a one-part id), ``_builtin--NAME``
+    for ``builtin:NAME``, and ``_<kind>--<readable part>-<hash>`` for a callable
+    (``_python--``), a local folder (``_local--``) or any other string (the hash: 16 hex
+    digits of the id's sha256).
+    """
     if not model_id:
         raise ValueError("the results name no model id")
-    for prefix in ("builtin", "python"):
-        if model_id.startswith(prefix + ":"):
-            return f"{prefix}__{_safe(model_id[len(prefix) + 1:].replace(':', '.'))}"
-    parts = model_id.split("/")
-    if len(parts) == 2 and all(parts) and not model_id.startswith("."):
-        return f"{_safe(parts[0])}__{_safe(parts[1])}"
-    return f"local__{_safe(Path(model_id.rstrip('/')).name)}"
+    kind = model_id_kind(model_id)
+    if kind == "hub" and model_id_problem(model_id) is None:
+        return model_id.replace("/", "--")
+    if kind == "builtin" and BUILTIN_ID.match(model_id) and "--" not in model_id:
+        return f"_builtin--{model_id[len('builtin:'):]}"
+    digest = hashlib.sha256(model_id.encode("utf-8")).hexdigest()[:HASH_CHARS]
+    if kind == "python":
+        tail = model_id[len("python:"):].replace(":", ".")
+    else:
+        tail = model_id.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+    return f"_{kind}--{_slug(tail)}-{digest}"
 
 
 def utc_stamp(created: str) -> str:
@@ -75,7 +116,7 @@ def utc_stamp(created: str) -> str:
 
 
 def submission_relpath(doc: Mapping) -> str:
-    """``<org>__<model>/<timestamp>.json``: under ``results/`` in the Hub dataset, under the local folder."""
+    """``<model folder>/<timestamp>.json``: under ``results/`` in the Hub dataset, under the local folder."""
     return f"{model_folder_name(str(doc['model']['id']))}/{utc_stamp(doc['created'])}.json"
 
 
@@ -87,6 +128,27 @@ def utc_now() -> str:
 
 
 @dataclass
+class ModelCardUpdate:
+    """The pull request adding the headline scores to the model's own card (``--model-card``)."""
+
+    model_repo: str
+    before: str  # README.md as it is ("" when the model has no card)
+    after: str
+
+    @property
+    def file(self) -> HubFile:
+        from submissions.model_card import CARD_FILE
+
+        return HubFile(CARD_FILE, self.after.encode("utf-8"))
+
+    @property
+    def diff(self) -> str:
+        from submissions.model_card import card_diff
+
+        return card_diff(self.before, self.after)
+
+
+@dataclass
 class SubmissionPlan:
     source: Path
     document: dict  # the results with their ``submission`` block
@@ -95,6 +157,7 @@ class SubmissionPlan:
     images_repo: str | None
     to_folder: Path | None
     image_files: list[HubFile] = field(default_factory=list)
+    model_card: ModelCardUpdate | None = None
 
     @property
     def demo(self) -> bool:
@@ -109,41 +172,67 @@ class SubmissionPlan:
         return None if self.to_folder is None else self.to_folder / self.relpath
 
     @property
+    def results_url(self) -> str | None:
+        """Where the results file lies in the results dataset once the pull request is merged."""
+        if not self.results_repo:
+            return None
+        return f"https://huggingface.co/datasets/{self.results_repo}/blob/main/{self.results_file.path_in_repo}"
+
+    @property
     def pr_title(self) -> str:
         model = self.document["model"]
-        title = f"Add results: {model['id']} @ {model.get('revision') or 'unrecorded revision'}"
+        title = f"Add results: {md_text(model['id'])} @ {md_text(model.get('revision') or 'unrecorded revision')}"
         return f"[demo] {title}" if self.demo else title
 
     @property
     def pr_description(self) -> str:
         doc = self.document
         model, run = doc["model"], doc.get("run") or {}
-        suites = ", ".join(f"{s['name']} ({s['status']})" for s in doc.get("suites") or [])
-        spec = f" (spec `{model['spec']}`)" if model.get("spec") and model["spec"] != model["id"] else ""
+        suites = ", ".join(f"{md_text(s['name'])} ({md_text(s['status'])})" for s in doc.get("suites") or [])
+        spec = f" (spec {md_code(model['spec'])})" if model.get("spec") and model["spec"] != model["id"] else ""
         n_defined = sum(1 for s in doc.get("scores") or [] if s.get("value") is not None)
         rows = [
-            ("model", f"`{model['id']}`{spec}"),
-            ("revision", f"`{model.get('revision')}`"),
-            ("package", f"{PACKAGE_NAME} {doc['package']['version']} "
-                        f"(scored with {run.get('scored_with_package_version', '?')})"),
+            ("model", f"{md_code(model['id'])}{spec}"),
+            ("revision", md_code(model.get("revision"))),
+            ("package", f"{PACKAGE_NAME} {md_text(doc['package']['version'])} "
+                        f"(scored with {md_text(run.get('scored_with_package_version', '?'))})"),
             ("suites", suites or "none"),
-            ("images", f"{run.get('n_images', '?')} (limit per suite: {run.get('limit_per_suite')})"),
+            ("images", f"{md_text(run.get('n_images', '?'))} (limit per suite: {md_text(run.get('limit_per_suite'))})"),
             ("scores", f"{n_defined} defined of {len(doc.get('scores') or [])}"),
-            ("created", doc["created"]),
+            ("created", md_text(doc["created"])),
             ("images dataset", f"https://huggingface.co/datasets/{self.images_repo}" if self.images_repo
              else "not pushed"),
-            ("demo", "yes: built-in tiny random-weight model, meaningless scores; do not rank it" if self.demo
+            ("demo", "yes: built-in tiny random-weight model(s), meaningless scores; do not rank it" if self.demo
              else "no"),
         ]
         table = "\n".join(["| | |", "| --- | --- |"] + [f"| {k} | {v} |" for k, v in rows])
         return (f"Results of a t2i-bias-benchmark audit, submitted with `t2ibench submit` "
-                f"({doc['submission']['submitted_with']}).\n\n{table}\n\n"
-                f"File: `{self.results_file.path_in_repo}`. It passed `t2ibench validate` (schema "
-                f"{doc['schema_version']}, ranges, confidence intervals) before it was sent.\n")
+                f"({md_text(doc['submission']['submitted_with'])}).\n\n{table}\n\n"
+                f"File: {md_code(self.results_file.path_in_repo)}. It passed `t2ibench validate` (schema "
+                f"{md_text(doc['schema_version'])}, ranges, confidence intervals, provenance) before it was sent.\n")
 
     @property
     def images_commit_message(self) -> str:
-        return f"Images of the t2i-bias-benchmark audit of {self.document['model']['id']}"
+        return f"Images of the t2i-bias-benchmark audit of {md_text(self.document['model']['id'])}"
+
+    @property
+    def card_pr_title(self) -> str:
+        return "Add t2i-bias-benchmark bias audit results to the model card"
+
+    @property
+    def card_pr_description(self) -> str:
+        from submissions.model_card import headline_entries
+
+        doc = self.document
+        probes = doc.get("probes") or {}
+        rows = [f"| {md_text(e.get('display_name') or e['name'])} | {md_text(e['suite'])} | "
+                f"{md_text(e.get('estimator') or '')} | {e['value']:.6g} |" for e in headline_entries(doc)]
+        return (f"Adds the headline scores of a t2i-bias-benchmark audit of {md_code(doc['model']['id'])} @ "
+                f"{md_code(doc['model'].get('revision'))} to the card's `model-index` metadata, so that they show "
+                f"as evaluation results on this page.\n\n"
+                f"| score | suite | estimator | value |\n| --- | --- | --- | --- |\n" + "\n".join(rows) + "\n\n"
+                f"Probes: {md_code(probes.get('source'))} at revision {md_code(probes.get('revision'))}. "
+                f"Source: {self.results_url} (submitted as a pull request on {md_code(self.results_repo)}).\n")
 
 
 def images_dataset_files(run_dir: Path) -> list[HubFile]:
@@ -159,31 +248,44 @@ def images_dataset_files(run_dir: Path) -> list[HubFile]:
 
 
 def _repo_id(value: str | None, option: str) -> str | None:
-    if value is not None and (value.count("/") != 1 or not all(value.split("/"))):
-        raise ValueError(f"{option} must look like ORG/NAME, got {value!r}")
+    if value is not None and (value.count("/") != 1 or not HUB_REPO_ID.match(value) or len(value) > 96):
+        raise ValueError(f"{option} must look like ORG/NAME, got {one_line(repr(value))}")
     return value
 
 
 def plan_submission(source: str | Path, *, results_repo: str | None = None, images_repo: str | None = None,
-                    demo: bool = False, to_folder: str | Path | None = None,
-                    submitted_at: str | None = None) -> SubmissionPlan:
+                    demo: bool = False, to_folder: str | Path | None = None, submitted_at: str | None = None,
+                    model_card: bool = False, card_file: str | Path | None = None,
+                    token: str | None = None) -> SubmissionPlan:
     """Validate the results of ``source`` (a run folder or a results.json) and plan their submission.
 
     Raises SubmissionRefused (with every problem) when they do not validate, ValueError
-    for bad arguments. Nothing is written or sent.
+    (one line) for bad arguments and for a local file that exists already (never
+    overwritten). Nothing is written or sent; with ``model_card`` and no ``card_file`` the
+    model's current card is downloaded (read only).
     """
     source = Path(source)
     _repo_id(results_repo, "--repo")
     _repo_id(images_repo, "--push-images")
-    if results_repo is None and to_folder is None:
-        raise ValueError("say where to submit: --repo ORG/RESULTS (a Hub pull request) and/or --to-folder DIR")
+    if card_file is not None and not model_card:
+        raise ValueError("--card-file applies to --model-card only")
     try:
         doc = load_results_file(source)
     except UnreadableResults as exc:
-        raise ValueError(f"{source}: {exc}") from None
+        raise ValueError(f"{source}: {exc.reason}") from None
     problems = check_results(doc, allow_demo=demo)
     if problems:
         raise SubmissionRefused(str(source), problems)
+    if model_card:  # a demo or an unpublished probe set is refused whatever the other options
+        from submissions.model_card import card_problems
+
+        problems = card_problems(doc)
+        if problems:
+            raise SubmissionRefused(str(source), problems)
+    if results_repo is None and to_folder is None:
+        raise ValueError("say where to submit: --repo ORG/RESULTS (a Hub pull request) and/or --to-folder DIR")
+    if model_card and results_repo is None:
+        raise ValueError("--model-card needs --repo ORG/RESULTS: the card's results link to the results file there")
     image_files = images_dataset_files(source) if images_repo else []
     doc = {k: v for k, v in doc.items() if k != "submission"}
     doc["submission"] = {
@@ -196,9 +298,19 @@ def plan_submission(source: str | Path, *, results_repo: str | None = None, imag
     problems = check_results(doc, allow_demo=demo)  # the added block must itself be valid
     if problems:
         raise SubmissionRefused(str(source), problems)
-    return SubmissionPlan(source=source, document=doc, relpath=submission_relpath(doc), results_repo=results_repo,
+    plan = SubmissionPlan(source=source, document=doc, relpath=submission_relpath(doc), results_repo=results_repo,
                           images_repo=images_repo, to_folder=None if to_folder is None else Path(to_folder),
                           image_files=image_files)
+    if plan.local_path is not None and (plan.local_path.exists() or plan.local_path.is_symlink()):
+        raise ValueError(f"{plan.local_path} exists already: a results file is never overwritten "
+                         "(a replacement deletes the old file in a reviewed change)")
+    if model_card:
+        from submissions.model_card import card_with_results, load_card_text
+
+        model_id = str(doc["model"]["id"])
+        before = load_card_text(model_id, card_file=card_file, token=token)
+        plan.model_card = ModelCardUpdate(model_id, before, card_with_results(before, doc, plan.results_url))
+    return plan
 
 
 # --------------------------------------------------------------------------- dry run and sending
@@ -226,11 +338,22 @@ def format_dry_run(plan: SubmissionPlan) -> str:
                   "    description:"]
         lines += [f"      {line}".rstrip() for line in plan.pr_description.splitlines()]
         lines += [_file_line(plan.results_file), ""]
+    if plan.model_card is not None:
+        step += 1
+        card = plan.model_card
+        lines += [f"{step}. pull request on model {card.model_repo} (repo type model, create_pr=True, 1 file)",
+                  f"    title: {plan.card_pr_title}",
+                  "    description:"]
+        lines += [f"      {line}".rstrip() for line in plan.card_pr_description.splitlines()]
+        lines += [_file_line(card.file), ""]
     if plan.local_path is not None:
         step += 1
         lines += [f"{step}. write {plan.local_path}  ({plan.results_file.size} bytes, "
-                  f"sha256 {plan.results_file.sha256})", ""]
+                  f"sha256 {plan.results_file.sha256}; never over an existing file)", ""]
     lines += [f"--- {plan.results_file.path_in_repo}", plan.results_file.data().decode("utf-8").rstrip("\n")]
+    if plan.model_card is not None:
+        lines += ["", f"--- diff of {plan.model_card.model_repo} {plan.model_card.file.path_in_repo}",
+                  plan.model_card.diff.rstrip("\n")]
     return "\n".join(lines) + "\n"
 
 
@@ -238,22 +361,51 @@ def format_dry_run(plan: SubmissionPlan) -> str:
 class SubmissionOutcome:
     pr_url: str | None = None
     images_url: str | None = None
+    card_pr_url: str | None = None
     local_path: Path | None = None
 
 
+def write_new_file(path: Path, data: bytes) -> Path:
+    """Write ``data`` to ``path``, which must not exist: complete or absent after a crash, and
+    never over a file (created with a hard link, which fails when the name is taken)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            raise ValueError(f"{path} exists already: a results file is never overwritten") from None
+        except OSError:  # a file system without hard links: exclusive creation instead
+            with open(path, "xb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+    finally:
+        tmp.unlink(missing_ok=True)
+    fsync_dir(path.parent)
+    return path
+
+
 def send_submission(plan: SubmissionPlan, token: str | None = None) -> SubmissionOutcome:
-    """Push the images (if asked), open the pull request, write the local copy (if asked).
+    """Push the images (if asked), open the pull request(s), write the local copy (if asked).
 
     Every Hub check (offline mode, token, network, the token's validity) runs before the
     first upload; a failure is a one-line HubError.
     """
     outcome = SubmissionOutcome()
-    repos = [r for r in (plan.images_repo, plan.results_repo) if r]
+    card_repo = plan.model_card.model_repo if plan.model_card else None
+    repos = [r for r in (plan.images_repo, plan.results_repo, card_repo) if r]
     if repos:
         token = require_hub(repos[0], token)
         for repo in repos[1:]:
             require_hub(repo, token)
         check_access(repos[0], token)
+    if plan.local_path is not None and (plan.local_path.exists() or plan.local_path.is_symlink()):
+        raise ValueError(f"{plan.local_path} exists already: a results file is never overwritten")
     if plan.images_repo:
         outcome.images_url = commit_files(plan.images_repo, plan.image_files, repo_type="dataset", create_repo=True,
                                           commit_message=plan.images_commit_message, token=token)
@@ -261,48 +413,59 @@ def send_submission(plan: SubmissionPlan, token: str | None = None) -> Submissio
         outcome.pr_url = commit_files(plan.results_repo, [plan.results_file], repo_type="dataset", create_pr=True,
                                       commit_message=plan.pr_title, commit_description=plan.pr_description,
                                       token=token)
+    if plan.model_card is not None:
+        outcome.card_pr_url = commit_files(plan.model_card.model_repo, [plan.model_card.file], repo_type="model",
+                                           create_pr=True, commit_message=plan.card_pr_title,
+                                           commit_description=plan.card_pr_description, token=token)
     if plan.local_path is not None:
-        outcome.local_path = write_bytes_atomic(plan.local_path, plan.results_file.data())
+        outcome.local_path = write_new_file(plan.local_path, plan.results_file.data())
     return outcome
 
 
 # --------------------------------------------------------------------------- the results dataset
 
-RESULTS_REPO_CARD = """---
-pretty_name: t2i-bias-benchmark results
-license: mit
-tags:
-- t2i-bias-benchmark
-- bias-audit
-- text-to-image
-- leaderboard
-viewer: false
----
+RESULTS_REPO_CARD_DATA = {
+    "pretty_name": "t2i-bias-benchmark results",
+    "license": "mit",
+    "tags": ["t2i-bias-benchmark", "bias-audit", "text-to-image", "leaderboard"],
+    "viewer": False,
+}
 
+RESULTS_REPO_CARD_TEXT = """
 # t2i-bias-benchmark results
 
-One JSON file per audit, `results/<org>__<model>/<UTC timestamp>.json`, each a `results.json`
-written by `t2ibench run` / `t2ibench score` (schema `benchmark/results_schema.json` of the
-t2i-bias-benchmark package) with a `submission` block added by `t2ibench submit`: when, with
-which package version, whether it is a demo (built-in tiny random-weight model, meaningless scores), and the Hub dataset holding the
-run's images for audit.
+One JSON file per audit, `results/<model folder>/<UTC timestamp>.json` (the folder: `org--name`
+for a Hub model `org/name`), each a `results.json` written by `t2ibench run` / `t2ibench score`
+(schema `benchmark/results_schema.json` of the t2i-bias-benchmark package) with a `submission`
+block added by `t2ibench submit`: when, with which package version, whether it is a demo
+(built-in tiny random-weight models, meaningless scores), and the Hub dataset holding the run's
+images for audit.
 
 Results arrive as pull requests opened by `t2ibench submit RUN_DIR --repo ORG/RESULTS`. Before
 merging one, check it with `t2ibench validate FILE` (exit 0) and look at its images dataset.
+One file per model, revision and probe set: a pull request that adds a second file for the
+same key is merged only if it deletes the old one (the leaderboard shows the first file of a
+key and lists any other as a conflict).
 
 The files are nested JSON whose free-form objects (`settings`, `timings`) differ between models,
 so they are not one Arrow table: `load_dataset` cannot read them and the viewer is off. Read them
 as files:
 
 ```python
-import json, pathlib
+import pathlib
 from huggingface_hub import snapshot_download
+from benchmark.results import load_results_file
 
 root = snapshot_download("ORG/RESULTS", repo_type="dataset", allow_patterns="results/**/*.json")
-results = [json.loads(p.read_text()) for p in sorted(pathlib.Path(root, "results").glob("*/*.json"))]
+results = [load_results_file(p) for p in sorted(pathlib.Path(root, "results").glob("*/*.json"))]
 ```
 """
 
 
 def results_repo_card(repo_id: str) -> bytes:
-    return RESULTS_REPO_CARD.replace("ORG/RESULTS", repo_id).encode("utf-8")
+    """README.md of the results dataset: a ``DatasetCard`` with ``DatasetCardData`` metadata."""
+    from huggingface_hub import DatasetCard, DatasetCardData
+
+    data = DatasetCardData(**RESULTS_REPO_CARD_DATA)
+    card = DatasetCard(f"---\n{data.to_yaml()}\n---\n{RESULTS_REPO_CARD_TEXT.replace('ORG/RESULTS', repo_id)}")
+    return str(card).encode("utf-8")

@@ -2,26 +2,46 @@
 
 :func:`check_results` starts from the scoring stage's own checks
 (:func:`benchmark.results.validate_results`: JSON Schema, NaN / infinity, score
-names with metadata) and adds what the schema cannot say: a supported schema version,
-every score and interval within the range of its metadata, intervals that contain their
-estimate, copied metadata that agrees with :mod:`benchmark.scores.metadata`, and that the
-run was not made with a built-in tiny random-weight model (allowed only as a demo).
+names with metadata) and adds what the schema cannot say:
+
+- a supported schema version and at least one score;
+- model ids that are Hub ids (or a ``builtin:`` / ``python:`` spec or a local folder),
+  with no right-to-left override, invisible or look-alike (non-ASCII) character;
+- provenance: no built-in tiny random-weight model as generator **or annotator**
+  (allowed only as a demo);
+- ``created`` (and ``submitted_at``) a real time, not in the future;
+- counts that are whole numbers within bounds and agree with each other;
+- every score and interval within the range of its metadata, intervals that contain their
+  estimate, copied metadata equal to :mod:`benchmark.scores.metadata`, and no score entry
+  twice.
 
 Each problem is one line starting with the JSON path it concerns (``scores/3/value: ...``).
+Files are read with :func:`benchmark.results.load_results_file` (re-exported here), which
+refuses oversized, too deeply nested and otherwise hostile files before they are parsed.
 """
 
 from __future__ import annotations
 
-import json
+import datetime as _dt
 import math
 import re
+import unicodedata
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
-from benchmark.results import CI_EXCLUDES_ESTIMATE_NOTE, RESULTS_FILE, SCHEMA_VERSION, validate_results
 from benchmark.models.defaults import is_builtin
+from benchmark.results import (
+    CI_EXCLUDES_ESTIMATE_NOTE,
+    SCHEMA_VERSION,
+    UnreadableResults,
+    expected_score_metadata,
+    load_results_file,
+    validate_results,
+)
 from benchmark.scores.metadata import SCORE_METADATA, get_metadata
+
+__all__ = ["DEMO_NOTE", "SUPPORTED_SCHEMA_VERSIONS", "UnreadableResults", "builtin_annotators", "check_results",
+           "is_demo", "load_results_file", "model_id_kind", "model_id_problem", "one_line"]
 
 SUPPORTED_SCHEMA_VERSIONS = (SCHEMA_VERSION,)
 DEMO_NOTE = "demo: built-in tiny model, meaningless scores"
@@ -36,41 +56,119 @@ ABSOLUTE_VALUE_SCORES = frozenset({
 })
 _TOLERANCE = 1e-9  # the same slack score_entry and ScoreMetadata.in_range allow
 
+# --------------------------------------------------------------------------- model ids
 
-class UnreadableResults(ValueError):
-    """A file that is not a results document at all (missing, not JSON, not an object)."""
+#: the Hub's repo-id pattern (huggingface_hub's validate_repo_id), at most 96 characters
+HUB_REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$")
+MAX_HUB_ID_CHARS = 96
+BUILTIN_ID = re.compile(r"^builtin:[A-Za-z0-9][A-Za-z0-9._-]*$")
+# python:module.path:function (qualified names of nested functions hold "<locals>")
+PYTHON_ID = re.compile(r"^python:[A-Za-z_][A-Za-z0-9_.]*:[A-Za-z_<][A-Za-z0-9_.<>]*$")
+# a local diffusers folder: the runner records its absolute path
+LOCAL_PATH_ID = re.compile(r"^(/|[A-Za-z]:[\\/])")
+MAX_OTHER_ID_CHARS = 1024
+REVISION = re.compile(r"^[A-Za-z0-9._/+-]{1,255}$")
 
 
-def load_results_file(path: str | Path) -> dict:
-    """The document in ``path`` (a results.json or a run folder holding one).
+def model_id_kind(model_id: str) -> str:
+    """``builtin``, ``python``, ``local`` (an absolute folder path) or ``hub``, from the id's form alone."""
+    if model_id.startswith("builtin:"):
+        return "builtin"
+    if model_id.startswith("python:"):
+        return "python"
+    if LOCAL_PATH_ID.match(model_id):
+        return "local"
+    return "hub"
 
-    NaN / Infinity literals are read as floats so that :func:`check_results` can name
-    where they are; anything that is not a JSON object raises :class:`UnreadableResults`.
+
+def _char_name(ch: str) -> str:
+    return f"U+{ord(ch):04X} {unicodedata.name(ch, '(a control character)')}"
+
+
+def _unsafe_char(text: str) -> str | None:
+    """Why ``text`` cannot be shown as an id: a control, invisible or direction-changing
+    character, or any non-ASCII character (look-alikes: Cyrillic 'а' for Latin 'a')."""
+    for ch in text:
+        if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") or unicodedata.bidirectional(ch) in (
+                "RLO", "LRO", "RLE", "LRE", "RLI", "LRI", "FSI", "PDF", "PDI", "R", "AL"):
+            return f"holds {_char_name(ch)}: control, invisible and right-to-left characters are refused"
+    if unicodedata.normalize("NFC", text) != text:
+        return "is not NFC-normalised Unicode"
+    for ch in text:
+        if ord(ch) > 0x7E:
+            return f"holds the non-ASCII character {_char_name(ch)}: ids are ASCII (look-alike letters are refused)"
+    return None
+
+
+def model_id_problem(model_id: Any) -> str | None:
+    """Why ``model_id`` is not an acceptable model id, or None.
+
+    A Hub id (the Hub's pattern, at most 96 characters, no ``--`` or ``..``); a
+    ``builtin:NAME`` spec (a demo, refused elsewhere unless allowed); ``python:module:function``;
+    or the absolute path of a local folder (printable ASCII). Every id is NFC, ASCII and free of
+    control, invisible and right-to-left characters.
     """
-    path = Path(path)
-    if path.is_dir():
-        path = path / RESULTS_FILE
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UnreadableResults(f"no such file {path}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UnreadableResults(f"cannot read {path}: {exc}") from None
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UnreadableResults(f"not JSON: {exc}") from None
-    if not isinstance(doc, dict):
-        raise UnreadableResults(f"not a results document: the top level is a JSON {type(doc).__name__}, not an object")
-    return doc
+    if not isinstance(model_id, str) or not model_id:
+        return None  # the schema reports a missing or non-string id
+    unsafe = _unsafe_char(model_id)
+    if unsafe:
+        return unsafe
+    kind = model_id_kind(model_id)
+    if kind == "hub":
+        if len(model_id) > MAX_HUB_ID_CHARS:
+            return f"is {len(model_id)} characters long: a Hub id has at most {MAX_HUB_ID_CHARS}"
+        if not HUB_REPO_ID.match(model_id) or "--" in model_id or ".." in model_id:
+            return ("is not a Hub model id (ORG/NAME of letters, digits, '.', '_', '-'; no '--' or '..'), "
+                    "a builtin: or python: spec, or an absolute local folder path")
+        return None
+    if len(model_id) > MAX_OTHER_ID_CHARS:
+        return f"is {len(model_id)} characters long (at most {MAX_OTHER_ID_CHARS})"
+    if kind == "builtin" and not BUILTIN_ID.match(model_id):
+        return "is not a built-in model spec builtin:NAME"
+    if kind == "python" and not PYTHON_ID.match(model_id):
+        return "is not a callable spec python:module.path:function"
+    return None
+
+
+MAX_LINE_CHARS = 400
+
+
+def one_line(text: Any, limit: int = MAX_LINE_CHARS) -> str:
+    """``text`` safe to print as one terminal line: line breaks become spaces, control,
+    invisible and direction-changing characters become ``\\uXXXX`` escapes, and a line
+    longer than ``limit`` characters is cut (ending in "...")."""
+    text = str(text)
+    if len(text) > 4 * limit:
+        text = text[:4 * limit]
+    out = []
+    for ch in " ".join(str(text).splitlines()):
+        bad = unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") or unicodedata.bidirectional(ch) in (
+            "RLO", "LRO", "RLE", "LRE", "RLI", "LRI", "FSI", "PDF", "PDI")
+        out.append(f"\\u{ord(ch):04x}" if bad else ch)
+    line = "".join(out)
+    return line if len(line) <= limit else line[:limit - 3] + "..."
+
+
+# --------------------------------------------------------------------------- provenance
+
+
+def builtin_annotators(doc: Mapping) -> list[str]:
+    """The built-in tiny random-weight models among the annotators of ``doc`` (sorted):
+    ``annotators[*]`` (annotator, encoder) and the score entries' annotator / estimator."""
+    found: set[str] = set()
+    for key, fields in (("annotators", ("annotator", "encoder", "estimator")), ("scores", ("annotator", "estimator"))):
+        items = doc.get(key) if isinstance(doc, Mapping) else None
+        for item in items if isinstance(items, list) else []:
+            if isinstance(item, Mapping):
+                found.update(str(item[f]).strip() for f in fields if isinstance(item.get(f), str) and is_builtin(item[f]))
+    return sorted(found)
 
 
 def is_demo(doc: Mapping) -> bool:
-    """True for a run of a built-in tiny model (``model.builtin`` or a ``builtin:`` spec / id)."""
+    """True for a run of a built-in tiny model (``model.builtin`` or a ``builtin:`` spec / id)
+    or one labelled by built-in tiny annotators: its scores are meaningless either way."""
     model = doc.get("model") if isinstance(doc, Mapping) else None
-    if not isinstance(model, Mapping):
-        return False
-    return is_builtin(model)
+    return (isinstance(model, Mapping) and is_builtin(model)) or bool(builtin_annotators(doc))
 
 
 def _is_number(v: Any) -> bool:
@@ -86,19 +184,165 @@ def _check_model(doc: Mapping, allow_demo: bool) -> list[tuple[str, str]]:
     if not isinstance(model, Mapping):
         return []
     problems = []
-    name = model.get("spec") or model.get("id")
+    for key in ("id", "spec"):
+        if key == "spec" and model.get("spec") == model.get("id"):
+            continue  # one line for one id
+        why = model_id_problem(model.get(key))
+        if why:
+            problems.append((f"model/{key}", f"{one_line(repr(model.get(key))[:120])} {why}"))
+    revision = model.get("revision")
+    if isinstance(revision, str) and not REVISION.match(revision):
+        problems.append(("model/revision", f"{one_line(repr(revision)[:120])} is not a branch, tag or commit "
+                                           "(letters, digits, '.', '_', '/', '+', '-'; at most 255)"))
+    # an id with a problem is not repeated in the lines below
+    name = "the model" if problems else model.get("spec") or model.get("id")
     builtin_named = any(is_builtin(model.get(k)) for k in ("spec", "id"))
     if builtin_named and model.get("builtin") is False:
         problems.append(("model/builtin", f"is false but the model is {name} (a built-in tiny model)"))
-    if is_demo(doc) and not allow_demo:
+    if is_builtin(model) and not allow_demo:
         problems.append(("model", f"{name} is a built-in tiny random-weight model: its scores are meaningless; "
                                   "accepted only as a demo (--allow-demo / --demo)"))
+    tiny = builtin_annotators(doc)
+    if tiny and not allow_demo:
+        problems.append(("annotators", f"labelled by built-in tiny random-weight model(s) {', '.join(tiny)}: the "
+                                       "labels and every score are meaningless; accepted only as a demo "
+                                       "(--allow-demo / --demo)"))
     submission = doc.get("submission")
     if isinstance(submission, Mapping) and isinstance(submission.get("demo"), bool) \
             and submission["demo"] != is_demo(doc):
-        problems.append(("submission/demo", f"is {str(submission['demo']).lower()} but the model "
-                                            f"{'is' if is_demo(doc) else 'is not'} a built-in tiny model"))
+        problems.append(("submission/demo", f"is {str(submission['demo']).lower()} but the run "
+                                            f"{'uses' if is_demo(doc) else 'uses no'} built-in tiny model"))
     return problems
+
+
+# --------------------------------------------------------------------------- times
+
+#: how far ahead of this machine's clock a time may be (the submitter's clock may be off)
+CLOCK_SKEW = _dt.timedelta(days=1)
+
+
+def parse_utc(value: Any) -> _dt.datetime | None:
+    """An ISO 8601 time with a UTC offset as an aware datetime, or None."""
+    if not isinstance(value, str):
+        return None
+    try:
+        when = _dt.datetime.fromisoformat(value.replace("Z", "+00:00") if value.endswith("Z") else value)
+    except ValueError:
+        return None
+    return when if when.tzinfo is not None else None
+
+
+def _check_times(doc: Mapping, now: _dt.datetime) -> list[tuple[str, str]]:
+    problems = []
+    sub = doc.get("submission") if isinstance(doc.get("submission"), Mapping) else {}
+    for where, value in (("created", doc.get("created")), ("submission/submitted_at", sub.get("submitted_at"))):
+        if not isinstance(value, str):
+            continue  # missing / wrong type: the schema says so
+        when = parse_utc(value)
+        if when is None:
+            problems.append((where, f"{one_line(repr(value)[:60])} is not an ISO 8601 time with a UTC offset"))
+        elif when > now + CLOCK_SKEW:
+            problems.append((where, f"{value} is in the future"))
+    return problems
+
+
+# --------------------------------------------------------------------------- counts
+
+#: no count of a results file reaches a billion (images, rows, resamples)
+MAX_COUNT = 10**9
+# Scores whose n counts the images of several suites.
+SPANNING_SCORES = {
+    **{name: ("mcas_targets", "mcas_attributes")
+       for name in ("mcas", "II", "ITP", "ITA", "TT", "diffusion_bias", "bias_amplification")},
+    "paintskills_average": ("paintskills_object", "paintskills_count", "paintskills_spatial"),
+}
+
+
+def _count(problems: list, where: str, value: Any) -> int | None:
+    """``value`` as a count, or None after noting why it is not one (None also for non-numbers:
+    the schema reports those)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, float):
+        problems.append((where, f"{value!r} is not a whole number written without a decimal point or exponent"))
+        return None
+    if value > MAX_COUNT:
+        problems.append((where, f"{value} is over {MAX_COUNT:.0e}: not a count of this benchmark"))
+        return None
+    return value if value >= 0 else None  # negative: the schema's minimum says so
+
+
+def _check_counts(doc: Mapping) -> list[tuple[str, str]]:
+    problems: list[tuple[str, str]] = []
+    run = doc.get("run") if isinstance(doc.get("run"), Mapping) else {}
+    n_run = _count(problems, "run/n_images", run.get("n_images"))
+    for key in ("n_nsfw_excluded", "limit_per_suite", "batch_size"):
+        n = _count(problems, f"run/{key}", run.get(key))
+        if key == "n_nsfw_excluded" and n is not None and n_run is not None and n > n_run:
+            problems.append((f"run/{key}", f"{n} is more than the run's {n_run} images"))
+    scoring = doc.get("scoring") if isinstance(doc.get("scoring"), Mapping) else {}
+    _count(problems, "scoring/n_resamples", scoring.get("n_resamples"))
+
+    suite_images: dict[str, int] = {}
+    suites = doc.get("suites") if isinstance(doc.get("suites"), list) else []
+    for i, st in enumerate(suites):
+        if not isinstance(st, Mapping):
+            continue
+        n_img = _count(problems, f"suites/{i}/n_images", st.get("n_images"))
+        n_scored = _count(problems, f"suites/{i}/n_scored_images", st.get("n_scored_images"))
+        name = st.get("name")
+        if isinstance(name, str):
+            if name in suite_images:
+                problems.append((f"suites/{i}/name", f"{one_line(name)} is listed twice"))
+            elif n_img is not None:
+                suite_images[name] = n_img
+        if n_img is not None and n_scored is not None and n_scored > n_img:
+            problems.append((f"suites/{i}/n_scored_images", f"{n_scored} is more than the suite's {n_img} images"))
+        excluded = st.get("excluded") if isinstance(st.get("excluded"), Mapping) else {}
+        for cause, n in excluded.items():
+            _count(problems, f"suites/{i}/excluded/{one_line(cause)}", n)
+    if n_run is not None and sum(suite_images.values()) > n_run:
+        problems.append(("run/n_images", f"{n_run} is fewer than the {sum(suite_images.values())} images of the "
+                                         "suites"))
+
+    annotators = doc.get("annotators") if isinstance(doc.get("annotators"), list) else []
+    for i, a in enumerate(annotators):
+        if isinstance(a, Mapping):
+            _count(problems, f"annotators/{i}/n_rows", a.get("n_rows"))
+
+    scores = doc.get("scores") if isinstance(doc.get("scores"), list) else []
+    for i, entry in enumerate(scores):
+        if not isinstance(entry, Mapping):
+            continue
+        if isinstance(entry.get("ci"), Mapping):
+            _count(problems, f"scores/{i}/ci/n_resamples", entry["ci"].get("n_resamples"))
+        n = _count(problems, f"scores/{i}/n", entry.get("n"))
+        suite = entry.get("suite")
+        if not isinstance(suite, str) or not suites:
+            continue
+        if suite not in suite_images and not any(isinstance(s, Mapping) and s.get("name") == suite for s in suites):
+            problems.append((f"scores/{i}/suite", f"{one_line(suite)!r} is not one of the run's suites"))
+            continue
+        if n is None:
+            continue
+        spanned = SPANNING_SCORES.get(str(entry.get("name")), ())
+        bound = sum(suite_images.get(s, 0) for s in {suite, *spanned})
+        if n > bound:
+            what = " + ".join(sorted({suite, *spanned} & set(suite_images))) or suite
+            problems.append((f"scores/{i}/n", f"{n} is more than the {bound} images of {what}"))
+    return problems
+
+
+# --------------------------------------------------------------------------- scores
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal as JSON values: 1 and 1.0 are the same number, true and 1 are not."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if _is_number(a) and _is_number(b):
+        return a == b
+    return type(a) is type(b) and a == b
 
 
 def _check_score(i: int, entry: Mapping) -> list[tuple[str, str]]:
@@ -109,13 +353,12 @@ def _check_score(i: int, entry: Mapping) -> list[tuple[str, str]]:
     meta = get_metadata(name)
     problems = []
 
-    # The copied metadata must be the package's, or the leaderboard would sort and bound
-    # the score differently from every other submission.
-    expected = {"min": meta.min_value, "max": None if math.isinf(meta.max_value) else meta.max_value,
-                "lower_is_better": meta.lower_is_better}
-    for key, want in expected.items():
-        if key in entry and entry[key] != want:
-            problems.append((f"{where}/{key}", f"{entry[key]!r} disagrees with the metadata of {name} ({want!r})"))
+    # The copied metadata must be the package's, or the leaderboard would name, sort, bound
+    # and attribute the score differently from every other submission.
+    for key, want in expected_score_metadata(name).items():
+        if key in entry and not _same(entry[key], want):
+            problems.append((f"{where}/{key}", f"{one_line(repr(entry[key])[:80])} disagrees with the metadata of "
+                                               f"{name} ({want!r})"))
 
     value = entry.get("value")
     if value is None:
@@ -149,6 +392,46 @@ def _check_score(i: int, entry: Mapping) -> list[tuple[str, str]]:
     return problems
 
 
+SCORE_IDENTITY = ("name", "suite", "subset", "estimator", "annotator")
+
+
+def _check_score_list(scores: Any) -> list[tuple[str, str]]:
+    """At least one score, and no two entries with the same name, suite, subset, estimator, annotator."""
+    if not isinstance(scores, list):
+        return []  # the schema says so
+    if not scores:
+        return [("scores", "no score entry: a results file holds at least one")]
+    first: dict[tuple, list[int]] = {}
+    for i, entry in enumerate(scores):
+        if isinstance(entry, Mapping):
+            key = tuple(repr(entry.get(k)) for k in SCORE_IDENTITY)
+            first.setdefault(key, []).append(i)
+    problems = []
+    for indices in first.values():
+        if len(indices) > 1:
+            entry = scores[indices[0]]
+            shown = ", ".join(str(i) for i in indices[1:6]) + (", ..." if len(indices) > 6 else "")
+            problems.append((f"scores/{indices[1]}", f"{len(indices) - 1} entr{'y' if len(indices) == 2 else 'ies'} "
+                                                     f"({shown}) repeat scores/{indices[0]} "
+                                                     f"({one_line(str(entry.get('name'))[:60])} on "
+                                                     f"{one_line(str(entry.get('suite'))[:60])}: same name, suite, "
+                                                     "subset, estimator and annotator)"))
+    return problems
+
+
+# --------------------------------------------------------------------------- the check
+
+#: a real audit has tens of score entries and suites: these bounds refuse a bloated file
+#: before the slower checks (the JSON Schema takes a minute on 70,000 score entries)
+MAX_ITEMS = {"scores": 2000, "suites": 200, "annotators": 500, "notes": 2000}
+
+
+def _check_sizes(doc: Mapping) -> list[str]:
+    return [f"{key}: {len(doc[key]):,} entries, at most {limit:,} in a results file"
+            for key, limit in MAX_ITEMS.items() if isinstance(doc.get(key), list) and len(doc[key]) > limit]
+
+
+
 _REQUIRED = re.compile(r"^'([^']+)' is a required property$")
 
 
@@ -162,20 +445,28 @@ def _readable(line: str) -> tuple[str, str]:
     return path, message
 
 
-def check_results(doc: Mapping, *, allow_demo: bool = False) -> list[str]:
+def check_results(doc: Mapping, *, allow_demo: bool = False, now: _dt.datetime | None = None) -> list[str]:
     """Every problem of a results document, one ``path: message`` line each; empty = valid.
 
-    With ``allow_demo`` a built-in tiny model's run is valid (mark it with :func:`is_demo`).
+    With ``allow_demo`` a run of (or labelled by) built-in tiny models is valid (mark it with
+    :func:`is_demo`). ``now`` (default: this machine's UTC time) bounds ``created``.
     """
     if not isinstance(doc, Mapping):
         return [f"(top level): a results document is a JSON object, not {type(doc).__name__}"]
+    oversized = _check_sizes(doc)
+    if oversized:
+        return oversized  # refused whatever else holds; checking it all would take minutes
+    now = now or _dt.datetime.now(_dt.timezone.utc)
     ours: list[tuple[str, str]] = []
     version = doc.get("schema_version")
     if "schema_version" in doc and version not in SUPPORTED_SCHEMA_VERSIONS:
-        ours.append(("schema_version", f"{version!r} is not supported (this t2ibench reads "
+        ours.append(("schema_version", f"{one_line(repr(version)[:40])} is not supported (this t2ibench reads "
                                        f"{', '.join(SUPPORTED_SCHEMA_VERSIONS)})"))
     ours += _check_model(doc, allow_demo)
+    ours += _check_times(doc, now)
+    ours += _check_counts(doc)
     scores = doc.get("scores")
+    ours += _check_score_list(scores)
     for i, entry in enumerate(scores if isinstance(scores, list) else []):
         if isinstance(entry, Mapping):
             ours += _check_score(i, entry)
@@ -185,4 +476,4 @@ def check_results(doc: Mapping, *, allow_demo: bool = False) -> list[str]:
     explained |= {p.rsplit("/", 1)[0] + "/value" for p in explained if p.endswith("/reason")}
     base = [_readable(line) for line in validate_results(doc)]
     lines = [f"{p}: {m}" for p, m in base if p not in explained]
-    return lines + [f"{p}: {m}" for p, m in ours]
+    return [one_line(line) for line in lines + [f"{p}: {m}" for p, m in ours]]

@@ -18,7 +18,9 @@ import pytest
 from benchmark import results as res
 from submissions.leaderboard import data
 
-XSS = "<script>window.__xss=1</script><img src=x onerror=\"window.__xss=2\">"
+# Model ids are Hub ids, builtin: / python: specs or local folder paths (submissions.validate);
+# a folder path may hold any printable ASCII, so markup reaches the page through one.
+XSS = "/<script>window.__xss=1</script><img src=x onerror=\"window.__xss=2\">"
 GEP = data.value_column("gep_score_neutral")
 
 
@@ -50,7 +52,8 @@ def make_doc(model_id: str, gep: float | None, *, created: str = "2025-01-01T00:
         scoring={"confidence_level": 0.95, "n_resamples": 200, "ci_method": "percentile"},
         hardware={"platform": "linux", "python": "3.11", "torch": "2.4", "device": "cuda", "gpu": "H100"},
         timings={"generate": 10.0}, annotators=[], scores=scores, details={},
-        notes=[f"note about {model_id}"], run={"n_images": 40, "n_nsfw_excluded": 0}, created=created)
+        notes=[f"note about {model_id}"], run={"n_images": 40 * len(suites), "n_nsfw_excluded": 0},
+        created=created)
     if submission is not None:
         doc["submission"] = submission
     return doc
@@ -77,8 +80,8 @@ BY_GEP = ["builtin:tiny-sd", "beta/model-b", "acme/model-a", XSS, "gamma/model-c
 
 def write_sample_results(root: Path, *, with_submission: bool = True) -> Path:
     """The sample folder of the tests (also used by the browser tests)."""
-    mcas = [res.score_entry("mcas", "mcas_targets", -0.5, ci=_ci(-0.5, 0.1), n=560, estimator="tiny")]
-    sts = [res.score_entry("sts_occupation_paired", "pst_paired_occupation", 20.0, ci=_ci(20.0, 5), n=800)]
+    mcas = [res.score_entry("mcas", "mcas_targets", -0.5, ci=_ci(-0.5, 0.1), n=40, estimator="tiny")]
+    sts = [res.score_entry("sts_occupation_paired", "pst_paired_occupation", 20.0, ci=_ci(20.0, 5), n=40)]
     sub = submission_block("acme/model-a-images")
     _write(root, "results/acme__model-a/2025-01-02T00-00-00.json",
            make_doc("acme/model-a", 0.10, extra=mcas + sts, suites=("gep_neutral", "mcas_targets",
@@ -86,13 +89,12 @@ def write_sample_results(root: Path, *, with_submission: bool = True) -> Path:
                     submission=sub if with_submission else None))
     _write(root, "results/beta__model-b/2025-01-01.json",
            make_doc("beta/model-b", 0.05, family="sdxl",
-                    extra=[res.score_entry("mad_gender", "dalleval_bias", 0.2, ci=_ci(0.2), n=90),
+                    extra=[res.score_entry("mad_gender", "dalleval_bias", 0.2, ci=_ci(0.2), n=38),
                            # STS 5 vs acme's 20: sorts differently as numbers and as text
                            res.score_entry("sts_occupation_paired", "pst_paired_occupation", 5.0, ci=_ci(5.0, 2),
-                                           n=800)],
+                                           n=40)],
                     suites=("gep_neutral", "dalleval_bias", "pst_paired_occupation")))
-    # two submissions of one model: the newer (0.20) is the row, the older (0.01) would rank first
-    _write(root, "results/gamma__model-c/old.json", make_doc("gamma/model-c", 0.01, created="2024-06-01T00:00:00Z"))
+    # (two files of one model, revision and probe set are a conflict: see test_conflicting_files_keep_the_first)
     _write(root, "results/gamma__model-c/new.json", make_doc("gamma/model-c", 0.20, created="2025-02-01T00:00:00Z"))
     _write(root, "results/xss/1.json", make_doc(XSS, 0.15, family="sd2"))
     _write(root, "results/delta/1.json", make_doc("delta/undefined", None))
@@ -115,23 +117,24 @@ def board(sample):
 
 def test_sample_documents_are_valid_except_the_bad_ones(board):
     assert sorted(s.source for s in board.skipped) == ["results/bad/broken.json", "results/bad/out_of_range.json"]
-    assert len(board.submissions) == 7
+    assert len(board.submissions) == 6
     by = {s.source: s.problem for s in board.skipped}
     assert "not valid JSON" in by["results/bad/broken.json"]
     assert "outside" in by["results/bad/out_of_range.json"] and "gep_score_neutral" in by[
         "results/bad/out_of_range.json"]
 
 
-def test_one_row_per_model_newest_submission(board):
+def test_one_row_per_model_revision_and_probe_set(board):
     rows = {r.latest.model_id: r for r in board.rows()}
-    assert len(rows) == 6
-    gamma = rows["gamma/model-c"]
-    assert gamma.latest.source.endswith("new.json") and [o.source for o in gamma.older] == [
-        "results/gamma__model-c/old.json"]
-    # a different revision of one model id is another row
+    assert len(rows) == 6 and not any(r.older for r in rows.values()) and not board.conflicts
+    # a different revision of one model id is another row, and so is another probe set
     extra = data.Submission(doc=make_doc("gamma/model-c", 0.3, revision="v2"), source="x.json", path=Path("x.json"),
                             run_dir=None)
-    assert len(data.model_rows(board.submissions + [extra])) == 7
+    probes = make_doc("gamma/model-c", 0.3, revision="main")
+    probes["probes"] = {"source": "org/probes", "revision": "abc123", "fingerprint": "sha256:0f0f"}
+    other = data.Submission(doc=probes, source="y.json", path=Path("y.json"), run_dir=None)
+    assert other.key == "gamma/model-c@main#sha256:0f0f"
+    assert len(data.model_rows(board.submissions + [extra, other])) == 8
 
 
 def test_default_table_order_values_cis_and_badges(board):
@@ -157,7 +160,7 @@ def test_rank_by_closest_to_ideal_score(tmp_path):
     root = tmp_path / "r"
     for name, v in (("a/plus", 30.0), ("a/minus", -10.0), ("a/far", -80.0)):
         sts = [res.score_entry("sts_occupation_paired", "pst_paired_occupation", v, ci=_ci(v, 3), n=10)]
-        _write(root, f"{name}.json", make_doc(name, 0.1, extra=sts))
+        _write(root, f"{name}.json", make_doc(name, 0.1, extra=sts, suites=("gep_neutral", "pst_paired_occupation")))
     frame, _ = data.leaderboard_table(data.load_folder(root).rows(), sort_by="sts_occupation_paired")
     assert list(frame["Model"]) == ["a/minus", "a/plus", "a/far"]  # |STS| ascending: closest to 0 first
     assert data.value_column("sts_occupation_paired").endswith("→0")
@@ -228,8 +231,9 @@ def test_folder_rules_run_folders_hidden_and_garbage(tmp_path):
     board = data.load_folder(root)
     assert [s.source for s in board.submissions] == ["runs/one/results.json"]
     assert board.submissions[0].run_dir == run
-    assert {s.source: s.problem.split(":")[0] for s in board.skipped} == {"list.json": "(top level)",
-                                                                         "nan.json": "NaN is not valid JSON (use null)"}
+    assert {s.source: s.problem for s in board.skipped} == {
+        "list.json": "not a results document: the top level is a JSON array, not an object",
+        "nan.json": "a: NaN is not valid JSON (use null)"}
     missing = data.load_folder(tmp_path / "nope")
     assert missing.errors and "is not a folder" in data.warnings_markdown(missing)
 

@@ -50,18 +50,23 @@ def tiny_run(tiny_audit):
 
 
 def expected_relpath(run_dir):
-    return f"builtin__tiny-sd/{utc_stamp(read_results(run_dir)['created'])}.json"
+    return f"_builtin--tiny-sd/{utc_stamp(read_results(run_dir)['created'])}.json"
 
 
 # --------------------------------------------------------------------------- naming
 
 
+def _hash(model_id):
+    return hashlib.sha256(model_id.encode()).hexdigest()[:16]
+
+
 @pytest.mark.parametrize("model_id,folder", [
-    ("stable-diffusion-v1-5/stable-diffusion-v1-5", "stable-diffusion-v1-5__stable-diffusion-v1-5"),
-    ("builtin:tiny-sd", "builtin__tiny-sd"),
-    ("python:my_pkg.api:generate", "python__my_pkg.api.generate"),
-    ("/home/me/models/My Model", "local__My-Model"),
-    ("org/we__ird name", "org__we_ird-name"),
+    ("stable-diffusion-v1-5/stable-diffusion-v1-5", "stable-diffusion-v1-5--stable-diffusion-v1-5"),
+    ("gpt2", "gpt2"),
+    ("builtin:tiny-sd", "_builtin--tiny-sd"),
+    ("python:my_pkg.api:generate", f"_python--my_pkg.api.generate-{_hash('python:my_pkg.api:generate')}"),
+    ("/home/me/models/My Model", f"_local--My-Model-{_hash('/home/me/models/My Model')}"),
+    ("org/we__ird", "org--we__ird"),
 ])
 def test_model_folder_name(model_id, folder):
     assert model_folder_name(model_id) == folder
@@ -69,7 +74,7 @@ def test_model_folder_name(model_id, folder):
 
 def test_timestamp_is_utc():
     assert utc_stamp("2026-11-23T14:45:01+01:00") == "20261123T134501Z"
-    assert submission_relpath({"model": {"id": "a/b"}, "created": "2026-11-23T13:45:01Z"}) == "a__b/20261123T134501Z.json"
+    assert submission_relpath({"model": {"id": "a/b"}, "created": "2026-11-23T13:45:01Z"}) == "a--b/20261123T134501Z.json"
     with pytest.raises(ValueError, match="no UTC offset"):
         utc_stamp("2026-11-23T13:45:01")
 
@@ -84,7 +89,10 @@ def test_demo_run_is_refused_without_demo_flag(tiny_run, tmp_path):
     lines = proc.stderr.splitlines()
     assert lines[0] == (f"{tiny_run}: model: builtin:tiny-sd is a built-in tiny random-weight model: its scores are "
                         "meaningless; accepted only as a demo (--allow-demo / --demo)")
-    assert lines[1].startswith("t2ibench submit: refused, 1 problem(s)") and len(lines) == 2
+    assert lines[1] == (f"{tiny_run}: annotators: labelled by built-in tiny random-weight model(s) builtin:tiny-clip, "
+                        "builtin:tiny-vqa: the labels and every score are meaningless; accepted only as a demo "
+                        "(--allow-demo / --demo)")
+    assert lines[2].startswith("t2ibench submit: refused, 2 problem(s)") and len(lines) == 3
     assert not out.exists()
 
 
@@ -146,8 +154,9 @@ def test_dry_run_lists_everything_offline_and_sends_nothing(tiny_run, tmp_path):
     assert submitted["submission"]["submitted_with"] == f"t2i-bias-benchmark {benchmark.__version__}"
     assert check_results(submitted, allow_demo=True) == []
     assert title == "[demo] Add results: builtin:tiny-sd @ builtin-v1"
-    assert "| demo | yes: built-in tiny random-weight model, meaningless scores; do not rank it |" in description
-    assert "| suites | gep_neutral (scored), pst_single (scored) |" in description
+    assert "| demo | yes: built-in tiny random-weight model(s), meaningless scores; do not rank it |" in description
+    assert "| suites | gep\\_neutral (scored), pst\\_single (scored) |" in description
+    assert "| model | ` builtin:tiny-sd ` |" in description
 
 
 # --------------------------------------------------------------------------- what is sent equals the dry run
@@ -285,8 +294,7 @@ def test_bad_arguments_are_one_line(tiny_run, tmp_path, capsys):
     assert main(["submit", str(tmp_path / "nowhere"), "--repo", "org-without-name", "--dry-run"]) == 2
     assert capsys.readouterr().err.strip() == "t2ibench: error: --repo must look like ORG/NAME, got 'org-without-name'"
     assert main(["submit", str(tmp_path / "nowhere"), "--repo", "org/results", "--dry-run"]) == 2
-    assert capsys.readouterr().err.strip() == (f"t2ibench: error: {tmp_path / 'nowhere'}: no such file "
-                                               f"{tmp_path / 'nowhere'}")
+    assert capsys.readouterr().err.strip() == f"t2ibench: error: {tmp_path / 'nowhere'}: no such file"
 
 
 # --------------------------------------------------------------------------- results dataset card, metric Spaces
@@ -329,3 +337,193 @@ def test_hub_errors_are_hub_errors_not_tracebacks(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(HubError, match="HF_HUB_OFFLINE is set"):
         commit_files("org/x", [HubFile("a.txt", b"a")], commit_message="m", token="hf_x")
+
+
+# --------------------------------------------------------------------------- results on the model's own card
+
+PROBES = {"source": "t2i-bias-benchmark/probes", "revision": "5d0c0ffee5d0c0ffee5d0c0ffee5d0c0ffee5d0c",
+          "fingerprint": "sha256:0123"}
+CARD_BEFORE = """---
+license: creativeml-openrail-m
+tags:
+- text-to-image
+model-index:
+- name: someorg/some-model
+  results:
+  - task:
+      type: text-to-image
+    dataset:
+      name: COCO 30k
+      type: coco
+    metrics:
+    - type: fid
+      value: 12.6
+---
+
+# Some model
+
+A text-to-image model.
+"""
+
+
+def _card_run(tmp_path, probes=PROBES, **model):
+    """A results.json of a (hypothetical) real Hub model on a published probe set."""
+    from test_validate import hub_doc
+
+    doc = hub_doc()
+    doc["model"].update(model)
+    if probes is not None:
+        doc["probes"] = dict(probes)
+    path = tmp_path / "run" / "results.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, indent=2))
+    return path
+
+
+def _expected_results(doc, source_url):
+    from huggingface_hub import EvalResult
+
+    def result(name, suite, value, estimator):
+        return EvalResult(task_type="text-to-image", task_name="Social bias audit (t2i-bias-benchmark)",
+                          dataset_type=PROBES["source"], dataset_name=f"t2i-bias-benchmark probes: {suite}",
+                          dataset_config=suite, dataset_split="test", dataset_revision=PROBES["revision"],
+                          metric_type=name, metric_name=doc_names[name], metric_value=value,
+                          metric_config=estimator, source_name="t2i-bias-benchmark leaderboard", source_url=source_url)
+
+    doc_names = {s["name"]: s["display_name"] for s in doc["scores"]}
+    return [result("gep_score_neutral", "gep_neutral", 0.08, "CLS"), result("mad_gender", "dalleval_bias", 0.31, "vqa"),
+            result("sts_occupation_paired", "pst_paired_occupation", 42.5, "vqa")]
+
+
+def test_model_card_refuses_demo_runs(tiny_run):
+    proc = _cli("submit", tiny_run, "--demo", "--model-card", "--dry-run")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    lines = proc.stderr.splitlines()
+    assert lines[0] == (f"{tiny_run}: model card: a demo run (built-in tiny random-weight model or annotators) has "
+                        "meaningless scores: they never go on a model card")
+    assert lines[1] == (f"{tiny_run}: model card: not a published probe set: the results carry no `probes` block "
+                        "naming a Hub probe dataset (ORG/NAME) and its revision")
+    assert lines[-1].startswith("t2ibench submit: refused") and proc.stdout == ""
+
+
+@pytest.mark.parametrize("probes,model", [
+    (None, {}),
+    ({"source": "/home/me/probes", "revision": None, "fingerprint": "sha256:1"}, {}),
+    ({"source": "org/probes", "revision": None}, {}),
+])
+def test_model_card_refuses_unpublished_probe_sets(tmp_path, probes, model):
+    run = _card_run(tmp_path, probes=probes, **model)
+    proc = _cli("submit", run, "--repo", "org/results", "--model-card", "--card-file", tmp_path / "none", "--dry-run")
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines()[0] == (f"{run}: model card: not a published probe set: the results carry no "
+                                           "`probes` block naming a Hub probe dataset (ORG/NAME) and its revision")
+
+
+def test_model_card_refuses_a_local_model(tmp_path):
+    run = _card_run(tmp_path, id="/models/mine", spec="/models/mine")
+    proc = _cli("submit", run, "--repo", "org/results", "--model-card", "--dry-run")
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines()[0] == f"{run}: model card: /models/mine is not a Hub model: it has no model card to update"
+
+
+def test_model_card_dry_run_prints_a_model_index_that_model_card_parses(tmp_path):
+    from huggingface_hub import ModelCard
+
+    run = _card_run(tmp_path)
+    empty = tmp_path / "README.md"
+    empty.write_text("")  # a model without a card: the diff is the whole new card
+    proc = _cli("submit", run, "--repo", "org/results", "--model-card", "--card-file", empty, "--dry-run",
+                env=_no_hub_env(tmp_path, HF_HUB_OFFLINE="1"))
+    assert proc.returncode == 0, proc.stderr
+    steps, title, _, _, _ = _parse_dry_run(proc.stdout)
+    headers = list(steps)
+    assert headers[1] == "2. pull request on model someorg/some-model (repo type model, create_pr=True, 1 file)"
+    diff = proc.stdout.split("--- diff of someorg/some-model README.md\n", 1)[1]
+    head, _, body = diff.partition("@@\n")
+    assert head.startswith("--- a/README.md\n+++ b/README.md\n")
+    added = [line[1:] for line in body.splitlines()]
+    assert all(line.startswith("+") for line in body.splitlines())
+    card_text = "\n".join(added) + "\n"
+    assert "model-index:" in card_text
+    card = ModelCard(card_text)
+    doc = json.loads(run.read_text())
+    source = f"https://huggingface.co/datasets/org/results/blob/main/results/{steps[headers[0]][0][0][8:]}"
+    assert card.data.model_name == "someorg/some-model"
+    assert card.data.eval_results == _expected_results(doc, source)
+    [(path, size, sha)] = steps[headers[1]]
+    assert path == "README.md" and (size, sha) == (len(card_text.encode()),
+                                                   hashlib.sha256(card_text.encode()).hexdigest())
+
+
+def test_model_card_keeps_the_card_and_updates_its_own_results(tmp_path):
+    from huggingface_hub import ModelCard
+
+    from submissions.model_card import card_with_results
+
+    run = _card_run(tmp_path)
+    doc = json.loads(run.read_text())
+    after = card_with_results(CARD_BEFORE, doc, "https://example.org/r.json")
+    card = ModelCard(after)
+    assert card.text == ModelCard(CARD_BEFORE).text and card.data.license == "creativeml-openrail-m"
+    assert card.data.eval_results[0].metric_type == "fid" and card.data.eval_results[0].metric_value == 12.6
+    assert card.data.eval_results[1:] == _expected_results(doc, "https://example.org/r.json")
+    # a new audit on the same probe set replaces its own values, nothing else
+    doc["scores"][0]["value"] = 0.07
+    doc["scores"][0]["ci"] = None
+    again = ModelCard(card_with_results(after, doc, "https://example.org/r2.json")).data.eval_results
+    assert len(again) == 4 and again[1].metric_value == 0.07 and again[0].metric_value == 12.6
+
+
+def test_model_card_pull_request_sends_what_the_dry_run_shows(tmp_path, recorded_hub, capsys):
+    run = _card_run(tmp_path)
+    readme = tmp_path / "README.md"
+    readme.write_text(CARD_BEFORE)
+    args = ["submit", str(run), "--repo", "org/results", "--model-card", "--card-file", str(readme)]
+    assert main(args + ["--dry-run"]) == 0
+    out = capsys.readouterr().out
+    steps, _, _, _, _ = _parse_dry_run(out)
+    card_step = list(steps)[1]
+    title = out.split(card_step + "\n    title: ", 1)[1].split("\n", 1)[0]
+    description = "\n".join(line.removeprefix("      ") for line in
+                            out.split(card_step, 1)[1].split("    description:\n", 1)[1].split("\n    add ", 1)[0]
+                            .splitlines()) + "\n"
+    assert recorded_hub == []
+
+    assert main(args) == 0
+    assert "model card pull request: https://huggingface.co/datasets/someorg/some-model/discussions/1" in \
+        capsys.readouterr().out
+    assert [c[0] for c in recorded_hub] == ["whoami", "create_commit", "create_commit"]
+    _, repo, repo_type, create_pr, message, sent_description, files = recorded_hub[2]
+    assert (repo, repo_type, create_pr) == ("someorg/some-model", "model", True)
+    assert (message, sent_description) == (title, description)
+    assert _listing(files) == steps[card_step]
+    sent = files[0][1].decode()
+    from submissions.model_card import card_diff
+
+    assert out.rstrip("\n").endswith(card_diff(CARD_BEFORE, sent).rstrip("\n"))
+
+
+def test_model_card_is_read_from_the_hub_without_a_file(monkeypatch):
+    import huggingface_hub
+    from huggingface_hub.errors import EntryNotFoundError
+
+    from submissions.model_card import load_card_text
+
+    calls = []
+
+    def download(repo_id, filename, **kw):
+        calls.append((repo_id, filename, kw.get("repo_type")))
+        raise EntryNotFoundError("no README.md")
+
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", download)
+    assert load_card_text("someorg/some-model") == ""
+    assert calls == [("someorg/some-model", "README.md", "model")]
+
+
+def test_results_repo_card_is_a_dataset_card():
+    from huggingface_hub import DatasetCard
+
+    card = DatasetCard(results_repo_card("org/results").decode())
+    assert card.data.pretty_name == "t2i-bias-benchmark results" and card.data.license == "mit"
+    assert card.data.viewer is False and "leaderboard" in card.data.tags
+    assert 'snapshot_download("org/results"' in card.text

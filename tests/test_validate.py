@@ -28,7 +28,8 @@ def tiny_run(tiny_audit):
 
 
 def hub_doc(scores=None):
-    """A results document of a (hypothetical) Hub model, built by the scoring stage's own functions."""
+    """A results document of a (hypothetical) Hub model, built by the scoring stage's own functions;
+    its annotators are real models (a built-in tiny one would make it a demo)."""
     ci = {"confidence_level": 0.95, "n_resamples": 200, "method": "percentile"}
     scores = scores if scores is not None else [
         score_entry("gep_score_neutral", "gep_neutral", 0.08, ci={"low": 0.05, "high": 0.12, **ci}, n=160,
@@ -42,12 +43,16 @@ def hub_doc(scores=None):
     return build_results(
         model={"id": "someorg/some-model", "spec": "someorg/some-model", "revision": "0123abcd", "builtin": False},
         package_version="0.1.0",
-        suites=[{"name": s, "status": "scored", "reason": None, "n_images": 10, "n_scored_images": 10,
+        suites=[{"name": s, "status": "scored", "reason": None, "n_images": 1000, "n_scored_images": 1000,
                  "excluded": {}} for s in ("gep_neutral", "dalleval_bias", "pst_paired_occupation", "mcas_targets")],
         settings={"num_inference_steps": 50}, seeds={"policy": "per-probe seed", "bootstrap_random_state": 0},
         scoring={"confidence_level": 0.95, "n_resamples": 200, "ci_method": "percentile"},
-        hardware=hardware_info("cpu"), timings={"score": 1.0}, annotators=[], scores=scores, details={}, notes=[],
-        run={"n_images": 40, "n_nsfw_excluded": 0}, created="2026-11-23T14:45:01+01:00")
+        hardware=hardware_info("cpu"), timings={"score": 1.0},
+        annotators=[{"file": "labels/attributes.parquet", "estimator": "CLS", "annotator": "open_clip:ViT-L-14:openai",
+                     "n_rows": 8000}, {"file": "labels/gender.parquet", "annotator": "Salesforce/blip2-opt-2.7b",
+                                       "n_rows": 1800}],
+        scores=scores, details={}, notes=[],
+        run={"n_images": 4000, "n_nsfw_excluded": 0}, created="2025-11-23T14:45:01+01:00")
 
 
 def index_of(doc, name):
@@ -57,12 +62,35 @@ def index_of(doc, name):
 # --------------------------------------------------------------------------- valid documents
 
 
+TINY_MODEL_LINE = ("model: builtin:tiny-sd is a built-in tiny random-weight model: its scores are meaningless; "
+                   "accepted only as a demo (--allow-demo / --demo)")
+TINY_ANNOTATORS_LINE = ("annotators: labelled by built-in tiny random-weight model(s) builtin:tiny-clip, "
+                        "builtin:tiny-vqa: the labels and every score are meaningless; accepted only as a demo "
+                        "(--allow-demo / --demo)")
+
+
 def test_real_tiny_run_is_valid_only_as_a_demo(tiny_run):
     doc = load_results_file(tiny_run)
     assert is_demo(doc)
-    problems = check_results(doc)
-    assert len(problems) == 1 and problems[0].startswith("model: builtin:tiny-sd is a built-in tiny"), problems
+    assert check_results(doc) == [TINY_MODEL_LINE, TINY_ANNOTATORS_LINE]
     assert check_results(doc, allow_demo=True) == []
+
+
+def test_real_run_with_scores_spanning_suites_is_valid_as_a_demo(tmp_path):
+    """What the runner writes where a score's n counts several suites' images (MCAS on
+    targets and attributes, the PaintSkills average) passes every rule but the demo one."""
+    out = tmp_path / "spanning"
+    env = {**os.environ, "T2IBENCH_CACHE": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    proc = subprocess.run([sys.executable, "-m", "benchmark.cli", "run", "--model", "builtin:tiny-sd", "--suites",
+                           "mcas_targets", "mcas_attributes", "paintskills_object", "paintskills_count",
+                           "paintskills_spatial", "--limit", "2", "--n-resamples", "20", "--quiet", "--out", str(out)],
+                          capture_output=True, text=True, env=env, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    doc = load_results_file(out)
+    spanning = [s for s in doc["scores"] if s["name"] in ("mcas", "paintskills_average")]
+    assert spanning and all(s["n"] > 2 for s in spanning)  # more than one suite's images
+    assert check_results(doc, allow_demo=True) == []
+    assert "builtin:tiny-detr" in check_results(doc)[1]
 
 
 def test_constructed_hub_model_document_is_valid():
@@ -171,7 +199,7 @@ def test_submission_block_must_agree_with_the_model():
     doc = hub_doc()
     doc["submission"] = {"submitted_at": "2026-11-23T14:00:00Z", "submitted_with": "t2i-bias-benchmark 0.1.0",
                          "demo": True, "results_repo": None, "images_dataset": None}
-    assert check_results(doc) == ["submission/demo: is true but the model is not a built-in tiny model"]
+    assert check_results(doc) == ["submission/demo: is true but the run uses no built-in tiny model"]
     doc["submission"]["demo"] = False
     assert check_results(doc) == []
     doc["submission"]["extra"] = 1
@@ -184,8 +212,7 @@ def test_submission_block_must_agree_with_the_model():
 def test_cli_demo_run_needs_the_flag(tiny_run):
     proc = _cli("validate", tiny_run)
     assert proc.returncode == 1
-    assert proc.stdout.splitlines() == [f"{tiny_run}: model: builtin:tiny-sd is a built-in tiny random-weight model: "
-                                        "its scores are meaningless; accepted only as a demo (--allow-demo / --demo)"]
+    assert proc.stdout.splitlines() == [f"{tiny_run}: {TINY_MODEL_LINE}", f"{tiny_run}: {TINY_ANNOTATORS_LINE}"]
     proc = _cli("validate", tiny_run, tiny_run / "results.json", "--allow-demo")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.splitlines() == [
@@ -204,6 +231,7 @@ def test_cli_exit_codes_and_lines(tmp_path):
     nan = tmp_path / "nan.json"
     # A NaN literal, as Python's json.dumps writes it by default.
     nan.write_text(json.dumps(nan_doc).replace('"value": 42.5', '"value": NaN'))
+    assert '"value": NaN' in nan.read_text()
     broken = tmp_path / "broken.json"
     broken.write_text("{not json")
 
@@ -212,12 +240,12 @@ def test_cli_exit_codes_and_lines(tmp_path):
     assert proc.stdout.splitlines() == [
         f"{good}: ok",
         f"{bad}: scores/0/value: gep_score_neutral = 1.2 is outside its range [0, 1]",
-        f"{nan}: scores/2/value: nan is not allowed (use null)"]
+        f"{nan}: scores/2/value: NaN is not valid JSON (use null)"]
     array = tmp_path / "array.json"
     array.write_text("[1, 2]")
     proc = _cli("validate", bad, broken, tmp_path / "missing.json", array)
     assert proc.returncode == 2  # unreadable files outrank problems
     lines = proc.stdout.splitlines()
-    assert len(lines) == 4 and lines[1].startswith(f"{broken}: not JSON")
-    assert lines[2] == f"{tmp_path / 'missing.json'}: no such file {tmp_path / 'missing.json'}"
-    assert lines[3] == f"{array}: not a results document: the top level is a JSON list, not an object"
+    assert len(lines) == 4 and lines[1].startswith(f"{broken}: not valid JSON: Expecting")
+    assert lines[2] == f"{tmp_path / 'missing.json'}: no such file"
+    assert lines[3] == f"{array}: not a results document: the top level is a JSON array, not an object"

@@ -184,7 +184,7 @@ def train_detector(data_dir: str | Path, out_dir: str | Path, config: TrainConfi
     ckpt = out / CHECKPOINT
     resume = (ckpt / STATE_FILE).is_file()
     if resume:
-        state = torch.load(ckpt / STATE_FILE, map_location="cpu", weights_only=False)
+        state = load_training_state(ckpt / STATE_FILE)
         if state["config"] != _comparable(cfg):
             raise ValueError(f"{ckpt} was written with other settings ({state['config']}); use the same settings "
                              "to resume, or another --out")
@@ -272,6 +272,25 @@ def train_detector(data_dir: str | Path, out_dir: str | Path, config: TrainConfi
     shutil.rmtree(ckpt, ignore_errors=True)
     summary.seconds = time.perf_counter() - start_time
     return summary
+
+
+def load_training_state(path: Path) -> dict:
+    """The step, optimizer state and settings of a checkpoint, loaded with ``weights_only=True``:
+    tensors and plain values only, so a crafted file cannot run code when a run resumes.
+    ValueError (one line) for anything else."""
+    import pickle
+
+    import torch
+
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except (pickle.UnpicklingError, RuntimeError, EOFError, OSError, ValueError) as exc:
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+        raise ValueError(f"{path} cannot be resumed: not a train-detector checkpoint of tensors and plain values "
+                         f"({reason}); delete the checkpoint folder to start again") from None
+    if not isinstance(state, dict) or not {"step", "optimizer", "config"} <= set(state):
+        raise ValueError(f"{path} cannot be resumed: not a train-detector checkpoint (no step, optimizer and config)")
+    return state
 
 
 def _comparable(cfg: TrainConfig) -> dict:

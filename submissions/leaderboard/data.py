@@ -8,9 +8,17 @@ Rules (also in ``docs/leaderboard.md``):
 
 - Files: every ``*.json`` under the folder, recursively; inside a run folder (one with
   ``run_config.json``) only its ``results.json``. Hidden folders (``.cache`` of a Hub
-  download) are left out. A file that does not parse or fails validation is skipped
-  and listed with its first problem, never raised.
-- One row per model id + revision: the submission with the newest ``created``.
+  download) are left out. Each file is read with the package's one results reader
+  (:func:`benchmark.results.load_results_file`: size, depth, big-integer, duplicate-key
+  and NaN limits) and checked like ``t2ibench validate``; a file that fails is skipped and
+  listed with its first problem, never raised.
+- Each file is parsed and checked once: the result is cached by (path, size, mtime_ns),
+  so "Reload results" reads only new or changed files.
+- One row per model id + revision + probe set (``probes`` of the results, when present).
+  When several valid files share that key the first accepted one keeps the row (the
+  earliest ``created``, ties by path) and the others are listed as conflicts in the
+  warnings, never shown: a newer file does not take over a row. Replacing a row's file is a
+  reviewed pull request on the results dataset that deletes the old file.
 - A headline column per ``SCORE_METADATA`` entry with ``headline=True`` that some file
   has. When a name has several entries (estimators, encoders, subsets) the column shows
   one, chosen by :func:`entry_rank`; all of them are in the detail view.
@@ -22,22 +30,22 @@ Rules (also in ``docs/leaderboard.md``):
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import math
 import re
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 import pandas as pd
 
-from benchmark.results import RESULTS_FILE
+from benchmark.results import MAX_RESULTS_BYTES, RESULTS_FILE, UnreadableResults, load_results_file
 from benchmark.run_folder import CONFIG_FILE
 from benchmark.scores.metadata import SCORE_METADATA
 from submissions.validate import check_results, is_demo
 
-#: files larger than this are not read (a results document is a few hundred kB)
-MAX_FILE_BYTES = 50 * 1024 * 1024
+#: files larger than this are refused from their size, unread (a results document is tens of kB)
+MAX_FILE_BYTES = MAX_RESULTS_BYTES
 HUB_DATASETS = "https://huggingface.co/datasets/"
 # A Hub repo id: safe to put in a URL and a Markdown link as is.
 REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
@@ -84,9 +92,21 @@ class Submission:
         return self.model.get("revision")
 
     @property
+    def probes(self) -> str | None:
+        """The probe set of the results (``probes``: fingerprint, else source@revision), or None."""
+        probes = self.doc.get("probes")
+        if not isinstance(probes, Mapping):
+            return None
+        if probes.get("fingerprint"):
+            return str(probes["fingerprint"])
+        if probes.get("source"):
+            return f"{probes['source']}@{probes.get('revision') or ''}"
+        return None
+
+    @property
     def key(self) -> str:
-        """Row key: model id and revision ('@' cannot end a Hub id, so it is unambiguous)."""
-        return f"{self.model_id}@{self.revision or ''}"
+        """Row key: model id, revision and probe set ('@' and '#' are in no Hub id, so it is unambiguous)."""
+        return f"{self.model_id}@{self.revision or ''}" + (f"#{self.probes}" if self.probes else "")
 
     @property
     def created(self) -> _dt.datetime:
@@ -142,6 +162,11 @@ class Board:
     def rows(self) -> list[ModelRow]:
         return model_rows(self.submissions)
 
+    @property
+    def conflicts(self) -> list[tuple[Submission, Submission]]:
+        """(file not shown, the row's file) for every valid file whose row another file holds."""
+        return [(other, row.latest) for row in self.rows() for other in row.older]
+
 
 def parse_time(value: Any) -> _dt.datetime:
     """An ISO 8601 time as an aware datetime; unparsable times sort first."""
@@ -168,42 +193,92 @@ def candidate_files(root: Path) -> list[Path]:
     return out
 
 
-def read_json(path: Path) -> Any:
-    """Strict JSON (NaN / Infinity refused); ValueError with a short reason."""
-    size = path.stat().st_size
-    if size > MAX_FILE_BYTES:
-        raise ValueError(f"file too large ({size / 1e6:.0f} MB; the limit is {MAX_FILE_BYTES / 1e6:.0f} MB)")
+@dataclass(frozen=True)
+class _Parsed:
+    """One file as read and checked: the document (None when it could not be read) and its problems."""
 
-    def no_constant(c: str):
-        raise ValueError(f"{c} is not valid JSON (use null)")
+    signature: tuple[int, int]  # (size, mtime_ns) when it was read
+    doc: dict | None
+    problems: tuple[str, ...]
 
+
+# Parsed files by resolved path, shared by every Board (the app builds a new Board per reload).
+_PARSED: dict[Path, _Parsed] = {}
+_PARSED_LOCK = threading.Lock()
+_FUTURE = "is in the future"
+
+
+def _read_and_check(path: Path, signature: tuple[int, int]) -> _Parsed:
     try:
-        return json.loads(path.read_text(encoding="utf-8"), parse_constant=no_constant)
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"not UTF-8 text ({exc.reason})") from None
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+        doc = load_results_file(path, max_bytes=MAX_FILE_BYTES)
+    except UnreadableResults as exc:
+        return _Parsed(signature, None, (exc.reason,))
+    except Exception as exc:  # one broken file never stops the board
+        return _Parsed(signature, None, (f"cannot be read ({type(exc).__name__})",))
+    try:
+        problems = tuple(check_document(doc))
+    except Exception as exc:
+        problems = (f"cannot be checked ({type(exc).__name__})",)
+    return _Parsed(signature, doc, problems)
+
+
+def parsed_file(path: Path) -> _Parsed:
+    """``path`` read and checked, from the cache when its size and mtime are those it was read with."""
+    key = path.resolve()
+    try:
+        st = key.stat()
+        signature = (st.st_size, st.st_mtime_ns)
+    except OSError:
+        signature = (-1, -1)
+    with _PARSED_LOCK:
+        cached = _PARSED.get(key)
+    if cached is not None and cached.signature == signature:
+        if cached.doc is None or not any(_FUTURE in p for p in cached.problems):
+            return cached
+        # "not in the future" is the one check that time can change: check that file again
+        cached = _Parsed(signature, cached.doc, tuple(check_document(cached.doc)))
+    else:
+        cached = _read_and_check(key, signature)
+    with _PARSED_LOCK:
+        _PARSED[key] = cached
+    return cached
+
+
+def clear_cache() -> None:
+    """Forget every parsed file (the next load reads everything again)."""
+    with _PARSED_LOCK:
+        _PARSED.clear()
+
+
+def _forget_missing(root: Path, seen: set[Path]) -> None:
+    """Drop cached files under ``root`` that the last listing no longer has."""
+    with _PARSED_LOCK:
+        for key in [k for k in _PARSED if k not in seen and root in k.parents]:
+            del _PARSED[key]
 
 
 def load_folder(root: str | Path, source: str | None = None) -> Board:
-    """Read every results file under ``root``; invalid ones go to ``Board.skipped``."""
+    """Read every results file under ``root``; invalid ones go to ``Board.skipped``.
+
+    Files unchanged since an earlier call (same size and mtime) are not read again.
+    """
     root = Path(root)
     board = Board(source=source or str(root))
     if not root.is_dir():
         board.errors.append(f"{board.source} is not a folder")
         return board
+    seen: set[Path] = set()
     for path in candidate_files(root):
         rel = path.relative_to(root).as_posix()
-        try:
-            doc = read_json(path)
-            problems = check_document(doc)
-        except (OSError, ValueError, RecursionError) as exc:
-            problems = [str(exc).splitlines()[0] if str(exc) else type(exc).__name__]
-        if problems:
+        parsed = parsed_file(path)
+        seen.add(path.resolve())
+        if parsed.problems or parsed.doc is None:
+            problems = parsed.problems or ("not read",)
             board.skipped.append(Skipped(rel, problems[0], len(problems)))
             continue
         run_dir = path.parent if path.name == RESULTS_FILE and (path.parent / CONFIG_FILE).is_file() else None
-        board.submissions.append(Submission(doc=doc, source=rel, path=path, run_dir=run_dir))
+        board.submissions.append(Submission(doc=parsed.doc, source=rel, path=path, run_dir=run_dir))
+    _forget_missing(root.resolve(), seen)
     return board
 
 
@@ -240,6 +315,9 @@ def download_results(repo: str, revision: str | None = None) -> Path:
 
 @dataclass(frozen=True)
 class ModelRow:
+    """One leaderboard row: ``latest`` is the submission shown (the first accepted file of the
+    row's key); ``older`` are the other valid files with the same key, conflicts never shown."""
+
     latest: Submission
     older: tuple[Submission, ...] = ()
 
@@ -247,15 +325,25 @@ class ModelRow:
     def key(self) -> str:
         return self.latest.key
 
+    @property
+    def conflicts(self) -> tuple[Submission, ...]:
+        return self.older
+
+
+def accepted_first(sub: Submission) -> tuple:
+    """Order of acceptance among files of one row key: earliest ``created``, then path."""
+    return (sub.created, sub.source)
+
 
 def model_rows(submissions: Iterable[Submission]) -> list[ModelRow]:
-    """One row per model id + revision, the newest ``created`` first in each (ties: later path)."""
+    """One row per model id + revision + probe set, held by its first accepted file
+    (:func:`accepted_first`); the other files of that key are the row's conflicts."""
     groups: dict[str, list[Submission]] = {}
     for s in submissions:
         groups.setdefault(s.key, []).append(s)
     rows = []
     for subs in groups.values():
-        subs = sorted(subs, key=lambda s: (s.created, s.source), reverse=True)
+        subs = sorted(subs, key=accepted_first)
         rows.append(ModelRow(subs[0], tuple(subs[1:])))
     return sorted(rows, key=lambda r: (r.latest.model_id.lower(), r.key))
 
@@ -512,7 +600,7 @@ def detail_markdown(row: ModelRow) -> str:
     if shown:
         lines.append(f"- **Settings**: {md_escape(', '.join(shown))}")
     if row.older:
-        lines.append("- **Earlier submissions** (not in the table): "
+        lines.append("- **Conflicting files** (same model, revision and probes; not shown): "
                      + md_escape(", ".join(f"{o.doc.get('created')} ({o.source})" for o in row.older)))
     notes = [n for n in doc.get("notes", []) if n != doc.get("warning")]
     if notes:
@@ -526,10 +614,16 @@ def warnings_markdown(board: Board) -> str:
     for sk in board.skipped:
         more = f" (and {sk.n_problems - 1} more)" if sk.n_problems > 1 else ""
         lines.append(f"- **{md_escape(sk.source)}** skipped: {md_escape(sk.problem)}{more}")
+    conflicts = board.conflicts
+    for other, shown in conflicts:
+        lines.append(f"- **{md_escape(other.source)}** not shown: {md_escape(shown.source)} holds the row of "
+                     f"{md_escape(row_label(model_rows([shown])[0]))} (same model, revision and probes). "
+                     "A replacement goes through a reviewed pull request that deletes the old file.")
     if not lines:
         return ""
-    head = (f"**Warning: {len(board.skipped)} invalid results file(s) skipped**" if board.skipped
-            else "**Warning**")
+    parts = [f"{len(board.skipped)} invalid results file(s) skipped"] if board.skipped else []
+    parts += [f"{len(conflicts)} conflicting file(s) not shown"] if conflicts else []
+    head = f"**Warning: {' and '.join(parts)}**" if parts else "**Warning**"
     return head + "\n\n" + "\n".join(lines)
 
 
