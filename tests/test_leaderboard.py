@@ -131,9 +131,9 @@ def test_one_row_per_model_revision_and_probe_set(board):
     extra = data.Submission(doc=make_doc("gamma/model-c", 0.3, revision="v2"), source="x.json", path=Path("x.json"),
                             run_dir=None)
     probes = make_doc("gamma/model-c", 0.3, revision="main")
-    probes["probes"] = {"source": "org/probes", "revision": "abc123", "fingerprint": "sha256:0f0f"}
+    probes["probes"] = {"source": "org/probes", "revision": "abc123", "fingerprint": "0f" * 32}
     other = data.Submission(doc=probes, source="y.json", path=Path("y.json"), run_dir=None)
-    assert other.key == "gamma/model-c@main#sha256:0f0f"
+    assert other.key == "gamma/model-c@main#" + "0f" * 32
     assert len(data.model_rows(board.submissions + [extra, other])) == 8
 
 

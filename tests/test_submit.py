@@ -342,7 +342,7 @@ def test_hub_errors_are_hub_errors_not_tracebacks(monkeypatch):
 # --------------------------------------------------------------------------- results on the model's own card
 
 PROBES = {"source": "t2i-bias-benchmark/probes", "revision": "5d0c0ffee5d0c0ffee5d0c0ffee5d0c0ffee5d0c",
-          "fingerprint": "sha256:0123"}
+          "fingerprint": "01" * 32}
 CARD_BEFORE = """---
 license: creativeml-openrail-m
 tags:
@@ -408,7 +408,7 @@ def test_model_card_refuses_demo_runs(tiny_run):
 
 @pytest.mark.parametrize("probes,model", [
     (None, {}),
-    ({"source": "/home/me/probes", "revision": None, "fingerprint": "sha256:1"}, {}),
+    ({"source": "/home/me/probes", "revision": None, "fingerprint": "1" * 64}, {}),
     ({"source": "org/probes", "revision": None}, {}),
 ])
 def test_model_card_refuses_unpublished_probe_sets(tmp_path, probes, model):
