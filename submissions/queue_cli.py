@@ -53,9 +53,9 @@ def _cmd_request(args: argparse.Namespace) -> int:
     rate_limit = RateLimit(max_open=args.max_open, max_per_day=args.max_per_day)
     settings = parse_settings(args.set)
     store = open_store(args.to_folder, args.repo, token=args.token, write=not args.dry_run)
-    model = resolve_model(args.model_id, args.revision, demo=args.demo,
-                          api=getattr(store, "api", None))
-    record = build_request(model, submitter=_submitter(args), dtype=args.dtype, settings=settings)
+    submitter = _submitter(args)  # a Hub queue: proves the token before anything else
+    model = resolve_model(args.model_id, args.revision, demo=args.demo, api=getattr(store, "api", None))
+    record = build_request(model, submitter=submitter, dtype=args.dtype, settings=settings)
     stored = submit_request(store, record, rate_limit=rate_limit, dry_run=args.dry_run)
     data = record.dumps()
     where = (f"{Path(args.to_folder) / stored.path}" if args.to_folder

@@ -14,7 +14,8 @@ import datetime as _dt
 from dataclasses import dataclass
 from typing import Any
 
-from submissions.request_store import Conflict, RequestStore, Snapshot, StoredRecord, retry_delays, sleep
+from submissions import request_store
+from submissions.request_store import Conflict, RequestStore, Snapshot, StoredRecord, retry_delays
 from submissions.requests import (
     FAILED,
     FINISHED,
@@ -204,5 +205,5 @@ def submit_request(store: RequestStore, record: RequestRecord, *, rate_limit: Ra
         except Conflict:
             if delay is None:
                 raise RequestRefused(f"the requests queue in {store.name} kept changing; submit again") from None
-            sleep(delay)
+            request_store.sleep(delay)
     raise AssertionError("unreachable")

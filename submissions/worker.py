@@ -30,13 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from submissions.request_store import (
-    Conflict,
-    RequestStore,
-    StoredRecord,
-    retry_delays,
-    sleep,
-)
+from submissions import request_store
+from submissions.request_store import Conflict, RequestStore, StoredRecord, retry_delays
 from submissions.requests import (
     FAILED,
     FINISHED,
@@ -52,6 +47,7 @@ from submissions.requests import (
 
 DEFAULT_HEARTBEAT_TIMEOUT_S = 1800.0
 DEFAULT_MAX_ATTEMPTS = 3
+MAX_WRITE_TRIES = 20  # conditional writes of one update before giving up (a very busy Hub dataset)
 WORKER_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$")
 
 
@@ -124,22 +120,30 @@ def update_request(store: RequestStore, stored: StoredRecord, change: Callable[[
     """Write ``change(record)``; after a Conflict, read the request again and retry while
     ``still_ours`` holds (LostClaim when it does not)."""
     delays = retry_delays()
-    while True:
+    for _ in range(MAX_WRITE_TRIES):
         if not still_ours(stored.record):
             raise LostClaim(f"{stored.record.request_id} is {stored.record.status} "
                             f"(worker {stored.record.worker_id})")
         try:
             return store.write(stored.path, change(stored.record), expected=stored.version, message=message)
         except Conflict:
-            fresh = store.read(stored.path)
-            if fresh is None:
-                raise LostClaim(f"{stored.path} is gone") from None
-            if fresh.version == stored.version:  # a late view of the Hub: wait before reading again
-                delay = next(delays, None)
-                if delay is None:
-                    raise
-                sleep(delay)
-            stored = fresh
+            stored = _read_newer(store, stored, delays)
+    raise Conflict(f"{stored.path}: refused {MAX_WRITE_TRIES} times, others keep writing")
+
+
+def _read_newer(store: RequestStore, stored: StoredRecord, delays) -> StoredRecord:
+    """The request as it is after a refused write; a Hub that still shows the old head is read
+    again after a pause."""
+    while True:
+        fresh = store.read(stored.path)
+        if fresh is None:
+            raise LostClaim(f"{stored.path} is gone")
+        if fresh.version != stored.version:
+            return fresh
+        delay = next(delays, None)
+        if delay is None:
+            raise Conflict(f"{stored.path}: the store still shows the version that was refused")
+        request_store.sleep(delay)
 
 
 def owned_by(claim: RequestRecord) -> Callable[[RequestRecord], bool]:
