@@ -16,7 +16,8 @@ One round (:func:`work_once`):
 5. mark the request FINISHED with the results' path, or FAILED with a one-line reason.
 
 Under ``accelerate launch`` the main process talks to the queue and tells the others which
-request to generate (they shard its generation as ``t2ibench run`` does).
+request to generate (they shard its generation as ``t2ibench run`` does, then leave); such a
+launch serves one request (``--once``), relaunched in a loop.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from submissions.requests import (
 
 DEFAULT_HEARTBEAT_TIMEOUT_S = 1800.0
 DEFAULT_MAX_ATTEMPTS = 3
+CLAIM_TRIES = 3  # refused claims of one request in one round while it stays PENDING
 MAX_WRITE_TRIES = 20  # conditional writes of one update before giving up (a very busy Hub dataset)
 WORKER_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$")
 
@@ -198,26 +200,35 @@ def requeue_stale(store: RequestStore, opts: WorkerOptions) -> list[str]:
 
 
 def claim_next(store: RequestStore, opts: WorkerOptions) -> StoredRecord | None:
-    """Claim the oldest PENDING request; when another worker's claim lands first, the next one."""
+    """Claim the oldest PENDING request; when another worker's claim lands first, the next one.
+
+    A refused write whose request is still PENDING afterwards (an unrelated commit moved the
+    Hub dataset's head) is tried again, up to CLAIM_TRIES times per request.
+    """
     snapshot = store.snapshot()
     for path, problem in snapshot.invalid:
         opts.say(f"skipping {path}: not a valid request ({problem})")
-    tried: set[str] = set()
+    tries: dict[str, int] = {}
     while True:
-        pending = [s for s in snapshot.by_status(PENDING) if s.path not in tried]
+        pending = [s for s in snapshot.by_status(PENDING) if tries.get(s.path, 0) < CLAIM_TRIES]
         if not pending:
             return None
         target = pending[0]
-        tried.add(target.path)
+        tries[target.path] = tries.get(target.path, 0) + 1
         now = utc_now()
         claim = target.record.replace(status=RUNNING, worker_id=opts.worker_id, started_at=now, heartbeat_at=now,
                                       heartbeat_timeout_s=float(opts.heartbeat_timeout), failure_reason=None)
+        based_on = store.expected_for(snapshot, target.path)
         try:
-            stored = store.write(target.path, claim, expected=store.expected_for(snapshot, target.path),
+            stored = store.write(target.path, claim, expected=based_on,
                                  message=f"Claim {claim.request_id} ({opts.evaluated_by})")
         except Conflict:
-            opts.say(f"lost the claim on {claim.request_id} to another worker")
             snapshot = store.snapshot()
+            fresh = snapshot.get(target.path)
+            if fresh is None or fresh.record.status != PENDING:
+                opts.say(f"lost the claim on {claim.request_id} to another worker")
+            elif store.expected_for(snapshot, target.path) == based_on:
+                request_store.sleep(0.5)  # the Hub still shows the refused head: give it a moment
             continue
         opts.say(f"claimed {claim.request_id}")
         return stored
@@ -391,10 +402,13 @@ def process(store: RequestStore, stored: StoredRecord, opts: WorkerOptions, *,
     current = heartbeat.stop()
     now = utc_now()
     if reason is None:
-        change = lambda r: r.replace(status=FINISHED, finished_at=now, heartbeat_at=now, results_path=results_path,  # noqa: E731
-                                     results_url=results_url, failure_reason=None)
+        final_fields = {"status": FINISHED, "results_path": results_path, "results_url": results_url,
+                        "failure_reason": None}
     else:
-        change = lambda r: r.replace(status=FAILED, finished_at=now, heartbeat_at=now, failure_reason=reason)  # noqa: E731
+        final_fields = {"status": FAILED, "failure_reason": reason}
+
+    def change(r: RequestRecord) -> RequestRecord:
+        return r.replace(finished_at=now, heartbeat_at=now, **final_fields)
     try:
         final = update_request(store, current, change, message=f"{'Finished' if reason is None else 'Failed'} "
                                f"{rec.request_id}", still_ours=owned_by(rec))
@@ -445,6 +459,14 @@ def work_once(store: RequestStore, opts: WorkerOptions, *, audit: Callable = run
 def work_forever(store: RequestStore, opts: WorkerOptions, *, poll: float = 60.0,
                  audit: Callable = run_request_audit) -> None:
     """Rounds until interrupted; sleeps ``poll`` seconds after a round that found nothing."""
+    from benchmark.runner.generate import process_state
+
+    if process_state().num_processes > 1:
+        # The helper processes leave after generating their shard (as under `t2ibench run`), so
+        # a launch serves one request; waiting in a collective through a long annotation would
+        # run into the process group's timeout.
+        raise ValueError("under accelerate launch a worker audits one request per launch: add --once and "
+                         "relaunch in a loop (docs/queue.md)")
     while True:
         outcome = work_once(store, opts, audit=audit)
         if outcome.status == "none":

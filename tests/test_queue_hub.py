@@ -23,7 +23,7 @@ from submissions import request_store
 from submissions.request_store import HubRequestStore
 from submissions.requests import FINISHED, PENDING, RUNNING, RequestRecord, utc_now
 from submissions.validate import check_results
-from submissions.worker import WorkerOptions, owned_by, requeue_stale, update_request, work_once
+from submissions.worker import WorkerOptions, claim_next, owned_by, requeue_stale, update_request, work_once
 
 REQUESTS = "org/requests"
 RESULTS = "org/results"
@@ -256,6 +256,19 @@ def test_worker_refused_claim_takes_the_next_request(hub, tmp_path, tiny_audit):
     assert check_results(posted, allow_demo=True) == []
 
 
+def test_claim_refused_by_an_unrelated_commit_is_tried_again(hub, tmp_path):
+    oldest = _hub_model()
+    _seed(hub, oldest)
+    newcomer = _hub_model("acme/newcomer", submitted_at="2026-11-24T10:00:00.000Z")
+    hub.before_commit = lambda: hub.apply({newcomer.path: newcomer.dumps()})  # a new request lands meanwhile
+    opts = WorkerOptions(worker_id="gpu-1", runs_dir=tmp_path, results_repo=RESULTS, log=lambda line: None)
+    claimed = claim_next(HubRequestStore(REQUESTS), opts)
+    assert claimed.record.model_id == "acme/painter"  # still the oldest, not the newcomer
+    claims = [(c[3], c[4]) for c in hub.calls if c[0] == "create_commit"]
+    assert claims == [((oldest.path,), hub.history[0][0]), ((oldest.path,), hub.history[1][0])]
+    assert hub.record(oldest.path)["status"] == RUNNING and hub.record(newcomer.path)["status"] == PENDING
+
+
 def test_heartbeat_after_an_unrelated_commit_retries_on_the_new_head(hub):
     now = utc_now()
     mine = _demo(status=RUNNING, worker_id="gpu-1", started_at=now, heartbeat_at=now)
@@ -310,7 +323,8 @@ def test_worker_needs_the_hub_before_claiming(monkeypatch, tmp_path, capsys):
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     assert main(["worker", "--requests", REQUESTS, "--results", RESULTS, "--once"]) == 2
     assert capsys.readouterr().err.splitlines() == [
-        f"t2ibench: error: cannot post results to {RESULTS}: no Hugging Face token (run `hf auth login` or set HF_TOKEN)"]
+        f"t2ibench: error: cannot post results to {RESULTS}: no Hugging Face token (run `hf auth login` or set "
+        "HF_TOKEN)"]
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     assert main(["worker", "--requests", REQUESTS, "--results-folder", str(tmp_path / "r"), "--once"]) == 2
     assert capsys.readouterr().err.splitlines() == [

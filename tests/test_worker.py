@@ -152,6 +152,47 @@ def test_killed_worker_is_requeued_and_the_next_one_resumes_its_run(concurrent_r
     assert _png_hashes(runs / DEMO_ID) == _png_hashes(concurrent_run.runs / DEMO_ID)
 
 
+def test_two_processes_under_accelerate_share_one_request(concurrent_run, tmp_path):
+    accelerate = shutil.which("accelerate", path=str(Path(sys.executable).parent)) or shutil.which("accelerate")
+    if accelerate is None:
+        pytest.skip("accelerate is not installed")
+    env = {**concurrent_run.env, "CUDA_VISIBLE_DEVICES": ""}  # two CPU processes joined with gloo
+    queue, results, runs = tmp_path / "q", tmp_path / "r", tmp_path / "runs"
+    _request_demo(env, queue)
+    # One thread per process, as the reference run had (CPU kernels round by thread count).
+    launcher = [accelerate, "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1",
+                "--mixed_precision", "no", "--dynamo_backend", "no", "--main_process_port", "0",
+                "--num_cpu_threads_per_process", "1"]
+    proc = subprocess.run([*launcher, "-m", "benchmark.cli", "worker", "--requests-folder", str(queue),
+                           "--results-folder", str(results), "--runs-dir", str(runs), "--worker-id", "multi",
+                           "--once", *AUDIT_ARGS], capture_output=True, text=True, env=env, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.count(f"worker multi: claimed {DEMO_ID}") == 1  # only the main process talks to the queue
+    from benchmark.run_folder import read_manifest
+
+    assert set(read_manifest(runs / DEMO_ID)["rank"]) == {0, 1}  # both processes generated
+    rec = _record(queue)
+    [results_file] = _results_files(results)
+    assert (rec.status, rec.worker_id, rec.results_path) == (FINISHED, "multi", str(results_file))
+    assert check_results(load_results_file(results_file), allow_demo=True) == []
+    # Same images as one process (batch folders differ with the shards: compare per probe file).
+    by_name = lambda hashes: {k.rsplit("/", 1)[1]: v for k, v in hashes.items()}  # noqa: E731
+    assert by_name(_png_hashes(runs / DEMO_ID)) == by_name(_png_hashes(concurrent_run.runs / DEMO_ID))
+
+
+def test_worker_loop_under_accelerate_asks_for_once(queue, tmp_path, monkeypatch):
+    import importlib
+
+    from submissions.worker import work_forever
+
+    generate = importlib.import_module("benchmark.runner.generate")  # the module (the package exports a function)
+    monkeypatch.setattr(generate, "process_state", lambda: SimpleNamespace(num_processes=2, is_main_process=True))
+    with pytest.raises(ValueError, match="under accelerate launch a worker audits one request per launch: add "
+                                         "--once"):
+        work_forever(queue, _opts(tmp_path, []), poll=0.1)
+    assert _record(queue.root).status == PENDING
+
+
 # --------------------------------------------------------------------------- in process, audit replaced
 
 
