@@ -253,7 +253,8 @@ def test_model_checks():
     model = resolve_model("acme/painter", None, demo=False, api=api)
     assert (model.model_id, model.revision, model.commit, model.demo) == ("Acme/Painter", "main", SHA, False)
     assert api.calls == [("acme/painter", "main")]
-    assert resolve_model("acme/painter", "v1.0", demo=False, api=FakeModels(_info(pipeline_tag=None))).revision == "v1.0"
+    untagged = FakeModels(_info(pipeline_tag=None))
+    assert resolve_model("acme/painter", "v1.0", demo=False, api=untagged).revision == "v1.0"
     refusals = [
         (_info(private=True), "acme/painter is private: the maintainers' workers cannot download it"),
         (_info(pipeline_tag="image-to-image"), "acme/painter is tagged image-to-image, not text-to-image"),
@@ -287,7 +288,8 @@ def test_hub_model_to_a_local_queue_with_patched_model_info(tmp_path, monkeypatc
             "--set", "num_inference_steps=30", "--set", "guidance_scale=6"]
     assert main(args) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out == [f"queued acme/painter @ main (commit {SHA}) as PENDING: {tmp_path}/requests/acme__painter/{SHA}.json",
+    assert out == [f"queued acme/painter @ main (commit {SHA}) as PENDING: "
+                   f"{tmp_path}/requests/acme__painter/{SHA}.json",
                    f"request id: acme__painter@{SHA}"]
     rec = LocalRequestStore(tmp_path).read(f"requests/acme__painter/{SHA}.json").record
     assert (rec.submitter, rec.dtype, rec.settings, rec.demo) == \
