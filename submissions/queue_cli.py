@@ -136,14 +136,16 @@ def register(subparsers) -> None:
     req.add_argument("--set", action="append", metavar="KEY=VALUE",
                      help=f"generation setting, one of {', '.join(GENERATION_SETTINGS)} (default: the model "
                      "family's, docs/models.md)")
-    req.add_argument("--submitter", help="your name in the queue (default: the Hub user of the token; locally "
+    req.add_argument("--submitter", metavar="NAME",
+                     help="your name in the queue (default: the Hub user of the token; locally "
                      "the login name)")
     req.add_argument("--dry-run", action="store_true", help="check everything and print the request; write nothing")
     req.add_argument("--demo", action="store_true", help="allow a built-in tiny model (meaningless scores), to try "
                      "the queue offline")
-    req.add_argument("--max-open", type=int, default=3, help="rate limit: pending or running requests per "
+    req.add_argument("--max-open", type=int, default=3, metavar="N", help="rate limit: pending or running requests per "
                      "submitter (default 3)")
-    req.add_argument("--max-per-day", type=int, default=10, help="rate limit: requests per submitter in 24 h "
+    req.add_argument("--max-per-day", type=int, default=10, metavar="N",
+                     help="rate limit: requests per submitter in 24 h "
                      "(default 10)")
     req.add_argument("--token", help="Hugging Face token (default: HF_TOKEN or the saved login)")
     req.set_defaults(func=_cmd_request)
@@ -158,21 +160,25 @@ def register(subparsers) -> None:
                          "`t2ibench submit --to-folder`)")
     wk.add_argument("--images", metavar="ORG/NAME", help="push each audit's images to the Hub dataset "
                     "ORG/NAME-<model>-<commit>")
-    wk.add_argument("--runs-dir", default="runs/queue", help="run folders, one per request id (default runs/queue); "
+    wk.add_argument("--runs-dir", default="runs/queue", metavar="DIR",
+                    help="run folders, one per request id (default runs/queue); "
                     "a restarted worker resumes its folder")
     wk.add_argument("--once", action="store_true", help="one round: re-queue, claim and audit at most one request")
     wk.add_argument("--heartbeat-timeout", type=float, default=1800.0, metavar="S",
                     help="a RUNNING request without a heartbeat for S seconds is re-queued (default 1800); "
                     "this worker beats every S/4")
-    wk.add_argument("--max-attempts", type=int, default=3, help="abandoned runs before a request FAILS (default 3)")
+    wk.add_argument("--max-attempts", type=int, default=3, metavar="N",
+                    help="abandoned runs before a request FAILS (default 3)")
     wk.add_argument("--poll", type=float, default=60.0, metavar="S", help="seconds between rounds when the queue "
                     "is empty (default 60)")
-    wk.add_argument("--worker-id", help="this worker's name in the records (default HOST-PID); unique per worker")
+    wk.add_argument("--worker-id", metavar="ID",
+                    help="this worker's name in the records (default HOST-PID); unique per worker")
     wk.add_argument("--suites", nargs="+", help="probe suites to run (default: all)")
-    wk.add_argument("--limit", type=int, help="at most N probes per suite (default: all; for trials)")
-    wk.add_argument("--batch-size", type=int, help="images per pipeline call (default 4)")
+    wk.add_argument("--limit", type=int, metavar="N", help="at most N probes per suite (default: all; for trials)")
+    wk.add_argument("--batch-size", type=int, metavar="N", help="images per pipeline call (default 4)")
     wk.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: the best available)")
-    wk.add_argument("--n-resamples", type=int, default=1000, help="bootstrap resamples per CI (default 1000)")
+    wk.add_argument("--n-resamples", type=int, default=1000, metavar="N",
+                    help="bootstrap resamples per CI (default 1000)")
     wk.add_argument("--quiet", action="store_true", help="no progress bars")
     wk.add_argument("--token", help="Hugging Face token (default: HF_TOKEN or the saved login)")
     wk.set_defaults(func=_cmd_worker)

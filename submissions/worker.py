@@ -436,7 +436,8 @@ def _share(state, value):
     return box[0]
 
 
-def work_once(store: RequestStore, opts: WorkerOptions, *, audit: Callable = run_request_audit) -> WorkOutcome:
+def work_once(store: RequestStore, opts: WorkerOptions, *, audit: Callable = run_request_audit,
+              say_idle: bool = True) -> WorkOutcome:
     """One round: re-queue stale requests, claim one, audit it, record the outcome."""
     from benchmark.runner.generate import process_state
 
@@ -447,7 +448,7 @@ def work_once(store: RequestStore, opts: WorkerOptions, *, audit: Callable = run
         claimed = claim_next(store, opts)
     shared = _share(state, None if claimed is None else claimed.record.to_json())
     if shared is None:
-        if state.is_main_process:
+        if state.is_main_process and say_idle:
             opts.say("no pending request")
         return WorkOutcome("none")
     if not state.is_main_process:  # generate this process's shard; the main process does the rest
@@ -458,7 +459,9 @@ def work_once(store: RequestStore, opts: WorkerOptions, *, audit: Callable = run
 
 def work_forever(store: RequestStore, opts: WorkerOptions, *, poll: float = 60.0,
                  audit: Callable = run_request_audit) -> None:
-    """Rounds until interrupted; sleeps ``poll`` seconds after a round that found nothing."""
+    """Rounds until interrupted; sleeps ``poll`` seconds after a round that found nothing, or
+    that could not reach the Hub (said once, not every round)."""
+    from benchmark.hub import HubError
     from benchmark.runner.generate import process_state
 
     if process_state().num_processes > 1:
@@ -467,7 +470,14 @@ def work_forever(store: RequestStore, opts: WorkerOptions, *, poll: float = 60.0
         # run into the process group's timeout.
         raise ValueError("under accelerate launch a worker audits one request per launch: add --once and "
                          "relaunch in a loop (docs/queue.md)")
+    idle = False
     while True:
-        outcome = work_once(store, opts, audit=audit)
-        if outcome.status == "none":
+        try:
+            outcome = work_once(store, opts, audit=audit, say_idle=not idle)
+        except HubError as exc:  # the Hub unreachable for a while: keep trying
+            opts.say(f"{exc}; trying again in {poll:g} s")
+            time.sleep(poll)
+            continue
+        idle = outcome.status == "none"
+        if idle:
             time.sleep(poll)

@@ -330,6 +330,38 @@ def test_heartbeat_thread_refreshes_the_record(queue, tmp_path, tiny_audit):
     assert parse_utc(later) > parse_utc(first)
 
 
+def test_worker_loop_says_idle_once_and_outlasts_an_unreachable_hub(tmp_path, monkeypatch):
+    from benchmark.hub import HubError
+    from submissions import worker as worker_module
+
+    class Flaky(LocalRequestStore):
+        calls = 0
+
+        def snapshot(self):
+            Flaky.calls += 1
+            if Flaky.calls == 1:
+                raise HubError("cannot read requests from org/requests: no connection to the Hugging Face Hub")
+            return super().snapshot()
+
+    class Stop(Exception):
+        pass
+
+    naps = []
+
+    def nap(seconds):
+        naps.append(seconds)
+        if len(naps) == 4:
+            raise Stop
+
+    monkeypatch.setattr(worker_module, "time", SimpleNamespace(sleep=nap))
+    lines = []
+    with pytest.raises(Stop):
+        worker_module.work_forever(Flaky(tmp_path / "q"), _opts(tmp_path, lines), poll=7)
+    assert naps == [7, 7, 7, 7]
+    assert lines == ["worker w: cannot read requests from org/requests: no connection to the Hugging Face Hub; "
+                     "trying again in 7 s", "worker w: no pending request"]  # idle said once, not every round
+
+
 def test_worker_options_are_checked(tmp_path):
     for kw, message in [({"worker_id": "bad id"}, "worker id must be"),
                         ({"results_folder": None}, "exactly one of --results"),
