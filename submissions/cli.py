@@ -195,3 +195,4 @@ def register(subparsers) -> None:
     pm.add_argument("--dry-run", action="store_true")
     pm.add_argument("--token")
     pm.set_defaults(func=_cmd_push_metric)
+    from submissions import queue_cli; queue_cli.register(subparsers)  # noqa: E702 (request, worker)

@@ -23,7 +23,7 @@ require("gradio", "matplotlib", extra="app", purpose="run the leaderboard")
 
 import gradio as gr  # noqa: E402
 
-from submissions.leaderboard import data
+from submissions.leaderboard import data, submit_tab
 
 TITLE = "Text-to-image bias leaderboard"
 CSS = """
@@ -148,7 +148,8 @@ def scores_figure(sub: data.Submission):
 
 
 def build_app(results_dir: str | Path | None = None, repo: str | None = None, *,
-              revision: str | None = None) -> gr.Blocks:
+              revision: str | None = None, requests_dir: str | Path | None = None,
+              requests_repo: str | None = None) -> gr.Blocks:
     """The leaderboard for the results in ``results_dir`` or the Hub dataset ``repo``."""
     source = Source(results_dir, repo, revision)
     state: dict[str, Any] = {}
@@ -213,6 +214,9 @@ def build_app(results_dir: str | Path | None = None, repo: str | None = None, *,
                         gr.Markdown("Choose a model above, or click its row in the leaderboard.")
                         return
                     _render_detail(row)
+            if requests_dir is not None or requests_repo is not None:
+                submit_tab.add_submit_tab(submit_tab.open_requests(requests_dir, requests_repo),
+                                          **submit_tab.options_from_env())
 
         filters = [search, suites, families, show_demo, sort_by]
         for comp in filters:
@@ -294,8 +298,10 @@ def app_from_env(env: Callable[[str], str | None] = os.environ.get) -> gr.Blocks
     folder ``RESULTS_DIR`` (default ``results``, beside app.py in the Space repo)."""
     repo = env("RESULTS_REPO")
     if repo:
-        return build_app(repo=repo, revision=env("RESULTS_REVISION") or None)
-    return build_app(results_dir=env("RESULTS_DIR") or "results")
+        return build_app(repo=repo, revision=env("RESULTS_REVISION") or None,
+                         requests_dir=env("REQUESTS_DIR") or None, requests_repo=env("REQUESTS_REPO") or None)
+    return build_app(results_dir=env("RESULTS_DIR") or "results",
+                     requests_dir=env("REQUESTS_DIR") or None, requests_repo=env("REQUESTS_REPO") or None)
 
 
 def main() -> None:

@@ -1,0 +1,184 @@
+"""``t2ibench request`` (ask for a model to be audited) and ``t2ibench worker`` (the
+maintainers' GPU workers that audit the queue). See docs/queue.md."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import hashlib
+import signal
+import sys
+from pathlib import Path
+
+from submissions.requests import DTYPES, GENERATION_SETTINGS, InvalidRequest
+
+EXIT_OK, EXIT_FAILED = 0, 1
+
+
+def parse_settings(values: list[str] | None) -> dict:
+    """``--set KEY=VALUE`` pairs (values read as YAML: 30 -> int, 7.5 -> float); checked by the record."""
+    import yaml
+
+    out = {}
+    for value in values or []:
+        key, sep, raw = value.partition("=")
+        if not sep or not key:
+            raise InvalidRequest(f"--set takes KEY=VALUE with KEY one of {', '.join(GENERATION_SETTINGS)}, "
+                                 f"got {value!r}")
+        try:
+            out[key.strip()] = yaml.safe_load(raw)
+        except yaml.YAMLError:
+            raise InvalidRequest(f"--set {key}: cannot read {raw!r} as a value") from None
+    return out
+
+
+# --------------------------------------------------------------------------- request
+
+
+def _submitter(args: argparse.Namespace) -> str:
+    if args.submitter:
+        return args.submitter
+    if args.repo and not args.dry_run:
+        from benchmark.hub import check_access, require_hub
+
+        return check_access(args.repo, require_hub(args.repo, args.token, action="write requests to"),
+                            action="write requests to")
+    return getpass.getuser()
+
+
+def _cmd_request(args: argparse.Namespace) -> int:
+    from submissions.request_checks import RateLimit, build_request, resolve_model, submit_request
+    from submissions.request_store import open_store
+
+    rate_limit = RateLimit(max_open=args.max_open, max_per_day=args.max_per_day)
+    settings = parse_settings(args.set)
+    store = open_store(args.to_folder, args.repo, token=args.token, write=not args.dry_run)
+    submitter = _submitter(args)  # a Hub queue: proves the token before anything else
+    model = resolve_model(args.model_id, args.revision, demo=args.demo, api=getattr(store, "api", None))
+    record = build_request(model, submitter=submitter, dtype=args.dtype, settings=settings)
+    stored = submit_request(store, record, rate_limit=rate_limit, dry_run=args.dry_run)
+    data = record.dumps()
+    where = (f"{Path(args.to_folder) / stored.path}" if args.to_folder
+             else f"{stored.path} in dataset {args.repo}")
+    if args.dry_run:
+        parent = f", parent_commit {stored.version}" if args.repo else ""
+        print("DRY RUN: nothing is written.\n")
+        print(f"would write {where}  ({len(data)} bytes, sha256 {hashlib.sha256(data).hexdigest()}{parent})\n")
+        print(data.decode("utf-8"), end="")
+        return EXIT_OK
+    if model.demo:
+        print("demo request: built-in tiny model, meaningless scores")
+    print(f"queued {record.model_id} @ {record.revision} (commit {record.commit}) as PENDING: {where}")
+    print(f"request id: {record.request_id}")
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------- worker
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def _cmd_worker(args: argparse.Namespace) -> int:
+    from submissions.request_store import open_store
+    from submissions.worker import WorkerOptions, default_worker_id, work_forever, work_once
+
+    if args.poll <= 0:
+        raise ValueError(f"--poll must be a positive number of seconds, got {args.poll}")
+    if args.limit is not None and args.limit < 1:
+        raise ValueError(f"--limit must be at least 1, got {args.limit}")
+    opts = WorkerOptions(
+        worker_id=args.worker_id or default_worker_id(), runs_dir=Path(args.runs_dir), results_repo=args.results,
+        results_folder=args.results_folder, images_repo=args.images, heartbeat_timeout=args.heartbeat_timeout,
+        max_attempts=args.max_attempts, suites=args.suites, limit_per_suite=args.limit, batch_size=args.batch_size,
+        device=args.device, n_resamples=args.n_resamples, progress=not args.quiet, token=args.token)
+    if args.suites:
+        from benchmark.probes import list_suites
+
+        unknown = sorted(set(args.suites) - set(list_suites()))
+        if unknown:
+            raise ValueError(f"unknown suite {unknown[0]!r}; see `t2ibench probes list`")
+    # Every Hub check (token, offline mode, access) before the first claim.
+    from benchmark.hub import check_access, require_hub
+
+    for repo, action in ((args.results, "post results to"), (args.images, "push images to")):
+        if repo:
+            check_access(repo, require_hub(repo, args.token, action=action), action=action)
+    store = open_store(args.requests_folder, args.requests, token=args.token)
+
+    # SIGTERM (a stopped container, a scheduler) hands the running request back like Ctrl+C.
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        if args.once:
+            outcome = work_once(store, opts)
+            return EXIT_FAILED if outcome.status == "failed" else EXIT_OK
+        work_forever(store, opts, poll=args.poll)
+    except KeyboardInterrupt:
+        print(f"worker {opts.worker_id}: stopped", file=sys.stderr)
+        return 130
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------- registration
+
+
+def register(subparsers) -> None:
+    """Add ``request`` and ``worker`` to the ``t2ibench`` subparsers."""
+    req = subparsers.add_parser("request", help="ask the maintainers' workers to audit a Hub model (a request "
+                                "in the requests dataset, or a local requests folder)")
+    req.add_argument("model_id", metavar="MODEL_ID", help="Hub model id ORG/NAME (builtin:tiny-sd with --demo)")
+    where = req.add_mutually_exclusive_group(required=True)
+    where.add_argument("--repo", metavar="ORG/REQUESTS", help="Hub requests dataset to commit the request to")
+    where.add_argument("--to-folder", metavar="Q", help="local requests folder (written as requests/... under it)")
+    req.add_argument("--revision", help="branch, tag or commit (default main); resolved to a commit now")
+    req.add_argument("--dtype", choices=DTYPES, help="weights dtype (default: per device)")
+    req.add_argument("--set", action="append", metavar="KEY=VALUE",
+                     help=f"generation setting, one of {', '.join(GENERATION_SETTINGS)} (default: the model "
+                     "family's, docs/models.md)")
+    req.add_argument("--submitter", metavar="NAME",
+                     help="your name in the queue (default: the Hub user of the token; locally "
+                     "the login name)")
+    req.add_argument("--dry-run", action="store_true", help="check everything and print the request; write nothing")
+    req.add_argument("--demo", action="store_true", help="allow a built-in tiny model (meaningless scores), to try "
+                     "the queue offline")
+    req.add_argument("--max-open", type=int, default=3, metavar="N", help="rate limit: pending or running requests per "
+                     "submitter (default 3)")
+    req.add_argument("--max-per-day", type=int, default=10, metavar="N",
+                     help="rate limit: requests per submitter in 24 h "
+                     "(default 10)")
+    req.add_argument("--token", help="Hugging Face token (default: HF_TOKEN or the saved login)")
+    req.set_defaults(func=_cmd_request)
+
+    wk = subparsers.add_parser("worker", help="audit the requests of a queue (maintainers, on GPU machines)")
+    queue = wk.add_mutually_exclusive_group(required=True)
+    queue.add_argument("--requests", metavar="ORG/REQUESTS", help="Hub requests dataset")
+    queue.add_argument("--requests-folder", metavar="Q", help="local requests folder")
+    results = wk.add_mutually_exclusive_group(required=True)
+    results.add_argument("--results", metavar="ORG/RESULTS", help="Hub results dataset: a pull request per audit")
+    results.add_argument("--results-folder", metavar="R", help="local results folder (the layout of "
+                         "`t2ibench submit --to-folder`)")
+    wk.add_argument("--images", metavar="ORG/NAME", help="push each audit's images to the Hub dataset "
+                    "ORG/NAME-<model>-<commit>")
+    wk.add_argument("--runs-dir", default="runs/queue", metavar="DIR",
+                    help="run folders, one per request id (default runs/queue); "
+                    "a restarted worker resumes its folder")
+    wk.add_argument("--once", action="store_true", help="one round: re-queue, claim and audit at most one request")
+    wk.add_argument("--heartbeat-timeout", type=float, default=1800.0, metavar="S",
+                    help="a RUNNING request without a heartbeat for S seconds is re-queued (default 1800); "
+                    "this worker beats every S/4")
+    wk.add_argument("--max-attempts", type=int, default=3, metavar="N",
+                    help="abandoned runs before a request FAILS (default 3)")
+    wk.add_argument("--poll", type=float, default=60.0, metavar="S", help="seconds between rounds when the queue "
+                    "is empty (default 60)")
+    wk.add_argument("--worker-id", metavar="ID",
+                    help="this worker's name in the records (default HOST-PID); unique per worker")
+    wk.add_argument("--suites", nargs="+", help="probe suites to run (default: all)")
+    wk.add_argument("--limit", type=int, metavar="N", help="at most N probes per suite (default: all; for trials)")
+    wk.add_argument("--batch-size", type=int, metavar="N", help="images per pipeline call (default 4)")
+    wk.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: the best available)")
+    wk.add_argument("--n-resamples", type=int, default=1000, metavar="N",
+                    help="bootstrap resamples per CI (default 1000)")
+    wk.add_argument("--quiet", action="store_true", help="no progress bars")
+    wk.add_argument("--token", help="Hugging Face token (default: HF_TOKEN or the saved login)")
+    wk.set_defaults(func=_cmd_worker)

@@ -1,0 +1,285 @@
+"""The evaluation request: what a user asks the maintainers' workers to audit.
+
+One JSON file per model commit, ``requests/<org>__<model>/<commit>.json``, in a requests
+dataset on the Hub or a local requests folder (see :mod:`submissions.request_store`).
+Its ``status`` goes PENDING -> RUNNING -> FINISHED or FAILED; a RUNNING request whose
+heartbeat is too old goes back to PENDING (``attempts`` + 1). See docs/queue.md.
+
+Everything in a record is checked when it is read (:func:`record_from_json`), because
+records are written by others: a file that fails is listed as invalid, never run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import json
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+REQUESTS_DIR_IN_REPO = "requests"
+RECORD_FORMAT = 1
+PENDING, RUNNING, FINISHED, FAILED = "PENDING", "RUNNING", "FINISHED", "FAILED"
+STATUSES = (PENDING, RUNNING, FINISHED, FAILED)
+DTYPES = ("float32", "float16", "bfloat16")
+WORKER_PREFIX = "maintainers' worker "
+MAX_REASON_CHARS = 500
+MAX_SUBMITTER_CHARS = 96
+
+#: the generation settings a request may set (docs/models.md): (type, min, max, multiple of)
+GENERATION_SETTINGS: dict[str, tuple[type, float, float, int | None]] = {
+    "num_inference_steps": (int, 1, 500, None),
+    "guidance_scale": (float, 0.0, 50.0, None),
+    "height": (int, 64, 4096, 8),
+    "width": (int, 64, 4096, 8),
+}
+
+# The Hub's repo id rule (huggingface_hub.utils.validate_repo_id, ASCII only): two parts of
+# letters, digits, "_", "-", "."; no "--" or ".."; neither part starts or ends with "-" or ".".
+_HUB_PART = r"(?![-.])[A-Za-z0-9_.-]{1,96}(?<![-.])"
+HUB_MODEL_ID = re.compile(rf"^{_HUB_PART}/{_HUB_PART}$")
+HUB_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+BUILTIN_COMMIT = re.compile(r"^builtin-v\d+$")
+_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$")
+
+
+class InvalidRequest(ValueError):
+    """A request (argument or record) that cannot be used; the message is one line."""
+
+
+# --------------------------------------------------------------------------- names and paths
+
+
+def check_hub_model_id(model_id: Any) -> str:
+    """``model_id`` if it is a Hub model id ``ORG/NAME``; InvalidRequest otherwise."""
+    if not isinstance(model_id, str) or not HUB_MODEL_ID.match(model_id) or "--" in model_id \
+            or ".." in model_id or model_id.endswith(".git"):
+        shown = model_id if isinstance(model_id, str) else type(model_id).__name__
+        raise InvalidRequest(f"{shown!r} is not a Hub model id: ORG/NAME of letters, digits, '_', '-', '.' "
+                             "(no '--' or '..', at most 96 characters each)")
+    return model_id
+
+
+def _escape_part(part: str) -> str:
+    # Injective: an underscore that starts or ends the part, or touches another underscore,
+    # becomes %5F ("%" is in no Hub id), so an escaped part never holds "__" nor starts or
+    # ends with "_", and "<org>__<model>" splits back at its only "__".
+    out = []
+    for i, ch in enumerate(part):
+        lone = 0 < i < len(part) - 1 and part[i - 1] != "_" and part[i + 1] != "_"
+        out.append("%5F" if ch == "_" and not lone else ch)
+    return "".join(out)
+
+
+def model_folder(model_id: str) -> str:
+    """``<org>__<model>``: a Hub id ``org/model``, or ``builtin__<name>`` for a built-in model."""
+    if model_id.startswith("builtin:"):
+        return f"builtin__{_escape_part(model_id[len('builtin:'):])}"
+    org, name = check_hub_model_id(model_id).split("/")
+    return f"{_escape_part(org)}__{_escape_part(name)}"
+
+
+def check_commit(commit: Any, *, builtin: bool) -> str:
+    pattern = BUILTIN_COMMIT if builtin else HUB_COMMIT
+    if not isinstance(commit, str) or not pattern.match(commit):
+        what = "builtin-v<N>" if builtin else "a 40-character lowercase hex commit id"
+        raise InvalidRequest(f"commit {commit!r} is not {what}")
+    return commit
+
+
+def request_path(model_id: str, commit: str) -> str:
+    """``requests/<org>__<model>/<commit>.json``: the record's path in the store."""
+    check_commit(commit, builtin=model_id.startswith("builtin:"))
+    return f"{REQUESTS_DIR_IN_REPO}/{model_folder(model_id)}/{commit}.json"
+
+
+def request_id(model_id: str, commit: str) -> str:
+    """``<org>__<model>@<commit>``: names the request, its run folder and its results ("@" is in
+    neither part)."""
+    check_commit(commit, builtin=model_id.startswith("builtin:"))
+    return f"{model_folder(model_id)}@{commit}"
+
+
+# --------------------------------------------------------------------------- time
+
+
+def utc_now() -> str:
+    """Now in UTC with milliseconds, e.g. 2026-11-24T09:30:00.125Z (heartbeats need sub-second times)."""
+    now = _dt.datetime.now(_dt.timezone.utc)
+    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+
+
+def parse_utc(value: str) -> _dt.datetime:
+    if not isinstance(value, str) or not _TIME.match(value):
+        raise InvalidRequest(f"{value!r} is not a UTC time like 2026-11-24T09:30:00Z")
+    return _dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
+def seconds_since(value: str, now: _dt.datetime | None = None) -> float:
+    now = now or _dt.datetime.now(_dt.timezone.utc)
+    return (now - parse_utc(value)).total_seconds()
+
+
+# --------------------------------------------------------------------------- settings
+
+
+def check_settings(settings: Any) -> dict:
+    """The generation settings with their types and ranges checked (ints stay ints, guidance a float)."""
+    if settings is None:
+        return {}
+    if not isinstance(settings, Mapping):
+        raise InvalidRequest(f"settings must be a mapping, got {type(settings).__name__}")
+    out = {}
+    for key, value in settings.items():
+        if key not in GENERATION_SETTINGS:
+            raise InvalidRequest(f"unknown generation setting {key!r}; a request may set "
+                                 + ", ".join(GENERATION_SETTINGS))
+        kind, low, high, multiple = GENERATION_SETTINGS[key]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                or (kind is int and not isinstance(value, int)) or not math.isfinite(value):
+            raise InvalidRequest(f"{key} must be {'an integer' if kind is int else 'a number'}, got {value!r}")
+        if not low <= value <= high:
+            raise InvalidRequest(f"{key} = {value!r} is outside [{low:g}, {high:g}]")
+        if multiple and value % multiple:
+            raise InvalidRequest(f"{key} = {value!r} is not a multiple of {multiple}")
+        out[key] = kind(value)
+    return out
+
+
+def check_dtype(dtype: Any) -> str | None:
+    if dtype is None or dtype in DTYPES:
+        return dtype
+    raise InvalidRequest(f"dtype must be one of {', '.join(DTYPES)} (or unset: per device), got {dtype!r}")
+
+
+def check_submitter(name: Any) -> str:
+    if not isinstance(name, str) or not name.strip() or len(name) > MAX_SUBMITTER_CHARS \
+            or any(not ch.isprintable() for ch in name):
+        raise InvalidRequest(f"submitter must be a name of 1 to {MAX_SUBMITTER_CHARS} printable characters, "
+                             f"got {name!r}")
+    return name.strip()
+
+
+def one_line(text: Any, limit: int = MAX_REASON_CHARS) -> str:
+    """The first non-empty line of ``text``, at most ``limit`` characters (failure reasons)."""
+    lines = [ln.strip() for ln in str(text).splitlines() if ln.strip()]
+    line = lines[0] if lines else ""
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+# --------------------------------------------------------------------------- the record
+
+
+@dataclass(frozen=True)
+class RequestRecord:
+    model_id: str
+    revision: str  # as requested (branch, tag or commit)
+    commit: str  # what it resolved to when submitted: the workers audit this one
+    submitter: str
+    submitted_at: str
+    dtype: str | None = None
+    settings: dict = field(default_factory=dict)
+    demo: bool = False  # a built-in tiny random-weight model: meaningless scores
+    status: str = PENDING
+    worker_id: str | None = None
+    started_at: str | None = None
+    heartbeat_at: str | None = None
+    heartbeat_timeout_s: float | None = None  # the claiming worker's promise: a heartbeat at least this often
+    attempts: int = 0  # runs abandoned so far (no heartbeat for longer than the timeout)
+    results_path: str | None = None
+    results_url: str | None = None
+    finished_at: str | None = None
+    failure_reason: str | None = None
+
+    @property
+    def request_id(self) -> str:
+        return request_id(self.model_id, self.commit)
+
+    @property
+    def path(self) -> str:
+        return request_path(self.model_id, self.commit)
+
+    def replace(self, **changes: Any) -> "RequestRecord":
+        return dataclasses.replace(self, **changes)
+
+    def to_json(self) -> dict:
+        doc = {"format": RECORD_FORMAT, "request_id": self.request_id}
+        doc.update(dataclasses.asdict(self))
+        return doc
+
+    def dumps(self) -> bytes:
+        return (json.dumps(self.to_json(), indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+_OPTIONAL_TIMES = ("started_at", "heartbeat_at", "finished_at")
+_OPTIONAL_TEXT = ("worker_id", "results_path", "results_url", "failure_reason")
+
+
+def record_from_json(doc: Any) -> RequestRecord:
+    """A record from its JSON document, every field checked; InvalidRequest (one line) otherwise."""
+    if not isinstance(doc, Mapping):
+        raise InvalidRequest("a request is a JSON object")
+    if doc.get("format") != RECORD_FORMAT:
+        raise InvalidRequest(f"format {doc.get('format')!r} is not {RECORD_FORMAT}")
+    names = {f.name for f in dataclasses.fields(RequestRecord)}
+    unknown = sorted(set(doc) - names - {"format", "request_id"})
+    if unknown:
+        raise InvalidRequest(f"unknown field {unknown[0]!r}")
+    missing = [n for n in ("model_id", "revision", "commit", "submitter", "submitted_at", "status") if n not in doc]
+    if missing:
+        raise InvalidRequest(f"required field {missing[0]!r} is missing")
+    record = RequestRecord(**{k: v for k, v in doc.items() if k in names})
+    builtin = isinstance(record.model_id, str) and record.model_id.startswith("builtin:")
+    if builtin:
+        if not record.demo:
+            raise InvalidRequest(f"{record.model_id} is a built-in model but the request is not marked demo")
+        if not re.match(r"^builtin:[a-z0-9-]{1,40}$", record.model_id):
+            raise InvalidRequest(f"{record.model_id!r} is not a built-in model name")
+    else:
+        check_hub_model_id(record.model_id)
+        if record.demo is not False:
+            raise InvalidRequest("demo must be false for a Hub model")
+    check_commit(record.commit, builtin=builtin)
+    if not isinstance(record.revision, str) or not record.revision or len(record.revision) > 256:
+        raise InvalidRequest(f"revision {record.revision!r} is not a branch, tag or commit name")
+    check_submitter(record.submitter)
+    parse_utc(record.submitted_at)
+    check_dtype(record.dtype)
+    if check_settings(record.settings) != record.settings:
+        raise InvalidRequest(f"settings {record.settings!r} are not in their canonical types")
+    if record.status not in STATUSES:
+        raise InvalidRequest(f"status {record.status!r} is not one of {', '.join(STATUSES)}")
+    if isinstance(record.attempts, bool) or not isinstance(record.attempts, int) or record.attempts < 0:
+        raise InvalidRequest(f"attempts {record.attempts!r} is not a count")
+    if not isinstance(record.demo, bool):
+        raise InvalidRequest("demo must be true or false")
+    for name in _OPTIONAL_TIMES:
+        if getattr(record, name) is not None:
+            parse_utc(getattr(record, name))
+    for name in _OPTIONAL_TEXT:
+        value = getattr(record, name)
+        if value is not None and (not isinstance(value, str) or "\n" in value or len(value) > 2 * MAX_REASON_CHARS):
+            raise InvalidRequest(f"{name} must be one line of text")
+    timeout = record.heartbeat_timeout_s
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
+                                or not math.isfinite(timeout) or timeout <= 0):
+        raise InvalidRequest(f"heartbeat_timeout_s {timeout!r} is not a positive number of seconds")
+    if record.status == RUNNING and not (record.worker_id and record.heartbeat_at):
+        raise InvalidRequest("a RUNNING request needs worker_id and heartbeat_at")
+    if record.status == FAILED and not record.failure_reason:
+        raise InvalidRequest("a FAILED request needs a failure_reason")
+    if doc.get("request_id") is not None and doc["request_id"] != record.request_id:
+        raise InvalidRequest(f"request_id {doc['request_id']!r} does not match the model and commit "
+                             f"({record.request_id})")
+    return record
+
+
+def record_from_bytes(data: bytes) -> RequestRecord:
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InvalidRequest(f"not JSON ({one_line(exc)})") from None
+    return record_from_json(doc)
