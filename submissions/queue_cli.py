@@ -92,13 +92,12 @@ def _cmd_worker(args: argparse.Namespace) -> int:
         worker_id=args.worker_id or default_worker_id(), runs_dir=Path(args.runs_dir), results_repo=args.results,
         results_folder=args.results_folder, images_repo=args.images, heartbeat_timeout=args.heartbeat_timeout,
         max_attempts=args.max_attempts, suites=args.suites, limit_per_suite=args.limit, batch_size=args.batch_size,
-        device=args.device, n_resamples=args.n_resamples, progress=not args.quiet, token=args.token)
-    if args.suites:
-        from benchmark.probes import list_suites
+        device=args.device, n_resamples=args.n_resamples, progress=not args.quiet, token=args.token,
+        probes=args.probes, probes_revision=args.probes_revision)
+    from benchmark.probes.source import open_probe_set
 
-        unknown = sorted(set(args.suites) - set(list_suites()))
-        if unknown:
-            raise ValueError(f"unknown suite {unknown[0]!r}; see `t2ibench probes list`")
+    # the probe set and its suites are checked once, before the first claim
+    open_probe_set(args.probes, args.probes_revision).check_suites(args.suites or [])
     # Every Hub check (token, offline mode, access) before the first claim.
     from benchmark.hub import check_access, require_hub
 
@@ -173,7 +172,10 @@ def register(subparsers) -> None:
                     "is empty (default 60)")
     wk.add_argument("--worker-id", metavar="ID",
                     help="this worker's name in the records (default HOST-PID); unique per worker")
-    wk.add_argument("--suites", nargs="+", help="probe suites to run (default: all)")
+    wk.add_argument("--suites", nargs="+", help="probe suites to run (default: every suite of the probe set)")
+    wk.add_argument("--probes", metavar="SOURCE", help="the probe set every request is audited on: the leaderboard's "
+                    "published probe dataset (a Hub dataset ID) or a folder (default: the built-in probes)")
+    wk.add_argument("--probes-revision", metavar="REV", help="with a Hub probe dataset: the revision to audit")
     wk.add_argument("--limit", type=int, metavar="N", help="at most N probes per suite (default: all; for trials)")
     wk.add_argument("--batch-size", type=int, metavar="N", help="images per pipeline call (default 4)")
     wk.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: the best available)")

@@ -70,7 +70,9 @@ class WorkerOptions:
     images_repo: str | None = None  # ORG/NAME: each request's images go to ORG/NAME-<model>-<commit>
     heartbeat_timeout: float = DEFAULT_HEARTBEAT_TIMEOUT_S
     max_attempts: int = DEFAULT_MAX_ATTEMPTS
-    suites: list[str] | None = None  # None: every suite
+    suites: list[str] | None = None  # None: every suite of the probe set
+    probes: str | None = None  # the probe set every request is audited on: None (built in), a folder, a Hub ID
+    probes_revision: str | None = None
     limit_per_suite: int | None = None
     batch_size: int | None = None
     device: str | None = None
@@ -286,14 +288,15 @@ def run_dir_of(record: RequestRecord, opts: WorkerOptions) -> Path:
 
 def run_request_audit(record: RequestRecord, opts: WorkerOptions):
     """``t2ibench run`` with the request's model, commit, dtype and settings (keywords only)."""
-    from benchmark.probes import list_suites
     from benchmark.runner.generate import DEFAULT_BATCH_SIZE
     from benchmark.runner.pipeline import run_audit
 
     return run_audit(
         run_dir=run_dir_of(record, opts),
         model_spec=record.model_id,
-        suites=list(opts.suites or list_suites()),
+        suites=list(opts.suites) if opts.suites else None,
+        probes=opts.probes,
+        probes_revision=opts.probes_revision,
         limit_per_suite=opts.limit_per_suite,
         batch_size=opts.batch_size or DEFAULT_BATCH_SIZE,
         revision=None if record.demo else record.commit,

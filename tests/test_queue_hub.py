@@ -22,6 +22,7 @@ from benchmark.cli import main
 from submissions import request_store
 from submissions.request_store import HubRequestStore
 from submissions.requests import FINISHED, PENDING, RUNNING, RequestRecord, utc_now
+from submissions.submit import model_folder_name
 from submissions.validate import check_results
 from submissions.worker import WorkerOptions, claim_next, owned_by, requeue_stale, update_request, work_once
 
@@ -249,7 +250,7 @@ def test_worker_refused_claim_takes_the_next_request(hub, tmp_path, tiny_audit):
     [(results_path, data)] = files.items()
     assert (done["status"], done["worker_id"], done["results_path"], done["results_url"]) == \
         (FINISHED, "gpu-1", results_path, f"https://huggingface.co/datasets/{RESULTS}/discussions/1")
-    assert results_path.startswith("results/builtin__tiny-sd/") and pr_title.startswith("[demo] Add results:")
+    assert results_path.startswith(f"results/{model_folder_name('builtin:tiny-sd')}/") and pr_title.startswith("[demo] Add results:")
     posted = json.loads(data)
     assert posted["evaluated_by"] == "maintainers' worker gpu-1" and posted["request_id"] == newer.request_id
     assert posted["submission"]["results_repo"] == RESULTS

@@ -27,6 +27,7 @@ import pytest
 from benchmark.results import read_results
 from submissions.request_store import LocalRequestStore
 from submissions.requests import FAILED, FINISHED, PENDING, RUNNING, RequestRecord, parse_utc, utc_now
+from submissions.submit import model_folder_name
 from submissions.validate import check_results, load_results_file
 from submissions.worker import WorkerOptions, work_once
 
@@ -100,7 +101,7 @@ def test_two_workers_at_once_audit_the_request_exactly_once(concurrent_run):
     assert set(other_out[:-1]) <= {f"worker {other}: lost the claim on {DEMO_ID} to another worker"}
 
     [results_file] = _results_files(run.results)
-    assert results_file.parent.name == "builtin__tiny-sd"  # the layout of `t2ibench submit --to-folder`
+    assert results_file.parent.name == model_folder_name("builtin:tiny-sd")  # the layout of `submit --to-folder`
     doc = load_results_file(results_file)
     assert check_results(doc, allow_demo=True) == []
     assert doc["evaluated_by"] == f"maintainers' worker {winner}" and doc["request_id"] == DEMO_ID
