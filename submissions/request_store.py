@@ -144,14 +144,12 @@ class LocalRequestStore(RequestStore):
         return _parse(path, data, _sha256(data))
 
     def write(self, path: str, record: RequestRecord, *, expected: str | None, message: str) -> StoredRecord:
-        import fcntl
+        from filelock import FileLock
 
         target = self._file(path)
         data = record.dumps()
         self.root.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.root / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)  # released by the kernel if this process dies
+        with FileLock(self.root / LOCK_FILE):  # an flock: the kernel releases it if this process dies
             try:
                 current = _sha256(target.read_bytes())
             except FileNotFoundError:
@@ -159,8 +157,6 @@ class LocalRequestStore(RequestStore):
             if current != expected:
                 raise Conflict(f"{path} changed since it was read")
             write_bytes_atomic(target, data)
-        finally:
-            os.close(fd)  # closing drops the flock
         return StoredRecord(record, path, _sha256(data))
 
 

@@ -8,7 +8,8 @@
 Why an event log: every click is one append, so nothing already answered can be lost by a
 crash, a closed browser or a killed server, and two annotators never rewrite each other's
 lines. Each append is one ``os.write`` of the whole line on a file opened with
-``O_APPEND``, under an exclusive ``fcntl.flock``, then ``fsync``. A torn last line (power
+``O_APPEND``, under an exclusive lock (``filelock`` on ``answers.jsonl.lock``: an flock the
+kernel releases when a process dies), then ``fsync``. A torn last line (power
 loss mid-write) is ignored on read and the next append starts on a fresh line.
 
 Reading never trusts the file: a line longer than ``MAX_LINE_BYTES`` is skipped before it
@@ -32,7 +33,6 @@ the original file: :func:`flagged_annotators` lists every annotator whose status
 
 from __future__ import annotations
 
-import fcntl
 import json
 import math
 import os
@@ -139,20 +139,23 @@ def _encode(event: dict) -> bytes:
     return (json.dumps(event, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
 
 
-def _open_locked(run_dir: str | Path) -> int:
-    """The answers file opened for appending and locked exclusively (created with its folder if needed)."""
+def answers_lock(path: Path):
+    """The lock writers and readers of an answers file take (``filelock``: an flock on a file
+    beside it, released by the kernel when a process dies)."""
+    from filelock import FileLock
+
+    return FileLock(path.with_name(path.name + ".lock"))
+
+
+def _open_for_append(run_dir: str | Path) -> int:
+    """The answers file opened for appending (created with its folder if needed); hold
+    :func:`answers_lock` while writing."""
     path = answers_path(run_dir)
     new_dir = not path.parent.is_dir()
     path.parent.mkdir(parents=True, exist_ok=True)
     if new_dir:
         fsync_dir(path.parent.parent)
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)  # read: to check the last byte
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
+    return os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)  # read: to check the last byte
 
 
 def _write_line(fd: int, data: bytes) -> None:
@@ -170,12 +173,8 @@ def _read_lines(fd_path: Path) -> tuple[list[dict], dict[str, int]]:
     """Parsed valid events of the file and the number of lines skipped by reason (torn or malformed)."""
     if not fd_path.is_file():
         return [], {}
-    with open(fd_path, "rb") as fh:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_SH)
-        try:
-            raw = fh.read()
-        finally:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+    with answers_lock(fd_path), open(fd_path, "rb") as fh:
+        raw = fh.read()
     return _parse(raw)
 
 
@@ -243,11 +242,12 @@ def append_event(run_dir: str | Path, event: dict) -> dict:
     data = _encode(ev)
     if len(data) > MAX_LINE_BYTES:  # never write a line that readers would skip
         raise ValueError(f"an event must encode to at most {MAX_LINE_BYTES} bytes, got {len(data)}")
-    fd = _open_locked(run_dir)
-    try:
-        _write_line(fd, data)
-    finally:
-        os.close(fd)  # closing releases the lock
+    with answers_lock(answers_path(run_dir)):
+        fd = _open_for_append(run_dir)
+        try:
+            _write_line(fd, data)
+        finally:
+            os.close(fd)
     return ev
 
 
@@ -258,19 +258,20 @@ def undo_last(run_dir: str | Path, annotator: str, *, session: str = "") -> dict
     undo two events, each named correctly. None (and nothing written) when there is nothing to undo.
     """
     annotator = check_annotator(annotator)
-    fd = _open_locked(run_dir)
-    try:
-        events, _ = _parse(answers_path(run_dir).read_bytes())
-        stack = _stacks(events).get(annotator, [])
-        if not stack:
-            return None
-        target = stack[-1]
-        ev = validate_event({**{f: target[f] for f in EVENT_FIELDS}, "event": "undo", "answer": None,
-                             "time": now_iso(), "session": session})
-        _write_line(fd, _encode(ev))
-        return target
-    finally:
-        os.close(fd)
+    with answers_lock(answers_path(run_dir)):
+        fd = _open_for_append(run_dir)
+        try:
+            events, _ = _parse(answers_path(run_dir).read_bytes())
+            stack = _stacks(events).get(annotator, [])
+            if not stack:
+                return None
+            target = stack[-1]
+            ev = validate_event({**{f: target[f] for f in EVENT_FIELDS}, "event": "undo", "answer": None,
+                                 "time": now_iso(), "session": session})
+            _write_line(fd, _encode(ev))
+            return target
+        finally:
+            os.close(fd)
 
 
 def read_events(run_dir: str | Path) -> pd.DataFrame:
