@@ -113,9 +113,9 @@ def scores_figure(sub: data.Submission):
             panels.append((n, entries))
     if not panels:
         return None
-    from benchmark.runner.report import _plt
+    from benchmark.runner.report import plt_agg
 
-    plt = _plt()
+    plt = plt_agg()
     fig, axes = plt.subplots(len(panels), 1, figsize=(7.5, 1.2 + 0.9 * sum(len(e) for _, e in panels)),
                              squeeze=False)
     for ax, (n, entries) in zip(axes[:, 0], panels):
