@@ -378,7 +378,8 @@ def forest_figure(panels: Sequence[Mapping], *, width: float = 7.5, row_inches: 
                 ax.plot([low, low], [i - 0.18, i + 0.18], color=colour, lw=1.2, zorder=2)
                 ax.plot([high, high], [i - 0.18, i + 0.18], color=colour, lw=1.2, zorder=2)
             else:
-                ax.text(v, i - 0.28, "no interval", ha="center", va="bottom", fontsize=7, color="#777")
+                ax.annotate("no interval", (v, i), xytext=(6, 0), textcoords="offset points", ha="left",
+                            va="center", fontsize=7, color="#777")
             ax.plot([v], [i], "o", color=colour, ms=6, zorder=3, mfc="white" if r.get("muted") else colour)
         if not any(r.get("value") is not None and math.isfinite(r["value"]) for r in rows):
             ax.set_xticks([])  # nothing to read off an axis
