@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -59,7 +59,7 @@ FAMILIES = (
     Family("dalleval", "DALL-Eval: social bias", "dalleval", "dalleval_"),
     Family("pst", "PST: Paired Stereotype Test", "pst", "pst_"),
     Family("mcas", "MCAS and Diffusion Bias", "mcas", "mcas_"),
-    Family("paintskills", "PaintSkills: compositional skills (DALL-Eval)", "dalleval", "paintskills_"),
+    Family("paintskills", "PaintSkills: skill accuracy (DALL-Eval)", "dalleval", "paintskills_"),
 )
 
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
