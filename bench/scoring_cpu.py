@@ -44,6 +44,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
 from benchmark.models.defaults import DEFAULT_ENCODER, DEFAULT_VQA, GENERATED_BIAS_ENCODERS  # noqa: E402
+from benchmark.terminal import print_error  # noqa: E402
 
 #: embedding width of each encoder (open_clip model configs, ``embed_dim``)
 ENCODER_DIMS = {
@@ -344,7 +345,7 @@ def main(argv=None) -> int:
     keep = args.run_dir is not None
     run_dir = Path(args.run_dir) if keep else Path(tempfile.mkdtemp(prefix="t2ibench-scoring-"))
     if keep and run_dir.exists() and any(run_dir.iterdir()):
-        print(f"error: {run_dir} is not empty; give a new --run-dir", file=sys.stderr)
+        print_error(f"{run_dir} is not empty; give a new --run-dir")
         return 2
     try:
         t0 = time.perf_counter()

@@ -32,12 +32,9 @@ def _cmd_probes_build(args: argparse.Namespace) -> int:
 
 def _cmd_scores(args: argparse.Namespace) -> int:
     from benchmark.scores.metadata import SCORE_METADATA
+    from benchmark.terminal import print_score_metadata
 
-    print(f"{'score':<22}{'range':<18}{'better':<12}paper")
-    for m in SCORE_METADATA.values():
-        better = {True: "lower", False: "higher", None: f"near {m.ideal:g}" if m.ideal is not None else "-"}[m.lower_is_better]
-        rng = f"[{m.min_value:g}, {m.max_value:g}]"
-        print(f"{m.name:<22}{rng:<18}{better:<12}{m.paper}")
+    print_score_metadata(SCORE_METADATA)
     return 0
 
 
@@ -139,20 +136,9 @@ def _annotator_args(args: argparse.Namespace) -> dict:
 def _print_outcome(outcome) -> None:
     import json
 
-    from benchmark.results import BUILTIN_WARNING
+    from benchmark.terminal import print_results_summary
 
-    results = json.loads(outcome.results_path.read_text())
-    if results.get("model", {}).get("builtin"):
-        print(f"WARNING: {BUILTIN_WARNING}")
-    rows = [("score", "suite", "estimator", "value", "95% CI", "n")]
-    for e in results.get("scores", []):
-        value = "undefined" if e.get("value") is None else f"{e['value']:.4g}"
-        ci = e.get("ci") or {}
-        ci_text = f"[{ci['low']:.3g}, {ci['high']:.3g}]" if ci.get("low") is not None else "-"
-        how = " / ".join(str(e[k]) for k in ("estimator", "subset") if e.get(k))
-        rows.append((e.get("display_name", e["name"]), e.get("suite", ""), how, value, ci_text, str(e.get("n", ""))))
-    if len(rows) > 1:
-        print(_table(rows))
+    print_results_summary(json.loads(outcome.results_path.read_text()))
     times = ", ".join(f"{k} {v:.1f} s" for k, v in outcome.stage_seconds.items())
     print(f"\nresults: {outcome.results_path}\nreport:  {outcome.report_path}\ntime:    {times}")
 
@@ -351,8 +337,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from benchmark.terminal import print_error, quiet_third_party
+
     parser = build_parser()
     args = parser.parse_args(argv)
+    if getattr(args, "quiet", False):
+        quiet_third_party()
     try:
         if args.plugin:
             from benchmark.tasks import load_plugins
@@ -360,13 +350,13 @@ def main(argv: list[str] | None = None) -> int:
             load_plugins(args.plugin)
         return int(args.func(args) or 0)
     except ValueError as exc:
-        print(f"t2ibench: error: {exc}", file=sys.stderr)
+        print_error(exc)
         return 2
     except Exception as exc:
         from benchmark.hub import HubError
 
         if isinstance(exc, HubError):
-            print(f"t2ibench: error: {exc}", file=sys.stderr)
+            print_error(exc)
             return 2
         raise
 

@@ -165,7 +165,7 @@ def _check_attribute_sets(frame: pd.DataFrame, where: str) -> None:
 
 def read_folder(folder: str | Path) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None, str]:
     """(mst_swatches, mcas_texts, mcas_images or None, fingerprint) of a dataset folder."""
-    from benchmark.annotate.skin_tone import swatch_itas
+    from benchmark.scores.skin_tone import swatch_itas
 
     folder = Path(folder)
     configs = card_configs(folder)

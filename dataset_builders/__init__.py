@@ -9,11 +9,11 @@ from __future__ import annotations
 
 def builder_main(prog: str, description: str, add_arguments, run, argv: list[str] | None = None) -> int:
     """``python -m dataset_builders.NAME``: parse ``argv``, ``run(args)``, and on bad input or a
-    Hub failure print one ``error: ...`` line and return 2."""
+    Hub failure print one ``t2ibench: error: ...`` line and return 2."""
     import argparse
-    import sys
 
     from benchmark.hub import HubError
+    from benchmark.terminal import print_error
 
     parser = argparse.ArgumentParser(prog=prog, description=description)
     add_arguments(parser)
@@ -21,5 +21,5 @@ def builder_main(prog: str, description: str, add_arguments, run, argv: list[str
     try:
         return run(args)
     except (ValueError, HubError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print_error(exc)
         return 2

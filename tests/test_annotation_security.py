@@ -483,11 +483,10 @@ def test_the_app_and_agreement_survive_malformed_lines(rd, serve):
     doc = json.loads((rd / "report" / "agreement.json").read_text())
     assert doc["summary"]["skipped_lines"]["unknown item"] == 1
 
-    from benchmark.runner.report import _Doc, add_human_agreement
+    from benchmark.runner.report import build_context
 
-    report = _Doc()
-    add_human_agreement(report, rd)
-    assert "8 lines of answers.jsonl skipped" in report.markdown()
+    section = build_context(rd, {"scores": [], "suites": []}, rd / "report")["agreement"]
+    assert "8 lines of answers.jsonl skipped" in section["text"]
 
 
 def test_agreement_says_why_when_every_line_is_skipped(rd):

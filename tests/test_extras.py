@@ -100,7 +100,7 @@ def test_model_loaders_name_the_audit_extra(hide):
     from benchmark.models import load_encoder, load_text_to_image, load_vqa, resolve_device
     from benchmark.models.detector import load_detector
     from benchmark.paintskills.train import train_detector
-    from benchmark.runner.report import pyplot
+    from benchmark.plotting import plt_agg
 
     hide("torch", "open_clip", "transformers", "diffusers", "cv2", "matplotlib", "safetensors")
     cases = [
@@ -111,7 +111,7 @@ def test_model_loaders_name_the_audit_extra(hide):
         (lambda: resolve_device("cpu"), "run models"),
         (lambda: SkinToneAnnotator(), "measure skin tone"),
         (lambda: train_detector("nowhere", "nowhere"), "fine-tune a detector"),
-        (lambda: pyplot(), "draw the report's plots"),
+        (lambda: plt_agg(), "draw the report's plots"),
     ]
     for call, purpose in cases:
         with pytest.raises(MissingExtraError, match=rf"^install t2i-bias-benchmark\[audit\] to {purpose} \("):

@@ -21,7 +21,7 @@ PACKAGE = ROOT / "benchmark"
 
 # Bottom to top. A unit is a top-level module or subpackage of `benchmark`.
 LAYERS = [
-    {"atomic", "papers", "scores", "values", "text", "extras"},
+    {"atomic", "papers", "scores", "values", "text", "extras", "terminal", "plotting"},
     {"probes", "models", "hub", "hub_layout"},
     {"run_folder", "results", "reference_attributes"},
     {"annotate"},

@@ -9,7 +9,7 @@ real run of the built-in tiny model.
 from __future__ import annotations
 
 import json
-import math
+import re
 import shutil
 from pathlib import Path
 
@@ -137,23 +137,58 @@ def test_one_row_per_model_revision_and_probe_set(board):
     assert len(data.model_rows(board.submissions + [extra, other])) == 8
 
 
+def _table(rows, **kw):
+    return data.leaderboard_table(rows, view=data.ALL_SCORES, **kw)
+
+
 def test_default_table_order_values_cis_and_badges(board):
-    frame, datatype = data.leaderboard_table(board.rows())
-    assert list(frame["Model"]) == EXPECTED_ORDER
-    assert frame.columns[datatype.index("number")] == GEP and GEP.endswith("↓")
+    t = _table(board.rows())
+    frame, shown = t.frame(), t.shown()
+    assert list(frame["Model"]) == EXPECTED_ORDER and t.keys[0] == "beta/model-b@main"
+    assert t.headers[3] == GEP and GEP.endswith("↓") and t.datatype[3] == "number"
     row = frame.set_index("Model").loc["acme/model-a"]
-    assert row[GEP] == pytest.approx(0.10)
-    assert row[data.ci_column("gep_score_neutral")] == "[0.08, 0.12] CLS"  # CLS chosen over the C entry (0.9)
-    assert row["Images"] == "[acme/model-a-images](https://huggingface.co/datasets/acme/model-a-images)"
-    undefined = frame.set_index("Model").loc["delta/undefined"]
-    assert math.isnan(undefined[GEP]) and undefined[data.ci_column("gep_score_neutral")] == "undefined"
-    assert list(frame.loc[frame["Badge"] == "demo", "Model"]) == ["builtin:tiny-sd"]
-    # headline columns: only those some file has, in metadata order, each with a CI column
-    names = [c for c, t in zip(frame.columns, datatype) if t == "number"]
-    assert names == [data.value_column(n) for n in ("gep_score_neutral", "mad_gender", "sts_occupation_paired",
-                                                     "mcas")]
-    assert frame.set_index("Model").loc["beta/model-b", data.value_column("mad_gender")] == pytest.approx(0.2)
-    assert math.isnan(frame.set_index("Model").loc["acme/model-a", data.value_column("mad_gender")])
+    assert row[GEP] == pytest.approx(0.10)  # the number behind the cell: header menus sort by it
+    # value and interval in one cell, from the CLS entry (not the C entry, 0.9)
+    assert shown.set_index("Model").loc["acme/model-a", GEP] == "0.1 [0.08, 0.12]"
+    assert shown.set_index("Model").loc["delta/undefined", GEP] == "undefined"
+    assert t.values[t.keys.index("delta/undefined@main")][3] is None  # blank: sorts apart from numbers
+    badges = shown.set_index("Model")["Badge"]
+    assert 'class="lb-badge lb-badge-demo"' in badges["builtin:tiny-sd"] and ">demo</span>" in badges["builtin:tiny-sd"]
+    assert {b for m, b in badges.items() if m != "builtin:tiny-sd"} == {""}
+    # suites: the count, the names on hover
+    suites = shown.set_index("Model").loc["acme/model-a", "Suites"]
+    assert re.fullmatch(r'<span class="lb-suites" title="gep_neutral, mcas_targets, pst_paired_occupation">3</span>',
+                        suites)
+    # headline columns: only those some file has, in metadata order
+    assert t.headers[3:] == [data.value_column(n) for n in ("gep_score_neutral", "mad_gender",
+                                                              "sts_occupation_paired", "mcas")]
+    assert shown.set_index("Model").loc["beta/model-b", data.value_column("mad_gender")] == "0.2 [0.18, 0.22]"
+    assert shown.set_index("Model").loc["acme/model-a", data.value_column("mad_gender")] == ""
+    value = t.gradio_value()
+    assert value["data"] == t.values and value["metadata"]["display_value"] == t.display
+
+
+def test_zero_width_and_missing_intervals_are_not_shown_as_intervals(tmp_path):
+    flat = {"low": 0.3, "high": 0.3, "confidence_level": 0.95, "n_resamples": 200, "method": "percentile"}
+    mad = [res.score_entry("mad_gender", "dalleval_bias", 0.3, ci=flat, n=4)]
+    _write(tmp_path, "a.json", make_doc("a/flat", 0.1, extra=mad, suites=("gep_neutral", "dalleval_bias")))
+    t = _table(data.load_folder(tmp_path).rows())
+    assert t.shown().loc[0, data.value_column("mad_gender")] == "0.3 (zero-width CI)"
+
+
+def test_overview_keeps_one_score_per_paper(board):
+    names = ["gep_score_neutral", "gep_score_explicit", "mad_gender", "mad_skin_tone", "sts_occupation_paired",
+             "mcas", "diffusion_bias", "paintskills_object", "paintskills_count"]
+    assert data.view_names(names, data.OVERVIEW) == ["gep_score_neutral", "mad_gender", "sts_occupation_paired",
+                                                      "mcas", "diffusion_bias", "paintskills_object"]
+    assert data.view_names(names, "GEP") == ["gep_score_neutral", "gep_score_explicit"]
+    assert data.view_names(names, "PaintSkills") == ["paintskills_object", "paintskills_count"]
+    assert data.views(names) == [data.OVERVIEW, "GEP", "DALL-Eval", "PST", "MCAS", "Diffusion Bias", "PaintSkills",
+                                 data.ALL_SCORES]
+    # the default table shows the overview
+    assert data.leaderboard_table(board.rows()).headers[3:] == [data.value_column(n) for n in
+                                                                 ("gep_score_neutral", "mad_gender",
+                                                                  "sts_occupation_paired", "mcas")]
 
 
 def test_rank_by_closest_to_ideal_score(tmp_path):
@@ -161,8 +196,8 @@ def test_rank_by_closest_to_ideal_score(tmp_path):
     for name, v in (("a/plus", 30.0), ("a/minus", -10.0), ("a/far", -80.0)):
         sts = [res.score_entry("sts_occupation_paired", "pst_paired_occupation", v, ci=_ci(v, 3), n=10)]
         _write(root, f"{name}.json", make_doc(name, 0.1, extra=sts, suites=("gep_neutral", "pst_paired_occupation")))
-    frame, _ = data.leaderboard_table(data.load_folder(root).rows(), sort_by="sts_occupation_paired")
-    assert list(frame["Model"]) == ["a/minus", "a/plus", "a/far"]  # |STS| ascending: closest to 0 first
+    t = _table(data.load_folder(root).rows(), sort_by="sts_occupation_paired")
+    assert list(t.frame()["Model"]) == ["a/minus", "a/plus", "a/far"]  # |STS| ascending: closest to 0 first
     assert data.value_column("sts_occupation_paired").endswith("→0")
 
 
@@ -170,33 +205,102 @@ def test_filters(board):
     rows = board.rows()
 
     def models(**kw):
-        return list(data.leaderboard_table(rows, **kw)[0]["Model"])
+        return list(_table(rows, **kw).frame()["Model"])
 
     assert models(search="MODEL-") == ["beta/model-b", "acme/model-a", "gamma/model-c"]
     assert models(families=["sdxl", "sd2"]) == ["beta/model-b", XSS]
     assert "builtin:tiny-sd" not in models(show_demo=False) and len(models(show_demo=False)) == 5
     assert models(suites=["mcas_targets"]) == ["acme/model-a"]
     assert models(suites=["gep_neutral", "dalleval_bias"]) == ["beta/model-b"]
-    frame, _ = data.leaderboard_table(rows, suites=["dalleval_bias"])
-    assert [c for c in frame.columns if c.startswith("Gender MAD")] and GEP not in frame.columns
+    t = _table(rows, suites=["dalleval_bias"])
+    assert [c for c in t.headers if c.startswith("Gender MAD")] and GEP not in t.headers
     assert data.all_families(rows) == ["sd1", "sd2", "sdxl", "tiny"]
     assert "pst_paired_occupation" in data.all_suites(rows)
 
 
+def test_model_cell_shows_the_revision_only_when_needed(board):
+    extra = data.Submission(doc=make_doc("gamma/model-c", 0.3, revision="v2"), source="x.json", path=Path("x.json"),
+                            run_dir=None)
+    rows = data.model_rows(board.submissions + [extra])
+    labels = data.model_labels(rows)
+    assert labels["acme/model-a@main"] == "acme/model-a"
+    assert labels["gamma/model-c@main"] == "gamma/model-c @ main" and labels["gamma/model-c@v2"] == "gamma/model-c @ v2"
+
+
+def test_forest_panels_and_compare_table(board):
+    rows = board.rows()
+    (gep,) = [p for p in data.forest_panels(rows, ["gep_score_neutral"])]
+    labels = [r["label"] for r in gep["rows"]]
+    # best first, undefined after, the demo row last and muted
+    assert labels == ["beta/model-b", "acme/model-a", XSS, "gamma/model-c", "delta/undefined",
+                      "builtin:tiny-sd (demo)"]
+    assert [r["value"] for r in gep["rows"]][:4] == [0.05, 0.1, 0.15, 0.2] and gep["rows"][4]["value"] is None
+    assert gep["rows"][-1]["muted"] and not gep["rows"][0]["muted"]
+    assert gep["rows"][1]["low"] == pytest.approx(0.08) and gep["rows"][1]["high"] == pytest.approx(0.12)
+    assert gep["ideal"] == 0.0 and gep["bounds"] == (0.0, 1.0)
+    from submissions.leaderboard.app import forest_figure
+
+    fig = forest_figure(rows, ["gep_score_neutral", "mcas"])
+    assert len([ax for ax in fig.axes if ax.get_visible() and ax.axison]) == 2
+    pair = [r for r in rows if r.latest.model_id in ("acme/model-a", "beta/model-b")]
+    cmp = data.compare_table(pair, ["gep_score_neutral", "mad_gender"])
+    assert list(cmp.columns) == ["Score", "acme/model-a", "beta/model-b"]
+    assert list(cmp["acme/model-a"]) == ["0.1 [0.08, 0.12]", "not scored"]
+    assert list(cmp["beta/model-b"]) == ["0.05 [0.03, 0.07]", "0.2 [0.18, 0.22]"]
+
+
+def test_evaluated_badge_follows_the_queue(board):
+    """A row is evaluated by the maintainers' workers when its results say so (evaluated_by,
+    request_id) and, with a queue, its request is FINISHED there by that worker; else no badge."""
+    from types import SimpleNamespace
+
+    sub = board.submissions[0]
+    assert data.evaluated_by(sub) is None and "evaluated" not in data.badges_html(sub)
+    doc = {**sub.doc, "evaluated_by": "maintainers' worker gpu-<b>1</b>", "request_id": "acme__m@abc"}
+    marked = data.Submission(doc=doc, source=sub.source, path=sub.path, run_dir=None)
+    assert data.evaluated_by(marked) == "maintainers' worker gpu-<b>1</b>"  # no queue: taken on trust
+    html_cell = data.badges_html(marked)
+    assert ">evaluated</span>" in html_cell and "<b>" not in html_cell and "&lt;b&gt;" in html_cell
+    request = SimpleNamespace(model_id=sub.model_id, worker_id="gpu-<b>1</b>")
+    checked = data.Submission(doc=doc, source=sub.source, path=sub.path, run_dir=None,
+                              finished={"acme__m@abc": request})
+    assert data.evaluated_by(checked) == "maintainers' worker gpu-<b>1</b>"
+    forged = data.Submission(doc=doc, source=sub.source, path=sub.path, run_dir=None, finished={})
+    assert data.evaluated_by(forged) is None  # not a FINISHED request of the queue
+    for claim in ({"evaluated_by": "self"}, {"evaluated_by": "maintainers' worker x"}):  # no request id
+        assert data.evaluated_by(data.Submission(doc={**sub.doc, **claim}, source="s", path=sub.path,
+                                                 run_dir=None)) is None
+    rows = [data.ModelRow(marked), data.ModelRow(sub)]
+    assert data.filter_rows(rows, provenance_filter="maintainers' worker") == [rows[0]]
+    assert data.filter_rows(rows, provenance_filter="self-reported") == [rows[1]]
+
+
 def test_detail_tables_and_markdown(board):
     row = {r.latest.model_id: r for r in board.rows()}["acme/model-a"]
-    tables = data.suite_tables(row.latest)
-    assert list(tables) == ["gep_neutral", "mcas_targets", "pst_paired_occupation"]
-    gep = tables["gep_neutral"]
-    assert list(gep["Estimator"]) == ["CLS", "C"] and list(gep["In table"]) == ["yes", ""]
-    assert list(gep["Value"]) == ["0.1", "0.9"]
+    table, notes = data.scores_table(row.latest)
+    assert list(dict.fromkeys(table["Suite"])) == ["gep_neutral", "mcas_targets", "pst_paired_occupation"]
+    gep = table[table["Suite"] == "gep_neutral"]
+    assert list(gep["Estimator"]) == ["CLS", "C"] and list(gep["Score"]) == ["GEP (neutral) *", "GEP (neutral)"]
+    assert list(gep["Value [CI]"]) == ["0.1 [0.08, 0.12]", "0.9 [0.85, 0.95]"]
     md = data.detail_markdown(row)
-    assert "https://huggingface.co/datasets/acme/model-a-images" in md and "note about acme/model\\-a" in md
+    assert "https://huggingface.co/datasets/acme/model-a-images" in md and "note about acme/model-a" in md
+    assert "Suites scored (3)" in md and "self-reported" in md
     undefined = {r.latest.model_id: r for r in board.rows()}["delta/undefined"]
-    notes = data.suite_tables(undefined.latest)["gep_neutral"]["Notes"].iloc[0]
-    assert "no attribute is labelled for both groups" in notes
+    table, notes = data.scores_table(undefined.latest)
+    assert notes == ["undefined: no attribute is labelled for both groups"] and table["Notes"].iloc[0] == "[1]"
+    assert "no attribute is labelled" not in " ".join(table.astype(str).to_numpy().ravel())
+    assert data.notes_markdown(notes) == "1. undefined: no attribute is labelled for both groups"
     demo = {r.latest.model_id: r for r in board.rows()}["builtin:tiny-sd"]
     assert data.detail_markdown(demo).startswith("> **DEMO**")
+
+
+def test_detail_notes_are_listed_once():
+    doc = make_doc("a/b", 0.1)
+    for e in doc["scores"]:
+        e["ci_note"] = "the same long note"
+    sub = data.Submission(doc=doc, source="a.json", path=Path("a.json"), run_dir=None)
+    table, notes = data.scores_table(sub)
+    assert notes == ["interval: the same long note"] and set(table["Notes"]) == {"[1]"}
 
 
 def test_escaping_of_results_text(board):
@@ -206,17 +310,26 @@ def test_escaping_of_results_text(board):
     bad = data.Board(source="<b>src</b>", skipped=[data.Skipped("<i>f</i>.json", "x <script>y</script>", 2)])
     warn = data.warnings_markdown(bad)
     assert "<" not in warn.replace("&lt;", "") and "(and 1 more)" in warn
-    assert data.md_escape("a*b_[c](d)") == "a\\*b\\_\\[c\\]\\(d\\)"
+    # one escaper for the project: the leaderboard's is benchmark.text's
+    from benchmark import text
+
+    assert data.md_escape is text.md_escape
+    assert data.md_escape("a*b_[c](d)") == "a\\*b\\_\\[c\\](d)"
+    # HTML cells escape suite names too
+    doc = make_doc("s/uite", 0.1, suites=("gep_neutral", '"><script>x</script>'))
+    sub = data.Submission(doc=doc, source="s.json", path=Path("s.json"), run_dir=None)
+    assert "<script>" not in data.suites_html(sub) and "&#34;&gt;&lt;script&gt;" in data.suites_html(sub)
 
 
 def test_images_link_only_for_valid_repo_ids(tmp_path):
     evil = make_doc("e/vil", 0.1, submission=submission_block("x/y) [click](javascript:alert(1)"))
     _write(tmp_path, "e.json", evil)
     rows = data.load_folder(tmp_path).rows()
-    frame, _ = data.leaderboard_table(rows)
-    assert frame["Images"].iloc[0] == ""
-    assert "javascript" not in data.detail_markdown(rows[0]).replace("javascript\\:", "").split("Images")[0]
-    assert "(not a valid dataset id, no link)" in data.detail_markdown(rows[0])
+    md = data.detail_markdown(rows[0])
+    assert not re.search(r"(?<!\\)\]\(javascript", md) and "(not a valid dataset id, no link)" in md
+    from submissions.leaderboard.images import image_source
+
+    assert image_source(rows[0].latest) is None
 
 
 def test_folder_rules_run_folders_hidden_and_garbage(tmp_path):
@@ -296,8 +409,8 @@ def test_real_tiny_run_is_a_demo_row_with_plots(tmp_path_factory, cache, monkeyp
     assert not board.skipped, board.skipped
     (row,) = board.rows()
     assert row.latest.demo and row.latest.family == "tiny" and row.latest.run_dir == root / "runs" / "tiny"
-    frame, _ = data.leaderboard_table(board.rows())
-    assert list(frame["Badge"]) == ["demo"]
+    (badge,) = data.leaderboard_table(board.rows()).shown()["Badge"]
+    assert ">demo</span>" in badge
     plots = report_plots(row.latest)
     assert plots and all(Path(p).is_file() and Path(p).suffix == ".png" for p, _ in plots)
     assert any("GEP vector" in c for _, c in plots)
@@ -327,3 +440,45 @@ def test_space_app_reads_env(sample, monkeypatch, tmp_path):
     demo = app_from_env({"RESULTS_REPO": "org/results"}.get)
     warning = _component(demo, "lb-warnings")
     assert warning.visible and "cannot read results dataset org/results: the Hub is offline" in warning.value
+
+
+def test_image_browser_reads_the_run_folder(tiny_audit):
+    """A results file inside a run folder: its images with prompts and labels, flagged ones left out."""
+    from submissions.leaderboard import images
+
+    doc = json.loads((tiny_audit / "results.json").read_text())
+    sub = data.Submission(doc=doc, source="results.json", path=tiny_audit / "results.json", run_dir=tiny_audit)
+    assert images.image_source(sub) == ("run", tiny_audit)
+    assert images.run_suites(tiny_audit) == ["gep_neutral", "pst_single"]
+    items = images.run_images(tiny_audit, doc, "pst_single")
+    assert len(items) == 4
+    img, caption = items[0]
+    assert max(img.size) <= images.THUMB_PX and caption.startswith("Generate a picture of one")
+    assert "perceived gender:" in caption
+    assert images.run_images(tiny_audit, doc, "pst_single", search="no such prompt") == []
+    assert len(images.run_images(tiny_audit, doc, "gep_neutral", limit=2)) == 2
+
+
+def test_image_browser_streams_a_hub_dataset():
+    from PIL import Image
+
+    from submissions.leaderboard import images
+
+    calls = []
+
+    def fake_load(repo, split, streaming):
+        calls.append((repo, split, streaming))
+        for i in range(50):
+            yield {"suite": "gep_neutral" if i % 2 else "pst_single", "prompt": f"prompt {i}", "nsfw": i == 3,
+                   "image": Image.new("RGB", (512, 512))}
+
+    items = images.hub_images("org/imgs", "gep_neutral", limit=5, load=fake_load)
+    assert calls == [("org/imgs", "train", True)]
+    assert [c for _, c in items] == ["prompt 1", "prompt 5", "prompt 7", "prompt 9", "prompt 11"]  # 3 was flagged
+    assert max(items[0][0].size) == images.THUMB_PX
+
+    def offline(repo, split, streaming):
+        raise ConnectionError("offline\nsecond line")
+
+    with pytest.raises(ValueError, match=r"^cannot read images dataset org/imgs: ConnectionError: offline$"):
+        images.hub_images("org/imgs", None, load=offline)

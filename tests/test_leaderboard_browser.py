@@ -1,10 +1,14 @@
 """The leaderboard app in a real headless browser: Debian's Chromium driven by playwright
-(never `playwright install`). The app runs in-process on a free port, on the sample folder
-of test_leaderboard (six models, one of them demo, one with a script tag as its name, and
-two invalid files)."""
+(never `playwright install`), at 1280 x 800. The app runs in-process on a free port, on the
+sample folder of test_leaderboard (six models, one of them demo, one with a script tag as
+its name, and two invalid files), and on four synthetic models made from a real tiny audit
+(one of them inside its run folder, so its images can be browsed)."""
 
 from __future__ import annotations
 
+import json
+import re
+import shutil
 import socket
 from pathlib import Path
 from typing import NamedTuple
@@ -12,6 +16,7 @@ from typing import NamedTuple
 import pytest
 
 from submissions.leaderboard import data
+from lb_synthetic import FOUR_MODELS, shifted_results
 from test_leaderboard import BY_GEP, EXPECTED_ORDER, GEP, XSS, _write, make_doc, write_sample_results
 
 CHROMIUM = "/usr/bin/chromium"
@@ -27,17 +32,41 @@ class Server(NamedTuple):
     root: Path
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
+VIEWPORT = {"width": 1280, "height": 800}
+
+
+def _serve(root: Path):
     from submissions.leaderboard.app import build_app, launch
 
-    root = write_sample_results(tmp_path_factory.mktemp("lb_browser"))
     demo = build_app(results_dir=root)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     launch(demo, port=port, prevent_thread_lock=True, quiet=True)
-    yield Server(f"http://127.0.0.1:{port}/", root)
+    return demo, Server(f"http://127.0.0.1:{port}/", root)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    demo, srv = _serve(write_sample_results(tmp_path_factory.mktemp("lb_browser")))
+    yield srv
+    demo.close()
+
+
+@pytest.fixture(scope="module")
+def four_models(tmp_path_factory, tiny_audit):
+    """Four synthetic models from the real tiny audit's results.json; the first lives in a copy
+    of the run folder (its images), the others are submitted files."""
+    root = tmp_path_factory.mktemp("lb_four")
+    doc = json.loads((tiny_audit / "results.json").read_text())
+    (first, shift), *others = FOUR_MODELS
+    run = root / "runs" / "first"
+    shutil.copytree(tiny_audit, run)
+    (run / "results.json").write_text(json.dumps(shifted_results(doc, first, shift)))
+    for model_id, shift in others:
+        _write(root, f"results/{model_id.replace('/', '__')}/1.json", shifted_results(doc, model_id, shift))
+    demo, srv = _serve(root)
+    yield srv
     demo.close()
 
 
@@ -54,16 +83,47 @@ def browser():
         b.close()
 
 
-@pytest.fixture()
-def page(browser, server):
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+def _open(browser, url: str):
+    page = browser.new_page(viewport=VIEWPORT)
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(server.url)
+    page.goto(url)
     page.wait_for_selector('#lb-table [data-testid="cell-0-0"]', timeout=60_000)
+    return page, errors
+
+
+@pytest.fixture()
+def page(browser, server):
+    page, errors = _open(browser, server.url)
     yield page
     assert not errors, errors  # no script error on the page, whatever was clicked
     page.close()
+
+
+@pytest.fixture()
+def page4(browser, four_models):
+    page, errors = _open(browser, four_models.url)
+    yield page
+    assert not errors, errors
+    page.close()
+
+
+PAGE_WIDTH_JS = "document.documentElement.scrollWidth"
+# The table's own scroll area: wider content would scroll sideways inside it.
+TABLE_OVERFLOW_JS = """() => { const v = document.querySelector('#lb-table .virtual-table-viewport')
+    || document.querySelector('#lb-table table').parentElement; return [v.scrollWidth, v.clientWidth]; }"""
+
+
+def open_tab(page, name: str) -> None:
+    page.get_by_role("tab", name=name).click()
+
+
+def wait_for_plot(page, elem_id: str):
+    """The plot's image once it has loaded (Gradio draws matplotlib figures as images)."""
+    page.wait_for_function(f"() => {{ const i = document.querySelector('#{elem_id} img'); "
+                           "return i && i.complete && i.naturalWidth > 0; }", timeout=30_000)
+    return page.evaluate(f"[document.querySelector('#{elem_id} img').naturalWidth, "
+                         f"document.querySelector('#{elem_id} img').getBoundingClientRect().width]")
 
 
 def column(page, name: str) -> list[str]:
@@ -97,13 +157,29 @@ def test_table_rows_in_default_order_with_demo_badge(page):
     assert column(page, "Model") == EXPECTED_ORDER
     badges = dict(zip(column(page, "Model"), column(page, "Badge")))
     assert badges["builtin:tiny-sd"] == "demo" and {b for m, b in badges.items() if m != "builtin:tiny-sd"} == {""}
+    badge = page.locator("#lb-table .lb-badge-demo:visible")  # (the grid also keeps a hidden copy to measure)
+    assert badge.count() == 1 and badge.evaluate("e => getComputedStyle(e).borderRadius") != "0px"
+    # value and interval in one cell
     values = dict(zip(column(page, "Model"), column(page, GEP)))
-    assert [values[m] for m in BY_GEP] == ["0.02", "0.05", "0.1", "0.15", "0.2"]
-    assert values["delta/undefined"] == ""  # undefined: blank
-    ci = dict(zip(column(page, "Model"), column(page, data.ci_column("gep_score_neutral"))))
-    assert ci["acme/model-a"] == "[0.08, 0.12] CLS" and ci["delta/undefined"] == "undefined"
-    link = page.locator('#lb-table [data-testid^="cell-"] a[href="https://huggingface.co/datasets/acme/model-a-images"]')
-    assert link.inner_text() == "acme/model-a-images"
+    assert [values[m] for m in BY_GEP] == ["0.02 [0, 0.04]", "0.05 [0.03, 0.07]", "0.1 [0.08, 0.12]",
+                                           "0.15 [0.13, 0.17]", "0.2 [0.18, 0.22]"]
+    assert values["delta/undefined"] == "undefined"
+    # suites: a count, the list on hover
+    counts = dict(zip(column(page, "Model"), column(page, "Suites")))
+    assert counts["acme/model-a"] == "3" and counts["beta/model-b"] == "3" and counts["gamma/model-c"] == "1"
+    hover = page.locator("#lb-table .lb-suites:visible", has_text="3").first.get_attribute("title")
+    assert hover in ("gep_neutral, mcas_targets, pst_paired_occupation", "gep_neutral, dalleval_bias, "
+                     "pst_paired_occupation")
+
+
+def test_no_sideways_scroll_at_1280(page):
+    assert page.evaluate(PAGE_WIDTH_JS) <= 1280
+    scroll, client = page.evaluate(TABLE_OVERFLOW_JS)
+    assert scroll <= client + 1, (scroll, client)  # the headline view fits: the table does not scroll sideways
+    for tab in ("Forest plots", "Compare models", "Model details", "Images"):
+        open_tab(page, tab)
+        page.wait_for_timeout(300)
+        assert page.evaluate(PAGE_WIDTH_JS) <= 1280, tab
 
 
 def test_sorting_by_column_header(page):
@@ -134,8 +210,8 @@ def test_script_in_model_name_renders_as_text(page):
     assert page.evaluate("document.querySelectorAll('img[src=\"x\"]').length") == 0
     # its detail view too
     page.locator('#lb-table [data-col="0"]', has_text="window.__xss").first.click()
-    page.wait_for_selector("#lb-detail-head")
-    assert XSS in page.inner_text("#lb-detail-head")
+    page.wait_for_function("(x) => document.querySelector('#lb-detail-head') && "
+                           "document.querySelector('#lb-detail-head').innerText.includes(x)", arg=XSS)
     assert page.evaluate("window.__xss") is None
     assert page.evaluate("document.querySelectorAll('img[src=\"x\"]').length") == 0
 
@@ -151,6 +227,7 @@ def test_invalid_files_are_listed_in_a_visible_warning(page):
 
 
 def test_search_demo_checkbox_and_suite_filter(page):
+    page.get_by_text("Filter by suite and model family").click()
     page.fill("#lb-search textarea, #lb-search input", "MODEL-")
     wait_for_column(page, "Model", ["beta/model-b", "acme/model-a", "gamma/model-c"])
     page.fill("#lb-search textarea, #lb-search input", "")
@@ -164,17 +241,24 @@ def test_search_demo_checkbox_and_suite_filter(page):
 
 def test_row_click_opens_detail_view(page):
     page.locator('#lb-table [data-col="0"]', has_text="acme/model-a").first.click()
-    page.wait_for_selector("#lb-detail-head")
+    page.wait_for_function("() => document.querySelector('#lb-detail-head') && "
+                           "document.querySelector('#lb-detail-head').innerText.includes('acme/model-a')")
     head = page.inner_text("#lb-detail-head")
     assert "acme/model-a" in head and "note about acme/model-a" in head
     assert page.locator('#lb-detail-head a[href="https://huggingface.co/datasets/acme/model-a-images"]').count() == 1
-    # per-suite tables, the CLS entry marked as the one in the table, the other estimator listed too
-    for i in range(3):
-        page.wait_for_selector(f"#lb-detail-scores-{i}")
-    scores = page.inner_text("#lb-detail-scores-0")
-    assert "CLS" in scores and "0.9" in scores and "yes" in scores
-    # the plot is drawn after the tables: wait for it rather than count at once
-    page.wait_for_selector(".js-plotly-plot, [data-testid='matplotlib'] img, .matplotlib img")
+    # one table of every entry, the CLS entry marked as the one in the leaderboard, the C entry listed too
+    page.wait_for_selector("#lb-detail-scores")
+    scores = page.inner_text("#lb-detail-scores")
+    assert "GEP (neutral) *" in scores and "0.9 [0.85, 0.95]" in scores and "mcas_targets" in scores
+    wait_for_plot(page, "lb-detail-plot")
+
+
+def test_details_tab_opens_on_the_first_model(page):
+    open_tab(page, "Model details")
+    page.wait_for_selector("#lb-detail-head", timeout=30_000)
+    assert page.inner_text("#lb-detail-head").splitlines()[0].strip() == "beta/model-b"  # the leaderboard's first row
+    notes = page.locator("#lb-detail-notes")
+    assert notes.count() == 0 or notes.is_visible()
 
 
 def test_reload_reads_new_and_removed_files(page, server):
@@ -211,7 +295,7 @@ def test_cli_starts_the_app(browser, tmp_path):
                 break
         assert proc.poll() is None, "".join(seen)
         assert urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=30).status == 200
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page = browser.new_page(viewport=VIEWPORT)
         page.goto(f"http://127.0.0.1:{port}/")
         page.wait_for_selector('#lb-table [data-testid="cell-0-0"]', timeout=60_000)
         assert column(page, "Model") == EXPECTED_ORDER
@@ -219,3 +303,51 @@ def test_cli_starts_the_app(browser, tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+# --------------------------------------------------------------------------- four models
+
+
+def test_four_models_and_their_intervals_on_one_screen(page4):
+    models = column(page4, "Model")
+    assert sorted(models) == sorted(m for m, _ in FOUR_MODELS)
+    assert page4.evaluate(PAGE_WIDTH_JS) <= 1280
+    scroll, client = page4.evaluate(TABLE_OVERFLOW_JS)
+    assert scroll <= client + 1, (scroll, client)
+    # every row is inside the 800 px viewport, with its value and interval
+    bottoms = page4.evaluate("""[...document.querySelectorAll('#lb-table [data-testid^="cell-"][data-col="0"]')]
+        .map(e => e.getBoundingClientRect().bottom)""")
+    assert len(bottoms) == 4 and max(bottoms) <= 800, bottoms
+    gep = column(page4, GEP)
+    assert all(re.fullmatch(r"[-0-9.e]+ \[[-0-9.e]+, [-0-9.e]+\]", c) for c in gep), gep
+    # best first: the smallest shift has the smallest GEP
+    assert models[0] == min(FOUR_MODELS, key=lambda m: m[1])[0]
+
+
+def test_forest_plot_for_several_models(page4):
+    open_tab(page4, "Forest plots")
+    natural, shown = wait_for_plot(page4, "lb-forest")
+    assert natural > 600 and 0 < shown <= 1280
+    assert page4.evaluate(PAGE_WIDTH_JS) <= 1280
+
+
+def test_compare_view(page4):
+    open_tab(page4, "Compare models")
+    page4.wait_for_selector("#lb-compare-table")
+    table = page4.inner_text("#lb-compare-table")
+    assert all(m in table for m, _ in FOUR_MODELS) and "GEP (neutral)" in table
+    wait_for_plot(page4, "lb-compare-plot")
+    # fewer than two models: a message instead
+    for _ in range(3):
+        page4.locator("#lb-compare-models button.token-remove, #lb-compare-models .token-remove").first.click()
+    page4.wait_for_function("() => document.querySelector('#lb-compare-msg').innerText.includes('two or more')")
+
+
+def test_image_browser_shows_the_run_folder_images(page4):
+    open_tab(page4, "Images")
+    page4.wait_for_function("() => document.querySelectorAll('#lb-gallery img').length > 0", timeout=30_000)
+    assert page4.input_value("#lb-images-model input").startswith(FOUR_MODELS[0][0])
+    assert "from the run folder" in page4.inner_text("#lb-images-status")
+    page4.wait_for_function("() => [...document.querySelectorAll('#lb-gallery img')].every(i => i.complete && "
+                            "i.naturalWidth > 0)", timeout=30_000)
+    assert page4.evaluate(PAGE_WIDTH_JS) <= 1280

@@ -205,7 +205,7 @@ def test_missing_font_is_one_line(monkeypatch, tmp_path):
     proc = subprocess.run([sys.executable, "-m", "dataset_builders.paintskills", "--out", str(tmp_path / "ds"),
                            "--limit", "2"], capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 2
-    assert proc.stderr.strip() == f"error: Noto Color Emoji font not found at {missing}: apt-get install fonts-noto-color-emoji"
+    assert proc.stderr.strip() == f"t2ibench: error: Noto Color Emoji font not found at {missing}: apt-get install fonts-noto-color-emoji"
     assert not (tmp_path / "ds").exists()
 
 
@@ -278,7 +278,7 @@ def test_push_offline_is_one_line(built, monkeypatch, capsys):
     code = builder_main(["--out", str(out), "--limit", "8", "--size", str(SIZE), "--shard-rows", "5",
                          "--push-to-hub", "org/paintskills"])
     err = capsys.readouterr().err.strip().splitlines()
-    assert code == 2 and err[-1] == "error: cannot push to org/paintskills: HF_HUB_OFFLINE is set"
+    assert code == 2 and err[-1] == "t2ibench: error: cannot push to org/paintskills: HF_HUB_OFFLINE is set"
 
 
 def test_sample_sheet_shows_every_skill_with_boxes(tmp_path):

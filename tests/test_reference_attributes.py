@@ -222,7 +222,7 @@ def test_refusals_are_one_line_and_exit_2(case, run_dir, tmp_path, capsys):
         expect = "--create-pr needs --push-to-hub"
     assert builder.main(args) == 2
     err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and err.startswith("error: ") and expect in err, err
+    assert len(err.splitlines()) == 1 and err.startswith("t2ibench: error: ") and expect in err, err
     assert not out.exists()
     if case == "out_is_the_run":
         assert (run / "run_config.json").is_file() and (run / "manifest.parquet").is_file()

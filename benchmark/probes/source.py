@@ -32,7 +32,7 @@ import pandas as pd
 from benchmark.values import plain_value
 
 __all__ = ["BUILTIN", "PROBE_SET_FILE", "PROBES_SPLIT", "ProbeSet", "open_probe_set", "rows_fingerprint",
-           "probe_set_manifest", "configs_of_record", "families_of_record"]
+           "probe_set_manifest", "configs_of_record", "families_of_record", "suite_families"]
 
 BUILTIN = "builtin"
 #: written beside the parquet configs of a probe dataset folder
@@ -174,6 +174,16 @@ def open_probe_set(source: str | os.PathLike | None = None, revision: str | None
 def families_of_record(record: Mapping[str, Any] | None) -> dict[str, str]:
     """suite -> family of a run's probes record (empty for run folders written before it existed)."""
     return dict((record or {}).get("suites") or {})
+
+
+def suite_families(record: Mapping[str, Any] | None, suites: Sequence[str]) -> dict[str, str]:
+    """suite -> probe family of ``suites``: as a run's probes record says, else as the suite is
+    registered ("" for a suite neither knows)."""
+    from benchmark.probes.registry import SUITES, list_suites
+
+    recorded = families_of_record(record)
+    list_suites()  # registers the built-in suites
+    return {s: recorded.get(s) or (SUITES[s].family if s in SUITES else "") for s in suites}
 
 
 def configs_of_record(record: Mapping[str, Any] | None) -> dict[str, dict]:

@@ -37,11 +37,11 @@ from benchmark.annotate.registry import (
     list_annotator_kinds,
     model_name,
 )
-from benchmark.probes.source import configs_of_record, families_of_record
+from benchmark.probes.source import configs_of_record, suite_families
 from benchmark.runner.progress import progress_bar
 
 __all__ = ["AnnotationSummary", "DEFAULT_BATCH_SIZE", "LABEL_FILES", "annotate_run", "default_annotators",
-           "read_labels", "run_families"]
+           "read_labels"]
 
 DEFAULT_BATCH_SIZE = 32
 
@@ -160,15 +160,6 @@ def _timing(seconds: float, n_images: int, annotator: str, **extra) -> dict:
 # --------------------------------------------------------------------------- plan
 
 
-def run_families(run_config: dict | None, suites: Iterable[str]) -> dict[str, str]:
-    """suite -> probe family: as the run recorded it, else as the suite is registered."""
-    from benchmark.probes.registry import SUITES, list_suites
-
-    recorded = families_of_record((run_config or {}).get("probes"))
-    list_suites()  # registers the built-in suites
-    return {s: recorded.get(s) or (SUITES[s].family if s in SUITES else "") for s in suites}
-
-
 def _resolve_suites(suites: Any, present: list[str]) -> list[str]:
     if suites is None:
         return present
@@ -264,7 +255,7 @@ def _plan(run_dir: Path, given: dict, *, suites: Any, force: bool, device: str |
         manifest = manifest.sort_values("probe_index", kind="stable")
     present = list(dict.fromkeys(manifest["suite"]))
     scope = _resolve_suites(suites, present)
-    families = run_families(run_config, present)
+    families = suite_families(run_config.get("probes"), present)
     summary = AnnotationSummary(run_dir=run_dir)
     in_scope = manifest[manifest["suite"].isin(scope)]
     nsfw = in_scope["nsfw"].fillna(False).astype(bool) if "nsfw" in in_scope.columns \

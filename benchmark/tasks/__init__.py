@@ -7,7 +7,9 @@
 from benchmark.tasks.registry import (
     PLUGIN_ENTRY_POINTS,
     TASKS,
+    ImageLayout,
     Task,
+    TaskReport,
     check_probe_config,
     get_task,
     list_tasks,
@@ -17,5 +19,5 @@ from benchmark.tasks.registry import (
     tasks_for_suites,
 )
 
-__all__ = ["PLUGIN_ENTRY_POINTS", "TASKS", "Task", "check_probe_config", "get_task", "list_tasks", "load_plugins",
+__all__ = ["PLUGIN_ENTRY_POINTS", "TASKS", "ImageLayout", "Task", "TaskReport", "check_probe_config", "get_task", "list_tasks", "load_plugins",
            "register_task", "task_of_family", "tasks_for_suites"]

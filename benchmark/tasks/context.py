@@ -17,7 +17,7 @@ import pandas as pd
 
 from benchmark import results as res
 from benchmark.annotate.label_files import get_label_file
-from benchmark.probes.source import configs_of_record, families_of_record
+from benchmark.probes.source import configs_of_record, suite_families
 from benchmark.run_folder import CONFIG_FILE, MANIFEST_FILE
 
 __all__ = ["ScoreStageError", "ScoringOptions", "SuiteStatus", "ScoringContext", "groups_of"]
@@ -126,11 +126,7 @@ class ScoringContext:
 
     def families(self) -> dict[str, str]:
         """suite -> probe family of every suite of the run."""
-        recorded = families_of_record(self.config.get("probes"))
-        from benchmark.probes.registry import SUITES, list_suites
-
-        list_suites()  # registers the built-in suites
-        return {s: recorded.get(s) or (SUITES[s].family if s in SUITES else "") for s in self.status}
+        return suite_families(self.config.get("probes"), list(self.status))
 
     # -- label files
     def label(self, kind: str) -> pd.DataFrame | None:

@@ -14,7 +14,7 @@ import pandas as pd
 from benchmark.probes import dalleval as dalleval_probes
 from benchmark.scores.mad import average_value_score, mad_score
 from benchmark.tasks.context import ScoringContext, groups_of
-from benchmark.tasks.registry import Task, register_task
+from benchmark.tasks.registry import ImageLayout, Task, TaskReport, register_task
 
 
 def _score_gender(ctx: ScoringContext, suite: str, frame: pd.DataFrame) -> None:
@@ -162,9 +162,35 @@ def check_dalleval_config(config: dict) -> None:
                          f"got categories {cats} and values {sorted(values)}")
 
 
+def dalleval_figures(read_detail, scores, out_dir) -> list[tuple[str, str]]:
+    from benchmark.tasks.figures import plot_dalleval_gender, plot_dalleval_skin
+
+    made = []
+    for table, plot in (("dalleval_gender", plot_dalleval_gender), ("dalleval_skin_tone", plot_dalleval_skin)):
+        frame = read_detail(table)
+        if frame is not None and len(frame):
+            made += plot(frame, out_dir)
+    return made
+
+
+def dalleval_tables(read_detail) -> list[tuple[str, list[str], list[list]]]:
+    """DALL-Eval Table 9: attribute presence per gender indicator, woman minus man."""
+    attrs = read_detail("dalleval_attributes")
+    if attrs is None or "woman_minus_man" not in attrs.columns or not len(attrs):
+        return []
+    cols = [c for c in attrs.columns if c.startswith("presence_")]
+    return [("Attribute presence by gender indicator (DALL-Eval Table 9)",
+             ["Estimator", "Attribute", *[c.replace("presence_", "") for c in cols], "woman - man"],
+             [[r["estimator"], r["attribute"], *[r[c] for c in cols], r["woman_minus_man"]] for _, r in attrs.iterrows()])]
+
+
 TASK = register_task(Task(
     name="dalleval", family="dalleval", papers=("dalleval",),
     annotators={"vqa_gender": gender_questions, "vqa_attributes": attribute_questions, "skin_tone": None},
     score=score_dalleval, check_config=check_dalleval_config,
     description="DALL-Eval gender, skin-tone and attribute MAD and averages (DALL-Eval Sec. 4.2).",
+    report=TaskReport("DALL-Eval: social bias", figures=dalleval_figures, tables=dalleval_tables,
+                      layout=lambda rows: ImageLayout("A profession for each gender indicator", ("profession",),
+                                                      "gender_indicator", ("man", "woman", "person"),
+                                                      ("gender_indicator",))),
 ))

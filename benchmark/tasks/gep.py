@@ -17,7 +17,7 @@ import pandas as pd
 
 from benchmark.scores.gep import gep, gep_unbounded
 from benchmark.tasks.context import ScoringContext
-from benchmark.tasks.registry import Task, register_task
+from benchmark.tasks.registry import ImageLayout, Task, TaskReport, register_task
 
 # Estimators whose `score` is an existence probability (GEP Eq. 1); C / CC are raw cosines
 # (gep_unbounded); VQA and human answers are read from `label`.
@@ -123,8 +123,31 @@ def check_gep_config(config: dict) -> None:
         raise ValueError(f"GEP group names must be distinct, got {names}")
 
 
+def gep_figures(read_detail, scores, out_dir) -> list[tuple[str, str]]:
+    from benchmark.tasks.figures import plot_gep
+
+    vectors = read_detail("gep_vectors")
+    return plot_gep(vectors, out_dir) if vectors is not None and len(vectors) else []
+
+
+GEP_LAYOUTS = {
+    "neutral": ImageLayout("Prompt pairs: the same context, woman and man", ("context",), "gender", ("woman", "man"),
+                           ("gender",)),
+    "explicit": ImageLayout("Prompt pairs: the same attribute and context, woman and man", ("attribute", "context"),
+                            "gender", ("woman", "man"), ("gender",), "{0}, {1}"),
+    "occupation": ImageLayout("The unspecified, female and male occupation prompt (same sample)", ("sample_index",),
+                              "group", ("lawyer", "female lawyer", "male lawyer"), ("group",), "sample {0}"),
+}
+
+
+def gep_layout(rows: pd.DataFrame) -> ImageLayout | None:
+    settings = rows["setting"].dropna() if "setting" in rows.columns else pd.Series([], dtype=object)
+    return GEP_LAYOUTS.get(str(settings.iloc[0])) if len(settings) else None
+
+
 TASK = register_task(Task(
     name="gep", family="gep", papers=("gep",), annotators={"clip_existence": None}, score=score_gep,
     check_config=check_gep_config,
     description="GEP vectors and scores (GEP Eq. 1-2) for every pair of groups, from CLIP existence estimators.",
+    report=TaskReport("GEP: gender presentation differences", figures=gep_figures, layout=gep_layout),
 ))

@@ -16,7 +16,7 @@ from benchmark.annotate.label_files import LABEL_FILES
 from benchmark.scores.diffusion_bias import COMPONENTS, summarise
 from benchmark.scores.mcas import mcas_score
 from benchmark.tasks.context import ScoringContext
-from benchmark.tasks.registry import Task, register_task
+from benchmark.tasks.registry import ImageLayout, Task, TaskReport, register_task
 
 TT_NOTE = "texts are fixed lists, not samples: TT has no sampling variation"
 AVERAGED = "components averaged over encoders (Generated Bias Sec. 5.2)"
@@ -113,9 +113,55 @@ def score_mcas(ctx: ScoringContext, suites: list[str]) -> None:
         ctx.scored(s, int(rows[(rows["suite"] == s) & rows["probe_id"].isin(scored)].shape[0]))
 
 
+def mcas_figures(read_detail, scores, out_dir) -> list[tuple[str, str]]:
+    from benchmark.tasks.figures import plot_mcas
+
+    table = read_detail("mcas_per_target")
+    return plot_mcas(table, out_dir) if table is not None and len(table) else []
+
+
+def mcas_tables(read_detail) -> list[tuple[str, list[str], list[list]]]:
+    """MCAS per category (MCAS Table 5), Diffusion Bias and Bias Amplification means."""
+    cat = read_detail("mcas_per_category")
+    if cat is None or not len(cat):
+        return []
+    return [("MCAS per category", ["Encoder", "Category", "MCAS mean", "MCAS min", "MCAS max", "Diffusion Bias mean",
+                                   "Bias Ampl. mean", "Targets"],
+             [[r["encoder"], r["group"], r["mcas_mean"], r["mcas_min"], r["mcas_max"], r["diffusion_bias_mean"],
+               r["bias_amplification_mean"], int(r["mcas_n"])] for _, r in cat.iterrows()])]
+
+
+def mcas_layout(rows: pd.DataFrame) -> ImageLayout:
+    if "attribute_set" in rows.columns and rows["attribute_set"].notna().all():
+        return ImageLayout("Gender attribute images by attribute set", ("attribute_set",), "keyword", (),
+                           ("keyword",), "attribute set {0}")
+    return ImageLayout("Target keywords by category", ("category",), "keyword", (), ("keyword",))
+
+
+def mcas_image_labels(read_detail):
+    """Under a target image: its stereotype and the target's MCAS (mean over encoders)."""
+    table = read_detail("mcas_per_target")
+    scores: dict[str, float] = {}
+    if table is not None and {"encoder", "target", "mcas"} <= set(table.columns) and len(table):
+        use = table[table["encoder"] == "mean"] if (table["encoder"] == "mean").any() else table
+        use = use[use["encoder"] == use["encoder"].iloc[0]]
+        scores = {str(t): float(v) for t, v in zip(use["target"], use["mcas"]) if pd.notna(v)}
+
+    def lines(row) -> list[str]:
+        keyword, aset = row.get("keyword"), row.get("attribute_set")
+        if not isinstance(keyword, str) or not keyword or (isinstance(aset, str) and aset):
+            return []  # attribute images have no target score
+        out = [f"{row['stereotype']}-associated target"] if isinstance(row.get("stereotype"), str) else []
+        return out + ([f"target MCAS {scores[keyword]:+.3g}"] if keyword in scores else [])
+
+    return lines
+
+
 TASK = register_task(Task(
     name="mcas", family="mcas", papers=("mcas", "diffusion_bias"), annotators={"mcas_embeddings": None},
     score=score_mcas,
+    report=TaskReport("MCAS and Diffusion Bias", figures=mcas_figures, tables=mcas_tables, layout=mcas_layout,
+                      image_labels=mcas_image_labels),
     description="MCAS and its components (MCAS Eq. 1-2), Diffusion Bias and Bias Amplification (Generated Bias "
                 "Eq. 4-5), averaged over CLIP encoders.",
 ))

@@ -15,7 +15,7 @@ from benchmark.probes import paintskills as ps_probes
 from benchmark.scores.bootstrap import bootstrap_ci
 from benchmark.scores.paintskills import evaluate_skill
 from benchmark.tasks.context import ScoringContext, ScoringOptions, groups_of
-from benchmark.tasks.registry import Task, register_task
+from benchmark.tasks.registry import ImageLayout, Task, TaskReport, register_task
 
 DETECTION_COLUMNS = ["probe_id", "scene_id", "target", "count", "relation", "target_b"]
 
@@ -119,8 +119,52 @@ def score_paintskills(ctx: ScoringContext, suites: list[str]) -> None:
                          "meaningless")
 
 
+def paintskills_figures(read_detail, scores, out_dir) -> list[tuple[str, str]]:
+    from benchmark.tasks.figures import plot_paintskills
+
+    return plot_paintskills(list(scores), out_dir)
+
+
+def paintskills_image_labels(read_detail):
+    """Under an image: what the detector found, and whether that is right by the skill's rule."""
+    table = read_detail("paintskills")
+    by_probe = {} if table is None or "correct" not in table.columns else \
+        {str(k): g.iloc[0] for k, g in table.groupby("probe_id", sort=False)}
+
+    def lines(row) -> list[str]:
+        r = by_probe.get(str(row["probe_id"]))
+        if r is None:
+            return []
+        mark = "right" if bool(r["correct"]) else "wrong"
+        skill = str(r.get("skill", ""))
+        if skill == "count" and pd.notna(r.get("n_detected")):
+            return [f"detected {int(r['n_detected'])} {r.get('target', '')}: {mark}"]
+        if skill == "spatial":
+            found = r.get("predicted_relation")
+            return [f"detected relation: {found}: {mark}" if isinstance(found, str) and found
+                    else f"both objects not detected: {mark}"]
+        if isinstance(r.get("predicted"), str) and r.get("predicted"):
+            conf = f" ({float(r['confidence']):.2f})" if pd.notna(r.get("confidence")) else ""
+            return [f"detected: {r['predicted']}{conf}: {mark}"]
+        return [f"detector: {mark}"]
+
+    return lines
+
+
+PAINTSKILLS_LAYOUTS = {"object": ImageLayout("Object prompts"),
+                       "count": ImageLayout("Count prompts by N", ("count",), row_title="N = {0}"),
+                       "spatial": ImageLayout("Spatial prompts by relation", ("relation",))}
+
+
+def paintskills_layout(rows: pd.DataFrame) -> ImageLayout | None:
+    skills = rows["skill"].dropna() if "skill" in rows.columns else pd.Series([], dtype=object)
+    return PAINTSKILLS_LAYOUTS.get(str(skills.iloc[0])) if len(skills) else None
+
+
 TASK = register_task(Task(
     name="paintskills", family="paintskills", papers=("dalleval",), annotators={"detections": None},
     score=score_paintskills,
+    report=TaskReport("PaintSkills: skill accuracy (DALL-Eval)", figures=paintskills_figures,
+                      layout=paintskills_layout, image_labels=paintskills_image_labels),
     description="PaintSkills object, count and spatial accuracy (DALL-Eval Table 2) from detector queries.",
 ))

@@ -16,7 +16,7 @@ import pandas as pd
 from benchmark.probes import pst as pst_probes
 from benchmark.scores.sts import individuals, most_biased_identities, sts
 from benchmark.tasks.context import ScoringContext, groups_of
-from benchmark.tasks.registry import Task, register_task
+from benchmark.tasks.registry import ImageLayout, Task, TaskReport, register_task
 
 N_MOST_BIASED = 5  # PST Sec. 5: the pairs of the 5 most biased occupations per gender
 SETTING_ORDER = ("single", "paired", "intervention")  # the intervention needs the paired micro STS first
@@ -168,8 +168,28 @@ def check_pst_config(config: dict) -> None:
     pst_probes.occupations(config)
 
 
+def pst_figures(read_detail, scores, out_dir) -> list[tuple[str, str]]:
+    from benchmark.tasks.figures import plot_micro_sts
+
+    micro = read_detail("pst_micro_sts")
+    return plot_micro_sts(micro, out_dir) if micro is not None and len(micro) else []
+
+
+SINGLE_LAYOUT = ImageLayout("Identities by stereotyped gender", ("stereotyped_gender",), "identity", (), ("identity",),
+                            "{0}-stereotyped")
+PAIRED_LAYOUT = ImageLayout("The same pair in both orders (left | right as prompted)",
+                            ("male_identity", "female_identity"), "order", ("male_first", "female_first"),
+                            ("identity_left", "identity_right"), "{0} & {1}")
+
+
+def pst_layout(rows: pd.DataFrame) -> ImageLayout:
+    single = "identity" in rows.columns and rows["identity"].notna().any()
+    return SINGLE_LAYOUT if single else PAIRED_LAYOUT
+
+
 TASK = register_task(Task(
     name="pst", family="pst", papers=("pst",), annotators={"vqa_gender": gender_questions}, score=score_pst,
     check_config=check_pst_config,
     description="Paired Stereotype Test: overall and micro STS (PST Eq. 1-2), single, paired and intervention.",
+    report=TaskReport("PST: Paired Stereotype Test", figures=pst_figures, layout=pst_layout),
 ))

@@ -12,18 +12,53 @@ registering a task (and its suites, annotators and score metadata), no runner ed
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import import_module
 from importlib.metadata import entry_points
 from typing import Any, Callable, Mapping, Sequence
 
-__all__ = ["Task", "TASKS", "register_task", "get_task", "list_tasks", "task_of_family", "tasks_for_suites",
+__all__ = ["Task", "TaskReport", "ImageLayout", "DetailReader", "TASKS", "register_task", "get_task", "list_tasks", "task_of_family", "tasks_for_suites",
            "check_probe_config", "PLUGIN_ENTRY_POINTS", "load_plugins"]
 
 #: packages outside this one register suites, annotators, scores and tasks when imported:
 #: name them in this entry-point group (or import them with ``t2ibench --plugin MODULE``)
 PLUGIN_ENTRY_POINTS = "t2ibench.plugins"
 BUILTIN_TASK_MODULES = ("gep", "dalleval", "pst", "mcas", "paintskills")
+
+
+@dataclass(frozen=True)
+class ImageLayout:
+    """How the report lays out a suite's images: rows of ``group`` values, ``member`` values side
+    by side in a row (in ``order`` first), ``caption`` columns under each image."""
+
+    title: str  # what one row of the grid shows
+    group: tuple[str, ...] = ()  # manifest columns that make a row (empty: one row)
+    member: str | None = None  # manifest column whose values sit side by side in a row
+    order: tuple[str, ...] = ()  # preferred member values, in order
+    caption: tuple[str, ...] = ("prompt",)  # manifest columns written under each image
+    row_title: str = "{0}"  # a row's title from its group values
+
+
+#: a run's detail table by name (``scores/<name>.parquet``), or None
+DetailReader = Callable[[str], Any]
+
+
+@dataclass(frozen=True)
+class TaskReport:
+    """A task's section of the report (and the leaderboard's plots).
+
+    ``figures(read_detail, score_entries, out_dir) -> [(file, caption)]`` draws the paper's
+    figures; ``tables(read_detail) -> [(title, headers, rows)]`` gives tables a reader wants;
+    ``layout(suite_rows) -> ImageLayout`` lays out a suite's image grid (None: a plain grid);
+    ``image_labels(read_detail)`` gives a function ``row -> [lines]`` of task-specific labels
+    written under an image, beside the label files' own (perceived gender, attributes...).
+    """
+
+    title: str
+    figures: Callable[[DetailReader, Sequence[Mapping], Any], list[tuple[str, str]]] | None = None
+    tables: Callable[[DetailReader], list[tuple[str, list[str], list[list]]]] | None = None
+    layout: Callable[[Any], ImageLayout | None] | None = None
+    image_labels: Callable[[DetailReader], Callable[[Mapping], list[str]]] | None = None
 
 
 @dataclass(frozen=True)
@@ -34,7 +69,8 @@ class Task:
     annotator needs none). ``score(ctx, suites)`` adds score entries, detail tables and
     notes for ``suites`` (the task's suites present in the run) to ``ctx``.
     ``check_config(config)`` raises ValueError (one line) for a probe config the task cannot
-    score, e.g. PST's stereotyped gender, which is binary by definition.
+    score, e.g. PST's stereotyped gender, which is binary by definition. ``report``: its
+    section of the report (:class:`TaskReport`).
     """
 
     name: str
@@ -44,7 +80,7 @@ class Task:
     score: Callable[[Any, list[str]], None]
     check_config: Callable[[dict], None] | None = None
     description: str = ""
-    extra: dict = field(default_factory=dict)
+    report: TaskReport | None = None
 
 
 TASKS: dict[str, Task] = {}

@@ -1,21 +1,28 @@
-"""The leaderboard as a Gradio app: a sortable, filterable table of models and a detail
-view per model with its score tables and plots.
+"""The leaderboard as a Gradio app: a table of models ("value [low, high]" per headline score),
+a forest plot per score across all models, a comparison of two or more models, a detail
+view per model and an image browser.
 
 Runs three ways: ``t2ibench leaderboard --results DIR`` (or ``--repo ORG/NAME``),
 ``python app.py`` in a Hub Space (reads the env ``RESULTS_REPO`` or ``RESULTS_DIR``), and
 imported: ``build_app(results_dir=...)`` returns the ``gr.Blocks``.
 
-Escaping: results text reaches the page only as plain-text cells and labels (Gradio
-renders those as text) or through ``data.md_escape`` in Markdown; the one Markdown table
-column holds links built from validated Hub repo ids only.
+Each tab is built by one small function ``tab(ctx)`` listed in :data:`TABS`; a new tab is one
+more :class:`Tab` there (or ``build_app(..., tabs=[*TABS, Tab(...)])``). A tab that shows
+data registers how to refresh it with ``ctx.on_reload``.
+
+Escaping: results text reaches the page only as plain-text cells, labels and captions
+(Gradio renders those as text), through ``benchmark.text.md_escape`` in Markdown, or through
+``benchmark.text.html_escape`` in the two HTML cells (badges, suites); links are built from
+validated Hub repo ids only.
 """
 
 from __future__ import annotations
 
 import os
 import tempfile
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from benchmark.extras import require
 
@@ -23,17 +30,28 @@ require("gradio", "matplotlib", extra="app", purpose="run the leaderboard")
 
 import gradio as gr  # noqa: E402
 
-from submissions.leaderboard import data, submit_tab
+from benchmark.text import short_estimator  # noqa: E402
+from submissions import provenance as prov  # noqa: E402
+from submissions.leaderboard import data  # noqa: E402
+from submissions.leaderboard import images as image_data  # noqa: E402
+from submissions.leaderboard import submit_tab  # noqa: E402
 
 TITLE = "Text-to-image bias leaderboard"
 CSS = """
 #lb-warnings {background:#fff4e5;border:2px solid #e07b00;border-radius:6px;padding:.6em 1em}
 #lb-detail-head blockquote {background:#fde8e8;border-left:6px solid #c62828;font-weight:bold}
+.lb-badge {display:inline-block;padding:0 8px;border-radius:10px;font-size:12px;font-weight:700;line-height:18px;
+           border:1px solid;margin-right:3px;white-space:nowrap}
+.lb-badge-demo {background:#fde8e8;color:#8e0000;border-color:#c62828}
+.lb-badge-evaluated {background:#e6f4ea;color:#135e2b;border-color:#2e7d32}
+.lb-suites {cursor:help;border-bottom:1px dotted #888}
+.lb-sans [role="gridcell"], .lb-sans [role="gridcell"] *, .lb-sans [role="columnheader"] *
+  {font-family:var(--font) !important;font-size:13px}
 """
 INTRO = ("Social-bias audits of text-to-image models with the probes and scores of GEP, DALL-Eval, the Paired "
-         "Stereotype Test, MCAS and Diffusion Bias, each score with its bootstrap confidence interval. Rows marked "
-         "**demo** come from built-in tiny random-weight models: their scores are meaningless. Click a row (or "
-         "pick a model in *Model details*) for every score, per suite, and the report's plots.")
+         "Stereotype Test, MCAS and Diffusion Bias. Each cell is a value and its bootstrap confidence interval. "
+         "Rows marked **demo** come from built-in tiny random-weight models: their scores are meaningless. Click a "
+         "row for the model's details.")
 
 
 # --------------------------------------------------------------------------- loading
@@ -61,191 +79,363 @@ class Source:
         return data.load_folder(folder, source=f"{self.repo} (Hub dataset)")
 
 
-# --------------------------------------------------------------------------- plots
+class BoardState:
+    """The rows the app shows, re-read by :meth:`reload`."""
+
+    def __init__(self, source: Source, requests: Any = None) -> None:
+        self.source = source
+        self.requests = requests  # the requests queue, to check which rows its workers evaluated
+        self.reload()
+
+    def reload(self) -> None:
+        self.board = self.source.load()
+        if self.requests is not None:
+            finished = prov.finished_requests(self.requests)
+            self.board.submissions = [replace(s, finished=finished) for s in self.board.submissions]
+        self.rows = self.board.rows()
+        self.by_key = {r.key: r for r in self.rows}
+        self.key_by_label = {label: key for key, label in data.model_labels(self.rows).items()}
+
+    def names(self, suites: Sequence[str] = ()) -> list[str]:
+        return data.headline_names([r.latest for r in self.rows], suites)
+
+    def ranked(self) -> list[data.ModelRow]:
+        """Rows in the leaderboard's default order (best first)."""
+        return [self.by_key[k] for k in data.leaderboard_table(self.rows).keys]
+
+    def model_choices(self) -> list[tuple[str, str]]:
+        return [(data.row_label(r), r.key) for r in self.ranked()]
+
+    def first_key(self) -> str | None:
+        ranked = self.ranked()
+        return ranked[0].key if ranked else None
 
 
-_PLOTTERS = (  # detail table -> the report's plot function (benchmark.runner.report)
-    ("gep_vectors", "plot_gep"), ("pst_micro_sts", "plot_micro_sts"), ("mcas_per_target", "plot_mcas"),
-    ("dalleval_gender", "plot_dalleval_gender"), ("dalleval_skin_tone", "plot_dalleval_skin"),
-)
-_plot_cache: dict[tuple, list[tuple[str, str]]] = {}
+# --------------------------------------------------------------------------- tabs
 
 
-def report_plots(sub: data.Submission) -> list[tuple[str, str]]:
-    """(PNG path, caption) of the report's plots, for a results file inside a run folder.
+@dataclass
+class AppContext:
+    """What tab builders share: the state, the tabs, the detail view's model picker, the
+    refresh functions the Reload button calls (``on_reload``) and wiring that needs every tab
+    built first (``after_tabs``)."""
 
-    Regenerated from the run's detail tables with the report's own plot functions (into a
-    cache folder: the run folder is not written); a run without detail tables shows the
-    PNGs of its ``report/`` folder. A bare results file has neither (it does not embed
-    per-item detail), so only the scores plot is shown for it.
-    """
-    if sub.run_dir is None:
-        return []
-    stamp = sub.path.stat().st_mtime_ns
-    key = (str(sub.path), stamp)
-    if key in _plot_cache:
-        return _plot_cache[key]
-    import pandas as pd
+    state: BoardState
+    tabs: gr.Tabs | None = None
+    model: gr.Dropdown | None = None
+    reloaders: list[tuple[Callable, list, list]] = field(default_factory=list)
+    wiring: list[Callable[[], Any]] = field(default_factory=list)
 
-    from benchmark.runner import report
+    def on_reload(self, fn: Callable, inputs: list, outputs: list) -> None:
+        """After a reload, ``fn(*inputs)`` gives the new values of ``outputs``."""
+        self.reloaders.append((fn, list(inputs), list(outputs)))
 
-    out_dir = Path(tempfile.mkdtemp(prefix="t2ibench-leaderboard-plots-"))
-    made: list[tuple[str, str]] = []
-    details = sub.doc.get("details") or {}
-    for table, fn in _PLOTTERS:
-        rel = details.get(table)
-        path = (sub.run_dir / rel).resolve() if isinstance(rel, str) else None
-        if path is None or not path.is_file() or sub.run_dir.resolve() not in path.parents:
-            continue
-        try:
-            made += [(str(out_dir / f), c) for f, c in getattr(report, fn)(pd.read_parquet(path), out_dir)]
-        except Exception as exc:  # a detail table the plot cannot use: say so, keep the page
-            made.append(("", f"{table}: plot failed ({type(exc).__name__}: {exc})"))
-    if not made and (sub.run_dir / report.REPORT_DIR).is_dir():
-        made = [(str(p), p.stem) for p in sorted((sub.run_dir / report.REPORT_DIR).glob("*.png"))]
-    _plot_cache[key] = made
-    return made
+    def after_tabs(self, wire: Callable[[], Any]) -> None:
+        """Run ``wire()`` once every tab exists (events that reach into another tab)."""
+        self.wiring.append(wire)
 
 
-def scores_figure(sub: data.Submission):
-    """Every defined entry of each headline score with its CI (one panel per score), or None."""
-    names = data.headline_names([sub])
-    panels = []
-    for n in names:
-        entries = [e for e in sub.scores if e.get("name") == n and e.get("defined")]
-        if entries:
-            panels.append((n, entries))
+@dataclass(frozen=True)
+class Tab:
+    id: str
+    title: str
+    build: Callable[[AppContext], None]
+
+
+def _table_component_value(table: data.Table) -> dict:
+    return {"value": table.gradio_value(), "datatype": table.datatype, "column_widths": table.widths}
+
+
+def leaderboard_tab(ctx: AppContext) -> None:
+    """The table: one row per model, a view of the headline scores, filters; a row click opens
+    the model's details."""
+    st = ctx.state
+    views = data.views(st.names())
+    with gr.Row():
+        search = gr.Textbox(label="Search model", placeholder="part of a model name", elem_id="lb-search", scale=3)
+        view = gr.Dropdown(choices=views, value=views[0], label="Columns", elem_id="lb-view", scale=2)
+        sort_by = gr.Dropdown(choices=_sort_choices(st), value=_keep(None, _sort_choices(st)),
+                              label="Rank by (best first)", elem_id="lb-sort", scale=2)
+        show_demo = gr.Checkbox(value=True, label="Show demo rows", elem_id="lb-show-demo", scale=1, min_width=120)
+    with gr.Accordion("Filter by suite, model family and who evaluated", open=False):
+        with gr.Row():
+            provenance = gr.Dropdown(choices=list(prov.PROVENANCE_CHOICES), value="all", elem_id="lb-provenance",
+                                     label="Evaluated by (maintainers' worker / self-reported)")
+            suites = gr.Dropdown(choices=data.all_suites(st.rows), multiselect=True, value=[],
+                                 label="Suites (models that scored all of them)", elem_id="lb-suites")
+            families = gr.Dropdown(choices=data.all_families(st.rows), multiselect=True, value=[],
+                                   label="Model family", elem_id="lb-families")
+    first = data.leaderboard_table(st.rows, view=views[0])
+    table = gr.Dataframe(interactive=False, wrap=True, pinned_columns=1, elem_id="lb-table", max_height=720, elem_classes=["lb-sans"],
+                         label="Models, best first; a column's ⋮ menu sorts by its values; click a row for its details",
+                         **_table_component_value(first))
+    legend = gr.Markdown(data.legend_markdown(data.view_names(st.names(), views[0])), elem_id="lb-legend")
+
+    filters = [search, suites, families, show_demo, sort_by, view, provenance]
+
+    def update(search_v, suites_v, families_v, demo_v, sort_v, view_v, prov_v):
+        t = data.leaderboard_table(st.rows, suites=suites_v or (), families=families_v or (), search=search_v or "",
+                                   show_demo=bool(demo_v), sort_by=sort_v, view=view_v, evaluated=prov_v)
+        names = data.view_names(st.names(suites_v or ()), view_v)
+        return gr.Dataframe(**_table_component_value(t)), data.legend_markdown(names)
+
+    for comp in filters:
+        comp.change(update, inputs=filters, outputs=[table, legend])
+    suites.change(lambda s, cur: gr.Dropdown(choices=_sort_choices(st, s), value=_keep(cur, _sort_choices(st, s))),
+                  inputs=[suites, sort_by], outputs=[sort_by])
+
+    def on_select(evt: gr.SelectData):
+        row = evt.row_value or []
+        key = st.key_by_label.get(str(row[0])) if row else None
+        if key not in st.by_key or ctx.model is None:
+            return gr.Dropdown(), gr.Tabs()
+        return gr.Dropdown(value=key), gr.Tabs(selected="detail")
+
+    # the detail tab (built later) sets ctx.model
+    ctx.after_tabs(lambda: table.select(on_select, inputs=None, outputs=[ctx.model, ctx.tabs])
+                   if ctx.model is not None else None)
+
+    def refresh(search_v, suites_v, families_v, demo_v, sort_v, view_v, prov_v):
+        views_now = data.views(st.names())
+        view_v = view_v if view_v in views_now else views_now[0]
+        sort_v = _keep(sort_v, _sort_choices(st, suites_v))
+        tbl, leg = update(search_v, suites_v, families_v, demo_v, sort_v, view_v, prov_v)
+        return (tbl, leg, gr.Dropdown(choices=data.all_suites(st.rows)), gr.Dropdown(choices=data.all_families(st.rows)),
+                gr.Dropdown(choices=_sort_choices(st, suites_v), value=sort_v),
+                gr.Dropdown(choices=views_now, value=view_v))
+
+    ctx.on_reload(refresh, filters, [table, legend, suites, families, sort_by, view])
+
+
+def forest_figure(rows: Sequence[data.ModelRow], names: Sequence[str]):
+    """Forest plots of ``names`` across ``rows`` (one panel per score, two columns), or None."""
+    panels = data.forest_panels(rows, names)
     if not panels:
         return None
-    from benchmark.runner.report import pyplot
+    from benchmark.plotting import forest_figure as draw
 
-    plt = pyplot()
-    fig, axes = plt.subplots(len(panels), 1, figsize=(7.5, 1.2 + 0.9 * sum(len(e) for _, e in panels)),
-                             squeeze=False)
-    for ax, (n, entries) in zip(axes[:, 0], panels):
-        labels, values, lows, highs = [], [], [], []
-        for e in entries:
-            labels.append(" / ".join(str(x)[:40] for x in (e.get("suite"), e.get("estimator"), e.get("subset")) if x))
-            v = float(e["value"])
-            ci = e.get("ci") or {}
-            values.append(v)
-            lows.append(max(v - float(ci.get("low", v)), 0.0))
-            highs.append(max(float(ci.get("high", v)) - v, 0.0))
-        y = list(range(len(entries)))
-        ax.errorbar(values, y, xerr=[lows, highs], fmt="o", color="#1f5fa8", capsize=3)
-        ax.set_yticks(y)
-        ax.set_yticklabels(labels, fontsize=8)
-        ax.set_ylim(-0.7, len(entries) - 0.3)
-        meta = data.SCORE_METADATA[n]
-        if meta.ideal is not None:
-            ax.axvline(meta.ideal, color="#999", lw=0.8, ls="--")
-        ax.set_title(f"{data.value_column(n)} ({data.direction_text(n)})", fontsize=10)
-    fig.tight_layout()
+    fig = draw(panels, width=12.0, row_inches=0.3, label_chars=30, ncols=2 if len(panels) > 1 else 1)
+    return _detached(fig)
+
+
+def _detached(fig):
+    """The figure out of pyplot's registry (Gradio draws it later; nothing else keeps it alive)."""
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
     return fig
+
+
+def forest_tab(ctx: AppContext) -> None:
+    """Every model's value and interval per score, best first: who differs from whom beyond noise."""
+    st = ctx.state
+    views = data.views(st.names())
+    with gr.Row():
+        view = gr.Dropdown(choices=views, value=views[0], label="Scores", elem_id="lb-forest-view", scale=3)
+        show_demo = gr.Checkbox(value=True, label="Show demo rows", elem_id="lb-forest-demo", scale=1)
+    gr.Markdown("Point: the value; bar: its bootstrap interval; dashed line: the ideal value. Rows are best first; "
+                "overlapping bars mean the audit cannot tell those models apart. Grey rows are demo models.")
+
+    def figure(view_v, demo_v):
+        rows = data.filter_rows(st.rows, show_demo=bool(demo_v))
+        return forest_figure(rows, data.view_names(st.names(), view_v))
+
+    plot = gr.Plot(value=figure(views[0], True), elem_id="lb-forest", show_label=False)
+    for comp in (view, show_demo):
+        comp.change(figure, inputs=[view, show_demo], outputs=[plot])
+
+    def refresh(view_v, demo_v):
+        views_now = data.views(st.names())
+        view_v = view_v if view_v in views_now else views_now[0]
+        return gr.Dropdown(choices=views_now, value=view_v), figure(view_v, demo_v)
+
+    ctx.on_reload(refresh, [view, show_demo], [view, plot])
+
+
+def compare_tab(ctx: AppContext) -> None:
+    """Two or more models side by side: their cells in one table and their intervals in one plot."""
+    st = ctx.state
+    views = data.views(st.names())
+    with gr.Row():
+        picked = gr.Dropdown(choices=st.model_choices(), value=[k for _, k in st.model_choices()[:4]],
+                             multiselect=True, label="Models (two or more)", elem_id="lb-compare-models", scale=3)
+        view = gr.Dropdown(choices=views, value=views[-1], label="Scores", elem_id="lb-compare-view", scale=1)
+
+    def compare(keys, view_v):
+        rows = [st.by_key[k] for k in keys or [] if k in st.by_key]
+        if len(rows) < 2:
+            return "Pick two or more models.", None, None
+        names = data.view_names(data.headline_names([r.latest for r in rows]), view_v)
+        return "", data.compare_table(rows, names), forest_figure(rows, names)
+
+    msg0, table0, fig0 = compare(picked.value, views[-1])
+    msg = gr.Markdown(msg0, elem_id="lb-compare-msg")
+    table = gr.Dataframe(value=table0, interactive=False, wrap=True, elem_id="lb-compare-table", show_label=False,
+                         elem_classes=["lb-sans"])
+    plot = gr.Plot(value=fig0, elem_id="lb-compare-plot", show_label=False)
+    for comp in (picked, view):
+        comp.change(compare, inputs=[picked, view], outputs=[msg, table, plot])
+
+    def refresh(keys, view_v):
+        keys = [k for k in keys or [] if k in st.by_key]
+        return (gr.Dropdown(choices=st.model_choices(), value=keys), *compare(keys, view_v))
+
+    ctx.on_reload(refresh, [picked, view], [picked, msg, table, plot])
+
+
+def detail_tab(ctx: AppContext) -> None:
+    """One model: provenance, every score entry in one table with its notes, plots."""
+    st = ctx.state
+    picked = gr.Dropdown(choices=st.model_choices(), value=st.first_key(), label="Model", elem_id="lb-model")
+    ctx.model = picked
+
+    @gr.render(inputs=[picked])
+    def _detail(key: str | None) -> None:
+        row = st.by_key.get(key) if key else None
+        if row is None:
+            gr.Markdown("No model to show: the results folder has no valid file." if not st.rows else
+                        "Choose a model above, or click its row in the leaderboard.")
+            return
+        _render_detail(row)
+
+    ctx.on_reload(lambda key: gr.Dropdown(choices=st.model_choices(),
+                                          value=key if key in st.by_key else st.first_key()),
+                  [picked], [picked])
+
+
+def images_tab(ctx: AppContext) -> None:
+    """A model's generated images with prompts and labels: its run folder, or the images dataset
+    its submission pushed to the Hub."""
+    st = ctx.state
+
+    def choices() -> list[tuple[str, str]]:
+        return [(label, key) for label, key in st.model_choices() if image_data.image_source(st.by_key[key].latest)]
+
+    def model_images(key: str | None) -> tuple[list[str], str | None, bool, str, list]:
+        """(suites, suite shown, Hub button visible, status line, images) for model ``key``."""
+        row = st.by_key.get(key) if key else None
+        where = image_data.image_source(row.latest) if row else None
+        if where is None:
+            return [], None, False, ("No model here has browsable images: results inside a run folder, or a "
+                                     "submission that pushed its images (`t2ibench submit --push-images`)."), []
+        if where[0] == "run":
+            suites = image_data.run_suites(where[1])
+            suite_v = suites[0] if suites else None
+            items = image_data.run_images(where[1], row.latest.doc, suite_v)
+            return suites, suite_v, False, _status(items, where), items
+        suites = list(row.latest.suites)
+        return (suites, suites[0] if suites else None, True,
+                f"Images are in the Hub dataset [{where[1]}]({data.HUB_DATASETS}{where[1]}): press the button to "
+                "stream a page of them.", [])
+
+    first = (choices() or [(None, None)])[0][1]
+    suites0, suite0, hub0, status0, items0 = model_images(first)
+    with gr.Row():
+        model = gr.Dropdown(choices=choices(), value=first, label="Model (those whose images can be browsed)",
+                            elem_id="lb-images-model", scale=3)
+        suite = gr.Dropdown(choices=suites0, value=suite0, label="Suite", elem_id="lb-images-suite", scale=2)
+        search = gr.Textbox(label="Prompt contains", elem_id="lb-images-search", scale=2)
+    load_hub = gr.Button("Load images from the Hub", visible=hub0, size="sm", elem_id="lb-images-hub")
+    status = gr.Markdown(status0, elem_id="lb-images-status")
+    gallery = gr.Gallery(value=items0, columns=6, height="auto", object_fit="contain", elem_id="lb-gallery",
+                         show_label=False, allow_preview=True)
+
+    def pick_model(key):
+        suites, suite_v, hub, text_v, items = model_images(key)
+        return gr.Dropdown(choices=suites, value=suite_v), gr.Button(visible=hub), text_v, items
+
+    def show(key, suite_v, search_v, from_hub=False):
+        row = st.by_key.get(key) if key else None
+        where = image_data.image_source(row.latest) if row else None
+        if where is None or (where[0] == "hub" and not from_hub):
+            return gr.Markdown(), gr.Gallery()
+        try:
+            items = (image_data.run_images(where[1], row.latest.doc, suite_v, search_v or "") if where[0] == "run"
+                     else image_data.hub_images(where[1], suite_v, search_v or ""))
+        except ValueError as exc:
+            return data.md_escape(exc), []
+        return _status(items, where), items
+
+    model.input(pick_model, inputs=[model], outputs=[suite, load_hub, status, gallery])
+    suite.input(show, inputs=[model, suite, search], outputs=[status, gallery])
+    search.submit(show, inputs=[model, suite, search], outputs=[status, gallery])
+    load_hub.click(lambda k, s, q: show(k, s, q, from_hub=True), inputs=[model, suite, search],
+                   outputs=[status, gallery])
+
+    def refresh(key):
+        keys = [k for _, k in choices()]
+        key = key if key in keys else (keys[0] if keys else None)
+        return (gr.Dropdown(choices=choices(), value=key), *pick_model(key))
+
+    ctx.on_reload(refresh, [model], [model, suite, load_hub, status, gallery])
+
+
+def _status(items: list, where: tuple[str, Any]) -> str:
+    origin = "the run folder" if where[0] == "run" else f"the Hub dataset {where[1]}"
+    if not items:
+        return f"No image matches, in {data.md_escape(origin)}."
+    return (f"{len(items)} image(s) from {data.md_escape(origin)} (at most {image_data.MAX_IMAGES}; images the safety "
+            "checker flagged are not shown). Click one to enlarge it; its caption is the prompt and its labels.")
+
+
+TABS: list[Tab] = [
+    Tab("board", "Leaderboard", leaderboard_tab),
+    Tab("forest", "Forest plots", forest_tab),
+    Tab("compare", "Compare models", compare_tab),
+    Tab("detail", "Model details", detail_tab),
+    Tab("images", "Images", images_tab),
+]
 
 
 # --------------------------------------------------------------------------- the app
 
 
 def build_app(results_dir: str | Path | None = None, repo: str | None = None, *,
-              revision: str | None = None, requests_dir: str | Path | None = None,
+              revision: str | None = None, tabs: Sequence[Tab] = TABS, requests_dir: str | Path | None = None,
               requests_repo: str | None = None) -> gr.Blocks:
-    """The leaderboard for the results in ``results_dir`` or the Hub dataset ``repo``."""
-    source = Source(results_dir, repo, revision)
-    state: dict[str, Any] = {}
-
-    def reload() -> None:
-        board = source.load()
-        state["board"] = board
-        state["rows"] = board.rows()
-        state["by_key"] = {r.key: r for r in state["rows"]}
-
-    reload()
-
-    def table_update(search: str, suites: list[str] | None, families: list[str] | None, show_demo: bool,
-                     sort_by: str | None):
-        frame, datatype = data.leaderboard_table(state["rows"], suites=suites or (), families=families or (),
-                                                 search=search or "", show_demo=bool(show_demo), sort_by=sort_by)
-        names = data.headline_names([r.latest for r in state["rows"]], suites or ())
-        return (gr.Dataframe(value=frame, datatype=datatype, column_widths=data.column_widths(datatype)),
-                data.legend_markdown(names))
-
-    def sort_choices(suites: list[str] | None = None) -> list[tuple[str, str]]:
-        return [(data.value_column(n), n) for n in data.headline_names([r.latest for r in state["rows"]],
-                                                                         suites or ())]
-
-    def model_choices() -> list[tuple[str, str]]:
-        return [(data.row_label(r), r.key) for r in state["rows"]]
-
+    """The leaderboard for the results in ``results_dir`` or the Hub dataset ``repo``; with a
+    requests queue (``requests_dir`` or ``requests_repo``) also the "Submit a model" tab, and
+    rows count as evaluated by the maintainers' workers only when the queue says so."""
+    requests = submit_tab.open_requests(requests_dir, requests_repo) \
+        if requests_dir is not None or requests_repo is not None else None
+    ctx = AppContext(BoardState(Source(results_dir, repo, revision), requests))
+    st = ctx.state
     with gr.Blocks(title=TITLE) as demo:
         gr.Markdown(f"# {TITLE}\n\n{INTRO}")
-        source_md = gr.Markdown(_source_line(state["board"]), elem_id="lb-source")
-        board_warn = data.warnings_markdown(state["board"])
+        with gr.Row(equal_height=True):
+            source_md = gr.Markdown(_source_line(st.board), elem_id="lb-source")
+            reload_btn = gr.Button("Reload results", size="sm", elem_id="lb-reload", scale=0, min_width=140)
+        board_warn = data.warnings_markdown(st.board)
         warnings = gr.Markdown(board_warn, visible=bool(board_warn), elem_id="lb-warnings")
-        with gr.Tabs(selected="board") as tabs:
-            with gr.Tab("Leaderboard", id="board"):
-                with gr.Row():
-                    search = gr.Textbox(label="Search model", placeholder="part of a model name",
-                                        elem_id="lb-search", scale=2)
-                    sort_by = gr.Dropdown(choices=sort_choices(), value=(sort_choices() or [(None, None)])[0][1],
-                                          label="Rank by (best first)", elem_id="lb-sort", scale=2)
-                    show_demo = gr.Checkbox(value=True, label="Show demo rows (built-in tiny models)",
-                                            elem_id="lb-show-demo", scale=1)
-                with gr.Row():
-                    suites = gr.Dropdown(choices=data.all_suites(state["rows"]), multiselect=True, value=[],
-                                         label="Suites (models that scored all of them)", elem_id="lb-suites")
-                    families = gr.Dropdown(choices=data.all_families(state["rows"]), multiselect=True, value=[],
-                                           label="Model family", elem_id="lb-families")
-                frame, datatype = data.leaderboard_table(state["rows"])
-                table = gr.Dataframe(value=frame, datatype=datatype, interactive=False, wrap=True,
-                                     column_widths=data.column_widths(datatype), elem_id="lb-table",
-                                     label="Models: sort by a column with its header's ⋮ menu; click a row for "
-                                     "its details", max_height=800)
-                legend = gr.Markdown(data.legend_markdown(data.headline_names([r.latest for r in state["rows"]])),
-                                     elem_id="lb-legend")
-                reload_btn = gr.Button("Reload results", size="sm", elem_id="lb-reload")
-            with gr.Tab("Model details", id="detail"):
-                picked = gr.Dropdown(choices=model_choices(), value=None, label="Model", elem_id="lb-model")
+        with gr.Tabs(selected=tabs[0].id if tabs else None) as ctx.tabs:
+            for tab in tabs:
+                with gr.Tab(tab.title, id=tab.id):
+                    tab.build(ctx)
+            if requests is not None:
+                submit_tab.add_submit_tab(requests, **submit_tab.options_from_env())
+        for wire in ctx.wiring:
+            wire()
 
-                @gr.render(inputs=[picked])
-                def _detail(key: str | None) -> None:
-                    row = state["by_key"].get(key) if key else None
-                    if row is None:
-                        gr.Markdown("Choose a model above, or click its row in the leaderboard.")
-                        return
-                    _render_detail(row)
-            if requests_dir is not None or requests_repo is not None:
-                submit_tab.add_submit_tab(submit_tab.open_requests(requests_dir, requests_repo),
-                                          **submit_tab.options_from_env())
+        all_inputs = [c for _, ins, _ in ctx.reloaders for c in ins]
+        all_outputs = [c for _, _, outs in ctx.reloaders for c in outs]
 
-        filters = [search, suites, families, show_demo, sort_by]
-        for comp in filters:
-            comp.change(table_update, inputs=filters, outputs=[table, legend])
-        suites.change(lambda s, cur: gr.Dropdown(choices=sort_choices(s), value=_keep(cur, sort_choices(s))),
-                      inputs=[suites, sort_by], outputs=[sort_by])
+        def on_reload(*values):
+            st.reload()
+            warn = data.warnings_markdown(st.board)
+            out: list[Any] = [gr.Markdown(warn, visible=bool(warn)), _source_line(st.board)]
+            pos = 0
+            for fn, ins, outs in ctx.reloaders:
+                result = fn(*values[pos:pos + len(ins)])
+                pos += len(ins)
+                out += list(result) if isinstance(result, tuple) else [result]
+            return out
 
-        def on_select(evt: gr.SelectData):
-            row = evt.row_value or []
-            key = f"{row[0]}@{row[1]}" if len(row) > 1 else None
-            if key not in state["by_key"]:
-                return gr.Dropdown(), gr.Tabs()
-            return gr.Dropdown(value=key), gr.Tabs(selected="detail")
-
-        table.select(on_select, inputs=None, outputs=[picked, tabs])
-
-        def on_reload(search_v, suites_v, families_v, demo_v, sort_v):
-            reload()
-            warn = data.warnings_markdown(state["board"])
-            sort_v = _keep(sort_v, sort_choices(suites_v))
-            tbl, leg = table_update(search_v, suites_v, families_v, demo_v, sort_v)
-            return (gr.Markdown(warn, visible=bool(warn)), _source_line(state["board"]), tbl, leg,
-                    gr.Dropdown(choices=model_choices()), gr.Dropdown(choices=data.all_suites(state["rows"])),
-                    gr.Dropdown(choices=data.all_families(state["rows"])),
-                    gr.Dropdown(choices=sort_choices(suites_v), value=sort_v))
-
-        reload_btn.click(on_reload, inputs=filters,
-                         outputs=[warnings, source_md, table, legend, picked, suites, families, sort_by])
+        reload_btn.click(on_reload, inputs=all_inputs, outputs=[warnings, source_md, *all_outputs])
     return demo
+
+
+def _sort_choices(st: BoardState, suites: Sequence[str] | None = None) -> list[tuple[str, str]]:
+    return [(data.value_column(n), n) for n in st.names(suites or ())]
 
 
 def _keep(current: str | None, choices: list[tuple[str, str]]) -> str | None:
@@ -258,34 +448,113 @@ def _source_line(board: data.Board) -> str:
     return f"Results from **{data.md_escape(board.source)}**: {n} valid file(s), {m} model(s)."
 
 
+# --------------------------------------------------------------------------- detail view
+
+
+_plot_cache: dict[tuple, list[tuple[str, str]]] = {}
+
+
+def report_plots(sub: data.Submission) -> list[tuple[str, str]]:
+    """(PNG path, caption) of the report's figures, for a results file inside a run folder.
+
+    Regenerated from the run's detail tables by each task's own figures (the report's; into a
+    cache folder: the run folder is not written); a run without detail tables shows the PNGs
+    of its ``report/`` folder. A bare results file has neither (it does not embed per-item
+    detail), so only the scores plot is shown for it.
+    """
+    if sub.run_dir is None:
+        return []
+    key = (str(sub.path), sub.path.stat().st_mtime_ns)
+    if key not in _plot_cache:
+        _plot_cache[key] = _draw_report_plots(sub)
+    return _plot_cache[key]
+
+
+def _draw_report_plots(sub: data.Submission) -> list[tuple[str, str]]:
+    import pandas as pd
+
+    from benchmark.run_folder import REPORT_DIR
+    from benchmark.runner.report import report_families
+
+    out_dir = Path(tempfile.mkdtemp(prefix="t2ibench-leaderboard-plots-"))
+    details = sub.doc.get("details") or {}
+    run_dir = sub.run_dir.resolve()
+
+    def read_detail(name: str):
+        rel = details.get(name)
+        path = (run_dir / rel).resolve() if isinstance(rel, str) else None
+        ok = path is not None and path.is_file() and run_dir in path.parents  # never outside the run folder
+        return pd.read_parquet(path) if ok else None
+
+    made: list[tuple[str, str]] = []
+    for fam in report_families(sub.run_dir, sub.doc):
+        report = getattr(fam.task, "report", None)
+        if report is None or report.figures is None:
+            continue
+        entries = [e for e in sub.doc.get("scores", []) if e.get("suite") in fam.suites]
+        try:
+            made += [(str(out_dir / f), c) for f, c in report.figures(read_detail, entries, out_dir)]
+        except Exception as exc:  # a detail table the plot cannot use: say so, keep the page
+            made.append(("", f"{fam.title}: plot failed ({type(exc).__name__}: {exc})"))
+    if not made and (sub.run_dir / REPORT_DIR).is_dir():
+        made = [(str(p), p.stem) for p in sorted((sub.run_dir / REPORT_DIR).glob("*.png")) if p.name != "summary.png"]
+    return made
+
+
+def scores_figure(sub: data.Submission):
+    """Every defined entry of each headline score with its interval (one panel per score), or None."""
+    panels = []
+    for n in data.headline_names([sub]):
+        entries = [e for e in sub.scores if e.get("name") == n and e.get("defined")]
+        if not entries:
+            continue
+        meta = data.SCORE_METADATA[n]
+        rows = []
+        for e in entries:
+            ci = e.get("ci") if isinstance(e.get("ci"), dict) else {}
+            label = " / ".join(str(x) for x in (e.get("suite"), short_estimator(e.get("estimator"), 14),
+                                                e.get("subset")) if x)
+            rows.append({"label": label, "value": e["value"], "low": ci.get("low"), "high": ci.get("high")})
+        panels.append({"title": f"{data.value_column(n)}  ({data.direction_text(n)})", "ideal": meta.ideal,
+                       "bounds": (meta.min_value, meta.max_value), "rows": rows})
+    if not panels:
+        return None
+    from benchmark.plotting import forest_figure as draw
+
+    return _detached(draw(panels, width=12.0, row_inches=0.28, label_chars=40, ncols=2 if len(panels) > 1 else 1))
+
+
 def _render_detail(row: data.ModelRow) -> None:
     """The detail view's components (inside ``gr.render``)."""
     sub = row.latest
     gr.Markdown(data.detail_markdown(row), elem_id="lb-detail-head")
-    gr.Markdown("#### Suites")
-    gr.Dataframe(data.suites_status_table(sub), interactive=False, wrap=True, elem_id="lb-detail-suites")
-    for i, (suite, frame) in enumerate(data.suite_tables(sub).items()):
-        gr.Markdown(f"#### Scores: {data.md_escape(suite)}")
-        gr.Dataframe(frame, interactive=False, wrap=True, column_widths=data.DETAIL_WIDTHS,
-                     elem_id=f"lb-detail-scores-{i}")
+    table, notes = data.scores_table(sub)
+    gr.Dataframe(table, interactive=False, wrap=True, column_widths=data.DETAIL_WIDTHS, elem_id="lb-detail-scores", elem_classes=["lb-sans"],
+                 label="Every score entry (* = the one in the leaderboard's column); notes below", max_height=600)
+    if notes:
+        gr.Markdown(data.notes_markdown(notes), elem_id="lb-detail-notes")
+    with gr.Accordion("Suites: status, images, exclusions", open=False):
+        gr.Dataframe(data.suites_status_table(sub), interactive=False, wrap=True, elem_id="lb-detail-suites")
     fig = scores_figure(sub)
     if fig is not None:
-        gr.Plot(fig, label="Headline scores with their confidence intervals (every estimator)")
+        gr.Plot(fig, label="Headline scores with their intervals (every estimator)", elem_id="lb-detail-plot")
     plots = report_plots(sub)
     if plots:
-        gr.Markdown("#### Report plots")
-    for path, caption in plots:
-        if path:
-            # Passed as pixels, not a path: the run folder need not be an allowed path of the server.
-            from PIL import Image
+        with gr.Accordion(f"Report plots ({len(plots)})", open=False):
+            for path, caption in plots:
+                if path:
+                    # Passed as pixels, not a path: the run folder need not be an allowed path of the server.
+                    from PIL import Image
 
-            with Image.open(path) as img:
-                gr.Image(img.convert("RGB"), label=caption, type="pil", interactive=False)
-        else:
-            gr.Markdown(data.md_escape(caption))
-    if sub.run_dir is None:
+                    with Image.open(path) as img:
+                        gr.Image(img.convert("RGB"), label=caption, type="pil", interactive=False)
+                else:
+                    gr.Markdown(data.md_escape(caption))
+    elif sub.run_dir is None:
         gr.Markdown("*No report plots: this results file is not inside a run folder, and results files do not "
                     "embed the per-item detail tables the plots are drawn from.*")
+    if image_data.image_source(sub):
+        gr.Markdown("Its generated images: the **Images** tab.")
 
 
 def launch(demo: gr.Blocks, *, host: str = "127.0.0.1", port: int | None = None, **kwargs: Any):
@@ -295,13 +564,13 @@ def launch(demo: gr.Blocks, *, host: str = "127.0.0.1", port: int | None = None,
 
 def app_from_env(env: Callable[[str], str | None] = os.environ.get) -> gr.Blocks:
     """The app a Space runs: Hub dataset ``RESULTS_REPO`` (optional ``RESULTS_REVISION``), else the
-    folder ``RESULTS_DIR`` (default ``results``, beside app.py in the Space repo)."""
+    folder ``RESULTS_DIR`` (default ``results``, beside app.py in the Space repo); a requests queue
+    from ``REQUESTS_REPO`` or ``REQUESTS_DIR`` adds the "Submit a model" tab."""
     repo = env("RESULTS_REPO")
+    queue = {"requests_dir": env("REQUESTS_DIR") or None, "requests_repo": env("REQUESTS_REPO") or None}
     if repo:
-        return build_app(repo=repo, revision=env("RESULTS_REVISION") or None,
-                         requests_dir=env("REQUESTS_DIR") or None, requests_repo=env("REQUESTS_REPO") or None)
-    return build_app(results_dir=env("RESULTS_DIR") or "results",
-                     requests_dir=env("REQUESTS_DIR") or None, requests_repo=env("REQUESTS_REPO") or None)
+        return build_app(repo=repo, revision=env("RESULTS_REVISION") or None, **queue)
+    return build_app(results_dir=env("RESULTS_DIR") or "results", **queue)
 
 
 def main() -> None:

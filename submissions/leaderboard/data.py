@@ -1,8 +1,9 @@
 """Leaderboard data: results files -> validated submissions -> one row per model.
 
 Pure functions (no Gradio): the app in ``app.py`` only lays these tables out. Every
-string here comes from results files written by others, so nothing is turned into
-HTML here except by :func:`md_escape`, which makes text safe inside Markdown.
+string here comes from results files written by others: it reaches Markdown only through
+:func:`benchmark.text.md_escape` and HTML (the Badge and Suites cells) only through
+:func:`benchmark.text.html_escape`; the Model cell is plain text.
 
 Rules (also in ``docs/leaderboard.md``):
 
@@ -19,9 +20,11 @@ Rules (also in ``docs/leaderboard.md``):
   earliest ``created``, ties by path) and the others are listed as conflicts in the
   warnings, never shown: a newer file does not take over a row. Replacing a row's file is a
   reviewed pull request on the results dataset that deletes the old file.
-- A headline column per ``SCORE_METADATA`` entry with ``headline=True`` that some file
-  has. When a name has several entries (estimators, encoders, subsets) the column shows
-  one, chosen by :func:`entry_rank`; all of them are in the detail view.
+- A "value [low, high]" column per ``SCORE_METADATA`` entry with ``headline=True`` that
+  some file has, in views: the overview keeps one score per paper family (it fits 1280 px),
+  a family view its scores, "all" every one. When a name has several entries (estimators,
+  encoders, subsets) the cell shows one, chosen by :func:`benchmark.text.entry_rank`; all of
+  them are in the detail view.
 - Default order: best first by the first headline column, by
   :meth:`ScoreMetadata.badness` (so "closest to 0" scores rank by distance to 0); undefined
   values after, demo rows (built-in tiny models) last.
@@ -30,6 +33,7 @@ Rules (also in ``docs/leaderboard.md``):
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import math
 import re
 import threading
@@ -39,9 +43,12 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import pandas as pd
 
+from benchmark import text
 from benchmark.results import MAX_RESULTS_BYTES, RESULTS_FILE, UnreadableResults, load_results_file
 from benchmark.run_folder import CONFIG_FILE
 from benchmark.scores.metadata import SCORE_METADATA
+from benchmark.text import ESTIMATOR_RANK, OTHER_ESTIMATOR_RANK, entry_rank, md_escape  # noqa: F401
+from submissions import provenance
 from submissions.validate import check_results, is_demo
 
 #: files larger than this are refused from their size, unread (a results document is tens of kB)
@@ -49,13 +56,6 @@ MAX_FILE_BYTES = MAX_RESULTS_BYTES
 HUB_DATASETS = "https://huggingface.co/datasets/"
 # A Hub repo id: safe to put in a URL and a Markdown link as is.
 REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
-DEMO_BADGE = "demo"
-
-# Headline entry choice, best first: human labels, the GEP paper's classifier, VQA,
-# anything else (e.g. MCAS averaged over encoders), then raw CLIP cosines (C / CC:
-# another scale, comparable only within one estimator).
-ESTIMATOR_RANK = {"human": 0, "CLS": 1, "vqa": 2, "C": 4, "CC": 5}
-OTHER_ESTIMATOR_RANK = 3
 
 
 # --------------------------------------------------------------------------- validation
@@ -78,6 +78,9 @@ class Submission:
     source: str  # path relative to the folder read, for display
     path: Path
     run_dir: Path | None  # the run folder when the file is a run's results.json
+    # the requests queue's FINISHED requests, when the app has a queue: a row counts as
+    # evaluated by the maintainers' workers only when its request is there (submissions.provenance)
+    finished: Mapping | None = None
 
     @property
     def model(self) -> Mapping:
@@ -348,20 +351,9 @@ def model_rows(submissions: Iterable[Submission]) -> list[ModelRow]:
     return sorted(rows, key=lambda r: (r.latest.model_id.lower(), r.key))
 
 
-def entry_rank(entry: Mapping, index: int = 0) -> tuple:
-    """Sort key of the entries of one score name: the first is the headline value.
-
-    Main aggregation before per-encoder extras (subset "one encoder"), then estimator
-    (:data:`ESTIMATOR_RANK`), then entries without a subset, defined before undefined,
-    more images first, file order.
-    """
-    est = entry.get("estimator")
-    return (entry.get("subset") == "one encoder", ESTIMATOR_RANK.get(est, OTHER_ESTIMATOR_RANK),
-            entry.get("subset") is not None, not entry.get("defined"), -int(entry.get("n") or 0), index)
-
-
 def headline_entry(sub: Submission, name: str, suites: Sequence[str] = ()) -> dict | None:
-    """The entry shown in ``name``'s column for ``sub`` (None: no entry of that name)."""
+    """The entry shown in ``name``'s column for ``sub`` (None: no entry of that name); the
+    choice is :func:`benchmark.text.entry_rank`'s, the same as the report's summary."""
     cands = [(entry_rank(e, i), e) for i, e in enumerate(sub.scores)
              if e.get("name") == name and (not suites or e.get("suite") in suites)]
     return min(cands, key=lambda c: c[0])[1] if cands else None
@@ -373,72 +365,130 @@ def headline_names(submissions: Iterable[Submission], suites: Sequence[str] = ()
     return [n for n, m in SCORE_METADATA.items() if m.headline and n in present]
 
 
-def direction_mark(name: str) -> str:
+def _meta_entry(name: str) -> dict:
     m = SCORE_METADATA[name]
-    if m.lower_is_better is True:
-        return "↓"
-    if m.lower_is_better is False:
-        return "↑"
-    return f"→{m.ideal:g}" if m.ideal is not None else ""
+    return {"lower_is_better": m.lower_is_better, "ideal": m.ideal}
+
+
+def direction_mark(name: str) -> str:
+    """↓ lower is better, ↑ higher is better, →x closest to x is better."""
+    return text.direction_mark(_meta_entry(name))
+
+
+def direction_text(name: str) -> str:
+    return text.direction_text(_meta_entry(name)) if name in SCORE_METADATA else ""
 
 
 def value_column(name: str) -> str:
     return f"{SCORE_METADATA[name].display_name} {direction_mark(name)}".strip()
 
 
-def ci_column(name: str) -> str:
-    return f"{SCORE_METADATA[name].display_name} CI"
+fmt = text.fmt_number
 
 
-def fmt(value: Any, digits: int = 4) -> str:
-    if value is None or not isinstance(value, (int, float)) or not math.isfinite(value):
-        return "n/a"
-    return f"{value:.{digits}g}"
-
-
-def ci_text(entry: Mapping | None) -> str:
-    """'[low, high] estimator', 'undefined', 'no CI' or '' (no entry)."""
-    if entry is None:
-        return ""
-    if not entry.get("defined"):
-        return "undefined"
-    ci = entry.get("ci")
-    est = short_estimator(entry.get("estimator"))
-    text = f"[{fmt(ci.get('low'))}, {fmt(ci.get('high'))}]" if isinstance(ci, Mapping) else "no CI"
-    return f"{text} {est}".strip()
-
-
-def short_estimator(est: Any) -> str:
-    if not est:
-        return ""
-    est = str(est)
-    return est.split(":", 1)[0] if est.startswith("mean over") else est[:32]
+def cell_text(entry: Mapping | None) -> str:
+    """A score cell: "value [low, high]" (3 significant digits), "value (no CI)", "value
+    (zero-width CI)", "undefined", or "" (no entry)."""
+    return text.short_value_text(entry, digits=3)
 
 
 def rounded(value: Any) -> float | None:
-    """The numeric cell: 4 significant digits (display), None when undefined."""
-    if value is None or not isinstance(value, (int, float)) or not math.isfinite(value):
+    """The numeric value behind a cell (it sorts the column), None when undefined."""
+    return float(value) if text.is_number(value) else None
+
+
+# --------------------------------------------------------------------------- score families and views
+
+
+OVERVIEW = "Overview: one score per paper"
+ALL_SCORES = "All headline scores"
+
+
+def score_family(name: str) -> str:
+    """The paper family a score name belongs to, as the page names it (PaintSkills on its own)."""
+    if name.startswith("paintskills"):
+        return "PaintSkills"
+    m = SCORE_METADATA.get(name)
+    return text.paper_label(m.paper) if m else "Other"
+
+
+def views(names: Sequence[str]) -> list[str]:
+    """The column sets the table offers: an overview, one per family present, all."""
+    families = list(dict.fromkeys(score_family(n) for n in names))
+    return [OVERVIEW, *families, ALL_SCORES] if len(families) > 1 else [ALL_SCORES]
+
+
+def view_names(names: Sequence[str], view: str | None) -> list[str]:
+    """The headline columns of ``view``: the overview keeps each family's first score (metadata
+    order), so the table fits a 1280 px screen without scrolling sideways."""
+    if view in (None, "", ALL_SCORES):
+        return list(names)
+    if view == OVERVIEW:
+        seen, out = set(), []
+        for n in names:
+            if score_family(n) not in seen:
+                seen.add(score_family(n))
+                out.append(n)
+        return out
+    return [n for n in names if score_family(n) == view]
+
+
+# --------------------------------------------------------------------------- badges
+
+
+DEMO_BADGE = "demo"
+EVALUATED_BADGE = "evaluated"
+
+
+def evaluated_by(sub: Submission) -> str | None:
+    """The maintainers' worker that ran the audit (``evaluated_by``), when the results come from
+    a request of the queue (:func:`submissions.provenance.provenance`, checked against the
+    queue's FINISHED requests when the app has a queue); None for a self-reported row."""
+    if provenance.provenance(sub.doc, sub.finished) != provenance.PROVENANCE_WORKER:
         return None
-    return float(f"{value:.4g}")
+    return str(sub.doc["evaluated_by"])
 
 
-BASE_COLUMNS = ["Model", "Revision", "Badge", "Family", "Suites"]
-TAIL_COLUMNS = ["Images", "Created"]
+def badges(sub: Submission) -> list[tuple[str, str]]:
+    """(badge, hover text) of a row: demo (meaningless scores), evaluated (not self-reported)."""
+    out = []
+    if sub.demo:
+        out.append((DEMO_BADGE, "built-in tiny random-weight model: meaningless scores"))
+    who = evaluated_by(sub)
+    if who:
+        out.append((EVALUATED_BADGE, f"evaluated by {who}, not self-reported"))
+    return out
 
 
-def column_widths(datatype: Sequence[str]) -> list[str]:
-    """Pixel widths in the leaderboard's column order (model name wide, numbers narrow)."""
-    base = ["240px", "100px", "70px", "80px", "200px"]
-    widths = {"number": "110px", "str": "170px", "markdown": "200px"}
-    tail = ["200px", "210px"]
-    return base + [widths[t] for t in datatype[len(base):len(datatype) - len(tail)]] + tail
+def badges_html(sub: Submission) -> str:
+    """The Badge cell (an HTML column): only fixed badge names; hover text escaped."""
+    return " ".join(f'<span class="lb-badge lb-badge-{name}" title="{text.html_escape(hover)}">{name}</span>'
+                    for name, hover in badges(sub))
+
+
+def suites_html(sub: Submission) -> str:
+    """The Suites cell: the count, the names on hover (escaped)."""
+    names = ", ".join(sub.suites) or "none"
+    return f'<span class="lb-suites" title="{text.html_escape(names)}">{len(sub.suites)}</span>'
+
+
+# --------------------------------------------------------------------------- the table
+
+
+MODEL_COLUMN, BADGE_COLUMN, SUITES_COLUMN = "Model", "Badge", "Suites"
+BASE_WIDTHS = {MODEL_COLUMN: "210px", BADGE_COLUMN: "84px", SUITES_COLUMN: "62px"}
+SCORE_WIDTH = "136px"
 
 
 def filter_rows(rows: Iterable[ModelRow], *, suites: Sequence[str] = (), families: Sequence[str] = (),
-                search: str = "", show_demo: bool = True) -> list[ModelRow]:
+                search: str = "", show_demo: bool = True, provenance_filter: str = "all") -> list[ModelRow]:
     """Rows that scored every suite in ``suites``, of a family in ``families`` (empty: any),
-    whose model id contains ``search`` (case-insensitive)."""
+    whose model id contains ``search`` (case-insensitive), evaluated as ``provenance_filter``
+    says (``all``, the maintainers' worker, self-reported)."""
     needle = (search or "").strip().lower()
+    rows = list(rows)
+    if provenance_filter and provenance_filter != "all":
+        rows = [r for r in rows if provenance.provenance(r.latest.doc, r.latest.finished) == provenance_filter]
     out = []
     for r in rows:
         s = r.latest
@@ -461,44 +511,76 @@ def sort_rows(rows: Iterable[ModelRow], name: str | None, suites: Sequence[str] 
     def key(r: ModelRow):
         e = headline_entry(r.latest, name, suites)
         v = e.get("value") if e else None
-        ok = isinstance(v, (int, float)) and math.isfinite(v)
+        ok = text.is_number(v)
         return (r.latest.demo, 0, meta.badness(float(v))) if ok else (r.latest.demo, 1, 0.0)
 
     return sorted(rows, key=key)
 
 
+def model_labels(rows: Sequence[ModelRow]) -> dict[str, str]:
+    """Row key -> the Model cell: the id, with "@ revision" only where one id has several rows."""
+    count: dict[str, int] = {}
+    for r in rows:
+        count[r.latest.model_id] = count.get(r.latest.model_id, 0) + 1
+    return {r.key: (r.latest.model_id if count[r.latest.model_id] == 1
+                    else f"{r.latest.model_id} @ {r.latest.revision or 'no revision'}") for r in rows}
+
+
+@dataclass
+class Table:
+    """The leaderboard table: numbers behind the score cells (they sort), the text shown."""
+
+    headers: list[str]
+    values: list[list[Any]]
+    display: list[list[str]]
+    datatype: list[str]
+    widths: list[str]
+    keys: list[str]  # row keys, in row order
+
+    def frame(self) -> pd.DataFrame:
+        return pd.DataFrame(self.values, columns=self.headers)
+
+    def shown(self) -> pd.DataFrame:
+        """What the page shows, as text."""
+        return pd.DataFrame(self.display, columns=self.headers)
+
+    def gradio_value(self) -> dict:
+        """The ``gr.Dataframe`` value: numbers as data (header menus sort them as numbers), the
+        "value [low, high]" text as display values."""
+        return {"headers": self.headers, "data": self.values,
+                "metadata": {"display_value": self.display, "styling": [[""] * len(self.headers)
+                                                                          for _ in self.display]}}
+
+
 def leaderboard_table(rows: Sequence[ModelRow], *, suites: Sequence[str] = (), families: Sequence[str] = (),
                       search: str = "", show_demo: bool = True, sort_by: str | None = None,
-                      names: Sequence[str] | None = None) -> tuple[pd.DataFrame, list[str]]:
-    """The leaderboard frame and its Gradio datatypes (one per column).
+                      names: Sequence[str] | None = None, view: str | None = OVERVIEW,
+                      evaluated: str = "all") -> Table:
+    """The leaderboard: one row per model, one "value [low, high]" column per headline score of
+    ``view`` (``names`` overrides it), best first by ``sort_by`` (default: the first column).
 
-    ``names`` are the headline columns (default: those present in ``rows``). Numeric
-    columns hold the value (None when undefined); the CI column beside says "undefined".
+    Score cells hold the value as a number (None when undefined, so it sorts) and show
+    :func:`cell_text`; the Badge and Suites cells are HTML made here from fixed names and
+    escaped text; the Model cell is plain text (the page shows it as text).
     """
-    names = list(names) if names is not None else headline_names([r.latest for r in rows], suites)
-    if sort_by not in names:
+    present = headline_names([r.latest for r in rows], suites)
+    names = list(names) if names is not None else view_names(present, view)
+    if sort_by not in present:
         sort_by = names[0] if names else None
-    kept = sort_rows(filter_rows(rows, suites=suites, families=families, search=search, show_demo=show_demo),
-                     sort_by, suites)
-    columns = BASE_COLUMNS + [c for n in names for c in (value_column(n), ci_column(n))] + TAIL_COLUMNS
-    datatype = ["str"] * len(BASE_COLUMNS) + ["number", "str"] * len(names) + ["markdown", "str"]
-    records = []
+    kept = sort_rows(filter_rows(rows, suites=suites, families=families, search=search, show_demo=show_demo,
+                                 provenance_filter=evaluated), sort_by, suites)
+    labels = model_labels(rows)
+    headers = [MODEL_COLUMN, BADGE_COLUMN, SUITES_COLUMN] + [value_column(n) for n in names]
+    values, display = [], []
     for r in kept:
         s = r.latest
-        rec: dict[str, Any] = {"Model": s.model_id, "Revision": s.revision or "", "Badge": DEMO_BADGE if s.demo else "",
-                               "Family": s.family, "Suites": ", ".join(s.suites)}
-        for n in names:
-            e = headline_entry(s, n, suites)
-            rec[value_column(n)] = rounded(e.get("value")) if e else None
-            rec[ci_column(n)] = ci_text(e)
-        # Only a validated repo id goes into the one Markdown column.
-        rec["Images"] = f"[{s.images_dataset}]({HUB_DATASETS}{s.images_dataset})" if s.images_dataset else ""
-        rec["Created"] = str(s.doc.get("created", ""))
-        records.append(rec)
-    frame = pd.DataFrame(records, columns=columns)
-    for n in names:  # a column of all-None would otherwise be object-typed
-        frame[value_column(n)] = pd.to_numeric(frame[value_column(n)], errors="coerce")
-    return frame, datatype
+        base = [labels[r.key], badges_html(s), suites_html(s)]
+        entries = [headline_entry(s, n, suites) for n in names]
+        values.append(base + [rounded(e.get("value")) if e and e.get("defined") else None for e in entries])
+        display.append(base + [cell_text(e) for e in entries])
+    return Table(headers, values, display, datatype=["str", "html", "html"] + ["number"] * len(names),
+                 widths=[BASE_WIDTHS[h] for h in headers[:3]] + [SCORE_WIDTH] * len(names),
+                 keys=[r.key for r in kept])
 
 
 def all_suites(rows: Iterable[ModelRow]) -> list[str]:
@@ -514,42 +596,84 @@ def row_label(row: ModelRow) -> str:
     return f"{s.model_id} @ {s.revision or 'no revision'}" + (f" [{DEMO_BADGE}]" if s.demo else "")
 
 
+# --------------------------------------------------------------------------- forest plots and comparison
+
+
+def forest_panels(rows: Sequence[ModelRow], names: Sequence[str], suites: Sequence[str] = ()) -> list[dict]:
+    """One forest-plot panel per score (:func:`benchmark.plotting.forest_figure`):
+    every model's value and interval, best first, undefined values last, demo rows grey."""
+    labels = model_labels(rows)
+    panels = []
+    for n in names:
+        meta = SCORE_METADATA[n]
+        ranked = sort_rows(rows, n, suites)
+        panel_rows = []
+        for r in ranked:
+            e = headline_entry(r.latest, n, suites)
+            if e is None:
+                continue
+            ci = e.get("ci") if isinstance(e.get("ci"), Mapping) else {}
+            label = labels[r.key] + (" (demo)" if r.latest.demo else "")
+            panel_rows.append({"label": label, "value": rounded(e.get("value")) if e.get("defined") else None,
+                               "low": ci.get("low"), "high": ci.get("high"), "muted": r.latest.demo})
+        if panel_rows:
+            panels.append({"title": f"{value_column(n)}  ({direction_text(n)})", "ideal": meta.ideal,
+                           "bounds": (meta.min_value, meta.max_value), "rows": panel_rows})
+    return panels
+
+
+def compare_table(rows: Sequence[ModelRow], names: Sequence[str]) -> pd.DataFrame:
+    """Scores side by side: one row per headline score, one column per model."""
+    labels = model_labels(rows)
+    records = []
+    for n in names:
+        rec = {"Score": value_column(n)}
+        for r in rows:
+            e = headline_entry(r.latest, n)
+            rec[labels[r.key]] = cell_text(e) if e else "not scored"
+        records.append(rec)
+    return pd.DataFrame(records, columns=["Score"] + [labels[r.key] for r in rows])
+
+
 # --------------------------------------------------------------------------- detail view
 
 
-DETAIL_COLUMNS = ["Score", "Subset", "Estimator", "Annotator", "Value", "CI", "n", "Direction", "In table", "Notes"]
-DETAIL_WIDTHS = ["160px", "140px", "100px", "170px", "90px", "140px", "60px", "150px", "80px", "320px"]
+DETAIL_COLUMNS = ["Suite", "Score", "Subset", "Estimator", "Value [CI]", "n", "Better", "Notes"]
+DETAIL_WIDTHS = ["150px", "170px", "150px", "120px", "200px", "56px", "64px", "70px"]
 
 
-def direction_text(name: str) -> str:
-    m = SCORE_METADATA.get(name)
-    if m is None:
-        return ""
-    if m.lower_is_better is True:
-        return "lower is better"
-    if m.lower_is_better is False:
-        return "higher is better"
-    return f"closer to {m.ideal:g} is better" if m.ideal is not None else "no better direction"
-
-
-def suite_tables(sub: Submission) -> dict[str, pd.DataFrame]:
-    """Every score entry of ``sub``, one table per suite (file order of the suites)."""
+def scores_table(sub: Submission) -> tuple[pd.DataFrame, list[str]]:
+    """Every score entry of ``sub`` in one table (suites in file order) and its notes: each
+    distinct reason / interval note / long subset once, referred to as [n] in the Notes column."""
     shown = {id(headline_entry(sub, n)) for n in headline_names([sub])}
-    by_suite: dict[str, list[dict]] = {}
-    for e in sub.scores:
-        notes = "; ".join(str(x) for x in (e.get("reason"), e.get("ci_note")) if x)
-        ci = e.get("ci")
-        by_suite.setdefault(str(e.get("suite")), []).append({
-            "Score": str(e.get("display_name") or e.get("name")), "Subset": str(e.get("subset") or ""),
-            "Estimator": str(e.get("estimator") or ""), "Annotator": str(e.get("annotator") or ""),
-            "Value": fmt(e.get("value")) if e.get("defined") else "undefined",
-            "CI": f"[{fmt(ci.get('low'))}, {fmt(ci.get('high'))}]" if isinstance(ci, Mapping) else "",
-            "n": int(e.get("n") or 0), "Direction": direction_text(str(e.get("name"))),
-            "In table": "yes" if id(e) in shown else "", "Notes": notes,
-        })
+    notes: list[str] = []
+
+    def ref(note: str) -> str:
+        if note not in notes:
+            notes.append(note)
+        return f"[{notes.index(note) + 1}]"
+
     order = [str(s.get("name")) for s in sub.doc.get("suites", [])]
-    order += [s for s in by_suite if s not in order]
-    return {s: pd.DataFrame(by_suite[s], columns=DETAIL_COLUMNS) for s in order if s in by_suite}
+    entries = sorted(enumerate(sub.scores), key=lambda ie: (order.index(str(ie[1].get("suite")))
+                                                          if str(ie[1].get("suite")) in order else len(order), ie[0]))
+    records = []
+    for _, e in entries:
+        marks = []
+        if not e.get("defined") and e.get("reason"):
+            marks.append(ref(f"undefined: {e['reason']}"))
+        if e.get("ci_note"):
+            marks.append(ref(f"interval: {e['ci_note']}"))
+        subset = str(e.get("subset") or "")
+        if len(subset) > 40:
+            marks.append(ref(f"subset: {subset}"))
+            subset = subset[:39] + "…"
+        est = e.get("estimator") or e.get("annotator") or ""
+        records.append({
+            "Suite": str(e.get("suite")), "Score": str(e.get("display_name") or e.get("name")) +
+            (" *" if id(e) in shown else ""), "Subset": subset, "Estimator": text.short_estimator(est, 20),
+            "Value [CI]": text.value_text(e), "n": int(e.get("n") or 0), "Better": direction_mark(str(e.get("name")))
+            if e.get("name") in SCORE_METADATA else "", "Notes": " ".join(marks)})
+    return pd.DataFrame(records, columns=DETAIL_COLUMNS), notes
 
 
 def suites_status_table(sub: Submission) -> pd.DataFrame:
@@ -562,11 +686,9 @@ def suites_status_table(sub: Submission) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["Suite", "Status", "Reason", "Images", "Scored images", "Excluded"])
 
 
-def md_escape(value: Any) -> str:
-    """Text that renders literally inside Markdown (HTML and markup characters escaped)."""
-    text = "" if value is None else str(value)
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\n", " ")
-    return re.sub(r"([\\`*_\[\]{}()#+\-.!|~])", r"\\\1", text)
+def notes_markdown(notes: Sequence[str]) -> str:
+    """The detail table's notes as a numbered list (results text: escaped)."""
+    return "\n".join(f"{i}. {md_escape(n)}" for i, n in enumerate(notes, 1))
 
 
 def detail_markdown(row: ModelRow) -> str:
@@ -580,11 +702,13 @@ def detail_markdown(row: ModelRow) -> str:
     lines.append(f"### {md_escape(s.model_id)}")
     pkg = doc.get("package") or {}
     hw = doc.get("hardware") or {}
+    who = evaluated_by(s)
     facts = [
         ("Revision", s.revision or "not recorded"), ("Spec", s.model.get("spec") or ""), ("Family", s.family),
         ("Created", doc.get("created")), ("Package", f"{pkg.get('name')} {pkg.get('version')}"),
         ("Hardware", " / ".join(str(x) for x in (hw.get("device"), hw.get("gpu"), hw.get("torch")) if x)),
-        ("Suites scored", ", ".join(s.suites) or "none"), ("File", s.source),
+        ("Evaluated by", who or "the submitter (self-reported)"),
+        (f"Suites scored ({len(s.suites)})", ", ".join(s.suites) or "none"), ("File", s.source),
     ]
     sub = s.submission
     if sub.get("submitted_at"):
@@ -630,9 +754,10 @@ def warnings_markdown(board: Board) -> str:
 def legend_markdown(names: Sequence[str]) -> str:
     """What the columns mean (from the metadata: trusted text)."""
     parts = [f"{md_escape(value_column(n))}: {direction_text(n)}" for n in names]
-    return ("↓ lower is better, ↑ higher is better, →x closest to x is better. "
-            "The numeric column holds the value (blank when undefined), the CI column its bootstrap interval and "
-            "estimator. When a score has several entries (estimators, encoders), the column shows one: "
-            "human labels, then CLS, then VQA, then others, raw CLIP cosines (C, CC) last; all are in the "
-            "model's detail view. Rows are ordered best first by the chosen score, demo rows last. "
-            + "; ".join(parts))
+    return ("Each cell: value \\[95 % bootstrap interval\\]; *undefined*: the score cannot be computed (the reason "
+            "is in the model's details); *no CI*: none computed; *zero-width CI*: every resample gave the same "
+            "value (too few images, or all labelled alike). ↓ lower is better, ↑ higher is better, →x closest to x "
+            "is better; a column's ⋮ menu sorts by the values. When a score has several entries (estimators, "
+            "encoders) the cell shows one: human labels, then CLS, then VQA, then others, raw CLIP cosines (C, CC) "
+            "last; all are in the details. Hover the suite count for the list. "
+            + "; ".join(parts) + ".")

@@ -1,0 +1,175 @@
+"""Text for people: the one Markdown / HTML escaper of the project, and the one way a score
+entry is shown ("0.12 [0.08, 0.16]", its direction, a short estimator name, which entry
+stands for a score name), shared by the report, the leaderboard and the terminal.
+
+Every string that comes from a run or a results file (model names, notes, annotator
+names, reasons) is untrusted: it goes through :func:`html_escape` into HTML and through
+:func:`md_escape` into Markdown, never in raw.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any, Mapping, Sequence
+
+from markupsafe import escape as _markup_escape
+
+# Characters that start Markdown markup anywhere in a line (CommonMark + GFM tables,
+# strikethrough and the $ of math renderers), and block markers that count only at the
+# start of a line and before a space (a heading, a list item) or as a whole line (a rule).
+_MD_INLINE = re.compile(r"([\\`*_\[\]|~$])")
+_MD_BLOCK_START = re.compile(r"^(\s*)(#{1,6}|[-+]|\d{1,9}[.)])(?=\s|$)")
+_MD_RULE = re.compile(r"^(\s*)-(\s*-){2,}\s*$")
+
+
+def html_escape(value: Any) -> str:
+    """``value`` as HTML text: ``& < > " '`` as entities (the escaper Jinja's autoescape uses too)."""
+    return str(_markup_escape(_plain(value)))
+
+
+def md_escape(value: Any) -> str:
+    """``value`` as Markdown text that renders literally on one line: raw HTML neutralised
+    (``& < >`` as entities), markup characters backslash-escaped, newlines as spaces (so it is
+    also safe inside a table cell)."""
+    text = _plain(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = re.sub(r"\s*[\r\n]+\s*", " ", text)
+    text = _MD_INLINE.sub(r"\\\1", text)
+    text = _MD_RULE.sub(lambda m: m.group(1) + "\\" + m.group(0)[len(m.group(1)):], text)
+    # the backslash goes before the punctuation ("1\\." not "\\1."): only punctuation can be escaped
+    return _MD_BLOCK_START.sub(lambda m: m.group(1) + m.group(2)[:-1] + "\\" + m.group(2)[-1], text)
+
+
+def _plain(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return fmt_number(value)
+    return str(value)
+
+
+# --------------------------------------------------------------------------- numbers and scores
+
+
+def is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def fmt_number(value: Any, digits: int = 4) -> str:
+    """``digits`` significant digits; "n/a" for None, NaN and infinity."""
+    return f"{value:.{digits}g}" if is_number(value) else "n/a"
+
+
+NO_INTERVAL = "no interval"
+# low == high: every bootstrap resample gave the same value (few images, or all labelled alike).
+ZERO_WIDTH = "no interval: resamples all equal"
+
+
+def interval_text(entry: Mapping, digits: int = 4) -> str:
+    """"[low, high]", or why there is no real interval: none computed, or a zero-width one
+    (low == high: every bootstrap resample gave the same value, as with a handful of images)."""
+    ci = entry.get("ci")
+    if not isinstance(ci, Mapping) or not is_number(ci.get("low")) or not is_number(ci.get("high")):
+        return NO_INTERVAL
+    if ci["low"] == ci["high"]:
+        return ZERO_WIDTH
+    return f"[{fmt_number(ci['low'], digits)}, {fmt_number(ci['high'], digits)}]"
+
+
+def has_interval(entry: Mapping) -> bool:
+    return interval_text(entry).startswith("[")
+
+
+def value_text(entry: Mapping | None, digits: int = 4) -> str:
+    """One cell: "value [low, high]", "value (no interval ...)", "undefined", or "" (no entry)."""
+    if entry is None:
+        return ""
+    if not entry.get("defined") or not is_number(entry.get("value")):
+        return "undefined"
+    ci = interval_text(entry, digits)
+    value = fmt_number(entry["value"], digits)
+    return f"{value} {ci}" if ci.startswith("[") else f"{value} ({ci})"
+
+
+def short_value_text(entry: Mapping | None, digits: int = 3) -> str:
+    """:func:`value_text` for narrow places (terminal): "0.12 [0.08, 0.16]", "0.12 (no CI)",
+    "0.12 (zero-width CI)", "undefined"."""
+    text = value_text(entry, digits)
+    return text.replace(f"({ZERO_WIDTH})", "(zero-width CI)").replace(f"({NO_INTERVAL})", "(no CI)")
+
+
+def direction_mark(entry: Mapping) -> str:
+    """↓ lower is better, ↑ higher is better, →x closest to x is better (from the entry or metadata)."""
+    if entry.get("lower_is_better") is True:
+        return "↓"
+    if entry.get("lower_is_better") is False:
+        return "↑"
+    return f"→{entry['ideal']:g}" if is_number(entry.get("ideal")) else ""
+
+
+def direction_text(entry: Mapping) -> str:
+    if entry.get("lower_is_better") is True:
+        return "lower is better"
+    if entry.get("lower_is_better") is False:
+        return "higher is better"
+    return f"closer to {entry['ideal']:g} is better" if is_number(entry.get("ideal")) else "no better direction"
+
+
+def short_estimator(value: Any, width: int = 24) -> str:
+    """An estimator or annotator name short enough for a table cell: "mean over 6 encoders: ..."
+    becomes "mean over 6 encoders"; a Hub id keeps its last part; longer names are cut with "…"."""
+    if not value:
+        return ""
+    text = str(value)
+    if text.startswith("mean over"):
+        text = text.split(":", 1)[0]
+    elif "/" in text and " " not in text:
+        text = text.rsplit("/", 1)[-1]
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+# --------------------------------------------------------------------------- which entry stands for a score
+
+# A score name can have several entries (estimators, encoders, subsets); one-line views (the
+# report's summary, a leaderboard column) show one, best first: human labels, the GEP paper's
+# classifier, VQA, anything else (e.g. MCAS averaged over encoders), then raw CLIP cosines
+# (C / CC: another scale, comparable only within one estimator).
+ESTIMATOR_RANK = {"human": 0, "CLS": 1, "vqa": 2, "C": 4, "CC": 5}
+OTHER_ESTIMATOR_RANK = 3
+
+
+def entry_rank(entry: Mapping, index: int = 0) -> tuple:
+    """Sort key of the entries of one score name: the first is the headline entry. Main
+    aggregation before per-encoder extras (subset "one encoder"), then estimator
+    (:data:`ESTIMATOR_RANK`), then entries without a subset, defined before undefined, more
+    images first, file order (``index``)."""
+    est = entry.get("estimator")
+    return (entry.get("subset") == "one encoder", ESTIMATOR_RANK.get(est, OTHER_ESTIMATOR_RANK),
+            entry.get("subset") is not None, not entry.get("defined"), -int(entry.get("n") or 0), index)
+
+
+def headline_entries(scores: Sequence[Mapping]) -> list[Mapping]:
+    """One entry per headline score name (``headline`` true), in the order names first appear."""
+    best: dict[str, tuple] = {}
+    for i, e in enumerate(scores):
+        if not e.get("headline"):
+            continue
+        name = str(e.get("name"))
+        rank = entry_rank(e, i)
+        if name not in best or rank < best[name][0]:
+            best[name] = (rank, e)
+    return [e for _, e in best.values()]
+
+
+# The papers' short names (benchmark.papers keys), as the project cites them.
+PAPER_LABELS = {"gep": "GEP", "dalleval": "DALL-Eval", "pst": "PST", "mcas": "MCAS",
+                "diffusion_bias": "Diffusion Bias"}
+
+
+def paper_label(key: Any) -> str:
+    return PAPER_LABELS.get(str(key), str(key))
+
+
+__all__ = ["html_escape", "md_escape", "fmt_number", "is_number", "interval_text", "has_interval", "value_text",
+           "short_value_text", "direction_mark", "direction_text", "short_estimator", "paper_label", "PAPER_LABELS",
+           "NO_INTERVAL", "ZERO_WIDTH", "ESTIMATOR_RANK", "OTHER_ESTIMATOR_RANK", "entry_rank", "headline_entries"]
