@@ -118,7 +118,7 @@ def _parse_overrides(values: list[str]) -> dict:
 def _annotator_args(args: argparse.Namespace) -> dict:
     """Annotator options: the named flags, then ``--annotator OPTION=MODEL`` (a plugin's too)."""
     out = {"encoder": args.encoder, "mcas_encoders": args.mcas_encoders, "vqa": args.vqa, "detector": args.detector,
-           "skin_tone": getattr(args, "skin_tone", None)}
+           "skin_tone": getattr(args, "skin_tone", None), "vqa_mode": args.vqa_mode}
     for v in getattr(args, "annotator", None) or []:
         key, sep, raw = v.partition("=")
         if not sep or not key:
@@ -126,7 +126,7 @@ def _annotator_args(args: argparse.Namespace) -> dict:
         out[key.strip().replace("-", "_")] = raw.strip()
     from benchmark.annotate.registry import list_annotator_kinds
 
-    known = {k.option for k in list_annotator_kinds()}
+    known = {k.option for k in list_annotator_kinds()} | {x for k in list_annotator_kinds() for x in k.settings}
     unknown = [k for k, v in out.items() if v is not None and k not in known]
     if unknown:
         raise ValueError(f"unknown annotator option {unknown[0]!r}; options: {', '.join(sorted(known))}")
@@ -287,6 +287,8 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--detector", help="object detector for PaintSkills: a DETR Hub ID or folder (default "
                        "facebook/detr-resnet-50; builtin:tiny-detr for builtin models; a folder from "
                        "`t2ibench train-detector`), or none")
+        p.add_argument("--vqa-mode", choices=("closed-set", "generate"), help="closed-set (default): score each "
+                       "allowed answer by the VQA model's likelihood; generate: the papers' free-text answers, parsed")
         p.add_argument("--annotator", action="append", metavar="OPTION=MODEL",
                        help="any annotator option by name, a plugin's too (e.g. --annotator skin_tone=whole-image)")
 

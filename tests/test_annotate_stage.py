@@ -130,8 +130,12 @@ def test_every_label_file_has_its_columns_and_rows(annotated):
     assert len(got) == len(set(got)) and set(got) == expected
     assert dcfg["vqa_gender_question"] == "the person looks like a male or a female?"
     assert set(g["label"]) <= {"male", "female", "unidentifiable"}
-    assert (g["annotator"] == "builtin:tiny-vqa").all()
-    assert [perceived_gender_label(a) for a in g["answer"]] == list(g["label"])
+    assert (g["annotator"] == "builtin:tiny-vqa").all() and (g["estimator"] == "vqa closed-set").all()
+    # closed-set: the answer is one of the allowed ones, the label that answer (a tie abstains),
+    # the score its probability
+    assert set(g["answer"]) <= {"male", "female"}
+    assert ((g["label"] == g["answer"]) | (g["label"] == "unidentifiable")).all()
+    assert ((g["score"] >= 0.5) & (g["score"] <= 1)).all()
 
     # attributes: GEP image x annotated attribute x (C, CC, CLS); dalleval image x 15 VQA questions
     a = read_labels(run, "attributes")
@@ -143,20 +147,21 @@ def test_every_label_file_has_its_columns_and_rows(annotated):
                     exp_a.add((r["probe_id"], attr, est))
         elif r["suite"] == "dalleval_bias":
             for attr in dcfg["attributes"]:
-                exp_a.add((r["probe_id"], attr, "vqa"))
+                exp_a.add((r["probe_id"], attr, "vqa closed-set"))
     got = list(zip(a["probe_id"], a["attribute"], a["estimator"]))
     assert len(got) == len(set(got)) and set(got) == exp_a
     assert set(a["label"]) <= {0, 1}
     assert a["score"].notna().all()
-    clip = a[a["estimator"] != "vqa"]
+    clip = a[a["estimator"] != "vqa closed-set"]
     assert (clip["annotator"] == "builtin:tiny-clip").all()
     cls = a[a["estimator"] == "CLS"]
     assert ((cls["score"] >= 0) & (cls["score"] <= 1)).all()
     assert (cls["label"] == (cls["score"] >= 0.5).astype(int)).all()
-    vqa = a[a["estimator"] == "vqa"]
+    vqa = a[a["estimator"] == "vqa closed-set"]
     assert (vqa["annotator"] == "builtin:tiny-vqa").all()
     assert set(vqa["question"]) == {f"Is the person wearing {x}?" for x in dcfg["attributes"]}
-    assert [presence_label(x) for x in vqa["answer"]] == list(vqa["label"])
+    assert set(vqa["answer"]) <= {"yes", "no"}  # score = P(yes); present when yes wins
+    assert (vqa["label"] == (vqa["score"] > 0.5).astype(int)).all()
 
     # skin tone: one row per dalleval image
     s = read_labels(run, "skin_tone")
@@ -166,7 +171,7 @@ def test_every_label_file_has_its_columns_and_rows(annotated):
     assert ((tone >= 1) & (tone <= 10)).all()
     assert (s["mst"].isna() == s["ita"].isna()).all()
     assert (~s["face_found"] <= s["mst"].isna()).all()  # no face -> no tone
-    assert s["annotator"].str.startswith("ita-mst[opencv-haar").all()
+    assert (s["annotator"] == "ita-mst[whole-image]").all()  # a built-in run's default: its images hold no face
 
 
 def test_mcas_embeddings_roles_and_dims(annotated):
@@ -227,7 +232,7 @@ def test_timings_merged_and_defaults(annotated):
     t = json.loads((run / "timings.json").read_text())
     assert t["generate/total"] == {"seconds": 1.0}  # what was there is kept
     for key in ("annotate/vqa_gender[builtin:tiny-vqa]", "annotate/vqa_attributes[builtin:tiny-vqa]",
-                "annotate/clip_existence[builtin:tiny-clip]", "annotate/skin_tone[ita-mst[opencv-haar:haarcascade_frontalface_default.xml]]",
+                "annotate/clip_existence[builtin:tiny-clip]", "annotate/skin_tone[ita-mst[whole-image]]", "annotate/images",
                 "annotate/mcas_embeddings[builtin:tiny-clip]", "annotate/embed_images[builtin:tiny-clip]",
                 "annotate/total"):
         assert t[key]["seconds"] >= 0 and t[key]["n_images"] > 0, key
@@ -240,7 +245,7 @@ def test_default_annotators():
 
     cfg = json.loads(json.dumps({"model": {"spec": "builtin:tiny-sd", "builtin": True}}))
     assert default_annotators(cfg) == {"encoder": "builtin:tiny-clip", "mcas_encoders": ("builtin:tiny-clip",),
-                                       "vqa": "builtin:tiny-vqa", "skin_tone": "haar",
+                                       "vqa": "builtin:tiny-vqa", "skin_tone": "whole-image",
                                        "detector": "builtin:tiny-detr"}
     real = default_annotators({"model": {"spec": "stable-diffusion-v1-5/stable-diffusion-v1-5", "builtin": False}})
     assert real["encoder"] == bm.DEFAULT_ENCODER == "open_clip:ViT-L-14:openai"
@@ -315,7 +320,7 @@ def test_rerun_skips_complete_files_and_force_redoes(annotated, annotated_copy, 
 
     forced = annotate_run(run, progress=False, force=True)
     assert sorted(forced.files_written) == sorted(first.files_written)
-    assert forced.models_loaded == ["builtin:tiny-clip", "builtin:tiny-vqa"]
+    assert sorted(forced.models_loaded) == ["builtin:tiny-clip", "builtin:tiny-vqa"]  # each once
     assert forced.new_rows == {f: n for f, n in first.rows.items()}
     assert forced.images_embedded == {"builtin:tiny-clip": 0}  # force redoes labels, the cache stays valid
     for n, p in paths.items():  # tiny models are deterministic: the same rows again
@@ -374,17 +379,22 @@ def test_crash_mid_vqa_resumes_with_missing_rows_only(run):
     real = load_vqa("builtin:tiny-vqa")
 
     class Flaky:
+        """The tiny VQA model, crashing after ``fail_after`` closed-set calls; counts the questions asked."""
+
         name = real.name
 
         def __init__(self, fail_after=None):
             self.calls, self.fail_after, self.images = 0, fail_after, 0
 
-        def answer(self, images, questions):
+        def encode_images(self, images):
+            return real.encode_images(images)
+
+        def rank_answers(self, features, items):
             self.calls += 1
             if self.fail_after is not None and self.calls > self.fail_after:
                 raise RuntimeError("simulated crash")
-            self.images += len(images)
-            return real.answer(images, questions)
+            self.images += len(items)
+            return real.rank_answers(features, items)
 
     flaky = Flaky(fail_after=3)
     with pytest.raises(RuntimeError, match="simulated crash"):
@@ -419,3 +429,21 @@ def test_errors(run):
     (run / "manifest.parquet").unlink()
     with pytest.raises(RunFolderError, match="generation stage first"):
         annotate_run(run, progress=False)
+
+
+def test_generate_mode_keeps_the_papers_free_text_protocol(annotated_copy):
+    """--vqa-mode generate: free-text answers parsed by the papers' rules (estimator "vqa
+    generate"); they replace the suite's closed-set rows, other suites' rows are kept."""
+    run = annotated_copy
+    before = read_labels(run, "gender")
+    s = annotate_run(run, progress=False, suites=["pst_single"], annotators={"vqa_mode": "generate"})
+    assert s.files_written == ["labels/gender.parquet"]
+    g = read_labels(run, "gender")
+    single = set(usable(run).query("suite == 'pst_single'")["probe_id"])
+    free = g[g["probe_id"].isin(single)]
+    assert len(free) == len(single) and (free["estimator"] == "vqa generate").all()
+    assert [perceived_gender_label(a) for a in free["answer"]] == list(free["label"]) and free["score"].isna().all()
+    others = g[~g["probe_id"].isin(single)].reset_index(drop=True)
+    pd.testing.assert_frame_equal(others, before[~before["probe_id"].isin(single)].reset_index(drop=True))
+    with pytest.raises(ValueError, match="unknown VQA mode"):
+        annotate_run(run, progress=False, suites=["pst_single"], annotators={"vqa_mode": "guess"})

@@ -107,7 +107,8 @@ class EmbeddingCache:
             raise KeyError(f"no cached embeddings in {self.dir}")
         return self.array[[self._index[str(p)] for p in probe_ids]]
 
-    def _put(self, probe_ids: Sequence[str], sha256s: Sequence[str | None], emb: np.ndarray) -> None:
+    def put(self, probe_ids: Sequence[str], sha256s: Sequence[str | None], emb: np.ndarray) -> None:
+        """Store the embeddings of ``probe_ids`` (made from PNG bytes with ``sha256s``); call :meth:`flush` to write."""
         emb = np.asarray(emb, dtype=np.float32)
         if self.array is None:
             self.array = np.zeros((0, emb.shape[1]), np.float32)
@@ -151,7 +152,7 @@ class EmbeddingCache:
         for start in range(0, len(todo), max(1, int(batch_size))):
             pos = todo[start:start + batch_size]
             emb = embed_images(load_images(pos))
-            self._put([probe_ids[k] for k in pos], [sha256s[k] for k in pos], emb)
+            self.put([probe_ids[k] for k in pos], [sha256s[k] for k in pos], emb)
             self.n_embedded += len(pos)
             since_flush += len(pos)
             if progress is not None:

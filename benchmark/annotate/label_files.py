@@ -84,9 +84,10 @@ def get_label_file(name: str) -> LabelFile:
 
 register_label_file(LabelFile(
     "gender", {"probe_id": "string", "person": "string", "question": "string", "answer": "string",
-               "label": "string", "annotator": "string"},
-    ("probe_id", "person", "question", "annotator"),
-    "perceived gender of each person in an image, by VQA (DALL-Eval, PST)"))
+               "label": "string", "score": "float64", "estimator": "string", "annotator": "string"},
+    ("probe_id", "person", "question", "estimator", "annotator"),
+    "perceived gender of each person in an image, by VQA (DALL-Eval, PST): the label, the answer and, for "
+    "closed-set answers, the label's probability; estimator says how (vqa closed-set / vqa generate)"))
 register_label_file(LabelFile(
     "attributes", {"probe_id": "string", "attribute": "string", "score": "float64", "label": "int64",
                    "estimator": "string", "annotator": "string", "question": "string", "answer": "string"},

@@ -73,6 +73,7 @@ class AnnotateContext:
     families: Mapping[str, str] = field(default_factory=dict)   # suite -> probe family
     loaded: dict = field(default_factory=dict)
     loaded_names: list = field(default_factory=list)            # every model loaded, in order
+    batch: Any = None  # the batch being annotated: its images and what its annotators share
 
     def family_config(self, family: str) -> dict:
         if family in self.configs:
@@ -172,14 +173,16 @@ class Annotator(ABC):
 class AnnotatorKind:
     """A registered annotator: its class, the run option naming its model and the defaults
     (``default(builtin)`` for a built-in tiny run and a real one). ``many``: the option is a
-    list of models, one annotator each (MCAS's CLIP encoders)."""
+    list of models, one annotator each (MCAS's CLIP encoders). ``settings``: other run options
+    passed to ``factory`` as keywords when given."""
 
     name: str
-    factory: Callable[[Any, Mapping[str, Any]], Annotator]
+    factory: Callable[..., Annotator]
     option: str
     default: Callable[[bool], Any]
     many: bool = False
     help: str = ""
+    settings: tuple[str, ...] = ()  # further run options the factory takes as keywords (e.g. vqa_mode)
 
 
 ANNOTATOR_KINDS: dict[str, AnnotatorKind] = {}

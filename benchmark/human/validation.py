@@ -218,6 +218,8 @@ def gender_kappa(answers: pd.DataFrame, gender: pd.DataFrame, manifest: pd.DataF
     auto = gender.loc[:, ["probe_id", "person", "label", "annotator"]].rename(columns={"annotator": "vqa",
                                                                                       "label": "auto"})
     auto["vqa"] = auto["vqa"].fillna("").astype(str)
+    if "estimator" in gender.columns:  # closed-set and free-text labels of one model are two annotators
+        auto["vqa"] = auto["vqa"] + " (" + gender["estimator"].fillna("").astype(str).to_numpy() + ")"
     rows = []
 
     def one(keys: dict, ans: pd.DataFrame, mj: pd.DataFrame) -> None:

@@ -61,6 +61,7 @@ class AnnotationSummary:
     annotators: dict[str, Any] = field(default_factory=dict)  # run option -> model name(s)
     models_loaded: list[str] = field(default_factory=list)
     images_embedded: dict[str, int] = field(default_factory=dict)  # encoder -> images embedded (not cached)
+    png_decodes: int = 0                                     # PNG files decoded (each image once at most)
     timings: dict[str, dict] = field(default_factory=dict)
 
     @property
@@ -91,7 +92,7 @@ class AnnotationSummary:
                 "new_rows": dict(self.new_rows), "n_images": self.n_images, "skipped": dict(self.skipped),
                 "unannotated_suites": list(self.unannotated_suites), "annotators": dict(self.annotators),
                 "models_loaded": list(self.models_loaded), "images_embedded": dict(self.images_embedded),
-                "timings": dict(self.timings)}
+                "png_decodes": self.png_decodes, "timings": dict(self.timings)}
 
 
 # --------------------------------------------------------------------------- images
@@ -197,6 +198,7 @@ class _Plan:
     work: list[_Work]
     summary: AnnotationSummary
     timings: dict[str, dict] = field(default_factory=dict)
+    decoded: int = 0  # PNG files decoded by this call
 
 
 def _options(run_config: dict, given: dict) -> dict:
@@ -236,8 +238,9 @@ def _annotators(families: dict[str, str], scope: list[str], options: dict, image
             (None if not models else (value if isinstance(value, str) else model_name(value)))
         if not models:
             summary.skipped[f"{kind.name} images ({kind.option} disabled)"] = len(images.ids_of(params[kind.name]))
+        settings = {k: options[k] for k in kind.settings if options.get(k) is not None}
         for m in models:
-            annotator = kind.factory(m, params[kind.name])
+            annotator = kind.factory(m, params[kind.name], **settings)
             annotator.check()
             out.append(annotator)
     return out
@@ -303,103 +306,194 @@ def _todo(annotator: Annotator, store: LabelStore, images: _Images, ctx: Annotat
 # --------------------------------------------------------------------------- run
 
 
-def _release_after(work: list[_Work]) -> dict[int, list[tuple[str, str]]]:
-    """For pixel annotators: the position in ``work`` after which each loaded model (shared by
-    annotators of one model key and spec, e.g. VQA gender and attributes) can be freed."""
-    last: dict[tuple[str, str], int] = {}
-    for i, w in enumerate(work):
-        a = w.annotator
-        if a.inputs != "embeddings" and w.todo and a.model_key and isinstance(a.model, str):
-            last[(a.model_key, a.model)] = i
-    out: dict[int, list] = {}
-    for key_spec, i in last.items():
-        out.setdefault(i, []).append(key_spec)
-    return out
+class _Batch:
+    """What the annotators of one batch share: its decoded images, which images each model is
+    needed for, and values computed once for all of them (a VQA model's image features)."""
+
+    def __init__(self, images: dict[str, Any], needs: dict[tuple[str, str], list[str]]):
+        self.images = images
+        self._needs = needs
+        self._shared: dict = {}
+
+    def needing(self, model_key: str, model: Any) -> list[str]:
+        """The batch's probe ids that annotators of this model need, in order."""
+        return self._needs.get((model_key, model_name(model)), [])
+
+    def shared(self, key: Any, compute):
+        if key not in self._shared:
+            self._shared[key] = compute()
+        return self._shared[key]
 
 
-def _embed(plan: _Plan, encoder: Any, todo: list[WorkItem], progress: bool, checkpoint_every: int) -> None:
-    """Fill ``item.embedding`` from the encoder's cache, embedding the images not cached yet."""
-    from benchmark.annotate.embedding_cache import EmbeddingCache
+@dataclass
+class _Counter:
+    """Seconds and images of one piece of work, for timings.json."""
 
-    name = model_name(encoder)
-    need = list(dict.fromkeys(it.probe_id for it in todo))  # manifest order: todo lists are in it
-    sha = [key_part(plan.images.by_id[p].get("sha256")) or None for p in need]
-    cache = EmbeddingCache(plan.run_dir, name)
-    n_missing = len(cache.missing(need, sha))
-    t0 = time.perf_counter()
-    model = None
-    if n_missing:
+    seconds: float = 0.0
+    n_images: int = 0
+
+
+class _Encoders:
+    """The CLIP encoders whose caches miss images the embedding annotators need."""
+
+    def __init__(self, plan: _Plan):
+        self.plan = plan
+        self.caches: dict[str, Any] = {}
+        self.specs: dict[str, Any] = {}
+        self.missing: dict[str, set[str]] = {}
+        from benchmark.annotate.embedding_cache import EmbeddingCache
+
+        for w in plan.work:
+            if w.annotator.inputs != "embeddings" or not w.todo:
+                continue
+            name = model_name(w.annotator.encoder)
+            if name not in self.caches:
+                self.caches[name], self.specs[name], self.missing[name] = EmbeddingCache(plan.run_dir, name), \
+                    w.annotator.encoder, set()
+            pids = list(dict.fromkeys(it.probe_id for it in w.todo))
+            cache = self.caches[name]
+            self.missing[name] |= {pids[k] for k in cache.missing(pids, [self.sha(p) for p in pids])}
+        self.counters = {name: _Counter() for name in self.caches}
+
+    def sha(self, pid: str) -> str | None:
+        return key_part(self.plan.images.by_id[pid].get("sha256")) or None
+
+    def embed(self, batch: _Batch) -> None:
         from benchmark.annotate.clip_labels import load_clip
 
-        model = plan.ctx.model("clip", encoder, lambda spec: load_clip(spec, plan.ctx))
-    load_s = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    bar = progress_bar(n_missing, f"embed images [{name}]", enabled=progress)
-    try:
-        emb = cache.ensure(need, sha, lambda pos: plan.images.load([need[k] for k in pos]),
-                           model.embed_images if model is not None else None, batch_size=plan.ctx.batch_size,
-                           flush_every=checkpoint_every, progress=bar)
-    finally:
-        bar.close()
-    plan.summary.images_embedded[name] = cache.n_embedded
-    plan.timings[f"annotate/embed_images[{name}]"] = _timing(time.perf_counter() - t0, cache.n_embedded, name,
-                                                             load_seconds=round(load_s, 4),
-                                                             n_cached=len(need) - cache.n_embedded)
-    row_of = {p: i for i, p in enumerate(need)}
-    for it in todo:
-        it.embedding = emb[row_of[it.probe_id]]
-
-
-def _run_embedding_work(plan: _Plan, progress: bool, checkpoint_every: int) -> None:
-    """Per encoder (in order): embed the images its annotators still need, once, then run them."""
-    groups: dict[str, list[_Work]] = {}
-    for w in plan.work:
-        if w.annotator.inputs == "embeddings" and (w.todo or w.extra):
-            groups.setdefault(model_name(w.annotator.encoder), []).append(w)
-    for name, works in groups.items():
-        todo = [it for w in works for it in w.todo]
-        order = {str(r["probe_id"]): i for i, r in enumerate(plan.images.rows)}
-        todo.sort(key=lambda it: order[it.probe_id])
-        if todo:
-            _embed(plan, works[0].annotator.encoder, todo, progress, checkpoint_every)
-        for w in works:
+        for name, todo in self.missing.items():
+            pids = [p for p in batch.images if p in todo]
+            if not pids:
+                continue
             t0 = time.perf_counter()
-            w.store.add(w.annotator.annotate(w.todo, plan.ctx) if w.todo else [])
-            if w.extra:
-                w.store.add(w.annotator.annotate_extra(w.extra, plan.ctx))
-            plan.timings[f"annotate/{w.annotator.kind}[{w.annotator.name}]"] = _timing(
-                time.perf_counter() - t0, len(w.todo), w.annotator.name)
-        plan.ctx.release("clip", works[0].annotator.encoder)
+            model = self.plan.ctx.model("clip", self.specs[name], lambda spec: load_clip(spec, self.plan.ctx))
+            emb = model.embed_images([batch.images[p] for p in pids])
+            self.caches[name].put(pids, [self.sha(p) for p in pids], emb)
+            self.caches[name].n_embedded += len(pids)
+            c = self.counters[name]
+            c.seconds, c.n_images = c.seconds + time.perf_counter() - t0, c.n_images + len(pids)
+
+    def flush(self) -> None:
+        for cache in self.caches.values():
+            cache.flush()
 
 
-def _run_pixel_work(plan: _Plan, w: _Work, progress: bool, checkpoint_every: int) -> None:
-    """One annotator over its images, ``batch_size`` decoded images at a time; its label file
-    is written every ``checkpoint_every`` images, so a crash loses at most that many."""
-    a, size = w.annotator, plan.ctx.batch_size
-    t0 = time.perf_counter()
-    if a.model_key:  # load before the clock starts for the images
-        a.load(plan.ctx)
-    load_s = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    bar = progress_bar(len(w.todo), f"{a.kind} [{a.name}]", enabled=progress)
-    since = 0
+def _image_order(plan: _Plan, encoders: _Encoders) -> list[str]:
+    """Every probe id some work needs pixels of, in manifest order."""
+    wanted = set().union(*encoders.missing.values()) if encoders.missing else set()
+    for w in plan.work:
+        if w.annotator.inputs == "pixels":
+            wanted |= {it.probe_id for it in w.todo}
+    return [str(r["probe_id"]) for r in plan.images.rows if str(r["probe_id"]) in wanted]
+
+
+def _batches(plan: _Plan, order: list[str]):
+    """(probe ids, {probe id: image}) per batch of ``batch_size``; the next batch is decoded on a
+    worker thread while the caller annotates this one (PNG decoding releases the GIL)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    size = plan.ctx.batch_size
+    chunks = [order[i:i + size] for i in range(0, len(order), size)]
+
+    def decode(chunk: list[str]) -> dict[str, Any]:
+        return dict(zip(chunk, plan.images.load(chunk)))
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="t2ibench-decode") as pool:
+        pending = pool.submit(decode, chunks[0]) if chunks else None
+        for k, chunk in enumerate(chunks):
+            images = pending.result()
+            pending = pool.submit(decode, chunks[k + 1]) if k + 1 < len(chunks) else None
+            yield chunk, images
+
+
+def _annotate_batch(plan: _Plan, batch: _Batch, pixel_works: list[_Work], items: list[dict],
+                    counters: dict[int, _Counter]) -> None:
+    for k, w in enumerate(pixel_works):
+        mine = [items[k][p] for p in batch.images if p in items[k]]
+        if not mine:
+            continue
+        t0 = time.perf_counter()
+        for it in mine:
+            it.image = batch.images[it.probe_id]
+        w.store.add(w.annotator.annotate(mine, plan.ctx))
+        for it in mine:
+            it.image = None
+        c = counters[k]
+        c.seconds, c.n_images = c.seconds + time.perf_counter() - t0, c.n_images + len(mine)
+
+
+def _needs(pixel_works: list[_Work], items: list[dict], chunk: list[str]) -> dict[tuple[str, str], list[str]]:
+    needs: dict[tuple[str, str], list[str]] = {}
+    for k, w in enumerate(pixel_works):
+        key = (w.annotator.model_key, model_name(w.annotator.model))
+        needs.setdefault(key, [])
+        needs[key] += [p for p in chunk if p in items[k] and p not in needs[key]]
+    return needs
+
+
+def _image_pass(plan: _Plan, progress: bool, checkpoint_every: int) -> _Encoders:
+    """One pass over the images any work needs, each PNG decoded once: embed the images the
+    encoders' caches lack, and run every pixel annotator on its images of the batch. Label files
+    and caches are written every ``checkpoint_every`` images, so a crash loses at most that many."""
+    encoders = _Encoders(plan)
+    pixel_works = [w for w in plan.work if w.annotator.inputs == "pixels" and w.todo]
+    items = [{it.probe_id: it for it in w.todo} for w in pixel_works]
+    counters = {k: _Counter() for k in range(len(pixel_works))}
+    order = _image_order(plan, encoders)
+    t_start, since = time.perf_counter(), 0
+    bar = progress_bar(len(order), "annotate images", enabled=progress)
     try:
-        for start in range(0, len(w.todo), size):
-            chunk = w.todo[start:start + size]
-            for it, im in zip(chunk, plan.images.load([it.probe_id for it in chunk])):
-                it.image = im
-            w.store.add(a.annotate(chunk, plan.ctx))
-            for it in chunk:
-                it.image = None
+        for chunk, images in _batches(plan, order):
+            plan.decoded += len(images)
+            batch = plan.ctx.batch = _Batch(images, _needs(pixel_works, items, chunk))
+            encoders.embed(batch)
+            _annotate_batch(plan, batch, pixel_works, items, counters)
             bar.update(len(chunk))
             since += len(chunk)
             if since >= checkpoint_every:
-                w.store.write()
+                encoders.flush()
+                for w in pixel_works:
+                    w.store.write()
                 since = 0
     finally:
         bar.close()
-    plan.timings[f"annotate/{a.kind}[{a.name}]"] = _timing(time.perf_counter() - t0, len(w.todo), a.name,
-                                                           load_seconds=round(load_s, 4))
+        plan.ctx.batch = None
+        encoders.flush()
+    _image_timings(plan, encoders, pixel_works, counters, time.perf_counter() - t_start, len(order))
+    return encoders
+
+
+def _image_timings(plan: _Plan, encoders: _Encoders, pixel_works: list[_Work], counters: dict[int, _Counter],
+                   seconds: float, n_images: int) -> None:
+    for name, c in encoders.counters.items():
+        plan.summary.images_embedded[name] = c.n_images
+        plan.timings[f"annotate/embed_images[{name}]"] = _timing(c.seconds, c.n_images, name)
+    for k, w in enumerate(pixel_works):
+        a = w.annotator
+        plan.timings[f"annotate/{a.kind}[{a.name}]"] = _timing(counters[k].seconds, counters[k].n_images, a.name)
+    if n_images:
+        plan.timings["annotate/images"] = _timing(seconds, n_images, "decode and annotate",
+                                                  png_decodes=plan.decoded)
+
+
+def _run_embedding_work(plan: _Plan, encoders: _Encoders) -> None:
+    """The annotators that read CLIP embeddings, after the image pass filled the caches: each
+    gets all its images at once (GEP's classifiers are trained once per call)."""
+    for w in plan.work:
+        a = w.annotator
+        if a.inputs != "embeddings" or not (w.todo or w.extra):
+            continue
+        name = model_name(a.encoder)
+        t0 = time.perf_counter()
+        if w.todo:
+            emb = encoders.caches[name].get([it.probe_id for it in w.todo])
+            for it, e in zip(w.todo, emb):
+                it.embedding = e
+            w.store.add(a.annotate(w.todo, plan.ctx))
+        if w.extra:
+            w.store.add(a.annotate_extra(w.extra, plan.ctx))
+        plan.summary.images_embedded.setdefault(name, 0)
+        plan.timings[f"annotate/{a.kind}[{a.name}]"] = _timing(time.perf_counter() - t0, len(w.todo), a.name)
 
 
 def _write(plan: _Plan) -> None:
@@ -451,16 +545,18 @@ def annotate_run(
     given = {"encoder": encoder, "mcas_encoders": mcas_encoders, "vqa": vqa, "skin_tone": skin_tone,
              "detector": detector, **(annotators or {})}
     plan = _plan(Path(run_dir), given, suites=suites, force=force, device=device, batch_size=int(batch_size))
-    release = _release_after(plan.work)
-    _run_embedding_work(plan, progress, checkpoint_every)
-    for i, w in enumerate(plan.work):
-        if w.annotator.inputs != "embeddings" and w.todo:
-            _run_pixel_work(plan, w, progress, checkpoint_every)
-        for key, spec in release.get(i, []):
+    try:
+        encoders = _image_pass(plan, progress, checkpoint_every)
+        for key, spec in [k for k in list(plan.ctx.loaded) if k[0] != "clip"]:
+            plan.ctx.release(key, spec)  # the pixel annotators' models: done
+        _run_embedding_work(plan, encoders)
+    finally:
+        for key, spec in list(plan.ctx.loaded):
             plan.ctx.release(key, spec)
     _write(plan)
     summary = plan.summary
     summary.models_loaded = list(plan.ctx.loaded_names)
+    summary.png_decodes = plan.decoded
     if plan.timings:
         plan.timings["annotate/total"] = _timing(time.perf_counter() - t_start, summary.n_images, "annotate",
                                                  files_written=list(summary.files_written))

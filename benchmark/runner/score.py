@@ -36,7 +36,8 @@ __all__ = ["SCORES_DIR", "ScoreStageError", "ScoringOptions", "SuiteStatus", "sc
 
 # The column of each label file that names who (or what) made a row, and the extra key that
 # tells rows of one annotator apart (GEP's estimators).
-ANNOTATOR_COLUMNS = {"attributes": ["estimator", "annotator"], "embeddings": ["encoder"], "detections": ["detector"]}
+ANNOTATOR_COLUMNS = {"attributes": ["estimator", "annotator"], "gender": ["estimator", "annotator"],
+                     "embeddings": ["encoder"], "detections": ["detector"]}
 
 
 def annotator_entries(ctx: ScoringContext) -> list[dict]:

@@ -88,6 +88,15 @@ def groups_of(frame: pd.DataFrame, col: str) -> list[tuple[str | None, pd.DataFr
     return [(key or None, sub) for key, sub in frame.groupby(frame[col].fillna("").astype(str), sort=True)]
 
 
+def labellers_of(frame: pd.DataFrame) -> list[tuple[str | None, str | None, pd.DataFrame]]:
+    """Split label rows by who made them: (estimator, annotator, rows), e.g. ("vqa closed-set",
+    "Salesforce/blip2-opt-2.7b", ...); None where a file has no such column."""
+    out = []
+    for estimator, sub in groups_of(frame, "estimator"):
+        out += [(estimator, annotator, rows) for annotator, rows in groups_of(sub, "annotator")]
+    return out
+
+
 class ScoringContext:
     """The run's images, label files and probe configs, and the outputs being built."""
 

@@ -13,7 +13,7 @@ import pandas as pd
 
 from benchmark.probes import dalleval as dalleval_probes
 from benchmark.scores.mad import average_value_score, mad_score
-from benchmark.tasks.context import ScoringContext, groups_of
+from benchmark.tasks.context import ScoringContext, groups_of, labellers_of
 from benchmark.tasks.registry import ImageLayout, Task, TaskReport, register_task
 
 
@@ -23,10 +23,11 @@ def _score_gender(ctx: ScoringContext, suite: str, frame: pd.DataFrame) -> None:
     cats = dalleval_probes.gender_categories(config)
     values = dalleval_probes.gender_values(config)
     dist_rows = []
-    for annotator, sub in groups_of(frame, "annotator"):
+    for estimator, annotator, sub in labellers_of(frame):
         sub = sub.drop_duplicates("probe_id")
         counts = (sub.assign(label=sub["label"].astype(str))
                   .groupby(["gender_indicator", "profession", "label"]).size().rename("n").reset_index())
+        counts["estimator"] = estimator
         counts["annotator"] = annotator
         dist_rows.append(counts)
         neutral = sub[sub["gender_neutral"].astype(bool) & (sub["profession"].astype(str) != "")]
@@ -38,19 +39,20 @@ def _score_gender(ctx: ScoringContext, suite: str, frame: pd.DataFrame) -> None:
             reason = ("no image of a gender-neutral profession prompt has an identifiable gender"
                       if not neutral.empty else "no gender-neutral profession prompt was labelled")
             for nm in ("average_gender", "mad_gender"):
-                ctx.add(nm, suite, None, n=0, annotator=annotator, subset=subset, reason=reason)
+                ctx.add(nm, suite, None, n=0, estimator=estimator, annotator=annotator, subset=subset, reason=reason)
             continue
         labels = known["label"].astype(str).to_numpy()
         prof = known["profession"].astype(str).to_numpy()
         m = mad_score(labels, cats, groups=prof, **ctx.options.ci_kwargs())
         a = average_value_score(labels, values, groups=prof, **ctx.options.ci_kwargs())
         note = f"{n_unid} unidentifiable left out" if n_unid else None
-        ctx.add("mad_gender", suite, m["mad"], ci=m["mad_ci"], n=m["n_images"], annotator=annotator,
-                subset=subset, ci_note=note)
-        ctx.add("average_gender", suite, a["average"], ci=a["average_ci"], n=a["n_images"], annotator=annotator,
-                subset=subset, ci_note=note)
+        ctx.add("mad_gender", suite, m["mad"], ci=m["mad_ci"], n=m["n_images"], estimator=estimator,
+                annotator=annotator, subset=subset, ci_note=note)
+        ctx.add("average_gender", suite, a["average"], ci=a["average_ci"], n=a["n_images"], estimator=estimator,
+                annotator=annotator, subset=subset, ci_note=note)
         per = pd.DataFrame({"profession": list(m["per_group_mad"]), "mad_gender": list(m["per_group_mad"].values())})
         per["average_gender"] = per["profession"].map(a["per_group_average"])
+        per["estimator"] = estimator
         per["annotator"] = annotator
         ctx.detail("dalleval_gender_mad", per)
         ctx.scored(suite, len(known))
@@ -144,14 +146,17 @@ def score_dalleval(ctx: ScoringContext, suites: list[str]) -> None:
             ctx.notes.append(f"{suite}: partly scored ({'; '.join(reasons)})")
 
 
-def gender_questions(row: dict, config: dict) -> list[tuple[str, str]]:
-    """DALL-Eval asks one perceived-gender question of each image (Sec. 4.2.1)."""
-    return [("single", dalleval_probes.vqa_gender_question(config))]
+def gender_questions(row: dict, config: dict) -> list[tuple[str, str, tuple[str, ...]]]:
+    """DALL-Eval asks one perceived-gender question of each image (Sec. 4.2.1); in closed-set
+    mode the answers are the config's gender categories."""
+    return [("single", dalleval_probes.vqa_gender_question(config), tuple(dalleval_probes.gender_categories(config)))]
 
 
-def attribute_questions(row: dict, config: dict) -> list[tuple[str, str]]:
-    """"Is the person wearing {a}?" for each of DALL-Eval's attributes (Sec. 4.2.3)."""
-    return list(dalleval_probes.vqa_attribute_questions(config).items())
+def attribute_questions(row: dict, config: dict) -> list[tuple[str, str, tuple[str, ...]]]:
+    """"Is the person wearing {a}?" for each of DALL-Eval's attributes (Sec. 4.2.3), yes or no."""
+    from benchmark.annotate.vqa_labels import YES_NO
+
+    return [(a, q, YES_NO) for a, q in dalleval_probes.vqa_attribute_questions(config).items()]
 
 
 def check_dalleval_config(config: dict) -> None:

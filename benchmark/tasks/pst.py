@@ -15,7 +15,7 @@ import pandas as pd
 
 from benchmark.probes import pst as pst_probes
 from benchmark.scores.sts import individuals, most_biased_identities, sts
-from benchmark.tasks.context import ScoringContext, groups_of
+from benchmark.tasks.context import ScoringContext, labellers_of
 from benchmark.tasks.registry import ImageLayout, Task, TaskReport, register_task
 
 N_MOST_BIASED = 5  # PST Sec. 5: the pairs of the 5 most biased occupations per gender
@@ -31,20 +31,23 @@ def _persons(frame: pd.DataFrame, suite_rows: pd.DataFrame) -> pd.DataFrame:
     return people.merge(lab, on=["probe_id", "position"], how="inner")
 
 
-def _sts_entry(ctx: ScoringContext, name: str, suite: str, persons: pd.DataFrame, annotator: str | None,
+def _sts_entry(ctx: ScoringContext, name: str, suite: str, persons: pd.DataFrame, who: tuple,
                subset: str | None, detail_kind: str | None) -> dict | None:
-    """One STS score entry (and, with ``detail_kind``, its micro STS rows in pst_micro_sts)."""
+    """One STS score entry (and, with ``detail_kind``, its micro STS rows in pst_micro_sts);
+    ``who`` is the labels' (estimator, annotator)."""
     opts = ctx.options
+    estimator, annotator = who
     n_img = int(persons["probe_id"].nunique())
     try:
         out = sts(persons["perceived"].astype(str).to_numpy(), persons["stereotyped_gender"].astype(str).to_numpy(),
                   persons["identity"].astype(str).to_numpy(), unidentifiable=opts.unidentifiable, **opts.ci_kwargs())
     except ValueError as exc:
-        ctx.add(name, suite, None, n=n_img, annotator=annotator, subset=subset, reason=str(exc))
+        ctx.add(name, suite, None, n=n_img, estimator=estimator, annotator=annotator, subset=subset, reason=str(exc))
         return None
     note = (f"{out['n_unidentifiable']} unidentifiable persons, policy {out['unidentifiable']!r}"
             if out["n_unidentifiable"] else None)
-    ctx.add(name, suite, out["sts"], ci=out["sts_ci"], n=n_img, annotator=annotator, subset=subset, ci_note=note)
+    ctx.add(name, suite, out["sts"], ci=out["sts_ci"], n=n_img, estimator=estimator, annotator=annotator,
+            subset=subset, ci_note=note)
     if detail_kind is not None:
         micro = pd.DataFrame({"identity": list(out["micro_sts"]), "micro_sts": list(out["micro_sts"].values())})
         micro["stereotyped_gender"] = micro["identity"].map(out["stereotyped_gender"])
@@ -54,6 +57,7 @@ def _sts_entry(ctx: ScoringContext, name: str, suite: str, persons: pd.DataFrame
         micro.insert(0, "score", name)
         micro.insert(0, "subset", detail_kind)
         micro.insert(0, "suite", suite)
+        micro["estimator"] = estimator
         micro["annotator"] = annotator
         ctx.detail("pst_micro_sts", micro)
     return out
@@ -67,7 +71,7 @@ def _most_biased_pairs(persons: pd.DataFrame, rows: pd.DataFrame, top: dict) -> 
 
 
 def _score_intervention(ctx: ScoringContext, suite: str, persons: pd.DataFrame, rows: pd.DataFrame,
-                        annotator: str | None, paired: dict) -> None:
+                        who: tuple, paired: dict) -> None:
     """PST Table 6: STS of the intervened prompts; for occupations over the pairs of the most
     biased occupations (from the paired micro STS), beside the original prompts' STS on those pairs."""
     persons = persons.assign(aspect=persons["probe_id"].map(rows.set_index("probe_id")["bias_aspect"]))
@@ -77,7 +81,7 @@ def _score_intervention(ctx: ScoringContext, suite: str, persons: pd.DataFrame, 
             continue
         subset = f"{asp}: all pairs"
         if asp == "occupation":
-            ref = paired.get(annotator)
+            ref = paired.get(who)
             if ref is None:
                 subset = ("occupation: all pairs (pst_paired_occupation not scored with this annotator, so the most "
                           "biased pairs could not be chosen)")
@@ -86,12 +90,12 @@ def _score_intervention(ctx: ScoringContext, suite: str, persons: pd.DataFrame, 
                 top = most_biased_identities(micro["micro_sts"], micro["stereotyped_gender"], N_MOST_BIASED)
                 part, subset = part[_most_biased_pairs(part, rows, top)], SELECTED
                 if part.empty:
-                    ctx.add("sts_intervention", suite, None, n=0, annotator=annotator, subset=subset,
+                    ctx.add("sts_intervention", suite, None, n=0, estimator=who[0], annotator=who[1], subset=subset,
                             reason="no labelled image of the most biased pairs")
                     continue
                 base = ref_persons[_most_biased_pairs(ref_persons, ref_rows, top)]
-                _sts_entry(ctx, "sts_intervention_baseline", ref_suite, base, annotator, SELECTED, None)
-        _sts_entry(ctx, "sts_intervention", suite, part, annotator, subset, asp)
+                _sts_entry(ctx, "sts_intervention_baseline", ref_suite, base, who, SELECTED, None)
+        _sts_entry(ctx, "sts_intervention", suite, part, who, subset, asp)
 
 
 def _setting(ctx: ScoringContext, suite: str) -> str:
@@ -110,7 +114,8 @@ def _score_suite(ctx: ScoringContext, suite: str, frame: pd.DataFrame, paired: d
     # that single-person rows are not mistaken for paired ones.
     rows = ctx.suite_images(suite).dropna(axis=1, how="all")
     setting = _setting(ctx, suite)
-    for annotator, sub in groups_of(frame, "annotator"):
+    for estimator, annotator, sub in labellers_of(frame):
+        who = (estimator, annotator)
         persons = _persons(sub, rows)
         ctx.status[suite].add_excluded("unidentifiable person", int((persons["perceived"] == "unidentifiable").sum()))
         if persons.empty:
@@ -120,14 +125,14 @@ def _score_suite(ctx: ScoringContext, suite: str, frame: pd.DataFrame, paired: d
             for kind in ("occupation", "power"):
                 part = persons[kinds == kind]
                 if not part.empty:
-                    _sts_entry(ctx, f"sts_{kind}_single", suite, part, annotator, kind, kind)
+                    _sts_entry(ctx, f"sts_{kind}_single", suite, part, who, kind, kind)
         elif setting == "paired":
             aspect = str(rows["bias_aspect"].iloc[0])
-            out = _sts_entry(ctx, f"sts_{aspect}_paired", suite, persons, annotator, None, aspect)
+            out = _sts_entry(ctx, f"sts_{aspect}_paired", suite, persons, who, None, aspect)
             if out is not None and aspect == "occupation":
-                paired[annotator] = (out, suite, persons, rows)
+                paired[who] = (out, suite, persons, rows)
         else:
-            _score_intervention(ctx, suite, persons, rows, annotator, paired)
+            _score_intervention(ctx, suite, persons, rows, who, paired)
         ctx.scored(suite, int(persons["probe_id"].nunique()))
 
 
@@ -144,19 +149,24 @@ def score_pst(ctx: ScoringContext, suites: list[str]) -> None:
             ctx.not_scored(suite, "no usable rows in labels/gender.parquet")
 
 
-def gender_questions(row: dict, config: dict) -> list[tuple[str, str]]:
+#: the answers closed-set VQA scores for PST's "What gender is the {id} ...?" (config ``vqa_answers``)
+DEFAULT_VQA_ANSWERS = ("male", "female")
+
+
+def gender_questions(row: dict, config: dict) -> list[tuple[str, str, tuple[str, ...]]]:
     """PST's questions (Tables 10-11): the row's ``question`` for one person, its two
-    ``questions`` (left, right) for a pair."""
+    ``questions`` (left, right) for a pair; closed-set answers from the config (male, female)."""
+    answers = tuple(config.get("vqa_answers") or DEFAULT_VQA_ANSWERS)
     qs = row.get("questions")
     if isinstance(qs, (list, tuple, np.ndarray)):  # a paired row (other rows hold None / NaN here)
         qs = list(qs)
         if len(qs) != 2 or not all(isinstance(q, str) and q for q in qs):
             raise ValueError(f"probe {row['probe_id']!r} must have two questions (left, right), got {qs!r}")
-        return [("left", qs[0]), ("right", qs[1])]
+        return [("left", qs[0], answers), ("right", qs[1], answers)]
     q = row.get("question")
     if not isinstance(q, str) or not q:
         raise ValueError(f"probe {row['probe_id']!r} has no question")
-    return [("single", q)]
+    return [("single", q, answers)]
 
 
 def check_pst_config(config: dict) -> None:
