@@ -60,6 +60,7 @@ TARGET_SECONDS = 60.0
 # Shares of random answers: roughly what a real VQA model gives on these prompts.
 GENDER_ANSWERS = (("a male", 0.55), ("a female", 0.35), ("i don't know", 0.10))
 FACE_RATE = 0.8
+VQA_ESTIMATOR = "vqa closed-set"  # the annotate stage's default mode, as its label files name it
 DETR_QUERIES = 100  # facebook/detr-resnet-50's num_queries
 
 
@@ -165,15 +166,16 @@ def write_labels(run_dir: Path, probes: pd.DataFrame, rng: np.random.Generator) 
     answers, p = [a for a, _ in GENDER_ANSWERS], [w for _, w in GENDER_ANSWERS]
     for r in records:
         config = configs[family[r["suite"]]]
-        for attr, q in (ask_attribute[r["suite"]] or (lambda row, cfg: []))(r, config):
+        for attr, q, *_ in (ask_attribute[r["suite"]] or (lambda row, cfg: []))(r, config):
             ans = "yes" if rng.uniform() < 0.3 else "no"
             attributes.append({"probe_id": r["probe_id"], "attribute": attr, "score": float(presence_label(ans)),
-                               "label": presence_label(ans), "estimator": "vqa", "annotator": DEFAULT_VQA,
+                               "label": presence_label(ans), "estimator": VQA_ESTIMATOR, "annotator": DEFAULT_VQA,
                                "question": q, "answer": ans})
-        for person, q in (ask_gender[r["suite"]] or (lambda row, cfg: []))(r, config):
+        for person, q, *_ in (ask_gender[r["suite"]] or (lambda row, cfg: []))(r, config):
             ans = str(rng.choice(answers, p=p))
             gender.append({"probe_id": r["probe_id"], "person": person, "question": q, "answer": ans,
-                           "label": perceived_gender_label(ans), "annotator": DEFAULT_VQA})
+                           "label": perceived_gender_label(ans), "score": 1.0, "estimator": VQA_ESTIMATOR,
+                           "annotator": DEFAULT_VQA})
     # Skin tone of the DALL-Eval images (the Haar annotator's name, random ITA).
     skin_name = SkinToneAnnotator(HaarFaceDetector()).name
     skin = []

@@ -48,7 +48,7 @@ def test_agreement_tables_from_the_run(run_dir):
     assert set(ia.index) == set(answers["question_type"])
     assert ia["n_answers"].sum() == len(answers) and (ia["n_annotators"] == 3).all()
     assert (ia["fleiss_raters"] == 3).all()
-    assert set(t["attribute_auc_summary"]["estimator"]) == {"C", "CC", "CLS", "vqa"}
+    assert set(t["attribute_auc_summary"]["estimator"]) == {"C", "CC", "CLS", "vqa closed-set"}
     assert set(t["gep_agreement"]["suite"]) == {"gep_neutral"}
     assert {"single", "paired"} <= set(t["gender_kappa"]["setting"])
     assert "skin_tone" in t

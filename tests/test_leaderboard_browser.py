@@ -227,7 +227,7 @@ def test_invalid_files_are_listed_in_a_visible_warning(page):
 
 
 def test_search_demo_checkbox_and_suite_filter(page):
-    page.get_by_text("Filter by suite and model family").click()
+    page.get_by_text("Filter by suite, model family and who evaluated").click()
     page.fill("#lb-search textarea, #lb-search input", "MODEL-")
     wait_for_column(page, "Model", ["beta/model-b", "acme/model-a", "gamma/model-c"])
     page.fill("#lb-search textarea, #lb-search input", "")

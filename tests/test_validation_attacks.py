@@ -351,8 +351,8 @@ def test_a_file_cannot_take_over_another_models_row(tmp_path):
     assert [s.source for s in row.conflicts] == ["results/someorg--some-model/20260101T000000Z.json"]
     warning = data.warnings_markdown(board)
     assert warning.startswith("**Warning: 1 conflicting file(s) not shown**")
-    assert "20260101T000000Z\\.json** not shown" in warning and "reviewed pull request" in warning
-    frame, _ = data.leaderboard_table(board.rows())
+    assert "20260101T000000Z.json** not shown" in warning and "reviewed pull request" in warning
+    frame = data.leaderboard_table(board.rows()).frame()
     assert frame[data.value_column("gep_score_neutral")].tolist() == [0.08]
 
 

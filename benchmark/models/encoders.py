@@ -31,7 +31,7 @@ from benchmark.extras import require
 
 from .device import resolve_device, resolve_dtype
 from .errors import MalformedSpecError, ModelNotAvailableError
-from .hub_access import ensure_hub_model
+from .hub_access import ensure_hub_model, looks_like_path
 
 __all__ = [
     "DEFAULT_ENCODER",
@@ -243,6 +243,22 @@ def parse_encoder_spec(spec: str) -> tuple[str, str, str | None]:
     )
 
 
+def check_encoder_spec(spec: str, *, token: str | bool | None = None) -> None:
+    """One-line errors for a CLIP encoder spec before anything is loaded: its syntax, an open_clip
+    architecture or pretrained tag open_clip does not know, weights neither cached nor reachable,
+    a missing local folder, a gated or absent Hub model."""
+    kind, name, pretrained = parse_encoder_spec(spec)
+    if kind == "open_clip":
+        require("open_clip", extra="audit", purpose="embed images with CLIP")
+        _check_open_clip(name, pretrained, token)
+    elif kind == "hf":
+        local = Path(os.path.expanduser(name))
+        if not local.is_dir():
+            if looks_like_path(name):
+                raise MalformedSpecError(f"local encoder folder {name!r} does not exist")
+            ensure_hub_model(name, ["config.json"], token=token, what="CLIP model")
+
+
 def _check_open_clip(name: str, pretrained: str | None, token) -> None:
     import open_clip
 
@@ -315,13 +331,8 @@ def load_encoder(
     from transformers import AutoProcessor, CLIPModel
 
     local = Path(os.path.expanduser(name))
-    if local.is_dir():
-        source = str(local.resolve())
-    else:
-        if name.startswith(("/", "./", "../", "~")):
-            raise MalformedSpecError(f"local encoder folder {name!r} does not exist")
-        ensure_hub_model(name, ["config.json"], token=token, what="CLIP model")
-        source = name
+    check_encoder_spec(spec, token=token)
+    source = str(local.resolve()) if local.is_dir() else name
     model = CLIPModel.from_pretrained(source, token=token).to(dev)
     processor = AutoProcessor.from_pretrained(source, token=token)
     return HFClipEncoder(model, processor, name=f"hf:{name}", device=dev, dtype=dt, batch_size=batch_size)
