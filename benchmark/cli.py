@@ -167,6 +167,13 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_stage(run_dir: Path, stage: str) -> None:
+    """One line naming the command to run first when the stage before has not finished."""
+    from benchmark.runner.preflight import check_stage_inputs
+
+    check_stage_inputs(run_dir, stage)
+
+
 def _existing_run(path: str) -> Path:
     run_dir = Path(path)
     from benchmark.run_folder import CONFIG_FILE
@@ -180,6 +187,7 @@ def _cmd_annotate(args: argparse.Namespace) -> int:
     from benchmark.runner.annotate import annotate_run
 
     run_dir = _existing_run(args.run_dir)
+    _check_stage(run_dir, "annotate")
     summary = annotate_run(run_dir, device=args.device, force=args.force, progress=not args.quiet,
                            suites=args.suites, batch_size=args.batch_size, annotators=_annotator_args(args))
     if args.quiet:  # with progress on, the stage prints its own summary line
@@ -191,6 +199,7 @@ def _cmd_score(args: argparse.Namespace) -> int:
     from benchmark.runner.score import score_run
 
     run_dir = _existing_run(args.run_dir)
+    _check_stage(run_dir, "score")
     score_run(run_dir, n_resamples=args.n_resamples)
     print(f"wrote {run_dir / 'results.json'}")
     return 0
@@ -200,6 +209,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from benchmark.runner.report import write_report
 
     run_dir = _existing_run(args.run_dir)
+    _check_stage(run_dir, "report")
     print(f"wrote {write_report(run_dir)}")
     return 0
 

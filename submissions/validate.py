@@ -4,7 +4,7 @@
 (:func:`benchmark.results.validate_results`: JSON Schema, NaN / infinity, score
 names with metadata) and adds what the schema cannot say:
 
-- a supported schema version and at least one score;
+- a supported schema version and at least one score, at least one of them defined;
 - model ids that are Hub ids (or a ``builtin:`` / ``python:`` spec or a local folder),
   with no right-to-left override, invisible or look-alike (non-ASCII) character;
 - provenance: no built-in tiny random-weight model as generator **or annotator**
@@ -401,6 +401,10 @@ def _check_score_list(scores: Any) -> list[tuple[str, str]]:
         return []  # the schema says so
     if not scores:
         return [("scores", "no score entry: a results file holds at least one")]
+    if all(isinstance(e, Mapping) and e.get("value") is None for e in scores):
+        # what scoring an unannotated run folder gives: every entry says why it is missing
+        return [("scores", f"none of the {len(scores)} score entries is defined: nothing to compare "
+                           "(was the run annotated?)")]
     first: dict[tuple, list[int]] = {}
     for i, entry in enumerate(scores):
         if isinstance(entry, Mapping):

@@ -407,3 +407,11 @@ def test_train_detector_checkpoint_cannot_run_code(tmp_path):
     torch.save({"step": 3, "optimizer": {"state": {}, "param_groups": [{"lr": 1e-4, "betas": (0.9, 0.999)}]},
                 "config": {"skills": ["object"]}}, plain)
     assert load_training_state(plain)["step"] == 3
+
+
+def test_results_whose_every_score_is_undefined_are_refused():
+    def undefine(doc):
+        for e in doc["scores"]:
+            e.update(value=None, ci=None, defined=False, reason="missing labels")
+    problems = _problems(undefine)
+    assert any("score entries is defined" in p for p in problems), problems

@@ -170,9 +170,9 @@ class CLIPExistenceAnnotator(Annotator):
 
     def check(self) -> None:
         if isinstance(self.model, str):
-            from benchmark.models.encoders import parse_encoder_spec
+            from benchmark.models.encoders import check_encoder_spec
 
-            parse_encoder_spec(self.model)
+            check_encoder_spec(self.model)
 
     def keys(self, row: Mapping[str, Any], ctx: AnnotateContext) -> list[tuple]:
         pid = str(row["probe_id"])

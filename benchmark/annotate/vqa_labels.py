@@ -98,6 +98,12 @@ class _VQAAnnotator(Annotator):
         self.estimator = f"vqa {self.mode}"
         self.allowed: dict[tuple, tuple[str, ...]] = {}  # key -> the answers its question allows
 
+    def check(self) -> None:
+        if isinstance(self.model, str):
+            from benchmark.models.vqa import check_vqa_spec
+
+            check_vqa_spec(self.model)
+
     def questions(self, row: Mapping[str, Any], ctx: AnnotateContext) -> list[VQAQuestion]:
         ask = self.params.get(str(row["suite"]))
         return [VQAQuestion(*q) for q in ask(row, ctx.config_of(row))] if ask is not None else []

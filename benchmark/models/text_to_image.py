@@ -29,7 +29,8 @@ from typing import Any
 from benchmark.extras import require
 
 from .device import resolve_device, resolve_dtype
-from .errors import MalformedSpecError
+from .call_settings import check_call_settings, named_parameters
+from .errors import DeviceUnavailableError, MalformedSpecError
 from .hub_access import cached_commit, ensure_hub_model, is_local_folder, looks_like_path
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "DiffusersTextToImage",
     "CallableTextToImage",
     "FAMILY_DEFAULTS",
+    "check_text_to_image",
     "load_text_to_image",
     "parse_text_to_image_spec",
 ]
@@ -197,15 +199,8 @@ class DiffusersTextToImage(TextToImageModel):
             call["height"] = call["width"] = native
         # only named parameters of the pipeline's call (its **kwargs only takes
         # deprecated callback arguments, and would swallow typos silently)
-        params = {
-            k for k, p in inspect.signature(pipe.__call__).parameters.items()
-            if p.kind not in (inspect.Parameter.VAR_KEYWORD, inspect.Parameter.VAR_POSITIONAL)
-        }
-        unknown = [k for k in overrides if k not in params]
-        if unknown:
-            raise MalformedSpecError(
-                f"unknown setting(s) {', '.join(sorted(unknown))} for {type(pipe).__name__}"
-            )
+        params = set(named_parameters(pipe.__call__))
+        check_call_settings(pipe.__call__, overrides, what=type(pipe).__name__)
         call.update(overrides)
         call = {k: v for k, v in call.items() if k in params}
         self.call_kwargs = call
@@ -358,6 +353,77 @@ def parse_text_to_image_spec(spec: str) -> tuple[str, str]:
     return "hub", spec
 
 
+def _pipeline_index(kind: str, value: str, revision: str | None, token) -> dict:
+    """``model_index.json`` of a diffusers pipeline (built-in, local or Hub), without its weights."""
+    import json
+
+    if kind == "builtin":
+        from .tiny import ensure_builtin
+
+        path = ensure_builtin(value, kind="text-to-image") / "model_index.json"
+    elif kind == "local":
+        path = Path(value) / "model_index.json"
+        if not path.is_file():
+            raise MalformedSpecError(f"local folder {value} has no model_index.json: it is not a diffusers pipeline")
+    else:
+        from huggingface_hub import hf_hub_download
+
+        where = ensure_hub_model(value, ["model_index.json"], revision=revision, token=token,
+                                 what="text-to-image model")
+        path = Path(hf_hub_download(value, "model_index.json", revision=revision, token=token,
+                                    local_files_only=where == "cache"))
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError) as err:
+        raise MalformedSpecError(f"{path} cannot be read as JSON ({type(err).__name__})") from None
+
+
+def check_text_to_image(
+    spec: str,
+    *,
+    revision: str | None = None,
+    device=None,
+    dtype=None,
+    token: str | bool | None = None,
+    overrides: dict | None = None,
+) -> str:
+    """Everything about a text-to-image spec that can fail, checked before any weights load;
+    returns the pipeline's class name (or ``python-callable``). One-line errors for: the spec's
+    syntax, a missing local folder or Hub model (offline, gated, no such revision),
+    ``revision`` with a built-in model or local folder (they have no revisions), float16 on a
+    CPU, a device that is not there, a pipeline diffusers does not know, and each ``--set``
+    setting the pipeline's call does not take or whose value has the wrong type."""
+    overrides = dict(overrides or {})
+    kind, value = parse_text_to_image_spec(spec)
+    if revision and kind in ("builtin", "local", "python"):
+        what = {"builtin": "a built-in model", "local": "a local folder", "python": "a Python callable"}[kind]
+        raise MalformedSpecError(f"--revision {revision} does not apply to {what} ({spec}); "
+                                 "revisions are Hub commits, branches or tags")
+    if kind == "python":
+        fn = _import_callable(value)
+        if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in inspect.signature(fn).parameters.values()):
+            check_call_settings(fn, overrides, what=value)
+        return "python-callable"
+    require("torch", "diffusers", "transformers", "PIL", extra="audit", purpose="generate images")
+    import diffusers
+
+    dev = resolve_device(device)
+    dt = resolve_dtype(dtype, dev)
+    if dev.type == "cpu" and str(dt) == "torch.float16":
+        raise DeviceUnavailableError("--dtype float16 does not run on the CPU (diffusers' CPU kernels lack "
+                                     "half precision and each image would take minutes): use float32 or bfloat16")
+    class_name = str(_pipeline_index(kind, value, revision, token).get("_class_name") or "")
+    cls = getattr(diffusers, class_name, None)
+    if cls is None or not hasattr(cls, "__call__"):
+        raise MalformedSpecError(f"{spec}: pipeline class {class_name!r} is not in diffusers "
+                                 f"{diffusers.__version__}: it is not a text-to-image pipeline this loader reads")
+    scheduler = overrides.get("scheduler")
+    if scheduler is not None and not hasattr(getattr(diffusers, str(scheduler), None), "from_config"):
+        raise MalformedSpecError(f"unknown diffusers scheduler {scheduler!r}")
+    check_call_settings(cls.__call__, overrides, what=class_name)
+    return class_name
+
+
 def load_text_to_image(
     spec: str | Callable,
     *,
@@ -383,6 +449,7 @@ def load_text_to_image(
         module = getattr(spec, "__module__", None) or type(spec).__module__
         return CallableTextToImage(spec, model_id=f"python:{module}:{name}", revision=revision, overrides=overrides)
     kind, value = parse_text_to_image_spec(spec)
+    check_text_to_image(spec, revision=revision, device=device, dtype=dtype, token=token, overrides=overrides)
     if kind == "python":
         require("PIL", extra="audit", purpose="generate images")
         return CallableTextToImage(_import_callable(value), model_id=value, revision=revision, overrides=overrides)

@@ -669,6 +669,30 @@ class ImageTextToTextVQA(VQAModel):
 # --------------------------------------------------------------------------- loading
 
 
+def check_vqa_spec(spec: Any, *, kind: str | None = None, revision: str | None = None,
+                   token: str | bool | None = None) -> None:
+    """One-line errors for a VQA spec before anything is loaded: its syntax, an unknown
+    built-in, a missing local folder, a Hub model that is not cached and cannot be reached,
+    gated or absent."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise MalformedSpecError(f"malformed VQA spec {spec!r}: empty")
+    if kind not in (None, "blip2", "image-text-to-text"):
+        raise MalformedSpecError(f"unknown VQA kind {kind!r}: use blip2 or image-text-to-text")
+    spec = spec.strip()
+    if spec.startswith("builtin:"):
+        from .tiny import check_builtin_name
+
+        check_builtin_name(spec[len("builtin:") :], "vqa")
+    elif Path(os.path.expanduser(spec)).is_dir():
+        return
+    elif looks_like_path(spec):
+        raise MalformedSpecError(f"local VQA model folder {spec!r} does not exist")
+    elif ":" in spec:
+        raise MalformedSpecError(f"malformed VQA spec {spec!r}: use a Hub model ID, a local folder or builtin:tiny-vqa")
+    else:
+        ensure_hub_model(spec, ["config.json"], revision=revision, token=token, what="VQA model")
+
+
 def load_vqa(
     spec: str = DEFAULT_VQA,
     *,
@@ -691,38 +715,26 @@ def load_vqa(
     require("torch", "transformers", "PIL", extra="audit", purpose="label images with a VQA model")
     import torch
 
-    if not isinstance(spec, str) or not spec.strip():
-        raise MalformedSpecError(f"malformed VQA spec {spec!r}: empty")
-    if kind not in (None, "blip2", "image-text-to-text"):
-        raise MalformedSpecError(f"unknown VQA kind {kind!r}: use blip2 or image-text-to-text")
     if score_normalisation not in SCORE_NORMALISATIONS:
         raise MalformedSpecError(f"unknown VQA score normalisation {score_normalisation!r}: use sum or mean")
+    check_vqa_spec(spec, kind=kind, revision=revision, token=token)
     opts = {"batch_size": batch_size, "max_new_tokens": max_new_tokens, "score_batch_size": score_batch_size,
             "score_normalisation": score_normalisation}
     spec = spec.strip()
     is_builtin = spec.startswith("builtin:")
-    if is_builtin:
-        from .tiny import check_builtin_name, ensure_builtin
-
-        check_builtin_name(spec[len("builtin:") :], "vqa")
-    elif Path(os.path.expanduser(spec)).is_dir():
-        pass
-    elif looks_like_path(spec):
-        raise MalformedSpecError(f"local VQA model folder {spec!r} does not exist")
-    elif ":" in spec:
-        raise MalformedSpecError(f"malformed VQA spec {spec!r}: use a Hub model ID, a local folder or builtin:tiny-vqa")
 
     dev = resolve_device(device)
     dt = resolve_dtype(dtype, dev) if dev.type != "cpu" else torch.float32
 
     if is_builtin:
+        from .tiny import ensure_builtin
+
         source = str(ensure_builtin(spec[len("builtin:") :], kind="vqa"))
         revision = None
     elif Path(os.path.expanduser(spec)).is_dir():
         source = str(Path(os.path.expanduser(spec)).resolve())
         revision = None
     else:
-        ensure_hub_model(spec, ["config.json"], revision=revision, token=token, what="VQA model")
         source = spec
 
     from transformers import AutoConfig

@@ -31,6 +31,7 @@ from benchmark.annotate.label_files import LABEL_FILES, LabelStore, key_part, re
 from benchmark.annotate.registry import (
     AnnotateContext,
     Annotator,
+    AnnotatorKind,
     WorkItem,
     default_annotators,
     is_disabled,
@@ -201,7 +202,7 @@ class _Plan:
     decoded: int = 0  # PNG files decoded by this call
 
 
-def _options(run_config: dict, given: dict) -> dict:
+def annotator_options(run_config: dict, given: dict) -> dict:
     """Annotator option values: those given (None = default), the run's defaults otherwise; the
     option of a ``many`` kind becomes a list (one string or object -> one model)."""
     chosen = dict(default_annotators(run_config))
@@ -215,10 +216,27 @@ def _options(run_config: dict, given: dict) -> dict:
     return chosen
 
 
-def _annotators(families: dict[str, str], scope: list[str], options: dict, images: _Images,
-                summary: AnnotationSummary) -> list[Annotator]:
-    """The annotators the tasks of ``scope`` need, in annotator-kind order; disabled ones are
-    counted in ``summary.skipped``; every model spec is checked (one line) before any work."""
+@dataclass
+class AnnotatorChoice:
+    """One annotator kind the tasks of a scope need: the suites it serves, the option's value
+    and the annotators made from it (none when the option is disabled)."""
+
+    kind: AnnotatorKind
+    suites: list[str]
+    value: Any
+    annotators: list[Annotator]
+
+    @property
+    def models(self) -> list[str] | str | None:
+        names = [a.name for a in self.annotators]
+        return names if self.kind.many else (names[0] if names else None)
+
+
+def choose_annotators(families: dict[str, str], scope: list[str], options: dict) -> tuple[list[AnnotatorChoice],
+                                                                                          list[str]]:
+    """The annotators the tasks of ``scope`` need, in annotator-kind order, each model spec
+    checked (one line) before anything is loaded; and the suites no task annotates. Needs no
+    image, so ``run`` checks them before generating."""
     from benchmark.tasks import tasks_for_suites
 
     params: dict[str, dict[str, Any]] = {}
@@ -226,23 +244,36 @@ def _annotators(families: dict[str, str], scope: list[str], options: dict, image
         for kind_name, param in task.annotators.items():
             params.setdefault(kind_name, {}).update({s: param for s in suites})
     covered = {s for p in params.values() for s in p}
-    for s in scope:
-        if s not in covered:
-            summary.unannotated_suites.append(s)
-            summary.skipped[f"no annotator: {s}"] = len(images.ids_of([s]))
-    out: list[Annotator] = []
+    choices = []
     for kind in [k for k in list_annotator_kinds() if k.name in params]:
         value = options.get(kind.option)
         models = [m for m in (value if kind.many else [value]) if not is_disabled(m)]
-        summary.annotators[kind.option] = [model_name(m) for m in models] if kind.many else \
-            (None if not models else (value if isinstance(value, str) else model_name(value)))
-        if not models:
-            summary.skipped[f"{kind.name} images ({kind.option} disabled)"] = len(images.ids_of(params[kind.name]))
         settings = {k: options[k] for k in kind.settings if options.get(k) is not None}
+        made = []
         for m in models:
             annotator = kind.factory(m, params[kind.name], **settings)
             annotator.check()
-            out.append(annotator)
+            made.append(annotator)
+        choices.append(AnnotatorChoice(kind, list(params[kind.name]), value, made))
+    return choices, [s for s in scope if s not in covered]
+
+
+def _annotators(families: dict[str, str], scope: list[str], options: dict, images: _Images,
+                summary: AnnotationSummary) -> list[Annotator]:
+    """:func:`choose_annotators`, with disabled ones and suites no task annotates counted in
+    ``summary``."""
+    choices, unannotated = choose_annotators(families, scope, options)
+    for s in unannotated:
+        summary.unannotated_suites.append(s)
+        summary.skipped[f"no annotator: {s}"] = len(images.ids_of([s]))
+    out: list[Annotator] = []
+    for c in choices:
+        models = [m for m in (c.value if c.kind.many else [c.value]) if not is_disabled(m)]
+        summary.annotators[c.kind.option] = [model_name(m) for m in models] if c.kind.many else \
+            (None if not models else (c.value if isinstance(c.value, str) else model_name(c.value)))
+        if not models:
+            summary.skipped[f"{c.kind.name} images ({c.kind.option} disabled)"] = len(images.ids_of(c.suites))
+        out.extend(c.annotators)
     return out
 
 
@@ -267,7 +298,7 @@ def _plan(run_dir: Path, given: dict, *, suites: Any, force: bool, device: str |
         summary.skipped["nsfw"] = int(nsfw.sum())
     images = _Images(run_dir, in_scope[~nsfw.to_numpy()])
     summary.n_images = len(images.rows)
-    annotators = _annotators(families, scope, _options(run_config, given), images, summary)
+    annotators = _annotators(families, scope, annotator_options(run_config, given), images, summary)
     ctx = AnnotateContext(run_dir, device=device, batch_size=batch_size,
                           configs=configs_of_record(run_config.get("probes")), families=families)
     stores = _stores(run_dir, annotators, manifest, scope, force)

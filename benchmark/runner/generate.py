@@ -440,6 +440,34 @@ def generate(run_dir: str | Path, model: Any, probes: pd.DataFrame, *, batch_siz
     return summary
 
 
+@dataclass
+class ChosenProbes:
+    """The probes a run generates: the probe set's record (source, revision, configs), every
+    probe of the chosen suites, and the ``--limit`` subset."""
+
+    suites: list[str]
+    record: dict
+    all_probes: pd.DataFrame
+    limited: pd.DataFrame
+
+
+def choose_probes(probes: Any, probes_revision: str | None, suites: Sequence[str] | None,
+                  limit_per_suite: int | None) -> ChosenProbes:
+    """Open the probe set (``probes``: None for the built-in probes, a probe dataset folder or a
+    Hub dataset ID at ``probes_revision``; :func:`benchmark.probes.source.open_probe_set`),
+    check the suites (an unknown one fails here) and refuse a probe config no task can score."""
+    from benchmark.probes.source import open_probe_set
+    from benchmark.tasks import check_probe_config
+
+    probe_set = open_probe_set(probes, probes_revision)
+    suites = probe_set.check_suites(list(suites) if suites else probe_set.suites())
+    record = probe_set.record(suites)
+    for family, config in record["configs"].items():
+        check_probe_config(family, config)
+    all_probes = build_probes(suites, None, probe_set)
+    return ChosenProbes(list(suites), record, all_probes, limit_probes(all_probes, limit_per_suite))
+
+
 def run_generation(run_dir: str | Path, model_spec: str, suites: Sequence[str] | None,
                    limit_per_suite: int | None = None,
                    batch_size: int = DEFAULT_BATCH_SIZE, *, revision: str | None = None, device: str | None = None,
@@ -454,19 +482,11 @@ def run_generation(run_dir: str | Path, model_spec: str, suites: Sequence[str] |
     ``benchmark.models.load_text_to_image`` (on this process's device under ``accelerate
     launch``), then calls ``generate``.
     """
-    from benchmark.probes.source import open_probe_set
-    from benchmark.tasks import check_probe_config
-
     timer = StageTimer()
     state = process_state()
     with timer.stage("probes"):
-        probe_set = open_probe_set(probes, probes_revision)
-        suites = probe_set.check_suites(list(suites) if suites else probe_set.suites())
-        record = probe_set.record(suites)
-        for family, config in record["configs"].items():
-            check_probe_config(family, config)
-        all_probes = build_probes(suites, None, probe_set)
-        limited = limit_probes(all_probes, limit_per_suite)
+        chosen = choose_probes(probes, probes_revision, suites, limit_per_suite)
+        record, all_probes, limited = chosen.record, chosen.all_probes, chosen.limited
     # Cheap checks first: a folder made with other arguments fails before any model is loaded.
     early = make_run_config(model_spec=model_spec, revision_requested=revision, model_id=None, revision=None,
                             settings=None, probes=limited, limit_per_suite=limit_per_suite, batch_size=batch_size,

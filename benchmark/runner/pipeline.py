@@ -35,9 +35,17 @@ def run_audit(run_dir: str | Path, model_spec: str, suites: Sequence[str], *, li
     """Audit ``model_spec`` on ``suites`` of the probe set ``probes`` (None: the built-in probes;
     a probe dataset folder or a Hub dataset ID at ``probes_revision``) into ``run_dir``;
     returns where results and report are."""
+    from benchmark.runner.preflight import preflight
+
     run_dir = Path(run_dir)
+    # every input checked before the first image; nothing written if one is wrong
+    plan = preflight(run_dir, model_spec, suites, limit_per_suite=limit_per_suite, batch_size=batch_size,
+                     revision=revision, device=device, dtype=dtype, overrides=overrides, annotators=annotators,
+                     probes=probes, probes_revision=probes_revision)
     if is_builtin(model_spec):
         print(f"WARNING: {model_spec}: {BUILTIN_WARNING}", file=sys.stderr)
+    if progress and process_state().is_main_process:
+        print(plan.format(), file=sys.stderr)
     gen = run_generation(run_dir, model_spec, suites, limit_per_suite, batch_size, revision=revision, device=device,
                          dtype=dtype, overrides=overrides, progress=progress, probes=probes,
                          probes_revision=probes_revision)

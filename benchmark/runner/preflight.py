@@ -1,0 +1,156 @@
+"""Checks before work: everything ``t2ibench run`` will need, checked before the first image;
+and, for the later stages, that the stage before has run.
+
+:func:`preflight` opens the probe set, checks the run folder's arguments, resolves the
+generator (spec, Hub cache or reachability, gated access, pipeline class, ``--set`` names and
+value types, ``--revision`` and ``--dtype`` that cannot apply) and every annotator the run's
+tasks will use (CLIP encoders, VQA, detector, skin tone), and returns an :class:`AuditPlan`
+to print. It writes nothing: a bad argument costs seconds and leaves no half-made folder.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from benchmark import run_folder as rf
+from benchmark.results import RESULTS_FILE
+
+__all__ = ["AuditPlan", "preflight", "check_stage_inputs", "StageOrderError"]
+
+
+class StageOrderError(rf.RunFolderError):
+    """A stage was asked to run on a folder the stage before has not finished."""
+
+
+@dataclass
+class AuditPlan:
+    """What a run will do: per suite the images it generates (and how many exist already), the
+    generator and its settings, the annotators, and a time estimate from rates this run
+    folder measured (None when it has measured none yet)."""
+
+    run_dir: Path
+    model: str
+    pipeline: str
+    settings: dict
+    images: dict[str, int]
+    done: int
+    annotators: dict[str, Any]
+    unannotated: list[str] = field(default_factory=list)
+    seconds_per_image: float | None = None
+    annotate_images_per_second: float | None = None
+
+    @property
+    def n_images(self) -> int:
+        return sum(self.images.values())
+
+    def estimate_seconds(self) -> float | None:
+        if self.seconds_per_image is None:
+            return None
+        todo = max(self.n_images - self.done, 0)
+        annotate = todo / self.annotate_images_per_second if self.annotate_images_per_second else 0.0
+        return todo * self.seconds_per_image + annotate
+
+    def format(self) -> str:
+        suites = ", ".join(f"{s} {n}" for s, n in self.images.items())
+        rows = [("model", f"{self.model} ({self.pipeline})")]
+        if self.settings:
+            rows.append(("settings", ", ".join(f"{k}={v!r}" for k, v in self.settings.items())))
+        for option, models in self.annotators.items():
+            rows.append((option, (", ".join(models) if isinstance(models, list) else models) or "disabled"))
+        if self.unannotated:
+            rows.append(("not scored", f"{', '.join(self.unannotated)} (no task annotates them)"))
+        seconds = self.estimate_seconds()
+        if self.done >= self.n_images:
+            rows.append(("time", "every image is generated already"))
+        elif seconds is None:
+            rows.append(("time", "no estimate yet (no rate measured in this run folder)"))
+        else:
+            rows.append(("time", f"about {_duration(seconds)} left, at the {self.seconds_per_image:.2f} s/image "
+                                 "this run folder measured"))
+        width = max(len(k) for k, _ in rows) + 1
+        head = (f"plan: {self.n_images} images in {len(self.images)} suite(s) ({suites})"
+                + (f", {self.done} already in {self.run_dir}" if self.done else ""))
+        return "\n".join([head] + [f"  {k + ':':<{width}} {v}" for k, v in rows])
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def _measured_rates(run_dir: Path) -> tuple[int, float | None, float | None]:
+    """(images already generated, seconds per image they took, annotate images per second)."""
+    if not (run_dir / rf.CONFIG_FILE).is_file():
+        return 0, None, None
+    rows = rf.scan_batches(run_dir, check_files=False)
+    spent = {}
+    for r in rows:  # batch_seconds is repeated on every row of its batch
+        if r.get("batch_seconds") is not None:
+            spent[r.get("batch") or r.get("image_path")] = float(r["batch_seconds"])
+    per_image = sum(spent.values()) / len(rows) if rows and spent else None
+    annotate = None
+    try:
+        total = json.loads((run_dir / rf.TIMINGS_FILE).read_text()).get("annotate/total") or {}
+        annotate = float(total["images_per_second"]) if total.get("images_per_second") else None
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    return len(rows), per_image, annotate
+
+
+def preflight(run_dir: str | Path, model_spec: str, suites: Sequence[str] | None, *,
+              limit_per_suite: int | None = None, batch_size: int | None = None, revision: str | None = None,
+              device: str | None = None, dtype: str | None = None, overrides: dict | None = None,
+              annotators: dict | None = None, probes: Any = None,
+              probes_revision: str | None = None) -> AuditPlan:
+    """Check every input of ``run_audit`` (same arguments) and return the plan; raises a
+    one-line ``ValueError`` (``ModelSpecError``, ``RunFolderError``...) on the first problem."""
+    from benchmark.models.text_to_image import check_text_to_image
+    from benchmark.probes.source import suite_families
+    from benchmark.runner.annotate import annotator_options, choose_annotators
+    from benchmark.runner.generate import DEFAULT_BATCH_SIZE, EARLY_IDENTITY_KEYS, choose_probes, make_run_config
+
+    run_dir = Path(run_dir)
+    chosen = choose_probes(probes, probes_revision, suites, limit_per_suite)
+    early = make_run_config(model_spec=model_spec, revision_requested=revision, model_id=None, revision=None,
+                            settings=None, probes=chosen.limited, limit_per_suite=limit_per_suite,
+                            batch_size=batch_size or DEFAULT_BATCH_SIZE, probe_record=chosen.record)
+    rf.check_run_config(run_dir, early, EARLY_IDENTITY_KEYS, model_keys=("spec", "revision_requested"))
+    pipeline = check_text_to_image(model_spec, revision=revision, device=device, dtype=dtype, overrides=overrides)
+
+    run_config = rf.read_run_config(run_dir) or {"model": {"spec": model_spec}}
+    families = suite_families(chosen.record, chosen.suites)
+    choices, unannotated = choose_annotators(families, chosen.suites,
+                                             annotator_options(run_config, dict(annotators or {})))
+    done, per_image, annotate_rate = _measured_rates(run_dir)
+    counts = chosen.limited["suite"].value_counts()
+    return AuditPlan(run_dir=run_dir, model=model_spec, pipeline=pipeline, settings=dict(overrides or {}),
+                     images={s: int(counts.get(s, 0)) for s in chosen.suites}, done=done,
+                     annotators={c.kind.option: c.models for c in choices}, unannotated=unannotated,
+                     seconds_per_image=per_image, annotate_images_per_second=annotate_rate)
+
+
+def check_stage_inputs(run_dir: str | Path, stage: str) -> None:
+    """One line naming the command to run first when ``stage`` (annotate / score / report)
+    finds the stage before unfinished in ``run_dir``."""
+    run_dir = Path(run_dir)
+    if stage in ("annotate", "score", "report") and not (run_dir / rf.MANIFEST_FILE).is_file():
+        raise StageOrderError(f"{run_dir} has no generated images yet: run `t2ibench run MODEL --out {run_dir}` "
+                              "first")
+    if stage == "score" and not _annotation_finished(run_dir):
+        raise StageOrderError(f"{run_dir} has not been annotated: run `t2ibench annotate {run_dir}` first")
+    if stage == "report" and not (run_dir / RESULTS_FILE).is_file():
+        raise StageOrderError(f"{run_dir} has not been scored: run `t2ibench score {run_dir}` first")
+
+
+def _annotation_finished(run_dir: Path) -> bool:
+    """The annotate stage records its total when it finishes (timings.json ``annotate/total``)."""
+    try:
+        return "annotate/total" in json.loads((run_dir / rf.TIMINGS_FILE).read_text())
+    except (OSError, ValueError):
+        return False
