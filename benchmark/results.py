@@ -23,6 +23,7 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
+from benchmark.models.defaults import is_builtin
 from benchmark.scores.metadata import SCORE_METADATA, get_metadata
 
 SCHEMA_VERSION = "1.0"
@@ -30,6 +31,9 @@ RESULTS_FILE = "results.json"
 SCHEMA_FILE = "results_schema.json"
 PACKAGE_NAME = "t2i-bias-benchmark"
 BUILTIN_WARNING = "Scores from a tiny random-weight model: meaningless, for testing the pipeline only."
+#: the first line of results and report when the model is real but a label came from a built-in annotator
+BUILTIN_ANNOTATORS_WARNING = ("Labels from built-in tiny random-weight annotators: the scores are meaningless, "
+                              "for testing the pipeline only.")
 # score_entry's note for a percentile interval that misses its estimate; `t2ibench validate`
 # accepts such an interval only for absolute-value scores carrying this note.
 CI_EXCLUDES_ESTIMATE_NOTE = ("the percentile interval does not contain the estimate: resampling biases scores built "
@@ -195,17 +199,41 @@ def now_iso() -> str:
 # --------------------------------------------------------------------------- the document
 
 
+def builtin_annotators(doc: Mapping) -> list[str]:
+    """The built-in tiny random-weight models among the annotators of ``doc`` (sorted):
+    ``annotators[*]`` (annotator, encoder) and the score entries' annotator / estimator."""
+    found: set[str] = set()
+    for key, fields in (("annotators", ("annotator", "encoder", "estimator")), ("scores", ("annotator", "estimator"))):
+        items = doc.get(key) if isinstance(doc, Mapping) else None
+        for item in items if isinstance(items, list) else []:
+            if isinstance(item, Mapping):
+                found.update(str(item[f]).strip() for f in fields if isinstance(item.get(f), str) and is_builtin(item[f]))
+    return sorted(found)
+
+
+def results_warning(model: Mapping, annotators: list, scores: list) -> str | None:
+    """The warning a results document opens with: a built-in generator, else a built-in annotator."""
+    if model.get("builtin"):
+        return BUILTIN_WARNING
+    if builtin_annotators({"annotators": annotators, "scores": scores}):
+        return BUILTIN_ANNOTATORS_WARNING
+    return None
+
+
 def build_results(*, model: Mapping, package_version: str, suites: list, settings: Mapping, seeds: Mapping,
                   scoring: Mapping, hardware: Mapping, timings: Mapping, annotators: list, scores: list,
                   details: Mapping, notes: list, run: Mapping | None = None, created: str | None = None,
                   probes: Mapping | None = None) -> dict:
-    """The results document in its fixed key order (``warning`` first for a built-in model).
+    """The results document in its fixed key order (``warning`` first, and first of the notes,
+    for a built-in model or annotator: :func:`results_warning`).
 
     ``probes`` says which probe set was audited (kind, source, revision, fingerprint): results
     on different probe sets are never compared."""
     doc: dict[str, Any] = {}
-    if model.get("builtin"):
-        doc["warning"] = BUILTIN_WARNING
+    warning = results_warning(model, annotators, scores)
+    if warning:
+        doc["warning"] = warning
+        notes = [warning] + [n for n in notes if n != warning]
     doc.update({
         "schema_version": SCHEMA_VERSION,
         "model": dict(model),

@@ -31,6 +31,7 @@ from typing import Any
 
 from benchmark.models.defaults import is_builtin
 from benchmark.results import (
+    builtin_annotators,
     CI_EXCLUDES_ESTIMATE_NOTE,
     SCHEMA_VERSION,
     UnreadableResults,
@@ -150,18 +151,6 @@ def one_line(text: Any, limit: int = MAX_LINE_CHARS) -> str:
 
 
 # --------------------------------------------------------------------------- provenance
-
-
-def builtin_annotators(doc: Mapping) -> list[str]:
-    """The built-in tiny random-weight models among the annotators of ``doc`` (sorted):
-    ``annotators[*]`` (annotator, encoder) and the score entries' annotator / estimator."""
-    found: set[str] = set()
-    for key, fields in (("annotators", ("annotator", "encoder", "estimator")), ("scores", ("annotator", "estimator"))):
-        items = doc.get(key) if isinstance(doc, Mapping) else None
-        for item in items if isinstance(items, list) else []:
-            if isinstance(item, Mapping):
-                found.update(str(item[f]).strip() for f in fields if isinstance(item.get(f), str) and is_builtin(item[f]))
-    return sorted(found)
 
 
 def is_demo(doc: Mapping) -> bool:

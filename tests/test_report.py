@@ -290,3 +290,21 @@ def test_value_text():
     assert text.short_value_text({**e, "ci": {"low": 0.2, "high": 0.2}}) == "0.123 (zero-width CI)"
     assert text.short_estimator("mean over 6 encoders: openai/clip-vit-base-patch32, ...") == "mean over 6 encoders"
     assert text.short_estimator("Salesforce/blip2-opt-2.7b") == "blip2-opt-2.7b"
+
+
+def test_a_real_model_labelled_by_builtin_annotators_says_so_on_the_first_line(tmp_path):
+    rng = np.random.default_rng(2)
+    dalle = build_suite("dalleval_bias")
+    dalle = dalle[dalle["profession"].isin(list(dict.fromkeys(dalle["profession"]))[:2])]
+    run = tmp_path / "run"
+    write_run(run, [dalle], model="someorg/real-model", builtin=False)
+    _write_images(run)
+    rows = _gender_rows(dalle, rng, False)
+    for r in rows:
+        r["annotator"] = "builtin:tiny-vqa"
+    write_labels(run, "gender", rows)
+    results = score_run(run, n_resamples=50, report=True)
+    assert not results["model"].get("builtin")
+    assert results["warning"] == res.BUILTIN_ANNOTATORS_WARNING == results["notes"][0]
+    assert res.BUILTIN_ANNOTATORS_WARNING in _md(run).splitlines()[0]
+    assert res.validate_results(results) == []

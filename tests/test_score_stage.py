@@ -449,3 +449,14 @@ def test_mcas_limited_targets_and_undefined_amplification(tmp_path):
     assert res.validate_results(results) == []
     table = pd.read_parquet(run / "scores" / "mcas_per_target.parquet")
     assert sorted(table["target"]) == sorted(keep) and table["bias_amplification"].isna().all()
+
+
+def test_a_suite_whose_every_image_was_flagged_says_so_not_missing_labels(tmp_path):
+    single = build_suite("pst_single").iloc[:6]
+    run = tmp_path / "run"
+    write_run(run, [single], nsfw_ids=list(single["probe_id"]))  # no label file: nothing was left to label
+    results = score_run(run, n_resamples=20)
+    suite = next(s for s in results["suites"] if s["name"] == "pst_single")
+    assert suite["status"] != "scored" and suite["excluded"]["nsfw"] == 6
+    assert suite["reason"] == "every one of its 6 images was flagged by the safety checker and left out"
+    assert not any("missing" in str(e.get("reason")) for e in results["scores"])

@@ -114,8 +114,6 @@ def _status_notes(ctx: ScoringContext) -> None:
 def _results(ctx: ScoringContext, details: dict, options: ScoringOptions, seconds: float) -> dict:
     cfg = ctx.config
     model = _model_block(cfg, ctx.manifest)
-    if model["builtin"]:
-        ctx.notes.insert(0, res.BUILTIN_WARNING)
     settings = _settings(cfg, ctx.manifest)
     timings = res.read_timings(ctx.run_dir)
     timings["score"] = round(seconds, 3)

@@ -156,12 +156,15 @@ class ScoringContext:
     def labels_for(self, kind: str, suite: str) -> tuple[pd.DataFrame | None, str | None]:
         """Label rows of ``kind`` for the kept (non-NSFW) images of ``suite``, joined with their
         probe fields; or (None, reason)."""
+        imgs = self.suite_images(suite)
+        if imgs.empty:  # before the label file: an all-excluded suite has no labels to miss
+            st = self.status.get(suite)
+            n = st.excluded.get("nsfw", 0) if st is not None else 0
+            return None, (f"every one of its {n} images was flagged by the safety checker and left out" if n
+                          else "no images in manifest.parquet")
         df = self.label(kind)
         if df is None:
             return None, self.missing(kind)
-        imgs = self.suite_images(suite)
-        if imgs.empty:
-            return None, "every image was excluded (nsfw)"
         rows = df[df["probe_id"].isin(imgs.index)]
         if rows.empty:
             return None, f"no rows for this suite in {get_label_file(kind).relpath}"
