@@ -1,4 +1,4 @@
-"""Benchmark: image generation and CLIP embedding speed (issue 8), on a GPU or, with --tiny, a CPU.
+"""Benchmark: image generation and CLIP embedding speed, on a GPU or, with --tiny, a CPU.
 
 Builds SD 1.5 (512 px), SD 2.1 (768-v) and SDXL base (1024 px) pipelines and CLIP ViT-L/14
 from their published configs (``bench/configs/*.json``) with random weights (the compute

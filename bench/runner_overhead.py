@@ -1,4 +1,4 @@
-"""Benchmark: the runner's own cost per image, beside the model's (issue 8, CPU part).
+"""Benchmark: the runner's own cost per image, beside the model's (the CPU part).
 
 Generates the same probes twice with ``builtin:tiny-sd`` on the CPU:
 

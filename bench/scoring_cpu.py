@@ -1,4 +1,4 @@
-"""Benchmark: scoring a full-size audit on the CPU (issue 8 target: under 60 s).
+"""Benchmark: scoring a full-size audit on the CPU (target: under 60 s).
 
 Builds a synthetic run folder the size of a full audit and times
 ``benchmark.runner.score.score_run`` on it, per suite:
@@ -11,7 +11,7 @@ Builds a synthetic run folder the size of a full audit and times
   (``benchmark.runner.annotate``, ``benchmark.annotate.*``) with random answers, cosines
   and embeddings in place of model outputs: GEP C / CC / CLS rows from random CLIP
   ViT-L/14-sized embeddings (the CLS classifiers are really trained), VQA gender and
-  attribute answers, skin tone, and MCAS embeddings for the six seed-004 encoders at
+  attribute answers, skin tone, and MCAS embeddings for the six Generated Bias encoders at
   their real widths.
 
 The labels are random, so the scores are meaningless; the work done (rows, groups,
@@ -186,7 +186,7 @@ def write_labels(run_dir: Path, probes: pd.DataFrame, rng: np.random.Generator) 
         angle = float(rng.uniform(min(MST_ITA), max(MST_ITA))) if face else None
         skin.append({"probe_id": r["probe_id"], "face_found": face, "ita": angle,
                      "mst": None if angle is None else nearest_mst(angle), "n_faces": int(face), "annotator": skin_name})
-    # MCAS: image and text embeddings for each of the six seed-004 encoders.
+    # MCAS: image and text embeddings for each of the six Generated Bias encoders.
     mcas = probes[probes["suite"].map(family) == "mcas"].reset_index(drop=True)
     texts = mcas_text_table()
     embeddings = []

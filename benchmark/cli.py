@@ -292,7 +292,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--encoder", help="CLIP encoder for GEP (default open_clip:ViT-L-14:openai; builtin:tiny-clip "
                        "for builtin models)")
         p.add_argument("--mcas-encoders", nargs="+", help="CLIP encoders averaged for MCAS / Diffusion Bias "
-                       "(default: the six OpenAI CLIPs of seed 004)")
+                       "(default: the six OpenAI CLIPs of Generated Bias)")
         p.add_argument("--vqa", help="VQA model for gender / attribute questions (default Salesforce/blip2-opt-2.7b)")
         p.add_argument("--detector", help="object detector for PaintSkills: a DETR Hub ID or folder (default "
                        "facebook/detr-resnet-50; builtin:tiny-detr for builtin models; a folder from "

@@ -157,18 +157,18 @@ def _instructions_md(question_types: list[str], suites: list[str]) -> str:
 
     parts = []
     if "attribute" in question_types and any(s.startswith("gep") for s in suites):
-        parts += ["**GEP attribute questions** (seed 000, Sec. 5 and Appendix B): "
+        parts += ["**GEP attribute questions** (GEP, Sec. 5 and Appendix B): "
                   f"\u201c{q.GEP_QUESTION.replace('{phrase}', '[a]')}\u201d, answers Yes / No. Instructions:",
                   "\n".join(f"> {t}" for t in q.GEP_INSTRUCTIONS)]
     if any(t in question_types for t in ("gender_single", "gender_paired")) and any(s.startswith("pst") for s in suites):
-        parts += ["**PST perceived gender** (seed 002, Appendix C.2, Table 10), answers Feminine / Masculine / "
+        parts += ["**PST perceived gender** (PST, Appendix C.2, Table 10), answers Feminine / Masculine / "
                   "Cannot Identify:",
                   f"> {q.PST_PREAMBLE}",
                   f"> Single: {q.PST_SINGLE_INSTRUCTION} \u201c{q.PST_SINGLE_QUESTION.replace('{identity}', '{id}')}\u201d",
                   f"> Paired: {q.PST_PAIRED_INSTRUCTION} "
                   f"\u201c{q.PST_PAIRED_QUESTION.replace('{identity}', '{id}').replace('{position}', 'left/right')}\u201d"]
     if "dalleval_bias" in suites:
-        parts += ["**DALL-Eval** (seed 001, Sec. 4.2.3; the paper prints no wording for humans, so the "
+        parts += ["**DALL-Eval** (DALL-Eval, Sec. 4.2.3; the paper prints no wording for humans, so the "
                   "instructions are this benchmark's): gender \u201c"
                   f"{q.DALLEVAL_GENDER_QUESTION}\u201d (Male / Female / Cannot Identify), attributes \u201c"
                   f"{q.DALLEVAL_ATTRIBUTE_QUESTION.replace('{attribute}', 'A')}\u201d (Yes / No), skin tone \u201c"
@@ -223,9 +223,9 @@ def labels_card(info: dict, *, license: str, setting: str, pay: str, embed_image
         ("- Annotators who did not pass the qualification test are left out: "
          f"{len(info['flagged'])}." if info["flagged"] else
          "- No annotator was left out for the qualification test (none failed, or none was given)."),
-        "- The papers' setting for comparison: GEP (seed 000) three Amazon Mechanical Turk workers per item in the "
+        "- The papers' setting for comparison: GEP three Amazon Mechanical Turk workers per item in the "
         "United States, $0.17 per 10 (image, attribute) pairs ($12-15 per hour), a six-image qualification test per "
-        "attribute; PST (seed 002) three MTurk workers in the US or UK, $0.10 per image.",
+        "attribute; PST three MTurk workers in the US or UK, $0.10 per image.",
         "## Agreement",
         "Majority of the answers per item (ties kept as null); Fleiss' kappa (statsmodels) and Krippendorff's "
         "alpha (krippendorff) per question type, computed by `t2ibench agreement`:",

@@ -1,4 +1,4 @@
-"""Build the PaintSkills dataset (DALL-Eval, seed 001 Sec. 3) as a Hub-layout folder:
+"""Build the PaintSkills dataset (DALL-Eval, DALL-Eval Sec. 3) as a Hub-layout folder:
 one config per skill, splits train / test, rendered images with COCO-style boxes.
 
     python -m dataset_builders.paintskills --out DIR [--skills object count spatial]

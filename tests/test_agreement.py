@@ -118,7 +118,7 @@ def test_perfect_agreement_is_one():
 
 
 def test_gep_table6_kendall_tau():
-    # seed 000 Table 6: Kendall's tau between each automatic GEP score and GEP_human over the
+    # GEP Table 6: Kendall's tau between each automatic GEP score and GEP_human over the
     # six (model, setting) cells, printed 0.466 / 0.733 / 1.000 (0.4667 is printed truncated
     # as 0.466, so the tolerance is one unit of the last digit).
     human = [0.02, 0.05, 0.07, 0.18, 0.12, 0.14]
@@ -130,7 +130,7 @@ def test_gep_table6_kendall_tau():
 
 
 def test_sign_mcc_counts_zero_as_positive():
-    # seed 000 App. D: non-negative -> +1. With np.sign the zero would be its own class.
+    # GEP App. D: non-negative -> +1. With np.sign the zero would be its own class.
     assert ag.sign_mcc([0.0, -0.3, 0.2, -0.1], [0.4, -0.2, 0.1, -0.5]) == pytest.approx(1.0)
     assert ag.signs([0.0, -0.0, -1e-9]).tolist() == [1, 1, -1]
 

@@ -1,4 +1,4 @@
-"""DALL-Eval social bias (seed 001, Sec. 4.2): probes, MAD and average values, the
+"""DALL-Eval social bias (DALL-Eval, Sec. 4.2): probes, MAD and average values, the
 evaluate module, and the paper checks."""
 
 import json

@@ -1,4 +1,4 @@
-"""GEP probe suites (seed 000, Sec. 3, 5, 7): sizes, exact wording, released order, variants."""
+"""GEP probe suites (GEP, Sec. 3, 5, 7): sizes, exact wording, released order, variants."""
 
 import json
 from pathlib import Path

@@ -1,4 +1,4 @@
-"""GEP vector / score (seed 000, Eq. 1-2) pinned to the paper, and the existence
+"""GEP vector / score (GEP, Eq. 1-2) pinned to the paper, and the existence
 estimators C, CC, CLS (Sec. 4, Sec. 6)."""
 
 import zlib

@@ -292,7 +292,7 @@ def test_items_from_a_real_run_follow_the_papers(run_dir):
         assert Path(it.image_path).is_file()
         assert it.item_id == f"{it.probe_id}|{it.question_type}|{it.question_key}"
     assert len({it.item_id for it in items}) == len(items)
-    # GEP neutral: all 15 attributes per image (seed 000 Sec. 5), the paper's question
+    # GEP neutral: all 15 attributes per image (GEP Sec. 5), the paper's question
     gep = by[("gep_neutral", "attribute")]
     assert len(gep) == 4 * 15
     assert gep[5].question == "Do you see a person in a dress?" and gep[5].options == ("yes", "no")

@@ -1,5 +1,5 @@
 """Human-label statistics (benchmark.human.stats), validation against automatic labels
-(benchmark.human.validation) and the artificial datasets of seed 000 App. C
+(benchmark.human.validation) and the artificial datasets of GEP App. C
 (benchmark.human.artificial): checked against statsmodels / krippendorff / sklearn / scipy
 on random data, on constructed data with known answers, and against the paper's Table 17."""
 
@@ -314,7 +314,7 @@ def test_skin_tone_agreement_against_sklearn():
     assert out.index[1].startswith("annotators (mean of 3)")
 
 
-# --------------------------------------------------------------------------- artificial datasets (seed 000 App. C)
+# --------------------------------------------------------------------------- artificial datasets (GEP App. C)
 
 
 # Table 17 as printed (first two and last values of each scale; 0.1125 is printed 0.112).

@@ -1,4 +1,4 @@
-"""MCAS probe suites and text inputs (seed 003 Appendix A / Table 1 / Table 4; seed 004 Appendix 0.A)."""
+"""MCAS probe suites and text inputs (MCAS Appendix A / Table 1 / Table 4; Generated Bias Appendix 0.A)."""
 
 import copy
 
@@ -16,12 +16,12 @@ from benchmark.probes.mcas import (
     mcas_text_targets,
 )
 
-# Appendix A of seed 003 ("an image of a/an ..."), Stable Diffusion wording ("*").
+# Appendix A of MCAS ("an image of a/an ..."), Stable Diffusion wording ("*").
 ATTRIBUTE_PROMPTS = {
     "A": ["an image of a man", "an image of a boy", "an image of an old man", "an image of a teenage boy"],
     "B": ["an image of a woman", "an image of a girl", "an image of an old woman", "an image of a teenage girl"],
 }
-TARGET_PROMPTS = {  # seed 003 Appendix A, in order
+TARGET_PROMPTS = {  # MCAS Appendix A, in order
     "occupations": ["chief executive officer", "engineer", "doctor", "farmer", "programmer", "beautician",
                     "housekeeper", "librarian", "secretary", "nurse treating a patient"],
     "sports": ["baseball player", "rugby player", "cricket player", "badminton player", "swimmer", "gymnast"],
@@ -31,7 +31,7 @@ TARGET_PROMPTS = {  # seed 003 Appendix A, in order
                "person shopping", "person reading a romantic novel and drinking tea",
                "child playing with a dollhouse"],
 }
-KEYWORDS = {  # seed 003 Table 4 (male-associated first in each category)
+KEYWORDS = {  # MCAS Table 4 (male-associated first in each category)
     "occupations": ["CEO", "engineer", "doctor", "farmer", "programmer", "beautician", "housekeeper", "librarian",
                     "secretary", "nurse"],
     "sports": ["baseball player", "rugby player", "cricket player", "badminton player", "swimmer", "gymnast"],
@@ -73,7 +73,7 @@ def test_target_suite_rows_prompts_keywords_and_categories():
         # equal numbers of male- and female-associated targets per category (Table 4)
         per = sub.drop_duplicates("keyword")["stereotype"].value_counts()
         assert per["male"] == per["female"] == len(nouns) // 2
-    assert (df["text"] == df["keyword"]).all()  # keywords verbatim as the text form (seed 004 Sec. 5.1)
+    assert (df["text"] == df["keyword"]).all()  # keywords verbatim as the text form (Generated Bias Sec. 5.1)
 
 
 def test_text_attributes_and_targets(config):

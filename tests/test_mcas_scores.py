@@ -1,4 +1,4 @@
-"""MCAS, Diffusion Bias, Bias Amplification (seed 003 Eq. 1-2; seed 004 Eq. 1-5): pure
+"""MCAS, Diffusion Bias, Bias Amplification (MCAS Eq. 1-2; Generated Bias Eq. 1-5): pure
 functions, the evaluate module, the paper checks and an encoder path."""
 
 import math
@@ -78,7 +78,7 @@ def test_components_by_hand():
     # Make the text attributes differ from the image ones to separate ITP from ITA.
     emb2 = [[1.0, 0.2], [0.2, 1.0], [1.0, 0.0], [0.0, 1.0], [0.0, 1.0], [1.0, 0.0]]
     t2 = mcas_per_target(emb2, roles, ["CEO", "CEO", "", "", "", ""]).loc["CEO"]
-    # ITP = text targets x IMAGE attributes; ITA = image targets x TEXT attributes (seed 003).
+    # ITP = text targets x IMAGE attributes; ITA = image targets x TEXT attributes (MCAS).
     assert t2["ITP"] == pytest.approx(-x) and t2["ITA"] == pytest.approx(-x)
     assert t2["II"] == pytest.approx(x) and t2["TT"] == pytest.approx(x)
 
@@ -274,7 +274,7 @@ def test_paper_checks_pass_and_left_out_values_are_real_misprints():
     checks = mcas_checks.checks()
     assert len(checks) == 49 and all(c.passed for c in checks)
     table3, table4, table5 = mcas_checks.load_tables()
-    # seed 004 Table 4 alpha means of Stable Diffusion v2 do not follow from Table 3
+    # Generated Bias Table 4 alpha means of Stable Diffusion v2 do not follow from Table 3
     per_kw = mcas_checks.table3_for(table3, "sd2")
     summary = summarise(per_kw, by=per_kw["stereotype"].to_dict())
     assert summary.loc["male", "bias_amplification_mean"] == pytest.approx(1.6964, abs=1e-4)  # printed 3.15
@@ -286,7 +286,7 @@ def test_paper_checks_pass_and_left_out_values_are_real_misprints():
     summary = summarise(per_kw, by=per_kw["stereotype"].to_dict())
     assert summary.loc["female", "bias_amplification_mean"] == pytest.approx(139.78 / 14)
     assert summary.loc["all", "bias_amplification_mean"] == pytest.approx(5.73)
-    # seed 003 Table 5, DALL-E 2 male std: printed 0.0052, category rows give 0.0070
+    # MCAS Table 5, DALL-E 2 male std: printed 0.0052, category rows give 0.0070
     cats = table5[(table5["model"] == "dalle2") & (table5["category"] != "all categories")]
     assert cats["male_std"].mean() == pytest.approx(0.0070) and abs(cats["male_std"].mean() - 0.0052) > 0.0001
 

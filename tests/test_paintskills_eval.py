@@ -1,4 +1,4 @@
-"""PaintSkills evaluation (seed 001 Sec. 4.1, Table 2): the official rules on constructed
+"""PaintSkills evaluation (DALL-Eval Sec. 4.1, Table 2): the official rules on constructed
 detections, the ground-truth detector (oracle 100 %, shuffled near chance) on rendered
 scenes, a tiny random DETR loaded through from_pretrained, the evaluate module, the
 commands, and the suites inside `t2ibench run`.

@@ -19,7 +19,7 @@ EXPECTED_ROWS = {
     # the intervention prompt for all 800 occupation and 216 power pairs.
     "pst_single": 336,
     "pst_intervention": 1016,
-    # PaintSkills test splits (seed 001 Sec. 3.2), one image per scene
+    # PaintSkills test splits (DALL-Eval Sec. 3.2), one image per scene
     "paintskills_object": 2325,
     "paintskills_count": 2160,
     "paintskills_spatial": 2700,

@@ -1,4 +1,4 @@
-"""PST probe suites (seed 002, Wan & Chang): sizes, exact prompt wording, pairing and order,
+"""PST probe suites (PST, Wan & Chang): sizes, exact prompt wording, pairing and order,
 the fixed power-role draw, config variants, parquet / datasets round trip."""
 
 from collections import Counter

@@ -1,4 +1,4 @@
-"""STS (seed 002, Wan & Chang, Eq. 1-2): pinned to the paper's Table 14 / Table 2 numbers
+"""STS (PST, Wan & Chang, Eq. 1-2): pinned to the paper's Table 14 / Table 2 numbers
 through the pure functions and through the evaluate module; unidentifiable policies;
 input errors."""
 

@@ -1,4 +1,4 @@
-"""Skin tone on the Monk Skin Tone (MST) scale, as DALL-Eval (seed 001, Sec. 4.2.3).
+"""Skin tone on the Monk Skin Tone (MST) scale, as DALL-Eval (Sec. 4.2.3).
 
 Pipeline: detect faces -> take the largest face -> skin pixels inside its box ->
 CIELAB -> Individual Typology Angle ITA = atan((L* - 50) / b*) * 180 / pi of the

@@ -10,7 +10,7 @@ agreement.json:
   the items annotators disagree on (:mod:`benchmark.human.stats`);
 * automatic vs human majority: attribute ROC-AUC, GEP vectors, perceived gender, skin tone
   (:mod:`benchmark.human.validation`);
-* GEP estimators on the artificial datasets of seed 000 App. C
+* GEP estimators on the artificial datasets of GEP App. C
   (:mod:`benchmark.human.artificial`).
 
 :func:`agreement_markdown` returns the same Markdown for embedding in the run's report.
@@ -165,8 +165,8 @@ def format_markdown(t: dict) -> str:
                 if s["flagged_annotators_left_out"] else "") + "." + skipped_sentence(s)]
     parts += ["### Agreement between annotators",
               "Fleiss' kappa (statsmodels) over the items answered by `fleiss_raters` annotators; Krippendorff's "
-              "alpha (krippendorff) over every answer; skin tone also at the ordinal level (seed 000 Sec. 5, "
-              "seed 002 Table 1).",
+              "alpha (krippendorff) over every answer; skin tone also at the ordinal level (GEP Sec. 5, "
+              "PST Table 1).",
               markdown_table(t["inter_annotator"], ["question_type", "n_items", "n_items_multi", "n_annotators",
                                                     "n_answers", "fleiss_kappa", "fleiss_items", "fleiss_raters",
                                                     "alpha_nominal", "alpha_ordinal", "n_ties", "n_disagreements",
@@ -180,7 +180,7 @@ def format_markdown(t: dict) -> str:
         parts.append("None: every item answered alike.")
     if "attribute_auc_summary" in t:
         parts += ["### Attribute existence: automatic scores vs human majority",
-                  "ROC-AUC per attribute averaged over attributes (seed 000 Table 7); Cohen's kappa and accuracy "
+                  "ROC-AUC per attribute averaged over attributes (GEP Table 7); Cohen's kappa and accuracy "
                   "of the 0/1 label.",
                   markdown_table(t["attribute_auc_summary"])]
         per = t["attribute_auc"]
@@ -189,19 +189,19 @@ def format_markdown(t: dict) -> str:
             cells = per.assign(cell=per["roc_auc"].map(format_cell))
             wide = cells.pivot_table(index="attribute", columns="estimator", values="cell", aggfunc="first",
                                      sort=False).fillna("").reset_index()
-            parts += ["ROC-AUC per attribute (seed 000 Table 16):", markdown_table(wide)]
+            parts += ["ROC-AUC per attribute (GEP Table 16):", markdown_table(wide)]
     if "gep_agreement" in t:
-        parts += ["### GEP vectors: automatic vs human (seed 000 Tables 4, 19)",
+        parts += ["### GEP vectors: automatic vs human (GEP Tables 4, 19)",
                   markdown_table(t["gep_agreement"])]
     if "gender_kappa" in t:
-        parts += ["### Perceived gender: Cohen's kappa, VQA vs humans (seed 002 Table 12)",
+        parts += ["### Perceived gender: Cohen's kappa, VQA vs humans (PST Table 12)",
                   "`kappa_mean` averages the kappa with each human annotator (the paper's number).",
                   markdown_table(t["gender_kappa"])]
     if "skin_tone" in t:
         parts += ["### Skin tone (Monk Skin Tone): automatic vs humans", markdown_table(t["skin_tone"])]
     if "artificial" in t:
         st = t.get("artificial_settings", {})
-        parts += ["### GEP estimators on the artificial datasets (seed 000 App. C; Tables 5, 18, 19, 21)",
+        parts += ["### GEP estimators on the artificial datasets (GEP App. C; Tables 5, 18, 19, 21)",
                   f"{len(t['artificial_examples'])} examples, {len(t['artificial_skipped'])} skipped "
                   f"(scales {st.get('scales')}, {st.get('n_per_scale')} per attribute and scale, random state "
                   f"{st.get('random_state')}). Kendall's tau-b / MCC of signs (Table 5), Pearson (Table 19):",
@@ -251,7 +251,7 @@ def register(subparsers) -> None:
         "agreement", help="agreement between human annotators, and automatic labels vs humans",
         description="Fleiss' kappa and Krippendorff's alpha per question type, disagreements, automatic labels "
                     "against the human majority (ROC-AUC, GEP vectors, Cohen's kappa, skin tone) and the GEP "
-                    "estimators on seed 000's artificial datasets; writes RUN_DIR/report/agreement.md and .json.")
+                    "estimators on GEP's artificial datasets; writes RUN_DIR/report/agreement.md and .json.")
     p.add_argument("run_dir", metavar="RUN_DIR", help="a run folder with human labels (t2ibench annotate-ui)")
     p.add_argument("--include-flagged", action="store_true",
                    help="keep annotators who did not pass the qualification test")

@@ -1,4 +1,4 @@
-"""The artificial datasets of seed 000 (Sec. 6 "Data", App. C, Table 17) built from a
+"""The artificial datasets of GEP (Sec. 6 "Data", App. C, Table 17) built from a
 human-labelled run, and the comparison of automatic GEP estimators on them (Tables 5, 8, 9,
 18, 19, 21).
 
@@ -46,7 +46,7 @@ import pandas as pd
 from benchmark.human.validation import GEP_VECTOR_SUITES, human_attribute_labels
 from benchmark.scores.agreement import UndefinedStatisticWarning, vector_agreement
 
-#: Seed 000 Table 17: the scales of differences.
+#: GEP Table 17: the scales of differences.
 TABLE17_SCALES = (1.0, 0.5, 0.25, 0.125)
 #: App. C: differences sampled per attribute and scale.
 SAMPLES_PER_SCALE = 10
@@ -117,7 +117,7 @@ def build_artificial_dataset(pool: pd.DataFrame, *, scales: Sequence[float] = TA
                              n_per_scale: int = SAMPLES_PER_SCALE, group_size: int | None = None,
                              replace: bool = False, random_state: int = 0, model: str = "run",
                              attributes: Sequence[str] | None = None) -> ArtificialDataset:
-    """Seed 000 App. C from an :func:`image_pool`: for each attribute and each scale,
+    """GEP App. C from an :func:`image_pool`: for each attribute and each scale,
     ``n_per_scale`` differences sampled from the scale (Table 17), each realised by a group
     of women's and a group of men's images (see the module docstring for the choices)."""
     base = {"probe_id", "attribute", "group", "human"}
@@ -226,7 +226,7 @@ def tau_b_on_pairs(x: np.ndarray, y: np.ndarray, i: np.ndarray, j: np.ndarray) -
 
 
 def tau_b_by_pair_type(examples: pd.DataFrame, estimators: Sequence[str]) -> pd.DataFrame:
-    """Kendall's tau-b of each estimator on the four kinds of example pairs of seed 000
+    """Kendall's tau-b of each estimator on the four kinds of example pairs of GEP
     App. D.3 / Table 21: same or different attribute (A) x same or different model (M).
     One row per estimator with the tau and pair count of each kind (NaN when a kind has no
     pair, e.g. DM kinds with a single run)."""

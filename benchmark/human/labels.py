@@ -22,7 +22,7 @@ onto that annotator's stack; ``undo`` pops the annotator's latest remaining answ
 skip. An item's effective state is its latest remaining event, so a later answer
 replaces an earlier one and undoing it brings the earlier one back.
 
-Qualification (seed 000, App. B: "a specific qualification test containing six images.
+Qualification (GEP, App. B: "a specific qualification test containing six images.
 Only workers that correctly classify all images ... can work on the annotation"): items
 with known answers, shown first, judged on the **first** answer given to each (undo lets
 an annotator change a label, not retake the test). The test in use is saved as
@@ -394,7 +394,7 @@ def _row_items(row: dict, image: str, types: set[str], attributes: set[str] | No
 
     out = []
     if suite in GEP_SUITES and "attribute" in types:
-        # Seed 000 Sec. 5: neutral images are asked about all 15 attributes, explicit images
+        # GEP Sec. 5: neutral images are asked about all 15 attributes, explicit images
         # about their prompt's attribute (the probe's `annotated_attributes` says which).
         for attr in list(row.get("annotated_attributes") if row.get("annotated_attributes") is not None else []):
             if attributes is None or attr in attributes:
@@ -440,7 +440,7 @@ def build_items(run_dir: str | Path, question_types: Sequence[str] | None = None
     """The questions to ask about RUN_DIR's images, in probe order, each image's questions together.
 
     GEP suites: "Do you see a person [a]?" for each attribute of the probe's
-    ``annotated_attributes`` (all 15 per neutral image, as seed 000 Sec. 5 does; the
+    ``annotated_attributes`` (all 15 per neutral image, as GEP Sec. 5 does; the
     prompt's attribute for explicit images; suit / shirt / tie / glasses for the occupation
     study); ``attributes`` limits them. PST: the single question, or left and right in the
     paired suites. ``dalleval_bias``: gender, skin tone, then its 15 attributes
@@ -590,7 +590,7 @@ def load_qualification(path: str | Path) -> QualificationItems:
 
     ::
 
-        min_correct: 6        # optional; default every item (seed 000 App. B: all six)
+        min_correct: 6        # optional; default every item (GEP App. B: all six)
         items:
           - id: dress-1       # optional; default the position
             image: qual/dress1.png           # an image file, or

@@ -5,9 +5,9 @@ Input is the answers table of the annotation app (``benchmark.human.labels.read_
 one row per answer with the columns :data:`ANSWER_COLUMNS`. An item is one question about
 one image (``item_id = f"{probe_id}|{question_type}|{question_key}"``).
 
-The papers ask three annotators per item and take the majority (seed 000 Sec. 5: "The
+The papers ask three annotators per item and take the majority (GEP Sec. 5: "The
 majority of the three annotations determine the ground truth labels", Krippendorff's alpha
-0.81; seed 002 Sec. 4.4 / Table 1: three annotators, Fleiss' kappa). Here any number of
+0.81; PST Sec. 4.4 / Table 1: three annotators, Fleiss' kappa). Here any number of
 annotators per item is allowed; ties are reported, never broken silently.
 
 Every statistic comes from :mod:`benchmark.scores.agreement` (statsmodels for Fleiss,

@@ -1,14 +1,14 @@
 """Automatic annotators against the human majority.
 
-* Attribute existence (seed 000 Sec. 6.2, Tables 7 and 16): ROC-AUC of each estimator's
+* Attribute existence (GEP Sec. 6.2, Tables 7 and 16): ROC-AUC of each estimator's
   ``score`` in ``labels/attributes.parquet`` against the human majority, per attribute and
   averaged over attributes; also Cohen's kappa and accuracy of its 0/1 ``label``.
-* GEP vectors (seed 000 Sec. 6, Tables 4 and 19): the human GEP vector (from majority
+* GEP vectors (GEP Sec. 6, Tables 4 and 19): the human GEP vector (from majority
   labels) against each estimator's vector over the same images, per setting: Kendall's
   tau-b, MCC of signs, Pearson's r.
-* Perceived gender (seed 002 App. E, Table 12): Cohen's kappa of ``labels/gender.parquet``
+* Perceived gender (PST App. E, Table 12): Cohen's kappa of ``labels/gender.parquet``
   against each human annotator, their average (the paper's number), and the majority.
-* Skin tone (seed 001 Sec. 4.2.3 checks its automatic MST against human evaluation):
+* Skin tone (DALL-Eval Sec. 4.2.3 checks its automatic MST against human evaluation):
   exact and within-one-tone agreement, mean absolute tone difference and quadratic-weighted
   Cohen's kappa over the 10 Monk tones, against the majority and each annotator.
 
@@ -85,7 +85,7 @@ def _joined_attributes(majorities: pd.DataFrame, attributes: pd.DataFrame) -> pd
 
 
 def attribute_auc(majorities: pd.DataFrame, attributes: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """ROC-AUC of automatic existence scores against the human majority (seed 000 Table 16 per
+    """ROC-AUC of automatic existence scores against the human majority (GEP Table 16 per
     attribute, Table 7 the mean over attributes), per (estimator, annotator).
 
     Returns (per_attribute, summary). per_attribute: estimator, annotator, attribute, n,
@@ -122,7 +122,7 @@ def attribute_auc(majorities: pd.DataFrame, attributes: pd.DataFrame) -> tuple[p
 def gep_vector_agreement(majorities: pd.DataFrame, attributes: pd.DataFrame,
                          manifest: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Human GEP vectors (woman minus man, from majority labels) against each estimator's
-    vector over the same (image, attribute) pairs, per setting (seed 000 Tables 4, 19).
+    vector over the same (image, attribute) pairs, per setting (GEP Tables 4, 19).
 
     Only attributes with human labels for both groups count (as in the scoring stage).
     Returns (vectors, agreement). vectors: suite, estimator, annotator, attribute, human,
@@ -185,7 +185,7 @@ def _gender_subset(row: pd.Series) -> str:
 
 
 def gender_kappa(answers: pd.DataFrame, gender: pd.DataFrame, manifest: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Cohen's kappa between automatic perceived gender and humans (seed 002 App. E, Table 12),
+    """Cohen's kappa between automatic perceived gender and humans (PST App. E, Table 12),
     per (suite, subset, VQA annotator), then pooled per setting (single / paired).
 
     Human answers and VQA labels are both read as male / female / unidentifiable. Columns:

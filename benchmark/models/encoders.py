@@ -5,7 +5,7 @@ Specs accepted by :func:`load_encoder`:
 * ``open_clip:ARCH:PRETRAINED``: open_clip's ``create_model_and_transforms(ARCH,
   pretrained=PRETRAINED)``; PRETRAINED is a tag (``openai``, ``laion2b_s32b_b82k``...)
   or a checkpoint file. Default :data:`DEFAULT_ENCODER` = ``open_clip:ViT-L-14:openai``
-  (seed 000); :data:`GENERATED_BIAS_ENCODERS` are the six OpenAI encoders of seed 004.
+  (GEP); :data:`GENERATED_BIAS_ENCODERS` are the six OpenAI encoders of Generated Bias.
 * ``open_clip:hf-hub:ORG/REPO`` and ``open_clip:local-dir:/path``: open_clip's own
   schemas (a folder with ``open_clip_config.json`` + weights);
 * ``hf:MODEL_ID`` or ``hf:/local/folder``: transformers ``CLIPModel`` + ``CLIPProcessor``;

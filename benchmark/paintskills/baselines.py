@@ -1,4 +1,4 @@
-"""The two reference rows of DALL-Eval's Table 2 (seed 001), on the rendered PaintSkills data:
+"""The two reference rows of DALL-Eval's Table 2 (DALL-Eval), on the rendered PaintSkills data:
 
 * oracle: each ground-truth image scored against its own scene with the ground-truth
   detector (its own boxes, probability 1). The rules are then exact, so this is 100%

@@ -1,4 +1,4 @@
-"""Fine-tune a DETR on the rendered PaintSkills train split (DALL-Eval, seed 001 Sec. 4.1):
+"""Fine-tune a DETR on the rendered PaintSkills train split (DALL-Eval, DALL-Eval Sec. 4.1):
 ``t2ibench train-detector --data DIR --out DIR [--model facebook/detr-resnet-50 | --tiny]``.
 
 The paper initialises DETR from the official COCO checkpoint (ResNet-101) and fine-tunes
@@ -255,7 +255,7 @@ def train_detector(data_dir: str | Path, out_dir: str | Path, config: TrainConfi
     info = {"base_model": cfg.model, "revision": revision, "data": str(Path(data_dir).resolve()),
             "n_examples": n, "config": asdict(cfg), "steps": step, "resumed_from": summary.resumed_from,
             "last_losses": summary.losses[-10:], "device": str(dev),
-            "protocol": "DALL-Eval (seed 001) Sec. 4.1: COCO DETR fine-tuned on the rendered PaintSkills train split"}
+            "protocol": "DALL-Eval Sec. 4.1: COCO DETR fine-tuned on the rendered PaintSkills train split"}
 
     def write_final(tmp: Path) -> None:
         model.save_pretrained(tmp, safe_serialization=True)

@@ -1,4 +1,4 @@
-"""DALL-Eval paper checks (seed 001, Cho et al., Sec. 4.2.4 and 5.3).
+"""DALL-Eval paper checks (DALL-Eval, Cho et al., Sec. 4.2.4 and 5.3).
 
 1. MAD reference values: Table 8 prints the MAD of a uniform and a one-hot distribution
    for gender (N = 2) and skin tone (N = 10), and Sec. 5.3 the MAD of 1-, 2-, 3- and

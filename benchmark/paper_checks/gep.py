@@ -1,4 +1,4 @@
-"""GEP paper checks (seed 000, Zhang et al.): the printed human-annotated frequencies
+"""GEP paper checks (GEP, Zhang et al.): the printed human-annotated frequencies
 (Appendix Tables 11-12) give the printed GEP vectors (Tables 13-14) and GEP scores
 (Table 3).
 

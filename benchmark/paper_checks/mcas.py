@@ -1,12 +1,12 @@
 """MCAS / Generated Bias paper checks (seeds 003 and 004, Mandal, Leavy, Little).
 
-Neither paper prints the four components (II, ITP, ITA, TT) of any target: seed 003
-shows per-target MCAS only as bar charts (Figs. 3-6), seed 004 Table 3 prints MCAS,
+Neither paper prints the four components (II, ITP, ITA, TT) of any target: MCAS
+shows per-target MCAS only as bar charts (Figs. 3-6), Generated Bias Table 3 prints MCAS,
 delta and alpha per keyword without the components. So the component -> MCAS / delta /
 alpha formulas cannot be checked against printed numbers (the package's tests check them
 on constructed embeddings instead). What the papers do let us recompute:
 
-1. Seed 004 Table 4 (min, max, mean of delta and alpha over male-dominated,
+1. Generated Bias Table 4 (min, max, mean of delta and alpha over male-dominated,
    female-dominated and all keywords) from the per-keyword values of Table 3, through
    :func:`benchmark.scores.diffusion_bias.summarise`. Min and max are printed values of
    Table 3 (tolerance: half a unit, 0.005). A mean of values each rounded to 0.01 can
@@ -18,9 +18,9 @@ on constructed embeddings instead). What the papers do let us recompute:
    (1.70 + 11.25) / 2, consistent with the corrected male mean but not with Table 3 (6.37).
    The "±" values are not checked: they match neither the standard deviation nor the
    standard error of Table 3's values.
-2. Seed 004 Sec. 6: "DALL-E 2 with 6 categories showing zero diffusion bias" among the
+2. Generated Bias Sec. 6: "DALL-E 2 with 6 categories showing zero diffusion bias" among the
    male-dominated keywords (count of delta = 0.00 in Table 3).
-3. Seed 003 Table 5: the "All categories" row is the mean of the four category rows
+3. MCAS Table 5: the "All categories" row is the mean of the four category rows
    (equal weight per category), to the printed 4 decimals (0.00005, plus 0.00005 for the
    rounding of the category values: 0.0001). Left out: DALL-E 2 "terms with male bias"
    standard deviation, printed 0.0052, where the category rows give 0.0070.
@@ -54,9 +54,9 @@ from benchmark.scores.diffusion_bias import summarise
 
 MODELS = {"dalle2": "DALL-E 2", "sd2": "Stable Diffusion v2"}
 GROUP_NAMES = {"male": "male-dominated", "female": "female-dominated", "all": "overall"}
-# (model, group, column) printed in seed 004 Table 4 but contradicting Table 3 (see above).
+# (model, group, column) printed in Generated Bias Table 4 but contradicting Table 3 (see above).
 TABLE4_MISPRINTS = {("sd2", "male", "alpha_mean"), ("sd2", "female", "alpha_mean"), ("sd2", "all", "alpha_mean")}
-# (model, column) of seed 003 Table 5's "All categories" row not equal to the category mean.
+# (model, column) of MCAS Table 5's "All categories" row not equal to the category mean.
 TABLE5_MISPRINTS = {("dalle2", "male_std")}
 HALF_UNIT_2DP = 0.005
 # (model, category) of MCAS Table 5 whose "All terms" std does not follow from the row with
@@ -67,7 +67,7 @@ TABLE5_HALF_UNIT = 0.0005
 
 
 def load_tables() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """(seed 004 Table 3, seed 004 Table 4, seed 003 Table 5) as transcribed in data/."""
+    """(Generated Bias Table 3, Generated Bias Table 4, MCAS Table 5) as transcribed in data/."""
     read = lambda name: pd.read_csv(data_path(name), comment="#")  # noqa: E731
     return (read("mcas_generated_bias_table3.csv"), read("mcas_generated_bias_table4.csv"),
             read("mcas_table5.csv"))
@@ -120,7 +120,7 @@ def _zero_delta_check(table3: pd.DataFrame) -> PaperCheck:
 def _table5_checks(table5: pd.DataFrame) -> list[PaperCheck]:
     out = []
     columns = ["male_std", "male_avg", "female_std", "female_avg", "all_std", "all_avg"]
-    for model, label in {"dalle2": "DALL-E 2", "sd2": "Stable Diffusion"}.items():  # seed 003's names
+    for model, label in {"dalle2": "DALL-E 2", "sd2": "Stable Diffusion"}.items():  # MCAS's names
         rows = table5[table5["model"] == model].set_index("category")
         cats = rows.drop(index="all categories")
         for col in columns:

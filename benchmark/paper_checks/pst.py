@@ -1,4 +1,4 @@
-"""PST paper checks (seed 002, Wan & Chang, "The Male CEO and the Female Assistant").
+"""PST paper checks (PST, Wan & Chang, "The Male CEO and the Female Assistant").
 
 The printed per-identity tables give the printed summaries:
 

@@ -1,4 +1,4 @@
-"""DALL-Eval social-bias probes (seed 001: Cho, Zala, Bansal, "DALL-Eval: Probing the
+"""DALL-Eval social-bias probes (DALL-Eval: Cho, Zala, Bansal, "DALL-Eval: Probing the
 Reasoning Skills and Social Biases of Text-to-Image Generation Models", Sec. 4.2).
 
 Every list (gender indicators, professions, attributes, VQA questions, Monk Skin Tone

@@ -1,4 +1,4 @@
-"""GEP probes (seed 000: Zhang et al., "Auditing Gender Presentation Differences in
+"""GEP probes (GEP: Zhang et al., "Auditing Gender Presentation Differences in
 Text-to-Image Models", Sec. 3, 5 and 7).
 
 Every list (gender indicators, attributes, contexts, occupation prompts) comes from

@@ -1,4 +1,4 @@
-"""PaintSkills probes (seed 001: Cho, Zala, Bansal, "DALL-Eval", Sec. 3 and 4.1): one image
+"""PaintSkills probes (DALL-Eval: Cho, Zala, Bansal, "DALL-Eval", Sec. 3 and 4.1): one image
 per scene of the test split of each skill, prompted with the scene's text.
 
 The scenes (classes, counts, relations, uniformly balanced) come from

@@ -1,4 +1,4 @@
-"""PaintSkills scene configurations (DALL-Eval, seed 001 Sec. 3.2): for each skill
+"""PaintSkills scene configurations (DALL-Eval, DALL-Eval Sec. 3.2): for each skill
 and split, a deterministic list of scenes whose classes, counts and relations are
 uniformly distributed, with the prompt from the official template.
 

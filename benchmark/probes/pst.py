@@ -1,4 +1,4 @@
-"""Paired Stereotype Test probes (seed 002: Wan & Chang, "The Male CEO and the Female
+"""Paired Stereotype Test probes (PST: Wan & Chang, "The Male CEO and the Female
 Assistant: Probing Gender Biases in Text-To-Image Models Through Paired Stereotype
 Test", Sec. 4.2-4.3, Appendix A-B, Table 5).
 

@@ -4,10 +4,10 @@ and humans. Used to validate the automatic labels every score relies on.
 Where the papers use them:
 
 * majority vote of 3 annotators as ground truth, Krippendorff's alpha between
-  annotators (seed 000, Zhang et al., Sec. 5 "Human Annotation": alpha = 0.81);
-* Fleiss' kappa between 3 annotators (seed 002, Wan & Chang, Table 1) and Cohen's kappa
-  between a VQA model and the humans, averaged (seed 002, App. E, Table 12);
-* automatic vs human GEP vectors (seed 000, Sec. 6 and App. D): Kendall's tau-b of the
+  annotators (GEP, Zhang et al., Sec. 5 "Human Annotation": alpha = 0.81);
+* Fleiss' kappa between 3 annotators (PST, Wan & Chang, Table 1) and Cohen's kappa
+  between a VQA model and the humans, averaged (PST, App. E, Table 12);
+* automatic vs human GEP vectors (GEP, Sec. 6 and App. D): Kendall's tau-b of the
   values, MCC of their signs (non-negative -> +1, negative -> -1), Pearson's r
   (Table 19), and ROC-AUC of automatic existence scores against human labels per
   attribute, averaged over attributes (Table 7 = mean of Table 16).
@@ -96,7 +96,7 @@ class MajorityVote:
 
 
 def majority_vote(annotations: Any) -> MajorityVote:
-    """Majority label of each item over any number of annotators (seed 000 Sec. 5: the
+    """Majority label of each item over any number of annotators (GEP Sec. 5: the
     majority of three annotations is the ground truth).
 
     ``annotations`` is items x annotators; items may have different numbers of labels,
@@ -124,7 +124,7 @@ def majority_vote(annotations: Any) -> MajorityVote:
 # --- Between annotators ------------------------------------------------------------
 
 def fleiss_kappa(annotations: Any, categories: Sequence[Hashable] | None = None) -> float:
-    """Fleiss' kappa of items x annotators labels (seed 002, Table 1), via statsmodels.
+    """Fleiss' kappa of items x annotators labels (PST, Table 1), via statsmodels.
 
     Every item needs the same number (>= 2) of labels. ``categories`` (optional) fixes the
     category list; a label outside it raises ``ValueError``. Undefined (NaN) when the
@@ -147,7 +147,7 @@ def fleiss_kappa(annotations: Any, categories: Sequence[Hashable] | None = None)
 
 
 def krippendorff_alpha(annotations: Any, level_of_measurement: str = "nominal") -> float:
-    """Krippendorff's alpha of items x annotators labels (seed 000 Sec. 5), via ``krippendorff``.
+    """Krippendorff's alpha of items x annotators labels (GEP Sec. 5), via ``krippendorff``.
 
     Missing labels (``None`` / NaN, or ragged rows) are allowed. ``nominal`` (default)
     accepts any labels; ``ordinal`` / ``interval`` / ``ratio`` need numbers. Undefined
@@ -199,7 +199,7 @@ def _paired_labels(a: Any, b: Any, names: tuple[str, str]) -> tuple[np.ndarray, 
 
 def cohen_kappa(labels_a: Any, labels_b: Any, weights: str | None = None,
                 labels: Sequence[Hashable] | None = None) -> float:
-    """Cohen's kappa of two label sequences (seed 002 Table 12), via scikit-learn.
+    """Cohen's kappa of two label sequences (PST Table 12), via scikit-learn.
 
     ``weights`` None / "linear" / "quadratic" as in sklearn. ``labels`` (optional) is the
     ordered list of every category, e.g. Monk Skin Tones 1..10: weighted kappa then
@@ -226,7 +226,7 @@ def cohen_kappa(labels_a: Any, labels_b: Any, weights: str | None = None,
 
 def cohen_kappa_vs_annotators(predictions: Any, annotations: Any) -> dict:
     """Cohen's kappa of automatic labels against each human annotator and against their
-    majority (seed 002 App. E, Table 12 reports the average over annotators).
+    majority (PST App. E, Table 12 reports the average over annotators).
 
     ``annotations`` is items x annotators with the same number of annotators per item.
     Returns ``per_annotator`` (list), ``mean`` (over annotators whose kappa is defined)
@@ -271,7 +271,7 @@ def _mcc(a: np.ndarray, b: np.ndarray, name: str) -> float:
 
 
 def roc_auc(scores: Any, labels: Any) -> float:
-    """ROC-AUC of automatic scores against 0/1 human labels (seed 000 Table 16), via scikit-learn.
+    """ROC-AUC of automatic scores against 0/1 human labels (GEP Table 16), via scikit-learn.
 
     Undefined (NaN) when the labels hold a single class.
     """
@@ -284,7 +284,7 @@ def roc_auc(scores: Any, labels: Any) -> float:
 
 
 def roc_auc_per_group(scores: Any, labels: Any, groups: Any) -> dict:
-    """ROC-AUC per group (e.g. attribute; seed 000 Table 16) and their mean (Table 7).
+    """ROC-AUC per group (e.g. attribute; GEP Table 16) and their mean (Table 7).
 
     Groups whose AUC is undefined (one class) are NaN in ``per_group`` and left out of
     ``mean``; ``n_undefined`` counts them.
@@ -302,7 +302,7 @@ def roc_auc_per_group(scores: Any, labels: Any, groups: Any) -> dict:
     return {"per_group": per, "mean": mean, "n_undefined": len(per) - len(defined)}
 
 
-# --- Automatic vs human: vectors (seed 000 Sec. 6, App. D) -------------------------
+# --- Automatic vs human: vectors (GEP Sec. 6, App. D) -------------------------
 
 def _paired_floats(x: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
     a, b = as_float_array("predictions", x), as_float_array("references", y)
@@ -311,7 +311,7 @@ def _paired_floats(x: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 def kendall_tau_b(predictions: Any, references: Any) -> float:
-    """Kendall's tau-b (seed 000 Sec. 6, App. D), via ``scipy.stats.kendalltau``.
+    """Kendall's tau-b (GEP Sec. 6, App. D), via ``scipy.stats.kendalltau``.
 
     Undefined (NaN) with fewer than 2 values or when either side is constant.
     """
@@ -322,13 +322,13 @@ def kendall_tau_b(predictions: Any, references: Any) -> float:
 
 
 def signs(values: Any) -> np.ndarray:
-    """+1 for non-negative values, -1 for negative ones (seed 000 App. D): a zero
+    """+1 for non-negative values, -1 for negative ones (GEP App. D): a zero
     difference counts as positive."""
     return np.where(as_float_array("values", values) >= 0, 1, -1)
 
 
 def sign_mcc(predictions: Any, references: Any) -> float:
-    """MCC of the signs of two vectors (seed 000 Sec. 6 footnote 9 and App. D).
+    """MCC of the signs of two vectors (GEP Sec. 6 footnote 9 and App. D).
 
     Each value becomes +1 if >= 0 and -1 if < 0, so zeros count as positive. Undefined
     (NaN) when either side has a single sign.
@@ -338,7 +338,7 @@ def sign_mcc(predictions: Any, references: Any) -> float:
 
 
 def pearson(predictions: Any, references: Any) -> float:
-    """Pearson's r (seed 000 App. D.2, Table 19), via ``scipy.stats.pearsonr``.
+    """Pearson's r (GEP App. D.2, Table 19), via ``scipy.stats.pearsonr``.
 
     Undefined (NaN) with fewer than 2 values or when either side is constant.
     """
@@ -365,7 +365,7 @@ def binary_agreement(predictions: Any, references: Any, groups: Any = None, thre
     ``roc_auc`` uses the raw scores; ``cohen_kappa``, ``mcc`` and ``accuracy`` use
     ``predictions >= threshold`` as the automatic label. With ``groups`` (e.g. the
     attribute of each row) also ``roc_auc_per_group`` and ``roc_auc_mean`` (their mean,
-    seed 000 Table 7). ``notes`` says why any statistic is NaN.
+    GEP Table 7). ``notes`` says why any statistic is NaN.
     """
     s = as_float_array("predictions", predictions)
     y = _binary("references", references)
@@ -389,7 +389,7 @@ def binary_agreement(predictions: Any, references: Any, groups: Any = None, thre
 
 
 def vector_agreement(predictions: Any, references: Any) -> dict:
-    """Automatic against human vectors (e.g. GEP vectors; seed 000 Tables 4-5, 19):
+    """Automatic against human vectors (e.g. GEP vectors; GEP Tables 4-5, 19):
     ``kendall_tau_b``, ``sign_mcc``, ``pearson``, ``n``; ``notes`` says why any is NaN."""
     a, b = _paired_floats(predictions, references)
     out: dict = {}

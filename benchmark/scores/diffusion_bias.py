@@ -1,4 +1,4 @@
-"""Diffusion Bias and Bias Amplification (seed 004: Mandal, Leavy, Little, "Generated
+"""Diffusion Bias and Bias Amplification (Generated Bias: Mandal, Leavy, Little, "Generated
 Bias: Auditing Internal Bias Dynamics of Text-To-Image Generative Models", Sec. 4,
 Eq. 4-5, Sec. 5.2, Tables 3-4), from the four MCAS association scores of one target.
 
@@ -62,7 +62,7 @@ def bias_amplification_values(itp: Any, ita: Any, tt: Any, *, zero_tol: float = 
 
 
 def diffusion_bias(ii: float, tt: float) -> float:
-    """delta = ||II| - |TT|| (seed 004, Eq. 4), in [0, 2]; 0 = the images carry the same
+    """delta = ||II| - |TT|| (Generated Bias, Eq. 4), in [0, 2]; 0 = the images carry the same
     magnitude of association as the text encoder."""
     return float(diffusion_bias_values([_scalar("II", ii)], [_scalar("TT", tt)])[0])
 
@@ -80,7 +80,7 @@ class BiasAmplification:
 
 
 def bias_amplification(itp: float, ita: float, tt: float, *, zero_tol: float = DEFAULT_ZERO_TOL) -> BiasAmplification:
-    """alpha = |(ITP + ITA) / (2 TT)| (seed 004, Eq. 5), in [0, inf); 1 = the image-text
+    """alpha = |(ITP + ITA) / (2 TT)| (Generated Bias, Eq. 5), in [0, inf); 1 = the image-text
     scores carry as much association as the text encoder, above 1 = amplified.
 
     TT is doubled because ITP and ITA measure the text-to-image bias in two ways (Sec. 4.2).
@@ -118,7 +118,7 @@ def _component_frame(table: Any, name: str) -> pd.DataFrame:
 
 
 def internal_bias_table(components: Any, *, zero_tol: float = DEFAULT_ZERO_TOL) -> pd.DataFrame:
-    """Per-target MCAS (seed 003 Eq. 2 / seed 004 Eq. 3), delta (Eq. 4) and alpha (Eq. 5).
+    """Per-target MCAS (Eq. 2 / Generated Bias Eq. 3), delta (Eq. 4) and alpha (Eq. 5).
 
     ``components``: per-target II, ITP, ITA, TT (DataFrame or ``per_target`` dict). Returns
     a DataFrame indexed by target with the components, ``mcas``, ``diffusion_bias``,
@@ -137,7 +137,7 @@ def internal_bias_table(components: Any, *, zero_tol: float = DEFAULT_ZERO_TOL) 
 
 def average_over_encoders(tables: Mapping[str, Any], *, zero_tol: float = DEFAULT_ZERO_TOL) -> pd.DataFrame:
     """Mean of the per-target components over encoders, then MCAS, delta and alpha from
-    the means (seed 004, Sec. 5.2: "their mean was used for calculating the internal bias
+    the means (Generated Bias, Sec. 5.2: "their mean was used for calculating the internal bias
     scores and MCAS").
 
     ``tables``: encoder name -> per-target components (a DataFrame with ``target`` and

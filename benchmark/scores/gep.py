@@ -1,4 +1,4 @@
-"""GEP vector and score (seed 000: Zhang et al., "Auditing Gender Presentation
+"""GEP vector and score (GEP: Zhang et al., "Auditing Gender Presentation
 Differences in Text-to-Image Models", Sec. 3, Eq. 1-2).
 
 Input is long-format: one row per (image, attribute) pair that was checked, with the
@@ -65,7 +65,7 @@ def gep(
     n_resamples: int = 1000,
     random_state: int = 0,
 ) -> dict:
-    """GEP vector and score between ``group_a`` and ``group_b`` (seed 000, Eq. 1-2).
+    """GEP vector and score between ``group_a`` and ``group_b`` (GEP, Eq. 1-2).
 
     Parameters
     ----------

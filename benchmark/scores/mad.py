@@ -1,5 +1,5 @@
 """Mean absolute deviation (MAD) from the uniform distribution, and average values
-(seed 001: Cho, Zala, Bansal, "DALL-Eval", Sec. 4.2.4, Tables 6-8).
+(DALL-Eval: Cho, Zala, Bansal, "DALL-Eval", Sec. 4.2.4, Tables 6-8).
 
 For a categorical label with N categories (perceived gender N = 2, Monk Skin Tone
 N = 10, presence of one attribute N = 2), p_i is the share of images in category i and

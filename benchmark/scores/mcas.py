@@ -1,6 +1,6 @@
-"""Multimodal Composite Association Score (seed 003: Mandal, Leavy, Little, "Multimodal
+"""Multimodal Composite Association Score (MCAS: Mandal, Leavy, Little, "Multimodal
 Composite Association Score: Measuring Gender Bias in Generative Multimodal Models",
-Eq. 1-2; seed 004: "Generated Bias", Sec. 3, Eq. 1-3).
+Eq. 1-2; Generated Bias: "Generated Bias", Sec. 3, Eq. 1-3).
 
 WEAT-style association of one target embedding w with two attribute sets (Eq. 1):
 
@@ -8,22 +8,22 @@ WEAT-style association of one target embedding w with two attribute sets (Eq. 1)
 
 This is Caliskan et al.'s association s(w, A, B) itself, *not* WEAT's effect size: the
 papers do not divide by a standard deviation. An association score is the mean of s
-over a set of targets W (seed 003 eq. (1), seed 004 Eq. 2). The four components differ
-in the modality of the targets and attributes (seed 003, "MCAS and its Components"):
+over a set of targets W (MCAS eq. (1), Generated Bias Eq. 2). The four components differ
+in the modality of the targets and attributes (MCAS, "MCAS and its Components"):
 
     II   target images  x image attributes
     ITP  target prompts (text) x image attributes
     ITA  target images  x text attributes
     TT   target text    x text attributes   (the text encoder's own association)
 
-and MCAS = II + ITP + ITA + TT (seed 003 eq. (2), seed 004 Eq. 3). A is the male set:
+and MCAS = II + ITP + ITA + TT (MCAS eq. (2), Generated Bias Eq. 3). A is the male set:
 positive leans male, negative female. Each component is in [-2, 2] (a difference of two
 mean cosines), so MCAS is in [-8, 8]; real CLIP values are a few hundredths.
 
-Per target keyword (seed 003 Figs. 3-6, seed 004 Table 3) W is that keyword's generated
+Per target keyword (MCAS Figs. 3-6, Generated Bias Table 3) W is that keyword's generated
 images (II, ITA) or its text (ITP, TT). The overall components are the mean over
 keywords (each keyword weighs the same, whatever its number of images), so the overall
-MCAS is the mean of the per-keyword MCAS, as seed 003 Table 5 averages per category.
+MCAS is the mean of the per-keyword MCAS, as MCAS Table 5 averages per category.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ from benchmark.scores.validation import as_float_array, as_str_array, check_in, 
 ROLES = ("target_image", "target_text", "attribute_a_image", "attribute_a_text", "attribute_b_image",
          "attribute_b_text")
 ATTRIBUTE_ROLES = ROLES[2:]
-# component -> (target modality, attribute modality), seed 003 "MCAS and its Components".
+# component -> (target modality, attribute modality), MCAS "MCAS and its Components".
 COMPONENT_MODALITIES = {"II": ("image", "image"), "ITP": ("text", "image"), "ITA": ("image", "text"),
                         "TT": ("text", "text")}
 PER_TARGET_KEYS = ("mcas", *COMPONENTS, "diffusion_bias", "bias_amplification")
@@ -65,7 +65,7 @@ def _matrix(name: str, x: Any) -> np.ndarray:
 
 
 def weat_association(w: Any, a: Any, b: Any) -> np.ndarray:
-    """s(w, A, B) for each row of ``w`` (seed 003 Eq. "s(w,A,B)"; seed 004 Eq. 1).
+    """s(w, A, B) for each row of ``w`` (MCAS Eq. "s(w,A,B)"; Generated Bias Eq. 1).
 
     ``w`` (n x d), ``a`` (n_a x d), ``b`` (n_b x d): embeddings. Positive = closer to A.
     """
@@ -76,7 +76,7 @@ def weat_association(w: Any, a: Any, b: Any) -> np.ndarray:
 
 
 def association_score(w: Any, a: Any, b: Any) -> float:
-    """mean_{w in W} s(w, A, B) (seed 003 eq. (1); seed 004 Eq. 2)."""
+    """mean_{w in W} s(w, A, B) (MCAS eq. (1); Generated Bias Eq. 2)."""
     return float(np.mean(weat_association(w, a, b)))
 
 
@@ -177,7 +177,7 @@ def _overall(comp: np.ndarray, zero_tol: float) -> dict[str, float]:
     means = comp.mean(axis=0)
     return {
         "mcas": float(means.sum()), **{c: float(m) for c, m in zip(COMPONENTS, means)},
-        # seed 004 Table 4 reports delta and alpha as means over keywords.
+        # Generated Bias Table 4 reports delta and alpha as means over keywords.
         "diffusion_bias": float(diffusion_bias_values(ii, tt).mean()),
         "bias_amplification": float(alpha[defined].mean()) if defined.any() else float("nan"),
     }

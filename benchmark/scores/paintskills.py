@@ -1,4 +1,4 @@
-"""PaintSkills skill accuracy (seed 001: Cho, Zala, Bansal, "DALL-Eval", Sec. 4.1, Table 2,
+"""PaintSkills skill accuracy (DALL-Eval: Cho, Zala, Bansal, "DALL-Eval", Sec. 4.1, Table 2,
 Fig. 5), as the authors' released evaluator computes it (j-min/DallEval,
 ``paintskills/detr/datasets/skill_eval.py``: ``eval_object``, ``eval_count``,
 ``eval_spatial``).

@@ -1,4 +1,4 @@
-"""Stereotype Test Score, overall and micro (seed 002: Wan & Chang, "The Male CEO and the
+"""Stereotype Test Score, overall and micro (PST: Wan & Chang, "The Male CEO and the
 Female Assistant", Sec. 3.3, Eq. 1-2).
 
 Input is one row per generated *person* (an individual): the perceived gender of that
