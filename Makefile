@@ -37,7 +37,7 @@ system-deps:
 	else echo "make: install the Debian packages $(SYSTEM_PACKAGES) (as root: apt-get install $(SYSTEM_PACKAGES))" >&2; exit 1; fi
 
 test: $(STAMP) system-deps
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=15
 
 clean:
 	rm -rf out .pytest_cache
