@@ -181,7 +181,8 @@ def _cmd_annotate(args: argparse.Namespace) -> int:
 
     run_dir = _existing_run(args.run_dir)
     summary = annotate_run(run_dir, device=args.device, force=args.force, progress=not args.quiet,
-                           suites=args.suites, batch_size=args.batch_size, annotators=_annotator_args(args))
+                           suites=args.suites, batch_size=args.batch_size, annotators=_annotator_args(args),
+                           verify=True)
     if args.quiet:  # with progress on, the stage prints its own summary line
         print(summary)
     return 0
@@ -191,7 +192,7 @@ def _cmd_score(args: argparse.Namespace) -> int:
     from benchmark.runner.score import score_run
 
     run_dir = _existing_run(args.run_dir)
-    score_run(run_dir, n_resamples=args.n_resamples)
+    score_run(run_dir, n_resamples=args.n_resamples, verify=True)
     print(f"wrote {run_dir / 'results.json'}")
     return 0
 
