@@ -234,6 +234,12 @@ def comparable(value: Any) -> Any:
     return value
 
 
+def _same(a: Any, b: Any) -> bool:
+    if type(a) is type(b) and (a is None or isinstance(a, (str, int))):  # most cells: no normalising needed
+        return a == b
+    return comparable(a) == comparable(b)
+
+
 def _shown(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
@@ -278,7 +284,7 @@ def _manifest_problems(run_dir: Path, rows: list[dict]) -> list[Problem]:
             out.append(Problem("image-outside", rf.MANIFEST_FILE, image_path_error(got["image_path"]), pid,
                                row["batch"]))
             continue
-        diffs = [c for c in row if c in columns and comparable(got.get(c)) != comparable(row[c])]
+        diffs = [c for c in row if c in columns and not _same(got.get(c), row[c])]
         if diffs:
             c = diffs[0]
             more = f" (and {len(diffs) - 1} more columns)" if len(diffs) > 1 else ""
