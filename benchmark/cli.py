@@ -189,7 +189,8 @@ def _cmd_annotate(args: argparse.Namespace) -> int:
     run_dir = _existing_run(args.run_dir)
     _check_stage(run_dir, "annotate")
     summary = annotate_run(run_dir, device=args.device, force=args.force, progress=not args.quiet,
-                           suites=args.suites, batch_size=args.batch_size, annotators=_annotator_args(args))
+                           suites=args.suites, batch_size=args.batch_size, annotators=_annotator_args(args),
+                           verify=True)
     if args.quiet:  # with progress on, the stage prints its own summary line
         print(summary)
     return 0
@@ -200,9 +201,26 @@ def _cmd_score(args: argparse.Namespace) -> int:
 
     run_dir = _existing_run(args.run_dir)
     _check_stage(run_dir, "score")
-    score_run(run_dir, n_resamples=args.n_resamples)
+    score_run(run_dir, n_resamples=args.n_resamples, verify=True)
     print(f"wrote {run_dir / 'results.json'}")
     return 0
+
+
+def _cmd_verify(args: argparse.Namespace) -> int:
+    from benchmark.run_folder_check import inspect_run_folder
+
+    check = inspect_run_folder(_existing_run(args.run_dir))
+    if check.ok:
+        print(f"OK {check.run_dir}: {check.summary()} match their records")
+        return 0
+    width = max(len(p.kind) for p in check.problems)
+    for p in check.problems:
+        print(f"{p.kind:<{width}}  {p.line()}")
+    print(f"{len(check.problems)} problem{'s' if len(check.problems) > 1 else ''} in {check.run_dir} "
+          f"(checked {check.summary()}); "
+          f"`t2ibench run` with the run's arguments repairs the images and the manifest, "
+          f"`t2ibench annotate {check.run_dir}` the label files")
+    return 1
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
@@ -325,6 +343,11 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("run_dir")
     score.add_argument("--n-resamples", type=int, default=1000)
     score.set_defaults(func=_cmd_score)
+
+    ver = sub.add_parser("verify", help="check a run folder against its files (manifest, images' sha256, "
+                         "orphans, label files); exit 1 when something does not match")
+    ver.add_argument("run_dir")
+    ver.set_defaults(func=_cmd_verify)
 
     rep_cmd = sub.add_parser("report", help="(re-)write the report of a scored run folder")
     rep_cmd.add_argument("run_dir")

@@ -23,7 +23,7 @@ PACKAGE = ROOT / "benchmark"
 LAYERS = [
     {"atomic", "papers", "scores", "values", "text", "extras", "terminal", "plotting"},
     {"probes", "models", "hub", "hub_layout"},
-    {"run_folder", "results", "reference_attributes"},
+    {"run_folder", "run_folder_check", "results", "reference_attributes"},
     {"annotate"},
     {"tasks"},
     {"runner"},

@@ -15,6 +15,7 @@ reused (same key) and new, written atomically (temporary file + rename).
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
@@ -26,7 +27,7 @@ from benchmark.atomic import atomic_path
 from benchmark.run_folder import LABELS_DIR
 
 __all__ = ["LABELS_DIR", "LabelFile", "LABEL_FILES", "LabelStore", "register_label_file", "get_label_file",
-           "read_labels", "key_part"]
+           "read_labels", "key_part", "set_aside_label_file"]
 
 
 @dataclass(frozen=True)
@@ -127,6 +128,21 @@ def read_labels(run_dir: str | Path, name: str) -> pd.DataFrame:
     return pd.read_parquet(path)
 
 
+def set_aside_label_file(path: Path) -> Path:
+    """Move a damaged label file to ``<name>.parquet.corrupt-<time>`` (kept for inspection), so
+    the annotate stage computes it again."""
+    import time
+
+    stamp = time.strftime("%Y%m%dT%H%M%S")
+    target = path.with_name(f"{path.name}.corrupt-{stamp}")
+    n = 1
+    while target.exists():
+        target = path.with_name(f"{path.name}.corrupt-{stamp}-{n}")
+        n += 1
+    path.rename(target)
+    return target
+
+
 def _column_values(rows: list[dict], column: str, arrow_type: str) -> list:
     values = [r.get(column) for r in rows]
     if arrow_type == "list<float32>":
@@ -169,8 +185,16 @@ class LabelStore:
         self.force = force
         self.probe_order = probe_order
         self.existed = self.path.is_file()
+        self.set_aside: Path | None = None
         if self.existed:
-            df = pd.read_parquet(self.path)
+            try:
+                df = pd.read_parquet(self.path)
+            except Exception as exc:  # a damaged file (pyarrow raises several kinds): computed again
+                self.set_aside = set_aside_label_file(self.path)
+                print(f"{spec.relpath} cannot be read ({type(exc).__name__}): moved aside to "
+                      f"{self.set_aside.name}; its rows are computed again", file=sys.stderr)
+                self.existed = False
+                df = pd.DataFrame(columns=list(spec.columns))
             if any(c not in df.columns for c in spec.columns):  # written by an older format: recompute it
                 df = pd.DataFrame(columns=list(spec.columns))
             for row in df.to_dict("records"):

@@ -107,16 +107,35 @@ class _Images:
         self.df = manifest.reset_index(drop=True)
         self.rows = self.df.to_dict("records")
         self.by_id = {str(r["probe_id"]): r for r in self.rows}
+        self.root = rf.images_dir(run_dir).resolve()  # every image must lie inside it
+
+    def check_paths(self) -> None:
+        """Refuse (one line) a manifest whose image paths leave the run's images/ folder, before any work."""
+        from benchmark.run_folder_check import image_path_error, resolves_inside
+
+        for row in self.rows:
+            rel = row.get("image_path")
+            if rel is None or (isinstance(rel, float) and rel != rel):
+                continue  # an older manifest without image_path: path() looks in the batch folder
+            err = image_path_error(rel)
+            if err is None and (self.run_dir / rel).exists() and not resolves_inside(self.run_dir / rel, self.root):
+                err = f"image_path {rel!r} resolves outside the run's images/ folder (a symlink out)"
+            if err:
+                raise rf.RunFolderError(f"{self.run_dir / rf.MANIFEST_FILE}: probe {row['probe_id']!r}: {err}; "
+                                        f"`t2ibench run` with the run's arguments rewrites the manifest")
 
     def path(self, probe_id: str) -> Path:
+        from benchmark.run_folder_check import image_path_error, resolves_inside
+
         row = self.by_id[probe_id]
-        for col in ("image_path", "file_name"):
-            rel = row.get(col)
-            if isinstance(rel, str) and rel and (self.run_dir / rel).is_file():
-                return self.run_dir / rel
+        candidates = [self.run_dir / row[c] for c in ("image_path", "file_name")
+                      if image_path_error(row.get(c)) is None]
         batch, name = row.get("batch"), row.get("file_name")
-        if isinstance(batch, str) and isinstance(name, str) and (self.run_dir / rf.IMAGES_DIR / batch / name).is_file():
-            return self.run_dir / rf.IMAGES_DIR / batch / name
+        if isinstance(batch, str) and isinstance(name, str) and "/" not in batch + name and ".." not in (batch, name):
+            candidates.append(self.run_dir / rf.IMAGES_DIR / batch / name)
+        for path in candidates:
+            if path.is_file() and resolves_inside(path, self.root):
+                return path
         raise rf.RunFolderError(f"the image of probe {probe_id!r} is missing from {self.run_dir} "
                                 f"(manifest image_path {row.get('image_path')!r}); rerun generation")
 
@@ -125,8 +144,13 @@ class _Images:
 
         out = []
         for pid in probe_ids:
-            with Image.open(self.path(pid)) as im:
-                out.append(im.convert("RGB"))
+            path = self.path(pid)
+            try:
+                with Image.open(path) as im:
+                    out.append(im.convert("RGB"))
+            except (OSError, SyntaxError, ValueError) as exc:  # truncated or not a PNG (PIL's errors)
+                raise rf.RunFolderError(f"{path} cannot be decoded ({exc}): the image of probe {pid!r} is damaged; "
+                                        f"`t2ibench run` with the run's arguments generates it again") from None
         return out
 
     def ids_of(self, suites: Iterable[str]) -> list[str]:
@@ -297,6 +321,7 @@ def _plan(run_dir: Path, given: dict, *, suites: Any, force: bool, device: str |
     if int(nsfw.sum()):
         summary.skipped["nsfw"] = int(nsfw.sum())
     images = _Images(run_dir, in_scope[~nsfw.to_numpy()])
+    images.check_paths()
     summary.n_images = len(images.rows)
     annotators = _annotators(families, scope, annotator_options(run_config, given), images, summary)
     ctx = AnnotateContext(run_dir, device=device, batch_size=batch_size,
@@ -557,6 +582,7 @@ def annotate_run(
     force: bool = False,
     progress: bool = True,
     checkpoint_every: int = 512,
+    verify: bool = False,
 ) -> AnnotationSummary:
     """Annotate the images of ``run_dir`` (see the module docstring and docs/annotate.md).
 
@@ -568,11 +594,17 @@ def annotate_run(
     takes the run's default (the tiny built-ins for a ``builtin:`` model, the papers' models
     otherwise); ``False`` or ``"none"`` turns an annotator off. Loaded model objects are
     accepted as well. ``suites`` restricts the stage to some suites of the run; ``force``
-    recomputes their rows.
+    recomputes their rows. ``verify`` first checks the folder against its files
+    (:func:`benchmark.run_folder_check.require_intact`, every PNG hashed; label files are left
+    out: a damaged one is moved aside and computed again) and refuses one with problems.
     """
     t_start = time.perf_counter()
     if int(batch_size) < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    if verify:
+        from benchmark.run_folder_check import require_intact
+
+        require_intact(run_dir, "annotate", labels=False)
     given = {"encoder": encoder, "mcas_encoders": mcas_encoders, "vqa": vqa, "skin_tone": skin_tone,
              "detector": detector, **(annotators or {})}
     plan = _plan(Path(run_dir), given, suites=suites, force=force, device=device, batch_size=int(batch_size))
@@ -590,7 +622,8 @@ def annotate_run(
     summary.png_decodes = plan.decoded
     if plan.timings:
         plan.timings["annotate/total"] = _timing(time.perf_counter() - t_start, summary.n_images, "annotate",
-                                                 files_written=list(summary.files_written))
+                                                 files_written=list(summary.files_written),
+                                                 batch_size=plan.ctx.batch_size)
     _merge_timings(plan.run_dir, plan.timings)
     summary.timings = plan.timings
     if progress:

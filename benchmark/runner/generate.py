@@ -33,6 +33,7 @@ import pandas as pd
 from benchmark import run_folder as rf
 from benchmark.models.defaults import is_builtin
 from benchmark.runner.progress import StageTimer, progress_bar
+from benchmark.runner.repair import drop_label_rows, repair_run_folder
 
 DEFAULT_BATCH_SIZE = 4
 # Settings keys that describe where a process runs, not what it generates; they are
@@ -280,6 +281,7 @@ def _prepare(run_dir: Path, config: dict, probes: pd.DataFrame, state: Any, time
                 rf.write_json_atomic(run_dir / rf.CONFIG_FILE, {**config, "created": created})
             removed = [p.name for p in rf.clean_partial(run_dir)]
             rf.images_dir(run_dir).mkdir(parents=True, exist_ok=True)
+            repair_run_folder(run_dir, probes)  # damaged batches go, so their probes are generated again
         state.wait_for_everyone()
         done_rows = rf.scan_batches(run_dir)
         state.wait_for_everyone()
@@ -288,7 +290,10 @@ def _prepare(run_dir: Path, config: dict, probes: pd.DataFrame, state: Any, time
     if stray:
         raise rf.RunFolderError(f"{run_dir} holds images for probes not in this probe list (e.g. {stray[0]!r}); "
                                 f"choose another --out folder")
-    return {r["probe_id"] for r in done_rows}, removed
+    done = {r["probe_id"] for r in done_rows}
+    if state.is_main_process:  # no label of an old image outlives its regeneration
+        drop_label_rows(run_dir, [p for p in probes["probe_id"] if p not in done])
+    return done, removed
 
 
 class _BatchWriter:

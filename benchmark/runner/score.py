@@ -28,7 +28,7 @@ import pandas as pd
 from benchmark import results as res
 from benchmark.annotate.label_files import LABEL_FILES
 from benchmark.models.defaults import is_builtin
-from benchmark.run_folder import SCORES_DIR
+from benchmark.run_folder import SCORES_DIR, TIMINGS_FILE
 from benchmark.tasks import tasks_for_suites
 from benchmark.tasks.context import ScoreStageError, ScoringContext, ScoringOptions, SuiteStatus
 
@@ -111,6 +111,17 @@ def _status_notes(ctx: ScoringContext) -> None:
                              "left out of every score")
 
 
+def annotate_batch_size(run_dir: Path) -> int | None:
+    """The batch size of the annotate call that last computed labels (timings.json
+    ``annotate/total``), None when no call recorded one."""
+    try:
+        entry = json.loads((run_dir / TIMINGS_FILE).read_text(encoding="utf-8")).get("annotate/total")
+    except (OSError, json.JSONDecodeError, AttributeError):
+        return None
+    size = entry.get("batch_size") if isinstance(entry, dict) else None
+    return size if isinstance(size, int) and not isinstance(size, bool) and size >= 1 else None
+
+
 def _results(ctx: ScoringContext, details: dict, options: ScoringOptions, seconds: float) -> dict:
     cfg = ctx.config
     model = _model_block(cfg, ctx.manifest)
@@ -125,6 +136,7 @@ def _results(ctx: ScoringContext, details: dict, options: ScoringOptions, second
         probes={k: probes.get(k) for k in ("kind", "source", "revision", "fingerprint")} if probes else None,
         run={"n_images": int(len(ctx.manifest)), "n_nsfw_excluded": int(ctx.nsfw.sum()),
              "limit_per_suite": cfg.get("limit_per_suite", cfg.get("limit")), "batch_size": cfg.get("batch_size"),
+             "annotate_batch_size": annotate_batch_size(ctx.run_dir),
              "scored_with_package_version": _package_version()},
         suites=[st.to_dict() for st in ctx.status.values()],
         settings=settings,
@@ -137,18 +149,26 @@ def _results(ctx: ScoringContext, details: dict, options: ScoringOptions, second
 
 
 def score_run(run_dir: str | Path, *, n_resamples: int = 1000, confidence_level: float = 0.95,
-              random_state: int = 0, unidentifiable: str = "exclude", report: bool = False) -> dict:
+              random_state: int = 0, unidentifiable: str = "exclude", report: bool = False,
+              verify: bool = False) -> dict:
     """Score every suite of RUN_DIR from its files; write results.json, scores/*.parquet and,
     with ``report=True``, the report (:func:`benchmark.runner.report.write_report`). Returns the
     results document (as written).
 
     Raises :class:`ScoreStageError` (one line) only when RUN_DIR has no usable manifest;
-    missing label files make their suites "not scored" with the reason.
+    missing label files make their suites "not scored" with the reason. ``verify`` first checks
+    the folder against its files (:func:`benchmark.run_folder_check.require_intact`: manifest
+    against metadata.jsonl, every PNG's sha256, orphans, label files) and refuses one with
+    problems (``RunFolderError``, one line naming the first).
     """
     start = time.perf_counter()
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise ScoreStageError(f"{run_dir} is not a folder: give the run folder of `t2ibench run`")
+    if verify:
+        from benchmark.run_folder_check import require_intact
+
+        require_intact(run_dir, "score")
     options = ScoringOptions(n_resamples, confidence_level, random_state, unidentifiable)
     ctx = ScoringContext(run_dir, options)
     for task, suites in tasks_for_suites(ctx.families()):

@@ -1,0 +1,307 @@
+"""A run folder that verifies itself: each fault below is found by `t2ibench verify`, refused by
+the stages that would read it wrongly, and repaired by running generation again.
+
+One real run of builtin:tiny-sd (two suites, 8 images in batches of 2, annotated and scored) is
+made once for the module; every test works on its own copy.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from benchmark.cli import main
+from benchmark.run_folder import RunFolderError, read_manifest
+from benchmark.run_folder_check import PROBLEM_KINDS, check_run_folder
+
+GEN_ARGS = ("--model", "builtin:tiny-sd", "--suites", "gep_neutral", "pst_single", "--limit", "4",
+            "--batch-size", "2", "--quiet")
+
+
+def t2ibench(capsys, *args) -> tuple[int, str, str]:
+    """The CLI in this process: (exit status, stdout, stderr)."""
+    capsys.readouterr()
+    rc = main([str(a) for a in args])
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def one_error_line(err: str) -> str:
+    lines = [ln for ln in err.strip().splitlines() if not ln.startswith("WARNING:")]
+    assert len(lines) == 1 and lines[0].startswith("t2ibench: error: "), err
+    return lines[0]
+
+
+def labels(run: Path, name: str) -> pd.DataFrame:
+    df = pd.read_parquet(run / "labels" / f"{name}.parquet")
+    cols = [c for c in df.columns if c not in ("embedding", "score")]
+    return df[cols].astype(str).sort_values(cols).reset_index(drop=True)
+
+
+def png_bytes(run: Path) -> dict[str, bytes]:
+    return {p.relative_to(run).as_posix(): p.read_bytes() for p in sorted((run / "images").rglob("*.png"))}
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory, cache):
+    run = tmp_path_factory.mktemp("faults") / "run"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HF_HUB_OFFLINE", "1")
+        assert main(["run", *GEN_ARGS, "--n-resamples", "20", "--out", str(run)]) == 0
+    assert check_run_folder(run) == []
+    return run
+
+
+@pytest.fixture()
+def run(base, tmp_path, monkeypatch) -> Path:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    dst = tmp_path / "run"
+    shutil.copytree(base, dst)
+    return dst
+
+
+def regenerate(capsys, run: Path, command: str = "generate") -> str:
+    extra = ("--n-resamples", "20") if command == "run" else ()
+    rc, _, err = t2ibench(capsys, command, *GEN_ARGS, *extra, "--out", run)
+    assert rc == 0, err[-3000:]
+    return err
+
+
+def assert_verifies(capsys, run: Path) -> None:
+    rc, out, _ = t2ibench(capsys, "verify", run)
+    assert rc == 0 and out.startswith("OK "), out
+
+
+# --------------------------------------------------------------------------- the clean run
+
+
+def test_clean_run_verifies_and_results_record_batch_sizes(run, capsys):
+    assert_verifies(capsys, run)
+    results = json.loads((run / "results.json").read_text())
+    assert results["run"]["batch_size"] == 2          # generation, from run_config.json
+    assert results["run"]["annotate_batch_size"] == 32  # the annotate stage's default
+    rc, _, err = t2ibench(capsys, "annotate", run, "--batch-size", "3", "--force", "--quiet")
+    assert rc == 0, err
+    rc, _, err = t2ibench(capsys, "score", run, "--n-resamples", "20")
+    assert rc == 0, err
+    from benchmark.results import validate_results
+
+    results = json.loads((run / "results.json").read_text())
+    assert results["run"]["annotate_batch_size"] == 3
+    assert validate_results(results) == []
+
+
+def test_verify_refuses_a_folder_that_is_not_a_run(tmp_path, capsys):
+    rc, _, err = t2ibench(capsys, "verify", tmp_path)
+    assert rc == 2 and "not a run folder" in one_error_line(err)
+
+
+# --------------------------------------------------------------------------- images
+
+
+def test_truncated_png_is_named_refused_and_regenerated_byte_identical(run, capsys):
+    before, attributes_before = png_bytes(run), labels(run, "attributes")
+    rel = "images/b000002/000003.png"
+    (run / rel).write_bytes(before[rel][: len(before[rel]) // 2])
+    rc, out, _ = t2ibench(capsys, "verify", run)
+    assert rc == 1
+    assert out.splitlines()[0].startswith("image-sha256") and rel in out and "truncated" in out
+    # annotate and score refuse it before working, naming the file in one line
+    for cmd in ("annotate", "score"):
+        rc, _, err = t2ibench(capsys, cmd, run)
+        assert rc == 2 and rel in one_error_line(err) and "t2ibench verify" in err, err
+    # the annotate stage alone (no check) names the file instead of a traceback when it decodes
+    # it (without the embedding cache, which holds this image's embedding by its recorded sha256)
+    from benchmark.runner.annotate import annotate_run
+
+    shutil.move(run / "embeddings", run.parent / "embeddings")
+
+    with pytest.raises(RunFolderError, match="000003.png cannot be decoded"):
+        annotate_run(run, progress=False, force=True)
+    shutil.move(run.parent / "embeddings", run / "embeddings")
+    err = regenerate(capsys, run)
+    assert "repaired: images/b000002 removed" in err and rel in err
+    assert png_bytes(run) == before  # byte-identical on CPU
+    # the label rows of the regenerated probes were dropped, and annotate computes them again
+    pids = set(read_manifest(run).query("batch == 'b000002'")["probe_id"])
+    assert not pids & set(pd.read_parquet(run / "labels" / "attributes.parquet")["probe_id"])
+    assert "labels/attributes.parquet: dropped" in err
+    assert_verifies(capsys, run)
+    rc, _, err = t2ibench(capsys, "annotate", run, "--quiet")
+    assert rc == 0, err
+    pd.testing.assert_frame_equal(labels(run, "attributes"), attributes_before)
+
+
+def test_swapped_pngs_are_both_named(run, capsys):
+    a, b = run / "images/b000000/000000.png", run / "images/b000004/000005.png"
+    da, db = a.read_bytes(), b.read_bytes()
+    a.write_bytes(db)
+    b.write_bytes(da)
+    problems = check_run_folder(run)
+    assert [(p.kind, p.where) for p in problems] == [("image-sha256", "images/b000000/000000.png"),
+                                                     ("image-sha256", "images/b000004/000005.png")]
+    assert "holds the bytes of images/b000004/000005.png" in problems[0].message
+    rc, out, _ = t2ibench(capsys, "verify", run)
+    assert rc == 1 and "000000.png" in out and "000005.png" in out
+    regenerate(capsys, run)
+    assert a.read_bytes() == da and b.read_bytes() == db
+    assert_verifies(capsys, run)
+
+
+def test_symlink_out_of_the_run_folder_is_refused(run, tmp_path, capsys):
+    rel = "images/b000000/000001.png"
+    outside = tmp_path / "elsewhere.png"
+    shutil.copyfile(run / rel, outside)  # the same bytes: only where it lies is wrong
+    (run / rel).unlink()
+    os.symlink(outside, run / rel)
+    assert [(p.kind, p.where) for p in check_run_folder(run)] == [("image-outside", rel)]
+    rc, _, err = t2ibench(capsys, "score", run)
+    assert rc == 2 and rel in one_error_line(err)
+    regenerate(capsys, run)
+    assert not (run / rel).is_symlink() and outside.is_file()  # the file outside is never touched
+    assert_verifies(capsys, run)
+
+
+# --------------------------------------------------------------------------- manifest
+
+
+def test_edited_manifest_gender_is_refused_by_score(run, capsys):
+    m = read_manifest(run)
+    i = m.index[m["suite"] == "gep_neutral"][0]
+    pid, old = m.at[i, "probe_id"], m.at[i, "gender"]
+    m.at[i, "gender"] = "man" if old == "woman" else "woman"
+    m.to_parquet(run / "manifest.parquet", index=False)
+    results_before = (run / "results.json").read_bytes()
+    rc, _, err = t2ibench(capsys, "score", run)
+    line = one_error_line(err)
+    assert rc == 2 and "manifest.parquet" in line and pid in line and "gender" in line
+    assert "t2ibench run" in line and "t2ibench verify" in line
+    assert (run / "results.json").read_bytes() == results_before  # nothing written
+    err = regenerate(capsys, run)
+    assert "repaired: manifest.parquet is rewritten" in err
+    assert read_manifest(run).set_index("probe_id").at[pid, "gender"] == old
+    assert_verifies(capsys, run)
+
+
+def test_dropped_manifest_row_is_refused_by_score(run, capsys):
+    m = read_manifest(run)
+    pid = m.at[3, "probe_id"]
+    m.drop(index=3).to_parquet(run / "manifest.parquet", index=False)
+    rc, _, err = t2ibench(capsys, "score", run)
+    line = one_error_line(err)
+    assert rc == 2 and "manifest.parquet" in line and pid in line
+    regenerate(capsys, run)
+    assert_verifies(capsys, run)
+
+
+def test_image_path_outside_the_run_is_refused_by_annotate_and_score(run, tmp_path, capsys):
+    m = read_manifest(run)
+    outside = tmp_path / "elsewhere.png"
+    shutil.copyfile(run / m.at[0, "image_path"], outside)
+    for bad in (str(outside), "../elsewhere.png", "images/../../elsewhere.png"):
+        m.at[0, "image_path"] = bad
+        m.to_parquet(run / "manifest.parquet", index=False)
+        problems = check_run_folder(run)
+        assert problems[0].kind == "image-outside" and problems[0].probe_id == m.at[0, "probe_id"]
+        for cmd in ("annotate", "score"):
+            rc, _, err = t2ibench(capsys, cmd, run)
+            assert rc == 2 and repr(bad) in one_error_line(err), (cmd, err)
+        # the annotate stage refuses it even without the full check
+        from benchmark.runner.annotate import annotate_run
+
+        with pytest.raises(RunFolderError, match="outside the run folder"):
+            annotate_run(run, progress=False, force=True)
+    regenerate(capsys, run)
+    assert_verifies(capsys, run)
+
+
+# --------------------------------------------------------------------------- batches and metadata
+
+
+def test_deleted_batch_is_refused_by_score_and_regenerated_by_run(run, capsys):
+    before = png_bytes(run)
+    shutil.rmtree(run / "images" / "b000004")
+    rc, _, err = t2ibench(capsys, "score", run)
+    assert rc == 2 and "manifest.parquet" in one_error_line(err) and "no metadata.jsonl lists" in err
+    rc, out, _ = t2ibench(capsys, "verify", run)
+    assert rc == 1 and sum(ln.startswith("manifest ") for ln in out.splitlines()) == 2  # both rows of the batch
+    regenerate(capsys, run, "run")
+    assert png_bytes(run) == before
+    assert_verifies(capsys, run)
+
+
+@pytest.mark.parametrize("line_no", [1, 0], ids=["second-row", "first-row"])
+def test_removed_metadata_row_is_regenerated_without_orphan(run, capsys, line_no):
+    before = png_bytes(run)
+    meta = run / "images" / "b000002" / "metadata.jsonl"
+    lines = meta.read_text().splitlines(keepends=True)
+    removed = json.loads(lines.pop(line_no))
+    meta.write_text("".join(lines))
+    kinds = {p.kind for p in check_run_folder(run)}
+    assert "orphan-image" in kinds and "manifest" in kinds
+    err = regenerate(capsys, run)
+    assert "repaired: images/b000002 removed" in err
+    assert png_bytes(run) == before  # the orphan is replaced by the regenerated file, nothing else left
+    assert removed["probe_id"] in set(read_manifest(run)["probe_id"])
+    assert_verifies(capsys, run)
+
+
+def test_orphan_outside_any_batch_is_removed(run, capsys):
+    stray = run / "images" / "stray.png"
+    shutil.copyfile(run / "images/b000000/000000.png", stray)
+    assert [(p.kind, p.where) for p in check_run_folder(run)] == [("orphan-image", "images/stray.png")]
+    err = regenerate(capsys, run)
+    assert "repaired: images/stray.png removed" in err and not stray.exists()
+    assert_verifies(capsys, run)
+
+
+def test_edited_metadata_row_is_regenerated(run, capsys):
+    meta = run / "images" / "b000000" / "metadata.jsonl"
+    original = meta.read_text()
+    rows = [json.loads(ln) for ln in original.splitlines()]
+    rows[0]["gender"] = "man" if rows[0]["gender"] == "woman" else "woman"
+    meta.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    problems = check_run_folder(run)  # the manifest no longer matches its metadata
+    assert problems[0].kind == "manifest" and "gender" in problems[0].message
+    err = regenerate(capsys, run)
+    assert "repaired: images/b000000 removed" in err and "the probe list says" in err
+    assert [json.loads(ln)["gender"] for ln in meta.read_text().splitlines()] == \
+        [json.loads(ln)["gender"] for ln in original.splitlines()]
+    assert_verifies(capsys, run)
+
+
+# --------------------------------------------------------------------------- labels
+
+
+def test_corrupt_label_file_is_set_aside_and_rebuilt(run, capsys):
+    before = labels(run, "gender")
+    path = run / "labels" / "gender.parquet"
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 3])
+    problems = check_run_folder(run)
+    assert [(p.kind, p.where) for p in problems] == [("label-unreadable", "labels/gender.parquet")]
+    rc, _, err = t2ibench(capsys, "score", run)
+    assert rc == 2 and "labels/gender.parquet" in one_error_line(err) and "t2ibench annotate" in err
+    err = regenerate(capsys, run, "run")
+    assert "repaired: labels/gender.parquet cannot be read" in err
+    aside = list((run / "labels").glob("gender.parquet.corrupt-*"))
+    assert len(aside) == 1 and aside[0].read_bytes() == data[: len(data) // 3]
+    pd.testing.assert_frame_equal(labels(run, "gender"), before)
+    assert_verifies(capsys, run)
+
+
+def test_problem_kinds_are_reported_in_a_fixed_order(run):
+    (run / "labels" / "gender.parquet").write_bytes(b"not parquet")
+    shutil.copyfile(run / "images/b000000/000000.png", run / "images/b000000/000099.png")
+    (run / "images/b000002/000002.png").unlink()
+    m = read_manifest(run)
+    m.at[5, "gender"] = "someone"
+    m.to_parquet(run / "manifest.parquet", index=False)
+    kinds = [p.kind for p in check_run_folder(run)]
+    assert kinds == ["manifest", "image-missing", "orphan-image", "label-unreadable"]
+    assert kinds == sorted(kinds, key=PROBLEM_KINDS.index)
