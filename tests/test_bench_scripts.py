@@ -146,3 +146,82 @@ def test_generation_rejects_gpu_without_gpu(tmp_path):
     proc = subprocess.run([sys.executable, str(ROOT / "bench" / "generation.py"), "--device", "cuda"], cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "no CUDA GPU" in proc.stderr
+
+
+def test_annotation_this_tree_only(tmp_path):
+    """The annotation benchmark on a tiny run of this tree alone (--no-before: no git history
+    needed): every suite annotated, the counters and the table well formed."""
+    out = tmp_path / "out"
+    text = run_script("annotation.py", "--no-before", "--limit", "1", "--image-size", "48", "--threads", "1",
+                      "--repeats", "2", "--out", str(out), tmp_path=tmp_path, timeout=400)
+    doc = json.loads((out / "annotation.json").read_text())
+    assert (out / "annotation.md").read_text().strip() == text.strip()
+    env = doc["environment"]
+    assert env["cpu_cores"] >= 1 and env["threads"] == 1 and env["image_size"] == 48
+    assert env["versions"]["torch"] in text and env["versions"]["transformers"] in text
+    sys.path.insert(0, str(ROOT))
+    from bench.annotation import SUITES
+
+    assert env["images_per_suite"] == {s: 1 for s in SUITES} and env["n_images"] == len(SUITES)
+    after = doc["figures"]["after"]
+    assert "before" not in doc["figures"] and "| before" not in text
+    # real work was counted through the libraries: VQA images (DALL-Eval + PST answer VQA
+    # questions, one image per suite here), CLIP, detector (PaintSkills), PNGs
+    vqa_suites = [s for s in SUITES if s.startswith(("dalleval", "pst"))]
+    assert after["n_images"] == len(SUITES) and after["vqa_images"] == len(vqa_suites)
+    assert after["vqa_items"] > after["vqa_images"]  # several questions per image
+    assert after["lm"]["calls"] >= 1 and after["lm_sequences"] >= after["vqa_items"]
+    assert after["clip_image_rows"] >= len(vqa_suites) and after["detector_rows"] >= 3
+    # this tree decodes each PNG once (on the worker thread) and encodes each VQA image once
+    assert after["png_decodes"] == after["png_unique"] == after["n_images"] == after["png_on_worker"]
+    assert after["vision_rows"] == after["vqa_images"] and after["lm_batch_1_pending"] == 0
+    assert finite_positive(after["wall_s"]) and finite_positive(after["model_s"]) and after["model_s"] < after["wall_s"]
+    assert math.isclose(after["host_s"], after["wall_s"] - after["model_s"])
+    assert after["repeats"] == 2 and after["host_ms_range"][0] <= after["host_ms_per_image"] <= after["host_ms_range"][1]
+    assert "min - max of 2 runs" in text
+    # the second folder, twice --limit: the per-extra-image rows
+    m = after["marginal"]
+    assert m["from"] == len(SUITES) and m["to"] == 2 * len(SUITES)
+    assert all(math.isfinite(m[k]) for k in ("wall_ms_per_image", "model_ms_per_image", "host_ms_per_image"))
+    # the printed table shows the measured figures
+    printed = {line.split("|")[1].strip(): line.split("|")[2].strip() for line in text.splitlines()
+               if line.startswith("|")}
+    assert printed["PNG decodes"] == f"{after['png_decodes']:,}" and printed["PNG decodes per image"] == "1.00"
+    assert printed["VQA vision-encoder passes (images)"] == f"{after['vision_rows']:,}"
+    assert printed["stage wall time, s"] == f"{after['wall_s']:.2f}"
+    assert f"synthetic run: {len(SUITES)} images of 48 px" in text
+    # the table: one row per metric, a header row and a rule, the "after" column only
+    table = [line for line in text.splitlines() if line.startswith("|")]
+    assert table[0].split("|")[2].strip() == "after" and set(table[1]) <= set("|-:")
+    assert all(line.count("|") == 3 for line in table)
+    metrics = [r["metric"] for r in doc["rows"]]
+    for m in ("VQA vision passes per VQA image", "VQA LM calls at batch 1", "PNG decodes per image",
+              "stage wall time, s", "model time, s", "host time per image, ms"):
+        assert m in metrics and m in text
+    assert any(m.startswith("images/s vqa_gender") for m in metrics)
+    assert any(m.startswith("images/s detections") for m in metrics)
+    # four targets and the per-extra-image one, each met / NOT met / not measured
+    assert len(doc["targets"]) == 5 and text.count("target: ") == 5
+    assert all(t["met"] in (True, False, None) for t in doc["targets"])
+    assert [t["met"] for t in doc["targets"]] == [True, True, True, None, None]  # no before run: no host gain
+
+
+def test_annotation_pending_batch_1_rule():
+    sys.path.insert(0, str(ROOT))
+    from bench.annotation import pending_batch_1
+
+    assert pending_batch_1([]) == 0
+    assert pending_batch_1([1]) == 0            # the stage's only sequence
+    assert pending_batch_1([4, 1]) == 0         # the last sequence, nothing else pending
+    assert pending_batch_1([1, 4]) == 1         # four more were pending
+    assert pending_batch_1([1, 1, 1]) == 2
+    assert pending_batch_1([3, 1, 2, 1]) == 1
+
+
+@pytest.mark.parametrize("args, message", [(["--limit", "0"], "--limit must be >= 1"),
+                                           (["--before-ref", "no-such-ref-x"], "is not a commit")])
+def test_annotation_rejects_bad_input(tmp_path, args, message):
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "annotation.py"), *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and message in proc.stderr
+    assert "Traceback" not in proc.stderr
