@@ -96,6 +96,20 @@ def test_clean_run_verifies_and_results_record_batch_sizes(run, capsys):
     assert validate_results(results) == []
 
 
+def test_a_resume_with_another_batch_size_is_recorded(run, capsys):
+    results = json.loads((run / "results.json").read_text())
+    assert results["run"]["generation_batch_sizes"] == [2]
+    shutil.rmtree(next(p for p in sorted((run / "images").iterdir()) if p.is_dir()))
+    args = [a if a != "2" else "1" for a in GEN_ARGS]  # --batch-size 1 this time
+    rc, _, err = t2ibench(capsys, "run", *args, "--n-resamples", "20", "--out", run)
+    assert rc == 0, err[-3000:]
+    results = json.loads((run / "results.json").read_text())
+    assert results["run"]["batch_size"] == 2 and results["run"]["generation_batch_sizes"] == [2, 1]
+    from benchmark.results import validate_results
+
+    assert validate_results(results) == []
+
+
 def test_verify_refuses_a_folder_that_is_not_a_run(tmp_path, capsys):
     rc, _, err = t2ibench(capsys, "verify", tmp_path)
     assert rc == 2 and "not a run folder" in one_error_line(err)

@@ -293,7 +293,20 @@ def _prepare(run_dir: Path, config: dict, probes: pd.DataFrame, state: Any, time
     done = {r["probe_id"] for r in done_rows}
     if state.is_main_process:  # no label of an old image outlives its regeneration
         drop_label_rows(run_dir, [p for p in probes["probe_id"] if p not in done])
+        if len(done) < len(probes):
+            _record_batch_size(run_dir, int(config["batch_size"]))
     return done, removed
+
+
+def _record_batch_size(run_dir: Path, batch_size: int) -> None:
+    """run_config.json ``batch_sizes``: every batch size that generated images of this folder
+    (``batch_size`` stays the first; a resume may use another, images do not depend on it)."""
+    recorded = rf.read_run_config(run_dir) or {}
+    sizes = list(recorded.get("batch_sizes") or [recorded.get("batch_size", batch_size)])
+    if batch_size not in sizes:
+        rf.write_json_atomic(run_dir / rf.CONFIG_FILE, {**recorded, "batch_sizes": sizes + [batch_size]})
+    elif "batch_sizes" not in recorded:
+        rf.write_json_atomic(run_dir / rf.CONFIG_FILE, {**recorded, "batch_sizes": sizes})
 
 
 class _BatchWriter:

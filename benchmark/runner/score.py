@@ -136,6 +136,7 @@ def _results(ctx: ScoringContext, details: dict, options: ScoringOptions, second
         probes={k: probes.get(k) for k in ("kind", "source", "revision", "fingerprint")} if probes else None,
         run={"n_images": int(len(ctx.manifest)), "n_nsfw_excluded": int(ctx.nsfw.sum()),
              "limit_per_suite": cfg.get("limit_per_suite", cfg.get("limit")), "batch_size": cfg.get("batch_size"),
+             "generation_batch_sizes": [int(b) for b in cfg.get("batch_sizes") or [cfg.get("batch_size")] if b],
              "annotate_batch_size": annotate_batch_size(ctx.run_dir),
              "scored_with_package_version": _package_version()},
         suites=[st.to_dict() for st in ctx.status.values()],
