@@ -5,6 +5,12 @@ alpha, per target and overall, averaged over the run's encoders (Generated Bias 
 The number in results.json is :func:`benchmark.scores.mcas.mcas_score` with the ``encoders``
 and ``image_ids`` of ``labels/embeddings.parquet``, so the ``mcas`` evaluate module reproduces
 it from the same rows.
+
+With ``t2ibench run --mcas-reference SOURCE`` (:func:`plan_mcas_reference`) the attribute
+images are a published reference's (:mod:`benchmark.reference_attributes`) instead of the
+model's own: the attribute suite is not generated, the annotate stage embeds the reference's
+images with the run's encoders, and II / ITP compare the model's targets with them. Without
+it the papers' protocol is unchanged.
 """
 
 from __future__ import annotations
@@ -13,11 +19,13 @@ import numpy as np
 import pandas as pd
 
 from benchmark.annotate.label_files import LABEL_FILES
+from benchmark.reference_attributes import describe, reference_image_id, run_reference
 from benchmark.scores.diffusion_bias import COMPONENTS, summarise
 from benchmark.scores.mcas import mcas_score
 from benchmark.tasks.context import ScoringContext
 from benchmark.tasks.registry import ImageLayout, Task, TaskReport, register_task
 
+FAMILY = "mcas"
 TT_NOTE = "texts are fixed lists, not samples: TT has no sampling variation"
 AVERAGED = "components averaged over encoders (Generated Bias Sec. 5.2)"
 
@@ -66,22 +74,93 @@ def _details(ctx: ScoringContext, out: dict, encoders: list[str], info: pd.DataF
         ctx.detail("mcas_per_category", summary)
 
 
+# --------------------------------------------------------------------------- a reference's attribute images
+
+
+def attribute_suites(probe_set, suites: list[str]) -> list[str]:
+    """The suites of ``suites`` that hold MCAS attribute images (every row has an
+    ``attribute_set``): what a reference replaces."""
+    out = []
+    for s in suites:
+        if probe_set.families.get(s) != FAMILY:
+            continue
+        table = probe_set.suite_table(s)
+        if len(table) and "attribute_set" in table.columns and table["attribute_set"].notna().all():
+            out.append(s)
+    return out
+
+
+def plan_mcas_reference(run_dir, probe_set, suites: list[str], source: str | None,
+                        revision: str | None = None) -> tuple[list[str], dict | None]:
+    """(suites to generate, the reference's identity for run_config.json) of a run asked to
+    score MCAS against the reference ``source`` (None: the papers' protocol, suites unchanged).
+    Loads and checks the reference, refuses a run folder started against another one, and
+    drops the attribute suites; every refusal is one line."""
+    from benchmark.reference_attributes import ReferenceAttributesError, check_reference_resume, load_mcas_reference
+
+    if source is None:
+        if revision is not None:
+            raise ReferenceAttributesError("--mcas-reference-revision needs --mcas-reference")
+        check_reference_resume(run_dir, None)
+        return suites, None
+    targets = [s for s in suites if probe_set.families.get(s) == FAMILY and s not in attribute_suites(probe_set, [s])]
+    if not targets:
+        raise ReferenceAttributesError("--mcas-reference needs an MCAS target suite among --suites (e.g. mcas_targets)")
+    _, identity = load_mcas_reference(source, revision)
+    check_reference_resume(run_dir, identity)
+    dropped = attribute_suites(probe_set, suites)
+    if dropped:
+        import sys
+
+        print(f"MCAS reference {describe(identity)}: its attribute images replace suite(s) {', '.join(dropped)}, "
+              "which are not generated", file=sys.stderr)
+    return [s for s in suites if s not in dropped], identity
+
+
+def _reference_ids(emb: pd.DataFrame, reference: dict) -> set[str]:
+    prefix = reference_image_id(reference["fingerprint"], "")
+    ids = emb.loc[emb["kind"] == "image", "probe_id"].astype(str)
+    return set(ids[ids.str.startswith(prefix)])
+
+
+# --------------------------------------------------------------------------- scoring
+
+
 def score_mcas(ctx: ScoringContext, suites: list[str]) -> None:
     present = [s for s in suites if ctx.has_suite(s)]
     if not present:
         return
     rows = ctx.manifest[ctx.manifest["suite"].isin(present)]
-    kinds = set(rows["attribute_set"].dropna()) if "attribute_set" in rows.columns else set()
-    if not kinds or rows["attribute_set"].notna().all():
-        for s in present:
-            ctx.not_scored(s, "MCAS needs both attribute images and target images (MCAS Sec. 3)")
-        return
+    reference = run_reference(ctx.config)
+    if reference is not None:  # attribute images: the reference's, not the model's
+        rows = rows[rows["attribute_set"].isna()] if "attribute_set" in rows.columns else rows
+        if rows.empty:
+            for s in present:
+                ctx.not_scored(s, "MCAS needs target images (MCAS Sec. 3)")
+            return
+    else:
+        kinds = set(rows["attribute_set"].dropna()) if "attribute_set" in rows.columns else set()
+        if not kinds or rows["attribute_set"].notna().all():
+            for s in present:
+                ctx.not_scored(s, "MCAS needs both attribute images and target images (MCAS Sec. 3)")
+            return
     emb = ctx.label("embeddings")
     if emb is None:
         for s in present:
             ctx.not_scored(s, ctx.missing("embeddings"))
         return
-    kept = set(ctx.images.index[ctx.images["suite"].isin(present)])
+    kept = set(ctx.images.index[ctx.images["suite"].isin(present)]) & set(rows["probe_id"])
+    if reference is not None:
+        ref_ids = _reference_ids(emb, reference)
+        if not ref_ids:
+            for s in present:
+                ctx.not_scored(s, f"{LABEL_FILES['embeddings'].relpath} has no embeddings of the MCAS reference's "
+                                  "attribute images: run `t2ibench annotate` on this run folder")
+            return
+        kept |= ref_ids
+        ctx.notes.append(f"MCAS: attribute images from the reference {describe(reference)}, not generated by the "
+                         "model: II, ITP and the scores built on them compare the model's targets with that "
+                         "reference (compare only with audits against the same fingerprint)")
     use = emb[((emb["kind"] == "image") & emb["probe_id"].isin(kept)) | (emb["kind"] == "text")]
     image = (use["kind"] == "image").to_numpy()
     encoders = list(dict.fromkeys(emb["encoder"].astype(str)))
@@ -93,9 +172,16 @@ def score_mcas(ctx: ScoringContext, suites: list[str]) -> None:
         for s in present:
             ctx.not_scored(s, f"{LABEL_FILES['embeddings'].relpath} cannot be scored: {exc}")
         return
+    if reference is not None:
+        # n counts the model's images (what validation bounds by the run's suites); the
+        # reference's attribute images are resampled with them all the same
+        for r in [out, *(out.get("per_encoder") or {}).values()]:
+            r["n_images"] = int(r["n_images"]) - len(ref_ids)
+        ctx.notes.append(f"MCAS: n counts the model's target images; the reference's {len(ref_ids)} attribute "
+                         "images are resampled with them in the bootstrap intervals")
     if out["targets_without_images"]:
         ctx.notes.append(f"MCAS: targets {out['targets_without_images']} have no generated image and are left out")
-    target_rows = rows[rows["attribute_set"].isna()]
+    target_rows = rows[rows["attribute_set"].isna()] if "attribute_set" in rows.columns else rows
     target_suite = str(target_rows["suite"].iloc[0])
     for enc, r in (out.get("per_encoder") or {}).items():
         ctx.add("mcas", target_suite, r["mcas"], ci=r["mcas_ci"], n=r["n_images"], estimator=enc, subset="one encoder")
@@ -158,7 +244,7 @@ def mcas_image_labels(read_detail):
 
 
 TASK = register_task(Task(
-    name="mcas", family="mcas", papers=("mcas", "diffusion_bias"), annotators={"mcas_embeddings": None},
+    name="mcas", family=FAMILY, papers=("mcas", "diffusion_bias"), annotators={"mcas_embeddings": None},
     score=score_mcas,
     report=TaskReport("MCAS and Diffusion Bias", figures=mcas_figures, tables=mcas_tables, layout=mcas_layout,
                       image_labels=mcas_image_labels),
