@@ -271,6 +271,7 @@ def load_reference_attributes(source: str | Path, revision: str | None = None) -
 # the run's target images against them.
 
 RUN_CONFIG_KEY = "mcas_reference"
+MCAS_FAMILY = "mcas"  # the probe family whose attribute suites a reference replaces
 #: RUN_DIR/embeddings/<this>/: the reference's image embeddings (one folder per encoder) and
 #: ATTRIBUTES_FILE, the reference's attribute rows, so a resumed run needs the reference only
 #: for embeddings it still lacks
@@ -397,3 +398,42 @@ def reference_image_embeddings(run_dir: str | Path, identity: dict, encoder: str
         return [images[str(rows["source_probe_id"].iloc[k])].convert("RGB") for k in positions]
 
     return rows, cache.ensure(ids, shas, load, embed_images, batch_size=batch_size)
+
+
+def attribute_suites(probe_set, suites: list[str]) -> list[str]:
+    """The suites of ``suites`` that hold MCAS attribute images (every row has an
+    ``attribute_set``): what a reference replaces."""
+    out = []
+    for s in suites:
+        if probe_set.families.get(s) != MCAS_FAMILY:
+            continue
+        table = probe_set.suite_table(s)
+        if len(table) and "attribute_set" in table.columns and table["attribute_set"].notna().all():
+            out.append(s)
+    return out
+
+
+def plan_mcas_reference(run_dir, probe_set, suites: list[str], source: str | None,
+                        revision: str | None = None) -> tuple[list[str], dict | None]:
+    """(suites to generate, the reference's identity for run_config.json) of a run asked to
+    score MCAS against the reference ``source`` (None: the papers' protocol, suites unchanged).
+    Loads and checks the reference, refuses a run folder started against another one, and
+    drops the attribute suites; every refusal is one line. (Here, not in the MCAS task's module,
+    so that generation does not import a task before the registry loads them in order.)"""
+    if source is None:
+        if revision is not None:
+            raise ReferenceAttributesError("--mcas-reference-revision needs --mcas-reference")
+        check_reference_resume(run_dir, None)
+        return suites, None
+    targets = [s for s in suites if probe_set.families.get(s) == MCAS_FAMILY and s not in attribute_suites(probe_set, [s])]
+    if not targets:
+        raise ReferenceAttributesError("--mcas-reference needs an MCAS target suite among --suites (e.g. mcas_targets)")
+    _, identity = load_mcas_reference(source, revision)
+    check_reference_resume(run_dir, identity)
+    dropped = attribute_suites(probe_set, suites)
+    if dropped:
+        import sys
+
+        print(f"MCAS reference {describe(identity)}: its attribute images replace suite(s) {', '.join(dropped)}, "
+              "which are not generated", file=sys.stderr)
+    return [s for s in suites if s not in dropped], identity

@@ -237,7 +237,7 @@ def make_run_config(*, model_spec: str | None, model_id: str | None, revision: s
     }
     if probe_record is not None:
         cfg["probes"] = json.loads(json.dumps(probe_record, default=str))
-    if mcas_reference is not None:  # checked on resume by benchmark.tasks.mcas.plan_mcas_reference
+    if mcas_reference is not None:  # checked on resume by benchmark.reference_attributes.plan_mcas_reference
         cfg["mcas_reference"] = dict(mcas_reference)
     return cfg
 
@@ -457,11 +457,11 @@ def run_generation(run_dir: str | Path, model_spec: str, suites: Sequence[str] |
     ``benchmark.models.load_text_to_image`` (on this process's device under ``accelerate
     launch``), then calls ``generate``. ``mcas_reference`` (a reference-attributes folder or Hub
     dataset ID, at ``mcas_reference_revision``): MCAS attribute images from it, not generated
-    (:func:`benchmark.tasks.mcas.plan_mcas_reference`).
+    (:func:`benchmark.reference_attributes.plan_mcas_reference`).
     """
     from benchmark.probes.source import open_probe_set
     from benchmark.tasks import check_probe_config
-    from benchmark.tasks.mcas import plan_mcas_reference
+    from benchmark.reference_attributes import plan_mcas_reference
 
     timer = StageTimer()
     state = process_state()

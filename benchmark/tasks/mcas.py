@@ -6,7 +6,8 @@ The number in results.json is :func:`benchmark.scores.mcas.mcas_score` with the 
 and ``image_ids`` of ``labels/embeddings.parquet``, so the ``mcas`` evaluate module reproduces
 it from the same rows.
 
-With ``t2ibench run --mcas-reference SOURCE`` (:func:`plan_mcas_reference`) the attribute
+With ``t2ibench run --mcas-reference SOURCE``
+(:func:`benchmark.reference_attributes.plan_mcas_reference`) the attribute
 images are a published reference's (:mod:`benchmark.reference_attributes`) instead of the
 model's own: the attribute suite is not generated, the annotate stage embeds the reference's
 images with the run's encoders, and II / ITP compare the model's targets with them. Without
@@ -19,13 +20,13 @@ import numpy as np
 import pandas as pd
 
 from benchmark.annotate.label_files import LABEL_FILES
-from benchmark.reference_attributes import describe, reference_image_id, run_reference
+from benchmark.reference_attributes import MCAS_FAMILY, describe, reference_image_id, run_reference
 from benchmark.scores.diffusion_bias import COMPONENTS, summarise
 from benchmark.scores.mcas import mcas_score
 from benchmark.tasks.context import ScoringContext
 from benchmark.tasks.registry import ImageLayout, Task, TaskReport, register_task
 
-FAMILY = "mcas"
+FAMILY = MCAS_FAMILY
 TT_NOTE = "texts are fixed lists, not samples: TT has no sampling variation"
 AVERAGED = "components averaged over encoders (Generated Bias Sec. 5.2)"
 
@@ -75,46 +76,6 @@ def _details(ctx: ScoringContext, out: dict, encoders: list[str], info: pd.DataF
 
 
 # --------------------------------------------------------------------------- a reference's attribute images
-
-
-def attribute_suites(probe_set, suites: list[str]) -> list[str]:
-    """The suites of ``suites`` that hold MCAS attribute images (every row has an
-    ``attribute_set``): what a reference replaces."""
-    out = []
-    for s in suites:
-        if probe_set.families.get(s) != FAMILY:
-            continue
-        table = probe_set.suite_table(s)
-        if len(table) and "attribute_set" in table.columns and table["attribute_set"].notna().all():
-            out.append(s)
-    return out
-
-
-def plan_mcas_reference(run_dir, probe_set, suites: list[str], source: str | None,
-                        revision: str | None = None) -> tuple[list[str], dict | None]:
-    """(suites to generate, the reference's identity for run_config.json) of a run asked to
-    score MCAS against the reference ``source`` (None: the papers' protocol, suites unchanged).
-    Loads and checks the reference, refuses a run folder started against another one, and
-    drops the attribute suites; every refusal is one line."""
-    from benchmark.reference_attributes import ReferenceAttributesError, check_reference_resume, load_mcas_reference
-
-    if source is None:
-        if revision is not None:
-            raise ReferenceAttributesError("--mcas-reference-revision needs --mcas-reference")
-        check_reference_resume(run_dir, None)
-        return suites, None
-    targets = [s for s in suites if probe_set.families.get(s) == FAMILY and s not in attribute_suites(probe_set, [s])]
-    if not targets:
-        raise ReferenceAttributesError("--mcas-reference needs an MCAS target suite among --suites (e.g. mcas_targets)")
-    _, identity = load_mcas_reference(source, revision)
-    check_reference_resume(run_dir, identity)
-    dropped = attribute_suites(probe_set, suites)
-    if dropped:
-        import sys
-
-        print(f"MCAS reference {describe(identity)}: its attribute images replace suite(s) {', '.join(dropped)}, "
-              "which are not generated", file=sys.stderr)
-    return [s for s in suites if s not in dropped], identity
 
 
 def _reference_ids(emb: pd.DataFrame, reference: dict) -> set[str]:
