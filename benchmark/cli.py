@@ -150,7 +150,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
                         batch_size=args.batch_size, revision=args.revision, device=args.device, dtype=args.dtype,
                         overrides=_parse_overrides(args.set), annotators=_annotator_args(args),
                         n_resamples=args.n_resamples, progress=not args.quiet, probes=args.probes,
-                        probes_revision=args.probes_revision)
+                        probes_revision=args.probes_revision, mcas_reference=args.mcas_reference,
+                        mcas_reference_revision=args.mcas_reference_revision)
     if outcome.main_process:
         _print_outcome(outcome)
     return 0
@@ -162,7 +163,8 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     summary = run_generation(args.out, args.model, args.suites, args.limit, args.batch_size,
                              revision=args.revision, device=args.device, dtype=args.dtype,
                              overrides=_parse_overrides(args.set), progress=not args.quiet, probes=args.probes,
-                             probes_revision=args.probes_revision)
+                             probes_revision=args.probes_revision, mcas_reference=args.mcas_reference,
+                             mcas_reference_revision=args.mcas_reference_revision)
     print(summary.format())
     return 0
 
@@ -294,6 +296,12 @@ def build_parser() -> argparse.ArgumentParser:
                        "Hub dataset ID (default: the built-in probes)")
         p.add_argument("--probes-revision", metavar="REV", help="with a Hub dataset ID: the revision to audit "
                        "(branch, tag or commit; recorded as the resolved commit)")
+        p.add_argument("--mcas-reference", metavar="SOURCE", help="score MCAS / Generated Bias against the attribute "
+                       "images of a reference-attributes dataset (a folder from `python -m "
+                       "dataset_builders.reference_attributes` or a Hub dataset ID) instead of the model's own; "
+                       "mcas_attributes is then not generated")
+        p.add_argument("--mcas-reference-revision", metavar="REV", help="with a Hub dataset ID for --mcas-reference: "
+                       "the revision (recorded as the resolved commit)")
         p.add_argument("--limit", type=int, help="at most N probes per suite, spread over its prompts")
         p.add_argument("--batch-size", type=int, default=4)
         p.add_argument("--revision", help="model revision (branch, tag or commit)")

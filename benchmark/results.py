@@ -223,12 +223,14 @@ def results_warning(model: Mapping, annotators: list, scores: list) -> str | Non
 def build_results(*, model: Mapping, package_version: str, suites: list, settings: Mapping, seeds: Mapping,
                   scoring: Mapping, hardware: Mapping, timings: Mapping, annotators: list, scores: list,
                   details: Mapping, notes: list, run: Mapping | None = None, created: str | None = None,
-                  probes: Mapping | None = None) -> dict:
+                  probes: Mapping | None = None, references: Mapping | None = None) -> dict:
     """The results document in its fixed key order (``warning`` first, and first of the notes,
     for a built-in model or annotator: :func:`results_warning`).
 
     ``probes`` says which probe set was audited (kind, source, revision, fingerprint): results
-    on different probe sets are never compared."""
+    on different probe sets are never compared. ``references``: the reference datasets scores
+    were made against instead of the model's own images (``{"mcas": {source, revision,
+    fingerprint}}`` for ``--mcas-reference``); absent for the papers' protocol."""
     doc: dict[str, Any] = {}
     warning = results_warning(model, annotators, scores)
     if warning:
@@ -238,6 +240,7 @@ def build_results(*, model: Mapping, package_version: str, suites: list, setting
         "schema_version": SCHEMA_VERSION,
         "model": dict(model),
         **({"probes": dict(probes)} if probes else {}),
+        **({"references": {str(k): dict(v) for k, v in references.items()}} if references else {}),
         "package": {"name": PACKAGE_NAME, "version": str(package_version)},
         "created": created or now_iso(),
         "run": dict(run or {}),

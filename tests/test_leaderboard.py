@@ -137,6 +137,55 @@ def test_one_row_per_model_revision_and_probe_set(board):
     assert len(data.model_rows(board.submissions + [extra, other])) == 8
 
 
+def _mcas_doc(model_id: str, value: float, reference: str | None, gep: float = 0.1) -> dict:
+    """A model's MCAS audit: the papers' protocol (reference None) or against the MCAS reference
+    with that fingerprint (`t2ibench run --mcas-reference`)."""
+    doc = make_doc(model_id, gep, suites=("gep_neutral", "mcas_targets"),
+                   extra=[res.score_entry("mcas", "mcas_targets", value, ci=_ci(value, 0.01), n=40, estimator="tiny")])
+    if reference is not None:
+        doc["references"] = {"mcas": {"source": "org/mcas-reference", "revision": "1" * 40, "fingerprint": reference}}
+    return doc
+
+
+def test_each_mcas_reference_gets_its_own_row_and_ranking(tmp_path):
+    ref_a, ref_b = "a" * 64, "b" * 64
+    root = tmp_path / "lb"
+    _write(root, "r/own.json", _mcas_doc("acme/model-a", -0.30, None))
+    _write(root, "r/ref_a.json", _mcas_doc("acme/model-a", -0.20, ref_a))  # the same model audited both ways
+    _write(root, "r/ref_b.json", _mcas_doc("acme/model-a", -0.01, ref_b))
+    _write(root, "r/other_own.json", _mcas_doc("beta/model-b", -0.25, None, gep=0.05))
+    _write(root, "r/other_ref_a.json", _mcas_doc("beta/model-b", -0.40, ref_a, gep=0.05))
+    board = data.load_folder(root)
+    assert not board.skipped and not board.conflicts  # other references: other rows, no conflict
+    rows = board.rows()
+    by_key = {r.key: r for r in rows}
+    assert set(by_key) == {"acme/model-a@main", f"acme/model-a@main|mcas-reference={ref_a}",
+                           f"acme/model-a@main|mcas-reference={ref_b}", "beta/model-b@main",
+                           f"beta/model-b@main|mcas-reference={ref_a}"}
+    assert by_key["acme/model-a@main"].latest.reference_fingerprint is None
+    # marked: the Model cell names the reference, the badge says what it means
+    labels = data.model_labels(rows)
+    assert labels["acme/model-a@main"] == "acme/model-a @ main"
+    assert labels[f"acme/model-a@main|mcas-reference={ref_a}"] == "acme/model-a @ main [MCAS ref aaaaaaaa]"
+    assert len(set(labels.values())) == len(rows)
+    badges = data.badges_html(by_key[f"acme/model-a@main|mcas-reference={ref_a}"].latest)
+    assert 'class="lb-badge lb-badge-mcas-ref"' in badges and "org/mcas-reference @ " + "1" * 40 in badges
+    assert data.badges_html(by_key["acme/model-a@main"].latest) == ""
+    md = data.detail_markdown(by_key[f"acme/model-a@main|mcas-reference={ref_a}"])
+    assert "**MCAS reference**: attribute images from org/mcas-reference" in md and "aaaaaaaaaaaa" in md
+    assert "papers' protocol" in data.detail_markdown(by_key["acme/model-a@main"])
+    # ranked by MCAS (closest to 0 first): the papers' protocol, then each reference's rows among themselves,
+    # though ref_b's -0.01 is the closest of all
+    t = data.leaderboard_table(rows, names=["mcas"], sort_by="mcas")
+    assert t.keys == ["beta/model-b@main", "acme/model-a@main", f"acme/model-a@main|mcas-reference={ref_a}",
+                      f"beta/model-b@main|mcas-reference={ref_a}", f"acme/model-a@main|mcas-reference={ref_b}"]
+    (panel,) = data.forest_panels(rows, ["mcas"])
+    assert [r["label"] for r in panel["rows"]] == [labels[k] for k in t.keys]
+    # a score the reference does not touch ranks every row together
+    gep = data.leaderboard_table(rows, names=["gep_score_neutral"], sort_by="gep_score_neutral")
+    assert [k.split("@")[0] for k in gep.keys] == ["beta/model-b"] * 2 + ["acme/model-a"] * 3
+
+
 def _table(rows, **kw):
     return data.leaderboard_table(rows, view=data.ALL_SCORES, **kw)
 

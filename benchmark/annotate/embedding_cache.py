@@ -46,9 +46,10 @@ def encoder_slug(spec: str) -> str:
 class EmbeddingCache:
     """The cached image embeddings of one encoder in one run folder."""
 
-    def __init__(self, run_dir: str | Path, encoder: str):
+    def __init__(self, run_dir: str | Path, encoder: str, *, subdir: str | None = None):
         self.encoder = str(encoder)
-        self.dir = Path(run_dir) / EMBEDDINGS_DIR / encoder_slug(self.encoder)
+        # ``subdir``: images that are not the run's own (a reference's) get a folder of their own
+        self.dir = Path(run_dir) / EMBEDDINGS_DIR / (subdir or "") / encoder_slug(self.encoder)
         self.ids: list[str] = []
         self.sha256: list[str | None] = []
         self.array: np.ndarray | None = None

@@ -7,6 +7,9 @@ the ``metrics/mcas`` module take (``embeddings``, ``roles``, ``targets``):
   female -> ``attribute_b_image``; target "") and ``mcas_targets`` images
   (``target_image``, target = the keyword), roles from
   ``benchmark.probes.mcas.mcas_image_roles``;
+* with ``t2ibench run --mcas-reference``: image rows of the reference's attribute images
+  instead of ``mcas_attributes`` (``probe_id`` ``reference:<fingerprint>:<id>``, embedded
+  from the reference with the same encoder, :mod:`benchmark.reference_attributes`);
 * text rows: the text attributes (``attribute_a_text`` / ``attribute_b_text``) and the
   text targets (``target_text``) of the MCAS config, from
   ``benchmark.probes.mcas.mcas_text_rows``.
@@ -97,9 +100,23 @@ class MCASEmbeddingAnnotator(Annotator):
     def texts(self, ctx: AnnotateContext) -> pd.DataFrame:
         return mcas_text_table(ctx.family_config("mcas"))
 
+    def reference(self, ctx: AnnotateContext) -> dict | None:
+        """The MCAS reference the run was started with (``t2ibench run --mcas-reference``), or None."""
+        from benchmark.reference_attributes import run_reference
+        from benchmark.run_folder import read_run_config
+
+        return run_reference(read_run_config(ctx.run_dir))
+
     def extra_keys(self, ctx: AnnotateContext) -> list[tuple]:
         t = self.texts(ctx)
-        return [(self.name, "text", "", str(x), str(r), str(g)) for x, r, g in zip(t["text"], t["role"], t["target"])]
+        keys = [(self.name, "text", "", str(x), str(r), str(g)) for x, r, g in zip(t["text"], t["role"], t["target"])]
+        ref = self.reference(ctx)
+        if ref is not None:  # the reference's attribute images stand for the run's own
+            from benchmark.reference_attributes import run_reference_rows
+
+            rows = run_reference_rows(ctx.run_dir, ref)
+            keys += [(self.name, "image", str(p), "", str(r), "") for p, r in zip(rows["probe_id"], rows["role"])]
+        return keys
 
     def load_model(self, spec: str, ctx: AnnotateContext) -> Any:
         from benchmark.annotate.clip_labels import load_clip
@@ -113,9 +130,19 @@ class MCASEmbeddingAnnotator(Annotator):
         return mcas_image_rows(self.name, rows, np.stack([np.asarray(it.embedding) for it in items]))
 
     def annotate_extra(self, keys: Sequence[tuple], ctx: AnnotateContext) -> list[dict]:
-        # every text, even when only some are missing: one batch composition, one set of numbers
-        texts = self.texts(ctx)
-        return mcas_text_embedding_rows(self.name, texts, self.load(ctx).embed_texts(list(texts["text"])))
+        out = []
+        if any(k[1] == "text" for k in keys):
+            # every text, even when only some are missing: one batch composition, one set of numbers
+            texts = self.texts(ctx)
+            out += mcas_text_embedding_rows(self.name, texts, self.load(ctx).embed_texts(list(texts["text"])))
+        if any(k[1] == "image" for k in keys):
+            from benchmark.reference_attributes import reference_image_embeddings
+
+            rows, emb = reference_image_embeddings(ctx.run_dir, self.reference(ctx), self.name,
+                                                   lambda images: self.load(ctx).embed_images(images), ctx.batch_size)
+            out += [{"encoder": self.name, "kind": "image", "probe_id": str(p), "text": "", "role": str(r),
+                     "target": "", "embedding": e} for p, r, e in zip(rows["probe_id"], rows["role"], _vectors(emb))]
+        return out
 
 
 def _default_encoders(builtin: bool) -> tuple[str, ...]:

@@ -220,7 +220,7 @@ def recorded_settings(settings: dict | None) -> dict:
 def make_run_config(*, model_spec: str | None, model_id: str | None, revision: str | None, settings: dict | None,
                     probes: pd.DataFrame, limit_per_suite: int | None, batch_size: int,
                     revision_requested: str | None = None, builtin: bool | None = None,
-                    probe_record: dict | None = None) -> dict:
+                    probe_record: dict | None = None, mcas_reference: dict | None = None) -> dict:
     """run_config.json: what was asked. ``probe_record`` (:meth:`ProbeSet.record`) names the
     probe set, each suite's family and the family configs the annotate and score stages use."""
     suites = list(dict.fromkeys(probes["suite"])) if len(probes) else []
@@ -238,6 +238,8 @@ def make_run_config(*, model_spec: str | None, model_id: str | None, revision: s
     }
     if probe_record is not None:
         cfg["probes"] = json.loads(json.dumps(probe_record, default=str))
+    if mcas_reference is not None:  # checked on resume by benchmark.reference_attributes.plan_mcas_reference
+        cfg["mcas_reference"] = dict(mcas_reference)
     return cfg
 
 
@@ -405,7 +407,7 @@ def generate(run_dir: str | Path, model: Any, probes: pd.DataFrame, *, batch_siz
              limit: int | None = None, progress: bool = True, model_spec: str | None = None,
              revision_requested: str | None = None, state: Any = None,
              timer: StageTimer | None = None, overlap_writes: bool = True,
-             probe_record: dict | None = None) -> GenerationSummary:
+             probe_record: dict | None = None, mcas_reference: dict | None = None) -> GenerationSummary:
     """Generate every probe of ``probes`` (``limit`` per suite) with ``model`` into ``run_dir``.
 
     ``model`` has ``generate(prompts, seeds) -> output`` with ``output.images`` (PIL) and
@@ -432,7 +434,7 @@ def generate(run_dir: str | Path, model: Any, probes: pd.DataFrame, *, batch_siz
                              revision=_model_attr(model, "revision"), revision_requested=revision_requested,
                              settings=_model_attr(model, "settings", {}) or {}, probes=probes, limit_per_suite=limit,
                              batch_size=batch_size, builtin=is_builtin(model) or is_builtin(model_spec or model_id),
-                             probe_record=probe_record)
+                             probe_record=probe_record, mcas_reference=mcas_reference)
     done, removed = _prepare(run_dir, config, probes, state, timer)
     features = rf.image_features_yaml(probes.to_dict("records"), list(probes.columns))
     pending = [i for i, pid in enumerate(probes["probe_id"]) if pid not in done]
@@ -461,36 +463,46 @@ def generate(run_dir: str | Path, model: Any, probes: pd.DataFrame, *, batch_siz
 @dataclass
 class ChosenProbes:
     """The probes a run generates: the probe set's record (source, revision, configs), every
-    probe of the chosen suites, and the ``--limit`` subset."""
+    probe of the chosen suites, the ``--limit`` subset, and the MCAS reference (its identity)
+    whose attribute images replace the suites ``replaced_by_reference``."""
 
     suites: list[str]
     record: dict
     all_probes: pd.DataFrame
     limited: pd.DataFrame
+    reference: dict | None = None
+    replaced_by_reference: list[str] = field(default_factory=list)
 
 
 def choose_probes(probes: Any, probes_revision: str | None, suites: Sequence[str] | None,
-                  limit_per_suite: int | None) -> ChosenProbes:
+                  limit_per_suite: int | None, *, run_dir: str | Path | None = None,
+                  mcas_reference: str | None = None, mcas_reference_revision: str | None = None) -> ChosenProbes:
     """Open the probe set (``probes``: None for the built-in probes, a probe dataset folder or a
     Hub dataset ID at ``probes_revision``; :func:`benchmark.probes.source.open_probe_set`),
-    check the suites (an unknown one fails here) and refuse a probe config no task can score."""
+    check the suites (an unknown one fails here), load and check the MCAS reference
+    (:func:`benchmark.reference_attributes.plan_mcas_reference`: its attribute images replace
+    the suites that would generate them) and refuse a probe config no task can score."""
     from benchmark.probes.source import open_probe_set
+    from benchmark.reference_attributes import plan_mcas_reference
     from benchmark.tasks import check_probe_config
 
     probe_set = open_probe_set(probes, probes_revision)
-    suites = probe_set.check_suites(list(suites) if suites else probe_set.suites())
+    asked = probe_set.check_suites(list(suites) if suites else probe_set.suites())
+    suites, reference = plan_mcas_reference(run_dir, probe_set, asked, mcas_reference, mcas_reference_revision)
     record = probe_set.record(suites)
     for family, config in record["configs"].items():
         check_probe_config(family, config)
     all_probes = build_probes(suites, None, probe_set)
-    return ChosenProbes(list(suites), record, all_probes, limit_probes(all_probes, limit_per_suite))
+    return ChosenProbes(list(suites), record, all_probes, limit_probes(all_probes, limit_per_suite), reference,
+                        [s for s in asked if s not in suites])
 
 
 def run_generation(run_dir: str | Path, model_spec: str, suites: Sequence[str] | None,
                    limit_per_suite: int | None = None,
                    batch_size: int = DEFAULT_BATCH_SIZE, *, revision: str | None = None, device: str | None = None,
                    dtype: str | None = None, overrides: dict | None = None, progress: bool = True,
-                   probes: Any = None, probes_revision: str | None = None) -> GenerationSummary:
+                   probes: Any = None, probes_revision: str | None = None, mcas_reference: str | None = None,
+                   mcas_reference_revision: str | None = None) -> GenerationSummary:
     """The generation stage from plain arguments (what ``t2ibench run`` calls).
 
     Opens the probe set (``probes``: None for the built-in probes, a probe dataset folder or a
@@ -498,17 +510,25 @@ def run_generation(run_dir: str | Path, model_spec: str, suites: Sequence[str] |
     builds the probes (an unknown suite fails here), refuses a probe config no task can score,
     checks the run folder's arguments before loading the model, loads it with
     ``benchmark.models.load_text_to_image`` (on this process's device under ``accelerate
-    launch``), then calls ``generate``.
+    launch``), then calls ``generate``. ``mcas_reference`` (a reference-attributes folder or Hub
+    dataset ID, at ``mcas_reference_revision``): MCAS attribute images from it, not generated
+    (:func:`benchmark.reference_attributes.plan_mcas_reference`).
     """
     timer = StageTimer()
     state = process_state()
     with timer.stage("probes"):
-        chosen = choose_probes(probes, probes_revision, suites, limit_per_suite)
-        record, all_probes, limited = chosen.record, chosen.all_probes, chosen.limited
+        chosen = choose_probes(probes, probes_revision, suites, limit_per_suite, run_dir=run_dir,
+                               mcas_reference=mcas_reference, mcas_reference_revision=mcas_reference_revision)
+        record, all_probes, limited, reference = chosen.record, chosen.all_probes, chosen.limited, chosen.reference
+    if chosen.replaced_by_reference:
+        from benchmark.reference_attributes import describe as describe_reference
+
+        print(f"MCAS reference {describe_reference(reference)}: its attribute images replace suite(s) "
+              f"{', '.join(chosen.replaced_by_reference)}, which are not generated", file=sys.stderr)
     # Cheap checks first: a folder made with other arguments fails before any model is loaded.
     early = make_run_config(model_spec=model_spec, revision_requested=revision, model_id=None, revision=None,
                             settings=None, probes=limited, limit_per_suite=limit_per_suite, batch_size=batch_size,
-                            probe_record=record)
+                            probe_record=record, mcas_reference=reference)
     rf.check_run_config(run_dir, early, EARLY_IDENTITY_KEYS, model_keys=("spec", "revision_requested"))
     from benchmark.models import load_text_to_image
 
@@ -518,4 +538,4 @@ def run_generation(run_dir: str | Path, model_spec: str, suites: Sequence[str] |
         model = load_text_to_image(model_spec, revision=revision, device=device, dtype=dtype, **(overrides or {}))
     return generate(run_dir, model, all_probes, batch_size=batch_size, limit=limit_per_suite, progress=progress,
                     model_spec=model_spec, revision_requested=revision, state=state, timer=timer,
-                    probe_record=record)
+                    probe_record=record, mcas_reference=reference)

@@ -39,6 +39,8 @@ class AuditPlan:
     done: int
     annotators: dict[str, Any]
     unannotated: list[str] = field(default_factory=list)
+    mcas_reference: dict | None = None
+    replaced_by_reference: list[str] = field(default_factory=list)
     seconds_per_image: float | None = None
     annotate_images_per_second: float | None = None
 
@@ -60,6 +62,11 @@ class AuditPlan:
             rows.append(("settings", ", ".join(f"{k}={v!r}" for k, v in self.settings.items())))
         for option, models in self.annotators.items():
             rows.append((option, (", ".join(models) if isinstance(models, list) else models) or "disabled"))
+        if self.mcas_reference:
+            from benchmark.reference_attributes import describe
+
+            rows.append(("MCAS reference", f"{describe(self.mcas_reference)} (replaces "
+                                           f"{', '.join(self.replaced_by_reference) or 'no generated suite'})"))
         if self.unannotated:
             rows.append(("not scored", f"{', '.join(self.unannotated)} (no task annotates them)"))
         seconds = self.estimate_seconds()
@@ -106,8 +113,8 @@ def _measured_rates(run_dir: Path) -> tuple[int, float | None, float | None]:
 def preflight(run_dir: str | Path, model_spec: str, suites: Sequence[str] | None, *,
               limit_per_suite: int | None = None, batch_size: int | None = None, revision: str | None = None,
               device: str | None = None, dtype: str | None = None, overrides: dict | None = None,
-              annotators: dict | None = None, probes: Any = None,
-              probes_revision: str | None = None) -> AuditPlan:
+              annotators: dict | None = None, probes: Any = None, probes_revision: str | None = None,
+              mcas_reference: str | None = None, mcas_reference_revision: str | None = None) -> AuditPlan:
     """Check every input of ``run_audit`` (same arguments) and return the plan; raises a
     one-line ``ValueError`` (``ModelSpecError``, ``RunFolderError``...) on the first problem."""
     from benchmark.models.text_to_image import check_text_to_image
@@ -116,10 +123,12 @@ def preflight(run_dir: str | Path, model_spec: str, suites: Sequence[str] | None
     from benchmark.runner.generate import DEFAULT_BATCH_SIZE, EARLY_IDENTITY_KEYS, choose_probes, make_run_config
 
     run_dir = Path(run_dir)
-    chosen = choose_probes(probes, probes_revision, suites, limit_per_suite)
+    chosen = choose_probes(probes, probes_revision, suites, limit_per_suite, run_dir=run_dir,
+                           mcas_reference=mcas_reference, mcas_reference_revision=mcas_reference_revision)
     early = make_run_config(model_spec=model_spec, revision_requested=revision, model_id=None, revision=None,
                             settings=None, probes=chosen.limited, limit_per_suite=limit_per_suite,
-                            batch_size=batch_size or DEFAULT_BATCH_SIZE, probe_record=chosen.record)
+                            batch_size=batch_size or DEFAULT_BATCH_SIZE, probe_record=chosen.record,
+                            mcas_reference=chosen.reference)
     rf.check_run_config(run_dir, early, EARLY_IDENTITY_KEYS, model_keys=("spec", "revision_requested"))
     pipeline = check_text_to_image(model_spec, revision=revision, device=device, dtype=dtype, overrides=overrides)
 
@@ -132,7 +141,8 @@ def preflight(run_dir: str | Path, model_spec: str, suites: Sequence[str] | None
     return AuditPlan(run_dir=run_dir, model=model_spec, pipeline=pipeline, settings=dict(overrides or {}),
                      images={s: int(counts.get(s, 0)) for s in chosen.suites}, done=done,
                      annotators={c.kind.option: c.models for c in choices}, unannotated=unannotated,
-                     seconds_per_image=per_image, annotate_images_per_second=annotate_rate)
+                     seconds_per_image=per_image, annotate_images_per_second=annotate_rate,
+                     mcas_reference=chosen.reference, replaced_by_reference=chosen.replaced_by_reference)
 
 
 def check_stage_inputs(run_dir: str | Path, stage: str) -> None:

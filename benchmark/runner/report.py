@@ -143,6 +143,17 @@ def _probe_set(results: Mapping) -> str:
     return f"the suites built into {pkg.get('name', 't2i-bias-benchmark')} {pkg.get('version', '')}".strip()
 
 
+def _references(results: Mapping) -> list[tuple[str, str]]:
+    """The "MCAS reference" fact of an audit scored against a reference's attribute images."""
+    ref = (results.get("references") or {}).get("mcas") if isinstance(results.get("references"), Mapping) else None
+    if not isinstance(ref, Mapping) or not ref.get("source"):
+        return []
+    from benchmark.reference_attributes import describe
+
+    return [("MCAS reference", f"attribute images from {describe(ref)}, not the model's own: compare MCAS and "
+                               "Diffusion Bias only with audits against the same fingerprint")]
+
+
 def _header(results: Mapping, entries: Sequence[Mapping]) -> dict:
     model = results.get("model") or {}
     run = results.get("run") or {}
@@ -155,6 +166,7 @@ def _header(results: Mapping, entries: Sequence[Mapping]) -> dict:
         ("Model", model.get("id", "unknown model")),
         ("Revision", model.get("revision") or "not recorded"),
         ("Probe set", _probe_set(results)),
+        *_references(results),
         ("Images", f"{run.get('n_images', sum(int(s.get('n_images') or 0) for s in suites))} in "
                    f"{len(suites)} suites ({len(scored)} scored){limit}"),
         ("Created", results.get("created", "")),

@@ -28,6 +28,7 @@ import pandas as pd
 from benchmark import results as res
 from benchmark.annotate.label_files import LABEL_FILES
 from benchmark.models.defaults import is_builtin
+from benchmark.reference_attributes import results_references
 from benchmark.run_folder import SCORES_DIR, TIMINGS_FILE
 from benchmark.tasks import tasks_for_suites
 from benchmark.tasks.context import ScoreStageError, ScoringContext, ScoringOptions, SuiteStatus
@@ -134,6 +135,7 @@ def _results(ctx: ScoringContext, details: dict, options: ScoringOptions, second
         model=model,
         package_version=cfg.get("package_version") or _package_version(),
         probes={k: probes.get(k) for k in ("kind", "source", "revision", "fingerprint")} if probes else None,
+        references=results_references(cfg),
         run={"n_images": int(len(ctx.manifest)), "n_nsfw_excluded": int(ctx.nsfw.sum()),
              "limit_per_suite": cfg.get("limit_per_suite", cfg.get("limit")), "batch_size": cfg.get("batch_size"),
              "generation_batch_sizes": [int(b) for b in cfg.get("batch_sizes") or [cfg.get("batch_size")] if b],

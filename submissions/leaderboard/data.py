@@ -15,7 +15,11 @@ Rules (also in ``docs/leaderboard.md``):
   listed with its first problem, never raised.
 - Each file is parsed and checked once: the result is cached by (path, size, mtime_ns),
   so "Reload results" reads only new or changed files.
-- One row per model id + revision + probe set (``probes`` of the results, when present).
+- One row per model id + revision + probe set (``probes`` of the results, when present) +
+  MCAS reference (the fingerprint of ``references.mcas`` for ``--mcas-reference`` audits,
+  none for the papers' protocol): a model audited both ways has two rows, the reference one
+  marked by a badge and its Model cell. Sorting by an MCAS / Generated Bias score ranks the
+  papers'-protocol rows first, then each reference's rows among themselves, never mixed.
   When several valid files share that key the first accepted one keeps the row (the
   earliest ``created``, ties by path) and the others are listed as conflicts in the
   warnings, never shown: a newer file does not take over a row. Replacing a row's file is a
@@ -107,9 +111,23 @@ class Submission:
         return None
 
     @property
+    def mcas_reference(self) -> dict | None:
+        """The MCAS reference the scores were made against (``references.mcas``: source, revision,
+        fingerprint), or None for the papers' protocol (the model's own attribute images)."""
+        refs = self.doc.get("references")
+        ref = refs.get("mcas") if isinstance(refs, Mapping) else None
+        return dict(ref) if isinstance(ref, Mapping) and ref.get("fingerprint") else None
+
+    @property
+    def reference_fingerprint(self) -> str | None:
+        return str(self.mcas_reference["fingerprint"]) if self.mcas_reference else None
+
+    @property
     def key(self) -> str:
-        """Row key: model id, revision and probe set ('@' and '#' are in no Hub id, so it is unambiguous)."""
-        return f"{self.model_id}@{self.revision or ''}" + (f"#{self.probes}" if self.probes else "")
+        """Row key: model id, revision, probe set and MCAS reference ('@', '#' and '|' are in no
+        Hub id, so it is unambiguous)."""
+        return (f"{self.model_id}@{self.revision or ''}" + (f"#{self.probes}" if self.probes else "")
+                + (f"|mcas-reference={self.reference_fingerprint}" if self.reference_fingerprint else ""))
 
     @property
     def created(self) -> _dt.datetime:
@@ -438,6 +456,21 @@ def view_names(names: Sequence[str], view: str | None) -> list[str]:
 
 DEMO_BADGE = "demo"
 EVALUATED_BADGE = "evaluated"
+REFERENCE_BADGE = "mcas-ref"
+#: the scores an MCAS reference changes (their attribute images are the reference's)
+REFERENCE_FAMILIES = ("mcas", "diffusion_bias")
+
+
+def reference_text(ref: Mapping) -> str:
+    """``SOURCE @ REVISION (fingerprint abcdef123456)`` of an MCAS reference."""
+    at = f" @ {ref['revision']}" if ref.get("revision") else ""
+    return f"{ref.get('source')}{at} (fingerprint {str(ref.get('fingerprint'))[:12]})"
+
+
+def reference_label(sub: Submission) -> str:
+    """What the Model cell adds for a row scored against an MCAS reference ("" for the papers' protocol)."""
+    fp = sub.reference_fingerprint
+    return f" [MCAS ref {fp[:8]}]" if fp else ""
 
 
 def evaluated_by(sub: Submission) -> str | None:
@@ -457,6 +490,10 @@ def badges(sub: Submission) -> list[tuple[str, str]]:
     who = evaluated_by(sub)
     if who:
         out.append((EVALUATED_BADGE, f"evaluated by {who}, not self-reported"))
+    if sub.mcas_reference:
+        out.append((REFERENCE_BADGE, f"MCAS and Generated Bias scored against the attribute images of "
+                                     f"{reference_text(sub.mcas_reference)}, not the model's own: ranked only with "
+                                     "rows of the same reference"))
     return out
 
 
@@ -507,12 +544,17 @@ def sort_rows(rows: Iterable[ModelRow], name: str | None, suites: Sequence[str] 
     if not name:
         return sorted(rows, key=lambda r: r.latest.demo)
     meta = SCORE_METADATA[name]
+    # scores made against different MCAS references are never ranked together: the papers'
+    # protocol first, then each reference's rows (by fingerprint) among themselves
+    by_reference = meta.paper in REFERENCE_FAMILIES
 
     def key(r: ModelRow):
         e = headline_entry(r.latest, name, suites)
         v = e.get("value") if e else None
         ok = text.is_number(v)
-        return (r.latest.demo, 0, meta.badness(float(v))) if ok else (r.latest.demo, 1, 0.0)
+        group = (r.latest.reference_fingerprint is not None, r.latest.reference_fingerprint or "") \
+            if by_reference else (False, "")
+        return (r.latest.demo, *group, 0, meta.badness(float(v))) if ok else (r.latest.demo, *group, 1, 0.0)
 
     return sorted(rows, key=key)
 
@@ -523,7 +565,8 @@ def model_labels(rows: Sequence[ModelRow]) -> dict[str, str]:
     for r in rows:
         count[r.latest.model_id] = count.get(r.latest.model_id, 0) + 1
     return {r.key: (r.latest.model_id if count[r.latest.model_id] == 1
-                    else f"{r.latest.model_id} @ {r.latest.revision or 'no revision'}") for r in rows}
+                    else f"{r.latest.model_id} @ {r.latest.revision or 'no revision'}") + reference_label(r.latest)
+            for r in rows}
 
 
 @dataclass
@@ -593,7 +636,8 @@ def all_families(rows: Iterable[ModelRow]) -> list[str]:
 
 def row_label(row: ModelRow) -> str:
     s = row.latest
-    return f"{s.model_id} @ {s.revision or 'no revision'}" + (f" [{DEMO_BADGE}]" if s.demo else "")
+    return (f"{s.model_id} @ {s.revision or 'no revision'}" + reference_label(s)
+            + (f" [{DEMO_BADGE}]" if s.demo else ""))
 
 
 # --------------------------------------------------------------------------- forest plots and comparison
@@ -710,6 +754,12 @@ def detail_markdown(row: ModelRow) -> str:
         ("Evaluated by", who or "the submitter (self-reported)"),
         (f"Suites scored ({len(s.suites)})", ", ".join(s.suites) or "none"), ("File", s.source),
     ]
+    if s.mcas_reference:
+        facts.append(("MCAS reference", f"attribute images from {reference_text(s.mcas_reference)}; ranked only "
+                                        "with rows of the same reference"))
+    elif any(SCORE_METADATA[e["name"]].paper in REFERENCE_FAMILIES for e in s.scores
+             if e.get("name") in SCORE_METADATA):
+        facts.append(("MCAS reference", "none: the model's own attribute images (the papers' protocol)"))
     sub = s.submission
     if sub.get("submitted_at"):
         facts.append(("Submitted", sub["submitted_at"]))
@@ -724,7 +774,7 @@ def detail_markdown(row: ModelRow) -> str:
     if shown:
         lines.append(f"- **Settings**: {md_escape(', '.join(shown))}")
     if row.older:
-        lines.append("- **Conflicting files** (same model, revision and probes; not shown): "
+        lines.append("- **Conflicting files** (same model, revision, probes and MCAS reference; not shown): "
                      + md_escape(", ".join(f"{o.doc.get('created')} ({o.source})" for o in row.older)))
     notes = [n for n in doc.get("notes", []) if n != doc.get("warning")]
     if notes:
@@ -741,7 +791,7 @@ def warnings_markdown(board: Board) -> str:
     conflicts = board.conflicts
     for other, shown in conflicts:
         lines.append(f"- **{md_escape(other.source)}** not shown: {md_escape(shown.source)} holds the row of "
-                     f"{md_escape(row_label(model_rows([shown])[0]))} (same model, revision and probes). "
+                     f"{md_escape(row_label(model_rows([shown])[0]))} (same model, revision, probes and MCAS reference). "
                      "A replacement goes through a reviewed pull request that deletes the old file.")
     if not lines:
         return ""
