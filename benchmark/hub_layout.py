@@ -15,7 +15,6 @@ from pathlib import Path
 import datasets
 import pandas as pd
 import pyarrow.parquet as pq
-import yaml
 from huggingface_hub import DatasetCard, DatasetCardData
 
 from benchmark.atomic import atomic_path

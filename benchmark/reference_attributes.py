@@ -335,7 +335,7 @@ def check_reference_resume(run_dir: str | Path, identity: dict | None) -> None:
     read from a moved folder or a Hub mirror is the same reference."""
     from benchmark.run_folder import RunFolderError, read_run_config
 
-    existing = read_run_config(run_dir)
+    existing = None if run_dir is None else read_run_config(run_dir)
     if existing is None:
         return
     before = run_reference(existing)
@@ -375,29 +375,6 @@ def run_reference_rows(run_dir: str | Path, identity: dict) -> pd.DataFrame:
                          "source_probe_id": images["probe_id"].astype(str)})
     write_json_atomic(path, {"reference": identity, "rows": rows.to_dict("records")})
     return rows
-
-
-def reference_image_embeddings(run_dir: str | Path, identity: dict, encoder: str, embed_images,
-                               batch_size: int = 32) -> tuple[pd.DataFrame, "np.ndarray"]:
-    """(rows of :func:`run_reference_rows`, their image embeddings by ``encoder``): embeddings
-    cached in RUN_DIR/embeddings/mcas-reference/<encoder>/ (by id and PNG sha256, like the run's
-    own); only missing ones are computed, from the reference's images, with ``embed_images``
-    (the encoder the run's target images were embedded with)."""
-    from benchmark.annotate.embedding_cache import EmbeddingCache
-
-    rows = run_reference_rows(run_dir, identity)
-    cache = EmbeddingCache(run_dir, encoder, subdir=RUN_EMBEDDINGS_SUBDIR)
-    ids, shas = list(rows["probe_id"]), list(rows["sha256"])
-    images = None
-
-    def load(positions):
-        nonlocal images
-        if images is None:
-            frame = reopen_run_reference(identity).require_mcas_images()
-            images = dict(zip(frame["probe_id"].astype(str), frame["image"]))
-        return [images[str(rows["source_probe_id"].iloc[k])].convert("RGB") for k in positions]
-
-    return rows, cache.ensure(ids, shas, load, embed_images, batch_size=batch_size)
 
 
 def attribute_suites(probe_set, suites: list[str]) -> list[str]:

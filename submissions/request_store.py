@@ -19,7 +19,6 @@ Conflict and moves on.
 from __future__ import annotations
 
 import hashlib
-import os
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field

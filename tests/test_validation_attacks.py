@@ -25,7 +25,7 @@ import pytest
 from benchmark.results import MAX_RESULTS_BYTES, UnreadableResults, load_results_file, score_entry
 from submissions import submit as submit_module
 from submissions.leaderboard import data
-from submissions.submit import SubmissionRefused, model_folder_name, plan_submission
+from submissions.submit import model_folder_name, plan_submission
 from submissions.validate import check_results
 from test_validate import hub_doc
 

@@ -21,6 +21,7 @@ Generated Bias averages the components over six OpenAI CLIP encoders
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -136,13 +137,35 @@ class MCASEmbeddingAnnotator(Annotator):
             texts = self.texts(ctx)
             out += mcas_text_embedding_rows(self.name, texts, self.load(ctx).embed_texts(list(texts["text"])))
         if any(k[1] == "image" for k in keys):
-            from benchmark.reference_attributes import reference_image_embeddings
-
             rows, emb = reference_image_embeddings(ctx.run_dir, self.reference(ctx), self.name,
                                                    lambda images: self.load(ctx).embed_images(images), ctx.batch_size)
             out += [{"encoder": self.name, "kind": "image", "probe_id": str(p), "text": "", "role": str(r),
                      "target": "", "embedding": e} for p, r, e in zip(rows["probe_id"], rows["role"], _vectors(emb))]
         return out
+
+
+def reference_image_embeddings(run_dir: str | Path, identity: dict, encoder: str, embed_images,
+                               batch_size: int = 32) -> tuple[pd.DataFrame, np.ndarray]:
+    """(the reference's image rows, :func:`benchmark.reference_attributes.run_reference_rows`;
+    their embeddings by ``encoder``), cached in RUN_DIR/embeddings/mcas-reference/<encoder>/ (by
+    id and PNG sha256, like the run's own); only missing ones are computed, from the reference's
+    images, with ``embed_images`` (the encoder the run's target images were embedded with)."""
+    from benchmark.annotate.embedding_cache import EmbeddingCache
+    from benchmark.reference_attributes import RUN_EMBEDDINGS_SUBDIR, reopen_run_reference, run_reference_rows
+
+    rows = run_reference_rows(run_dir, identity)
+    cache = EmbeddingCache(run_dir, encoder, subdir=RUN_EMBEDDINGS_SUBDIR)
+    ids, shas = list(rows["probe_id"]), list(rows["sha256"])
+    images = None
+
+    def load(positions):
+        nonlocal images
+        if images is None:
+            frame = reopen_run_reference(identity).require_mcas_images()
+            images = dict(zip(frame["probe_id"].astype(str), frame["image"]))
+        return [images[str(rows["source_probe_id"].iloc[k])].convert("RGB") for k in positions]
+
+    return rows, cache.ensure(ids, shas, load, embed_images, batch_size=batch_size)
 
 
 def _default_encoders(builtin: bool) -> tuple[str, ...]:

@@ -19,7 +19,7 @@ ViT-L/14). Embeddings are L2-normalised here, as in the authors' released notebo
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 

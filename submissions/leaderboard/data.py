@@ -37,8 +37,6 @@ Rules (also in ``docs/leaderboard.md``):
 from __future__ import annotations
 
 import datetime as _dt
-import json
-import math
 import re
 import threading
 from dataclasses import dataclass, field

@@ -15,7 +15,7 @@ text (Gradio renders Dataframe strings as text); Markdown text goes through
 import getpass
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Optional
 
 import gradio as gr
@@ -32,7 +32,6 @@ from submissions.requests import (
     PENDING,
     RUNNING,
     STATUSES,
-    WORKER_PREFIX,
     InvalidRequest,
     RequestRecord,
 )
