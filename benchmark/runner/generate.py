@@ -502,8 +502,10 @@ def run_generation(run_dir: str | Path, model_spec: str, suites: Sequence[str] |
                    batch_size: int = DEFAULT_BATCH_SIZE, *, revision: str | None = None, device: str | None = None,
                    dtype: str | None = None, overrides: dict | None = None, progress: bool = True,
                    probes: Any = None, probes_revision: str | None = None, mcas_reference: str | None = None,
-                   mcas_reference_revision: str | None = None) -> GenerationSummary:
-    """The generation stage from plain arguments (what ``t2ibench run`` calls).
+                   mcas_reference_revision: str | None = None,
+                   chosen: ChosenProbes | None = None) -> GenerationSummary:
+    """The generation stage from plain arguments (what ``t2ibench run`` calls; ``chosen``: the
+    probes its preflight already chose from these same arguments).
 
     Opens the probe set (``probes``: None for the built-in probes, a probe dataset folder or a
     Hub dataset ID at ``probes_revision``; :func:`benchmark.probes.source.open_probe_set`),
@@ -517,8 +519,9 @@ def run_generation(run_dir: str | Path, model_spec: str, suites: Sequence[str] |
     timer = StageTimer()
     state = process_state()
     with timer.stage("probes"):
-        chosen = choose_probes(probes, probes_revision, suites, limit_per_suite, run_dir=run_dir,
-                               mcas_reference=mcas_reference, mcas_reference_revision=mcas_reference_revision)
+        chosen = chosen or choose_probes(probes, probes_revision, suites, limit_per_suite, run_dir=run_dir,
+                                         mcas_reference=mcas_reference,
+                                         mcas_reference_revision=mcas_reference_revision)
         record, all_probes, limited, reference = chosen.record, chosen.all_probes, chosen.limited, chosen.reference
     if chosen.replaced_by_reference:
         from benchmark.reference_attributes import describe as describe_reference

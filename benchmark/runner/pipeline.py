@@ -52,7 +52,7 @@ def run_audit(run_dir: str | Path, model_spec: str, suites: Sequence[str], *, li
     gen = run_generation(run_dir, model_spec, suites, limit_per_suite, batch_size, revision=revision, device=device,
                          dtype=dtype, overrides=overrides, progress=progress, probes=probes,
                          probes_revision=probes_revision, mcas_reference=mcas_reference,
-                         mcas_reference_revision=mcas_reference_revision)
+                         mcas_reference_revision=mcas_reference_revision, chosen=plan.chosen)
     outcome = AuditOutcome(run_dir=run_dir, stage_seconds={"generate": sum(gen.timings.values())})
     if not process_state().is_main_process:
         outcome.main_process = False

@@ -41,6 +41,7 @@ class AuditPlan:
     unannotated: list[str] = field(default_factory=list)
     mcas_reference: dict | None = None
     replaced_by_reference: list[str] = field(default_factory=list)
+    chosen: Any = field(default=None, repr=False)  # the ChosenProbes, handed on to generation
     seconds_per_image: float | None = None
     annotate_images_per_second: float | None = None
 
@@ -142,7 +143,8 @@ def preflight(run_dir: str | Path, model_spec: str, suites: Sequence[str] | None
                      images={s: int(counts.get(s, 0)) for s in chosen.suites}, done=done,
                      annotators={c.kind.option: c.models for c in choices}, unannotated=unannotated,
                      seconds_per_image=per_image, annotate_images_per_second=annotate_rate,
-                     mcas_reference=chosen.reference, replaced_by_reference=chosen.replaced_by_reference)
+                     mcas_reference=chosen.reference, replaced_by_reference=chosen.replaced_by_reference,
+                     chosen=chosen)
 
 
 def check_stage_inputs(run_dir: str | Path, stage: str) -> None:
