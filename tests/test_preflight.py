@@ -26,6 +26,7 @@ def _error_line(capsys) -> str:
     (["--set", "guidance_scale=high"], "guidance_scale='high' for StableDiffusionPipeline: expected float"),
     (["--set", "num_inference_step=3"], "unknown setting 'num_inference_step' for StableDiffusionPipeline"),
     (["--set", "scheduler=NoSuchScheduler"], "unknown diffusers scheduler 'NoSuchScheduler'"),
+    (["--set", "output_type=np"], "setting 'output_type' of StableDiffusionPipeline is set by the benchmark"),
     (["--revision", "main"], "--revision main does not apply to a built-in model"),
     (["--dtype", "float16"], "--dtype float16 does not run on the CPU"),
     (["--vqa", "someorg/not-cached-vqa"], "VQA model someorg/not-cached-vqa is not in the local Hugging Face cache"),

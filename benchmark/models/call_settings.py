@@ -19,6 +19,9 @@ from .errors import MalformedSpecError
 
 #: settings the loader consumes itself instead of passing them to the call
 LOADER_SETTINGS = ("scheduler", "batch_invariant")
+#: arguments the runner passes to a diffusers pipeline's call itself (one seeded generator
+#: per image, PIL output): a setting may not replace them
+PIPELINE_CALL_ARGUMENTS = ("prompt", "generator", "num_images_per_prompt", "output_type")
 
 _SCALARS = (bool, int, float, str, type(None))
 
@@ -67,13 +70,18 @@ def _type_text(annotation: Any) -> str:
     return text.replace("typing.", "")
 
 
-def check_call_settings(fn: Callable, settings: Mapping[str, Any], *, what: str) -> None:
-    """One line for the first setting ``fn`` cannot take: an unknown name (with the names it
-    takes), a value of the wrong type, or a parameter the command line cannot set."""
+def check_call_settings(fn: Callable, settings: Mapping[str, Any], *, what: str,
+                        reserved: tuple[str, ...] = ()) -> None:
+    """One line for the first setting ``fn`` cannot take: one the caller sets itself
+    (``reserved``), an unknown name (with the names it takes), a value of the wrong type, or a
+    parameter the command line cannot set."""
     params = named_parameters(fn)
     for key, value in settings.items():
         if key in LOADER_SETTINGS:
             continue
+        if key in reserved:
+            raise MalformedSpecError(f"setting {key!r} of {what} is set by the benchmark for every image "
+                                     f"(it sets {', '.join(reserved)})")
         if key not in params:
             raise MalformedSpecError(
                 f"unknown setting {key!r} for {what}; it takes: {', '.join(sorted(params))}"

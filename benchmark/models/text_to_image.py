@@ -29,7 +29,7 @@ from typing import Any
 from benchmark.extras import require
 
 from .device import resolve_device, resolve_dtype
-from .call_settings import check_call_settings, named_parameters
+from .call_settings import PIPELINE_CALL_ARGUMENTS, check_call_settings, named_parameters
 from .errors import DeviceUnavailableError, MalformedSpecError
 from .hub_access import cached_commit, ensure_hub_model, is_local_folder, looks_like_path
 
@@ -200,7 +200,7 @@ class DiffusersTextToImage(TextToImageModel):
         # only named parameters of the pipeline's call (its **kwargs only takes
         # deprecated callback arguments, and would swallow typos silently)
         params = set(named_parameters(pipe.__call__))
-        check_call_settings(pipe.__call__, overrides, what=type(pipe).__name__)
+        check_call_settings(pipe.__call__, overrides, what=type(pipe).__name__, reserved=PIPELINE_CALL_ARGUMENTS)
         call.update(overrides)
         call = {k: v for k, v in call.items() if k in params}
         self.call_kwargs = call
@@ -420,7 +420,7 @@ def check_text_to_image(
     scheduler = overrides.get("scheduler")
     if scheduler is not None and not hasattr(getattr(diffusers, str(scheduler), None), "from_config"):
         raise MalformedSpecError(f"unknown diffusers scheduler {scheduler!r}")
-    check_call_settings(cls.__call__, overrides, what=class_name)
+    check_call_settings(cls.__call__, overrides, what=class_name, reserved=PIPELINE_CALL_ARGUMENTS)
     return class_name
 
 
