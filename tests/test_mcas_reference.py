@@ -6,11 +6,12 @@ reference is refused in one line; the papers' protocol is unchanged without the 
 
 from __future__ import annotations
 
+import contextlib
+import importlib
+import io
 import json
-import os
 import shutil
-import subprocess
-import sys
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -26,13 +27,20 @@ MODEL_X = ["--set", "num_inference_steps=2"]
 MODEL_Y = ["--set", "guidance_scale=3.0"]
 
 
-def _env(root):
-    return {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", "T2IBENCH_CACHE": str(root / "cache")}
-
-
-def _cli(root, *args, module="benchmark.cli", timeout=600):
-    return subprocess.run([sys.executable, "-m", module, *map(str, args)], env=_env(root), capture_output=True,
-                          text=True, timeout=timeout)
+def _cli(root, *args, module="benchmark.cli"):
+    """The command line's ``main`` called in this process (no interpreter start per call): its exit
+    code and what it printed on stderr, as a finished process would give them."""
+    main = importlib.import_module(module).main
+    err = io.StringIO()
+    with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stderr(err), \
+            contextlib.redirect_stdout(io.StringIO()):
+        mp.setenv("HF_HUB_OFFLINE", "1")
+        mp.setenv("T2IBENCH_CACHE", str(root / "cache"))
+        try:
+            code = main([str(a) for a in args])
+        except SystemExit as exc:  # argparse's usage errors
+            code = exc.code
+    return SimpleNamespace(returncode=code, stderr=err.getvalue())
 
 
 def _run(root, out, *extra, suites=("mcas_attributes", "mcas_targets")):
