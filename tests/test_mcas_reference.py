@@ -10,6 +10,7 @@ import contextlib
 import importlib
 import io
 import json
+import os
 import shutil
 from types import SimpleNamespace
 
@@ -31,15 +32,16 @@ def _cli(root, *args, module="benchmark.cli"):
     """The command line's ``main`` called in this process (no interpreter start per call): its exit
     code and what it printed on stderr, as a finished process would give them."""
     main = importlib.import_module(module).main
-    err = io.StringIO()
-    with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stderr(err), \
-            contextlib.redirect_stdout(io.StringIO()):
-        mp.setenv("HF_HUB_OFFLINE", "1")
-        mp.setenv("T2IBENCH_CACHE", str(root / "cache"))
-        try:
+    err, saved_env = io.StringIO(), dict(os.environ)
+    os.environ.update({"HF_HUB_OFFLINE": "1", "T2IBENCH_CACHE": str(root / "cache")})
+    try:
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
             code = main([str(a) for a in args])
-        except SystemExit as exc:  # argparse's usage errors
-            code = exc.code
+    except SystemExit as exc:  # argparse's usage errors
+        code = exc.code
+    finally:  # --quiet sets progress-bar variables: the next test gets the environment it had
+        os.environ.clear()
+        os.environ.update(saved_env)
     return SimpleNamespace(returncode=code, stderr=err.getvalue())
 
 
