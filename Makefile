@@ -36,8 +36,10 @@ system-deps:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(SYSTEM_PACKAGES) >/dev/null; \
 	else echo "make: install the Debian packages $(SYSTEM_PACKAGES) (as root: apt-get install $(SYSTEM_PACKAGES))" >&2; exit 1; fi
 
+# Two pytest workers, each test file on one worker (its module fixtures built once): most tests
+# wait on subprocesses, model loads and browsers, so two processes cut the wall time by about a third.
 test: $(STAMP) system-deps
-	$(BIN)/python -m pytest -q --durations=15
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile --durations=15
 
 clean:
 	rm -rf out .pytest_cache
