@@ -11,7 +11,7 @@ use; the counters sit on those libraries, not on the package:
 * VQA language-model calls: the ``forward`` of the language model of every
   ``Blip2ForConditionalGeneration`` built (wrapped on the instance when the model is
   constructed). A call *starts sequences* when it has no key/value cache or an empty one
-  (``past_key_values`` is None or its ``get_seq_length()`` is 0): a prefill or a scoring
+  (``past_key_values``, ``cache`` from transformers 5.24, is None or its ``get_seq_length()`` is 0): a prefill or a scoring
   pass, not a decoding step. Its batch size is the rows of ``inputs_embeds`` /
   ``input_ids``. ``generate`` calls of that language model are counted separately;
 * CLIP image / text encoder calls: ``open_clip`` ``encode_image`` / ``encode_text``;
@@ -165,7 +165,9 @@ def install_counters() -> None:
             batch = k.get("inputs_embeds")
             if batch is None:
                 batch = k.get("input_ids", a[0] if a else None)
-            if _cache_is_empty(k.get("past_key_values")):
+            # transformers 5.24 names the key/value cache ``cache``, earlier versions ``past_key_values``
+            cache = k["past_key_values"] if k.get("past_key_values") is not None else k.get("cache")
+            if _cache_is_empty(cache):
                 COUNTERS.lm_start_rows.append(_rows(batch))
             else:
                 COUNTERS.lm_step_calls += 1

@@ -18,6 +18,7 @@ and counted. See ``docs/annotate.md``.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -443,9 +444,16 @@ def _image_order(plan: _Plan, encoders: _Encoders) -> list[str]:
     return [str(r["probe_id"]) for r in plan.images.rows if str(r["probe_id"]) in wanted]
 
 
+#: Threads that decode PNGs ahead of the annotators (each decodes a whole batch; as many batches
+#: are decoded ahead as there are threads). One thread could not keep up: the main thread then
+#: waited on it for about a fifth of the stage's host time per image (docs/performance.md).
+DECODE_THREADS = max(1, min(4, (os.cpu_count() or 1)))
+
+
 def _batches(plan: _Plan, order: list[str]):
-    """(probe ids, {probe id: image}) per batch of ``batch_size``; the next batch is decoded on a
-    worker thread while the caller annotates this one (PNG decoding releases the GIL)."""
+    """(probe ids, {probe id: image}) per batch of ``batch_size``; the next batches are decoded on
+    worker threads while the caller annotates this one (PNG decoding releases the GIL)."""
+    from collections import deque
     from concurrent.futures import ThreadPoolExecutor
 
     size = plan.ctx.batch_size
@@ -454,11 +462,12 @@ def _batches(plan: _Plan, order: list[str]):
     def decode(chunk: list[str]) -> dict[str, Any]:
         return dict(zip(chunk, plan.images.load(chunk)))
 
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="t2ibench-decode") as pool:
-        pending = pool.submit(decode, chunks[0]) if chunks else None
+    with ThreadPoolExecutor(max_workers=DECODE_THREADS, thread_name_prefix="t2ibench-decode") as pool:
+        pending = deque(pool.submit(decode, c) for c in chunks[:DECODE_THREADS])
         for k, chunk in enumerate(chunks):
-            images = pending.result()
-            pending = pool.submit(decode, chunks[k + 1]) if k + 1 < len(chunks) else None
+            images = pending.popleft().result()
+            if k + DECODE_THREADS < len(chunks):
+                pending.append(pool.submit(decode, chunks[k + DECODE_THREADS]))
             yield chunk, images
 
 
