@@ -11,9 +11,10 @@ use; the counters sit on those libraries, not on the package:
 * VQA language-model calls: the ``forward`` of the language model of every
   ``Blip2ForConditionalGeneration`` built (wrapped on the instance when the model is
   constructed). A call *starts sequences* when it has no key/value cache or an empty one
-  (``past_key_values``, ``cache`` from transformers 5.24, is None or its ``get_seq_length()`` is 0): a prefill or a scoring
-  pass, not a decoding step. Its batch size is the rows of ``inputs_embeds`` /
-  ``input_ids``. ``generate`` calls of that language model are counted separately;
+  (``past_key_values``, or ``cache`` from transformers 5.24, is None or its
+  ``get_seq_length()`` is 0): a prefill or a scoring pass, not a decoding step. Its batch
+  size is the rows of ``inputs_embeds`` / ``input_ids``. ``generate`` calls of that language
+  model are counted separately;
 * CLIP image / text encoder calls: ``open_clip`` ``encode_image`` / ``encode_text``;
 * the object detector: ``transformers`` ``DetrForObjectDetection.forward``.
 
