@@ -337,9 +337,9 @@ def test_cached_embeddings_are_reused(run, monkeypatch):
     calls: list[int] = []
     original = ImageTextEncoder.embed_images
 
-    def counting(self, images):
+    def counting(self, images, prepared=None):
         calls.append(len(images))
-        return original(self, images)
+        return original(self, images, prepared)
 
     monkeypatch.setattr(ImageTextEncoder, "embed_images", counting)
     m = usable(run)
@@ -362,6 +362,47 @@ def test_cached_embeddings_are_reused(run, monkeypatch):
     assert sorted(s3.files_up_to_date) == ["labels/gender.parquet", "labels/skin_tone.parquet"]
     ids = json.loads((run / "embeddings" / "builtin-tiny-clip" / "ids.json").read_text())
     assert len(ids) == len(set(ids)) == n_needed
+
+
+def test_models_prepare_images_on_the_decode_threads_with_the_same_labels(run, tmp_path, monkeypatch):
+    """Batches decoded after a model is loaded arrive with that model's preprocessing done on a
+    decode thread (CLIP's and the VQA model's); the labels equal those of preprocessing inline."""
+    import threading
+
+    import benchmark.runner.annotate as stage
+    from benchmark.models.encoders import OpenClipEncoder
+    from benchmark.models.vqa import Blip2VQA
+
+    inline = tmp_path / "inline"
+    shutil.copytree(run, inline)
+    where: list[tuple[str, str]] = []
+    for cls in (OpenClipEncoder, Blip2VQA):
+        original = cls.prepare_images
+
+        def counted(self, images, _original=original, _cls=cls.__name__):
+            where.append((_cls, threading.current_thread().name))
+            return _original(self, images)
+
+        monkeypatch.setattr(cls, "prepare_images", counted)
+    # batches of 1: many more batches than decode threads, so most come prepared (those handed to
+    # a decode thread before the model's first use cannot be)
+    suites = [*GEP, "dalleval_bias", "pst_single"]  # CLIP, then VQA and skin tone
+    annotate_run(run, progress=False, batch_size=1, suites=suites)
+    on_threads = {cls for cls, thread in where if thread.startswith("t2ibench-decode")}
+    assert on_threads == {"OpenClipEncoder", "Blip2VQA"}, where
+    monkeypatch.setattr(stage, "_preparers", lambda *a: {})
+    where.clear()
+    annotate_run(inline, progress=False, batch_size=1, suites=suites)
+    assert where and all(thread == "MainThread" for _, thread in where)
+    written = [n for n in BIAS_LABEL_FILES if (run / "labels" / f"{n}.parquet").exists()]
+    assert {"gender", "attributes", "skin_tone"} <= set(written)
+    assert written == [n for n in BIAS_LABEL_FILES if (inline / "labels" / f"{n}.parquet").exists()]
+    for name in written:
+        got, want = read_labels(run, name), read_labels(inline, name)
+        pd.testing.assert_frame_equal(got.drop(columns="embedding", errors="ignore"),
+                                      want.drop(columns="embedding", errors="ignore"))
+        if "embedding" in got:
+            assert np.array_equal(np.stack(got["embedding"]), np.stack(want["embedding"]))
 
 
 def test_suite_subset_keeps_other_rows(annotated_copy):

@@ -117,7 +117,10 @@ class _VQAAnnotator(Annotator):
         """The batch's image features, computed once for every VQA annotator of this model."""
         def encode():
             pids = ctx.batch.needing(self.model_key, self.model)
-            return model.encode_images([ctx.batch.images[p] for p in pids]), {p: i for i, p in enumerate(pids)}
+            images = [ctx.batch.images[p] for p in pids]
+            prepared = ctx.batch.prepared(self.model_key, self.model)  # None for a model without prepare_images
+            feats = model.encode_images(images) if prepared is None else model.encode_images(images, prepared=prepared)
+            return feats, {p: i for i, p in enumerate(pids)}
 
         return ctx.batch.shared((self.model_key, self.name), encode)
 

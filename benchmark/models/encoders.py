@@ -24,6 +24,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from contextlib import nullcontext
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -70,7 +71,12 @@ class ImageTextEncoder(ABC):
     def dim(self) -> int: ...
 
     @abstractmethod
-    def _images(self, images: list): ...
+    def prepare_images(self, images: list):
+        """The CPU preprocessing of RGB ``images`` (resize, crop, normalise) as one (n, 3, H, W)
+        tensor. Thread-safe: the annotate stage runs it on its decode threads."""
+
+    @abstractmethod
+    def _encode_pixels(self, pixels): ...
 
     @abstractmethod
     def _texts(self, texts: list[str]): ...
@@ -82,16 +88,19 @@ class ImageTextEncoder(ABC):
             return torch.autocast("cuda", dtype=self.dtype)
         return nullcontext()
 
-    def embed_images(self, images: Sequence) -> np.ndarray:
+    def embed_images(self, images: Sequence, prepared: Any = None) -> np.ndarray:
+        """Embeddings of ``images``; ``prepared``: what :meth:`prepare_images` already made of them."""
         import torch
 
-        images = [im.convert("RGB") for im in images]
-        if not images:
+        if not len(images):
             return np.zeros((0, self.dim), np.float32)
+        pixels = self.prepare_images(list(images)) if prepared is None else prepared
+        if len(pixels) != len(images):
+            raise ValueError(f"prepared holds {len(pixels)} images, not the {len(images)} given")
         out = []
         with torch.no_grad(), self._autocast():
-            for chunk in _chunks(images, self.batch_size):
-                out.append(_normalise(self._images(chunk)))
+            for chunk in _chunks(pixels, self.batch_size):
+                out.append(_normalise(self._encode_pixels(chunk)))
         return np.concatenate(out)
 
     def embed_texts(self, texts: Sequence[str]) -> np.ndarray:
@@ -133,11 +142,13 @@ class OpenClipEncoder(ImageTextEncoder):
         size = self.model.visual.image_size
         return int(size[0] if isinstance(size, (tuple, list)) else size)
 
-    def _images(self, images):
+    def prepare_images(self, images):
         import torch
 
-        x = torch.stack([self.preprocess(im) for im in images]).to(self.device)
-        return self.model.encode_image(x)
+        return torch.stack([self.preprocess(im.convert("RGB")) for im in images])
+
+    def _encode_pixels(self, pixels):
+        return self.model.encode_image(pixels.to(self.device))
 
     def _texts(self, texts):
         return self.model.encode_text(self.tokenizer(texts).to(self.device))
@@ -196,9 +207,11 @@ class HFClipEncoder(ImageTextEncoder):
     def dim(self) -> int:
         return int(self.model.config.projection_dim)
 
-    def _images(self, images):
-        inputs = self.processor(images=images, return_tensors="pt")
-        return _features(self.model.get_image_features(pixel_values=inputs["pixel_values"].to(self.device)))
+    def prepare_images(self, images):
+        return self.processor(images=[im.convert("RGB") for im in images], return_tensors="pt")["pixel_values"]
+
+    def _encode_pixels(self, pixels):
+        return _features(self.model.get_image_features(pixel_values=pixels.to(self.device)))
 
     def _texts(self, texts):
         inputs = self.processor(text=texts, return_tensors="pt", padding=True, truncation=True)

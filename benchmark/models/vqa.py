@@ -237,9 +237,19 @@ class VQAModel(ABC):
     def _prompt(self, question: str) -> str:
         """The text the model sees for a raw question."""
 
+    def prepare_images(self, images: Sequence) -> Any:
+        """The CPU part of :meth:`encode_images` for all ``images`` at once (here: the RGB images
+        themselves); indexable by image. Thread-safe: the annotate stage runs it on its decode
+        threads."""
+        return [im.convert("RGB") for im in images]
+
+    @staticmethod
+    def _take(prepared: Any, idx: list[int]) -> Any:
+        return [prepared[i] for i in idx]
+
     @abstractmethod
-    def _encode_chunk(self, images: list) -> Any:
-        """Payload for a chunk of RGB images (counted by the caller)."""
+    def _encode_chunk(self, prepared: Any) -> Any:
+        """Payload for a chunk of prepared images (counted by the caller)."""
 
     @abstractmethod
     def _concat(self, parts: list) -> Any: ...
@@ -254,14 +264,19 @@ class VQAModel(ABC):
 
     # ------------------------------------------------------------------ public API
 
-    def encode_images(self, images: Sequence) -> ImageFeatures:
+    def encode_images(self, images: Sequence, prepared: Any = None) -> ImageFeatures:
         """Run the vision side once per image (batches of ``batch_size``); returns the
-        features every :meth:`rank_answers` / :meth:`answer_items` call reuses."""
-        ims = [im.convert("RGB") for im in images]
-        self.stats.images_requested += len(ims)
-        parts = [self._encode_chunk([ims[i] for i in chunk]) for chunk in _balanced_chunks(len(ims), self.batch_size)]
+        features every :meth:`rank_answers` / :meth:`answer_items` call reuses. ``prepared``:
+        what :meth:`prepare_images` already made of ``images``."""
+        n = len(images)
+        self.stats.images_requested += n
+        if n and prepared is None:
+            prepared = self.prepare_images(images)
+        if n and len(prepared) != n:
+            raise ValueError(f"prepared holds {len(prepared)} images, not the {n} given")
+        parts = [self._encode_chunk(self._take(prepared, chunk)) for chunk in _balanced_chunks(n, self.batch_size)]
         payload = self._concat(parts) if parts else self._concat([])
-        return ImageFeatures(kind=self.feature_kind, owner=id(self), n_images=len(ims), payload=payload)
+        return ImageFeatures(kind=self.feature_kind, owner=id(self), n_images=n, payload=payload)
 
     def _features(self, features_or_images: ImageFeatures | Sequence) -> ImageFeatures:
         if isinstance(features_or_images, ImageFeatures):
@@ -475,10 +490,18 @@ class Blip2VQA(VQAModel):
     def _prompt(self, question: str) -> str:
         return self.prompt_template.format(q=question)
 
-    def _encode_chunk(self, images: list):
+    def prepare_images(self, images: Sequence):
+        rgb = [im.convert("RGB") for im in images]
+        return self.processor.image_processor(rgb, return_tensors="pt")["pixel_values"]
+
+    @staticmethod
+    def _take(prepared, idx: list[int]):
+        return prepared[list(idx)]
+
+    def _encode_chunk(self, pixels):
         import torch
 
-        pixels = self.processor.image_processor(images, return_tensors="pt")["pixel_values"]
+        n = len(pixels)
         pixels = pixels.to(self.device, self.dtype)
         m = self.model
         with torch.inference_mode():
@@ -491,8 +514,8 @@ class Blip2VQA(VQAModel):
             if q_out.dtype != image_embeds.dtype:  # the Q-Former may be kept in fp32
                 q_out = q_out.to(image_embeds.dtype)
             feats = m.language_projection(q_out)
-        self.stats.images_encoded += len(images)
-        self.stats.vision_batch_sizes.append(len(images))
+        self.stats.images_encoded += n
+        self.stats.vision_batch_sizes.append(n)
         return feats
 
     def _concat(self, parts: list):
@@ -619,8 +642,8 @@ class ImageTextToTextVQA(VQAModel):
         messages = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": question}]}]
         return self.processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
 
-    def _encode_chunk(self, images: list):
-        return list(images)  # nothing reusable: the vision encoder runs inside each call
+    def _encode_chunk(self, prepared: list):
+        return list(prepared)  # nothing reusable: the vision encoder runs inside each call
 
     def _concat(self, parts: list):
         return [im for part in parts for im in part]

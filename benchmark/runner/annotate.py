@@ -23,7 +23,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import pandas as pd
 
@@ -367,14 +367,21 @@ class _Batch:
     """What the annotators of one batch share: its decoded images, which images each model is
     needed for, and values computed once for all of them (a VQA model's image features)."""
 
-    def __init__(self, images: dict[str, Any], needs: dict[tuple[str, str], list[str]]):
+    def __init__(self, images: dict[str, Any], needs: dict[tuple[str, str], list[str]],
+                 prepared: dict[tuple[str, str], Any] | None = None):
         self.images = images
         self._needs = needs
+        self._prepared = prepared or {}
         self._shared: dict = {}
 
     def needing(self, model_key: str, model: Any) -> list[str]:
         """The batch's probe ids that annotators of this model need, in order."""
         return self._needs.get((model_key, model_name(model)), [])
+
+    def prepared(self, model_key: str, model: Any) -> Any:
+        """What the model's ``prepare_images`` made of :meth:`needing`'s images on a decode thread,
+        or None (the model was not loaded yet when the batch was decoded: it prepares them itself)."""
+        return self._prepared.get((model_key, model_name(model)))
 
     def shared(self, key: Any, compute):
         if key not in self._shared:
@@ -415,16 +422,21 @@ class _Encoders:
     def sha(self, pid: str) -> str | None:
         return key_part(self.plan.images.by_id[pid].get("sha256")) or None
 
+    def needs(self, chunk: list[str]) -> dict[tuple[str, str], list[str]]:
+        """Per encoder (keyed as :class:`_Batch` keys models), the chunk's probe ids it embeds."""
+        return {("clip", name): [p for p in chunk if p in todo] for name, todo in self.missing.items()}
+
     def embed(self, batch: _Batch) -> None:
         from benchmark.annotate.clip_labels import load_clip
 
-        for name, todo in self.missing.items():
-            pids = [p for p in batch.images if p in todo]
+        for name in self.missing:
+            pids = batch.needing("clip", name)
             if not pids:
                 continue
             t0 = time.perf_counter()
             model = self.plan.ctx.model("clip", self.specs[name], lambda spec: load_clip(spec, self.plan.ctx))
-            emb = model.embed_images([batch.images[p] for p in pids])
+            images, prepared = [batch.images[p] for p in pids], batch.prepared("clip", name)
+            emb = model.embed_images(images) if prepared is None else model.embed_images(images, prepared=prepared)
             self.caches[name].put(pids, [self.sha(p) for p in pids], emb)
             self.caches[name].n_embedded += len(pids)
             c = self.counters[name]
@@ -450,25 +462,44 @@ def _image_order(plan: _Plan, encoders: _Encoders) -> list[str]:
 DECODE_THREADS = max(1, min(4, (os.cpu_count() or 1)))
 
 
-def _batches(plan: _Plan, order: list[str]):
-    """(probe ids, {probe id: image}) per batch of ``batch_size``; the next batches are decoded on
-    worker threads while the caller annotates this one (PNG decoding releases the GIL)."""
+def _batches(plan: _Plan, order: list[str], needs: Callable[[list[str]], dict],
+             preparers: Callable[[], dict[tuple[str, str], Callable]]):
+    """A :class:`_Batch` per ``batch_size`` probe ids. The next batches are decoded on worker
+    threads while the caller annotates this one (PNG decoding releases the GIL), and each model
+    already loaded prepares its images there too (resizing, normalising: the host work that
+    would otherwise sit between the GPU's calls)."""
     from collections import deque
     from concurrent.futures import ThreadPoolExecutor
 
     size = plan.ctx.batch_size
     chunks = [order[i:i + size] for i in range(0, len(order), size)]
 
-    def decode(chunk: list[str]) -> dict[str, Any]:
-        return dict(zip(chunk, plan.images.load(chunk)))
+    def decode(chunk: list[str], prepare: dict[tuple[str, str], Callable]) -> _Batch:
+        images = dict(zip(chunk, plan.images.load(chunk)))
+        wanted = needs(chunk)
+        prepared = {key: fn([images[p] for p in wanted[key]]) for key, fn in prepare.items() if wanted.get(key)}
+        return _Batch(images, wanted, prepared)
 
     with ThreadPoolExecutor(max_workers=DECODE_THREADS, thread_name_prefix="t2ibench-decode") as pool:
-        pending = deque(pool.submit(decode, c) for c in chunks[:DECODE_THREADS])
-        for k, chunk in enumerate(chunks):
-            images = pending.popleft().result()
+        pending = deque(pool.submit(decode, c, preparers()) for c in chunks[:DECODE_THREADS])
+        for k in range(len(chunks)):
+            batch = pending.popleft().result()
             if k + DECODE_THREADS < len(chunks):
-                pending.append(pool.submit(decode, chunks[k + DECODE_THREADS]))
-            yield chunk, images
+                pending.append(pool.submit(decode, chunks[k + DECODE_THREADS], preparers()))
+            yield batch
+
+
+def _preparers(plan: _Plan, pixel_works: list[_Work], encoders: _Encoders) -> dict[tuple[str, str], Callable]:
+    """``prepare_images`` of every model the image pass uses that is loaded by now, keyed as
+    :class:`_Batch` keys models (read on the main thread, when a batch is handed to a decode thread)."""
+    out = {}
+    wanted = [(w.annotator.model_key, w.annotator.model) for w in pixel_works]
+    wanted += [("clip", spec) for spec in encoders.specs.values()]
+    for key, spec in wanted:
+        model = plan.ctx.loaded.get((key, spec)) if isinstance(spec, str) else spec
+        if callable(getattr(model, "prepare_images", None)):
+            out[(key, model_name(spec))] = model.prepare_images
+    return out
 
 
 def _annotate_batch(plan: _Plan, batch: _Batch, pixel_works: list[_Work], items: list[dict],
@@ -508,13 +539,16 @@ def _image_pass(plan: _Plan, progress: bool, checkpoint_every: int) -> _Encoders
     t_start, since = time.perf_counter(), 0
     bar = progress_bar(len(order), "annotate images", enabled=progress)
     try:
-        for chunk, images in _batches(plan, order):
-            plan.decoded += len(images)
-            batch = plan.ctx.batch = _Batch(images, _needs(pixel_works, items, chunk))
+        def needs(chunk: list[str]) -> dict[tuple[str, str], list[str]]:
+            return {**_needs(pixel_works, items, chunk), **encoders.needs(chunk)}
+
+        for batch in _batches(plan, order, needs, lambda: _preparers(plan, pixel_works, encoders)):
+            plan.decoded += len(batch.images)
+            plan.ctx.batch = batch
             encoders.embed(batch)
             _annotate_batch(plan, batch, pixel_works, items, counters)
-            bar.update(len(chunk))
-            since += len(chunk)
+            bar.update(len(batch.images))
+            since += len(batch.images)
             if since >= checkpoint_every:
                 encoders.flush()
                 for w in pixel_works:
