@@ -458,6 +458,9 @@ def header(env: dict) -> str:
                      f"VQA estimator {env['vqa_mode']['before']}")
     lines.append(f"times: median of {env['repeats']} run(s) of each folder, each on a fresh copy, after an unmeasured "
                  f"warm-up; gain: before / after for counts and times, after / before for images/s (above 1 is better)")
+    lines.append("images/s <annotator>: over the time of its annotate calls on the main thread; after, the decode "
+                 "threads prepare the images beforehand (preprocessing, DETR's resize, the whole skin-tone "
+                 "measurement), and that time is in no annotator's row")
     return "\n".join(lines)
 
 

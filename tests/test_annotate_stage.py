@@ -232,7 +232,8 @@ def test_timings_merged_and_defaults(annotated):
     t = json.loads((run / "timings.json").read_text())
     assert t["generate/total"] == {"seconds": 1.0}  # what was there is kept
     for key in ("annotate/vqa_gender[builtin:tiny-vqa]", "annotate/vqa_attributes[builtin:tiny-vqa]",
-                "annotate/clip_existence[builtin:tiny-clip]", "annotate/skin_tone[ita-mst[whole-image]]", "annotate/images",
+                "annotate/clip_existence[builtin:tiny-clip]", "annotate/skin_tone[ita-mst[whole-image]]",
+                "annotate/images",
                 "annotate/mcas_embeddings[builtin:tiny-clip]", "annotate/embed_images[builtin:tiny-clip]",
                 "annotate/total"):
         assert t[key]["seconds"] >= 0 and t[key]["n_images"] > 0, key
@@ -365,18 +366,20 @@ def test_cached_embeddings_are_reused(run, monkeypatch):
 
 
 def test_models_prepare_images_on_the_decode_threads_with_the_same_labels(run, tmp_path, monkeypatch):
-    """Batches decoded after a model is loaded arrive with that model's preprocessing done on a
-    decode thread (CLIP's and the VQA model's); the labels equal those of preprocessing inline."""
+    """Every model is loaded before the first batch is decoded, so every batch arrives with each
+    model's preparation done on a decode thread (CLIP's and the VQA model's preprocessing, the
+    whole skin-tone measurement); the labels equal those of preparing inline on the main thread."""
     import threading
 
     import benchmark.runner.annotate as stage
+    from benchmark.annotate.skin_tone import SkinToneAnnotator
     from benchmark.models.encoders import OpenClipEncoder
     from benchmark.models.vqa import Blip2VQA
 
     inline = tmp_path / "inline"
     shutil.copytree(run, inline)
     where: list[tuple[str, str]] = []
-    for cls in (OpenClipEncoder, Blip2VQA):
+    for cls in (OpenClipEncoder, Blip2VQA, SkinToneAnnotator):
         original = cls.prepare_images
 
         def counted(self, images, _original=original, _cls=cls.__name__):
@@ -384,16 +387,26 @@ def test_models_prepare_images_on_the_decode_threads_with_the_same_labels(run, t
             return _original(self, images)
 
         monkeypatch.setattr(cls, "prepare_images", counted)
-    # batches of 1: many more batches than decode threads, so most come prepared (those handed to
-    # a decode thread before the model's first use cannot be)
+    measured: list[str] = []
+    original_measure = SkinToneAnnotator.measure
+
+    def measure(self, image):
+        measured.append(threading.current_thread().name)
+        return original_measure(self, image)
+
+    monkeypatch.setattr(SkinToneAnnotator, "measure", measure)
+    # batches of 1: many more batches than decode threads
     suites = [*GEP, "dalleval_bias", "pst_single"]  # CLIP, then VQA and skin tone
     annotate_run(run, progress=False, batch_size=1, suites=suites)
-    on_threads = {cls for cls, thread in where if thread.startswith("t2ibench-decode")}
-    assert on_threads == {"OpenClipEncoder", "Blip2VQA"}, where
+    assert {cls for cls, _ in where} == {"OpenClipEncoder", "Blip2VQA", "SkinToneAnnotator"}
+    assert all(thread.startswith("t2ibench-decode") for _, thread in where), where
+    assert measured and all(thread.startswith("t2ibench-decode") for thread in measured), measured
     monkeypatch.setattr(stage, "_preparers", lambda *a: {})
     where.clear()
+    measured.clear()
     annotate_run(inline, progress=False, batch_size=1, suites=suites)
     assert where and all(thread == "MainThread" for _, thread in where)
+    assert measured and all(thread == "MainThread" for thread in measured)
     written = [n for n in BIAS_LABEL_FILES if (run / "labels" / f"{n}.parquet").exists()]
     assert {"gender", "attributes", "skin_tone"} <= set(written)
     assert written == [n for n in BIAS_LABEL_FILES if (inline / "labels" / f"{n}.parquet").exists()]

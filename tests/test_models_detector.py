@@ -22,12 +22,23 @@ def test_cpu_runs_float32_whatever_is_asked(cache, images):
         det = load_detector("builtin:tiny-detr", device="cpu", dtype=dtype)
         assert det.dtype == torch.float32 and det.settings["dtype"] == "float32"
         assert {p.dtype for p in det.model.parameters()} == {torch.float32}
-        inputs = det._model_inputs([im.convert("RGB") for im in images])
+        inputs = det._model_inputs(det.prepare_images(images)[0])
         assert inputs["pixel_values"].dtype == torch.float32 and inputs["pixel_mask"].dtype == torch.long
     out = det.detect(images)
     assert len(out) == 3 and out[0].probs.dtype == np.float32
     with pytest.raises(MalformedSpecError, match="dtype"):
         load_detector("builtin:tiny-detr", device="cpu", dtype="int8")
+
+
+def test_prepared_images_give_the_same_detections(cache, images):
+    """prepare_images is detect's CPU part (the annotate stage runs it on a decode thread): one
+    processor output per batch_size images, and detect on it returns exactly what it returns alone."""
+    det = load_detector("builtin:tiny-detr", device="cpu", batch_size=2)
+    prepared = det.prepare_images(images)
+    assert [len(p["pixel_values"]) for p in prepared] == [2, 1]
+    assert all(v.device.type == "cpu" for p in prepared for v in p.values())
+    for got, want in zip(det.detect(images, prepared=prepared), det.detect(images)):
+        assert np.array_equal(got.probs, want.probs) and np.array_equal(got.boxes, want.boxes)
 
 
 @pytest.mark.parametrize("dtype, tol", [(torch.float64, 1e-5), (torch.bfloat16, 0.05)])
@@ -39,7 +50,7 @@ def test_processor_output_is_cast_to_the_models_dtype(cache, images, dtype, tol)
     model = DetrDetector.from_pretrained("builtin:tiny-detr", device="cpu").model.to(dtype)
     det = DetrDetector(model, ref.processor, name="builtin:tiny-detr", device=torch.device("cpu"), dtype=dtype)
     assert det.settings["dtype"] == str(dtype).removeprefix("torch.")
-    inputs = det._model_inputs([im.convert("RGB") for im in images])
+    inputs = det._model_inputs(det.prepare_images(images)[0])
     assert inputs["pixel_values"].dtype == dtype and inputs["pixel_mask"].dtype == torch.long
     got = det.detect(images)
     for g, w in zip(got, want):

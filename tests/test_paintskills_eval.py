@@ -350,8 +350,13 @@ def test_oracle_run_scores_100_through_annotate_and_score(tmp_path, cache):
     assert "PaintSkills: skill accuracy" in (run / "report" / "report.md").read_text()
 
 
-def test_tiny_detr_run_is_meaningless_and_says_so(tmp_path, cache):
+def test_tiny_detr_run_is_meaningless_and_says_so(tmp_path, cache, monkeypatch):
+    import shutil
+    import threading
+
+    import benchmark.runner.annotate as stage
     from benchmark.models import load_text_to_image
+    from benchmark.models.detector import DetrDetector
     from benchmark.runner import build_probes, generate
     from benchmark.runner.annotate import annotate_run, read_labels
     from benchmark.results import BUILTIN_WARNING, validate_results
@@ -361,8 +366,19 @@ def test_tiny_detr_run_is_meaningless_and_says_so(tmp_path, cache):
     probes = build_probes(PS_SUITES, 4)
     generate(run, load_text_to_image("builtin:tiny-sd"), probes, batch_size=12, progress=False,
              model_spec="builtin:tiny-sd")
-    summary = annotate_run(run, progress=False)  # default for a builtin run: builtin:tiny-detr
+    inline = tmp_path / "inline"
+    shutil.copytree(run, inline)
+    threads: list[str] = []
+    prepare = DetrDetector.prepare_images
+    monkeypatch.setattr(DetrDetector, "prepare_images",
+                        lambda self, images: threads.append(threading.current_thread().name) or prepare(self, images))
+    summary = annotate_run(run, progress=False, batch_size=4)  # default for a builtin run: builtin:tiny-detr
     assert summary.annotators["detector"] == "builtin:tiny-detr"
+    # DETR's 800 px preprocessing ran on the decode threads, with the detections of running it inline
+    assert len(threads) == 3 and all(t.startswith("t2ibench-decode") for t in threads), threads
+    monkeypatch.setattr(stage, "_preparers", lambda *a: {})
+    annotate_run(inline, progress=False, batch_size=4)
+    __import__("pandas").testing.assert_frame_equal(read_labels(run, "detections"), read_labels(inline, "detections"))
     det = read_labels(run, "detections")
     assert len(det) == 12 and (det["n_queries"] == 16).all()
     spatial = det[det["probe_id"].str.startswith("paintskills_spatial")].iloc[0]

@@ -122,6 +122,23 @@ def test_no_face_is_unidentifiable(haar, image):
     assert haar.mst(image) is None
 
 
+def test_haar_from_several_threads_at_once_measures_as_one_thread(haar):
+    """The annotate stage measures skin tone on its decode threads: each thread gets its own
+    cascade (OpenCV's keeps per-image buffers), and the results equal a single thread's."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    photo = grace_hopper()
+    images = [photo, photo.transpose(Image.Transpose.FLIP_LEFT_RIGHT), photo.resize((256, 256)),
+              Image.new("RGB", (64, 64))] * 4
+    serial = haar.prepare_images(images)
+    assert [n for _, n in serial[:4]] == [1, 1, 1, 0]
+    with ThreadPoolExecutor(4) as pool:
+        parallel = list(pool.map(lambda im: haar.measure(im), images))
+        classifiers = set(pool.map(lambda _: id(haar.detector.classifier), range(64)))
+    assert parallel == serial
+    assert id(haar.detector.classifier) not in classifiers and len(classifiers) >= 1
+
+
 def test_annotator_on_a_list(haar):
     results = haar([grace_hopper(), Image.new("RGB", (64, 64))])
     assert results[0] is not None and results[1] is None

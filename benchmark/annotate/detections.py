@@ -7,7 +7,14 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from benchmark.annotate.registry import AnnotateContext, Annotator, AnnotatorKind, WorkItem, register_annotator
+from benchmark.annotate.registry import (
+    AnnotateContext,
+    Annotator,
+    AnnotatorKind,
+    WorkItem,
+    register_annotator,
+    with_prepared,
+)
 
 __all__ = ["DetectionAnnotator"]
 
@@ -35,8 +42,10 @@ class DetectionAnnotator(Annotator):
         return load_detector(spec, device=ctx.device, batch_size=ctx.batch_size)
 
     def annotate(self, items: Sequence[WorkItem], ctx: AnnotateContext) -> list[dict]:
+        model, images = self.load(ctx), [it.image for it in items]
+        prepared = ctx.prepared(self.model_key, self.model, [it.probe_id for it in items])
         rows = []
-        for it, det in zip(items, self.load(ctx).detect([it.image for it in items])):
+        for it, det in zip(items, with_prepared(model.detect, images, prepared)):
             # keep every query, and the probabilities of the classes the rules ask about
             keep = [it.row.get(c) for c in ("target", "target_b") if isinstance(it.row.get(c), str) and it.row.get(c)]
             rows.append({"probe_id": it.probe_id, "detector": self.name, **det.restrict(keep).to_record()})

@@ -31,7 +31,8 @@ from typing import Any, Callable, Mapping, Sequence
 from benchmark.annotate.label_files import LabelFile, get_label_file
 
 __all__ = ["Annotator", "AnnotatorKind", "AnnotateContext", "WorkItem", "ANNOTATOR_KINDS", "register_annotator",
-           "get_annotator_kind", "list_annotator_kinds", "default_annotators", "is_disabled", "model_name"]
+           "get_annotator_kind", "list_annotator_kinds", "default_annotators", "is_disabled", "model_name",
+           "with_prepared"]
 
 BUILTIN_ANNOTATOR_MODULES = ("clip_labels", "mcas_embeddings", "vqa_labels", "skin_tone_labels", "detections")
 
@@ -86,6 +87,15 @@ class AnnotateContext:
         """The probe config the row's suite was built from."""
         return self.family_config(self.families.get(str(row["suite"]), ""))
 
+    def prepared(self, model_key: str, model: Any, probe_ids: Sequence[str]) -> Any:
+        """What ``model``'s ``prepare_images`` made of the batch's images ``probe_ids`` (in that
+        order) on a decode thread, or None: no batch (outside the image pass), a model without
+        ``prepare_images``, or images other than those it prepared."""
+        batch = self.batch
+        if batch is None or list(batch.needing(model_key, model)) != list(probe_ids):
+            return None
+        return batch.prepared(model_key, model)
+
     def model(self, key: str, spec: Any, load: Callable[[Any], Any]) -> Any:
         """The loaded model of ``spec`` (``key`` tells model kinds apart); a loaded object is used as is."""
         if not isinstance(spec, str):
@@ -108,6 +118,12 @@ class AnnotateContext:
 
                 gc.collect()
                 torch.cuda.empty_cache()
+
+
+def with_prepared(method: Callable, images: Sequence, prepared: Any) -> Any:
+    """``method(images, prepared=prepared)`` with what a decode thread prepared, else
+    ``method(images)``: a model of a user's own without ``prepare_images`` takes no ``prepared``."""
+    return method(images) if prepared is None else method(images, prepared=prepared)
 
 
 class Annotator(ABC):

@@ -41,6 +41,7 @@ config of the reference-attributes dataset (:meth:`SkinToneAnnotator.from_refere
 from __future__ import annotations
 
 import math
+import threading
 from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass
 
@@ -165,14 +166,27 @@ class HaarFaceDetector(FaceDetector):
             raise RuntimeError(
                 f"OpenCV {cv2.__version__} has no Haar cascades: install opencv-python-headless<5"
             )
-        path = cv2.data.haarcascades + cascade
-        self.classifier = cv2.CascadeClassifier(path)
-        if self.classifier.empty():
-            raise RuntimeError(f"cannot load the Haar cascade {path}")
+        self.path = cv2.data.haarcascades + cascade
+        self._local = threading.local()
+        self.classifier  # loaded now: a missing cascade is an error here, not on the first image
         self.name = f"opencv-haar:{cascade}"
         self.scale_factor = scale_factor
         self.min_neighbors = min_neighbors
         self.min_size_frac = min_size_frac
+
+    @property
+    def classifier(self):
+        """This thread's cascade: ``detectMultiScale`` keeps per-image buffers in the object, so
+        threads that detect at once (the annotate stage's decode threads) each load their own."""
+        import cv2
+
+        classifier = getattr(self._local, "classifier", None)
+        if classifier is None:
+            classifier = cv2.CascadeClassifier(self.path)
+            if classifier.empty():
+                raise RuntimeError(f"cannot load the Haar cascade {self.path}")
+            self._local.classifier = classifier
+        return classifier
 
     def detect(self, rgb: np.ndarray) -> list[FaceBox]:
         import cv2
@@ -268,8 +282,21 @@ class SkinToneAnnotator:
         return cls(detector, swatches=reference.mst_swatches, **kwargs)
 
     def annotate(self, image) -> SkinToneResult | None:
+        return self.measure(image)[0]
+
+    def measure(self, image) -> tuple[SkinToneResult | None, int]:
+        """(:meth:`annotate`'s result, the number of faces found): the faces are counted also
+        when none of them gives a tone."""
         rgb = np.asarray(image.convert("RGB") if hasattr(image, "convert") else image, dtype=np.uint8)
         faces = self.detector.detect(rgb)
+        return self._tone(rgb, faces), len(faces)
+
+    def prepare_images(self, images) -> list[tuple[SkinToneResult | None, int]]:
+        """:meth:`measure` of every image. The annotate stage calls it on its decode threads
+        (the whole measurement is CPU work, and OpenCV releases the GIL while it detects)."""
+        return [self.measure(im) for im in images]
+
+    def _tone(self, rgb: np.ndarray, faces: list[FaceBox]) -> SkinToneResult | None:
         if not faces:
             return None
         box = max(faces, key=lambda f: f.area)  # DALL-Eval images show one person

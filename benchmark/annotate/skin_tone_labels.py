@@ -46,45 +46,32 @@ def skin_tone_annotator(skin_tone: Any):
                      f"':dalleval-release' for the released code's ITA) or none")
 
 
-class _CountingDetector:
-    """Wraps a face detector to remember how many faces the last image had."""
-
-    def __init__(self, inner):
-        self.inner = inner
-        self.name = inner.name
-        self.last = 0
-
-    def detect(self, rgb):
-        faces = self.inner.detect(rgb)
-        self.last = len(faces)
-        return faces
-
-
 class SkinToneLabelAnnotator(Annotator):
-    """One row per image: whether a face was found, its ITA and MST, the number of faces."""
+    """One row per image: whether a face was found, its ITA and MST, the number of faces.
+
+    Its model is the :class:`~benchmark.annotate.skin_tone.SkinToneAnnotator` built from the
+    option; the stage runs that model's ``prepare_images`` (the whole measurement) on its decode
+    threads, so the rows of a batch are ready when it reaches :meth:`annotate`."""
 
     kind = "skin_tone"
     label_file = "skin_tone"
     inputs = "pixels"
+    model_key = "skin_tone"
 
     def __init__(self, model: Any, params: Mapping[str, Any]):
-        super().__init__(model, params)
-        from benchmark.annotate.skin_tone import SkinToneAnnotator
-
-        base = skin_tone_annotator(model)
-        self.counting = _CountingDetector(base.detector)
-        self.annotator = SkinToneAnnotator(self.counting, min_skin_pixels=base.min_skin_pixels,
-                                           swatches=base.swatches, ita_variant=base.ita_variant)
-        self.name = self.annotator.name
+        annotator = skin_tone_annotator(model)
+        super().__init__(annotator, params)
+        self.annotator = annotator
 
     def keys(self, row: Mapping[str, Any], ctx: AnnotateContext) -> list[tuple]:
         return [(str(row["probe_id"]), self.name)]
 
     def annotate(self, items: Sequence[WorkItem], ctx: AnnotateContext) -> list[dict]:
+        measured = ctx.prepared(self.model_key, self.model, [it.probe_id for it in items])
+        if measured is None:  # not measured ahead on a decode thread: measure here
+            measured = self.annotator.prepare_images([it.image for it in items])
         rows = []
-        for it in items:
-            res = self.annotator.annotate(it.image)
-            n_faces = self.counting.last
+        for it, (res, n_faces) in zip(items, measured):
             rows.append({"probe_id": it.probe_id, "face_found": n_faces > 0,
                          "ita": None if res is None else float(res.ita), "mst": None if res is None else int(res.mst),
                          "n_faces": int(n_faces), "annotator": self.name})

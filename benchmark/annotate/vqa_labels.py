@@ -26,7 +26,14 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping, NamedTuple, Sequence
 
-from benchmark.annotate.registry import AnnotateContext, Annotator, AnnotatorKind, WorkItem, register_annotator
+from benchmark.annotate.registry import (
+    AnnotateContext,
+    Annotator,
+    AnnotatorKind,
+    WorkItem,
+    register_annotator,
+    with_prepared,
+)
 
 __all__ = ["VQA_MODES", "VQAQuestion", "VQAGenderAnnotator", "VQAAttributeAnnotator", "YES_NO",
            "perceived_gender_label", "presence_label"]
@@ -118,8 +125,7 @@ class _VQAAnnotator(Annotator):
         def encode():
             pids = ctx.batch.needing(self.model_key, self.model)
             images = [ctx.batch.images[p] for p in pids]
-            prepared = ctx.batch.prepared(self.model_key, self.model)  # None for a model without prepare_images
-            feats = model.encode_images(images) if prepared is None else model.encode_images(images, prepared=prepared)
+            feats = with_prepared(model.encode_images, images, ctx.prepared(self.model_key, self.model, pids))
             return feats, {p: i for i, p in enumerate(pids)}
 
         return ctx.batch.shared((self.model_key, self.name), encode)

@@ -195,21 +195,32 @@ class DetrDetector(Detector):
         processor = AutoImageProcessor.from_pretrained(source, **kw)
         return cls(model, processor, name=spec, device=dev, batch_size=batch_size, is_builtin=is_builtin, dtype=dt)
 
-    def _model_inputs(self, images: list) -> dict:
-        """The processor's ``pixel_values`` (cast to the model's dtype) and ``pixel_mask``, on the device."""
+    def prepare_images(self, images: Sequence) -> list[dict]:
+        """The CPU part of :meth:`detect`: the processor's ``pixel_values`` and ``pixel_mask``
+        (resized to 800 px, normalised, padded) per ``batch_size`` images. The annotate stage
+        calls it on its decode threads."""
+        out = []
+        for start in range(0, len(images), self.batch_size):
+            batch = [im.convert("RGB") for im in images[start:start + self.batch_size]]
+            inputs = self.processor(images=batch, return_tensors="pt")
+            out.append({k: v for k, v in inputs.items() if k in ("pixel_values", "pixel_mask")})
+        return out
+
+    def _model_inputs(self, prepared: dict) -> dict:
+        """One batch of :meth:`prepare_images` on the device, pixels in the model's dtype."""
         import torch
 
-        inputs = self.processor(images=images, return_tensors="pt")
         return {k: (v.to(self.device, self.dtype) if torch.is_floating_point(v) else v.to(self.device))
-                for k, v in inputs.items() if k in ("pixel_values", "pixel_mask")}
+                for k, v in prepared.items()}
 
-    def detect(self, images: Sequence) -> list[Detections]:
+    def detect(self, images: Sequence, prepared: list[dict] | None = None) -> list[Detections]:
+        """One :class:`Detections` per image; ``prepared``: what :meth:`prepare_images` made of
+        ``images`` (computed here when not given)."""
         import torch
 
         out: list[Detections] = []
-        for start in range(0, len(images), self.batch_size):
-            batch = [im.convert("RGB") for im in images[start:start + self.batch_size]]
-            inputs = self._model_inputs(batch)
+        for chunk in (self.prepare_images(images) if prepared is None else prepared):
+            inputs = self._model_inputs(chunk)
             with torch.inference_mode():
                 res = self.model(**inputs)
             probs = res.logits.float().softmax(-1)[..., :-1].cpu().numpy()

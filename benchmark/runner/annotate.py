@@ -38,6 +38,7 @@ from benchmark.annotate.registry import (
     is_disabled,
     list_annotator_kinds,
     model_name,
+    with_prepared,
 )
 from benchmark.probes.source import configs_of_record, suite_families
 from benchmark.runner.progress import progress_bar
@@ -380,7 +381,8 @@ class _Batch:
 
     def prepared(self, model_key: str, model: Any) -> Any:
         """What the model's ``prepare_images`` made of :meth:`needing`'s images on a decode thread,
-        or None (the model was not loaded yet when the batch was decoded: it prepares them itself)."""
+        or None (a model without ``prepare_images``, or one not loaded when the batch was decoded:
+        the annotator prepares the images itself)."""
         return self._prepared.get((model_key, model_name(model)))
 
     def shared(self, key: Any, compute):
@@ -426,17 +428,19 @@ class _Encoders:
         """Per encoder (keyed as :class:`_Batch` keys models), the chunk's probe ids it embeds."""
         return {("clip", name): [p for p in chunk if p in todo] for name, todo in self.missing.items()}
 
-    def embed(self, batch: _Batch) -> None:
+    def model(self, name: str) -> Any:
         from benchmark.annotate.clip_labels import load_clip
 
+        return self.plan.ctx.model("clip", self.specs[name], lambda spec: load_clip(spec, self.plan.ctx))
+
+    def embed(self, batch: _Batch) -> None:
         for name in self.missing:
             pids = batch.needing("clip", name)
             if not pids:
                 continue
             t0 = time.perf_counter()
-            model = self.plan.ctx.model("clip", self.specs[name], lambda spec: load_clip(spec, self.plan.ctx))
-            images, prepared = [batch.images[p] for p in pids], batch.prepared("clip", name)
-            emb = model.embed_images(images) if prepared is None else model.embed_images(images, prepared=prepared)
+            model = self.model(name)
+            emb = with_prepared(model.embed_images, [batch.images[p] for p in pids], batch.prepared("clip", name))
             self.caches[name].put(pids, [self.sha(p) for p in pids], emb)
             self.caches[name].n_embedded += len(pids)
             c = self.counters[name]
@@ -480,12 +484,13 @@ def _batches(plan: _Plan, order: list[str], needs: Callable[[list[str]], dict],
         prepared = {key: fn([images[p] for p in wanted[key]]) for key, fn in prepare.items() if wanted.get(key)}
         return _Batch(images, wanted, prepared)
 
+    ahead = DECODE_THREADS
     with ThreadPoolExecutor(max_workers=DECODE_THREADS, thread_name_prefix="t2ibench-decode") as pool:
-        pending = deque(pool.submit(decode, c, preparers()) for c in chunks[:DECODE_THREADS])
+        pending = deque(pool.submit(decode, c, preparers()) for c in chunks[:ahead])
         for k in range(len(chunks)):
             batch = pending.popleft().result()
-            if k + DECODE_THREADS < len(chunks):
-                pending.append(pool.submit(decode, chunks[k + DECODE_THREADS], preparers()))
+            if k + ahead < len(chunks):
+                pending.append(pool.submit(decode, chunks[k + ahead], preparers()))
             yield batch
 
 
@@ -500,6 +505,19 @@ def _preparers(plan: _Plan, pixel_works: list[_Work], encoders: _Encoders) -> di
         if callable(getattr(model, "prepare_images", None)):
             out[(key, model_name(spec))] = model.prepare_images
     return out
+
+
+def _load_models(plan: _Plan, pixel_works: list[_Work], encoders: _Encoders) -> None:
+    """Load every model of the image pass before its first batch is decoded, so that the decode
+    threads prepare every batch's images (a model loaded on its first use left the batches
+    decoded before that to the main thread)."""
+    for name, todo in encoders.missing.items():
+        if todo:
+            encoders.model(name)
+    for w in pixel_works:
+        a = w.annotator
+        if a.model_key and isinstance(a.model, str) and type(a).load_model is not Annotator.load_model:
+            a.load(plan.ctx)
 
 
 def _annotate_batch(plan: _Plan, batch: _Batch, pixel_works: list[_Work], items: list[dict],
@@ -537,6 +555,8 @@ def _image_pass(plan: _Plan, progress: bool, checkpoint_every: int) -> _Encoders
     counters = {k: _Counter() for k in range(len(pixel_works))}
     order = _image_order(plan, encoders)
     t_start, since = time.perf_counter(), 0
+    if order:
+        _load_models(plan, pixel_works, encoders)
     bar = progress_bar(len(order), "annotate images", enabled=progress)
     try:
         def needs(chunk: list[str]) -> dict[tuple[str, str], list[str]]:
