@@ -418,6 +418,36 @@ def test_models_prepare_images_on_the_decode_threads_with_the_same_labels(run, t
             assert np.array_equal(np.stack(got["embedding"]), np.stack(want["embedding"]))
 
 
+def test_image_pass_mixes_the_suites_in_every_stretch(run, monkeypatch):
+    """The pass visits each group of images read by the same models evenly spread over the pass,
+    in manifest order within the group; every image some work needs is decoded exactly once."""
+    import benchmark.runner.annotate as stage
+
+    orders: list[list[str]] = []
+    real = stage._batches
+
+    def spy(plan, order, *args):
+        orders.append(list(order))
+        return real(plan, order, *args)
+
+    monkeypatch.setattr(stage, "_batches", spy)
+    summary = annotate_run(run, progress=False, batch_size=4)
+    (order,) = orders
+    manifest = read_manifest(run)
+    manifest = manifest[~manifest["nsfw"].fillna(False).astype(bool)]
+    suite_of = dict(zip(manifest["probe_id"].astype(str), manifest["suite"]))
+    assert sorted(order) == sorted(suite_of) and len(set(order)) == len(order) == summary.png_decodes
+    for suite in set(suite_of.values()):
+        mine = [p for p in order if suite_of[p] == suite]
+        assert mine == [p for p in manifest["probe_id"].astype(str) if suite_of.get(p) == suite]
+    # GEP's images (CLIP only) and DALL-Eval's (VQA, skin tone) in both halves of the pass, where
+    # manifest order would put every GEP image first
+    half = len(order) // 2
+    for part in (order[:half], order[half:]):
+        assert {"gep", "dalleval"} <= {suite_of[p].split("_")[0] for p in part}
+    assert order != [p for p in manifest["probe_id"].astype(str)]
+
+
 def test_suite_subset_keeps_other_rows(annotated_copy):
     run = annotated_copy
     g0 = read_labels(run, "gender")

@@ -451,13 +451,24 @@ class _Encoders:
             cache.flush()
 
 
-def _image_order(plan: _Plan, encoders: _Encoders) -> list[str]:
-    """Every probe id some work needs pixels of, in manifest order."""
-    wanted = set().union(*encoders.missing.values()) if encoders.missing else set()
-    for w in plan.work:
-        if w.annotator.inputs == "pixels":
-            wanted |= {it.probe_id for it in w.todo}
-    return [str(r["probe_id"]) for r in plan.images.rows if str(r["probe_id"]) in wanted]
+def _image_order(plan: _Plan, encoders: _Encoders, pixel_works: list[_Work]) -> list[str]:
+    """Every probe id some work needs pixels of, each group of images that the same models read
+    spread evenly over the pass (image k of a group of n at (k + 0.5) / n; manifest order within a
+    group). Suites come in long stretches (GEP's images go to CLIP only, DALL-Eval's to VQA as well):
+    in manifest order the pass alternates between stretches where the main thread waits for the
+    decode threads and stretches where they wait for the models; mixed batches keep both busy.
+    The order changes no label (rows are written in manifest order)."""
+    users: dict[str, list[int]] = {}
+    for k, pids in enumerate([*encoders.missing.values(), *({it.probe_id for it in w.todo} for w in pixel_works)]):
+        for p in pids:
+            users.setdefault(p, []).append(k)
+    groups: dict[tuple[int, ...], list[str]] = {}
+    for r in plan.images.rows:
+        pid = str(r["probe_id"])
+        if pid in users:
+            groups.setdefault(tuple(users[pid]), []).append(pid)
+    placed = [((k + 0.5) / len(pids), g, pid) for g, pids in enumerate(groups.values()) for k, pid in enumerate(pids)]
+    return [pid for _, _, pid in sorted(placed)]
 
 
 #: Threads that decode PNGs ahead of the annotators (each decodes a whole batch; as many batches
@@ -553,7 +564,7 @@ def _image_pass(plan: _Plan, progress: bool, checkpoint_every: int) -> _Encoders
     pixel_works = [w for w in plan.work if w.annotator.inputs == "pixels" and w.todo]
     items = [{it.probe_id: it for it in w.todo} for w in pixel_works]
     counters = {k: _Counter() for k in range(len(pixel_works))}
-    order = _image_order(plan, encoders)
+    order = _image_order(plan, encoders, pixel_works)
     t_start, since = time.perf_counter(), 0
     if order:
         _load_models(plan, pixel_works, encoders)
