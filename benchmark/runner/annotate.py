@@ -451,7 +451,7 @@ class _Encoders:
             cache.flush()
 
 
-def _image_order(plan: _Plan, encoders: _Encoders, pixel_works: list[_Work]) -> list[str]:
+def _image_order(plan: _Plan, encoders: _Encoders, items: list[dict[str, WorkItem]]) -> list[str]:
     """Every probe id some work needs pixels of, each group of images that the same models read
     spread evenly over the pass (image k of a group of n at (k + 0.5) / n; manifest order within a
     group). Suites come in long stretches (GEP's images go to CLIP only, DALL-Eval's to VQA as well):
@@ -459,7 +459,7 @@ def _image_order(plan: _Plan, encoders: _Encoders, pixel_works: list[_Work]) -> 
     decode threads and stretches where they wait for the models; mixed batches keep both busy.
     The order changes no label (rows are written in manifest order)."""
     users: dict[str, list[int]] = {}
-    for k, pids in enumerate([*encoders.missing.values(), *({it.probe_id for it in w.todo} for w in pixel_works)]):
+    for k, pids in enumerate([*encoders.missing.values(), *items]):  # each encoder's and pixel work's ids
         for p in pids:
             users.setdefault(p, []).append(k)
     groups: dict[tuple[int, ...], list[str]] = {}
@@ -495,13 +495,12 @@ def _batches(plan: _Plan, order: list[str], needs: Callable[[list[str]], dict],
         prepared = {key: fn([images[p] for p in wanted[key]]) for key, fn in prepare.items() if wanted.get(key)}
         return _Batch(images, wanted, prepared)
 
-    ahead = DECODE_THREADS
     with ThreadPoolExecutor(max_workers=DECODE_THREADS, thread_name_prefix="t2ibench-decode") as pool:
-        pending = deque(pool.submit(decode, c, preparers()) for c in chunks[:ahead])
+        pending = deque(pool.submit(decode, c, preparers()) for c in chunks[:DECODE_THREADS])
         for k in range(len(chunks)):
             batch = pending.popleft().result()
-            if k + ahead < len(chunks):
-                pending.append(pool.submit(decode, chunks[k + ahead], preparers()))
+            if k + DECODE_THREADS < len(chunks):
+                pending.append(pool.submit(decode, chunks[k + DECODE_THREADS], preparers()))
             yield batch
 
 
@@ -527,6 +526,7 @@ def _load_models(plan: _Plan, pixel_works: list[_Work], encoders: _Encoders) -> 
             encoders.model(name)
     for w in pixel_works:
         a = w.annotator
+        # a spec its own load_model resolves (a plugin's annotator may load nothing through ctx)
         if a.model_key and isinstance(a.model, str) and type(a).load_model is not Annotator.load_model:
             a.load(plan.ctx)
 
@@ -564,7 +564,7 @@ def _image_pass(plan: _Plan, progress: bool, checkpoint_every: int) -> _Encoders
     pixel_works = [w for w in plan.work if w.annotator.inputs == "pixels" and w.todo]
     items = [{it.probe_id: it for it in w.todo} for w in pixel_works]
     counters = {k: _Counter() for k in range(len(pixel_works))}
-    order = _image_order(plan, encoders, pixel_works)
+    order = _image_order(plan, encoders, items)
     t_start, since = time.perf_counter(), 0
     if order:
         _load_models(plan, pixel_works, encoders)
