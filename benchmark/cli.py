@@ -115,6 +115,16 @@ def _parse_overrides(values: list[str]) -> dict:
     return out
 
 
+def _batch_size_arg(value: str):
+    """``--batch-size``: auto or a positive integer (argparse's one-line error otherwise)."""
+    from benchmark.runner.batch_size import parse_batch_size
+
+    try:
+        return parse_batch_size(value)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
 def _annotator_args(args: argparse.Namespace) -> dict:
     """Annotator options: the named flags, then ``--annotator OPTION=MODEL`` (a plugin's too)."""
     out = {"encoder": args.encoder, "mcas_encoders": args.mcas_encoders, "vqa": args.vqa, "detector": args.detector,
@@ -151,7 +161,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
                         overrides=_parse_overrides(args.set), annotators=_annotator_args(args),
                         n_resamples=args.n_resamples, progress=not args.quiet, probes=args.probes,
                         probes_revision=args.probes_revision, mcas_reference=args.mcas_reference,
-                        mcas_reference_revision=args.mcas_reference_revision)
+                        mcas_reference_revision=args.mcas_reference_revision, compile=args.compile)
     if outcome.main_process:
         _print_outcome(outcome)
     return 0
@@ -164,7 +174,7 @@ def _cmd_generate(args: argparse.Namespace) -> int:
                              revision=args.revision, device=args.device, dtype=args.dtype,
                              overrides=_parse_overrides(args.set), progress=not args.quiet, probes=args.probes,
                              probes_revision=args.probes_revision, mcas_reference=args.mcas_reference,
-                             mcas_reference_revision=args.mcas_reference_revision)
+                             mcas_reference_revision=args.mcas_reference_revision, compile=args.compile)
     print(summary.format())
     return 0
 
@@ -303,7 +313,14 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--mcas-reference-revision", metavar="REV", help="with a Hub dataset ID for --mcas-reference: "
                        "the revision (recorded as the resolved commit)")
         p.add_argument("--limit", type=int, help="at most N probes per suite, spread over its prompts")
-        p.add_argument("--batch-size", type=int, default=4)
+        p.add_argument("--batch-size", type=_batch_size_arg, default="auto",
+                       help="images per generation batch, or auto (default): the largest batch that fits a CUDA "
+                       "GPU's free memory at the model's resolution, chosen once per run folder and recorded in "
+                       "run_config.json; 4 on a CPU, where images are made one per call (batch-invariant)")
+        p.add_argument("--no-compile", dest="compile", action="store_false", default=None,
+                       help="no torch.compile of the UNet (on by default on CUDA only: bf16, channels-last, fused QKV "
+                       "projections and a compiled UNet with every batch padded to one static size; compile time "
+                       "is reported apart from the time per image)")
         p.add_argument("--revision", help="model revision (branch, tag or commit)")
         p.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: the best available)")
         p.add_argument("--dtype", help="float32, float16 or bfloat16 (default: per device)")

@@ -28,6 +28,7 @@ from typing import Any
 
 from benchmark.extras import require
 
+from .cuda_speed import apply_cuda_layout, compile_pipeline, probe_batch_size, resolve_compile_mode
 from .device import resolve_device, resolve_dtype
 from .call_settings import PIPELINE_CALL_ARGUMENTS, check_call_settings, named_parameters
 from .errors import DeviceUnavailableError, MalformedSpecError
@@ -169,6 +170,8 @@ class DiffusersTextToImage(TextToImageModel):
         overrides: dict[str, Any] | None = None,
         is_builtin: bool = False,
         commit: str | None = None,
+        compile: bool | str | None = None,
+        compile_vae: bool = False,
     ):
         import diffusers
         import torch
@@ -225,6 +228,45 @@ class DiffusersTextToImage(TextToImageModel):
         if is_builtin:
             self.settings["builtin"] = "random weights: outputs are meaningless"
         pipe.set_progress_bar_config(disable=True)
+        # CUDA speed settings (cuda_speed.py); on other devices nothing changes
+        self.compile_mode = resolve_compile_mode(compile, device)
+        self.compile_vae = bool(compile_vae)
+        self.static_batch: int | None = None
+        self.compiled = False
+        if device.type == "cuda":
+            self.settings.update(apply_cuda_layout(pipe))
+            self.settings["compile"] = self.compile_mode or False
+
+    def auto_batch_size(self) -> tuple[int, dict] | None:
+        """The largest batch that fits the GPU at this model's resolution (probed with two
+        denoising steps, uncompiled), or None off CUDA or when images are made one at a time."""
+        if self.device.type != "cuda" or self.batch_invariant or self.compiled:
+            return None
+
+        def run(batch: int) -> None:
+            self._call(["a photo of a person"] * batch, list(range(batch)), num_inference_steps=2)
+
+        return probe_batch_size(run, self.device)
+
+    def prepare_batches(self, batch_size: int) -> None:
+        """The batch size is known: pad every call to it (static shapes: one compiled graph,
+        pixels independent of where a batch starts) and compile when asked. Off CUDA images
+        are made one per call (``batch_invariant``) and nothing changes."""
+        if not self.batch_invariant:
+            self.static_batch = int(batch_size)
+            self.settings["static_batch"] = self.static_batch
+        if self.compile_mode and not self.compiled:
+            self.settings.update(compile_pipeline(self.pipe, self.compile_mode, vae_decoder=self.compile_vae))
+            self.compiled = True
+
+    def warm_up(self) -> bool:
+        """Compile now (one call at the static batch, two steps), so the compile time is
+        reported apart from the time per image; False when nothing is compiled."""
+        if not self.compiled:
+            return False
+        n = self.static_batch or 1
+        self._call(["a photo of a person"] * n, list(range(n)), num_inference_steps=2)
+        return True
 
     def _generate(self, prompts: list[str], seeds: list[int]) -> GenerationOutput:
         if self.batch_invariant and len(prompts) > 1:
@@ -233,9 +275,15 @@ class DiffusersTextToImage(TextToImageModel):
                 images=[im for part in parts for im in part.images],
                 nsfw=[flag for part in parts for flag in part.nsfw],
             )
+        n = len(prompts)
+        if self.static_batch and n < self.static_batch:
+            # a partial (last) batch is padded with copies of its last image, dropped after
+            pad = self.static_batch - n
+            out = self._call(prompts + prompts[-1:] * pad, seeds + seeds[-1:] * pad)
+            return GenerationOutput(images=out.images[:n], nsfw=out.nsfw[:n])
         return self._call(prompts, seeds)
 
-    def _call(self, prompts: list[str], seeds: list[int]) -> GenerationOutput:
+    def _call(self, prompts: list[str], seeds: list[int], **call_overrides) -> GenerationOutput:
         import torch
 
         # One generator per image, on the CPU: the pipeline draws each image's
@@ -247,7 +295,7 @@ class DiffusersTextToImage(TextToImageModel):
                 generator=generators,
                 num_images_per_prompt=1,
                 output_type="pil",
-                **self.call_kwargs,
+                **{**self.call_kwargs, **call_overrides},
             )
         flags = getattr(out, "nsfw_content_detected", None)
         nsfw = [None] * len(prompts) if flags is None else [bool(f) for f in flags]
@@ -432,6 +480,8 @@ def load_text_to_image(
     dtype=None,
     variant: str | None = None,
     token: str | bool | None = None,
+    compile: bool | str | None = None,
+    compile_vae: bool = False,
     **overrides,
 ) -> TextToImageModel:
     """Load a text-to-image model from a spec (see module docstring).
@@ -442,7 +492,13 @@ def load_text_to_image(
     arguments passed to it. Errors in the spec, a missing device, an uncached model
     without network or a gated model raise :class:`ModelSpecError` (one line) before
     any weights are loaded.
+
+    ``compile``: ``torch.compile`` of the UNet (``compile_vae``: and the VAE decoder); None
+    (default) = on with mode ``default`` on CUDA, off elsewhere; False = off; or a mode name
+    (see :mod:`benchmark.models.cuda_speed`, which also sets channels-last and fused QKV
+    projections on CUDA).
     """
+    speed = {"compile": compile, "compile_vae": compile_vae}
     if callable(spec) and not isinstance(spec, str):
         require("PIL", extra="audit", purpose="generate images")
         name = getattr(spec, "__qualname__", None) or type(spec).__qualname__
@@ -471,16 +527,18 @@ def load_text_to_image(
             family="tiny",
             overrides=overrides,
             is_builtin=True,
+            **speed,
         )
     if kind == "local":
         if not (Path(value) / "model_index.json").is_file():
             raise MalformedSpecError(f"local folder {value} has no model_index.json: it is not a diffusers pipeline")
         pipe = _load_diffusers(value, revision=None, device=dev, dtype=dt, variant=variant)
-        return DiffusersTextToImage(pipe, model_id=value, revision=None, device=dev, dtype=dt, overrides=overrides)
+        return DiffusersTextToImage(pipe, model_id=value, revision=None, device=dev, dtype=dt, overrides=overrides,
+                                    **speed)
     # hub
     ensure_hub_model(value, ["model_index.json"], revision=revision, token=token, what="text-to-image model")
     pipe = _load_diffusers(value, revision=revision, device=dev, dtype=dt, variant=variant, token=token)
     commit = cached_commit(value, "model_index.json", revision)
     return DiffusersTextToImage(
-        pipe, model_id=value, revision=revision, device=dev, dtype=dt, overrides=overrides, commit=commit
+        pipe, model_id=value, revision=revision, device=dev, dtype=dt, overrides=overrides, commit=commit, **speed
     )

@@ -32,10 +32,10 @@ import pandas as pd
 
 from benchmark import run_folder as rf
 from benchmark.models.defaults import is_builtin
+from benchmark.runner.batch_size import AUTO, DEFAULT_BATCH_SIZE, resolve_batch_size  # noqa: F401 (re-exported)
 from benchmark.runner.progress import StageTimer, progress_bar
 from benchmark.runner.repair import drop_label_rows, repair_run_folder
 
-DEFAULT_BATCH_SIZE = 4
 # Settings keys that describe where a process runs, not what it generates; they are
 # left out of the recorded settings so every rank records the same thing.
 PROCESS_LOCAL_SETTINGS = ("device",)
@@ -218,11 +218,14 @@ def recorded_settings(settings: dict | None) -> dict:
 
 
 def make_run_config(*, model_spec: str | None, model_id: str | None, revision: str | None, settings: dict | None,
-                    probes: pd.DataFrame, limit_per_suite: int | None, batch_size: int,
+                    probes: pd.DataFrame, limit_per_suite: int | None, batch_size: int | str,
                     revision_requested: str | None = None, builtin: bool | None = None,
-                    probe_record: dict | None = None, mcas_reference: dict | None = None) -> dict:
+                    probe_record: dict | None = None, mcas_reference: dict | None = None,
+                    batch_size_auto: dict | None = None) -> dict:
     """run_config.json: what was asked. ``probe_record`` (:meth:`ProbeSet.record`) names the
-    probe set, each suite's family and the family configs the annotate and score stages use."""
+    probe set, each suite's family and the family configs the annotate and score stages use.
+    ``batch_size_auto``: how ``--batch-size auto`` chose ``batch_size`` (recorded, and reused
+    on resume)."""
     suites = list(dict.fromkeys(probes["suite"])) if len(probes) else []
     cfg = {
         "format": rf.CONFIG_FORMAT,
@@ -234,8 +237,12 @@ def make_run_config(*, model_spec: str | None, model_id: str | None, revision: s
         "limit_per_suite": limit_per_suite,
         "n_probes": int(len(probes)),
         "probes_sha256": probes_fingerprint(probes),
-        "batch_size": int(batch_size),  # recorded, not checked: images do not depend on it
+        # recorded, not checked (CPU images do not depend on it; on a GPU an ``auto`` resume reuses it)
+        "batch_size": batch_size if batch_size == AUTO else int(batch_size),
     }
+    if batch_size_auto is not None:
+        cfg["batch_size_requested"] = AUTO
+        cfg["batch_size_auto"] = json.loads(json.dumps(batch_size_auto, default=str))
     if probe_record is not None:
         cfg["probes"] = json.loads(json.dumps(probe_record, default=str))
     if mcas_reference is not None:  # checked on resume by benchmark.reference_attributes.plan_mcas_reference
@@ -403,7 +410,30 @@ def _finish_manifest(run_dir: Path, config: dict, probes: pd.DataFrame, features
             pass
 
 
-def generate(run_dir: str | Path, model: Any, probes: pd.DataFrame, *, batch_size: int = DEFAULT_BATCH_SIZE,
+def _choose_batch_size(requested: int | str, model: Any, run_dir: Path, state: Any) -> tuple[int, dict | None]:
+    """Resolve ``auto`` (every rank the same: the smallest probed size), then let the model
+    prepare for it (static batch, compile: ``DiffusersTextToImage.prepare_batches``)."""
+    batch_size, info = resolve_batch_size(requested, model, run_dir)
+    if info and "free_gib" in info and int(state.num_processes) > 1:
+        from accelerate.utils import gather_object
+
+        batch_size = min(int(b) for b in gather_object([batch_size]))
+    prepare = getattr(model, "prepare_batches", None)
+    if callable(prepare):
+        prepare(batch_size)
+    return batch_size, (info if info else None)
+
+
+def _warm_up(model: Any, timer: StageTimer) -> None:
+    """A compiled model compiles here, timed as its own stage, not as time per image."""
+    warm_up = getattr(model, "warm_up", None)
+    if callable(warm_up):
+        t0 = time.perf_counter()
+        if warm_up():
+            timer.add("compile", time.perf_counter() - t0)
+
+
+def generate(run_dir: str | Path, model: Any, probes: pd.DataFrame, *, batch_size: int | str = AUTO,
              limit: int | None = None, progress: bool = True, model_spec: str | None = None,
              revision_requested: str | None = None, state: Any = None,
              timer: StageTimer | None = None, overlap_writes: bool = True,
@@ -416,25 +446,29 @@ def generate(run_dir: str | Path, model: Any, probes: pd.DataFrame, *, batch_siz
     every process calls this with the same arguments and gets a contiguous share of the
     remaining probes. Returns this process's summary.
 
+    ``batch_size``: a number, or ``auto`` (default; :mod:`benchmark.runner.batch_size`: the
+    largest batch that fits a CUDA GPU, chosen once per run folder; 4 elsewhere). A model with
+    ``prepare_batches`` / ``warm_up`` (diffusers on CUDA) pads every batch to that size and
+    compiles once, in the ``compile`` stage of the timings, apart from the time per image.
+
     With ``overlap_writes`` a finished batch is encoded (PNG), hashed and written on a
     background thread while the next batch generates (zlib releases the GIL), so the
     accelerator does not wait for the host; at most one batch is in flight, and a kill loses
     at most that batch and the one being generated. Bytes and files are the same either way.
     """
-    if int(batch_size) < 1:
-        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-    batch_size = int(batch_size)
     timer = timer or StageTimer()
     state = state or process_state()
     rank, world = int(state.process_index), int(state.num_processes)
     run_dir = Path(run_dir)
     probes = _checked_probes(probes, limit)
+    batch_size, batch_size_auto = _choose_batch_size(batch_size, model, run_dir, state)
     model_id = _model_attr(model, "model_id")
     config = make_run_config(model_spec=model_spec or model_id, model_id=model_id,
                              revision=_model_attr(model, "revision"), revision_requested=revision_requested,
                              settings=_model_attr(model, "settings", {}) or {}, probes=probes, limit_per_suite=limit,
                              batch_size=batch_size, builtin=is_builtin(model) or is_builtin(model_spec or model_id),
-                             probe_record=probe_record, mcas_reference=mcas_reference)
+                             probe_record=probe_record, mcas_reference=mcas_reference,
+                             batch_size_auto=batch_size_auto)
     done, removed = _prepare(run_dir, config, probes, state, timer)
     features = rf.image_features_yaml(probes.to_dict("records"), list(probes.columns))
     pending = [i for i, pid in enumerate(probes["probe_id"]) if pid not in done]
@@ -445,6 +479,8 @@ def generate(run_dir: str | Path, model: Any, probes: pd.DataFrame, *, batch_siz
         mine = list(mine)
     bar = progress_bar(len(mine), f"generate{f' [rank {rank}/{world}]' if world > 1 else ''}",
                        enabled=progress and state.is_local_main_process)
+    if mine:
+        _warm_up(model, timer)
     writer = _BatchWriter(run_dir, model, list(probes.columns), len(probes), rank, timer, overlap_writes)
     n_generated, n_batches = _generate_batches(model, probes.to_dict("records"), mine, batch_size, writer, timer, bar)
     state.wait_for_everyone()
@@ -499,11 +535,11 @@ def choose_probes(probes: Any, probes_revision: str | None, suites: Sequence[str
 
 def run_generation(run_dir: str | Path, model_spec: str, suites: Sequence[str] | None,
                    limit_per_suite: int | None = None,
-                   batch_size: int = DEFAULT_BATCH_SIZE, *, revision: str | None = None, device: str | None = None,
+                   batch_size: int | str = AUTO, *, revision: str | None = None, device: str | None = None,
                    dtype: str | None = None, overrides: dict | None = None, progress: bool = True,
                    probes: Any = None, probes_revision: str | None = None, mcas_reference: str | None = None,
                    mcas_reference_revision: str | None = None,
-                   chosen: ChosenProbes | None = None) -> GenerationSummary:
+                   chosen: ChosenProbes | None = None, compile: bool | None = None) -> GenerationSummary:
     """The generation stage from plain arguments (what ``t2ibench run`` calls; ``chosen``: the
     probes its preflight already chose from these same arguments).
 
@@ -538,7 +574,9 @@ def run_generation(run_dir: str | Path, model_spec: str, suites: Sequence[str] |
     if device is None and state.num_processes > 1 and state.device is not None:
         device = "cpu" if state.device.type == "cpu" else str(state.device)  # this rank's device
     with timer.stage("load model"):
-        model = load_text_to_image(model_spec, revision=revision, device=device, dtype=dtype, **(overrides or {}))
+        speed = {} if compile is None else {"compile": compile}  # None: the model's default (on for CUDA only)
+        model = load_text_to_image(model_spec, revision=revision, device=device, dtype=dtype, **speed,
+                                   **(overrides or {}))
     return generate(run_dir, model, all_probes, batch_size=batch_size, limit=limit_per_suite, progress=progress,
                     model_spec=model_spec, revision_requested=revision, state=state, timer=timer,
                     probe_record=record, mcas_reference=reference)

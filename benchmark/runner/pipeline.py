@@ -15,7 +15,8 @@ from typing import Sequence
 
 from benchmark.models.defaults import is_builtin
 from benchmark.results import BUILTIN_WARNING, RESULTS_FILE
-from benchmark.runner.generate import DEFAULT_BATCH_SIZE, process_state, run_generation
+from benchmark.runner.batch_size import AUTO
+from benchmark.runner.generate import process_state, run_generation
 
 
 @dataclass
@@ -28,11 +29,11 @@ class AuditOutcome:
 
 
 def run_audit(run_dir: str | Path, model_spec: str, suites: Sequence[str], *, limit_per_suite: int | None = None,
-              batch_size: int = DEFAULT_BATCH_SIZE, revision: str | None = None, device: str | None = None,
+              batch_size: int | str = AUTO, revision: str | None = None, device: str | None = None,
               dtype: str | None = None, overrides: dict | None = None, annotators: dict | None = None,
               n_resamples: int = 1000, progress: bool = True, probes: str | None = None,
               probes_revision: str | None = None, mcas_reference: str | None = None,
-              mcas_reference_revision: str | None = None) -> AuditOutcome:
+              mcas_reference_revision: str | None = None, compile: bool | None = None) -> AuditOutcome:
     """Audit ``model_spec`` on ``suites`` of the probe set ``probes`` (None: the built-in probes;
     a probe dataset folder or a Hub dataset ID at ``probes_revision``) into ``run_dir``;
     ``mcas_reference``: score MCAS against that reference's attribute images (see
@@ -52,7 +53,7 @@ def run_audit(run_dir: str | Path, model_spec: str, suites: Sequence[str], *, li
     gen = run_generation(run_dir, model_spec, suites, limit_per_suite, batch_size, revision=revision, device=device,
                          dtype=dtype, overrides=overrides, progress=progress, probes=probes,
                          probes_revision=probes_revision, mcas_reference=mcas_reference,
-                         mcas_reference_revision=mcas_reference_revision, chosen=plan.chosen)
+                         mcas_reference_revision=mcas_reference_revision, chosen=plan.chosen, compile=compile)
     outcome = AuditOutcome(run_dir=run_dir, stage_seconds={"generate": sum(gen.timings.values())})
     if not process_state().is_main_process:
         outcome.main_process = False

@@ -112,7 +112,7 @@ def _measured_rates(run_dir: Path) -> tuple[int, float | None, float | None]:
 
 
 def preflight(run_dir: str | Path, model_spec: str, suites: Sequence[str] | None, *,
-              limit_per_suite: int | None = None, batch_size: int | None = None, revision: str | None = None,
+              limit_per_suite: int | None = None, batch_size: int | str | None = None, revision: str | None = None,
               device: str | None = None, dtype: str | None = None, overrides: dict | None = None,
               annotators: dict | None = None, probes: Any = None, probes_revision: str | None = None,
               mcas_reference: str | None = None, mcas_reference_revision: str | None = None) -> AuditPlan:

@@ -1,0 +1,174 @@
+"""The runner's speed defaults (``--batch-size auto``, compile, static batches, CUDA layout):
+on a CPU they change nothing; the automatic size is recorded and reused on resume; a padded
+static batch drops its padding and a resumed run writes the same bytes."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import _gen_worker as worker
+from benchmark.runner import build_probes, generate, read_manifest
+from benchmark.runner.batch_size import AUTO, DEFAULT_BATCH_SIZE, parse_batch_size, resolve_batch_size
+
+SUITES = ["gep_neutral"]
+
+
+def _tiny(**kwargs):
+    from benchmark.models import load_text_to_image
+
+    return load_text_to_image("builtin:tiny-sd", device="cpu", **kwargs)
+
+
+@pytest.mark.parametrize("value, expected", [("auto", AUTO), ("AUTO", AUTO), ("8", 8), (3, 3)])
+def test_parse_batch_size(value, expected):
+    assert parse_batch_size(value) == expected
+
+
+@pytest.mark.parametrize("value", ["0", "-2", "x", "2.5", "", True])
+def test_parse_batch_size_rejects(value):
+    with pytest.raises(ValueError, match="batch size must be 'auto' or a positive integer"):
+        parse_batch_size(value)
+
+
+def test_cli_rejects_bad_batch_size(capsys):
+    from benchmark.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["generate", "--model", "builtin:tiny-sd", "--out", "unused", "--batch-size", "many"])
+    assert exc.value.code == 2
+    assert "batch size must be 'auto' or a positive integer, got 'many'" in capsys.readouterr().err
+
+
+def test_cpu_defaults_change_nothing(tmp_path):
+    """auto + compile's default on a CPU = the explicit pre-change settings (batch 4, no
+    compile): same bytes, no speed setting recorded, batch 4 in run_config.json."""
+    probes = build_probes(SUITES)
+    default = generate(tmp_path / "default", _tiny(), probes, limit=2, progress=False)
+    legacy = generate(tmp_path / "legacy", _tiny(compile=False), probes, batch_size=4, limit=2, progress=False)
+    assert default.n_generated == legacy.n_generated == 2
+    assert "compile" not in default.timings
+    a, b = read_manifest(tmp_path / "default"), read_manifest(tmp_path / "legacy")
+    assert list(a["sha256"]) == list(b["sha256"])
+    assert list(a["settings"]) == list(b["settings"])
+    settings = json.loads(a["settings"].iloc[0])
+    assert settings["batch_invariant"] is True
+    assert not {"compile", "static_batch", "channels_last", "fused_qkv"} & set(settings)
+    cfg = json.loads((tmp_path / "default" / "run_config.json").read_text())
+    assert cfg["batch_size"] == DEFAULT_BATCH_SIZE and cfg["batch_size_requested"] == AUTO
+    assert "no memory probe" in cfg["batch_size_auto"]["rule"]
+
+
+class _ProbedModel(worker.StandInModel):
+    """The stand-in with a memory probe, a static batch and a warm-up, as CUDA diffusers has."""
+
+    def __init__(self, probed: int):
+        super().__init__()
+        self.probed, self.prepared, self.calls = probed, [], []
+
+    def auto_batch_size(self):
+        return self.probed, {"rule": "test probe", "free_gib": 1.0}
+
+    def prepare_batches(self, batch_size):
+        self.prepared.append(batch_size)
+
+    def warm_up(self):
+        return True
+
+    def generate(self, prompts, seeds):
+        self.calls.append(len(prompts))
+        return super().generate(prompts, seeds)
+
+
+def test_auto_batch_size_is_recorded_and_reused_on_resume(tmp_path):
+    probes = build_probes(SUITES)
+    first = _ProbedModel(probed=3)
+    with pytest.raises(RuntimeError, match="killed"):
+        def dying(prompts, seeds, _real=first.generate):
+            if len(first.calls) == 1:
+                raise RuntimeError("killed")
+            return _real(prompts, seeds)
+        first.generate = dying
+        generate(tmp_path, first, probes, limit=8, progress=False)
+    assert first.prepared == [3]
+    cfg = json.loads((tmp_path / "run_config.json").read_text())
+    assert cfg["batch_size"] == 3 and cfg["batch_size_requested"] == AUTO
+    assert cfg["batch_size_auto"]["free_gib"] == 1.0
+    # the resumed process probes another size (less free memory): the recorded one wins
+    second = _ProbedModel(probed=2)
+    summary = generate(tmp_path, second, probes, limit=8, progress=False)
+    assert second.prepared == [3] and second.calls == [3, 2]
+    assert summary.n_done == 8 and summary.n_generated == 5
+    assert "compile" in summary.timings  # the warm-up is timed apart ...
+    assert summary.images_per_second > 0  # ... and not part of the time per image
+    batch, info = resolve_batch_size(AUTO, _ProbedModel(probed=9), tmp_path)
+    assert batch == 3 and info["rule"].startswith("auto: the size this run folder was started with")
+    assert resolve_batch_size(5, _ProbedModel(probed=9), tmp_path) == (5, {})
+
+
+def test_static_batch_pads_and_resume_writes_same_bytes(tmp_path):
+    """The GPU path on a CPU: batched calls (not batch-invariant), every call padded to the
+    static batch; a run killed after its first batch and resumed by a new model writes the
+    bytes of an uninterrupted run."""
+    probes = build_probes(SUITES)
+    sizes = []
+
+    def model():
+        m = _tiny(batch_invariant=False)
+        real = m.pipe.__call__
+
+        def spy(*args, **kwargs):
+            sizes.append(len(kwargs["prompt"]))
+            return real(*args, **kwargs)
+        m.pipe = type("Spy", (), {"__call__": staticmethod(spy), "scheduler": m.pipe.scheduler})()
+        return m
+
+    whole = generate(tmp_path / "whole", model(), probes, batch_size=2, limit=3, progress=False)
+    assert whole.n_generated == 3 and sizes == [2, 2]  # the last batch of 1 padded to 2
+    cfg = json.loads((tmp_path / "whole" / "run_config.json").read_text())
+    assert cfg["settings"]["static_batch"] == 2 and "batch_size_requested" not in cfg
+
+    killed = model()
+    real_generate = killed.generate
+
+    def dying(prompts, seeds):
+        if len(sizes) >= 3:
+            raise RuntimeError("killed")
+        return real_generate(prompts, seeds)
+    killed.generate = dying
+    with pytest.raises(RuntimeError, match="killed"):
+        generate(tmp_path / "resumed", killed, probes, batch_size=2, limit=3, progress=False)
+    resumed = generate(tmp_path / "resumed", model(), probes, batch_size=2, limit=3, progress=False)
+    assert resumed.n_done_before == 2 and resumed.n_generated == 1
+    assert list(read_manifest(tmp_path / "whole")["sha256"]) == list(read_manifest(tmp_path / "resumed")["sha256"])
+
+
+def test_cuda_layout_keeps_images_close(tmp_path):
+    """channels-last + fused QKV (the CUDA layout) change rounding only: on the CPU the tiny
+    pipeline's images stay within a few grey levels of the plain pipeline's."""
+    from benchmark.models.cuda_speed import apply_cuda_layout
+
+    plain, fused = _tiny(), _tiny()
+    done = apply_cuda_layout(fused.pipe)
+    assert done["channels_last"] is True and done["fused_qkv"] is True
+    a = np.asarray(plain.generate(["a photo of a doctor"], [7]).images[0], dtype=int)
+    b = np.asarray(fused.generate(["a photo of a doctor"], [7]).images[0], dtype=int)
+    assert a.shape == b.shape and np.abs(a - b).max() <= 2
+
+
+def test_compile_mode_rules():
+    import torch
+
+    from benchmark.models.cuda_speed import DEFAULT_COMPILE_MODE, resolve_compile_mode
+
+    cpu, cuda = torch.device("cpu"), torch.device("cuda")
+    assert resolve_compile_mode(None, cpu) is None
+    assert resolve_compile_mode(None, cuda) == DEFAULT_COMPILE_MODE == "default"
+    assert resolve_compile_mode(False, cuda) is None
+    assert resolve_compile_mode("reduce-overhead", cuda) == "reduce-overhead"
+    with pytest.raises(ValueError, match="only used on CUDA"):
+        resolve_compile_mode(True, cpu)
+    with pytest.raises(ValueError, match="unknown torch.compile mode"):
+        resolve_compile_mode("fastest", cuda)
