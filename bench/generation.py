@@ -8,8 +8,16 @@ is that of the real weights), and measures in one run, per model:
 * ``runner``: what users get: the pipeline saved to a folder, loaded by
   ``benchmark.models.load_text_to_image`` and run by ``benchmark.runner.generate.generate``
   into a run folder (PNG, sha256, atomic batches, manifest included), runner defaults;
-* each optimisation alone: ``bf16``, ``sdpa`` (eager attention vs SDPA), ``channels-last``,
-  ``batch-sweep``, ``compile``, ``vae-tiling``, ``vae-slicing``; and ``combined`` (bf16 +
+  ``runner`` is the default path (``--batch-size auto``, compiled UNet, static batches,
+  channels-last, fused QKV); ``runner-no-compile`` the same with ``--no-compile``;
+  ``runner-batch4`` the default before them (batch 4, no compile); the compile time and
+  the batch-size probe are reported apart (``compile_s``, ``probe_s``), not in images/s;
+* each optimisation alone: ``bf16``, ``sdpa`` (eager attention vs SDPA), ``sdpa-backends``
+  (flash / memory-efficient / cuDNN kernels forced, at ``--batch-size``), ``channels-last``,
+  ``fused-qkv`` (diffusers' ``fuse_qkv_projections``), ``batch-sweep``, ``compile``,
+  ``compile-modes`` (``default`` / ``reduce-overhead`` = CUDA graphs /
+  ``max-autotune-no-cudagraphs``, bf16 + channels-last at ``--batch-size``), ``compile-vae``
+  (UNet and VAE decoder compiled), ``vae-tiling``, ``vae-slicing``; and ``combined`` (bf16 +
   channels-last + compile at ``--batch-size``);
 * ``clip``: ViT-L/14 image embeddings from PIL images (CPU preprocessing, the annotate
   stage's path) versus from the float tensors a pipeline holds (resize and normalise on
@@ -48,8 +56,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 CONFIG_DIR = Path(__file__).resolve().parent / "configs"
 PIPELINE_MODELS = ("sd15", "sd2", "sdxl")
 MODELS = PIPELINE_MODELS + ("clip",)
-CONFIGS = ("runner", "batch1-fp16", "bf16", "sdpa", "channels-last", "batch-sweep", "compile", "vae-tiling",
+CONFIGS = ("runner", "runner-no-compile", "runner-batch4", "batch1-fp16", "bf16", "sdpa", "sdpa-backends",
+           "channels-last", "fused-qkv", "batch-sweep", "compile", "compile-modes", "compile-vae", "vae-tiling",
            "vae-slicing", "combined")
+#: the runner rows: extra arguments of load_text_to_image / generate, and what they show
+RUNNER_ROWS = {
+    "runner": ({}, "auto", "the default path: auto batch, bf16, channels-last, fused QKV, compiled UNet, static batch"),
+    "runner-no-compile": ({"compile": False}, "auto", "the default path with --no-compile"),
+    "runner-batch4": ({"compile": False}, 4, "the default before auto batch and compile (batch 4, no compile)"),
+}
+#: SDPA backends of torch.nn.attention.SDPBackend measured by sdpa-backends
+SDPA_BACKENDS = ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION")
 #: dense (no sparsity) bf16 tensor-core peak, TFLOP/s, by a substring of torch.cuda.get_device_name()
 #: (NVIDIA data sheets). First match wins, so the more specific names come first.
 PEAK_BF16_TFLOPS = (
@@ -283,12 +300,17 @@ def time_calls(dev: Device, call, n_images: int, batch: int) -> tuple[int, float
     return n_calls * batch, time.perf_counter() - t0
 
 
-def pipeline_call(pipe, prompts, steps, guidance, res):
+def pipeline_call(pipe, prompts, steps, guidance, res, sdpa_backend: str | None = None):
     import torch
 
     def call(batch):
         gens = [torch.Generator("cpu").manual_seed(i) for i in range(batch)]
-        with torch.inference_mode():
+        backend = contextlib.nullcontext()
+        if sdpa_backend:
+            from torch.nn.attention import SDPBackend, sdpa_kernel
+
+            backend = sdpa_kernel(getattr(SDPBackend, sdpa_backend))
+        with torch.inference_mode(), backend:
             pipe(prompt=prompts[:batch], generator=gens, num_inference_steps=steps, guidance_scale=guidance,
                  height=res, width=res, output_type="pil")
     return call
@@ -310,6 +332,16 @@ def variants(config: str, args, runner_dtype: str) -> list[dict]:
         return [dict(batch=k, dtype=runner_dtype) for k in args.batch_sizes]
     if config == "compile":
         return [dict(batch=1, dtype=fp16, compile=True)]
+    if config == "sdpa-backends":
+        return [dict(batch=b, dtype=runner_dtype, sdpa_backend=k, note=f"SDPBackend.{k} forced") for k in SDPA_BACKENDS]
+    if config == "fused-qkv":
+        return [dict(batch=b, dtype=runner_dtype, fuse_qkv=True, note="pipe.fuse_qkv_projections()")]
+    if config == "compile-modes":
+        return [dict(batch=b, dtype=runner_dtype, channels_last=True, compile=True, compile_mode=m, note=f"mode {m}")
+                for m in ("default", "reduce-overhead", "max-autotune-no-cudagraphs")]
+    if config == "compile-vae":
+        return [dict(batch=b, dtype=runner_dtype, channels_last=True, compile=True, compile_mode="default",
+                     compile_vae=True, note="UNet + VAE decoder compiled, mode default")]
     if config == "vae-tiling":
         return [dict(batch=b, dtype=runner_dtype, vae_tiling=True)]
     if config == "vae-slicing":
@@ -346,16 +378,20 @@ def measure_variant(model: str, folder: Path, cfg: dict, v: dict, args, dev: Dev
             pipe.vae.enable_tiling()
         if v.get("vae_slicing"):
             pipe.vae.enable_slicing()
-        compile_s = None
+        if v.get("fuse_qkv"):
+            pipe.fuse_qkv_projections()
+        call = pipeline_call(pipe, args._prompts, args.steps, args._guidance[model], cfg["resolution"],
+                             v.get("sdpa_backend"))
         if v.get("compile"):
-            pipe.unet = torch.compile(pipe.unet, mode=args.compile_mode, fullgraph=True)
+            mode = v.get("compile_mode", args.compile_mode)
+            pipe.unet = torch.compile(pipe.unet, mode=mode, fullgraph=True)
+            if v.get("compile_vae"):
+                pipe.vae.decoder = torch.compile(pipe.vae.decoder, mode=mode, fullgraph=True)
             t0 = time.perf_counter()
-            pipeline_call(pipe, args._prompts, args.steps, args._guidance[model], cfg["resolution"])(v["batch"])
+            call(v["batch"])
             dev.sync()
-            compile_s = time.perf_counter() - t0
-            row.extra["compile_and_first_call_s"] = round(compile_s, 2)
-        n, secs = time_calls(dev, pipeline_call(pipe, args._prompts, args.steps, args._guidance[model],
-                                                cfg["resolution"]), args.n_images, v["batch"])
+            row.extra["compile_and_first_call_s"] = round(time.perf_counter() - t0, 2)
+        n, secs = time_calls(dev, call, args.n_images, v["batch"])
         row.images, row.seconds, row.images_per_s = n, secs, n / secs
         row.peak_mem_gib = dev.peak_gib()
     finally:
@@ -365,29 +401,39 @@ def measure_variant(model: str, folder: Path, cfg: dict, v: dict, args, dev: Dev
 
 
 def measure_runner(model: str, folder: Path, args, dev: Device) -> Row:
-    """The runner's real path: load_text_to_image(folder) + generate() into a run folder."""
+    """The runner's real path: load_text_to_image(folder) + generate() into a run folder, with
+    the settings of RUNNER_ROWS[args._config]. The batch-size probe and the compile warm-up
+    happen inside generate() and are subtracted (reported as probe_s / compile_s)."""
     from benchmark.models import load_text_to_image
-    from benchmark.runner.generate import DEFAULT_BATCH_SIZE, build_probes, generate
+    from benchmark.runner.batch_size import resolve_batch_size
+    from benchmark.runner.generate import build_probes, generate
 
+    speed, requested, what = RUNNER_ROWS[args._config]
     dev.reset_peak()
     overrides = {"num_inference_steps": args.steps} if args.tiny or args.steps != 50 else {}
-    m = load_text_to_image(str(folder), device=str(dev.dev), **overrides)
+    m = load_text_to_image(str(folder), device=str(dev.dev), **speed, **overrides)
     probes = build_probes(["gep_neutral", "gep_explicit"])
     run_root = Path(tempfile.mkdtemp(prefix="t2ibench-bench-run-"))
     try:
-        batch = DEFAULT_BATCH_SIZE
-        m.generate(list(probes["prompt"].head(batch)), list(probes["seed"].head(batch)))  # warm-up
+        t0 = time.perf_counter()
+        batch, _ = resolve_batch_size(requested, m)  # the size generate() will find, to size the run
+        probe_s = time.perf_counter() - t0 if requested == "auto" else 0.0
+        if not m.compiled and requested != "auto":  # uncompiled: one untimed batch loads kernels
+            m.generate(list(probes["prompt"].head(batch)), list(probes["seed"].head(batch)))
         dev.sync()
-        n = max(batch, math.ceil(args.n_images / batch) * batch)
+        n = max(args.n_images, (4 if requested == "auto" and not args.tiny else 1) * batch)
+        n = min(len(probes), math.ceil(n / batch) * batch)
         t0 = time.perf_counter()
         summary = generate(run_root / "run", m, probes.head(n), batch_size=batch, progress=False)
         dev.sync()
-        secs = time.perf_counter() - t0
-        row = Row(model, "runner", batch, m.settings["dtype"], images=summary.n_generated, seconds=secs,
+        compile_s = summary.timings.get("compile", 0.0)
+        secs = time.perf_counter() - t0 - compile_s
+        row = Row(model, args._config, batch, m.settings["dtype"], images=summary.n_generated, seconds=secs,
                   images_per_s=summary.n_generated / secs, peak_mem_gib=dev.peak_gib(),
-                  note=f"load_text_to_image + generate(); batch_invariant={m.batch_invariant}, "
-                       f"attention {m.settings['attention']}",
-                  extra={"stages_s": summary.timings})
+                  note=f"{what}; load_text_to_image + generate(); batch_invariant={m.batch_invariant}",
+                  extra={"stages_s": summary.timings, "compile_s": round(compile_s, 2), "probe_s": round(probe_s, 2),
+                         "settings": {k: m.settings.get(k) for k in ("compile", "static_batch", "channels_last",
+                                                                     "fused_qkv", "attention")}})
     finally:
         shutil.rmtree(run_root, ignore_errors=True)
         del m
@@ -633,7 +679,7 @@ def main(argv=None) -> int:
                         continue
                     args._config = config
                     try:
-                        if config == "runner":
+                        if config in RUNNER_ROWS:
                             got = [measure_runner(m, folder, args, dev)]
                         else:
                             got = [measure_variant(m, folder, c, v, args, dev)

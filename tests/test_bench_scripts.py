@@ -81,7 +81,8 @@ def test_runner_overhead_small(tmp_path):
 @pytest.mark.parametrize("models", [["sd15", "sdxl", "clip"]])
 def test_generation_tiny(tmp_path, models):
     out = tmp_path / "out"
-    text = run_script("generation.py", "--tiny", "--models", *models, "--configs", "runner,batch1-fp16,sdpa",
+    text = run_script("generation.py", "--tiny", "--models", *models, "--configs",
+                      "runner,runner-no-compile,runner-batch4,batch1-fp16,sdpa,fused-qkv",
                       "--n-images", "1", "--steps", "1", "--clip-images", "4", "--peak-tflops", "1",
                       "--out", str(out), tmp_path=tmp_path)
     doc = json.loads((out / "generation.json").read_text())
@@ -92,7 +93,7 @@ def test_generation_tiny(tmp_path, models):
     assert not [r for r in rows if r["error"]], [r["error"] for r in rows if r["error"]]
     got = {(r["model"], r["config"]) for r in rows}
     for m in ("sd15", "sdxl"):
-        for c in ("runner", "batch1-fp16", "sdpa"):
+        for c in ("runner", "runner-no-compile", "runner-batch4", "batch1-fp16", "sdpa", "fused-qkv"):
             assert (m, c) in got
         assert finite_positive(doc["floors"][m]["per_image"]) and finite_positive(doc["floors"][m]["floor_images_per_s"])
     assert {("clip", "clip-pil"), ("clip", "clip-tensor")} <= got

@@ -36,6 +36,8 @@ from benchmark.runner.batch_size import AUTO, DEFAULT_BATCH_SIZE, resolve_batch_
 from benchmark.runner.progress import StageTimer, progress_bar
 from benchmark.runner.repair import drop_label_rows, repair_run_folder
 
+#: the timings key of the batch loop's wall time (generation and background writes overlap)
+WALL_STAGE = "batches (wall)"
 # Settings keys that describe where a process runs, not what it generates; they are
 # left out of the recorded settings so every rank records the same thing.
 PROCESS_LOCAL_SETTINGS = ("device",)
@@ -461,7 +463,10 @@ def generate(run_dir: str | Path, model: Any, probes: pd.DataFrame, *, batch_siz
     rank, world = int(state.process_index), int(state.num_processes)
     run_dir = Path(run_dir)
     probes = _checked_probes(probes, limit)
+    t0 = time.perf_counter()
     batch_size, batch_size_auto = _choose_batch_size(batch_size, model, run_dir, state)
+    if batch_size_auto and "free_gib" in batch_size_auto:  # a memory probe ran: its own stage
+        timer.add("batch size probe", time.perf_counter() - t0)
     model_id = _model_attr(model, "model_id")
     config = make_run_config(model_spec=model_spec or model_id, model_id=model_id,
                              revision=_model_attr(model, "revision"), revision_requested=revision_requested,
@@ -482,7 +487,9 @@ def generate(run_dir: str | Path, model: Any, probes: pd.DataFrame, *, batch_siz
     if mine:
         _warm_up(model, timer)
     writer = _BatchWriter(run_dir, model, list(probes.columns), len(probes), rank, timer, overlap_writes)
+    t0 = time.perf_counter()
     n_generated, n_batches = _generate_batches(model, probes.to_dict("records"), mine, batch_size, writer, timer, bar)
+    timer.add(WALL_STAGE, time.perf_counter() - t0)  # generate and write overlap: the wall time per image
     state.wait_for_everyone()
     summary = GenerationSummary(run_dir=run_dir, n_probes=len(probes), n_done_before=len(done),
                                 n_generated=n_generated, n_batches=n_batches, rank=rank, world_size=world,
@@ -577,6 +584,27 @@ def run_generation(run_dir: str | Path, model_spec: str, suites: Sequence[str] |
         speed = {} if compile is None else {"compile": compile}  # None: the model's default (on for CUDA only)
         model = load_text_to_image(model_spec, revision=revision, device=device, dtype=dtype, **speed,
                                    **(overrides or {}))
-    return generate(run_dir, model, all_probes, batch_size=batch_size, limit=limit_per_suite, progress=progress,
-                    model_spec=model_spec, revision_requested=revision, state=state, timer=timer,
-                    probe_record=record, mcas_reference=reference)
+    summary = generate(run_dir, model, all_probes, batch_size=batch_size, limit=limit_per_suite, progress=progress,
+                       model_spec=model_spec, revision_requested=revision, state=state, timer=timer,
+                       probe_record=record, mcas_reference=reference)
+    if state.is_main_process:
+        record_generation_timings(run_dir, summary)
+    return summary
+
+
+def record_generation_timings(run_dir: str | Path, summary: GenerationSummary) -> None:
+    """timings.json ``generate/<stage>``: this call's seconds per stage (the compile warm-up and
+    the batch-size probe apart from the batches), ``n_images`` on the batch loop's entry."""
+    path = Path(run_dir) / rf.TIMINGS_FILE
+    try:
+        current = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    except (OSError, json.JSONDecodeError):
+        current = {}
+    current = current if isinstance(current, dict) else {}
+    for stage, seconds in summary.timings.items():
+        current[f"generate/{stage}"] = {"seconds": round(float(seconds), 4)}
+    wall = current.get(f"generate/{WALL_STAGE}")
+    if wall is not None:
+        wall["n_images"] = summary.n_generated
+        wall["images_per_second"] = round(summary.n_generated / wall["seconds"], 3) if wall["seconds"] > 0 else None
+    rf.write_json_atomic(path, current)

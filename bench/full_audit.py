@@ -1,0 +1,239 @@
+"""Benchmark: a whole audit, end to end, at full size on one GPU (or, with --tiny, on a CPU).
+
+Builds SD 1.5 (``configs/sd15.json``) and every default annotator (CLIP ViT-L/14, the six
+Generated Bias CLIPs, BLIP-2 OPT-2.7b, DETR ResNet-50: ``annotator_models.py``) with random
+weights into folders, runs the real ``t2ibench run`` command on a slice of every suite
+(``--limit N``, N chosen so the slice holds about ``--images`` images), and prints seconds per
+image per stage (generate, compile, annotate by annotator, score, report), the GPU memory peak
+and the projected time of the full audit (every suite of the built-in probe set, 15,129
+images). Random weights: the scores are meaningless; only the times mean something.
+
+Projection: generation and report scale with the number of images; the annotate stage scales
+per suite with the number of annotator kinds that read it (the slice over-represents small
+suites); scoring scales with images (an upper bound: part of it is per prompt, not per image).
+Fixed costs (model loads, compile, batch-size probe) are added once.
+
+    python bench/full_audit.py --out bench-results/          # on a GPU: < 9 minutes on one H100
+    python bench/full_audit.py --tiny --out /tmp/fa          # tiny configs on a CPU (CI checks the table)
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import math
+import re
+import shutil
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
+
+from bench.annotator_models import build_annotators  # noqa: E402
+from bench.generation import Device, build_pipeline_folder, environment, load_config, tiny_config  # noqa: E402
+
+TIMES_LINE = re.compile(r"^time:\s+(.*)$", re.M)
+
+
+def full_audit_counts() -> dict[str, int]:
+    """Images per suite of the full audit (every suite of the built-in probe set)."""
+    from benchmark.probes.source import open_probe_set
+
+    probe_set = open_probe_set()
+    return {str(k): int(v) for k, v in probe_set.table(probe_set.suites())["suite"].value_counts().items()}
+
+
+def limit_for(counts: dict[str, int], target: int) -> int:
+    """The smallest per-suite limit whose slice holds at least ``target`` images (or every image)."""
+    lo, hi = 1, max(counts.values())
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if sum(min(mid, n) for n in counts.values()) >= target:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def annotator_weights(run_dir: Path, suites: list[str], options: dict) -> dict[str, int]:
+    """Per suite, the number of annotator kinds that read its images (the tasks' own choice)."""
+    from benchmark import run_folder as rf
+    from benchmark.probes.source import suite_families
+    from benchmark.runner.annotate import annotator_options, choose_annotators
+
+    cfg = rf.read_run_config(run_dir) or {}
+    families = suite_families(cfg.get("probes"), suites)
+    choices, _ = choose_annotators(families, suites, annotator_options(cfg, options))
+    return {s: sum(1 for c in choices if s in c.suites and c.annotators) for s in suites}
+
+
+def run_audit_command(argv: list[str]) -> tuple[dict[str, float], str]:
+    """``t2ibench run ARGV`` in this process (so the GPU memory peak is ours); returns the
+    stage seconds it prints on its ``time:`` line, and its output."""
+    from benchmark.cli import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(argv)
+    text = out.getvalue()
+    if code:
+        raise RuntimeError(f"t2ibench run exited with {code}:\n{text[-2000:]}")
+    match = TIMES_LINE.search(text)
+    stages = {}
+    for part in (match.group(1).split(",") if match else []):
+        name, secs, _ = part.strip().rsplit(" ", 2)
+        stages[name] = float(secs)
+    return stages, text
+
+
+def stage_rows(run_dir: Path, stages: dict[str, float], n_run: int, counts_run: dict[str, int],
+               counts_full: dict[str, int], weights: dict[str, int]) -> list[dict]:
+    """One row per stage or annotator: seconds, images, seconds per image, projected seconds."""
+    from benchmark import run_folder as rf
+
+    timings = json.loads((run_dir / rf.TIMINGS_FILE).read_text(encoding="utf-8"))
+    n_full = sum(counts_full.values())
+    ann_run = sum(counts_run[s] * weights.get(s, 0) for s in counts_run)
+    ann_full = sum(counts_full[s] * weights.get(s, 0) for s in counts_run)
+    ann_scale = ann_full / ann_run if ann_run else 0.0
+
+    def row(stage, seconds, images, projected, note=""):
+        return {"stage": stage, "seconds": round(seconds, 3), "images": images,
+                "s_per_image": round(seconds / images, 5) if images else None,
+                "projected_full_s": round(projected, 1), "note": note}
+
+    rows = []
+    for key, fixed in (("generate/load model", True), ("generate/batch size probe", True),
+                       ("generate/compile", True), ("generate/batches (wall)", False)):
+        if key in timings:
+            secs = float(timings[key]["seconds"])
+            rows.append(row(key, secs, None if fixed else n_run, secs if fixed else secs / n_run * n_full,
+                            "once per run" if fixed else "PNG writes overlap on a thread"))
+    for key, entry in timings.items():
+        if key.startswith("annotate/") and key != "annotate/total":
+            n = int(entry.get("n_images") or 0)
+            rows.append(row(key, float(entry["seconds"]), n, float(entry["seconds"]) * ann_scale,
+                            "model time" if "[" in key else "decode + annotate, wall"))
+    total = timings.get("annotate/total") or {}
+    if total:
+        rows.append(row("annotate (stage)", float(total["seconds"]), int(total.get("n_images") or 0),
+                        float(total["seconds"]) * ann_scale, "wall, loads included"))
+    for name in ("score", "report"):
+        if name in stages:
+            rows.append(row(name, stages[name], n_run, stages[name] / n_run * n_full,
+                            "upper bound (linear in images)" if name == "score" else ""))
+    return rows
+
+
+def projected_total(rows: list[dict], stages: dict[str, float]) -> float:
+    keep = [r for r in rows if r["stage"].startswith("generate/") or r["stage"] in ("annotate (stage)", "score",
+                                                                                       "report")]
+    return sum(r["projected_full_s"] for r in keep)
+
+
+def format_report(doc: dict) -> str:
+    env, a = doc["environment"], doc["audit"]
+    lines = [f"full-audit benchmark: {env['date']}, {env['host']}",
+             f"device {env['device']}, torch {env['torch']} (CUDA {env['cuda']}), diffusers {env['diffusers']}, "
+             f"transformers {env['transformers']}",
+             f"{'tiny configs' if doc['tiny'] else 'published configs'}, RANDOM WEIGHTS: scores meaningless, "
+             f"times only; slice: --limit {a['limit']} = {a['n_images']:,} images of {a['n_full']:,}; "
+             f"generation batch {a['batch_size']}, compile {a['compile']}",
+             f"GPU memory peak: {a['peak_gib'] if a['peak_gib'] is not None else 'n/a'} GiB; "
+             f"wall (build excluded): {a['wall_s']:.1f} s; build: {a['build_s']:.1f} s", "",
+             "| stage | seconds | images | s/image | projected full audit (s) | note |",
+             "|---|---:|---:|---:|---:|---|"]
+    for r in doc["rows"]:
+        per = "" if r["s_per_image"] is None else f"{r['s_per_image']:.4f}"
+        lines.append(f"| {r['stage']} | {r['seconds']:.2f} | {r['images'] or ''} | {per} | "
+                     f"{r['projected_full_s']:,.0f} | {r['note']} |")
+    lines += ["", f"projected full audit ({a['n_full']:,} images, every suite, every default annotator): "
+                  f"{doc['projected_total_s'] / 60:.1f} min"]
+    return "\n".join(lines)
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--tiny", action="store_true", help="tiny configs on the CPU (the CI path)")
+    ap.add_argument("--images", type=int, default=None, help="images in the slice (default 1800; 13 with --tiny)")
+    ap.add_argument("--device", default=None, help="cuda (default when present) or cpu (with --tiny)")
+    ap.add_argument("--no-compile", action="store_true", help="pass --no-compile to t2ibench run")
+    ap.add_argument("--n-resamples", type=int, default=None, help="bootstrap resamples (default 1000; 20 with --tiny)")
+    ap.add_argument("--keep", help="keep the built models and the run folder here")
+    ap.add_argument("--out", help="folder for full_audit.json and full_audit.md")
+    args = ap.parse_args(argv)
+    args.images = args.images or (13 if args.tiny else 1800)
+    args.n_resamples = args.n_resamples or (20 if args.tiny else 1000)
+    if args.images < 1 or args.n_resamples < 1:
+        ap.error("--images and --n-resamples must be >= 1")
+    import torch
+
+    args.device = args.device or ("cpu" if args.tiny or not torch.cuda.is_available() else "cuda")
+    if args.device.startswith("cuda") and not torch.cuda.is_available():
+        ap.error(f"--device {args.device} was asked for but no CUDA GPU is available; use --tiny on a CPU")
+    if not args.tiny and not args.device.startswith("cuda"):
+        ap.error("full-size models need a GPU (--device cuda); use --tiny on a CPU")
+    return args
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    warnings.filterwarnings("ignore")  # random weights: NaN casts in postprocessing, etc.
+    dev = Device(args.device)
+    env = environment(dev)
+    work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="t2ibench-full-audit-"))
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        t0 = time.perf_counter()
+        cfg = tiny_config(load_config("sd15")) if args.tiny else load_config("sd15")
+        print("building SD 1.5 and the annotators (random weights) ...", file=sys.stderr)
+        model = build_pipeline_folder(cfg, work / "sd15", args.device)
+        options = build_annotators(work / "annotators", args.device, tiny=args.tiny)
+        build_s = time.perf_counter() - t0
+        counts_full = full_audit_counts()
+        limit = limit_for(counts_full, args.images)
+        run_dir = work / "run"
+        argv = ["run", "--model", str(model), "--out", str(run_dir), "--limit", str(limit), "--device", args.device,
+                "--encoder", options["encoder"], "--mcas-encoders", *options["mcas_encoders"],
+                "--vqa", options["vqa"], "--detector", options["detector"], "--n-resamples", str(args.n_resamples),
+                "--quiet"] + (["--no-compile"] if args.no_compile else []) + (["--set", "num_inference_steps=2"]
+                                                                              if args.tiny else [])
+        dev.reset_peak()
+        t0 = time.perf_counter()
+        stages, _ = run_audit_command(argv)
+        wall = time.perf_counter() - t0
+        from benchmark import run_folder as rf
+
+        config = rf.read_run_config(run_dir)
+        counts_run = {s: min(limit, n) for s, n in counts_full.items()}
+        weights = annotator_weights(run_dir, list(counts_full), {k: options[k] for k in options})
+        rows = stage_rows(run_dir, stages, sum(counts_run.values()), counts_run, counts_full, weights)
+        doc = {"environment": env, "tiny": args.tiny, "argv": argv,
+               "audit": {"limit": limit, "n_images": sum(counts_run.values()), "n_full": sum(counts_full.values()),
+                         "batch_size": config.get("batch_size"),
+                         "compile": config.get("settings", {}).get("compile", False),
+                         "peak_gib": round(dev.peak_gib(), 2) if dev.peak_gib() is not None else None,
+                         "wall_s": wall, "build_s": build_s, "stages_s": stages,
+                         "annotator_kinds_per_suite": weights},
+               "rows": rows}
+        doc["projected_total_s"] = projected_total(rows, stages)
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    text = format_report(doc)
+    print(text)
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "full_audit.json").write_text(json.dumps(doc, indent=2, default=str) + "\n", encoding="utf-8")
+        (out / "full_audit.md").write_text(text + "\n", encoding="utf-8")
+    return 0 if math.isfinite(doc["projected_total_s"]) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
