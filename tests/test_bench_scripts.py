@@ -226,3 +226,30 @@ def test_annotation_rejects_bad_input(tmp_path, args, message):
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and message in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_full_audit_tiny(tmp_path):
+    """bench/full_audit.py on tiny configs: the real `t2ibench run` over one image of every
+    suite with every default annotator built from bench/configs (shrunk); the table has a row
+    per stage and per annotator and a finite projection (never a speed)."""
+    out = tmp_path / "out"
+    text = run_script("full_audit.py", "--tiny", "--images", "13", "--out", str(out), tmp_path=tmp_path, timeout=900)
+    doc = json.loads((out / "full_audit.json").read_text())
+    assert "RANDOM WEIGHTS" in text and "projected full audit (15,129 images" in text
+    assert (out / "full_audit.md").read_text().strip() == text.strip()
+    audit = doc["audit"]
+    assert audit["n_full"] == 15129 and audit["limit"] == 1 and audit["n_images"] == 13
+    assert audit["batch_size"] == 4 and audit["compile"] is False and audit["peak_gib"] is None
+    stages = [r["stage"] for r in doc["rows"]]
+    assert "generate/batches (wall)" in stages and "generate/load model" in stages
+    assert {"annotate (stage)", "score", "report"} <= set(stages)
+    annotators = [s for s in stages if s.startswith("annotate/") and "[" in s]
+    # GEP's CLIP, the six Generated Bias CLIPs, the VQA and the detector each have a row
+    assert len([s for s in annotators if "embed_images" in s or "mcas" in s or "clip" in s]) >= 7, stages
+    assert any("vqa" in s for s in annotators) and any("detections" in s for s in annotators), stages
+    for r in doc["rows"]:
+        assert r["seconds"] >= 0 and math.isfinite(r["projected_full_s"])
+        if r["images"]:
+            assert r["s_per_image"] is not None and r["s_per_image"] >= 0
+    assert finite_positive(doc["projected_total_s"])
+    assert all(w >= 1 for w in audit["annotator_kinds_per_suite"].values())
