@@ -92,8 +92,9 @@ def run_audit_command(argv: list[str]) -> tuple[dict[str, float], str]:
 
 
 def stage_rows(run_dir: Path, stages: dict[str, float], n_run: int, counts_run: dict[str, int],
-               counts_full: dict[str, int], weights: dict[str, int]) -> list[dict]:
-    """One row per stage or annotator: seconds, images, seconds per image, projected seconds."""
+               counts_full: dict[str, int], weights: dict[str, int], models_root: str = "") -> list[dict]:
+    """One row per stage or annotator: seconds, images, seconds per image, projected seconds
+    (``models_root``: left out of the annotator names, which are folder paths here)."""
     from benchmark import run_folder as rf
 
     timings = json.loads((run_dir / rf.TIMINGS_FILE).read_text(encoding="utf-8"))
@@ -103,6 +104,7 @@ def stage_rows(run_dir: Path, stages: dict[str, float], n_run: int, counts_run: 
     ann_scale = ann_full / ann_run if ann_run else 0.0
 
     def row(stage, seconds, images, projected, note=""):
+        stage = stage.replace(models_root.rstrip("/") + "/", "") if models_root else stage
         return {"stage": stage, "seconds": round(seconds, 3), "images": images,
                 "s_per_image": round(seconds / images, 5) if images else None,
                 "projected_full_s": round(projected, 1), "note": note}
@@ -212,7 +214,8 @@ def main(argv=None) -> int:
         config = rf.read_run_config(run_dir)
         counts_run = {s: min(limit, n) for s, n in counts_full.items()}
         weights = annotator_weights(run_dir, list(counts_full), {k: options[k] for k in options})
-        rows = stage_rows(run_dir, stages, sum(counts_run.values()), counts_run, counts_full, weights)
+        rows = stage_rows(run_dir, stages, sum(counts_run.values()), counts_run, counts_full, weights,
+                          models_root=str(work / "annotators"))
         doc = {"environment": env, "tiny": args.tiny, "argv": argv,
                "audit": {"limit": limit, "n_images": sum(counts_run.values()), "n_full": sum(counts_full.values()),
                          "batch_size": config.get("batch_size"),

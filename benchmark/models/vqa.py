@@ -716,6 +716,10 @@ def check_vqa_spec(spec: Any, *, kind: str | None = None, revision: str | None =
         ensure_hub_model(spec, ["config.json"], revision=revision, token=token, what="VQA model")
 
 
+#: closed-set (item, answer) sequences per forward pass on a CUDA GPU
+CUDA_SCORE_BATCH_SIZE = 256
+
+
 def load_vqa(
     spec: str = DEFAULT_VQA,
     *,
@@ -726,13 +730,15 @@ def load_vqa(
     batch_size: int = 16,
     max_new_tokens: int = 10,
     token: str | bool | None = None,
-    score_batch_size: int = 64,
+    score_batch_size: int | None = None,
     score_normalisation: str = "sum",
 ) -> VQAModel:
     """Load a VQA annotator (see module docstring); one-line errors before loading.
 
     ``batch_size``: images per vision pass and items per ``generate`` call;
-    ``score_batch_size``: (item, answer) sequences per closed-set forward pass;
+    ``score_batch_size``: (item, answer) sequences per closed-set forward pass (None: 64, or
+    :data:`CUDA_SCORE_BATCH_SIZE` on a CUDA GPU, where one forward of a few sequences leaves
+    most of the GPU idle; a choice, not yet measured);
     ``score_normalisation``: ``"sum"`` or ``"mean"`` of the answer-token log-probabilities.
     """
     require("torch", "transformers", "PIL", extra="audit", purpose="label images with a VQA model")
@@ -748,6 +754,8 @@ def load_vqa(
 
     dev = resolve_device(device)
     dt = resolve_dtype(dtype, dev) if dev.type != "cpu" else torch.float32
+    if score_batch_size is None:
+        opts["score_batch_size"] = CUDA_SCORE_BATCH_SIZE if dev.type == "cuda" else 64
 
     if is_builtin:
         from .tiny import ensure_builtin

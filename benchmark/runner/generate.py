@@ -36,7 +36,7 @@ from benchmark.runner.batch_size import AUTO, DEFAULT_BATCH_SIZE, resolve_batch_
 from benchmark.runner.progress import StageTimer, progress_bar
 from benchmark.runner.repair import drop_label_rows, repair_run_folder
 
-#: the timings key of the batch loop's wall time (generation and background writes overlap)
+#: timings.json key of the batch loop's wall time (generation and background writes overlap)
 WALL_STAGE = "batches (wall)"
 # Settings keys that describe where a process runs, not what it generates; they are
 # left out of the recorded settings so every rank records the same thing.
@@ -67,6 +67,7 @@ class GenerationSummary:
     removed_partial: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     manifest_path: Path | None = None
+    loop_seconds: float = 0.0      # wall time of the batch loop (generation and writes overlap)
 
     @property
     def images_per_second(self) -> float:
@@ -489,11 +490,11 @@ def generate(run_dir: str | Path, model: Any, probes: pd.DataFrame, *, batch_siz
     writer = _BatchWriter(run_dir, model, list(probes.columns), len(probes), rank, timer, overlap_writes)
     t0 = time.perf_counter()
     n_generated, n_batches = _generate_batches(model, probes.to_dict("records"), mine, batch_size, writer, timer, bar)
-    timer.add(WALL_STAGE, time.perf_counter() - t0)  # generate and write overlap: the wall time per image
+    loop_seconds = time.perf_counter() - t0  # generate and write overlap: the wall time per image
     state.wait_for_everyone()
     summary = GenerationSummary(run_dir=run_dir, n_probes=len(probes), n_done_before=len(done),
                                 n_generated=n_generated, n_batches=n_batches, rank=rank, world_size=world,
-                                removed_partial=removed)
+                                removed_partial=removed, loop_seconds=loop_seconds)
     if state.is_main_process:
         _finish_manifest(run_dir, config, probes, features, summary, timer)
     state.wait_for_everyone()
@@ -603,8 +604,7 @@ def record_generation_timings(run_dir: str | Path, summary: GenerationSummary) -
     current = current if isinstance(current, dict) else {}
     for stage, seconds in summary.timings.items():
         current[f"generate/{stage}"] = {"seconds": round(float(seconds), 4)}
-    wall = current.get(f"generate/{WALL_STAGE}")
-    if wall is not None:
-        wall["n_images"] = summary.n_generated
-        wall["images_per_second"] = round(summary.n_generated / wall["seconds"], 3) if wall["seconds"] > 0 else None
+    wall = summary.loop_seconds
+    current[f"generate/{WALL_STAGE}"] = {"seconds": round(wall, 4), "n_images": summary.n_generated,
+                                         "images_per_second": round(summary.n_generated / wall, 3) if wall > 0 else None}
     rf.write_json_atomic(path, current)
