@@ -172,3 +172,53 @@ def test_compile_mode_rules():
         resolve_compile_mode(True, cpu)
     with pytest.raises(ValueError, match="unknown torch.compile mode"):
         resolve_compile_mode("fastest", cuda)
+
+
+class _FakeGPU:
+    """torch.cuda's memory counters for a device of ``capacity`` bytes where a batch of b
+    images needs ``fixed + per_image * b`` (``actual`` per image when the estimate is off)."""
+
+    def __init__(self, capacity, fixed, per_image, actual=None):
+        self.capacity, self.fixed, self.per_image = capacity, fixed, per_image
+        self.actual = actual or per_image
+        self.peak, self.batches = 0, []
+
+    def run(self, batch):
+        import torch
+
+        self.batches.append(batch)
+        per = self.per_image if batch <= 2 else self.actual
+        need = self.fixed + per * batch
+        if need > self.capacity:
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory (fake)")
+        self.peak = need
+
+    def install(self, monkeypatch):
+        import torch
+
+        for name in ("synchronize", "empty_cache", "reset_peak_memory_stats"):
+            monkeypatch.setattr(torch.cuda, name, lambda *a, **k: None)
+        monkeypatch.setattr(torch.cuda, "memory_allocated", lambda *a, **k: 0)
+        monkeypatch.setattr(torch.cuda, "max_memory_allocated", lambda *a, **k: self.peak)
+        monkeypatch.setattr(torch.cuda, "mem_get_info", lambda *a, **k: (self.capacity, 2 * self.capacity))
+
+
+def test_probe_batch_size_arithmetic_and_oom_fallback(monkeypatch):
+    from benchmark.models.cuda_speed import AUTO_MAX_BATCH, probe_batch_size
+
+    gib = 2 ** 30
+    gpu = _FakeGPU(capacity=20 * gib, fixed=2 * gib, per_image=gib)
+    gpu.install(monkeypatch)
+    batch, info = probe_batch_size(gpu.run, "cuda")
+    # 80% of 20 GiB = 16 GiB, minus 2 fixed = 14 images, rounded down to a multiple of 4
+    assert batch == 12 and gpu.batches == [1, 2, 12] and info["tried"] == [12]
+    assert info["gib_per_image"] == 1.0 and info["fixed_gib"] == 2.0 and info["free_gib"] == 20.0
+    # a batch that needs more than the estimate: halved until it fits
+    gpu = _FakeGPU(capacity=20 * gib, fixed=2 * gib, per_image=gib, actual=3 * gib)
+    gpu.install(monkeypatch)
+    batch, info = probe_batch_size(gpu.run, "cuda")
+    assert batch == 6 and info["tried"] == [12, 6]
+    # plenty of memory: capped
+    gpu = _FakeGPU(capacity=1000 * gib, fixed=gib, per_image=gib // 8)
+    gpu.install(monkeypatch)
+    assert probe_batch_size(gpu.run, "cuda")[0] == AUTO_MAX_BATCH
