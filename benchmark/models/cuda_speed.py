@@ -21,7 +21,8 @@ Resume promise (same settings, same machine, same bytes): the compile mode is
 kernels per process and may pick another one after a restart); the few Triton
 configurations inductor still chooses at run time are cached on disk by inductor
 (``TORCHINDUCTOR_CACHE_DIR``, by default under the system temp folder), so a resumed
-process on the same machine reuses them. CUDA graphs (mode ``reduce-overhead``) are an
+process on the same machine reuses them: the design; not yet shown on a GPU (the command is
+in docs/performance.md). CUDA graphs (mode ``reduce-overhead``) are an
 option, measured in ``bench/generation.py``, not the default.
 """
 
