@@ -20,8 +20,9 @@ is that of the real weights), and measures in one run, per model:
   (UNet and VAE decoder compiled), ``vae-tiling``, ``vae-slicing``; and ``combined`` (bf16 +
   channels-last + compile at ``--batch-size``);
 * ``clip``: ViT-L/14 image embeddings from PIL images (CPU preprocessing, the annotate
-  stage's path) versus from the float tensors a pipeline holds (resize and normalise on
-  the device, ``OpenClipEncoder.embed_image_tensors``).
+  stage's path before issue 24: ``clip-pil``), the annotate stage's path now (``clip-annotate``:
+  uint8 tensors from the decode threads, resize and normalise on the GPU), and from the
+  float tensors a pipeline holds (``OpenClipEncoder.embed_image_tensors``: ``clip-tensor``).
 
 The arithmetic floor per model comes from ``torch.utils.flop_counter.FlopCounterMode`` on
 the actual modules (one UNet forward at the guidance batch, x the UNet evaluations the
@@ -482,15 +483,24 @@ def measure_clip(args, dev: Device) -> list[Row]:
     n = args.clip_images
     pil = [Image.fromarray(rng.integers(0, 256, (res, res, 3), dtype=np.uint8)) for _ in range(min(n, 64))]
     pil = (pil * math.ceil(n / len(pil)))[:n]
+    class PILOnly(OpenClipEncoder):
+        preprocess_on_device = False  # the annotate stage's path before issue 24, on any device
+
     rows = []
-    for path, bs in (("PIL", 32), ("PIL", args.clip_batch), ("tensor", 32), ("tensor", args.clip_batch)):
-        enc = OpenClipEncoder(model, preprocess, None, name="ViT-L-14 (random)", device=dev.dev, dtype=dt,
-                              batch_size=bs)
+    for path, bs in (("PIL", 32), ("PIL", args.clip_batch), ("annotate", 32), ("annotate", args.clip_batch),
+                     ("tensor", 32), ("tensor", args.clip_batch)):
+        cls = PILOnly if path == "PIL" else OpenClipEncoder
+        enc = cls(model, preprocess, None, name="ViT-L-14 (random)", device=dev.dev, dtype=dt, batch_size=bs)
         dev.reset_peak()
         if path == "PIL":
             def run():
                 enc.embed_images(pil)
-            note = "embed_images(PIL): preprocess on CPU (annotate's path)"
+            note = "embed_images(PIL), PIL preprocessing on the CPU (the annotate stage before issue 24)"
+        elif path == "annotate":
+            def run():
+                enc.embed_images(pil, prepared=enc.prepare_images(pil))
+            note = ("the annotate stage's path now: prepare_images (decode-thread work: uint8 tensors on CUDA, "
+                    "PIL elsewhere) + embed_images (resize + normalise on the GPU)")
         else:
             pixels = torch.rand(n, 3, res, res, device=dev.dev)  # a pipeline's output_type="pt" images
 

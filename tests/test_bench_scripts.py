@@ -96,7 +96,7 @@ def test_generation_tiny(tmp_path, models):
         for c in ("runner", "runner-no-compile", "runner-batch4", "batch1-fp16", "sdpa", "fused-qkv"):
             assert (m, c) in got
         assert finite_positive(doc["floors"][m]["per_image"]) and finite_positive(doc["floors"][m]["floor_images_per_s"])
-    assert {("clip", "clip-pil"), ("clip", "clip-tensor")} <= got
+    assert {("clip", "clip-pil"), ("clip", "clip-annotate"), ("clip", "clip-tensor")} <= got
     for r in rows:
         assert finite_positive(r["images_per_s"]) and finite_positive(r["seconds"]) and r["images"] >= 1
         assert finite_positive(r["pct_of_floor"])
