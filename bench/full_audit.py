@@ -10,11 +10,10 @@ and the projected time of the full audit (every suite of the built-in probe set,
 images). Random weights: the scores are meaningless; only the times mean something.
 
 Projection: generation scales with the number of images, scoring and the report too (upper
-bounds: part of them is per prompt or per run); the annotate stage's image
-pass scales per suite with the number of annotator kinds that read it (the slice
-over-represents small suites), its loads and once-per-run work (GEP's classifiers on cached
-embeddings) count once; scoring scales with images (an upper bound: part of it is per prompt,
-not per image). Fixed costs (model loads, compile, batch-size probe) are added once.
+bounds: part of them is per prompt or per run); the annotate stage's image pass scales per
+suite with the number of annotator kinds that read it (the slice over-represents small
+suites), while its loads and once-per-run work (GEP's classifiers on cached embeddings) count
+once, as do model loads, compilation and the batch-size probe.
 
     python bench/full_audit.py --out bench-results/          # on a GPU: < 9 minutes on one H100
     python bench/full_audit.py --tiny --out /tmp/fa          # tiny configs on a CPU (CI checks the table)
