@@ -228,13 +228,17 @@ class DiffusersTextToImage(TextToImageModel):
         if is_builtin:
             self.settings["builtin"] = "random weights: outputs are meaningless"
         pipe.set_progress_bar_config(disable=True)
-        # CUDA speed settings (cuda_speed.py); on other devices nothing changes
-        self.compile_mode = resolve_compile_mode(compile, device)
+        self._set_up_speed(compile, compile_vae)
+
+    def _set_up_speed(self, compile: bool | str | None, compile_vae: bool) -> None:
+        """CUDA speed settings (cuda_speed.py): layout now, compile once the batch is known;
+        on other devices nothing changes and nothing is recorded."""
+        self.compile_mode = resolve_compile_mode(compile, self.device)
         self.compile_vae = bool(compile_vae)
         self.static_batch: int | None = None
         self.compiled = False
-        if device.type == "cuda":
-            self.settings.update(apply_cuda_layout(pipe))
+        if self.device.type == "cuda":
+            self.settings.update(apply_cuda_layout(self.pipe))
             self.settings["compile"] = self.compile_mode or False
 
     def auto_batch_size(self) -> tuple[int, dict] | None:
