@@ -212,3 +212,12 @@ def test_every_module_computes_what_benchmark_computes_in_an_evaluate_only_venv(
         for kw, got in zip(kwargs, out["results"][name], strict=True):
             expected = _plain(_direct(name, kw))
             assert _close(got, expected), f"{name}: {got}\n!=\n{expected}"
+
+
+def test_metric_path_finds_every_module_and_names_them_for_a_typo():
+    import benchmark
+
+    for name in EXPECTED:
+        assert Path(benchmark.metric_path(name)) == ROOT / "metrics" / name  # the checkout (editable install)
+    with pytest.raises(ValueError, match="the modules are: gep, "):
+        benchmark.metric_path("gepp")

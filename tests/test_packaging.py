@@ -203,9 +203,14 @@ def test_wheel_metadata_base_requirements_and_package_data(built):
                     and (f.parent / "__init__.py").is_file():
                 assert rel in names, f"{rel} is not in the wheel"
     assert "benchmark/results_schema.json" in names
+    # The evaluate modules, whole, where benchmark.metric_path finds them; not the build script.
+    for name in METRICS:
+        for f in (f"{name}.py", "README.md", "app.py", "requirements.txt"):
+            assert f"benchmark/metric_modules/{name}/{f}" in names, f"metrics/{name}/{f} is not in the wheel"
+    assert not [n for n in names if n.endswith("inline_scores.py")]
     with tarfile.open(sdist) as tf:
         members = {m.name.split("/", 1)[1] for m in tf.getmembers() if "/" in m.name}
-    for needed in ("CHANGELOG.md", "LICENSE", "metrics/gep/gep.py", "tests/data/README.md",
+    for needed in ("CHANGELOG.md", "LICENSE", "setup.py", "metrics/gep/gep.py", "metrics/inline_scores.py", "tests/data/README.md",
                    "tests/data/gep/gep_prompts_256x2.csv", "benchmark/results_schema.json"):
         assert needed in members, needed
 
@@ -213,20 +218,20 @@ def test_wheel_metadata_base_requirements_and_package_data(built):
 @pytest.mark.wheel
 def test_base_venv_computes_every_metric_card_example(base_venv, tmp_path):
     python = base_venv / "bin" / "python"
-    # The modules are copied outside the repository and loaded by path, offline.
-    modules = tmp_path / "modules"
-    shutil.copytree(ROOT / "metrics", modules, ignore=shutil.ignore_patterns("__pycache__"))
+    # The modules come from the wheel (benchmark.metric_path), loaded by path, offline.
     script = tmp_path / "run_examples.py"
     script.write_text(textwrap.dedent(f"""
         import contextlib, importlib.metadata, io, json, re, sys
         import benchmark
         out = {{"benchmark_file": benchmark.__file__, "version": benchmark.__version__,
-                "installed": importlib.metadata.version("t2i-bias-benchmark"), "printed": {{}}}}
+                "installed": importlib.metadata.version("t2i-bias-benchmark"), "printed": {{}}, "paths": {{}}}}
         for name in {METRICS!r}:
-            card = open(f"{modules}/{{name}}/README.md").read()
+            folder = benchmark.metric_path(name)
+            out["paths"][name] = folder
+            card = open(f"{{folder}}/README.md").read()
             code = re.search(r"```python\\n(.*?)```", card[card.index("## How to use"):], re.S).group(1)
-            code = code.replace(f'evaluate.load("t2i-bias-benchmark/{{name}}")', f'evaluate.load("{modules}/{{name}}")')
-            assert f'evaluate.load("{modules}/{{name}}")' in code, name
+            code = code.replace(f'evaluate.load("t2i-bias-benchmark/{{name}}")', f'evaluate.load({{folder!r}})')
+            assert f'evaluate.load({{folder!r}})' in code, name
             buf = io.StringIO()
             with contextlib.redirect_stdout(buf):
                 exec(compile(code, f"{{name}}/README.md", "exec"), {{}})
@@ -240,6 +245,7 @@ def test_base_venv_computes_every_metric_card_example(base_venv, tmp_path):
     out = json.loads(res.stdout.strip().splitlines()[-1])
     assert Path(out["benchmark_file"]).is_relative_to(base_venv)  # the installed wheel, not the checkout
     assert out["version"] == out["installed"] == benchmark.__version__
+    assert all(Path(p).is_relative_to(base_venv) for p in out["paths"].values()), out["paths"]
     for name in METRICS:
         _, expected = _card_example(name)
         assert _same_printout(out["printed"][name], expected), f"{name}:\n{out['printed'][name]}\n!=\n{expected}"
