@@ -210,7 +210,8 @@ def test_wheel_metadata_base_requirements_and_package_data(built):
     assert not [n for n in names if n.endswith("inline_scores.py")]
     with tarfile.open(sdist) as tf:
         members = {m.name.split("/", 1)[1] for m in tf.getmembers() if "/" in m.name}
-    for needed in ("CHANGELOG.md", "LICENSE", "setup.py", "metrics/gep/gep.py", "metrics/inline_scores.py", "tests/data/README.md",
+    for needed in ("CHANGELOG.md", "LICENSE", "setup.py", "metrics/gep/gep.py", "metrics/inline_scores.py",
+                   "tests/data/README.md",
                    "tests/data/gep/gep_prompts_256x2.csv", "benchmark/results_schema.json"):
         assert needed in members, needed
 
