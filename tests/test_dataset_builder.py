@@ -142,3 +142,43 @@ def test_card_header_that_yaml_cannot_hold_is_refused(tmp_path):
     text = path.read_text()
     assert text.startswith("---\nlicense: mit\npretty_name: x\n")  # the header's own key order
     assert yaml.safe_load(text.split("---")[1])["yes_string"] == "yes"  # quoted, not read back as True
+
+
+def test_card_yaml_carries_what_the_hub_validates(built):
+    # size bucket of all rows, the features / splits / sizes of every config (as the Hub
+    # writes them on upload), no untyped column, and tables that render as tables.
+    from markdown_tables import broken_table_lines
+
+    folder, tables = built
+    header, body = _card(folder)
+    total = sum(len(df) for df in tables.values())
+    assert total == 15_129 and header["size_categories"] == ["10K<n<100K"]
+    assert header["task_categories"] == ["text-to-image"] and header["license"] == "mit"
+    infos = {e["config_name"]: e for e in header["dataset_info"]}
+    assert set(infos) == set(tables)
+    for name, df in tables.items():
+        info = infos[name]
+        assert [f["name"] for f in info["features"]] == list(df.columns), name
+        assert all(f.get("dtype") != "null" for f in info["features"]), name
+        (split,) = info["splits"]
+        assert split["name"] == "test" and split["num_examples"] == len(df) and split["num_bytes"] > 0
+        assert info["dataset_size"] == split["num_bytes"]
+    assert broken_table_lines(body) == []
+    assert "| `paintskills_spatial` |" in body.split("## Suites")[1].split("##")[0]
+
+
+def test_a_column_without_a_type_is_refused(tmp_path):
+    import pandas as pd
+
+    from benchmark.hub_layout import configs_yaml, write_card, write_split
+
+    write_split(tmp_path, "items", "test", pd.DataFrame({"item_id": ["a", "b"], "relation": [None, None]}))
+    with pytest.raises(ValueError, match="relation have no type"):
+        write_card(tmp_path, {"configs": configs_yaml({"items": ["test"]})}, "# t")
+
+
+def test_size_categories_follow_the_hub_buckets():
+    from benchmark.hub_layout import size_category
+
+    assert [size_category(n) for n in (0, 999, 1_000, 15_129, 99_999, 100_000, 2_000_000)] == [
+        "n<1K", "n<1K", "1K<n<10K", "10K<n<100K", "10K<n<100K", "100K<n<1M", "1M<n<10M"]
