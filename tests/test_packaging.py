@@ -285,3 +285,46 @@ def test_base_venv_has_no_heavy_package_and_the_commands_work(base_venv, tmp_pat
         assert res.stderr.strip().splitlines()[-1].startswith(line), res.stderr
         assert "Traceback" not in res.stderr
     assert not (tmp_path / "run").exists()
+
+
+# --------------------------------------------------------------------------- the index page
+
+
+def test_readme_links_work_on_the_package_index_page():
+    # PyPI renders README.md without the repository around it: a relative link or image
+    # breaks there. Links into the repository start with [project.urls] Repository and point
+    # to files that exist; in-page anchors are fine.
+    repo = PYPROJECT["project"]["urls"]["Repository"]
+    assert {"Homepage", "Repository", "Changelog", "Issues"} <= set(PYPROJECT["project"]["urls"])
+    assert all(u.startswith(repo) for u in PYPROJECT["project"]["urls"].values())
+    raw = repo.replace("https://github.com/", "https://raw.githubusercontent.com/") + "/main/"
+    readme = (ROOT / "README.md").read_text()
+    targets = re.findall(r"!?\[[^\]]*\]\(([^)\s]+)\)", readme) + re.findall(r'src="([^"]+)"', readme)
+    assert len(targets) > 30
+    relative = [t for t in targets if not re.match(r"(https?:|mailto:|#)", t)]
+    assert relative == [], f"relative links break on the package index page: {relative}"
+    ours = [t for t in targets if "t2i-bias-benchmark/t2i-bias-benchmark" in t]
+    assert ours and all(t.startswith((repo + "/blob/main/", repo + "/tree/main/", raw)) for t in ours), ours
+    missing = [t for t in ours if not (ROOT / re.sub(r"^.*?/main/", "", t).split("#")[0]).exists()]
+    assert missing == [], f"links to files the repository does not have: {missing}"
+    images = re.findall(r"!\[[^\]]*\]\(([^)\s]+)\)", readme)
+    assert images and all(i.startswith(raw) for i in images), images  # raw files: GitHub's blob pages are HTML
+
+
+def test_readme_tables_render():
+    from markdown_tables import broken_table_lines
+
+    assert broken_table_lines((ROOT / "README.md").read_text()) == []
+
+
+def test_readme_walkthroughs_write_under_out_only():
+    # A walkthrough run in a checkout must not write into tracked folders (submissions/results/)
+    # or runs/queue/ of the current folder: every folder it writes to is under out/.
+    blocks = re.findall(r"```bash\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+    commands = [c for b in blocks for c in b.replace("\\\n", " ").splitlines() if "--demo" in c or "-folder" in c]
+    assert commands
+    for command in commands:
+        for option, value in re.findall(r"(--to-folder|--results-folder|--requests-folder|--runs-dir)\s+(\S+)", command):
+            assert value.startswith("out/"), command
+        if "t2ibench worker" in command and "--requests-folder" in command:
+            assert "--runs-dir out/" in command, command  # the default is runs/queue of the current folder
