@@ -91,21 +91,23 @@ def _split_files(folder: Path, config: dict) -> dict[str, list[Path]]:
 
 def _parquet_info(config_name: str, splits: dict[str, list[Path]]) -> dict:
     """``dataset_info`` of a parquet config as the Hub writes it: features, splits with
-    ``num_bytes`` (Arrow size) and ``num_examples``, ``dataset_size``. A column of Arrow type
-    null (every value missing, so no type) is refused: the Hub's viewer and ``datasets`` could
-    not tell what it holds, and a later shard with values would not concatenate."""
+    ``num_bytes`` and ``num_examples``, ``dataset_size``; read from the files' footers (no data
+    is loaded; ``num_bytes`` is the uncompressed size the footers record). A column of Arrow
+    type null (every value missing, so no type) is refused: the Hub's viewer and ``datasets``
+    cannot tell what it holds, and a later shard with values would not concatenate."""
     features, split_dict = None, datasets.SplitDict()
     for split, files in splits.items():
-        tables = [pq.read_table(f) for f in files]
-        for f, table in zip(files, tables):
-            feats = datasets.Features.from_arrow_schema(table.schema)
+        metas = [pq.read_metadata(f) for f in files]
+        for f in files:
+            feats = datasets.Features.from_arrow_schema(pq.read_schema(f))
             untyped = [name for name, ft in feats.items() if getattr(ft, "dtype", None) == "null"]
             if untyped:
                 raise ValueError(f"{f.name} of config {config_name!r}: column(s) {', '.join(untyped)} have no type "
                                  "(every value is missing); give them a type in the builder's Features")
             features = features or feats
-        split_dict.add(datasets.SplitInfo(name=split, num_bytes=sum(t.nbytes for t in tables),
-                                          num_examples=sum(t.num_rows for t in tables)))
+        split_dict.add(datasets.SplitInfo(
+            name=split, num_examples=sum(m.num_rows for m in metas),
+            num_bytes=sum(m.row_group(i).total_byte_size for m in metas for i in range(m.num_row_groups))))
     info = datasets.DatasetInfo(features=features, splits=split_dict,
                                 dataset_size=sum(s.num_bytes for s in split_dict.values()))
     return {k: v for k, v in info._to_yaml_dict().items() if k in ("features", "splits", "dataset_size")}
@@ -126,7 +128,10 @@ def with_dataset_info(folder: str | Path, header: dict) -> dict:
         splits = _split_files(folder, config)
         files = [f for fs in splits.values() for f in fs]
         if files and all(f.suffix == ".parquet" for f in files):
-            by_name[name].update({k: v for k, v in _parquet_info(name, splits).items() if k not in by_name[name]})
+            entry = by_name[name]
+            if entry.get("splits") and "dataset_size" not in entry:  # the header's own split sizes
+                entry["dataset_size"] = sum(s.get("num_bytes", 0) for s in entry["splits"])
+            entry.update({k: v for k, v in _parquet_info(name, splits).items() if k not in entry})
     return header
 
 
