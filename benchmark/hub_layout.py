@@ -79,6 +79,69 @@ def with_download_sizes(folder: str | Path, header: dict) -> dict:
     return {**header, "dataset_info": entries[0] if len(entries) == 1 and not isinstance(info, list) else entries}
 
 
+def _split_files(folder: Path, config: dict) -> dict[str, list[Path]]:
+    """{split: [data files]} of one ``configs:`` entry."""
+    out: dict[str, list[Path]] = {}
+    for f in config.get("data_files", []):
+        split, pattern = (f.get("split", "train"), f["path"]) if isinstance(f, dict) else ("train", f)
+        pattern = pattern + "/*" if pattern.endswith("**") else pattern
+        out.setdefault(split, []).extend(sorted(p for p in folder.glob(pattern) if p.is_file()))
+    return out
+
+
+def _parquet_info(config_name: str, splits: dict[str, list[Path]]) -> dict:
+    """``dataset_info`` of a parquet config as the Hub writes it: features, splits with
+    ``num_bytes`` and ``num_examples``, ``dataset_size``; read from the files' footers (no data
+    is loaded; ``num_bytes`` is the uncompressed size the footers record). A column of Arrow
+    type null (every value missing, so no type) is refused: the Hub's viewer and ``datasets``
+    cannot tell what it holds, and a later shard with values would not concatenate."""
+    features, split_dict = None, datasets.SplitDict()
+    for split, files in splits.items():
+        metas = [pq.read_metadata(f) for f in files]
+        for f in files:
+            feats = datasets.Features.from_arrow_schema(pq.read_schema(f))
+            untyped = [name for name, ft in feats.items() if getattr(ft, "dtype", None) == "null"]
+            if untyped:
+                raise ValueError(f"{f.name} of config {config_name!r}: column(s) {', '.join(untyped)} have no type "
+                                 "(every value is missing); give them a type in the builder's Features")
+            features = features or feats
+        split_dict.add(datasets.SplitInfo(
+            name=split, num_examples=sum(m.num_rows for m in metas),
+            num_bytes=sum(m.row_group(i).total_byte_size for m in metas for i in range(m.num_row_groups))))
+    info = datasets.DatasetInfo(features=features, splits=split_dict,
+                                dataset_size=sum(s.num_bytes for s in split_dict.values()))
+    return {k: v for k, v in info._to_yaml_dict().items() if k in ("features", "splits", "dataset_size")}
+
+
+def with_dataset_info(folder: str | Path, header: dict) -> dict:
+    """``header`` with each config's ``dataset_info`` filled as the Hub fills it on upload:
+    ``download_size`` for every config (see :func:`with_download_sizes`), and for configs
+    whose data files are all parquet their ``features``, ``splits`` (``num_bytes``,
+    ``num_examples``) and ``dataset_size``. Entries the header already gives are kept."""
+    folder = Path(folder)
+    header = with_download_sizes(folder, header)
+    info = header.get("dataset_info")
+    entries = info if isinstance(info, list) else [info] if info else []
+    by_name = {e.get("config_name", "default"): e for e in entries}
+    for config in header.get("configs") or []:
+        name = config.get("config_name", "default")
+        splits = _split_files(folder, config)
+        files = [f for fs in splits.values() for f in fs]
+        if files and all(f.suffix == ".parquet" for f in files):
+            entry = by_name[name]
+            if entry.get("splits") and "dataset_size" not in entry:  # the header's own split sizes
+                entry["dataset_size"] = sum(s.get("num_bytes", 0) for s in entry["splits"])
+            entry.update({k: v for k, v in _parquet_info(name, splits).items() if k not in entry})
+    return header
+
+
+def size_category(n_rows: int) -> str:
+    """The Hub's ``size_categories`` bucket of a dataset of ``n_rows`` rows."""
+    bounds = [(1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"),
+              (10_000_000, "1M<n<10M"), (100_000_000, "10M<n<100M"), (1_000_000_000, "100M<n<1B")]
+    return next((label for bound, label in bounds if n_rows < bound), "1B<n<10B")
+
+
 def _check_plain(value, where: str) -> None:
     """Card metadata holds only what the Hub's YAML reader takes: mappings with string keys,
     lists, strings, numbers, booleans and nulls."""
@@ -114,10 +177,10 @@ def dataset_card(header: dict, body: str) -> DatasetCard:
 
 def write_card(folder: str | Path, header: dict, body: str, data_root: str | Path | None = None) -> Path:
     """README.md of ``folder``: a :class:`huggingface_hub.DatasetCard` with metadata ``header``
-    and markdown ``body``. Write it after the data files: each config's download size is read
+    and markdown ``body``. Write it after the data files: each config's ``dataset_info`` is read
     from them, in ``data_root`` (default: ``folder``; another folder when the card is written
     aside, then moved)."""
-    header = with_download_sizes(folder if data_root is None else data_root, header)
+    header = with_dataset_info(folder if data_root is None else data_root, header)
     path = Path(folder) / "README.md"
     dataset_card(header, body).save(path)
     return path

@@ -28,7 +28,7 @@ import pandas as pd
 import benchmark
 from benchmark.hub import push_folder
 from benchmark.papers import PAPERS
-from benchmark.hub_layout import clear_folder, configs_yaml, write_card, write_split
+from benchmark.hub_layout import clear_folder, configs_yaml, size_category, write_card, write_split
 from dataset_builders import builder_main
 
 SPLIT = "train"
@@ -190,7 +190,7 @@ def labels_card(info: dict, *, license: str, setting: str, pay: str, embed_image
         "language": ["en"],
         "task_categories": ["image-classification"],
         "tags": ["bias", "fairness", "human-annotation", "text-to-image", "t2i-bias-benchmark"],
-        "size_categories": ["n<1K" if n < 1000 else "1K<n<10K" if n < 10000 else "10K<n<100K"],
+        "size_categories": [size_category(n)],
         "configs": configs_yaml({"items": [SPLIT], "answers": [SPLIT]}, default="items"),
     }
     papers = [PAPERS[k] for k in ("gep", "pst", "dalleval") if k in PAPERS]
@@ -276,6 +276,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.license.strip().lower() == "other":
+        # The Hub then needs license_name and license_link, which only a licence file can give.
+        raise ValueError("--license other is not supported: give the labels' licence by its Hub id "
+                         "(for example cc-by-4.0, cc0-1.0, mit)")
     info = build_labels_dataset(args.run_dir, args.out, embed_images=args.embed_images,
                                 include_flagged=args.include_flagged, license=args.license, setting=args.setting,
                                 pay=args.pay)

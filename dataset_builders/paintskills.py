@@ -29,13 +29,13 @@ from tqdm import tqdm
 
 import benchmark
 from benchmark.atomic import write_bytes_atomic
+from benchmark.extras import require
 from benchmark.hub import push_folder
 from benchmark.paintskills import glyphs
-from benchmark.paintskills.render import RELATION_MARGIN, load_font, render_scene
 from benchmark.probes.paintskills_scenes import (BACKGROUNDS, CLASSES, COCO_IDS, RELATION_PHRASES, SHAPES, SKILLS,
                                           SPLIT_SIZES, SPLITS, STATES, TEMPLATES, build_scenes)
 from benchmark.papers import PAPERS
-from benchmark.hub_layout import configs_yaml, write_card, write_parquet_shard
+from benchmark.hub_layout import configs_yaml, size_category, write_card, write_parquet_shard
 from dataset_builders import builder_main
 
 BUILD_INFO = "build_info.json"
@@ -76,6 +76,8 @@ class BuildSummary:
 
 def render_row(scene: dict, size: int) -> dict:
     """One dataset row: the rendered PNG and the scene with its exact boxes."""
+    from benchmark.paintskills.render import render_scene  # Pillow: the [audit] extra
+
     image, out = render_scene(scene, size)
     buf = io.BytesIO()
     image.save(buf, format="PNG")
@@ -128,6 +130,10 @@ def build_dataset(out: str | Path, skills=SKILLS, splits=SPLITS, limit: int | No
                   workers: int = 1, seed: int = 0, shard_rows: int = DEFAULT_SHARD_ROWS,
                   progress: bool = True) -> BuildSummary:
     """Render the splits into ``out``, resuming a build there with the same settings."""
+    # The renderer needs Pillow: in the base install, one line (exit 2) before any work.
+    require("PIL", purpose="render PaintSkills scenes")
+    from benchmark.paintskills.render import load_font
+
     skills, splits = list(dict.fromkeys(skills)), list(dict.fromkeys(splits))
     for s in skills:
         if s not in SKILLS:
@@ -199,12 +205,12 @@ def _split_on_disk(folder: Path, skill: str, split: str) -> tuple[int, int]:
 def paintskills_card(folder: Path, counts: dict[tuple[str, str], int], size: int, seed: int,
                      limit: int | None) -> tuple[dict, str]:
     """(YAML header, markdown body) of the dataset card."""
+    from benchmark.paintskills.render import RELATION_MARGIN  # Pillow: the [audit] extra
+
     configs = _configs_on_disk(folder, counts)
     on_disk = {(k, s): _split_on_disk(folder, k, s) for k, ss in configs.items() for s in ss}
     rows = {key: n for key, (n, _) in on_disk.items()}
     total = sum(rows.values())
-    size_cat = next(c for lim, c in ((1000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"),
-                                     (float("inf"), "100K<n<1M")) if total < lim)
     feature_yaml = FEATURES._to_yaml_list()
     header = {
         "pretty_name": "PaintSkills (2D emoji rendering)",
@@ -213,7 +219,7 @@ def paintskills_card(folder: Path, counts: dict[tuple[str, str], int], size: int
         "task_categories": ["text-to-image", "object-detection"],
         "tags": ["paintskills", "dall-eval", "compositional", "counting", "spatial-relations", "synthetic",
                  "t2i-bias-benchmark"],
-        "size_categories": [size_cat],
+        "size_categories": [size_category(total)],
         "configs": configs_yaml(configs, default=next(iter(configs))),
         "dataset_info": [{"config_name": k, "features": copy.deepcopy(feature_yaml),
                           "splits": [{"name": s, "num_bytes": on_disk[(k, s)][1], "num_examples": rows[(k, s)]}

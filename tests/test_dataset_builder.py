@@ -142,3 +142,107 @@ def test_card_header_that_yaml_cannot_hold_is_refused(tmp_path):
     text = path.read_text()
     assert text.startswith("---\nlicense: mit\npretty_name: x\n")  # the header's own key order
     assert yaml.safe_load(text.split("---")[1])["yes_string"] == "yes"  # quoted, not read back as True
+
+
+def test_card_yaml_carries_what_the_hub_validates(built):
+    # size bucket of all rows, the features / splits / sizes of every config (as the Hub
+    # writes them on upload), no untyped column, and tables that render as tables.
+    from markdown_tables import broken_table_lines
+
+    folder, tables = built
+    header, body = _card(folder)
+    total = sum(len(df) for df in tables.values())
+    assert total == 15_129 and header["size_categories"] == ["10K<n<100K"]
+    assert header["task_categories"] == ["text-to-image"] and header["license"] == "mit"
+    infos = {e["config_name"]: e for e in header["dataset_info"]}
+    assert set(infos) == set(tables)
+    for name, df in tables.items():
+        info = infos[name]
+        assert [f["name"] for f in info["features"]] == list(df.columns), name
+        assert all(f.get("dtype") != "null" for f in info["features"]), name
+        (split,) = info["splits"]
+        assert split["name"] == "test" and split["num_examples"] == len(df) and split["num_bytes"] > 0
+        assert info["dataset_size"] == split["num_bytes"]
+    assert broken_table_lines(body) == []
+    assert "| `paintskills_spatial` |" in body.split("## Suites")[1].split("##")[0]
+
+
+def test_a_column_without_a_type_is_refused(tmp_path):
+    import pandas as pd
+
+    from benchmark.hub_layout import configs_yaml, write_card, write_split
+
+    write_split(tmp_path, "items", "test", pd.DataFrame({"item_id": ["a", "b"], "relation": [None, None]}))
+    with pytest.raises(ValueError, match="relation have no type"):
+        write_card(tmp_path, {"configs": configs_yaml({"items": ["test"]})}, "# t")
+
+
+def test_size_categories_follow_the_hub_buckets():
+    from benchmark.hub_layout import size_category
+
+    assert [size_category(n) for n in (0, 999, 1_000, 15_129, 99_999, 100_000, 2_000_000)] == [
+        "n<1K", "n<1K", "1K<n<10K", "10K<n<100K", "10K<n<100K", "100K<n<1M", "1M<n<10M"]
+
+
+def _header_and_body(folder):
+    text = (folder / "README.md").read_text()
+    header, body = text[4:].split("\n---\n", 1)
+    return yaml.safe_load(header), body
+
+
+def _check_hub_card(folder):
+    """What the Hub validates and renders, for any of the builders' cards."""
+    from markdown_tables import broken_table_lines
+
+    header, body = _header_and_body(folder)
+    assert header["task_categories"] and header["size_categories"]
+    if header["license"] == "other":
+        assert header["license_name"] and header["license_link"]
+        assert (folder / header["license_link"]).is_file()
+    infos = header["dataset_info"] if isinstance(header["dataset_info"], list) else [header["dataset_info"]]
+    assert {e.get("config_name", "default") for e in infos} == {c["config_name"] for c in header["configs"]}
+    for info in infos:
+        assert info["features"] and all(f.get("dtype") != "null" for f in info["features"])
+        assert all(s["num_examples"] > 0 and s["num_bytes"] > 0 for s in info["splits"])
+    assert broken_table_lines(body) == []
+    return header, body
+
+
+def test_reference_and_paintskills_cards_are_complete_hub_cards(tmp_path, monkeypatch):
+    from dataset_builders.paintskills import build_dataset
+    from dataset_builders.reference_attributes import build_reference_dataset
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    build_reference_dataset(tmp_path / "ref")
+    header, _ = _check_hub_card(tmp_path / "ref")
+    assert header["license_link"] == "LICENSE.md" and header["size_categories"] == ["n<1K"]
+    assert "MIT" in (tmp_path / "ref" / "LICENSE.md").read_text()
+    build_dataset(tmp_path / "ps", skills=["spatial", "object"], splits=["test"], limit=2, size=64, progress=False)
+    header, _ = _check_hub_card(tmp_path / "ps")
+    spatial = next(e for e in header["dataset_info"] if e["config_name"] == "spatial")
+    assert {"name": "relation", "dtype": "string"} in spatial["features"]
+
+
+BUILDERS_NEEDING_AUDIT = [
+    ("dataset_builders.paintskills", ["--limit", "1"], "render PaintSkills scenes"),
+    ("dataset_builders.reference_attributes", [], "build the reference attributes dataset"),
+]
+
+
+@pytest.mark.parametrize("module,args,purpose", BUILDERS_NEEDING_AUDIT,
+                         ids=["paintskills", "reference_attributes"])
+def test_builders_needing_the_audit_extra_refuse_in_one_line_in_the_base_install(module, args, purpose, tmp_path):
+    # The base install lacks Pillow and OpenCV: hide them (an import of a None entry in
+    # sys.modules fails, and find_spec reports it missing) and run the builder as `python -m`.
+    code = ("import runpy, sys\n"
+            "for name in ('PIL', 'cv2'):\n"
+            "    sys.modules[name] = None\n"
+            f"sys.argv = [{module!r}, '--out', {str(tmp_path / 'out')!r}, *{args!r}]\n"
+            f"runpy.run_module({module!r}, run_name='__main__')\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert lines[0].startswith(f"t2ibench: error: install t2i-bias-benchmark[audit] to {purpose} ("), lines[0]
+    assert not (tmp_path / "out").exists()

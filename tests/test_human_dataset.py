@@ -131,3 +131,15 @@ def test_push_offline_fails_in_one_line(run_dir, tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0 and "cannot push" in proc.stderr
     assert (out / "README.md").is_file()  # the folder is written before the push is tried
+
+
+def test_license_other_is_refused_in_one_line(tmp_path):
+    # `license: other` needs license_name and license_link on the Hub: refused before any work.
+    proc = subprocess.run([sys.executable, "-m", "dataset_builders.human_labels", str(tmp_path / "run"), "--out",
+                           str(tmp_path / "labels"), "--license", "other"], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        "t2ibench: error: --license other is not supported: give the labels' licence by its Hub id "
+        "(for example cc-by-4.0, cc0-1.0, mit)"]
+    assert not (tmp_path / "labels").exists()

@@ -90,12 +90,16 @@ def test_base_install_is_light_and_the_extras_hold_the_rest():
     assert {"pytest", "playwright", "build", "twine"} <= extras["test"]
 
 
-def test_metric_modules_pin_this_version_and_nothing_heavier():
-    evaluate_pin = next(r for r in PYPROJECT["project"]["dependencies"] if _name(r) == "evaluate")
+def test_metric_modules_pin_only_index_packages_as_pyproject_does():
+    # Self-contained scripts: their requirements are base dependencies of the package, pinned
+    # as pyproject.toml pins them, and never the package itself.
+    pins = {_name(r): r for r in PYPROJECT["project"]["dependencies"]}
     for name in METRICS:
         lines = [ln.strip() for ln in (ROOT / "metrics" / name / "requirements.txt").read_text().splitlines()]
         requirements = {ln for ln in lines if ln and not ln.startswith("#")}
-        assert requirements == {evaluate_pin, f"t2i-bias-benchmark=={benchmark.__version__}"}, name
+        assert pins["evaluate"] in requirements, name
+        assert all(pins.get(_name(r)) == r for r in requirements), (name, requirements)
+        assert not {_name(r) for r in requirements} & (HEAVY_DISTRIBUTIONS | {"t2i-bias-benchmark"}), name
 
 
 def test_cards_load_from_the_org_the_readme_names_and_by_path():
@@ -117,13 +121,19 @@ def test_cards_load_from_the_org_the_readme_names_and_by_path():
         assert f'with_name("{name}.py")' in (folder / "app.py").read_text()  # the Space loads its own script
 
 
-def test_metric_scripts_tell_evaluate_which_distribution_to_install():
+def test_metric_scripts_import_only_what_their_requirements_install():
     from evaluate.loading import get_imports
 
+    dist = {"sklearn": "scikit-learn"}
     for name in METRICS:
-        imports = get_imports(str(ROOT / "metrics" / name / f"{name}.py"))
-        ours = {(kind, path) for kind, module, path, _ in imports if module == "benchmark"}
-        assert ours == {("library", "t2i-bias-benchmark")}, (name, ours)
+        folder = ROOT / "metrics" / name
+        lines = (folder / "requirements.txt").read_text().splitlines()
+        required = {_name(ln) for ln in lines if ln.strip() and not ln.startswith("#")}
+        imports = get_imports(str(folder / f"{name}.py"))
+        assert {kind for kind, *_ in imports} == {"library"}, (name, imports)
+        third_party = {module for _, module, _, _ in imports if module not in sys.stdlib_module_names}
+        assert "benchmark" not in third_party, name
+        assert {dist.get(m, m) for m in third_party} == required, (name, third_party, required)
 
 
 # --------------------------------------------------------------------------- the built wheel
@@ -193,9 +203,15 @@ def test_wheel_metadata_base_requirements_and_package_data(built):
                     and (f.parent / "__init__.py").is_file():
                 assert rel in names, f"{rel} is not in the wheel"
     assert "benchmark/results_schema.json" in names
+    # The evaluate modules, whole, where benchmark.metric_path finds them; not the build script.
+    for name in METRICS:
+        for f in (f"{name}.py", "README.md", "app.py", "requirements.txt"):
+            assert f"benchmark/metric_modules/{name}/{f}" in names, f"metrics/{name}/{f} is not in the wheel"
+    assert not [n for n in names if n.endswith("inline_scores.py")]
     with tarfile.open(sdist) as tf:
         members = {m.name.split("/", 1)[1] for m in tf.getmembers() if "/" in m.name}
-    for needed in ("CHANGELOG.md", "LICENSE", "metrics/gep/gep.py", "tests/data/README.md",
+    for needed in ("CHANGELOG.md", "LICENSE", "setup.py", "metrics/gep/gep.py", "metrics/inline_scores.py",
+                   "tests/data/README.md",
                    "tests/data/gep/gep_prompts_256x2.csv", "benchmark/results_schema.json"):
         assert needed in members, needed
 
@@ -203,20 +219,20 @@ def test_wheel_metadata_base_requirements_and_package_data(built):
 @pytest.mark.wheel
 def test_base_venv_computes_every_metric_card_example(base_venv, tmp_path):
     python = base_venv / "bin" / "python"
-    # The modules are copied outside the repository and loaded by path, offline.
-    modules = tmp_path / "modules"
-    shutil.copytree(ROOT / "metrics", modules, ignore=shutil.ignore_patterns("__pycache__"))
+    # The modules come from the wheel (benchmark.metric_path), loaded by path, offline.
     script = tmp_path / "run_examples.py"
     script.write_text(textwrap.dedent(f"""
         import contextlib, importlib.metadata, io, json, re, sys
         import benchmark
         out = {{"benchmark_file": benchmark.__file__, "version": benchmark.__version__,
-                "installed": importlib.metadata.version("t2i-bias-benchmark"), "printed": {{}}}}
+                "installed": importlib.metadata.version("t2i-bias-benchmark"), "printed": {{}}, "paths": {{}}}}
         for name in {METRICS!r}:
-            card = open(f"{modules}/{{name}}/README.md").read()
+            folder = benchmark.metric_path(name)
+            out["paths"][name] = folder
+            card = open(f"{{folder}}/README.md").read()
             code = re.search(r"```python\\n(.*?)```", card[card.index("## How to use"):], re.S).group(1)
-            code = code.replace(f'evaluate.load("t2i-bias-benchmark/{{name}}")', f'evaluate.load("{modules}/{{name}}")')
-            assert f'evaluate.load("{modules}/{{name}}")' in code, name
+            code = code.replace(f'evaluate.load("t2i-bias-benchmark/{{name}}")', f'evaluate.load({{folder!r}})')
+            assert f'evaluate.load({{folder!r}})' in code, name
             buf = io.StringIO()
             with contextlib.redirect_stdout(buf):
                 exec(compile(code, f"{{name}}/README.md", "exec"), {{}})
@@ -230,6 +246,7 @@ def test_base_venv_computes_every_metric_card_example(base_venv, tmp_path):
     out = json.loads(res.stdout.strip().splitlines()[-1])
     assert Path(out["benchmark_file"]).is_relative_to(base_venv)  # the installed wheel, not the checkout
     assert out["version"] == out["installed"] == benchmark.__version__
+    assert all(Path(p).is_relative_to(base_venv) for p in out["paths"].values()), out["paths"]
     for name in METRICS:
         _, expected = _card_example(name)
         assert _same_printout(out["printed"][name], expected), f"{name}:\n{out['printed'][name]}\n!=\n{expected}"
@@ -268,3 +285,46 @@ def test_base_venv_has_no_heavy_package_and_the_commands_work(base_venv, tmp_pat
         assert res.stderr.strip().splitlines()[-1].startswith(line), res.stderr
         assert "Traceback" not in res.stderr
     assert not (tmp_path / "run").exists()
+
+
+# --------------------------------------------------------------------------- the index page
+
+
+def test_readme_links_work_on_the_package_index_page():
+    # PyPI renders README.md without the repository around it: a relative link or image
+    # breaks there. Links into the repository start with [project.urls] Repository and point
+    # to files that exist; in-page anchors are fine.
+    repo = PYPROJECT["project"]["urls"]["Repository"]
+    assert {"Homepage", "Repository", "Changelog", "Issues"} <= set(PYPROJECT["project"]["urls"])
+    assert all(u.startswith(repo) for u in PYPROJECT["project"]["urls"].values())
+    raw = repo.replace("https://github.com/", "https://raw.githubusercontent.com/") + "/main/"
+    readme = (ROOT / "README.md").read_text()
+    targets = re.findall(r"!?\[[^\]]*\]\(([^)\s]+)\)", readme) + re.findall(r'src="([^"]+)"', readme)
+    assert len(targets) > 30
+    relative = [t for t in targets if not re.match(r"(https?:|mailto:|#)", t)]
+    assert relative == [], f"relative links break on the package index page: {relative}"
+    ours = [t for t in targets if "t2i-bias-benchmark/t2i-bias-benchmark" in t]
+    assert ours and all(t.startswith((repo + "/blob/main/", repo + "/tree/main/", raw)) for t in ours), ours
+    missing = [t for t in ours if not (ROOT / re.sub(r"^.*?/main/", "", t).split("#")[0]).exists()]
+    assert missing == [], f"links to files the repository does not have: {missing}"
+    images = re.findall(r"!\[[^\]]*\]\(([^)\s]+)\)", readme)
+    assert images and all(i.startswith(raw) for i in images), images  # raw files: GitHub's blob pages are HTML
+
+
+def test_readme_tables_render():
+    from markdown_tables import broken_table_lines
+
+    assert broken_table_lines((ROOT / "README.md").read_text()) == []
+
+
+def test_readme_walkthroughs_write_under_out_only():
+    # A walkthrough run in a checkout must not write into tracked folders (submissions/results/)
+    # or runs/queue/ of the current folder: every folder it writes to is under out/.
+    blocks = re.findall(r"```bash\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+    commands = [c for b in blocks for c in b.replace("\\\n", " ").splitlines() if "--demo" in c or "-folder" in c]
+    assert commands
+    for command in commands:
+        for option, value in re.findall(r"(--to-folder|--results-folder|--requests-folder|--runs-dir)\s+(\S+)", command):
+            assert value.startswith("out/"), command
+        if "t2ibench worker" in command and "--requests-folder" in command:
+            assert "--runs-dir out/" in command, command  # the default is runs/queue of the current folder

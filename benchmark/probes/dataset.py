@@ -22,7 +22,7 @@ from benchmark.hub import push_folder
 from benchmark.papers import PAPERS
 from benchmark.probes import build_suite, get_suite, list_suites, load_config
 from benchmark.atomic import write_bytes_atomic
-from benchmark.hub_layout import clear_folder, configs_yaml, write_card, write_split
+from benchmark.hub_layout import clear_folder, configs_yaml, size_category, write_card, write_split
 from benchmark.probes.source import PROBE_SET_FILE, PROBES_SPLIT, probe_set_manifest
 
 SPLIT = PROBES_SPLIT  # probes are evaluation inputs: one split
@@ -65,7 +65,7 @@ def probe_card(tables: dict[str, pd.DataFrame], config_paths: dict[str, str] | N
         "language": ["en"],
         "task_categories": ["text-to-image"],
         "tags": ["bias", "fairness", "gender", "evaluation", "text-to-image", "t2i-bias-benchmark"],
-        "size_categories": ["1K<n<10K"],
+        "size_categories": [size_category(sum(len(df) for df in tables.values()))],
         "configs": configs_yaml({name: [SPLIT] for name in tables}, default=next(iter(tables))),
     }
     by_paper: dict[str, list[str]] = defaultdict(list)
@@ -85,15 +85,16 @@ def probe_card(tables: dict[str, pd.DataFrame], config_paths: dict[str, str] | N
         "A local copy built with `python -m dataset_builders.probes --out DIR` loads the same way: "
         "`load_dataset(DIR, \"gep_neutral\", split=\"test\")`.",
         "## Suites",
-        "| config | rows | prompts | images per prompt | paper | what it probes |",
-        "| --- | --- | --- | --- | --- | --- |",
     ]
+    rows = ["| config | rows | prompts | images per prompt | paper | what it probes |",
+            "| --- | --- | --- | --- | --- | --- |"]
     for name, df in tables.items():
         spec = get_suite(name)
         n_prompts = df["prompt"].nunique()
         per = df.groupby("prompt").size()
         per_text = str(per.iloc[0]) if per.nunique() == 1 else f"{per.min()}-{per.max()}"
-        parts.append(f"| `{name}` | {len(df):,} | {n_prompts:,} | {per_text} | {PAPERS[spec.paper].short} | {spec.summary} |")
+        rows.append(f"| `{name}` | {len(df):,} | {n_prompts:,} | {per_text} | {PAPERS[spec.paper].short} | {spec.summary} |")
+    parts.append("\n".join(rows))  # one block: a blank line between rows would end the table
     if config_paths:
         parts.append("\n**Variant.** Built with custom configurations: "
                      + ", ".join(f"{k} from `{Path(v).name}`" for k, v in config_paths.items())
@@ -128,6 +129,14 @@ def probe_card(tables: dict[str, pd.DataFrame], config_paths: dict[str, str] | N
     return header, "\n\n".join(parts)
 
 
+def _typed(df: pd.DataFrame) -> pd.DataFrame:
+    """Columns without any value (``relation`` / ``target_b`` of the PaintSkills object and count
+    suites) as strings: Arrow would give them type null, which the Hub's viewer cannot show and
+    which does not concatenate with the same column of another suite."""
+    empty = [c for c in df.columns if df[c].isna().all()]
+    return df.astype({c: "string" for c in empty}) if empty else df
+
+
 def build_probe_dataset(out: str | Path, suites: list[str] | None = None,
                         config_paths: dict[str, str] | None = None) -> dict[str, pd.DataFrame]:
     """Write every suite to ``out`` in Hub layout with its card and ``probe_set.json`` (each
@@ -137,7 +146,7 @@ def build_probe_dataset(out: str | Path, suites: list[str] | None = None,
     tables = {name: build_suite(name, config=configs[get_suite(name).family]) for name in names}
     folder = clear_folder(out)
     for name, df in tables.items():
-        write_split(folder, name, SPLIT, df)
+        write_split(folder, name, SPLIT, _typed(df))
     manifest = probe_set_manifest({n: get_suite(n).family for n in names}, configs,
                                   papers={n: get_suite(n).paper for n in names}, package_version=benchmark.__version__)
     write_bytes_atomic(folder / PROBE_SET_FILE,
