@@ -278,6 +278,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_arguments(build)
     build.set_defaults(func=_cmd_probes_build)
+    from benchmark.probes.sheet_cli import add_export_command
+
+    add_export_command(psub)
 
     sub.add_parser("scores", help="every score with its range and direction").set_defaults(func=_cmd_scores)
 
