@@ -226,6 +226,14 @@ class OpenAIImagesModel:
         self.settings = {"kind": "image API", "api": "openai-images", "api_base": self.api_base,
                          "api_model": name, **self.request_settings, "n": 1, "seeds": "not controllable"}
 
+    @property
+    def provenance(self) -> dict:
+        """results.json ``provenance``: the images came from an API, which took no seed."""
+        from benchmark.image_provenance import api_provenance
+
+        return api_provenance(provider=PROVIDER, api_base=self.api_base, model=self.name,
+                              settings=self.request_settings, seeds_controlled=False)
+
     def __repr__(self) -> str:
         return f"OpenAIImagesModel({self.model_id!r}, api_base={self.api_base!r})"
 
@@ -275,12 +283,12 @@ class OpenAIImagesModel:
             raise _Transient("the answer has no decodable data[0].b64_json image") from None
 
     def _wait(self, retry_state) -> float:
-        from tenacity import wait_exponential_jitter
+        from tenacity import wait_exponential, wait_random
 
         exc = retry_state.outcome.exception()
         if isinstance(exc, _Transient) and exc.retry_after is not None:
-            return min(exc.retry_after, 300.0)
-        return wait_exponential_jitter(initial=self.backoff, max=60.0)(retry_state)
+            return min(exc.retry_after, 300.0)  # what the server asked for
+        return (wait_exponential(multiplier=self.backoff, max=60.0) + wait_random(0, self.backoff))(retry_state)
 
     def request(self, prompt: str):
         """One image, retried (see the module docstring); ApiError (one line) once retries are spent."""

@@ -439,6 +439,7 @@ def generate(run_dir: str | Path, model: Any, probes: pd.DataFrame, *, batch_siz
     run_dir = Path(run_dir)
     probes = _checked_probes(probes, limit)
     model_id = _model_attr(model, "model_id")
+    provenance = provenance if provenance is not None else _model_attr(model, "provenance")  # e.g. an image API
     config = make_run_config(model_spec=model_spec or model_id, model_id=model_id,
                              revision=_model_attr(model, "revision"), revision_requested=revision_requested,
                              settings=_model_attr(model, "settings", {}) or {}, probes=probes, limit_per_suite=limit,
