@@ -285,7 +285,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_arguments(build)
     build.set_defaults(func=_cmd_probes_build)
-    from benchmark.probes.sheet_cli import add_export_command
+    from benchmark.runner.sheet_cli import add_export_command
 
     add_export_command(psub)
 

@@ -84,10 +84,8 @@ def _match_by_name(folder: Path, sheet: pd.DataFrame) -> dict[str, Path]:
 def _match_by_mapping(folder: Path, mapping: Path, probes: pd.DataFrame) -> dict[str, Path]:
     """CSV rows ``probe_id,path`` or ``probe_id,sample,path`` (probe_id then names the prompt, the
     id without its ``/NN`` sample suffix); paths relative to ``folder``."""
-    from benchmark.runner.generate import _prompt_key
-
     ids = set(probes["probe_id"])
-    by_prompt = {(_prompt_key(p), int(s)): p for p, s in zip(probes["probe_id"], probes["sample_index"])}
+    by_prompt = {(str(p).rsplit("/", 1)[0], int(s)): p for p, s in zip(probes["probe_id"], probes["sample_index"])}
     try:
         with open(mapping, newline="", encoding="utf-8") as fh:
             rows = list(csv.DictReader(fh))
@@ -232,7 +230,7 @@ def plan_supplied(run_dir: Path, model_name: str, supplied: SuppliedFolder, chos
     from benchmark import run_folder as rf
     from benchmark.probes.source import suite_families
     from benchmark.runner.annotate import annotator_options, choose_annotators
-    from benchmark.runner.preflight import AuditPlan, _measured_rates
+    from benchmark.runner.preflight import AuditPlan
 
     run_config = rf.read_run_config(run_dir) or {"model": {"spec": f"images:{model_name}"}}
     choices, unannotated = choose_annotators(suite_families(chosen.record, chosen.suites), chosen.suites,
@@ -242,11 +240,11 @@ def plan_supplied(run_dir: Path, model_name: str, supplied: SuppliedFolder, chos
     settings = {"images": str(supplied.folder), "sizes": sizes}
     if supplied.missing:
         settings["missing (counted)"] = f"{len(supplied.missing)}, e.g. {supplied.missing[0]}"
-    done, _, rate = _measured_rates(run_dir)
+    done = len(rf.scan_batches(run_dir, check_files=False)) if (run_dir / rf.CONFIG_FILE).is_file() else 0
     return AuditPlan(run_dir=run_dir, model=model_name, pipeline="images supplied; seeds not controlled by the "
                      "benchmark", settings=settings, images={s: int(counts.get(s, 0)) for s in chosen.suites},
                      done=done, annotators={c.kind.option: c.models for c in choices}, unannotated=unannotated,
-                     seconds_per_image=0.0, annotate_images_per_second=rate, chosen=chosen)
+                     chosen=chosen)
 
 
 def run_supplied_audit(run_dir: str | Path, folder: str | Path, model_name: str, suites: Any = None, *,
