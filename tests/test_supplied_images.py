@@ -52,6 +52,9 @@ def test_sheet_rows_are_the_run_selection(sheet, tmp_path):
     assert main(["probes", "export", *SELECTION, "--out", str(jsonl)]) == 0
     assert [json.loads(line)["file_name"] for line in jsonl.read_text().splitlines()] == rows["file_name"].tolist()
     assert main(["probes", "export", "--suites", "gep_neutral", "--out", str(tmp_path / "sheet.txt")]) == 2
+    api = tmp_path / "api.csv"
+    assert main(["probes", "export", *SELECTION, "--model", "openai:dall-e-2", "--out", str(api)]) == 0
+    assert set(pd.read_csv(api)["seed"]) == {"not controllable"}
 
 
 def test_folder_audit_end_to_end(filled, tmp_path):

@@ -31,8 +31,13 @@ def file_stem(probe_id: str) -> str:
     return _UNSAFE.sub("-", str(probe_id).replace("/", "__")).strip("-.") or "probe"
 
 
-def sheet_table(probes: pd.DataFrame) -> pd.DataFrame:
-    """The sheet's rows for ``probes`` (the limited probe table of a run), in probe order."""
+#: the seed column of a sheet for a model that takes no seed (an image API)
+NO_SEED = "not controllable"
+
+
+def sheet_table(probes: pd.DataFrame, seeds: bool = True) -> pd.DataFrame:
+    """The sheet's rows for ``probes`` (the limited probe table of a run), in probe order;
+    ``seeds=False``: the seed column says the model takes none."""
     stems = [file_stem(p) for p in probes["probe_id"]]
     if len(set(stems)) != len(stems):  # two ids that differ only in unsafe characters
         seen: dict[str, int] = {}
@@ -45,7 +50,7 @@ def sheet_table(probes: pd.DataFrame) -> pd.DataFrame:
         "suite": probes["suite"].astype(str).to_list(),
         "prompt": probes["prompt"].astype(str).to_list(),
         "sample_index": [int(v) for v in probes["sample_index"]],
-        "seed": [int(v) for v in probes["seed"]],
+        "seed": [int(v) if seeds else NO_SEED for v in probes["seed"]],
         "file_name": [f"{s}.png" for s in stems],
     }, columns=list(SHEET_COLUMNS))
 
@@ -82,7 +87,7 @@ def _readme(sheet_name: str, table: pd.DataFrame, selection: dict) -> str:
     ])
 
 
-def export_sheet(out: str | Path, probes: pd.DataFrame, selection: dict) -> tuple[Path, Path]:
+def export_sheet(out: str | Path, probes: pd.DataFrame, selection: dict, seeds: bool = True) -> tuple[Path, Path]:
     """Write the sheet (``.csv`` or ``.jsonl``, by ``out``'s suffix) and ``<name>.README.md``
     beside it; returns both paths. ``selection``: suites, limit_per_suite, probes source and the
     probe fingerprint, repeated in the README (and, for JSON Lines, nowhere else)."""
@@ -90,7 +95,7 @@ def export_sheet(out: str | Path, probes: pd.DataFrame, selection: dict) -> tupl
     suffix = out.suffix.lower()
     if suffix not in (".csv", ".jsonl"):
         raise ValueError(f"--out {out}: the sheet is written as .csv or .jsonl, not {out.suffix or 'no suffix'!r}")
-    table = sheet_table(probes)
+    table = sheet_table(probes, seeds)
     out.parent.mkdir(parents=True, exist_ok=True)
     if suffix == ".csv":
         table.to_csv(out, index=False)

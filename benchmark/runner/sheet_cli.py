@@ -15,6 +15,8 @@ def add_export_command(probe_commands) -> None:
     p.add_argument("--probes-revision", metavar="REV")
     p.add_argument("--limit", type=int, help="at most N probes per suite (the same subset `t2ibench run --limit N` "
                    "audits)")
+    p.add_argument("--model", metavar="SPEC", help="the model the images will come from; for an image API that "
+                   "takes no seed (openai:...) the seed column says 'not controllable'")
     p.add_argument("--out", required=True, help="sheet.csv or sheet.jsonl; a README on filling the folder is "
                    "written beside it")
     p.set_defaults(func=run_export)
@@ -26,6 +28,7 @@ def run_export(args: argparse.Namespace) -> int:
 
     chosen = choose_probes(args.probes, args.probes_revision, args.suites, args.limit)
     selection = selection_record(chosen.suites, args.limit, args.probes, probes_fingerprint(chosen.limited))
-    sheet, readme = export_sheet(args.out, chosen.limited, selection)
+    seeds = not str(args.model or "").startswith("openai:")  # the OpenAI Images API takes no seed
+    sheet, readme = export_sheet(args.out, chosen.limited, selection, seeds=seeds)
     print(f"wrote {sheet} ({len(chosen.limited)} images to make in {len(chosen.suites)} suite(s)) and {readme}")
     return 0
