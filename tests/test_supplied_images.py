@@ -144,6 +144,14 @@ def test_mapping_csv(tmp_path):
         match_folder(tmp_path, probes, mapping)
 
 
+def test_run_help_lists_both_ways(capsys):
+    with pytest.raises(SystemExit) as done:
+        main(["run", "--help"])
+    assert done.value.code == 0
+    text = capsys.readouterr().out
+    assert "--images DIR --model-name NAME" in text and "openai:dall-e-2" in text and "--api-base" in text
+
+
 def test_run_arguments_are_checked(tmp_path, capsys):
     out = tmp_path / "run"
     for args, match in ((["--images", str(tmp_path)], "--model-name"),
