@@ -154,11 +154,17 @@ def _print_outcome(outcome) -> None:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    from benchmark.runner.external_cli import api_overrides, check_source, run_images
     from benchmark.runner.pipeline import run_audit
 
+    check_source(args)
+    if args.images:  # images made elsewhere
+        _print_outcome(run_images(args, _annotator_args(args)))
+        return 0
     outcome = run_audit(args.out, args.model, args.suites, limit_per_suite=args.limit,
                         batch_size=args.batch_size, revision=args.revision, device=args.device, dtype=args.dtype,
-                        overrides=_parse_overrides(args.set), annotators=_annotator_args(args),
+                        overrides={**_parse_overrides(args.set), **api_overrides(args)},
+                        annotators=_annotator_args(args),
                         n_resamples=args.n_resamples, progress=not args.quiet, probes=args.probes,
                         probes_revision=args.probes_revision, mcas_reference=args.mcas_reference,
                         mcas_reference_revision=args.mcas_reference_revision, compile=args.compile)
@@ -169,10 +175,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 def _cmd_generate(args: argparse.Namespace) -> int:
     from benchmark.runner import run_generation
+    from benchmark.runner.external_cli import api_overrides
 
     summary = run_generation(args.out, args.model, args.suites, args.limit, args.batch_size,
                              revision=args.revision, device=args.device, dtype=args.dtype,
-                             overrides=_parse_overrides(args.set), progress=not args.quiet, probes=args.probes,
+                             overrides={**_parse_overrides(args.set), **api_overrides(args)}, progress=not args.quiet, probes=args.probes,
                              probes_revision=args.probes_revision, mcas_reference=args.mcas_reference,
                              mcas_reference_revision=args.mcas_reference_revision, compile=args.compile)
     print(summary.format())
@@ -288,6 +295,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_arguments(build)
     build.set_defaults(func=_cmd_probes_build)
+    from benchmark.runner.sheet_cli import add_export_command
+
+    add_export_command(psub)
 
     sub.add_parser("scores", help="every score with its range and direction").set_defaults(func=_cmd_scores)
 
@@ -296,9 +306,11 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--all", action="store_true", help="list every recomputed number, not the summary")
     rep.set_defaults(func=_cmd_reproduce)
 
-    def add_run_args(p: argparse.ArgumentParser, annotators: bool) -> None:
-        p.add_argument("--model", required=True, help="builtin:tiny-sd, a Hub model ID, a local diffusers folder, or "
-                       "python:module:function (prompts, seeds -> PIL images)")
+    def add_run_args(p: argparse.ArgumentParser, annotators: bool, images: bool = False) -> None:
+        p.add_argument("--model", required=not images, help="builtin:tiny-sd, a Hub model ID, a local diffusers "
+                       "folder, python:module:function (prompts, seeds -> PIL images), or an image API: "
+                       "openai:dall-e-2, openai:dall-e-3, openai:gpt-image-1"
+                       + (" (or --images DIR for images made elsewhere)" if images else ""))
         p.add_argument("--out", required=True, help="run folder (created; rerun the same command to resume)")
         p.add_argument("--suites", nargs="+", help="probe suites (default: every suite of the probe set; see "
                        "`t2ibench probes list`)")
@@ -345,12 +357,18 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--annotator", action="append", metavar="OPTION=MODEL",
                        help="any annotator option by name, a plugin's too (e.g. --annotator skin_tone=whole-image)")
 
-    run = sub.add_parser("run", help="audit a model end to end: generate, annotate, score, report")
-    add_run_args(run, annotators=True)
+    from benchmark.runner.external_cli import RUN_EPILOG, add_api_args, add_images_args
+
+    run = sub.add_parser("run", help="audit a model end to end: generate, annotate, score, report",
+                         epilog=RUN_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_run_args(run, annotators=True, images=True)
+    add_api_args(run)
+    add_images_args(run)
     run.set_defaults(func=_cmd_run)
 
     gen = sub.add_parser("generate", help="only generate the images of a run")
     add_run_args(gen, annotators=False)
+    add_api_args(gen)
     gen.set_defaults(func=_cmd_generate)
 
     ann = sub.add_parser("annotate", help="(re-)label the images of a run folder")

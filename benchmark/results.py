@@ -223,7 +223,8 @@ def results_warning(model: Mapping, annotators: list, scores: list) -> str | Non
 def build_results(*, model: Mapping, package_version: str, suites: list, settings: Mapping, seeds: Mapping,
                   scoring: Mapping, hardware: Mapping, timings: Mapping, annotators: list, scores: list,
                   details: Mapping, notes: list, run: Mapping | None = None, created: str | None = None,
-                  probes: Mapping | None = None, references: Mapping | None = None) -> dict:
+                  probes: Mapping | None = None, references: Mapping | None = None,
+                  provenance: Mapping | None = None) -> dict:
     """The results document in its fixed key order (``warning`` first, and first of the notes,
     for a built-in model or annotator: :func:`results_warning`).
 
@@ -241,6 +242,8 @@ def build_results(*, model: Mapping, package_version: str, suites: list, setting
         "model": dict(model),
         **({"probes": dict(probes)} if probes else {}),
         **({"references": {str(k): dict(v) for k, v in references.items()}} if references else {}),
+        # images the benchmark did not generate: supplied as a folder, or from an API (benchmark.image_provenance)
+        **({"provenance": dict(provenance)} if provenance else {}),
         "package": {"name": PACKAGE_NAME, "version": str(package_version)},
         "created": created or now_iso(),
         "run": dict(run or {}),

@@ -40,6 +40,7 @@ from benchmark.results import (
     validate_results,
 )
 from benchmark.scores.metadata import SCORE_METADATA, get_metadata
+from submissions.image_provenance_checks import check_image_provenance
 
 __all__ = ["DEMO_NOTE", "SUPPORTED_SCHEMA_VERSIONS", "UnreadableResults", "builtin_annotators", "check_results",
            "is_demo", "load_results_file", "model_id_kind", "model_id_problem", "one_line"]
@@ -67,6 +68,9 @@ BUILTIN_ID = re.compile(r"^builtin:[A-Za-z0-9][A-Za-z0-9._-]*$")
 PYTHON_ID = re.compile(r"^python:[A-Za-z_][A-Za-z0-9_.]*:[A-Za-z_<][A-Za-z0-9_.<>]*$")
 # a local diffusers folder: the runner records its absolute path
 LOCAL_PATH_ID = re.compile(r"^(/|[A-Za-z]:[\\/])")
+# images made elsewhere (t2ibench run --images --model-name NAME) and image APIs (openai:MODEL)
+IMAGES_ID = re.compile(r"^images:[A-Za-z0-9][A-Za-z0-9._/ +-]*$")
+API_ID = re.compile(r"^openai:[A-Za-z0-9][A-Za-z0-9._-]*$")
 MAX_OTHER_ID_CHARS = 1024
 REVISION = re.compile(r"^[A-Za-z0-9._/+-]{1,255}$")
 
@@ -77,6 +81,8 @@ def model_id_kind(model_id: str) -> str:
         return "builtin"
     if model_id.startswith("python:"):
         return "python"
+    if model_id.startswith(("images:", "openai:")):
+        return "images" if model_id.startswith("images:") else "api"
     if LOCAL_PATH_ID.match(model_id):
         return "local"
     return "hub"
@@ -128,6 +134,10 @@ def model_id_problem(model_id: Any) -> str | None:
         return "is not a built-in model spec builtin:NAME"
     if kind == "python" and not PYTHON_ID.match(model_id):
         return "is not a callable spec python:module.path:function"
+    if kind == "images" and not IMAGES_ID.match(model_id):
+        return "is not images:NAME (letters, digits, '.', '_', '/', ' ', '+', '-')"
+    if kind == "api" and not API_ID.match(model_id):
+        return "is not an image API spec openai:MODEL"
     return None
 
 
@@ -458,6 +468,7 @@ def check_results(doc: Mapping, *, allow_demo: bool = False, now: _dt.datetime |
     ours += _check_model(doc, allow_demo)
     ours += _check_times(doc, now)
     ours += _check_counts(doc)
+    ours += check_image_provenance(doc)
     scores = doc.get("scores")
     ours += _check_score_list(scores)
     for i, entry in enumerate(scores if isinstance(scores, list) else []):

@@ -73,6 +73,8 @@ class GenerationOutput:
 
     images: list
     nsfw: list[bool | None] = field(default_factory=list)
+    # probes whose image was withheld (placeholder flagged nsfw): {"probe_id", "reason", "message"}
+    withheld: list[dict] = field(default_factory=list)
 
     def __post_init__(self):
         if not self.nsfw:
@@ -392,6 +394,8 @@ def parse_text_to_image_spec(spec: str) -> tuple[str, str]:
         return "builtin", name
     if spec.startswith("python:"):
         return "python", spec
+    if spec.startswith("openai:"):  # an image-generation API (benchmark.models.api_images)
+        return "openai", spec[len("openai:"):]
     if is_local_folder(spec):
         return "local", str(Path(os.path.expanduser(spec)).resolve())
     if looks_like_path(spec):
@@ -400,7 +404,7 @@ def parse_text_to_image_spec(spec: str) -> tuple[str, str]:
     if scheme is not None:
         raise MalformedSpecError(
             f"malformed model spec {spec!r}: unknown scheme {scheme + ':'!r} "
-            "(use builtin:NAME, python:module:function, a Hub model ID or a local folder)"
+            "(use builtin:NAME, python:module:function, openai:MODEL, a Hub model ID or a local folder)"
         )
     return "hub", spec
 
@@ -447,8 +451,9 @@ def check_text_to_image(
     setting the pipeline's call does not take or whose value has the wrong type."""
     overrides = dict(overrides or {})
     kind, value = parse_text_to_image_spec(spec)
-    if revision and kind in ("builtin", "local", "python"):
-        what = {"builtin": "a built-in model", "local": "a local folder", "python": "a Python callable"}[kind]
+    if revision and kind in ("builtin", "local", "python", "openai"):
+        what = {"builtin": "a built-in model", "local": "a local folder", "python": "a Python callable",
+                "openai": "an image API"}[kind]
         raise MalformedSpecError(f"--revision {revision} does not apply to {what} ({spec}); "
                                  "revisions are Hub commits, branches or tags")
     if kind == "python":
@@ -456,6 +461,10 @@ def check_text_to_image(
         if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in inspect.signature(fn).parameters.values()):
             check_call_settings(fn, overrides, what=value)
         return "python-callable"
+    if kind == "openai":
+        from .api_images import check_api_model
+
+        return check_api_model(value, overrides)
     require("torch", "diffusers", "transformers", "PIL", extra="audit", purpose="generate images")
     import diffusers
 
@@ -513,6 +522,11 @@ def load_text_to_image(
     if kind == "python":
         require("PIL", extra="audit", purpose="generate images")
         return CallableTextToImage(_import_callable(value), model_id=value, revision=revision, overrides=overrides)
+    if kind == "openai":
+        require("PIL", "httpx", "tenacity", extra="audit", purpose="call an image-generation API")
+        from .api_images import OpenAIImagesModel
+
+        return OpenAIImagesModel(value, **overrides)
 
     require("torch", "diffusers", "transformers", "PIL", extra="audit", purpose="generate images")
     dev = resolve_device(device)

@@ -44,6 +44,7 @@ class AuditPlan:
     chosen: Any = field(default=None, repr=False)  # the ChosenProbes, handed on to generation
     seconds_per_image: float | None = None
     annotate_images_per_second: float | None = None
+    requests: str | None = None  # an image API's requests and cost estimate (benchmark.models.api_images)
 
     @property
     def n_images(self) -> int:
@@ -68,6 +69,8 @@ class AuditPlan:
 
             rows.append(("MCAS reference", f"{describe(self.mcas_reference)} (replaces "
                                            f"{', '.join(self.replaced_by_reference) or 'no generated suite'})"))
+        if self.requests:
+            rows.append(("requests", self.requests))
         if self.unannotated:
             rows.append(("not scored", f"{', '.join(self.unannotated)} (no task annotates them)"))
         seconds = self.estimate_seconds()
@@ -139,7 +142,13 @@ def preflight(run_dir: str | Path, model_spec: str, suites: Sequence[str] | None
                                              annotator_options(run_config, dict(annotators or {})))
     done, per_image, annotate_rate = _measured_rates(run_dir)
     counts = chosen.limited["suite"].value_counts()
-    return AuditPlan(run_dir=run_dir, model=model_spec, pipeline=pipeline, settings=dict(overrides or {}),
+    requests = None
+    if str(model_spec).startswith("openai:"):
+        from benchmark.models.api_images import estimate_requests
+
+        requests = estimate_requests(str(model_spec).split(":", 1)[1], dict(overrides or {}),
+                                     max(len(chosen.limited) - done, 0))
+    return AuditPlan(requests=requests, run_dir=run_dir, model=model_spec, pipeline=pipeline, settings=dict(overrides or {}),
                      images={s: int(counts.get(s, 0)) for s in chosen.suites}, done=done,
                      annotators={c.kind.option: c.models for c in choices}, unannotated=unannotated,
                      seconds_per_image=per_image, annotate_images_per_second=annotate_rate,

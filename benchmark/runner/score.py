@@ -32,6 +32,7 @@ from benchmark.reference_attributes import results_references
 from benchmark.run_folder import SCORES_DIR, TIMINGS_FILE
 from benchmark.tasks import tasks_for_suites
 from benchmark.tasks.context import ScoreStageError, ScoringContext, ScoringOptions, SuiteStatus
+from benchmark.withheld import REASONS as WITHHELD_REASONS
 
 __all__ = ["SCORES_DIR", "ScoreStageError", "ScoringOptions", "SuiteStatus", "score_run"]
 
@@ -107,6 +108,10 @@ def _status_notes(ctx: ScoringContext) -> None:
             st.reason = "no task scores this suite"
         if st.status != "scored":
             ctx.notes.append(f"{st.name}: not scored: {st.reason}")
+        for reason, what in (("refused", "refused by the image API (content policy)"),
+                             ("missing", "not supplied (--allow-missing)")):
+            if st.excluded.get(reason):
+                ctx.notes.append(f"{st.name}: {st.excluded[reason]} images {what} were left out of every score")
         if st.excluded.get("nsfw"):
             ctx.notes.append(f"{st.name}: {st.excluded['nsfw']} images flagged NSFW by the safety checker were "
                              "left out of every score")
@@ -136,7 +141,8 @@ def _results(ctx: ScoringContext, details: dict, options: ScoringOptions, second
         package_version=cfg.get("package_version") or _package_version(),
         probes={k: probes.get(k) for k in ("kind", "source", "revision", "fingerprint")} if probes else None,
         references=results_references(cfg),
-        run={"n_images": int(len(ctx.manifest)), "n_nsfw_excluded": int(ctx.nsfw.sum()),
+        run={"n_images": int(len(ctx.manifest)), "n_nsfw_excluded": int((ctx.nsfw & ctx.withheld.isna()).sum()),
+             "n_withheld": {r: int((ctx.withheld == r).sum()) for r in WITHHELD_REASONS},
              "limit_per_suite": cfg.get("limit_per_suite", cfg.get("limit")), "batch_size": cfg.get("batch_size"),
              "generation_batch_sizes": [int(b) for b in cfg.get("batch_sizes") or [cfg.get("batch_size")] if b],
              "annotate_batch_size": annotate_batch_size(ctx.run_dir),
@@ -148,6 +154,7 @@ def _results(ctx: ScoringContext, details: dict, options: ScoringOptions, second
                  "ci_method": "percentile", "pst_unidentifiable": options.unidentifiable, "nsfw": "excluded"},
         hardware=cfg.get("hardware") if isinstance(cfg.get("hardware"), dict) else res.hardware_info(device),
         timings=timings, annotators=annotator_entries(ctx), scores=ctx.scores, details=details, notes=ctx.notes,
+        provenance=cfg.get("provenance"),
     )
 
 

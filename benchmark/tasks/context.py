@@ -19,6 +19,7 @@ from benchmark import results as res
 from benchmark.annotate.label_files import get_label_file
 from benchmark.probes.source import configs_of_record, suite_families
 from benchmark.run_folder import CONFIG_FILE, MANIFEST_FILE
+from benchmark.withheld import REASONS as WITHHELD_REASONS, read_withheld
 
 __all__ = ["ScoreStageError", "ScoringOptions", "SuiteStatus", "ScoringContext", "groups_of"]
 
@@ -108,13 +109,18 @@ class ScoringContext:
         nsfw = manifest["nsfw"].map(lambda v: v is True or v == 1 or (isinstance(v, np.bool_) and bool(v))) \
             if "nsfw" in manifest.columns else pd.Series(False, index=manifest.index)
         self.nsfw = nsfw.astype(bool)
+        records = read_withheld(run_dir)  # benchmark.withheld: refused by an API, or not supplied
+        self.withheld = manifest["probe_id"].map(lambda p: (records.get(str(p)) or {}).get("reason")).where(self.nsfw)
         self.images = manifest[~self.nsfw].set_index("probe_id", drop=False)
         suites = list(dict.fromkeys(list(self.config.get("suites") or []) + list(manifest["suite"].unique())))
         self.status: dict[str, SuiteStatus] = {s: SuiteStatus(s) for s in suites}
         for s, st in self.status.items():
             in_suite = manifest["suite"] == s
             st.n_images = int(in_suite.sum())
-            st.add_excluded("nsfw", int((in_suite & self.nsfw).sum()))
+            flagged = in_suite & self.nsfw
+            for reason in WITHHELD_REASONS:  # placeholders of withheld images: counted by their reason
+                st.add_excluded(reason, int((flagged & (self.withheld == reason)).sum()))
+            st.add_excluded("nsfw", int((flagged & self.withheld.isna()).sum()))
             if st.n_images == 0:
                 st.reason = "no images in manifest.parquet"
         self.labels: dict[str, pd.DataFrame | None] = {}

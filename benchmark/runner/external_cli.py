@@ -1,0 +1,82 @@
+"""The ``t2ibench run`` options for models the benchmark cannot load: a folder of images made
+elsewhere (``--images``) and image-generation APIs (``--model openai:...``)."""
+
+from __future__ import annotations
+
+import argparse
+
+RUN_EPILOG = """\
+Three ways to audit a model:
+  --model SPEC                a pipeline the benchmark loads and runs (builtin:tiny-sd, a Hub
+                              model ID, a local diffusers folder, python:module:function)
+  --model openai:dall-e-2     an image-generation API speaking the OpenAI Images API
+                              (also openai:dall-e-3, openai:gpt-image-1; --api-base for any
+                              provider with the same API; key from $OPENAI_API_KEY or
+                              --api-key-env, never written anywhere)
+  --images DIR --model-name NAME
+                              a folder of images you made elsewhere, named as the sheet of
+                              `t2ibench probes export` (same --suites / --limit) says
+"""
+
+
+def add_api_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("image-generation API (--model openai:MODEL)")
+    g.add_argument("--api-base", metavar="URL", help="base URL of an API speaking the OpenAI Images API "
+                   "(default https://api.openai.com/v1)")
+    g.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the key (default "
+                   "OPENAI_API_KEY); the key is never written to any file, log or result")
+    g.add_argument("--api-concurrency", type=int, metavar="N", help="requests in flight at once (default 4; at most --batch-size: "
+                   "the requests of one batch run together)")
+    g.add_argument("--api-rpm", type=float, metavar="N", help="at most N requests started per minute (default 60)")
+
+
+def add_images_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("images made elsewhere (--images DIR)")
+    g.add_argument("--images", metavar="DIR", help="audit this folder of images instead of generating: one image "
+                   "per row of `t2ibench probes export` with the same --suites / --limit, named as its file_name")
+    g.add_argument("--model-name", metavar="NAME", help="with --images: the model's name in results and "
+                   "leaderboard")
+    g.add_argument("--mapping", metavar="CSV", help="with --images: a CSV probe_id,path (or probe_id,sample,path) "
+                   "instead of the sheet's file names; paths relative to DIR")
+    g.add_argument("--allow-missing", action="store_true", help="with --images: audit even when some probes have "
+                   "no image (they are counted as missing in the results)")
+    g.add_argument("--supplied-by", metavar="WHO", help="with --images: who made the images (shown in results and "
+                   "leaderboard)")
+
+
+def api_overrides(args: argparse.Namespace) -> dict:
+    """The ``--api-*`` values, as the options the API model takes (None when not given)."""
+    given = {"api_base": args.api_base, "api_key_env": args.api_key_env, "concurrency": args.api_concurrency,
+             "rpm": args.api_rpm}
+    given = {k: v for k, v in given.items() if v is not None}
+    if given and not str(args.model or "").startswith("openai:"):
+        flag = {"api_base": "--api-base", "api_key_env": "--api-key-env", "concurrency": "--api-concurrency",
+                "rpm": "--api-rpm"}[next(iter(given))]
+        raise ValueError(f"{flag} applies to an image API (--model openai:MODEL), not to {args.model or '--images'}")
+    return given
+
+
+def check_source(args: argparse.Namespace) -> None:
+    """Exactly one of --model / --images; the --images options only with --images."""
+    if args.images and args.model:
+        raise ValueError("give --model (a model to generate with) or --images (images made elsewhere), not both")
+    if not args.images and not args.model:
+        raise ValueError("give --model SPEC (a pipeline or an image API) or --images DIR --model-name NAME "
+                         "(images made elsewhere)")
+    stray = [f for f, v in (("--model-name", args.model_name), ("--mapping", args.mapping),
+                            ("--allow-missing", args.allow_missing), ("--supplied-by", args.supplied_by)) if v]
+    if stray and not args.images:
+        raise ValueError(f"{stray[0]} goes with --images DIR")
+
+
+def run_images(args: argparse.Namespace, annotators: dict):
+    """``t2ibench run --images``: see :func:`benchmark.runner.supplied_images.run_supplied_audit`."""
+    from benchmark.runner.supplied_images import run_supplied_audit
+
+    if args.set or args.revision or args.dtype:
+        raise ValueError("--set, --revision and --dtype set up a generator: --images audits images already made")
+    return run_supplied_audit(args.out, args.images, args.model_name, args.suites, limit_per_suite=args.limit,
+                              mapping=args.mapping, allow_missing=args.allow_missing, supplied_by=args.supplied_by,
+                              annotators=annotators, n_resamples=args.n_resamples, batch_size=args.batch_size,
+                              progress=not args.quiet, probes=args.probes, probes_revision=args.probes_revision,
+                              device=args.device)

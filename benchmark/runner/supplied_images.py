@@ -1,0 +1,289 @@
+"""Audit a folder of images made elsewhere (``t2ibench run --images DIR --model-name NAME``).
+
+The folder is matched to the probes of the selection (the rows of ``t2ibench probes export``
+with the same arguments): by the sheet's file names, or by a CSV ``probe_id,path`` (or
+``probe_id,sample,path``) mapping. Every file is checked before anything is written
+(decodable, RGB, size, duplicate bytes, files that match no probe, probes with no file); a
+probe with no file stops the run with one line naming it unless ``allow_missing``, which
+gives it a placeholder flagged like a safety checker's refusal and counts it
+(:mod:`benchmark.withheld`). The images are then copied into a normal run folder by the
+generation stage (manifest with sha256, so ``verify`` and resume work), and annotated,
+scored and reported as usual.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from benchmark.probes.sheet import IMAGE_SUFFIXES, sheet_table
+
+__all__ = ["SuppliedImage", "SuppliedFolder", "SuppliedImagesModel", "match_folder", "check_folder",
+           "folder_fingerprint", "MIN_SIDE", "MAX_PIXELS"]
+
+MIN_SIDE = 32              # smaller images carry no face or object an annotator could find
+MAX_PIXELS = 4096 * 4096   # larger ones are not what any text-to-image model returns
+_CONVERTIBLE = ("RGB", "RGBA", "P")  # colour images (an alpha channel only when fully opaque)
+
+
+@dataclass
+class SuppliedImage:
+    probe_id: str
+    path: Path
+    sha256: str
+    size: tuple[int, int] = (0, 0)
+
+
+@dataclass
+class SuppliedFolder:
+    """The folder matched to the probes: a file per probe (``found``), the probes with none."""
+
+    folder: Path
+    found: dict[str, SuppliedImage] = field(default_factory=dict)
+    missing: list[str] = field(default_factory=list)
+    expected_name: dict[str, str] = field(default_factory=dict)  # probe_id -> the sheet's file name
+
+    def sizes(self) -> dict[tuple[int, int], int]:
+        out: dict[tuple[int, int], int] = {}
+        for im in self.found.values():
+            out[im.size] = out.get(im.size, 0) + 1
+        return out
+
+
+def _refuse(problem: str, paths: list, what: str) -> None:
+    more = f" (and {len(paths) - 1} more)" if len(paths) > 1 else ""
+    raise ValueError(f"{problem}: {paths[0]}{more}; {what}")
+
+
+def _match_by_name(folder: Path, sheet: pd.DataFrame) -> dict[str, Path]:
+    by_stem = {Path(n).stem: pid for pid, n in zip(sheet["probe_id"], sheet["file_name"])}
+    found: dict[str, Path] = {}
+    unmatched, doubled = [], []
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES):
+        pid = by_stem.get(path.stem)
+        if pid is None:
+            unmatched.append(path.relative_to(folder))
+        elif pid in found:
+            doubled.append(path.relative_to(folder))
+        else:
+            found[pid] = path
+    if unmatched:
+        _refuse(f"{len(unmatched)} image file(s) in {folder} match no probe of this selection", unmatched,
+                "name each as the sheet's file_name (t2ibench probes export with the same --suites/--limit), "
+                "or give a --mapping CSV")
+    if doubled:
+        _refuse("two files for the same probe", doubled, "keep one image per probe")
+    return found
+
+
+def _match_by_mapping(folder: Path, mapping: Path, probes: pd.DataFrame) -> dict[str, Path]:
+    """CSV rows ``probe_id,path`` or ``probe_id,sample,path`` (probe_id then names the prompt, the
+    id without its ``/NN`` sample suffix); paths relative to ``folder``."""
+    ids = set(probes["probe_id"])
+    by_prompt = {(str(p).rsplit("/", 1)[0], int(s)): p for p, s in zip(probes["probe_id"], probes["sample_index"])}
+    try:
+        with open(mapping, newline="", encoding="utf-8") as fh:
+            rows = list(csv.DictReader(fh))
+    except (OSError, UnicodeDecodeError, csv.Error) as err:
+        raise ValueError(f"--mapping {mapping} cannot be read as CSV ({type(err).__name__})") from None
+    if not rows or not {"probe_id", "path"} <= set(rows[0]):
+        raise ValueError(f"--mapping {mapping} needs the columns probe_id,path (or probe_id,sample,path)")
+    found: dict[str, Path] = {}
+    for line, row in enumerate(rows, start=2):
+        pid = str(row["probe_id"]).strip()
+        sample = str(row.get("sample") or "").strip()
+        if pid not in ids and sample.isdigit():
+            pid = by_prompt.get((pid, int(sample)), pid)
+        if pid not in ids:
+            raise ValueError(f"--mapping {mapping} line {line}: probe {pid!r} is not in this selection")
+        if pid in found:
+            raise ValueError(f"--mapping {mapping} line {line}: probe {pid!r} is mapped twice")
+        path = folder / str(row["path"]).strip()
+        if not path.is_file():
+            raise ValueError(f"--mapping {mapping} line {line}: {path} is not a file")
+        found[pid] = path
+    return found
+
+
+def check_image(path: Path) -> tuple[str, tuple[int, int]]:
+    """(sha256 of the file's bytes, (width, height)); a one-line ValueError when the file is
+    not an image the benchmark can score."""
+    from PIL import Image, UnidentifiedImageError
+
+    data = path.read_bytes()
+    try:
+        with Image.open(path) as im:
+            im.load()
+            mode, size = im.mode, im.size
+            if mode == "RGBA":
+                opaque = im.getchannel("A").getextrema()[0] == 255
+            else:
+                opaque = mode == "RGB" or (mode == "P" and "transparency" not in im.info)
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as err:
+        raise ValueError(f"{path} cannot be decoded as an image ({type(err).__name__}: {err})") from None
+    if mode not in _CONVERTIBLE or not opaque:
+        raise ValueError(f"{path} is a {mode} image{' with transparency' if mode in _CONVERTIBLE else ''}: "
+                         "the benchmark scores opaque colour (RGB) images")
+    if min(size) < MIN_SIDE or size[0] * size[1] > MAX_PIXELS:
+        raise ValueError(f"{path} is {size[0]}x{size[1]} pixels: images must be at least {MIN_SIDE} pixels a "
+                         f"side and at most {MAX_PIXELS:,} pixels")
+    return hashlib.sha256(data).hexdigest(), size
+
+
+def match_folder(folder: str | Path, probes: pd.DataFrame, mapping: str | Path | None = None) -> SuppliedFolder:
+    """Match ``folder`` to ``probes`` (the limited selection) and check every file; raises a
+    one-line ValueError on the first problem. Missing probes are returned, not refused."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ValueError(f"--images {folder} is not a folder")
+    sheet = sheet_table(probes)
+    paths = _match_by_mapping(folder, Path(mapping), probes) if mapping else _match_by_name(folder, sheet)
+    out = SuppliedFolder(folder=folder, expected_name=dict(zip(sheet["probe_id"], sheet["file_name"])))
+    first_of: dict[str, str] = {}
+    for pid in probes["probe_id"]:
+        if pid not in paths:
+            out.missing.append(pid)
+            continue
+        sha, size = check_image(paths[pid])
+        if sha in first_of:
+            raise ValueError(f"{paths[pid]} has the same bytes as the image of {first_of[sha]}: every probe needs "
+                             "its own image")
+        first_of[sha] = pid
+        out.found[pid] = SuppliedImage(pid, paths[pid], sha, size)
+    return out
+
+
+def check_folder(supplied: SuppliedFolder, allow_missing: bool) -> None:
+    """The refusal of a folder with probes that have no file, unless ``allow_missing``."""
+    if supplied.missing and not allow_missing:
+        pid = supplied.missing[0]
+        more = f" and {len(supplied.missing) - 1} more" if len(supplied.missing) > 1 else ""
+        raise ValueError(f"{supplied.folder} has no image for probe {pid} (file {supplied.expected_name[pid]}){more}; "
+                         "add it, or pass --allow-missing to audit without it (counted as missing in the results)")
+    if not supplied.found:
+        raise ValueError(f"{supplied.folder} has no image for any probe of this selection")
+
+
+def folder_fingerprint(supplied: SuppliedFolder) -> str:
+    """sha256 over (probe_id, sha256 of its file) of every supplied image, and the missing ids:
+    a resume refuses a folder that changed since the run began."""
+    h = hashlib.sha256()
+    for pid in sorted(supplied.found):
+        h.update(f"{pid}\x1f{supplied.found[pid].sha256}\x1e".encode())
+    for pid in sorted(supplied.missing):
+        h.update(f"{pid}\x1fmissing\x1e".encode())
+    return h.hexdigest()
+
+
+class SuppliedImagesModel:
+    """A "model" whose images are the supplied files: the generation stage writes them into the
+    run folder as it writes a generator's (atomic batches, manifest, resume)."""
+
+    is_builtin = False
+    revision = None
+
+    def __init__(self, name: str, supplied: SuppliedFolder):
+        self.model_id = name
+        self.supplied = supplied
+        self.settings: dict[str, Any] = {"kind": "images supplied"}
+        sizes = supplied.sizes()
+        self._placeholder_size = max(sizes, key=sizes.get) if sizes else (512, 512)
+
+    def generate_probes(self, rows: list[dict]):
+        from PIL import Image
+
+        from benchmark.models.text_to_image import GenerationOutput
+        from benchmark.withheld import placeholder_image
+
+        images, flags, withheld = [], [], []
+        for row in rows:
+            item = self.supplied.found.get(row["probe_id"])
+            if item is None:
+                images.append(placeholder_image(self._placeholder_size))
+                flags.append(True)
+                withheld.append({"probe_id": row["probe_id"], "reason": "missing",
+                                 "message": f"no file {self.supplied.expected_name.get(row['probe_id'])}"})
+                continue
+            with Image.open(item.path) as im:
+                images.append(im.convert("RGB"))
+            flags.append(None)
+        return GenerationOutput(images=images, nsfw=flags, withheld=withheld)
+
+
+def _check_resume(run_dir: Path, provenance: dict) -> None:
+    from benchmark import run_folder as rf
+
+    recorded = (rf.read_run_config(run_dir) or {}).get("provenance")
+    if recorded and recorded.get("images_sha256") != provenance["images_sha256"]:
+        raise rf.RunFolderError(f"{run_dir} was started from other images (the folder's files changed since); "
+                                "choose another --out folder")
+
+
+def plan_supplied(run_dir: Path, model_name: str, supplied: SuppliedFolder, chosen: Any,
+                  annotators: dict | None) -> Any:
+    """The plan printed before the images are copied, with the annotators checked (one line)."""
+    from benchmark import run_folder as rf
+    from benchmark.probes.source import suite_families
+    from benchmark.runner.annotate import annotator_options, choose_annotators
+    from benchmark.runner.preflight import AuditPlan
+
+    run_config = rf.read_run_config(run_dir) or {"model": {"spec": f"images:{model_name}"}}
+    choices, unannotated = choose_annotators(suite_families(chosen.record, chosen.suites), chosen.suites,
+                                             annotator_options(run_config, dict(annotators or {})))
+    sizes = ", ".join(f"{w}x{h} ({n})" for (w, h), n in sorted(supplied.sizes().items(), key=lambda kv: -kv[1]))
+    counts = chosen.limited["suite"].value_counts()
+    settings = {"images": str(supplied.folder), "sizes": sizes}
+    if supplied.missing:
+        settings["missing (counted)"] = f"{len(supplied.missing)}, e.g. {supplied.missing[0]}"
+    done = len(rf.scan_batches(run_dir, check_files=False)) if (run_dir / rf.CONFIG_FILE).is_file() else 0
+    return AuditPlan(run_dir=run_dir, model=model_name, pipeline="images supplied; seeds not controlled by the "
+                     "benchmark", settings=settings, images={s: int(counts.get(s, 0)) for s in chosen.suites},
+                     done=done, annotators={c.kind.option: c.models for c in choices}, unannotated=unannotated,
+                     chosen=chosen)
+
+
+def run_supplied_audit(run_dir: str | Path, folder: str | Path, model_name: str, suites: Any = None, *,
+                       limit_per_suite: int | None = None, mapping: str | None = None, allow_missing: bool = False,
+                       supplied_by: str | None = None, annotators: dict | None = None, n_resamples: int = 1000,
+                       batch_size: int = 16, progress: bool = True, probes: Any = None,
+                       probes_revision: str | None = None, device: str | None = None):
+    """Check the folder against the selection, print the plan, copy the images into ``run_dir``
+    and run annotate, score and report. Nothing is written when a check fails."""
+    from benchmark import run_folder as rf
+    from benchmark.image_provenance import supplied_provenance
+    from benchmark.probes.sheet import selection_record
+    from benchmark.runner.generate import (EARLY_IDENTITY_KEYS, choose_probes, generate, make_run_config,
+                                           probes_fingerprint)
+    from benchmark.runner.pipeline import AuditOutcome, finish_audit
+
+    run_dir = Path(run_dir)
+    if not (model_name or "").strip():
+        raise ValueError("--images needs --model-name NAME: the name the results and the leaderboard show")
+    chosen = choose_probes(probes, probes_revision, suites, limit_per_suite, run_dir=run_dir)
+    supplied = match_folder(folder, chosen.limited, mapping)
+    check_folder(supplied, allow_missing)
+    spec = f"images:{model_name.strip()}"
+    selection = selection_record(chosen.suites, limit_per_suite, probes, probes_fingerprint(chosen.limited))
+    provenance = supplied_provenance(supplied_by=supplied_by, selection=selection,
+                                     folder_sha256=folder_fingerprint(supplied), n_supplied=len(supplied.found),
+                                     n_missing=len(supplied.missing), matched_by="mapping" if mapping else "file name")
+    early = make_run_config(model_spec=spec, model_id=None, revision=None, settings=None, probes=chosen.limited,
+                            limit_per_suite=limit_per_suite, batch_size=batch_size, probe_record=chosen.record)
+    rf.check_run_config(run_dir, early, EARLY_IDENTITY_KEYS, model_keys=("spec", "revision_requested"))
+    _check_resume(run_dir, provenance)
+    plan = plan_supplied(run_dir, model_name.strip(), supplied, chosen, annotators)
+    if progress:
+        import sys
+
+        print(plan.format(), file=sys.stderr)
+    model = SuppliedImagesModel(model_name.strip(), supplied)
+    gen = generate(run_dir, model, chosen.all_probes, batch_size=batch_size, limit=limit_per_suite,
+                   progress=progress, model_spec=spec, probe_record=chosen.record, provenance=provenance)
+    outcome = AuditOutcome(run_dir=run_dir, stage_seconds={"copy images": sum(gen.timings.values())})
+    return finish_audit(run_dir, annotators=annotators, device=device, n_resamples=n_resamples, progress=progress,
+                        outcome=outcome)
