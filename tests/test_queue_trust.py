@@ -225,3 +225,27 @@ def test_two_revisions_of_one_model_finishing_in_the_same_second(tmp_path, tiny_
     assert sorted(r.status for r in records) == [FINISHED, FINISHED]
     assert sorted(r.results_path for r in records) == [str(f) for f in files]
     assert PENDING not in {r.status for r in records}
+
+    # Provenance as the leaderboard decides it: both files are referenced by FINISHED requests;
+    # a copy under another name is not, and without the queue nothing is evaluated.
+    from submissions.leaderboard.data import load_folder
+    from submissions.provenance import PROVENANCE_SELF, PROVENANCE_WORKER, finished_requests, provenance
+
+    shutil.copy(files[0], files[0].with_name("copied.json"))
+    finished = finished_requests(store)
+    subs = {s.source: s for s in load_folder(tmp_path / "r").submissions}
+    assert len(subs) == 3
+    kinds = {src: provenance(s, finished) for src, s in subs.items()}
+    assert sorted(kinds.values()) == [PROVENANCE_WORKER, PROVENANCE_WORKER, PROVENANCE_SELF]
+    assert kinds["_builtin--tiny-sd/copied.json"] == PROVENANCE_SELF
+    assert {provenance(s) for s in subs.values()} == {PROVENANCE_SELF}
+
+
+def test_leaderboard_requests_folder_option_is_checked(tmp_path):
+    (tmp_path / "r").mkdir()
+    proc = subprocess.run([sys.executable, "-m", "benchmark.cli", "leaderboard", "--results", str(tmp_path / "r"),
+                           "--requests-folder", str(tmp_path / "missing")], capture_output=True, text=True,
+                          env=_env(tmp_path), timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        f"t2ibench: error: --requests-folder: {tmp_path / 'missing'} is not a folder"]
