@@ -32,7 +32,7 @@ from typing import Any, Iterable
 from benchmark import run_folder as rf
 
 __all__ = ["PROBLEM_KINDS", "Problem", "FolderCheck", "BatchScan", "inspect_run_folder", "check_run_folder",
-           "require_intact", "scan_batch_dirs", "image_path_error", "label_file_error", "hash_file"]
+           "require_intact", "scan_batch_dirs", "image_path_error", "label_file_error", "hash_file", "hash_png"]
 
 # In the order they are reported.
 PROBLEM_KINDS = ("batch", "manifest", "image-outside", "image-missing", "image-sha256", "orphan-image",
@@ -131,13 +131,25 @@ def resolves_inside(path: Path, root: Path) -> bool:
 
 def hash_file(path: Path) -> tuple[str, bool]:
     """(sha256 hex digest, ends like a complete PNG) of a file, read once in 1 MiB chunks."""
+    sha, after_end = hash_png(path)
+    return sha, after_end == 0
+
+
+def hash_png(path: Path) -> tuple[str, int | None]:
+    """(sha256 hex digest, bytes after the last PNG end chunk: 0 for a complete PNG, None when
+    the file holds no end chunk, i.e. it was cut short), read once in 1 MiB chunks."""
     h = hashlib.sha256()
-    tail = b""
+    tail, size, end_at = b"", 0, None
     with open(path, "rb") as fh:
         while chunk := fh.read(_CHUNK):
             h.update(chunk)
-            tail = (tail + chunk)[-len(_PNG_END):]
-    return h.hexdigest(), tail == _PNG_END
+            window = tail + chunk  # an end chunk may straddle two reads
+            found = window.rfind(_PNG_END)
+            if found >= 0:
+                end_at = size - len(tail) + found + len(_PNG_END)
+            size += len(chunk)
+            tail = window[-(len(_PNG_END) - 1):]
+    return h.hexdigest(), None if end_at is None else size - end_at
 
 
 def label_file_error(path: Path) -> str | None:
@@ -322,7 +334,7 @@ def _image_problems(run_dir: Path, rows: list[dict], verify_sha256: bool, check:
         if not verify_sha256:
             continue
         try:
-            sha, complete = hash_file(path)
+            sha, after_end = hash_png(path)
         except OSError as exc:
             out.append(Problem("image-missing", rel, f"cannot be read ({exc.strerror or exc})", pid, batch))
             continue
@@ -331,8 +343,10 @@ def _image_problems(run_dir: Path, rows: list[dict], verify_sha256: bool, check:
             continue
         if sha in recorded and recorded[sha] != rel:
             why = f"holds the bytes of {recorded[sha]} (images swapped)"
-        elif not complete:
+        elif after_end is None:
             why = "is truncated (no PNG end chunk)"
+        elif after_end:
+            why = f"has {after_end} bytes appended after the PNG's end chunk"
         else:
             why = "was replaced or edited"
         out.append(Problem("image-sha256", rel, f"bytes do not match the sha256 in {rf.METADATA_FILE}: the file {why}",

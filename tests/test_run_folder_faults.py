@@ -319,3 +319,61 @@ def test_problem_kinds_are_reported_in_a_fixed_order(run):
     kinds = [p.kind for p in check_run_folder(run)]
     assert kinds == ["manifest", "image-missing", "orphan-image", "label-unreadable"]
     assert kinds == sorted(kinds, key=PROBLEM_KINDS.index)
+
+
+# --------------------------------------------------------------------------- issue 23: `t2ibench run` repairs as `generate` does
+
+
+def _delete_metadata(run: Path) -> None:
+    (run / "images" / "b000002" / "metadata.jsonl").unlink()
+
+
+def _truncate_metadata(run: Path) -> None:
+    meta = run / "images" / "b000002" / "metadata.jsonl"
+    meta.write_bytes(meta.read_bytes()[:300])  # mid-line, inside a string
+
+
+def _copy_batch(run: Path) -> None:
+    shutil.copytree(run / "images" / "b000002", run / "images" / "b000009")
+
+
+@pytest.mark.parametrize("damage", [_delete_metadata, _truncate_metadata, _copy_batch],
+                         ids=["metadata-deleted", "metadata-truncated", "batch-copied"])
+def test_the_same_run_command_repairs_what_generate_repairs(run, capsys, damage):
+    before = png_bytes(run)
+    damage(run)
+    err = regenerate(capsys, run, "run")
+    assert "repaired: images/b00000" in err
+    assert png_bytes(run) == before and not (run / "images" / "b000009").exists()
+    assert_verifies(capsys, run)
+
+
+def test_a_truncated_metadata_file_is_named_in_every_error(run, capsys):
+    from benchmark.run_folder import scan_batches
+
+    _truncate_metadata(run)
+    meta = run / "images" / "b000002" / "metadata.jsonl"
+    with pytest.raises(RunFolderError) as caught:
+        scan_batches(run)
+    assert str(caught.value).startswith(f"{meta} line 1 is not valid JSON (Unterminated string")
+    rc, out, _ = t2ibench(capsys, "verify", run)
+    assert rc == 1 and out.splitlines()[0].startswith("batch") and "images/b000002/metadata.jsonl: line 1" in out
+
+
+def test_bytes_appended_after_a_png_are_reported_as_such(run, capsys):
+    rel = "images/b000000/000000.png"
+    with open(run / rel, "ab") as fh:
+        fh.write(b"<script>")
+    rc, out, _ = t2ibench(capsys, "verify", run)
+    assert rc == 1
+    first = out.splitlines()[0]
+    assert first.startswith("image-sha256") and rel in first, out
+    assert first.endswith("the file has 8 bytes appended after the PNG's end chunk") and "truncated" not in out
+
+
+def test_a_corrupt_timings_file_is_not_called_unannotated(run, capsys):
+    (run / "timings.json").write_text('{"annotate/total": {"seconds": 1.0,')
+    rc, _, err = t2ibench(capsys, "score", run)
+    line = one_error_line(err)
+    assert rc == 2 and "has not been annotated" not in line
+    assert "timings.json is damaged (not valid JSON" in line and "t2ibench annotate" in line
