@@ -211,7 +211,7 @@ def _cmd_score(args: argparse.Namespace) -> int:
 def _cmd_verify(args: argparse.Namespace) -> int:
     from benchmark.run_folder_check import inspect_run_folder
 
-    check = inspect_run_folder(_existing_run(args.run_dir))
+    check = inspect_run_folder(_existing_run(args.run_dir), expected=True)
     if check.ok:
         print(f"OK {check.run_dir}: {check.summary()} match their records")
         return 0

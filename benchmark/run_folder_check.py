@@ -35,8 +35,8 @@ __all__ = ["PROBLEM_KINDS", "Problem", "FolderCheck", "BatchScan", "inspect_run_
            "require_intact", "scan_batch_dirs", "image_path_error", "label_file_error", "hash_file", "hash_png"]
 
 # In the order they are reported.
-PROBLEM_KINDS = ("batch", "manifest", "image-outside", "image-missing", "image-sha256", "orphan-image",
-                 "label-unreadable")
+PROBLEM_KINDS = ("run-config", "batch", "manifest", "probe-missing", "row-mismatch", "image-outside", "image-missing",
+                 "image-sha256", "orphan-image", "label-unreadable")
 _PNG_NAME = re.compile(r"^(\d+)\.png$")
 _PNG_END = b"IEND\xaeB`\x82"  # the last 8 bytes of every complete PNG (IEND chunk type and CRC)
 _CHUNK = 1 << 20
@@ -83,6 +83,8 @@ class FolderCheck:
     n_hashed: int = 0          # PNG files read through sha256
     label_files: list[str] = field(default_factory=list)
     manifest_checked: bool = False
+    expected_checked: bool = False  # against the probe list and run_config.json (run_folder_expected)
+    not_expected_why: str | None = None  # why that comparison could not be made here
 
     @property
     def ok(self) -> bool:
@@ -95,6 +97,10 @@ class FolderCheck:
         if self.manifest_checked:
             what.append(rf.MANIFEST_FILE)
         what.append(_count(len(self.label_files), "label file"))
+        if self.expected_checked:
+            what.append(f"{rf.CONFIG_FILE} and the probe list it asks for")
+        elif self.not_expected_why:
+            what.append(f"(the probe list was not checked: {self.not_expected_why})")
         return ", ".join(what)
 
 
@@ -392,10 +398,12 @@ def _label_problems(run_dir: Path, check: FolderCheck) -> list[Problem]:
 
 
 def inspect_run_folder(run_dir: str | Path, *, verify_sha256: bool = True, manifest: bool = True,
-                       labels: bool = True, scans: list[BatchScan] | None = None) -> FolderCheck:
+                       labels: bool = True, scans: list[BatchScan] | None = None,
+                       expected: bool = False) -> FolderCheck:
     """Check RUN_DIR (see the module docstring); raises ``RunFolderError`` when it is not a run
     folder at all (no ``run_config.json``). ``scans``: the batches as
-    :func:`scan_batch_dirs` just read them (read here otherwise)."""
+    :func:`scan_batch_dirs` just read them (read here otherwise). ``expected``: also against
+    what the run was asked for (:mod:`benchmark.run_folder_expected`: verify, annotate, score)."""
     run_dir = Path(run_dir)
     if not (run_dir / rf.CONFIG_FILE).is_file():
         raise rf.RunFolderError(f"{run_dir} is not a run folder (no {rf.CONFIG_FILE}); make one with `t2ibench run`")
@@ -415,6 +423,13 @@ def inspect_run_folder(run_dir: str | Path, *, verify_sha256: bool = True, manif
     if manifest:
         check.manifest_checked = True
         check.problems += _manifest_problems(run_dir, rows)
+    if expected:
+        from benchmark.run_folder_expected import expected_problems  # it builds probe lists: not at import
+
+        found, check.not_expected_why = expected_problems(run_dir, rows)
+        check.expected_checked = check.not_expected_why is None
+        check.problems = ([p for p in found if p.kind == "run-config"] + check.problems
+                          + [p for p in found if p.kind != "run-config"])
     check.problems += _image_problems(run_dir, rows, verify_sha256, check)
     check.problems += _orphans(run_dir, rows)
     if labels:
@@ -422,20 +437,22 @@ def inspect_run_folder(run_dir: str | Path, *, verify_sha256: bool = True, manif
     return check
 
 
-def check_run_folder(run_dir: str | Path, *, verify_sha256: bool = True) -> list[Problem]:
-    """The problems of RUN_DIR in report order (empty when it matches its files)."""
-    return inspect_run_folder(run_dir, verify_sha256=verify_sha256).problems
+def check_run_folder(run_dir: str | Path, *, verify_sha256: bool = True, expected: bool = True) -> list[Problem]:
+    """The problems of RUN_DIR in report order (empty when it matches its files and what its run
+    asked for)."""
+    return inspect_run_folder(run_dir, verify_sha256=verify_sha256, expected=expected).problems
 
 
 def require_intact(run_dir: str | Path, stage: str, *, labels: bool = True) -> FolderCheck:
     """Refuse (one-line ``RunFolderError``) a run folder with problems, before ``stage`` works on
     it; ``labels=False`` leaves the label files out (the annotate stage rebuilds them itself)."""
-    check = inspect_run_folder(run_dir, labels=labels)
+    check = inspect_run_folder(run_dir, labels=labels, expected=True)
     if check.problems:
         first = check.problems[0]
         more = f" (and {len(check.problems) - 1} more)" if len(check.problems) > 1 else ""
         fix = ("`t2ibench annotate RUN_DIR` rebuilds it" if first.kind == "label-unreadable"
-               else "`t2ibench run` with the run's arguments repairs it")
+               else "no command repairs it: restore the file or start the run again in another folder"
+               if first.kind == "run-config" else "`t2ibench run` with the run's arguments repairs it")
         raise rf.RunFolderError(f"{stage} refused: {run_dir} does not match its files: {first.line()}{more}; "
                                 f"{fix}, `t2ibench verify {run_dir}` lists every problem")
     return check

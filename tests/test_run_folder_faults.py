@@ -377,3 +377,68 @@ def test_a_corrupt_timings_file_is_not_called_unannotated(run, capsys):
     line = one_error_line(err)
     assert rc == 2 and "has not been annotated" not in line
     assert "timings.json is damaged (not valid JSON" in line and "t2ibench annotate" in line
+
+
+# --------------------------------------------------------------------------- issue 23: verify follows the scores
+
+
+def _drop_batch_and_its_manifest_rows(run: Path) -> None:
+    shutil.rmtree(run / "images" / "b000004")
+    m = read_manifest(run)
+    m[m["batch"] != "b000004"].to_parquet(run / "manifest.parquet", index=False)
+
+
+def _flip_gender_everywhere(run: Path) -> None:
+    meta = run / "images" / "b000000" / "metadata.jsonl"
+    rows = [json.loads(ln) for ln in meta.read_text().splitlines()]
+    rows[0]["gender"] = "man" if rows[0]["gender"] == "woman" else "woman"
+    meta.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    m = read_manifest(run)
+    m.loc[m["probe_id"] == rows[0]["probe_id"], "gender"] = rows[0]["gender"]
+    m.to_parquet(run / "manifest.parquet", index=False)
+
+
+def _edit_config(run: Path, change) -> None:
+    config = json.loads((run / "run_config.json").read_text())
+    change(config)
+    (run / "run_config.json").write_text(json.dumps(config))
+
+
+def _another_model(run: Path) -> None:
+    _edit_config(run, lambda c: c["model"].update(spec="acme/other", model_id="acme/other"))
+
+
+def _another_limit(run: Path) -> None:
+    _edit_config(run, lambda c: c.update(limit_per_suite=2))
+
+
+def _garbage_config(run: Path) -> None:
+    (run / "run_config.json").write_text("[1, 2]")
+
+
+@pytest.mark.parametrize("damage, first", [
+    (_drop_batch_and_its_manifest_rows, "probe-missing  pst_single/occupation/"),
+    (_flip_gender_everywhere, "row-mismatch  images/b000000/metadata.jsonl (probe gep_neutral/woman/"),
+    (_another_model, "row-mismatch  images/b000000/metadata.jsonl (probe "),
+    (_another_limit, "run-config    run_config.json: probes_sha256 is not the fingerprint of the probe list"),
+    (_garbage_config, "run-config  run_config.json: "),
+], ids=["batch-and-manifest-rows-dropped", "gender-flipped-in-metadata-and-manifest", "config-names-another-model",
+        "config-limit-edited", "config-garbage"])
+def test_verify_and_score_check_the_folder_against_what_the_run_asked_for(run, capsys, damage, first):
+    assert_verifies(capsys, run)
+    damage(run)
+    rc, out, _ = t2ibench(capsys, "verify", run)
+    assert rc == 1 and out.splitlines()[0].startswith(first), out
+    rc, _, err = t2ibench(capsys, "score", run)
+    assert rc == 2 and "score refused" in one_error_line(err), err
+    if damage is _another_model:
+        assert "model_id is 'builtin:tiny-sd', run_config.json says 'acme/other'" in out
+
+
+def test_a_dropped_batch_and_a_flipped_gender_are_repaired_by_run(run, capsys):
+    before = png_bytes(run)
+    _drop_batch_and_its_manifest_rows(run)
+    _flip_gender_everywhere(run)
+    regenerate(capsys, run, "run")
+    assert png_bytes(run) == before
+    assert_verifies(capsys, run)
