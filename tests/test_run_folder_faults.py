@@ -420,7 +420,7 @@ def _garbage_config(run: Path) -> None:
     (_drop_batch_and_its_manifest_rows, "probe-missing  pst_single/occupation/"),
     (_flip_gender_everywhere, "row-mismatch  images/b000000/metadata.jsonl (probe gep_neutral/woman/"),
     (_another_model, "row-mismatch  images/b000000/metadata.jsonl (probe "),
-    (_another_limit, "run-config    run_config.json: probes_sha256 is not the fingerprint of the probe list"),
+    (_another_limit, "run-config  run_config.json: probes_sha256 is not the fingerprint of the probe list"),
     (_garbage_config, "run-config  run_config.json: "),
 ], ids=["batch-and-manifest-rows-dropped", "gender-flipped-in-metadata-and-manifest", "config-names-another-model",
         "config-limit-edited", "config-garbage"])
