@@ -13,7 +13,8 @@ fixed order, the first problem first:
    PNG resolves outside ``RUN_DIR/images`` (a symlink out), is missing, or its bytes do not hash
    to the recorded sha256 (truncated, replaced, or swapped with another image's);
 4. ``orphan-image``: a PNG under ``images/`` that no ``metadata.jsonl`` row lists;
-5. ``label-unreadable``: a ``labels/*.parquet`` file that cannot be read.
+5. ``label-unreadable``: a ``labels/*.parquet`` file that cannot be read; ``label-sha256``: one
+   whose bytes are not those recorded (``<file>.sha256``) when the annotate stage wrote it.
 
 Each PNG is read once (streamed through sha256). The repairs are elsewhere:
 ``t2ibench run`` (:mod:`benchmark.runner.repair`) regenerates what generation wrote, the
@@ -30,13 +31,14 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Iterable
 
 from benchmark import run_folder as rf
+from benchmark.written_hashes import written_hash_problem
 
 __all__ = ["PROBLEM_KINDS", "Problem", "FolderCheck", "BatchScan", "inspect_run_folder", "check_run_folder",
            "require_intact", "scan_batch_dirs", "image_path_error", "label_file_error", "hash_file", "hash_png"]
 
 # In the order they are reported.
 PROBLEM_KINDS = ("run-config", "batch", "manifest", "probe-missing", "row-mismatch", "image-outside", "image-missing",
-                 "image-sha256", "orphan-image", "label-unreadable")
+                 "image-sha256", "orphan-image", "label-unreadable", "label-sha256")
 _PNG_NAME = re.compile(r"^(\d+)\.png$")
 _PNG_END = b"IEND\xaeB`\x82"  # the last 8 bytes of every complete PNG (IEND chunk type and CRC)
 _CHUNK = 1 << 20
@@ -391,6 +393,10 @@ def _label_problems(run_dir: Path, check: FolderCheck) -> list[Problem]:
         err = label_file_error(path)
         if err:
             out.append(Problem("label-unreadable", rel, err))
+            continue
+        edited = written_hash_problem(path)
+        if edited:
+            out.append(Problem("label-sha256", rel, edited))
     return out
 
 
@@ -450,7 +456,7 @@ def require_intact(run_dir: str | Path, stage: str, *, labels: bool = True) -> F
     if check.problems:
         first = check.problems[0]
         more = f" (and {len(check.problems) - 1} more)" if len(check.problems) > 1 else ""
-        fix = ("`t2ibench annotate RUN_DIR` rebuilds it" if first.kind == "label-unreadable"
+        fix = ("`t2ibench annotate RUN_DIR` rebuilds it" if first.kind.startswith("label-")
                else "no command repairs it: restore the file or start the run again in another folder"
                if first.kind == "run-config" else "`t2ibench run` with the run's arguments repairs it")
         raise rf.RunFolderError(f"{stage} refused: {run_dir} does not match its files: {first.line()}{more}; "
