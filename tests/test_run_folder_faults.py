@@ -442,3 +442,37 @@ def test_a_dropped_batch_and_a_flipped_gender_are_repaired_by_run(run, capsys):
     regenerate(capsys, run, "run")
     assert png_bytes(run) == before
     assert_verifies(capsys, run)
+
+
+# --------------------------------------------------------------------------- issue 23: files a score reads are hashed when written
+
+
+def test_an_edited_label_value_is_reported_refused_and_rebuilt(run, capsys):
+    before = labels(run, "attributes")
+    path = run / "labels" / "attributes.parquet"
+    assert (run / "labels" / "attributes.parquet.sha256").is_file()
+    df = pd.read_parquet(path)
+    df.loc[0, "label"] = 1 - int(df.loc[0, "label"])  # one label flipped
+    df.to_parquet(path, index=False)
+    rc, out, _ = t2ibench(capsys, "verify", run)
+    assert rc == 1 and out.splitlines()[0].startswith("label-sha256  labels/attributes.parquet: bytes do not match")
+    rc, _, err = t2ibench(capsys, "score", run)
+    assert rc == 2 and "labels/attributes.parquet" in one_error_line(err) and "t2ibench annotate" in err
+    rc, _, err = t2ibench(capsys, "annotate", run, "--quiet")
+    assert rc == 0 and "moved aside" in err, err
+    pd.testing.assert_frame_equal(labels(run, "attributes"), before)
+    assert_verifies(capsys, run)
+
+
+def test_a_rolled_embedding_cache_is_rebuilt_not_trusted(run, capsys):
+    import numpy as np
+
+    before = pd.read_parquet(run / "labels" / "attributes.parquet")
+    [cache] = (run / "embeddings").glob("*/images.npy")
+    np.save(cache, np.roll(np.load(cache), 1, axis=0))  # rows rolled by one: every image gets another's
+    (run / "labels" / "attributes.parquet").unlink()
+    with pytest.warns(UserWarning, match="does not match the sha256 recorded when it was written; rebuilding"):
+        rc, _, err = t2ibench(capsys, "annotate", run, "--quiet")
+    assert rc == 0, err
+    pd.testing.assert_frame_equal(pd.read_parquet(run / "labels" / "attributes.parquet"), before)
+    assert_verifies(capsys, run)
