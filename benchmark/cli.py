@@ -228,7 +228,7 @@ def _cmd_score(args: argparse.Namespace) -> int:
 def _cmd_verify(args: argparse.Namespace) -> int:
     from benchmark.run_folder_check import inspect_run_folder
 
-    check = inspect_run_folder(_existing_run(args.run_dir))
+    check = inspect_run_folder(_existing_run(args.run_dir), expected=True)
     if check.ok:
         print(f"OK {check.run_dir}: {check.summary()} match their records")
         return 0
@@ -237,8 +237,10 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         print(f"{p.kind:<{width}}  {p.line()}")
     print(f"{len(check.problems)} problem{'s' if len(check.problems) > 1 else ''} in {check.run_dir} "
           f"(checked {check.summary()}); "
-          f"`t2ibench run` with the run's arguments repairs the images and the manifest, "
-          f"`t2ibench annotate {check.run_dir}` the label files")
+          + ("no command repairs run_config.json: restore it, or start the run again in another folder"
+             if any(p.kind == "run-config" for p in check.problems) else
+             f"`t2ibench run` with the run's arguments repairs the images and the manifest, "
+             f"`t2ibench annotate {check.run_dir}` the label files"))
     return 1
 
 

@@ -130,9 +130,13 @@ def read_run_config(run_dir: str | Path) -> dict | None:
     if not path.is_file():
         return None
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
         raise RunFolderError(f"{path} is not valid JSON ({exc}); delete it or choose another --out") from None
+    if not isinstance(config, dict) or not isinstance(config.get("model", {}), dict):
+        raise RunFolderError(f"{path} is not a run configuration (a JSON object with a model entry); delete it or "
+                             "choose another --out")
+    return config
 
 
 def check_is_run_folder(run_dir: str | Path) -> None:
@@ -207,13 +211,33 @@ def clean_partial(run_dir: str | Path) -> list[Path]:
     return removed
 
 
+_ROW_KEYS = ("probe_id", "file_name")
+
+
 def read_batch_rows(batch_dir: Path) -> list[dict]:
+    """The rows of a batch's metadata.jsonl; a line that is not a JSON object with a probe id
+    and a file name (a file truncated mid-line) is a RunFolderError naming the file and line."""
     meta = batch_dir / METADATA_FILE
     rows = []
-    with open(meta, encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                rows.append(json.loads(line))
+    with open(meta, encoding="utf-8", errors="strict") as fh:
+        try:
+            lines = list(fh)
+        except UnicodeDecodeError as exc:
+            raise RunFolderError(f"{meta} is not UTF-8 text ({exc.reason}); remove {batch_dir} to regenerate "
+                                 "that batch") from None
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except (json.JSONDecodeError, RecursionError) as exc:
+            what = exc.msg if isinstance(exc, json.JSONDecodeError) else type(exc).__name__
+            raise RunFolderError(f"{meta} line {number} is not valid JSON ({what}); remove {batch_dir} to "
+                                 "regenerate that batch") from None
+        if not isinstance(row, dict) or not all(isinstance(row.get(k), str) for k in _ROW_KEYS):
+            raise RunFolderError(f"{meta} line {number} is not a metadata row (probe_id, file_name); remove "
+                                 f"{batch_dir} to regenerate that batch")
+        rows.append(row)
     return rows
 
 

@@ -13,7 +13,8 @@ fixed order, the first problem first:
    PNG resolves outside ``RUN_DIR/images`` (a symlink out), is missing, or its bytes do not hash
    to the recorded sha256 (truncated, replaced, or swapped with another image's);
 4. ``orphan-image``: a PNG under ``images/`` that no ``metadata.jsonl`` row lists;
-5. ``label-unreadable``: a ``labels/*.parquet`` file that cannot be read.
+5. ``label-unreadable``: a ``labels/*.parquet`` file that cannot be read; ``label-sha256``: one
+   whose bytes are not those recorded (``<file>.sha256``) when the annotate stage wrote it.
 
 Each PNG is read once (streamed through sha256). The repairs are elsewhere:
 ``t2ibench run`` (:mod:`benchmark.runner.repair`) regenerates what generation wrote, the
@@ -30,13 +31,14 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Iterable
 
 from benchmark import run_folder as rf
+from benchmark.written_hashes import written_hash_problem
 
 __all__ = ["PROBLEM_KINDS", "Problem", "FolderCheck", "BatchScan", "inspect_run_folder", "check_run_folder",
-           "require_intact", "scan_batch_dirs", "image_path_error", "label_file_error", "hash_file"]
+           "require_intact", "scan_batch_dirs", "image_path_error", "label_file_error", "hash_file", "hash_png"]
 
 # In the order they are reported.
-PROBLEM_KINDS = ("batch", "manifest", "image-outside", "image-missing", "image-sha256", "orphan-image",
-                 "label-unreadable")
+PROBLEM_KINDS = ("run-config", "batch", "manifest", "probe-missing", "row-mismatch", "image-outside", "image-missing",
+                 "image-sha256", "orphan-image", "label-unreadable", "label-sha256")
 _PNG_NAME = re.compile(r"^(\d+)\.png$")
 _PNG_END = b"IEND\xaeB`\x82"  # the last 8 bytes of every complete PNG (IEND chunk type and CRC)
 _CHUNK = 1 << 20
@@ -83,6 +85,8 @@ class FolderCheck:
     n_hashed: int = 0          # PNG files read through sha256
     label_files: list[str] = field(default_factory=list)
     manifest_checked: bool = False
+    expected_checked: bool = False  # against the probe list and run_config.json (run_folder_expected)
+    not_expected_why: str | None = None  # why that comparison could not be made here
 
     @property
     def ok(self) -> bool:
@@ -95,6 +99,10 @@ class FolderCheck:
         if self.manifest_checked:
             what.append(rf.MANIFEST_FILE)
         what.append(_count(len(self.label_files), "label file"))
+        if self.expected_checked:
+            what.append(f"{rf.CONFIG_FILE} and the probe list it asks for")
+        elif self.not_expected_why:
+            what.append(f"(the probe list was not checked: {self.not_expected_why})")
         return ", ".join(what)
 
 
@@ -131,13 +139,25 @@ def resolves_inside(path: Path, root: Path) -> bool:
 
 def hash_file(path: Path) -> tuple[str, bool]:
     """(sha256 hex digest, ends like a complete PNG) of a file, read once in 1 MiB chunks."""
+    sha, after_end = hash_png(path)
+    return sha, after_end == 0
+
+
+def hash_png(path: Path) -> tuple[str, int | None]:
+    """(sha256 hex digest, bytes after the last PNG end chunk: 0 for a complete PNG, None when
+    the file holds no end chunk, i.e. it was cut short), read once in 1 MiB chunks."""
     h = hashlib.sha256()
-    tail = b""
+    tail, size, end_at = b"", 0, None
     with open(path, "rb") as fh:
         while chunk := fh.read(_CHUNK):
             h.update(chunk)
-            tail = (tail + chunk)[-len(_PNG_END):]
-    return h.hexdigest(), tail == _PNG_END
+            window = tail + chunk  # an end chunk may straddle two reads
+            found = window.rfind(_PNG_END)
+            if found >= 0:
+                end_at = size - len(tail) + found + len(_PNG_END)
+            size += len(chunk)
+            tail = window[-(len(_PNG_END) - 1):]
+    return h.hexdigest(), None if end_at is None else size - end_at
 
 
 def label_file_error(path: Path) -> str | None:
@@ -322,7 +342,7 @@ def _image_problems(run_dir: Path, rows: list[dict], verify_sha256: bool, check:
         if not verify_sha256:
             continue
         try:
-            sha, complete = hash_file(path)
+            sha, after_end = hash_png(path)
         except OSError as exc:
             out.append(Problem("image-missing", rel, f"cannot be read ({exc.strerror or exc})", pid, batch))
             continue
@@ -331,8 +351,10 @@ def _image_problems(run_dir: Path, rows: list[dict], verify_sha256: bool, check:
             continue
         if sha in recorded and recorded[sha] != rel:
             why = f"holds the bytes of {recorded[sha]} (images swapped)"
-        elif not complete:
+        elif after_end is None:
             why = "is truncated (no PNG end chunk)"
+        elif after_end:
+            why = f"has {after_end} bytes appended after the PNG's end chunk"
         else:
             why = "was replaced or edited"
         out.append(Problem("image-sha256", rel, f"bytes do not match the sha256 in {rf.METADATA_FILE}: the file {why}",
@@ -371,6 +393,10 @@ def _label_problems(run_dir: Path, check: FolderCheck) -> list[Problem]:
         err = label_file_error(path)
         if err:
             out.append(Problem("label-unreadable", rel, err))
+            continue
+        edited = written_hash_problem(path)
+        if edited:
+            out.append(Problem("label-sha256", rel, edited))
     return out
 
 
@@ -378,10 +404,12 @@ def _label_problems(run_dir: Path, check: FolderCheck) -> list[Problem]:
 
 
 def inspect_run_folder(run_dir: str | Path, *, verify_sha256: bool = True, manifest: bool = True,
-                       labels: bool = True, scans: list[BatchScan] | None = None) -> FolderCheck:
+                       labels: bool = True, scans: list[BatchScan] | None = None,
+                       expected: bool = False) -> FolderCheck:
     """Check RUN_DIR (see the module docstring); raises ``RunFolderError`` when it is not a run
     folder at all (no ``run_config.json``). ``scans``: the batches as
-    :func:`scan_batch_dirs` just read them (read here otherwise)."""
+    :func:`scan_batch_dirs` just read them (read here otherwise). ``expected``: also against
+    what the run was asked for (:mod:`benchmark.run_folder_expected`: verify, annotate, score)."""
     run_dir = Path(run_dir)
     if not (run_dir / rf.CONFIG_FILE).is_file():
         raise rf.RunFolderError(f"{run_dir} is not a run folder (no {rf.CONFIG_FILE}); make one with `t2ibench run`")
@@ -401,6 +429,13 @@ def inspect_run_folder(run_dir: str | Path, *, verify_sha256: bool = True, manif
     if manifest:
         check.manifest_checked = True
         check.problems += _manifest_problems(run_dir, rows)
+    if expected:
+        from benchmark.run_folder_expected import expected_problems  # it builds probe lists: not at import
+
+        found, check.not_expected_why = expected_problems(run_dir, rows)
+        check.expected_checked = check.not_expected_why is None
+        check.problems = ([p for p in found if p.kind == "run-config"] + check.problems
+                          + [p for p in found if p.kind != "run-config"])
     check.problems += _image_problems(run_dir, rows, verify_sha256, check)
     check.problems += _orphans(run_dir, rows)
     if labels:
@@ -408,20 +443,22 @@ def inspect_run_folder(run_dir: str | Path, *, verify_sha256: bool = True, manif
     return check
 
 
-def check_run_folder(run_dir: str | Path, *, verify_sha256: bool = True) -> list[Problem]:
-    """The problems of RUN_DIR in report order (empty when it matches its files)."""
-    return inspect_run_folder(run_dir, verify_sha256=verify_sha256).problems
+def check_run_folder(run_dir: str | Path, *, verify_sha256: bool = True, expected: bool = True) -> list[Problem]:
+    """The problems of RUN_DIR in report order (empty when it matches its files and what its run
+    asked for)."""
+    return inspect_run_folder(run_dir, verify_sha256=verify_sha256, expected=expected).problems
 
 
 def require_intact(run_dir: str | Path, stage: str, *, labels: bool = True) -> FolderCheck:
     """Refuse (one-line ``RunFolderError``) a run folder with problems, before ``stage`` works on
     it; ``labels=False`` leaves the label files out (the annotate stage rebuilds them itself)."""
-    check = inspect_run_folder(run_dir, labels=labels)
+    check = inspect_run_folder(run_dir, labels=labels, expected=True)
     if check.problems:
         first = check.problems[0]
         more = f" (and {len(check.problems) - 1} more)" if len(check.problems) > 1 else ""
-        fix = ("`t2ibench annotate RUN_DIR` rebuilds it" if first.kind == "label-unreadable"
-               else "`t2ibench run` with the run's arguments repairs it")
+        fix = ("`t2ibench annotate RUN_DIR` rebuilds it" if first.kind.startswith("label-")
+               else "no command repairs it: restore the file or start the run again in another folder"
+               if first.kind == "run-config" else "`t2ibench run` with the run's arguments repairs it")
         raise rf.RunFolderError(f"{stage} refused: {run_dir} does not match its files: {first.line()}{more}; "
                                 f"{fix}, `t2ibench verify {run_dir}` lists every problem")
     return check

@@ -27,6 +27,7 @@ from typing import Iterator
 
 from benchmark.atomic import write_bytes_atomic
 from submissions.requests import (
+    MAX_RECORD_BYTES,
     REQUESTS_DIR_IN_REPO,
     InvalidRequest,
     RequestRecord,
@@ -97,14 +98,40 @@ def _parse(path: str, data: bytes, version: str) -> StoredRecord:
     return StoredRecord(record, path, version)
 
 
-def _collect(files: Iterator[tuple[str, bytes, str]]) -> Snapshot:
+def _collect(files: Iterator[tuple[str, bytes | InvalidRequest, str]]) -> Snapshot:
     snap = Snapshot()
     for path, data, version in files:
         try:
+            if isinstance(data, InvalidRequest):  # the file could not even be read
+                raise data
             snap.records.append(_parse(path, data, version))
         except InvalidRequest as exc:
             snap.invalid.append((path, str(exc)))
     return snap
+
+
+def read_bounded(file: Path) -> bytes:
+    """A request file's bytes, never more than the size limit (InvalidRequest for a file over
+    it, a folder, a FIFO or a device behind the name, or one that cannot be read)."""
+    try:
+        if not file.is_file():
+            raise InvalidRequest("not a regular file")
+        with file.open("rb") as fh:
+            data = fh.read(MAX_RECORD_BYTES + 1)
+    except OSError as exc:
+        raise InvalidRequest(f"cannot be read ({exc.strerror or type(exc).__name__})") from None
+    if len(data) > MAX_RECORD_BYTES:
+        raise InvalidRequest(f"over the limit of {MAX_RECORD_BYTES} bytes for a request")
+    return data
+
+
+def _versioned(file: Path) -> tuple[bytes | InvalidRequest, str]:
+    """(bytes or why they cannot be read, version) of a local request file."""
+    try:
+        data = read_bounded(file)
+    except InvalidRequest as exc:
+        return exc, ""
+    return data, _sha256(data)
 
 
 # --------------------------------------------------------------------------- local folder
@@ -130,16 +157,16 @@ class LocalRequestStore(RequestStore):
         def files():
             if folder.is_dir():
                 for p in sorted(folder.glob("*/*.json")):
-                    data = p.read_bytes()
-                    yield p.relative_to(self.root).as_posix(), data, _sha256(data)
+                    data, version = _versioned(p)
+                    yield p.relative_to(self.root).as_posix(), data, version
 
         return _collect(files())
 
     def read(self, path: str) -> StoredRecord | None:
-        try:
-            data = self._file(path).read_bytes()
-        except FileNotFoundError:
+        file = self._file(path)
+        if not file.exists() and not file.is_symlink():
             return None
+        data = read_bounded(file)
         return _parse(path, data, _sha256(data))
 
     def write(self, path: str, record: RequestRecord, *, expected: str | None, message: str) -> StoredRecord:
@@ -149,9 +176,9 @@ class LocalRequestStore(RequestStore):
         data = record.dumps()
         self.root.mkdir(parents=True, exist_ok=True)
         with FileLock(self.root / LOCK_FILE):  # an flock: the kernel releases it if this process dies
-            try:
-                current = _sha256(target.read_bytes())
-            except FileNotFoundError:
+            if target.exists() or target.is_symlink():
+                current = _versioned(target)[1] or "unreadable"  # an unreadable file matches no version
+            else:
                 current = None
             if current != expected:
                 raise Conflict(f"{path} changed since it was read")
@@ -207,7 +234,7 @@ class HubRequestStore(RequestStore):
             folder = Path(self.api.snapshot_download(self.repo_id, repo_type="dataset", revision=head,
                                                      allow_patterns=[f"{REQUESTS_DIR_IN_REPO}/*/*.json"]))
         paths = sorted((folder / REQUESTS_DIR_IN_REPO).glob("*/*.json"))
-        snap = _collect((p.relative_to(folder).as_posix(), p.read_bytes(), head) for p in paths)
+        snap = _collect((p.relative_to(folder).as_posix(), _versioned(p)[0], head) for p in paths)
         snap.version = head
         return snap
 
@@ -222,7 +249,7 @@ class HubRequestStore(RequestStore):
                 local = self.api.hf_hub_download(self.repo_id, path, repo_type="dataset", revision=head)
             except EntryNotFoundError:  # before hub_errors turns the remote one into a HubError
                 return None
-        return _parse(path, Path(local).read_bytes(), head)
+        return _parse(path, read_bounded(Path(local)), head)
 
     def expected_for(self, snapshot: Snapshot, path: str) -> str | None:
         return snapshot.version

@@ -28,6 +28,10 @@ DTYPES = ("float32", "float16", "bfloat16")
 WORKER_PREFIX = "maintainers' worker "
 MAX_REASON_CHARS = 500
 MAX_SUBMITTER_CHARS = 96
+# A record is about 1 kB; these limits (modelled on the results reader's) refuse a file before
+# it can cost the worker memory, a RecursionError or a slow int() (docs/queue.md).
+MAX_RECORD_BYTES = 64 * 1024
+MAX_RECORD_DEPTH = 4  # the record nests 2 levels (settings)
 
 #: the generation settings a request may set (docs/models.md): (type, min, max, multiple of)
 GENERATION_SETTINGS: dict[str, tuple[type, float, float, int | None]] = {
@@ -114,8 +118,17 @@ def utc_now() -> str:
 
 def parse_utc(value: str) -> _dt.datetime:
     if not isinstance(value, str) or not _TIME.match(value):
-        raise InvalidRequest(f"{value!r} is not a UTC time like 2026-11-24T09:30:00Z")
-    return _dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+        raise InvalidRequest(f"{_shown(value)} is not a UTC time like 2026-11-24T09:30:00Z")
+    try:  # the pattern lets 2026-13-45T99:99:99Z through; the calendar does not
+        return _dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise InvalidRequest(f"{value!r} is not a date and time of the calendar") from None
+
+
+def _shown(value: Any, limit: int = 80) -> str:
+    """``repr(value)`` cut to ``limit`` characters: a refusal names the value, never megabytes of it."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def seconds_since(value: str, now: _dt.datetime | None = None) -> float:
@@ -277,9 +290,40 @@ def record_from_json(doc: Any) -> RequestRecord:
     return record
 
 
-def record_from_bytes(data: bytes) -> RequestRecord:
+def load_record_json(data: bytes) -> Any:
+    """The JSON document in a request file's bytes, read within the limits (size, nesting,
+    integer digits, NaN, duplicate keys) of the results reader; InvalidRequest (one line)
+    for anything else. Nothing else raises."""
+    from benchmark.results import _first_rejected, _StrictHooks, json_depth  # the results reader's own rules
+
+    if len(data) > MAX_RECORD_BYTES:
+        raise InvalidRequest(f"{len(data)} bytes, over the limit of {MAX_RECORD_BYTES} for a request")
+    depth = json_depth(data)
+    if depth > MAX_RECORD_DEPTH:
+        raise InvalidRequest(f"nested {depth} levels deep (at most {MAX_RECORD_DEPTH})")
+    hooks = _StrictHooks()
     try:
-        doc = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InvalidRequest(f"not JSON ({one_line(exc)})") from None
-    return record_from_json(doc)
+        doc = json.loads(data.decode("utf-8"), object_pairs_hook=hooks.object_pairs, parse_int=hooks.parse_int,
+                         parse_float=hooks.parse_float, parse_constant=hooks.parse_constant)
+    except UnicodeDecodeError as exc:
+        raise InvalidRequest(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except json.JSONDecodeError as exc:
+        raise InvalidRequest(f"not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    except (RecursionError, MemoryError, ValueError) as exc:  # the checks above should have stopped it
+        raise InvalidRequest(f"cannot be parsed ({type(exc).__name__})") from None
+    if hooks.seen:
+        where, reason = _first_rejected(doc) or ("(top level)", "refused")
+        raise InvalidRequest(f"{where}: {reason}")
+    return doc
+
+
+def record_from_bytes(data: bytes) -> RequestRecord:
+    """A record from a request file's bytes: read within bounds, then every field checked.
+    Any problem is InvalidRequest (one line): a file written by anyone cannot stop a reader."""
+    doc = load_record_json(data)
+    try:
+        return record_from_json(doc)
+    except InvalidRequest:
+        raise
+    except Exception as exc:  # a type no check foresaw: still one invalid file, not a crash
+        raise InvalidRequest(f"not a valid request ({type(exc).__name__}: {one_line(exc, 200)})") from None

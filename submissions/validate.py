@@ -23,6 +23,7 @@ refuses oversized, too deeply nested and otherwise hostile files before they are
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import math
 import re
 import unicodedata
@@ -434,6 +435,33 @@ def _check_sizes(doc: Mapping) -> list[str]:
             for key, limit in MAX_ITEMS.items() if isinstance(doc.get(key), list) and len(doc[key]) > limit]
 
 
+def _check_text_encoding(doc: Any) -> list[str]:
+    """Every string (key or value) that is not valid UTF-8: a lone surrogate such as "\\ud800"
+    parses from JSON but cannot be written out again (it broke the leaderboard's detail view).
+    Paths are shown with JSON escapes, so the line itself can be printed."""
+    problems = []
+    stack: list[tuple[str, Any]] = [("", doc)]
+    while stack:
+        where, node = stack.pop()
+        items = node.items() if isinstance(node, Mapping) else enumerate(node) if isinstance(node, list) else ()
+        for key, value in items:
+            shown = json.dumps(key)[1:-1] if isinstance(key, str) else str(key)
+            path = f"{where}/{shown}" if where else shown
+            for text, what in ((key, "key"), (value, "text")):
+                if isinstance(text, str) and not _encodes(text):
+                    bad = next(ch for ch in text if not _encodes(ch))
+                    problems.append(f"{path}: {what} is not valid UTF-8 (a lone surrogate U+{ord(bad):04X})")
+            stack.append((path, value))
+    return sorted(set(problems))
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
 
 _REQUIRED = re.compile(r"^'([^']+)' is a required property$")
 
@@ -459,6 +487,9 @@ def check_results(doc: Mapping, *, allow_demo: bool = False, now: _dt.datetime |
     oversized = _check_sizes(doc)
     if oversized:
         return oversized  # refused whatever else holds; checking it all would take minutes
+    unencodable = _check_text_encoding(doc)
+    if unencodable:
+        return unencodable  # refused first: the other checks' lines would quote the bad text
     now = now or _dt.datetime.now(_dt.timezone.utc)
     ours: list[tuple[str, str]] = []
     version = doc.get("schema_version")

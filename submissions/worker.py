@@ -22,7 +22,9 @@ launch serves one request (``--once``), relaunched in a loop.
 
 from __future__ import annotations
 
+import os
 import re
+import signal
 import sys
 import threading
 import time
@@ -39,6 +41,7 @@ from submissions.requests import (
     PENDING,
     RUNNING,
     WORKER_PREFIX,
+    InvalidRequest,
     RequestRecord,
     one_line,
     record_from_json,
@@ -51,6 +54,16 @@ DEFAULT_MAX_ATTEMPTS = 3
 CLAIM_TRIES = 3  # refused claims of one request in one round while it stays PENDING
 MAX_WRITE_TRIES = 20  # conditional writes of one update before giving up (a very busy Hub dataset)
 WORKER_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$")
+# Tests set this to a point name below to have the worker SIGKILL itself there (tests/test_worker_kill.py).
+KILL_AT_ENV = "T2IBENCH_WORKER_KILL_AT"
+KILL_POINTS = ("claimed", "audited", "provenance_added", "posted")
+
+
+def kill_point(name: str) -> None:
+    """Die by SIGKILL at ``name`` when the test hook asks for it: proves every point between the
+    claim and FINISHED can be resumed without a second results file."""
+    if os.environ.get(KILL_AT_ENV) == name:
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 class LostClaim(RuntimeError):
@@ -139,7 +152,10 @@ def _read_newer(store: RequestStore, stored: StoredRecord, delays) -> StoredReco
     """The request as it is after a refused write; a Hub that still shows the old head is read
     again after a pause."""
     while True:
-        fresh = store.read(stored.path)
+        try:
+            fresh = store.read(stored.path)
+        except InvalidRequest as exc:  # someone overwrote it with a file that is not a request
+            raise LostClaim(f"{stored.path} is not a valid request any more ({exc})") from None
         if fresh is None:
             raise LostClaim(f"{stored.path} is gone")
         if fresh.version != stored.version:
@@ -233,6 +249,7 @@ def claim_next(store: RequestStore, opts: WorkerOptions) -> StoredRecord | None:
                 request_store.sleep(0.5)  # the Hub still shows the refused head: give it a moment
             continue
         opts.say(f"claimed {claim.request_id}")
+        kill_point("claimed")
         return stored
 
 
@@ -336,7 +353,9 @@ def images_repo_for(record: RequestRecord, prefix: str) -> str:
 
 
 def post_results(record: RequestRecord, opts: WorkerOptions) -> tuple[str, str | None]:
-    """Post the run's results (and images) as ``t2ibench submit`` does; (results path, PR URL)."""
+    """Post the run's results (and images) as ``t2ibench submit`` does, under the request's own
+    name (:func:`submissions.posted_results.results_relpath`); (results path, PR URL)."""
+    from submissions.posted_results import results_relpath
     from submissions.submit import SubmissionRefused, plan_submission, send_submission
 
     images = images_repo_for(record, opts.images_repo) if opts.images_repo else None
@@ -345,6 +364,7 @@ def post_results(record: RequestRecord, opts: WorkerOptions) -> tuple[str, str |
                                demo=record.demo, to_folder=opts.results_folder)
     except SubmissionRefused as exc:
         raise AuditRefused(f"the results do not validate: {exc.problems[0]}") from None
+    plan.relpath = results_relpath(record)  # not the time stamp: a re-run finds it, two requests never collide
     outcome = send_submission(plan, token=opts.token)
     if opts.results_folder is not None:
         return str(outcome.local_path), outcome.pr_url
@@ -352,6 +372,30 @@ def post_results(record: RequestRecord, opts: WorkerOptions) -> tuple[str, str |
 
 
 # --------------------------------------------------------------------------- one request
+
+
+def audit_and_post(rec: RequestRecord, opts: WorkerOptions, heartbeat: "Heartbeat",
+                   audit: Callable) -> tuple[str, str | None]:
+    """Results path and PR URL of the request: those an earlier attempt posted before it was
+    killed (found under the request's own name: never audited or posted twice), or a new audit's."""
+    from submissions.posted_results import find_posted_results
+
+    posted = find_posted_results(rec, opts)
+    if posted is not None:
+        opts.say(f"{rec.request_id}: an earlier attempt posted its results ({posted[1] or posted[0]}); "
+                 "finishing without auditing again")
+        return posted
+    outcome = audit(rec, opts)
+    if heartbeat.lost:
+        raise LostClaim(heartbeat.lost)
+    kill_point("audited")
+    add_provenance(Path(outcome.results_path), rec, opts)
+    kill_point("provenance_added")
+    heartbeat.beat()  # proves the claim still holds just before posting
+    posted = post_results(rec, opts)
+    kill_point("posted")
+    return posted
+
 
 
 @dataclass
@@ -377,12 +421,7 @@ def process(store: RequestStore, stored: StoredRecord, opts: WorkerOptions, *,
     reason = results_path = results_url = None
     try:
         try:
-            outcome = audit(rec, opts)
-            if heartbeat.lost:
-                raise LostClaim(heartbeat.lost)
-            add_provenance(Path(outcome.results_path), rec, opts)
-            heartbeat.beat()  # proves the claim still holds just before posting
-            results_path, results_url = post_results(rec, opts)
+            results_path, results_url = audit_and_post(rec, opts, heartbeat, audit)
         except (LostClaim, KeyboardInterrupt):
             raise
         except Exception as exc:

@@ -12,6 +12,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -165,6 +166,14 @@ def test_every_route_needs_a_login(rd, serve):
         assert anon.get(path).status_code == 401, path
     body = {"data": [None], "fn_index": 0, "session_hash": "abc"}
     assert anon.post("gradio_api/queue/join", json=body).status_code == 401
+    # An event stream Gradio leaves without a login check: refused at once, not held open (issue 23).
+    start = time.monotonic()
+    with anon.stream("GET", "gradio_api/heartbeat/abc", timeout=10) as response:
+        assert response.status_code == 401
+    assert time.monotonic() - start < 5
+    alice = Page(url, "alice")
+    with alice.http.stream("GET", f"gradio_api/heartbeat/{alice.session_hash}", timeout=10) as response:
+        assert response.status_code == 200  # a logged-in page keeps its heartbeat
     assert anon.post("login", data={"username": "alice", "password": "bob-secret"}).status_code == 400
     assert anon.post("login", data={"username": "mallory", "password": "alice-secret"}).status_code == 400
     assert not L.answers_path(rd).exists()

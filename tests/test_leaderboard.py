@@ -299,27 +299,30 @@ def test_forest_panels_and_compare_table(board):
 
 
 def test_evaluated_badge_follows_the_queue(board):
-    """A row is evaluated by the maintainers' workers when its results say so (evaluated_by,
-    request_id) and, with a queue, its request is FINISHED there by that worker; else no badge."""
+    """A row is evaluated by the maintainers' workers only when a FINISHED request of the queue
+    names its file (results_path) for its model; without a queue no row is (issue 23)."""
     from types import SimpleNamespace
 
     sub = board.submissions[0]
     assert data.evaluated_by(sub) is None and "evaluated" not in data.badges_html(sub)
     doc = {**sub.doc, "evaluated_by": "maintainers' worker gpu-<b>1</b>", "request_id": "acme__m@abc"}
     marked = data.Submission(doc=doc, source=sub.source, path=sub.path, run_dir=None)
-    assert data.evaluated_by(marked) == "maintainers' worker gpu-<b>1</b>"  # no queue: taken on trust
-    html_cell = data.badges_html(marked)
-    assert ">evaluated</span>" in html_cell and "<b>" not in html_cell and "&lt;b&gt;" in html_cell
-    request = SimpleNamespace(model_id=sub.model_id, worker_id="gpu-<b>1</b>")
+    assert data.evaluated_by(marked) is None  # no queue: the fields alone prove nothing
+    request = SimpleNamespace(model_id=sub.model_id, worker_id="gpu-<b>1</b>", results_path=f"/srv/r/{sub.source}")
     checked = data.Submission(doc=doc, source=sub.source, path=sub.path, run_dir=None,
                               finished={"acme__m@abc": request})
     assert data.evaluated_by(checked) == "maintainers' worker gpu-<b>1</b>"
+    html_cell = data.badges_html(checked)
+    assert ">evaluated</span>" in html_cell and "<b>" not in html_cell and "&lt;b&gt;" in html_cell
     forged = data.Submission(doc=doc, source=sub.source, path=sub.path, run_dir=None, finished={})
     assert data.evaluated_by(forged) is None  # not a FINISHED request of the queue
+    copied = data.Submission(doc=doc, source="elsewhere/copy.json", path=sub.path, run_dir=None,
+                             finished={"acme__m@abc": request})
+    assert data.evaluated_by(copied) is None  # the request names another file
     for claim in ({"evaluated_by": "self"}, {"evaluated_by": "maintainers' worker x"}):  # no request id
         assert data.evaluated_by(data.Submission(doc={**sub.doc, **claim}, source="s", path=sub.path,
-                                                 run_dir=None)) is None
-    rows = [data.ModelRow(marked), data.ModelRow(sub)]
+                                                 run_dir=None, finished={"acme__m@abc": request})) is None
+    rows = [data.ModelRow(checked), data.ModelRow(sub)]
     assert data.filter_rows(rows, provenance_filter="maintainers' worker") == [rows[0]]
     assert data.filter_rows(rows, provenance_filter="self-reported") == [rows[1]]
 

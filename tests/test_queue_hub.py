@@ -80,7 +80,7 @@ class FakeHub:
 
     def hf_hub_download(self, api, repo_id, filename, *, repo_type=None, revision=None, **kw):
         self.calls.append(("hf_hub_download", repo_id, filename, repo_type, revision))
-        files = self.files_at(revision)
+        files = self.files_at(revision) if repo_id == REQUESTS else self.results_files(repo_id, revision)
         if filename not in files:
             raise _error(404, RemoteEntryNotFoundError)
         out = self.root / "downloads" / revision / filename
@@ -113,6 +113,23 @@ class FakeHub:
 
     lag_after_refusal = 0
 
+    # The results dataset: an empty main branch and the pull requests opened by the fake's one user.
+    def results_files(self, repo_id, revision):
+        if revision == "main":
+            return {}
+        number = int(revision.rsplit("/", 1)[-1])
+        repo, files, *_ = self.prs[number - 1]
+        return files if repo == repo_id else {}
+
+    def get_repo_discussions(self, api, repo_id, *, repo_type=None, discussion_type=None, author=None, **kw):
+        self.calls.append(("get_repo_discussions", repo_id, discussion_type, author))
+        return iter([SimpleNamespace(git_reference=f"refs/pr/{i}", url=f"https://huggingface.co/datasets/{repo_id}/"
+                                     f"discussions/{i}") for i, pr in enumerate(self.prs, 1) if pr[0] == repo_id])
+
+    def file_exists(self, api, repo_id, filename, *, repo_type=None, revision=None, **kw):
+        self.calls.append(("file_exists", repo_id, filename, revision))
+        return filename in self.results_files(repo_id, revision)
+
     def whoami(self, api, **kw):
         self.calls.append(("whoami",))
         return {"name": "maintainer"}
@@ -129,7 +146,8 @@ class FakeHub:
 @pytest.fixture
 def hub(monkeypatch, tmp_path):
     fake = FakeHub(tmp_path)
-    for name in ("repo_info", "snapshot_download", "hf_hub_download", "create_commit", "whoami", "model_info"):
+    for name in ("repo_info", "snapshot_download", "hf_hub_download", "create_commit", "whoami", "model_info",
+                 "get_repo_discussions", "file_exists"):
         monkeypatch.setattr(HfApi, name, lambda api, *a, _n=name, **kw: getattr(fake, _n)(api, *a, **kw))
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.setenv("HF_TOKEN", "hf_test_token")
@@ -236,6 +254,9 @@ def test_worker_refused_claim_takes_the_next_request(hub, tmp_path, tiny_audit):
         *snapshot(h1),
         ("create_commit", REQUESTS, "dataset", (newer.path,), h1, False,
          f"Claim {newer.request_id} (maintainers' worker gpu-1)"),
+        # Results an earlier attempt posted? Main, then the pull requests of the worker's own user: none.
+        ("whoami",), ("get_repo_discussions", RESULTS, "pull_request", "maintainer"),
+        ("file_exists", RESULTS, results_path_files[0], "main"),
         ("create_commit", REQUESTS, "dataset", (newer.path,), h2, False, f"Heartbeat {newer.request_id}"),
         ("whoami",),  # t2ibench submit's own checks, then its pull request
         ("create_commit", RESULTS, "dataset", results_path_files, None, True, pr_title),
@@ -255,6 +276,25 @@ def test_worker_refused_claim_takes_the_next_request(hub, tmp_path, tiny_audit):
     assert posted["evaluated_by"] == "maintainers' worker gpu-1" and posted["request_id"] == newer.request_id
     assert posted["submission"]["results_repo"] == RESULTS
     assert check_results(posted, allow_demo=True) == []
+    assert results_path == f"results/{model_folder_name('builtin:tiny-sd')}/request-builtin-v1.json"
+
+    # Killed after its pull request, before FINISHED: the next worker finds the pull request and
+    # finishes the request with it, without auditing or posting again.
+    running = RequestRecord(**{k: v for k, v in done.items() if k not in ("format", "request_id")}).replace(
+        status=RUNNING, finished_at=None, results_path=None, results_url=None, attempts=1,
+        heartbeat_at="2026-11-24T09:00:00.000Z", heartbeat_timeout_s=1.0)
+    hub.apply({newer.path: running.dumps()})
+    lines.clear()
+
+    def must_not_run(record, opts):
+        raise AssertionError("audited twice")
+
+    again = work_once(HubRequestStore(REQUESTS), WorkerOptions(worker_id="gpu-2", runs_dir=tmp_path / "runs2",
+                      results_repo=RESULTS, heartbeat_timeout=1, log=lines.append), audit=must_not_run)
+    assert again.status == "finished" and len(hub.prs) == 1
+    assert (again.record.results_path, again.record.results_url, again.record.worker_id) == \
+        (results_path, f"https://huggingface.co/datasets/{RESULTS}/discussions/1", "gpu-2")
+    assert any("an earlier attempt posted its results" in line for line in lines), lines
 
 
 def test_claim_refused_by_an_unrelated_commit_is_tried_again(hub, tmp_path):

@@ -319,3 +319,160 @@ def test_problem_kinds_are_reported_in_a_fixed_order(run):
     kinds = [p.kind for p in check_run_folder(run)]
     assert kinds == ["manifest", "image-missing", "orphan-image", "label-unreadable"]
     assert kinds == sorted(kinds, key=PROBLEM_KINDS.index)
+
+
+# --------------------------------------------------------------------------- issue 23: `t2ibench run` repairs as `generate` does
+
+
+def _delete_metadata(run: Path) -> None:
+    (run / "images" / "b000002" / "metadata.jsonl").unlink()
+
+
+def _truncate_metadata(run: Path) -> None:
+    meta = run / "images" / "b000002" / "metadata.jsonl"
+    meta.write_bytes(meta.read_bytes()[:300])  # mid-line, inside a string
+
+
+def _copy_batch(run: Path) -> None:
+    shutil.copytree(run / "images" / "b000002", run / "images" / "b000009")
+
+
+@pytest.mark.parametrize("damage", [_delete_metadata, _truncate_metadata, _copy_batch],
+                         ids=["metadata-deleted", "metadata-truncated", "batch-copied"])
+def test_the_same_run_command_repairs_what_generate_repairs(run, capsys, damage):
+    before = png_bytes(run)
+    damage(run)
+    err = regenerate(capsys, run, "run")
+    assert "repaired: images/b00000" in err
+    assert png_bytes(run) == before and not (run / "images" / "b000009").exists()
+    assert_verifies(capsys, run)
+
+
+def test_a_truncated_metadata_file_is_named_in_every_error(run, capsys):
+    from benchmark.run_folder import scan_batches
+
+    _truncate_metadata(run)
+    meta = run / "images" / "b000002" / "metadata.jsonl"
+    with pytest.raises(RunFolderError) as caught:
+        scan_batches(run)
+    assert str(caught.value).startswith(f"{meta} line 1 is not valid JSON (Unterminated string")
+    rc, out, _ = t2ibench(capsys, "verify", run)
+    assert rc == 1 and out.splitlines()[0].startswith("batch") and "images/b000002/metadata.jsonl: line 1" in out
+
+
+def test_bytes_appended_after_a_png_are_reported_as_such(run, capsys):
+    rel = "images/b000000/000000.png"
+    with open(run / rel, "ab") as fh:
+        fh.write(b"<script>")
+    rc, out, _ = t2ibench(capsys, "verify", run)
+    assert rc == 1
+    first = out.splitlines()[0]
+    assert first.startswith("image-sha256") and rel in first, out
+    assert first.endswith("the file has 8 bytes appended after the PNG's end chunk") and "truncated" not in out
+
+
+def test_a_corrupt_timings_file_is_not_called_unannotated(run, capsys):
+    (run / "timings.json").write_text('{"annotate/total": {"seconds": 1.0,')
+    rc, _, err = t2ibench(capsys, "score", run)
+    line = one_error_line(err)
+    assert rc == 2 and "has not been annotated" not in line
+    assert "timings.json is damaged (not valid JSON" in line and "t2ibench annotate" in line
+
+
+# --------------------------------------------------------------------------- issue 23: verify follows the scores
+
+
+def _drop_batch_and_its_manifest_rows(run: Path) -> None:
+    shutil.rmtree(run / "images" / "b000004")
+    m = read_manifest(run)
+    m[m["batch"] != "b000004"].to_parquet(run / "manifest.parquet", index=False)
+
+
+def _flip_gender_everywhere(run: Path) -> None:
+    meta = run / "images" / "b000000" / "metadata.jsonl"
+    rows = [json.loads(ln) for ln in meta.read_text().splitlines()]
+    rows[0]["gender"] = "man" if rows[0]["gender"] == "woman" else "woman"
+    meta.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    m = read_manifest(run)
+    m.loc[m["probe_id"] == rows[0]["probe_id"], "gender"] = rows[0]["gender"]
+    m.to_parquet(run / "manifest.parquet", index=False)
+
+
+def _edit_config(run: Path, change) -> None:
+    config = json.loads((run / "run_config.json").read_text())
+    change(config)
+    (run / "run_config.json").write_text(json.dumps(config))
+
+
+def _another_model(run: Path) -> None:
+    _edit_config(run, lambda c: c["model"].update(spec="acme/other", model_id="acme/other"))
+
+
+def _another_limit(run: Path) -> None:
+    _edit_config(run, lambda c: c.update(limit_per_suite=2))
+
+
+def _garbage_config(run: Path) -> None:
+    (run / "run_config.json").write_text("[1, 2]")
+
+
+@pytest.mark.parametrize("damage, first", [
+    (_drop_batch_and_its_manifest_rows, "probe-missing  pst_single/occupation/"),
+    (_flip_gender_everywhere, "row-mismatch  images/b000000/metadata.jsonl (probe gep_neutral/woman/"),
+    (_another_model, "row-mismatch  images/b000000/metadata.jsonl (probe "),
+    (_another_limit, "run-config  run_config.json: probes_sha256 is not the fingerprint of the probe list"),
+    (_garbage_config, "run-config  run_config.json: "),
+], ids=["batch-and-manifest-rows-dropped", "gender-flipped-in-metadata-and-manifest", "config-names-another-model",
+        "config-limit-edited", "config-garbage"])
+def test_verify_and_score_check_the_folder_against_what_the_run_asked_for(run, capsys, damage, first):
+    assert_verifies(capsys, run)
+    damage(run)
+    rc, out, _ = t2ibench(capsys, "verify", run)
+    assert rc == 1 and out.splitlines()[0].startswith(first), out
+    rc, _, err = t2ibench(capsys, "score", run)
+    assert rc == 2 and "score refused" in one_error_line(err), err
+    if damage is _another_model:
+        assert "model_id is 'builtin:tiny-sd', run_config.json says 'acme/other'" in out
+
+
+def test_a_dropped_batch_and_a_flipped_gender_are_repaired_by_run(run, capsys):
+    before = png_bytes(run)
+    _drop_batch_and_its_manifest_rows(run)
+    _flip_gender_everywhere(run)
+    regenerate(capsys, run, "run")
+    assert png_bytes(run) == before
+    assert_verifies(capsys, run)
+
+
+# --------------------------------------------------------------------------- issue 23: files a score reads are hashed when written
+
+
+def test_an_edited_label_value_is_reported_refused_and_rebuilt(run, capsys):
+    before = labels(run, "attributes")
+    path = run / "labels" / "attributes.parquet"
+    assert (run / "labels" / "attributes.parquet.sha256").is_file()
+    df = pd.read_parquet(path)
+    df.loc[0, "label"] = 1 - int(df.loc[0, "label"])  # one label flipped
+    df.to_parquet(path, index=False)
+    rc, out, _ = t2ibench(capsys, "verify", run)
+    assert rc == 1 and out.splitlines()[0].startswith("label-sha256  labels/attributes.parquet: bytes do not match")
+    rc, _, err = t2ibench(capsys, "score", run)
+    assert rc == 2 and "labels/attributes.parquet" in one_error_line(err) and "t2ibench annotate" in err
+    rc, _, err = t2ibench(capsys, "annotate", run, "--quiet")
+    assert rc == 0 and "moved aside" in err, err
+    pd.testing.assert_frame_equal(labels(run, "attributes"), before)
+    assert_verifies(capsys, run)
+
+
+def test_a_rolled_embedding_cache_is_rebuilt_not_trusted(run, capsys):
+    import numpy as np
+
+    before = pd.read_parquet(run / "labels" / "attributes.parquet")
+    [cache] = (run / "embeddings").glob("*/images.npy")
+    np.save(cache, np.roll(np.load(cache), 1, axis=0))  # rows rolled by one: every image gets another's
+    (run / "labels" / "attributes.parquet").unlink()
+    with pytest.warns(UserWarning, match="does not match the sha256 recorded when it was written; rebuilding"):
+        rc, _, err = t2ibench(capsys, "annotate", run, "--quiet")
+    assert rc == 0, err
+    pd.testing.assert_frame_equal(pd.read_parquet(run / "labels" / "attributes.parquet"), before)
+    assert_verifies(capsys, run)

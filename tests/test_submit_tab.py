@@ -117,9 +117,10 @@ def test_provenance_and_filter(tmp_path):
     wrong_worker = _results(by="maintainers' worker gpu-9", rid=rid)
     own = _results()
     assert provenance(own) == PROVENANCE_SELF
-    assert provenance(worker) == provenance(forged) == PROVENANCE_WORKER  # without the queue, on trust
+    # Without the queue nothing can be checked: the fields alone prove nothing (issue 23).
+    assert provenance(worker) == provenance(forged) == PROVENANCE_SELF
     store = _store(tmp_path, _rec(status=FINISHED, worker_id="gpu-1", finished_at="2026-11-24T12:00:00.000Z",
-                                  results_path="x.json"))
+                                  results_path="/srv/results/acme--a/x.json"))
     finished = finished_requests(store)
     assert set(finished) == {rid}
     assert provenance(worker, finished) == PROVENANCE_WORKER
@@ -129,6 +130,13 @@ def test_provenance_and_filter(tmp_path):
     assert filter_by_provenance(rows, "all") == rows
     assert filter_by_provenance(rows, PROVENANCE_WORKER, finished) == rows[:1]
     assert filter_by_provenance(rows, PROVENANCE_SELF, finished) == rows[1:]
-    assert filter_by_provenance([SimpleNamespace(doc=worker), own], PROVENANCE_WORKER) == [SimpleNamespace(doc=worker)]
+    assert filter_by_provenance([SimpleNamespace(doc=worker), own], PROVENANCE_WORKER, finished) \
+        == [SimpleNamespace(doc=worker)]
+    assert filter_by_provenance([SimpleNamespace(doc=worker), own], PROVENANCE_WORKER) == []
+    # A file the leaderboard read: evaluated only when the FINISHED request's results_path names it,
+    # whoever finished the request (a worker that took over after a kill finishes with the first one's file).
+    assert provenance(SimpleNamespace(doc=worker, source="acme--a/x.json"), finished) == PROVENANCE_WORKER
+    assert provenance(SimpleNamespace(doc=wrong_worker, source="results/acme--a/x.json"), finished) == PROVENANCE_WORKER
+    assert provenance(SimpleNamespace(doc=worker, source="acme--a/copy.json"), finished) == PROVENANCE_SELF
     with pytest.raises(ValueError, match="provenance filter must be one of"):
         filter_by_provenance(rows, "mine")

@@ -249,3 +249,18 @@ def test_cli_exit_codes_and_lines(tmp_path):
     assert len(lines) == 4 and lines[1].startswith(f"{broken}: not valid JSON: Expecting")
     assert lines[2] == f"{tmp_path / 'missing.json'}: no such file"
     assert lines[3] == f"{array}: not a results document: the top level is a JSON array, not an object"
+
+
+def test_strings_that_are_not_utf8_are_refused_everywhere(tmp_path):
+    """Issue 23: a lone surrogate ("x\\ud800y" in JSON) parses but cannot be written out again."""
+    doc = hub_doc()
+    doc["notes"] = ["x\ud800y"]
+    doc["settings"]["\udfff"] = 1
+    assert check_results(doc) == ["notes/0: text is not valid UTF-8 (a lone surrogate U+D800)",
+                                  "settings/\\udfff: key is not valid UTF-8 (a lone surrogate U+DFFF)"]
+    path = tmp_path / "surrogate.json"
+    path.write_text(json.dumps(hub_doc()).replace('"notes": []', '"notes": ["x\\ud800y"]'))
+    assert '"x\\ud800y"' in path.read_text()
+    proc = _cli("validate", path)
+    assert proc.returncode == 1 and proc.stderr == ""
+    assert proc.stdout.splitlines() == [f"{path}: notes/0: text is not valid UTF-8 (a lone surrogate U+D800)"]

@@ -5,13 +5,16 @@ Layout (one folder per encoder)::
     RUN_DIR/embeddings/<encoder-slug>/
         images.npy    (n, d) float32, L2-normalised, row i is the image of ids[i]
         ids.json      the probe ids, in row order (a JSON list)
-        meta.json     {"encoder": spec, "dim": d, "n": n, "sha256": [...]} (sha256 of each PNG)
+        meta.json     {"encoder": spec, "dim": d, "n": n, "sha256": [...] (sha256 of each PNG),
+                       "images_npy_sha256": ..., "ids_json_sha256": ...} (of the other two files)
 
 :meth:`EmbeddingCache.ensure` returns the embeddings of the images asked for, embedding
 only those not cached yet (or whose PNG bytes changed since, by sha256), and flushes the
 cache every ``flush_every`` new images, so a killed run loses at most that many. Each
 file is written to a temporary name and renamed into place; a cache whose three files
-disagree (a kill between two renames) is discarded and rebuilt.
+disagree (a kill between two renames), or whose array or ids do not hash to what meta.json
+recorded when they were written (rows edited or rolled), is discarded and rebuilt: the
+labels are computed from the images again, never from a cache that changed.
 """
 
 from __future__ import annotations
@@ -43,6 +46,10 @@ def encoder_slug(spec: str) -> str:
     return slug
 
 
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
 class EmbeddingCache:
     """The cached image embeddings of one encoder in one run folder."""
 
@@ -64,11 +71,17 @@ class EmbeddingCache:
         if not (arr_path.is_file() and ids_path.is_file()):
             return
         try:
-            ids = json.loads(ids_path.read_text(encoding="utf-8"))
-            arr = np.load(arr_path, allow_pickle=False)
+            arr_bytes, ids_bytes = arr_path.read_bytes(), ids_path.read_bytes()
+            ids = json.loads(ids_bytes.decode("utf-8"))
+            arr = np.load(io.BytesIO(arr_bytes), allow_pickle=False)
             meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else {}
         except (OSError, ValueError) as exc:
             warnings.warn(f"embedding cache {self.dir} is unreadable ({exc}); rebuilding it", stacklevel=3)
+            return
+        if not isinstance(meta, dict) or meta.get("images_npy_sha256") != _sha(arr_bytes) \
+                or meta.get("ids_json_sha256") != _sha(ids_bytes):
+            warnings.warn(f"embedding cache {self.dir} does not match the sha256 recorded when it was written; "
+                          "rebuilding it", stacklevel=3)
             return
         sha = meta.get("sha256") if isinstance(meta.get("sha256"), list) else [None] * len(ids)
         if (not isinstance(ids, list) or arr.ndim != 2 or arr.shape[0] != len(ids) or len(sha) != len(ids)
@@ -85,10 +98,12 @@ class EmbeddingCache:
         self.dir.mkdir(parents=True, exist_ok=True)
         buf = io.BytesIO()
         np.save(buf, np.ascontiguousarray(self.array, dtype=np.float32), allow_pickle=False)
+        ids_bytes = json.dumps(self.ids).encode()
         write_bytes_atomic(self.dir / "images.npy", buf.getvalue())
-        meta = {"encoder": self.encoder, "dim": int(self.array.shape[1]), "n": len(self.ids), "sha256": self.sha256}
+        meta = {"encoder": self.encoder, "dim": int(self.array.shape[1]), "n": len(self.ids), "sha256": self.sha256,
+                "images_npy_sha256": _sha(buf.getvalue()), "ids_json_sha256": _sha(ids_bytes)}
         write_bytes_atomic(self.dir / "meta.json", json.dumps(meta).encode())
-        write_bytes_atomic(self.dir / "ids.json", json.dumps(self.ids).encode())
+        write_bytes_atomic(self.dir / "ids.json", ids_bytes)
 
     # ------------------------------------------------------------------ lookup
 

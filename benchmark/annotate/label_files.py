@@ -25,6 +25,7 @@ import pandas as pd
 
 from benchmark.atomic import atomic_path
 from benchmark.run_folder import LABELS_DIR
+from benchmark.written_hashes import record_written, sidecar_path, written_hash_problem
 
 __all__ = ["LABELS_DIR", "LabelFile", "LABEL_FILES", "LabelStore", "register_label_file", "get_label_file",
            "read_labels", "key_part", "set_aside_label_file"]
@@ -140,6 +141,7 @@ def set_aside_label_file(path: Path) -> Path:
         target = path.with_name(f"{path.name}.corrupt-{stamp}-{n}")
         n += 1
     path.rename(target)
+    sidecar_path(path).unlink(missing_ok=True)  # the new file gets its own record
     return target
 
 
@@ -166,6 +168,7 @@ def write_label_rows(path: Path, rows: list[dict], spec: LabelFile) -> None:
     arrays = [pa.array(_column_values(rows, c, t), type=schema.field(c).type) for c, t in spec.columns.items()]
     with atomic_path(path) as tmp:
         pq.write_table(pa.Table.from_arrays(arrays, schema=schema), tmp)
+    record_written(path)  # verify and the score stage compare with it
 
 
 class LabelStore:
@@ -186,6 +189,12 @@ class LabelStore:
         self.probe_order = probe_order
         self.existed = self.path.is_file()
         self.set_aside: Path | None = None
+        edited = written_hash_problem(self.path) if self.existed else None
+        if edited:  # not the file this stage wrote: never reused
+            self.set_aside = set_aside_label_file(self.path)
+            print(f"{spec.relpath} {edited}: moved aside to {self.set_aside.name}; its rows are computed again",
+                  file=sys.stderr)
+            self.existed = False
         if self.existed:
             try:
                 df = pd.read_parquet(self.path)

@@ -365,8 +365,11 @@ class AnnotationApp:
 
     def launch_kwargs(self) -> dict:
         """What ``launch`` needs besides host, port and login: no file access beyond the shown images,
-        no uploads, no extra routes; the key script and the swatch colours."""
+        no uploads, no extra routes, no route without a login; the key script and the swatch colours."""
+        from benchmark.human.login_guard import middleware
+
         return {"blocked_paths": [str(self.run_dir.resolve())], "max_file_size": 0, "share": False,
+                "app_kwargs": {"middleware": middleware()},  # the heartbeat route needs a login too
                 "mcp_server": False, "ssr_mode": False, "enable_monitoring": False, "run_history": False,
                 "footer_links": [], "head": _KEY_SCRIPT % _json(SHORTCUTS), "css": _swatch_css()}
 

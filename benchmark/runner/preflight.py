@@ -99,7 +99,10 @@ def _measured_rates(run_dir: Path) -> tuple[int, float | None, float | None]:
     """(images already generated, seconds per image they took, annotate images per second)."""
     if not (run_dir / rf.CONFIG_FILE).is_file():
         return 0, None, None
-    rows = rf.scan_batches(run_dir, check_files=False)
+    try:
+        rows = rf.scan_batches(run_dir, check_files=False)
+    except (ValueError, OSError):  # a damaged batch: generation repairs it; the plan only has no estimate
+        rows = []
     spent = {}
     for r in rows:  # batch_seconds is repeated on every row of its batch
         if r.get("batch_seconds") is not None:
@@ -164,14 +167,33 @@ def check_stage_inputs(run_dir: str | Path, stage: str) -> None:
         raise StageOrderError(f"{run_dir} has no generated images yet: run `t2ibench run MODEL --out {run_dir}` "
                               "first")
     if stage == "score" and not _annotation_finished(run_dir):
+        damaged = _timings_problem(run_dir)
+        if damaged:  # not "has not been annotated": the record of it is what is broken
+            raise StageOrderError(f"{run_dir / rf.TIMINGS_FILE} is damaged ({damaged}), so it cannot say whether "
+                                  f"annotation finished: run `t2ibench annotate {run_dir}` (it rewrites the file), "
+                                  "then score")
         raise StageOrderError(f"{run_dir} has not been annotated: run `t2ibench annotate {run_dir}` first")
     if stage == "report" and not (run_dir / RESULTS_FILE).is_file():
         raise StageOrderError(f"{run_dir} has not been scored: run `t2ibench score {run_dir}` first")
+
+
+def _timings_problem(run_dir: Path) -> str | None:
+    """Why timings.json cannot be read as a JSON object; None when it can (or is absent)."""
+    path = run_dir / rf.TIMINGS_FILE
+    if not path.exists():
+        return None
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror or exc}"
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        return f"not valid JSON: {str(exc).splitlines()[0][:120]}"
+    return None if isinstance(doc, dict) else "not a JSON object"
 
 
 def _annotation_finished(run_dir: Path) -> bool:
     """The annotate stage records its total when it finishes (timings.json ``annotate/total``)."""
     try:
         return "annotate/total" in json.loads((run_dir / rf.TIMINGS_FILE).read_text())
-    except (OSError, ValueError):
+    except (OSError, ValueError, TypeError, RecursionError):
         return False

@@ -30,6 +30,7 @@ import pandas as pd
 from benchmark import run_folder as rf
 from benchmark.annotate.label_files import set_aside_label_file
 from benchmark.run_folder_check import FolderCheck, Problem, comparable, inspect_run_folder, label_files
+from benchmark.written_hashes import record_written, written_hash_problem
 
 __all__ = ["RepairOutcome", "repair_run_folder", "drop_label_rows"]
 
@@ -116,7 +117,7 @@ def repair_run_folder(run_dir: str | Path, probes: pd.DataFrame, *,
         more = f" (and {len(manifest) - 1} more)" if len(manifest) > 1 else ""
         _say(out, f"{rf.MANIFEST_FILE} is rewritten from {rf.METADATA_FILE} ({manifest[0].line()}{more})", log)
     for p in problems:
-        if p.kind == "label-unreadable":
+        if p.kind in ("label-unreadable", "label-sha256"):
             target = set_aside_label_file(run_dir / p.where)
             out.set_aside.append(target.relative_to(run_dir).as_posix())
             _say(out, f"{p.where} {p.message}: moved aside to {target.name}; the annotate stage computes it again",
@@ -144,14 +145,15 @@ def drop_label_rows(run_dir: str | Path, probe_ids: Iterable[str], *,
             table = pq.read_table(path)
         except Exception:  # unreadable: set aside by repair_run_folder, or left for the annotate stage
             continue
-        if "probe_id" not in table.column_names:
-            continue
+        if "probe_id" not in table.column_names or written_hash_problem(path):
+            continue  # an edited file is never rewritten (that would bless it): annotate sets it aside
         hit = pc.is_in(table["probe_id"], value_set=pa.array(ids, type=table.schema.field("probe_id").type))
         n = int(pc.sum(hit).as_py() or 0)
         if not n:
             continue
         with rf.atomic_path(path) as tmp:
             pq.write_table(table.filter(pc.invert(pc.fill_null(hit, False))), tmp)
+        record_written(path)
         rel = path.relative_to(run_dir).as_posix()
         dropped[rel] = n
         n_probes = len(set(table.filter(pc.fill_null(hit, False))["probe_id"].to_pylist()))

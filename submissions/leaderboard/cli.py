@@ -15,6 +15,9 @@ def register(subparsers) -> None:
                      "folders (their results.json)")
     src.add_argument("--repo", metavar="ORG/NAME", help="Hub results dataset (downloaded with snapshot_download)")
     p.add_argument("--revision", help="revision of the Hub results dataset")
+    p.add_argument("--requests-folder", metavar="DIR", help="the requests queue (a local requests folder) whose "
+                   "FINISHED requests decide which rows were evaluated by the maintainers' workers; without it "
+                   "every row is self-reported")
     p.add_argument("--port", type=int, help="port (default: Gradio's, 7860 or the next free one)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1; 0.0.0.0 to share)")
     p.set_defaults(func=_cmd_leaderboard)
@@ -36,6 +39,11 @@ def _cmd_leaderboard(args: argparse.Namespace) -> int:
         # Download before starting the server, so that offline / no such dataset is one line here.
         data.download_results(args.repo, args.revision)
         kwargs = {"repo": args.repo, "revision": args.revision}
+
+    if args.requests_folder is not None:
+        if not Path(args.requests_folder).is_dir():
+            raise ValueError(f"--requests-folder: {args.requests_folder} is not a folder")
+        kwargs["requests_dir"] = Path(args.requests_folder)
 
     from submissions.leaderboard.app import build_app, launch
 

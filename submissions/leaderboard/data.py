@@ -476,7 +476,7 @@ def evaluated_by(sub: Submission) -> str | None:
     """The maintainers' worker that ran the audit (``evaluated_by``), when the results come from
     a request of the queue (:func:`submissions.provenance.provenance`, checked against the
     queue's FINISHED requests when the app has a queue); None for a self-reported row."""
-    if provenance.provenance(sub.doc, sub.finished) != provenance.PROVENANCE_WORKER:
+    if provenance.provenance(sub, sub.finished) != provenance.PROVENANCE_WORKER:
         return None
     return str(sub.doc["evaluated_by"])
 
@@ -549,7 +549,7 @@ def filter_rows(rows: Iterable[ModelRow], *, suites: Sequence[str] = (), familie
     needle = (search or "").strip().lower()
     rows = list(rows)
     if provenance_filter and provenance_filter != "all":
-        rows = [r for r in rows if provenance.provenance(r.latest.doc, r.latest.finished) == provenance_filter]
+        rows = [r for r in rows if provenance.provenance(r.latest, r.latest.finished) == provenance_filter]
     if images and images != "all":  # generated / images supplied / api
         rows = [r for r in rows if provenance_kind(r.latest.doc) == images]
     out = []

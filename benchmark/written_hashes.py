@@ -1,0 +1,56 @@
+"""The sha256 a file had when its stage wrote it, kept beside it (``<file>.sha256``).
+
+Label files are what the scores read; a value edited afterwards, or a file written by
+something else, would change a score without any other file noticing. Each one is hashed
+when it is written; ``t2ibench verify`` and the score stage compare, and the annotate stage
+computes a file again when it does not match (never trusts it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from benchmark.atomic import write_bytes_atomic
+
+__all__ = ["SUFFIX", "sidecar_path", "file_sha256", "record_written", "written_hash_problem"]
+
+SUFFIX = ".sha256"
+_CHUNK = 1 << 20
+
+
+def sidecar_path(path: Path) -> Path:
+    return path.with_name(path.name + SUFFIX)
+
+
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(_CHUNK):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def record_written(path: Path) -> str:
+    """Record ``path``'s sha256 beside it (after the file itself is in place); returns it."""
+    digest = file_sha256(path)
+    write_bytes_atomic(sidecar_path(path), (digest + "\n").encode("ascii"))
+    return digest
+
+
+def written_hash_problem(path: Path) -> str | None:
+    """Why ``path`` is not the file its stage wrote (None when its sha256 matches the record)."""
+    side = sidecar_path(path)
+    try:
+        recorded = side.read_text(encoding="ascii").strip()
+    except FileNotFoundError:
+        return f"has no recorded sha256 ({side.name} is missing: written by something else, or the record deleted)"
+    except (OSError, UnicodeDecodeError):
+        return f"its recorded sha256 ({side.name}) cannot be read"
+    try:
+        actual = file_sha256(path)
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+    if actual != recorded:
+        return f"bytes do not match the sha256 recorded in {side.name} when it was written: the file was edited"
+    return None
