@@ -11,6 +11,9 @@ import sys
 from pathlib import Path
 
 import benchmark
+from benchmark import cli_types
+from benchmark.cli_types import AUTO, CommandLineParser, batch_size, comma_list, model_args, output_folder, positive_int
+from benchmark.probe_build_args import add_arguments as add_probe_build_arguments
 
 
 def _cmd_probes_list(args: argparse.Namespace) -> int:
@@ -143,11 +146,18 @@ def _print_outcome(outcome) -> None:
     print(f"\nresults: {outcome.results_path}\nreport:  {outcome.report_path}\ntime:    {times}")
 
 
+def _batch_size(value: int | str, default: int) -> int:
+    """``--batch-size auto`` is accepted as lm-evaluation-harness users type it; the runner sizes
+    batches by a fixed number, so auto means the stage's default until it measures memory."""
+    return default if value == AUTO else int(value)
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
+    from benchmark.runner.generate import DEFAULT_BATCH_SIZE
     from benchmark.runner.pipeline import run_audit
 
     outcome = run_audit(args.out, args.model, args.suites, limit_per_suite=args.limit,
-                        batch_size=args.batch_size, revision=args.revision, device=args.device, dtype=args.dtype,
+                        batch_size=_batch_size(args.batch_size, DEFAULT_BATCH_SIZE), revision=args.revision, device=args.device, dtype=args.dtype,
                         overrides=_parse_overrides(args.set), annotators=_annotator_args(args),
                         n_resamples=args.n_resamples, progress=not args.quiet, probes=args.probes,
                         probes_revision=args.probes_revision, mcas_reference=args.mcas_reference,
@@ -158,9 +168,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_generate(args: argparse.Namespace) -> int:
-    from benchmark.runner import run_generation
+    from benchmark.runner import DEFAULT_BATCH_SIZE, run_generation
 
-    summary = run_generation(args.out, args.model, args.suites, args.limit, args.batch_size,
+    summary = run_generation(args.out, args.model, args.suites, args.limit,
+                             _batch_size(args.batch_size, DEFAULT_BATCH_SIZE),
                              revision=args.revision, device=args.device, dtype=args.dtype,
                              overrides=_parse_overrides(args.set), progress=not args.quiet, probes=args.probes,
                              probes_revision=args.probes_revision, mcas_reference=args.mcas_reference,
@@ -186,12 +197,13 @@ def _existing_run(path: str) -> Path:
 
 
 def _cmd_annotate(args: argparse.Namespace) -> int:
-    from benchmark.runner.annotate import annotate_run
+    from benchmark.runner.annotate import DEFAULT_BATCH_SIZE, annotate_run
 
     run_dir = _existing_run(args.run_dir)
     _check_stage(run_dir, "annotate")
     summary = annotate_run(run_dir, device=args.device, force=args.force, progress=not args.quiet,
-                           suites=args.suites, batch_size=args.batch_size, annotators=_annotator_args(args),
+                           suites=args.suites,
+                           batch_size=_batch_size(args.batch_size, DEFAULT_BATCH_SIZE), annotators=_annotator_args(args),
                            verify=True)
     if args.quiet:  # with progress on, the stage prints its own summary line
         print(summary)
@@ -242,7 +254,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
           "that every stage runs. For a real model: t2ibench run --model stable-diffusion-v1-5/stable-diffusion-v1-5 "
           "--out runs/sd15\n")
     outcome = run_audit(Path(args.out), "builtin:tiny-sd", None, limit_per_suite=args.limit,
-                        batch_size=args.batch_size, n_resamples=args.n_resamples, progress=not args.quiet)
+                        batch_size=_batch_size(args.batch_size, 8), n_resamples=args.n_resamples, progress=not args.quiet)
     _print_outcome(outcome)
     checks = all_checks()
     passed = sum(c.passed for c in checks)
@@ -251,11 +263,15 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0 if passed == len(checks) else 1
 
 
+ALIASES_EPILOG = ("lm-evaluation-harness spellings are accepted as aliases: --tasks a,b (--suites a b), "
+                  "--output_path (--out), --model_args k=v,k=v (--set k=v), --batch_size N|auto (--batch-size).")
+
+
 # Commands that live beside the feature they drive: each module has ``register(subparsers)``.
 COMMAND_MODULES = (
     "benchmark.paintskills.cli",
     "benchmark.human.cli",
-    "benchmark.human.agreement_cli",
+    "benchmark.human.agreement_command",
 )
 # Packages outside the core (submission and leaderboard, plugins) add their commands through
 # this entry-point group, so the core never imports them.
@@ -263,25 +279,31 @@ COMMAND_ENTRY_POINTS = "t2ibench.commands"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="t2ibench", description="Audit text-to-image models for social bias "
-                                     "and compositional skill.")
+    parser = CommandLineParser(prog="t2ibench", description="Audit text-to-image models for social bias "
+                               "and compositional skill.", epilog=ALIASES_EPILOG)
     parser.add_argument("--version", action="version", version=f"%(prog)s {benchmark.__version__}")
     parser.add_argument("--plugin", action="append", metavar="MODULE", default=[],
                         help="import MODULE first: it may register suites, annotators, scores and tasks")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    probes = sub.add_parser("probes", help="list or build the probe datasets")
+    probes = sub.add_parser("probes", help="list or build the probe datasets",
+                            description="List the probe suites, or write them as a Hub-layout dataset folder.")
     psub = probes.add_subparsers(dest="probes_command", required=True)
-    psub.add_parser("list", help="the suites with their row counts").set_defaults(func=_cmd_probes_list)
-    build = psub.add_parser("build", help="write the probe suites as a Hub-layout dataset folder")
-    from benchmark.probes.dataset import add_arguments
-
-    add_arguments(build)
+    psub.add_parser("list", help="the suites with their row counts",
+                    description="Every probe suite with its row count and paper.").set_defaults(func=_cmd_probes_list)
+    build = psub.add_parser("build", help="write the probe suites as a Hub-layout dataset folder",
+                            description="Write the probe suites as a Hub-layout dataset folder (one config per "
+                            "suite) that datasets.load_dataset reads offline; optionally publish it.")
+    add_probe_build_arguments(build)
     build.set_defaults(func=_cmd_probes_build)
 
-    sub.add_parser("scores", help="every score with its range and direction").set_defaults(func=_cmd_scores)
+    sub.add_parser("scores", help="every score with its range and direction",
+                   description="Every score the benchmark computes: range, direction, paper.").set_defaults(
+        func=_cmd_scores)
 
-    rep = sub.add_parser("reproduce", help="recompute the papers' printed numbers from their printed inputs")
+    rep = sub.add_parser("reproduce", help="recompute the papers' printed numbers from their printed inputs",
+                         description="Recompute the numbers the papers print from the inputs they print; exit 1 "
+                         "on a mismatch.")
     rep.add_argument("--papers", nargs="+", help="families to check (gep, dalleval, pst, mcas)")
     rep.add_argument("--all", action="store_true", help="list every recomputed number, not the summary")
     rep.set_defaults(func=_cmd_reproduce)
@@ -289,9 +311,13 @@ def build_parser() -> argparse.ArgumentParser:
     def add_run_args(p: argparse.ArgumentParser, annotators: bool) -> None:
         p.add_argument("--model", required=True, help="builtin:tiny-sd, a Hub model ID, a local diffusers folder, or "
                        "python:module:function (prompts, seeds -> PIL images)")
-        p.add_argument("--out", required=True, help="run folder (created; rerun the same command to resume)")
+        p.add_argument("--out", "--output_path", required=True, type=output_folder,
+                       help="run folder (created; rerun the same command to resume); --output_path is the "
+                       "lm-evaluation-harness spelling")
         p.add_argument("--suites", nargs="+", help="probe suites (default: every suite of the probe set; see "
                        "`t2ibench probes list`)")
+        p.add_argument("--tasks", dest="suites", type=comma_list, action=cli_types.ExtendFlat, metavar="A,B",
+                       help="alias of --suites, comma-separated as in lm-evaluation-harness")
         p.add_argument("--probes", metavar="SOURCE", help="the probe set: a folder from `t2ibench probes build` or a "
                        "Hub dataset ID (default: the built-in probes)")
         p.add_argument("--probes-revision", metavar="REV", help="with a Hub dataset ID: the revision to audit "
@@ -302,17 +328,20 @@ def build_parser() -> argparse.ArgumentParser:
                        "mcas_attributes is then not generated")
         p.add_argument("--mcas-reference-revision", metavar="REV", help="with a Hub dataset ID for --mcas-reference: "
                        "the revision (recorded as the resolved commit)")
-        p.add_argument("--limit", type=int, help="at most N probes per suite, spread over its prompts")
-        p.add_argument("--batch-size", type=int, default=4)
+        p.add_argument("--limit", type=positive_int, help="at most N probes per suite, spread over its prompts")
+        p.add_argument("--batch-size", "--batch_size", type=batch_size, default=4,
+                       help="images generated per pipeline call: a number >= 1, or auto (today the default)")
         p.add_argument("--revision", help="model revision (branch, tag or commit)")
         p.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: the best available)")
         p.add_argument("--dtype", help="float32, float16 or bfloat16 (default: per device)")
         p.add_argument("--set", action="append", metavar="KEY=VALUE",
                        help="pipeline argument, e.g. --set num_inference_steps=30 --set guidance_scale=5")
+        p.add_argument("--model_args", dest="set", type=model_args, action=cli_types.ExtendFlat, metavar="K=V,K=V",
+                       help="alias of --set, comma-separated as in lm-evaluation-harness")
         p.add_argument("--quiet", action="store_true", help="no progress bars")
         if annotators:
             add_annotator_args(p)
-            p.add_argument("--n-resamples", type=int, default=1000, help="bootstrap resamples per CI")
+            p.add_argument("--n-resamples", type=positive_int, default=1000, help="bootstrap resamples per CI")
 
     def add_annotator_args(p: argparse.ArgumentParser) -> None:
         p.add_argument("--encoder", help="CLIP encoder for GEP (default open_clip:ViT-L-14:openai; builtin:tiny-clip "
@@ -328,45 +357,62 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--annotator", action="append", metavar="OPTION=MODEL",
                        help="any annotator option by name, a plugin's too (e.g. --annotator skin_tone=whole-image)")
 
-    run = sub.add_parser("run", help="audit a model end to end: generate, annotate, score, report")
+    run = sub.add_parser("run", help="audit a model end to end: generate, annotate, score, report",
+                         description="Audit a model end to end: generate the probe images, label them, score "
+                         "them with confidence intervals, write results.json and the report. Every option is "
+                         "checked before the model loads; rerun the same command to resume.")
     add_run_args(run, annotators=True)
     run.set_defaults(func=_cmd_run)
 
-    gen = sub.add_parser("generate", help="only generate the images of a run")
+    gen = sub.add_parser("generate", help="only generate the images of a run",
+                         description="Only generate the probe images of a run folder (resumable); `t2ibench "
+                         "annotate` and `t2ibench score` do the rest.")
     add_run_args(gen, annotators=False)
     gen.set_defaults(func=_cmd_generate)
 
-    ann = sub.add_parser("annotate", help="(re-)label the images of a run folder")
-    ann.add_argument("run_dir")
+    ann = sub.add_parser("annotate", help="(re-)label the images of a run folder",
+                         description="Label the images of a run folder (gender, attributes, skin tone, objects) "
+                         "with the annotators its suites need.")
+    ann.add_argument("run_dir", help="run folder made by `t2ibench run` or `t2ibench generate`")
     add_annotator_args(ann)
     ann.add_argument("--skin-tone", help="face detector for skin tone: haar (default), whole-image or none")
     ann.add_argument("--suites", nargs="+", help="label only these suites (others' labels are kept)")
-    ann.add_argument("--batch-size", type=int, default=32)
-    ann.add_argument("--device")
+    ann.add_argument("--batch-size", "--batch_size", type=batch_size, default=32,
+                     help="images per annotator call: a number >= 1, or auto (today the default)")
+    ann.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: the best available)")
     ann.add_argument("--force", action="store_true", help="redo label files that are already complete")
-    ann.add_argument("--quiet", action="store_true")
+    ann.add_argument("--quiet", action="store_true", help="no progress bars")
     ann.set_defaults(func=_cmd_annotate)
 
-    score = sub.add_parser("score", help="(re-)compute results.json from a run folder's labels")
-    score.add_argument("run_dir")
-    score.add_argument("--n-resamples", type=int, default=1000)
+    score = sub.add_parser("score", help="(re-)compute results.json from a run folder's labels",
+                           description="Compute every score of a labelled run folder with its bootstrap "
+                           "confidence interval and write results.json; exit 1 when nothing could be scored.")
+    score.add_argument("run_dir", help="run folder with labels (after `t2ibench annotate`)")
+    score.add_argument("--n-resamples", type=positive_int, default=1000, help="bootstrap resamples per CI")
     score.set_defaults(func=_cmd_score)
 
     ver = sub.add_parser("verify", help="check a run folder against its files (manifest, images' sha256, "
-                         "orphans, label files); exit 1 when something does not match")
-    ver.add_argument("run_dir")
+                         "orphans, label files); exit 1 when something does not match",
+                         description="Check a run folder against its records: manifest, images' sha256, "
+                         "orphan files, label files. Exit 1 when something does not match.")
+    ver.add_argument("run_dir", help="run folder to check")
     ver.set_defaults(func=_cmd_verify)
 
-    rep_cmd = sub.add_parser("report", help="(re-)write the report of a scored run folder")
-    rep_cmd.add_argument("run_dir")
+    rep_cmd = sub.add_parser("report", help="(re-)write the report of a scored run folder",
+                             description="Write the HTML report (tables and plots) of a scored run folder; "
+                             "refuses a results.json that `t2ibench validate` refuses.")
+    rep_cmd.add_argument("run_dir", help="scored run folder (with results.json)")
     rep_cmd.set_defaults(func=_cmd_report)
 
-    demo = sub.add_parser("demo", help="offline audit of the built-in tiny model on every suite (what make demo runs)")
-    demo.add_argument("--out", default="out/demo", help="run folder (default: out/demo)")
-    demo.add_argument("--limit", type=int, default=16, help="probes per suite (default: 16)")
-    demo.add_argument("--batch-size", type=int, default=8)
-    demo.add_argument("--n-resamples", type=int, default=200)
-    demo.add_argument("--quiet", action="store_true")
+    demo = sub.add_parser("demo", help="offline audit of the built-in tiny model on every suite (what make demo runs)",
+                          description="Offline audit of the built-in tiny random-weight model on every suite: "
+                          "shows that every stage runs (its scores are meaningless).")
+    demo.add_argument("--out", "--output_path", default="out/demo", type=output_folder, help="run folder")
+    demo.add_argument("--limit", type=positive_int, default=16, help="probes per suite")
+    demo.add_argument("--batch-size", "--batch_size", type=batch_size, default=8,
+                      help="images per pipeline call: a number >= 1, or auto")
+    demo.add_argument("--n-resamples", type=positive_int, default=200, help="bootstrap resamples per CI")
+    demo.add_argument("--quiet", action="store_true", help="no progress bars")
     demo.set_defaults(func=_cmd_demo)
 
     from importlib import import_module
