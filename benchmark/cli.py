@@ -193,6 +193,9 @@ def _existing_run(path: str) -> Path:
 
     if not (run_dir / CONFIG_FILE).is_file():
         raise ValueError(f"{run_dir} is not a run folder (no run_config.json); make one with `t2ibench run`")
+    from benchmark.runner.preflight import check_run_config_format
+
+    check_run_config_format(run_dir)
     return run_dir
 
 
@@ -215,7 +218,14 @@ def _cmd_score(args: argparse.Namespace) -> int:
 
     run_dir = _existing_run(args.run_dir)
     _check_stage(run_dir, "score")
-    score_run(run_dir, n_resamples=args.n_resamples, verify=True)
+    results = score_run(run_dir, n_resamples=args.n_resamples, verify=True)
+    if not any(s.get("status") == "scored" for s in results.get("suites", [])):
+        from benchmark.terminal import print_error
+
+        reasons = sorted({str(s.get("reason") or s.get("status")) for s in results.get("suites", [])})
+        print_error(f"nothing scored in {run_dir}: {'; '.join(reasons) or 'no suites'} "
+                    f"(`t2ibench annotate {run_dir}` writes the label files)")
+        return 1
     print(f"wrote {run_dir / 'results.json'}")
     return 0
 

@@ -30,6 +30,17 @@ class DefaultsHelpFormatter(argparse.HelpFormatter):
         return text
 
 
+class SubcommandsAction(argparse._SubParsersAction):
+    """Subcommands whose ``--help`` opens with a description: the one-line help of the
+    command list when the command gives none of its own."""
+
+    def add_parser(self, name: str, **kwargs):
+        if kwargs.get("help") and not kwargs.get("description"):
+            text = str(kwargs["help"])
+            kwargs["description"] = text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
+        return super().add_parser(name, **kwargs)
+
+
 class CommandLineParser(argparse.ArgumentParser):
     """An ArgumentParser whose usage errors are one line on stderr, exit status 2, and whose
     help shows every option's default. Subparsers inherit the class."""
@@ -37,6 +48,7 @@ class CommandLineParser(argparse.ArgumentParser):
     def __init__(self, *args, **kwargs) -> None:
         kwargs.setdefault("formatter_class", DefaultsHelpFormatter)
         super().__init__(*args, **kwargs)
+        self.register("action", "parsers", SubcommandsAction)
 
     def error(self, message: str):  # noqa: D102 (argparse's hook)
         print(f"{self.prog}: error: {message} (see `{self.prog} --help`)", file=sys.stderr)
