@@ -273,18 +273,23 @@ def test_reload_reads_new_and_removed_files(page, server):
 
 
 def test_cli_starts_the_app(browser, tmp_path):
-    """`t2ibench leaderboard --results DIR --port N` serves the same table."""
+    """`t2ibench leaderboard --results DIR --requests-folder Q --port N` serves the same table, read
+    through the contents table, and the Submit tab of the queue."""
     import os
     import subprocess
     import sys
     import urllib.request
 
     root = write_sample_results(tmp_path / "lb")
+    from submissions.leaderboard.contents import build_contents
+
+    build_contents(root)
+    (tmp_path / "queue").mkdir()
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     proc = subprocess.Popen([sys.executable, "-m", "benchmark.cli", "leaderboard", "--results", str(root),
-                             "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             "--port", str(port), "--requests-folder", str(tmp_path / "queue")], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             env={**os.environ, "GRADIO_ANALYTICS_ENABLED": "False"})
     try:
         # the server prints its URL once it listens
@@ -299,6 +304,7 @@ def test_cli_starts_the_app(browser, tmp_path):
         page.goto(f"http://127.0.0.1:{port}/")
         page.wait_for_selector('#lb-table [data-testid="cell-0-0"]', timeout=60_000)
         assert column(page, "Model") == EXPECTED_ORDER
+        assert page.get_by_role("tab", name="Submit a model").count() == 1
         page.close()
     finally:
         proc.terminate()
