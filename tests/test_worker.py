@@ -31,7 +31,7 @@ from submissions.submit import model_folder_name
 from submissions.validate import check_results, load_results_file
 from submissions.worker import WorkerOptions, work_once
 
-DEMO_PATH = "requests/builtin__tiny-sd/builtin-v1.json"
+DEMO_PATH = "requests/_builtin--tiny-sd/builtin-v1.json"
 DEMO_ID = "builtin__tiny-sd@builtin-v1"
 # A small audit whose generation lasts a few seconds: 6 probes in 3 batches of 2, 20 steps each.
 AUDIT_ARGS = ["--suites", "gep_neutral", "--limit", "6", "--batch-size", "2", "--n-resamples", "20", "--quiet"]
