@@ -342,8 +342,8 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--batch-size", "--batch_size", type=batch_size, default=4,
                        help="images generated per pipeline call: a number >= 1, or auto (today the default)")
         p.add_argument("--revision", help="model revision (branch, tag or commit)")
-        p.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: the best available)")
-        p.add_argument("--dtype", help="float32, float16 or bfloat16 (default: per device)")
+        p.add_argument("--device", type=cli_types.device, help="cpu, cuda, cuda:1 ... (default: the best available)")
+        p.add_argument("--dtype", type=cli_types.dtype, help="float32, float16 or bfloat16 (default: per device)")
         p.add_argument("--set", action="append", metavar="KEY=VALUE",
                        help="pipeline argument, e.g. --set num_inference_steps=30 --set guidance_scale=5")
         p.add_argument("--model_args", dest="set", type=model_args, action=cli_types.ExtendFlat, metavar="K=V,K=V",
@@ -389,7 +389,7 @@ def build_parser() -> argparse.ArgumentParser:
     ann.add_argument("--suites", nargs="+", help="label only these suites (others' labels are kept)")
     ann.add_argument("--batch-size", "--batch_size", type=batch_size, default=32,
                      help="images per annotator call: a number >= 1, or auto (today the default)")
-    ann.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: the best available)")
+    ann.add_argument("--device", type=cli_types.device, help="cpu, cuda, cuda:1 ... (default: the best available)")
     ann.add_argument("--force", action="store_true", help="redo label files that are already complete")
     ann.add_argument("--quiet", action="store_true", help="no progress bars")
     ann.set_defaults(func=_cmd_annotate)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -141,3 +142,21 @@ class ExtendFlat(argparse.Action):
         current = list(getattr(namespace, self.dest, None) or [])
         current.extend(values if isinstance(values, list) else [values])
         setattr(namespace, self.dest, current)
+
+
+#: ``--dtype`` spellings (benchmark.models.device resolves them; a test checks the two agree)
+DTYPE_NAMES = ("float32", "fp32", "float", "float16", "fp16", "half", "bfloat16", "bf16")
+_DEVICE = re.compile(r"^(cpu|mps|cuda(:\d+)?)$")
+
+
+def dtype(raw: str) -> str:
+    if raw.strip().lower() not in DTYPE_NAMES:
+        raise argparse.ArgumentTypeError(f"unknown dtype {raw!r}: use float32, float16 or bfloat16")
+    return raw.strip().lower()
+
+
+def device(raw: str) -> str:
+    """``cpu``, ``cuda``, ``cuda:N`` or ``mps`` (whether it is present is checked before the model loads)."""
+    if not _DEVICE.match(raw.strip()):
+        raise argparse.ArgumentTypeError(f"unknown device {raw!r}: use cpu, cuda, cuda:N or mps")
+    return raw.strip()

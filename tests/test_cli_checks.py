@@ -62,6 +62,9 @@ def _bad_inputs(tmp_path):
         (["probes", "build", "--out", a_file], "is a file, not a folder"),
         (["score", tmp_path / "run", "--n-resamples", "0"], "expected a whole number >= 1, got 0"),
         (["demo", "--out", a_file], "is a file, not a folder"),
+        (run + out + ["--dtype", "float8"], "unknown dtype 'float8'"),
+        (run + out + ["--device", "gpu0"], "unknown device 'gpu0'"),
+        (["annotate", tmp_path / "run", "--device", "cuda:x"], "unknown device 'cuda:x'"),
     ]
 
 
@@ -107,6 +110,13 @@ def test_every_command_has_a_description_and_every_option_help():
                 assert action.help, f"t2ibench {name} {action.option_strings or action.dest} has no help"
     help_text = commands["run"].format_help()
     assert "(default: 1000)" in help_text and "--output_path" in help_text
+
+
+def test_dtype_spellings_match_the_models():
+    from benchmark.cli_types import DTYPE_NAMES
+    from benchmark.models.device import _DTYPE_NAMES
+
+    assert set(DTYPE_NAMES) == set(_DTYPE_NAMES)
 
 
 def test_paintskills_skills_spelled_for_help_match_the_scores():
