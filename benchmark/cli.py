@@ -288,98 +288,60 @@ COMMAND_MODULES = (
 COMMAND_ENTRY_POINTS = "t2ibench.commands"
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = CommandLineParser(prog="t2ibench", description="Audit text-to-image models for social bias "
-                               "and compositional skill.", epilog=ALIASES_EPILOG)
-    parser.add_argument("--version", action="version", version=f"%(prog)s {benchmark.__version__}")
-    parser.add_argument("--plugin", action="append", metavar="MODULE", default=[],
-                        help="import MODULE first: it may register suites, annotators, scores and tasks")
-    sub = parser.add_subparsers(dest="command", required=True)
+def add_run_args(p: argparse.ArgumentParser, annotators: bool) -> None:
+    """The options of ``run`` and ``generate`` (``annotators``: and of the label stage)."""
+    p.add_argument("--model", required=True, help="builtin:tiny-sd, a Hub model ID, a local diffusers folder, or "
+                   "python:module:function (prompts, seeds -> PIL images)")
+    p.add_argument("--out", "--output_path", required=True, type=output_folder,
+                   help="run folder (created; rerun the same command to resume); --output_path is the "
+                   "lm-evaluation-harness spelling")
+    p.add_argument("--suites", nargs="+", help="probe suites (default: every suite of the probe set; see "
+                   "`t2ibench probes list`)")
+    p.add_argument("--tasks", dest="suites", type=comma_list, action=cli_types.ExtendFlat, metavar="A,B",
+                   help="alias of --suites, comma-separated as in lm-evaluation-harness")
+    p.add_argument("--probes", metavar="SOURCE", help="the probe set: a folder from `t2ibench probes build` or a "
+                   "Hub dataset ID (default: the built-in probes)")
+    p.add_argument("--probes-revision", metavar="REV", help="with a Hub dataset ID: the revision to audit "
+                   "(branch, tag or commit; recorded as the resolved commit)")
+    p.add_argument("--mcas-reference", metavar="SOURCE", help="score MCAS / Generated Bias against the attribute "
+                   "images of a reference-attributes dataset (a folder from `python -m "
+                   "dataset_builders.reference_attributes` or a Hub dataset ID) instead of the model's own; "
+                   "mcas_attributes is then not generated")
+    p.add_argument("--mcas-reference-revision", metavar="REV", help="with a Hub dataset ID for --mcas-reference: "
+                   "the revision (recorded as the resolved commit)")
+    p.add_argument("--limit", type=positive_int, help="at most N probes per suite, spread over its prompts")
+    p.add_argument("--batch-size", "--batch_size", type=batch_size, default=4,
+                   help="images generated per pipeline call: a number >= 1, or auto")
+    p.add_argument("--revision", help="model revision (branch, tag or commit)")
+    p.add_argument("--device", type=cli_types.device, help="cpu, cuda, cuda:1 ... (default: the best available)")
+    p.add_argument("--dtype", type=cli_types.dtype, help="float32, float16 or bfloat16 (default: per device)")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="pipeline argument, e.g. --set num_inference_steps=30 --set guidance_scale=5")
+    p.add_argument("--model_args", dest="set", type=model_args, action=cli_types.ExtendFlat, metavar="K=V,K=V",
+                   help="alias of --set, comma-separated as in lm-evaluation-harness")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    if annotators:
+        add_annotator_args(p)
+        p.add_argument("--n-resamples", type=positive_int, default=1000, help="bootstrap resamples per CI")
 
-    probes = sub.add_parser("probes", help="list or build the probe datasets",
-                            description="List the probe suites, or write them as a Hub-layout dataset folder.")
-    psub = probes.add_subparsers(dest="probes_command", required=True)
-    psub.add_parser("list", help="the suites with their row counts",
-                    description="Every probe suite with its row count and paper.").set_defaults(func=_cmd_probes_list)
-    build = psub.add_parser("build", help="write the probe suites as a Hub-layout dataset folder",
-                            description="Write the probe suites as a Hub-layout dataset folder (one config per "
-                            "suite) that datasets.load_dataset reads offline; optionally publish it.")
-    add_probe_build_arguments(build)
-    build.set_defaults(func=_cmd_probes_build)
+def add_annotator_args(p: argparse.ArgumentParser) -> None:
+    """The annotator options of ``run`` and ``annotate``."""
+    p.add_argument("--encoder", help="CLIP encoder for GEP (default open_clip:ViT-L-14:openai; builtin:tiny-clip "
+                   "for builtin models)")
+    p.add_argument("--mcas-encoders", nargs="+", help="CLIP encoders averaged for MCAS / Diffusion Bias "
+                   "(default: the six OpenAI CLIPs of Generated Bias)")
+    p.add_argument("--vqa", help="VQA model for gender / attribute questions (default Salesforce/blip2-opt-2.7b)")
+    p.add_argument("--detector", help="object detector for PaintSkills: a DETR Hub ID or folder (default "
+                   "facebook/detr-resnet-50; builtin:tiny-detr for builtin models; a folder from "
+                   "`t2ibench train-detector`), or none")
+    p.add_argument("--vqa-mode", choices=("closed-set", "generate"), help="closed-set (default): score each "
+                   "allowed answer by the VQA model's likelihood; generate: the papers' free-text answers, parsed")
+    p.add_argument("--annotator", action="append", metavar="OPTION=MODEL",
+                   help="any annotator option by name, a plugin's too (e.g. --annotator skin_tone=whole-image)")
 
-    sub.add_parser("scores", help="every score with its range and direction",
-                   description="Every score the benchmark computes: range, direction, paper.").set_defaults(
-        func=_cmd_scores)
 
-    rep = sub.add_parser("reproduce", help="recompute the papers' printed numbers from their printed inputs",
-                         description="Recompute the numbers the papers print from the inputs they print; exit 1 "
-                         "on a mismatch.")
-    rep.add_argument("--papers", nargs="+", help="families to check (gep, dalleval, pst, mcas)")
-    rep.add_argument("--all", action="store_true", help="list every recomputed number, not the summary")
-    rep.set_defaults(func=_cmd_reproduce)
-
-    def add_run_args(p: argparse.ArgumentParser, annotators: bool) -> None:
-        p.add_argument("--model", required=True, help="builtin:tiny-sd, a Hub model ID, a local diffusers folder, or "
-                       "python:module:function (prompts, seeds -> PIL images)")
-        p.add_argument("--out", "--output_path", required=True, type=output_folder,
-                       help="run folder (created; rerun the same command to resume); --output_path is the "
-                       "lm-evaluation-harness spelling")
-        p.add_argument("--suites", nargs="+", help="probe suites (default: every suite of the probe set; see "
-                       "`t2ibench probes list`)")
-        p.add_argument("--tasks", dest="suites", type=comma_list, action=cli_types.ExtendFlat, metavar="A,B",
-                       help="alias of --suites, comma-separated as in lm-evaluation-harness")
-        p.add_argument("--probes", metavar="SOURCE", help="the probe set: a folder from `t2ibench probes build` or a "
-                       "Hub dataset ID (default: the built-in probes)")
-        p.add_argument("--probes-revision", metavar="REV", help="with a Hub dataset ID: the revision to audit "
-                       "(branch, tag or commit; recorded as the resolved commit)")
-        p.add_argument("--mcas-reference", metavar="SOURCE", help="score MCAS / Generated Bias against the attribute "
-                       "images of a reference-attributes dataset (a folder from `python -m "
-                       "dataset_builders.reference_attributes` or a Hub dataset ID) instead of the model's own; "
-                       "mcas_attributes is then not generated")
-        p.add_argument("--mcas-reference-revision", metavar="REV", help="with a Hub dataset ID for --mcas-reference: "
-                       "the revision (recorded as the resolved commit)")
-        p.add_argument("--limit", type=positive_int, help="at most N probes per suite, spread over its prompts")
-        p.add_argument("--batch-size", "--batch_size", type=batch_size, default=4,
-                       help="images generated per pipeline call: a number >= 1, or auto (today the default)")
-        p.add_argument("--revision", help="model revision (branch, tag or commit)")
-        p.add_argument("--device", type=cli_types.device, help="cpu, cuda, cuda:1 ... (default: the best available)")
-        p.add_argument("--dtype", type=cli_types.dtype, help="float32, float16 or bfloat16 (default: per device)")
-        p.add_argument("--set", action="append", metavar="KEY=VALUE",
-                       help="pipeline argument, e.g. --set num_inference_steps=30 --set guidance_scale=5")
-        p.add_argument("--model_args", dest="set", type=model_args, action=cli_types.ExtendFlat, metavar="K=V,K=V",
-                       help="alias of --set, comma-separated as in lm-evaluation-harness")
-        p.add_argument("--quiet", action="store_true", help="no progress bars")
-        if annotators:
-            add_annotator_args(p)
-            p.add_argument("--n-resamples", type=positive_int, default=1000, help="bootstrap resamples per CI")
-
-    def add_annotator_args(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--encoder", help="CLIP encoder for GEP (default open_clip:ViT-L-14:openai; builtin:tiny-clip "
-                       "for builtin models)")
-        p.add_argument("--mcas-encoders", nargs="+", help="CLIP encoders averaged for MCAS / Diffusion Bias "
-                       "(default: the six OpenAI CLIPs of Generated Bias)")
-        p.add_argument("--vqa", help="VQA model for gender / attribute questions (default Salesforce/blip2-opt-2.7b)")
-        p.add_argument("--detector", help="object detector for PaintSkills: a DETR Hub ID or folder (default "
-                       "facebook/detr-resnet-50; builtin:tiny-detr for builtin models; a folder from "
-                       "`t2ibench train-detector`), or none")
-        p.add_argument("--vqa-mode", choices=("closed-set", "generate"), help="closed-set (default): score each "
-                       "allowed answer by the VQA model's likelihood; generate: the papers' free-text answers, parsed")
-        p.add_argument("--annotator", action="append", metavar="OPTION=MODEL",
-                       help="any annotator option by name, a plugin's too (e.g. --annotator skin_tone=whole-image)")
-
-    run = sub.add_parser("run", help="audit a model end to end: generate, annotate, score, report",
-                         description="Audit a model end to end: generate the probe images, label them, score "
-                         "them with confidence intervals, write results.json and the report. Every option is "
-                         "checked before the model loads; rerun the same command to resume.")
-    add_run_args(run, annotators=True)
-    run.set_defaults(func=_cmd_run)
-
-    gen = sub.add_parser("generate", help="only generate the images of a run",
-                         description="Only generate the probe images of a run folder (resumable); `t2ibench "
-                         "annotate` and `t2ibench score` do the rest.")
-    add_run_args(gen, annotators=False)
-    gen.set_defaults(func=_cmd_generate)
-
+def add_stage_commands(sub) -> None:
+    """``annotate``, ``score``, ``verify``, ``report`` and ``demo``: the stages run one by one."""
     ann = sub.add_parser("annotate", help="(re-)label the images of a run folder",
                          description="Label the images of a run folder (gender, attributes, skin tone, objects) "
                          "with the annotators its suites need.")
@@ -388,7 +350,7 @@ def build_parser() -> argparse.ArgumentParser:
     ann.add_argument("--skin-tone", help="face detector for skin tone: haar (default), whole-image or none")
     ann.add_argument("--suites", nargs="+", help="label only these suites (others' labels are kept)")
     ann.add_argument("--batch-size", "--batch_size", type=batch_size, default=32,
-                     help="images per annotator call: a number >= 1, or auto (today the default)")
+                     help="images per annotator call: a number >= 1, or auto")
     ann.add_argument("--device", type=cli_types.device, help="cpu, cuda, cuda:1 ... (default: the best available)")
     ann.add_argument("--force", action="store_true", help="redo label files that are already complete")
     ann.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -424,6 +386,52 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--n-resamples", type=positive_int, default=200, help="bootstrap resamples per CI")
     demo.add_argument("--quiet", action="store_true", help="no progress bars")
     demo.set_defaults(func=_cmd_demo)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = CommandLineParser(prog="t2ibench", description="Audit text-to-image models for social bias "
+                               "and compositional skill.", epilog=ALIASES_EPILOG)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {benchmark.__version__}")
+    parser.add_argument("--plugin", action="append", metavar="MODULE", default=[],
+                        help="import MODULE first: it may register suites, annotators, scores and tasks")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    probes = sub.add_parser("probes", help="list or build the probe datasets",
+                            description="List the probe suites, or write them as a Hub-layout dataset folder.")
+    psub = probes.add_subparsers(dest="probes_command", required=True)
+    psub.add_parser("list", help="the suites with their row counts",
+                    description="Every probe suite with its row count and paper.").set_defaults(func=_cmd_probes_list)
+    build = psub.add_parser("build", help="write the probe suites as a Hub-layout dataset folder",
+                            description="Write the probe suites as a Hub-layout dataset folder (one config per "
+                            "suite) that datasets.load_dataset reads offline; optionally publish it.")
+    add_probe_build_arguments(build)
+    build.set_defaults(func=_cmd_probes_build)
+
+    sub.add_parser("scores", help="every score with its range and direction",
+                   description="Every score the benchmark computes: range, direction, paper.").set_defaults(
+        func=_cmd_scores)
+
+    rep = sub.add_parser("reproduce", help="recompute the papers' printed numbers from their printed inputs",
+                         description="Recompute the numbers the papers print from the inputs they print; exit 1 "
+                         "on a mismatch.")
+    rep.add_argument("--papers", nargs="+", help="families to check (gep, dalleval, pst, mcas)")
+    rep.add_argument("--all", action="store_true", help="list every recomputed number, not the summary")
+    rep.set_defaults(func=_cmd_reproduce)
+
+    run = sub.add_parser("run", help="audit a model end to end: generate, annotate, score, report",
+                         description="Audit a model end to end: generate the probe images, label them, score "
+                         "them with confidence intervals, write results.json and the report. Every option is "
+                         "checked before the model loads; rerun the same command to resume.")
+    add_run_args(run, annotators=True)
+    run.set_defaults(func=_cmd_run)
+
+    gen = sub.add_parser("generate", help="only generate the images of a run",
+                         description="Only generate the probe images of a run folder (resumable); `t2ibench "
+                         "annotate` and `t2ibench score` do the rest.")
+    add_run_args(gen, annotators=False)
+    gen.set_defaults(func=_cmd_generate)
+
+    add_stage_commands(sub)
 
     from importlib import import_module
     from importlib.metadata import entry_points
