@@ -5,9 +5,9 @@ rebuilt from them (``t2ibench leaderboard build-contents DIR``, and by the worke
 result it posts to a folder), and a file whose size or modification time differs from its
 row is read again instead of trusted.
 
-Layout: ``DIR/contents/contents.parquet`` (a Hub-layout config ``contents``, split ``train``
-as ``datasets.load_dataset(DIR, data_files="contents/*.parquet")`` reads it), one row per
-file under ``DIR`` that :func:`data.candidate_files` picks:
+Layout: ``DIR/contents/contents.parquet`` (``datasets.load_dataset("parquet",
+data_files="DIR/contents/contents.parquet", split="train")`` loads it too), one row per file
+under ``DIR`` that :func:`data.candidate_files` picks:
 
 - ``source``: the path relative to ``DIR``; ``size``, ``mtime_ns``: the file when it was read;
 - ``document``: the results document as JSON text (null when the file could not be read);
