@@ -11,6 +11,9 @@ import sys
 from pathlib import Path
 
 import benchmark
+from benchmark import cli_types
+from benchmark.cli_types import AUTO, CommandLineParser, batch_size, comma_list, model_args, output_folder, positive_int
+from benchmark.probe_build_args import add_arguments as add_probe_build_arguments
 
 
 def _cmd_probes_list(args: argparse.Namespace) -> int:
@@ -115,16 +118,6 @@ def _parse_overrides(values: list[str]) -> dict:
     return out
 
 
-def _batch_size_arg(value: str):
-    """``--batch-size``: auto or a positive integer (argparse's one-line error otherwise)."""
-    from benchmark.runner.batch_size import parse_batch_size
-
-    try:
-        return parse_batch_size(value)
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
-
-
 def _annotator_args(args: argparse.Namespace) -> dict:
     """Annotator options: the named flags, then ``--annotator OPTION=MODEL`` (a plugin's too)."""
     out = {"encoder": args.encoder, "mcas_encoders": args.mcas_encoders, "vqa": args.vqa, "detector": args.detector,
@@ -151,6 +144,12 @@ def _print_outcome(outcome) -> None:
     print_results_summary(json.loads(outcome.results_path.read_text()))
     times = ", ".join(f"{k} {v:.1f} s" for k, v in outcome.stage_seconds.items())
     print(f"\nresults: {outcome.results_path}\nreport:  {outcome.report_path}\ntime:    {times}")
+
+
+def _batch_size(value: int | str, default: int) -> int:
+    """A stage that sizes its batches by a fixed number (annotate, the demo) reads ``auto`` as its
+    default; generation resolves ``auto`` itself (:mod:`benchmark.runner.batch_size`)."""
+    return default if value == AUTO else int(value)
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -199,16 +198,20 @@ def _existing_run(path: str) -> Path:
 
     if not (run_dir / CONFIG_FILE).is_file():
         raise ValueError(f"{run_dir} is not a run folder (no run_config.json); make one with `t2ibench run`")
+    from benchmark.runner.preflight import check_run_config_format
+
+    check_run_config_format(run_dir)
     return run_dir
 
 
 def _cmd_annotate(args: argparse.Namespace) -> int:
-    from benchmark.runner.annotate import annotate_run
+    from benchmark.runner.annotate import DEFAULT_BATCH_SIZE, annotate_run
 
     run_dir = _existing_run(args.run_dir)
     _check_stage(run_dir, "annotate")
     summary = annotate_run(run_dir, device=args.device, force=args.force, progress=not args.quiet,
-                           suites=args.suites, batch_size=args.batch_size, annotators=_annotator_args(args),
+                           suites=args.suites,
+                           batch_size=_batch_size(args.batch_size, DEFAULT_BATCH_SIZE), annotators=_annotator_args(args),
                            verify=True)
     if args.quiet:  # with progress on, the stage prints its own summary line
         print(summary)
@@ -220,7 +223,14 @@ def _cmd_score(args: argparse.Namespace) -> int:
 
     run_dir = _existing_run(args.run_dir)
     _check_stage(run_dir, "score")
-    score_run(run_dir, n_resamples=args.n_resamples, verify=True)
+    results = score_run(run_dir, n_resamples=args.n_resamples, verify=True)
+    if not any(s.get("status") == "scored" for s in results.get("suites", [])):
+        from benchmark.terminal import print_error
+
+        reasons = sorted({str(s.get("reason") or s.get("status")) for s in results.get("suites", [])})
+        print_error(f"nothing scored in {run_dir}: {'; '.join(reasons) or 'no suites'} "
+                    f"(`t2ibench annotate {run_dir}` writes the label files)")
+        return 1
     print(f"wrote {run_dir / 'results.json'}")
     return 0
 
@@ -261,7 +271,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
           "that every stage runs. For a real model: t2ibench run --model stable-diffusion-v1-5/stable-diffusion-v1-5 "
           "--out runs/sd15\n")
     outcome = run_audit(Path(args.out), "builtin:tiny-sd", None, limit_per_suite=args.limit,
-                        batch_size=args.batch_size, n_resamples=args.n_resamples, progress=not args.quiet)
+                        batch_size=_batch_size(args.batch_size, 8), n_resamples=args.n_resamples, progress=not args.quiet)
     _print_outcome(outcome)
     checks = all_checks()
     passed = sum(c.passed for c in checks)
@@ -270,141 +280,183 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0 if passed == len(checks) else 1
 
 
+ALIASES_EPILOG = ("lm-evaluation-harness spellings are accepted as aliases: --tasks a,b (--suites a b), "
+                  "--output_path (--out), --model_args k=v,k=v (--set k=v), --batch_size N|auto (--batch-size).")
+
+
 # Commands that live beside the feature they drive: each module has ``register(subparsers)``.
 COMMAND_MODULES = (
     "benchmark.paintskills.cli",
     "benchmark.human.cli",
-    "benchmark.human.agreement_cli",
+    "benchmark.human.agreement_command",
 )
 # Packages outside the core (submission and leaderboard, plugins) add their commands through
 # this entry-point group, so the core never imports them.
 COMMAND_ENTRY_POINTS = "t2ibench.commands"
 
 
+def add_run_args(p: argparse.ArgumentParser, annotators: bool, images: bool = False) -> None:
+    """The options of ``run`` and ``generate`` (``annotators``: and of the label stage; ``images``:
+    ``--images DIR`` may stand for ``--model``)."""
+    p.add_argument("--model", required=not images, help="builtin:tiny-sd, a Hub model ID, a local diffusers "
+                   "folder, python:module:function (prompts, seeds -> PIL images), or an image API: "
+                   "openai:dall-e-2, openai:dall-e-3, openai:gpt-image-1"
+                   + (" (or --images DIR for images made elsewhere)" if images else ""))
+    p.add_argument("--out", "--output_path", required=True, type=output_folder,
+                   help="run folder (created; rerun the same command to resume); --output_path is the "
+                   "lm-evaluation-harness spelling")
+    p.add_argument("--suites", nargs="+", help="probe suites (default: every suite of the probe set; see "
+                   "`t2ibench probes list`)")
+    p.add_argument("--tasks", dest="suites", type=comma_list, action=cli_types.ExtendFlat, metavar="A,B",
+                   help="alias of --suites, comma-separated as in lm-evaluation-harness")
+    p.add_argument("--probes", metavar="SOURCE", help="the probe set: a folder from `t2ibench probes build` or a "
+                   "Hub dataset ID (default: the built-in probes)")
+    p.add_argument("--probes-revision", metavar="REV", help="with a Hub dataset ID: the revision to audit "
+                   "(branch, tag or commit; recorded as the resolved commit)")
+    p.add_argument("--mcas-reference", metavar="SOURCE", help="score MCAS / Generated Bias against the attribute "
+                   "images of a reference-attributes dataset (a folder from `python -m "
+                   "dataset_builders.reference_attributes` or a Hub dataset ID) instead of the model's own; "
+                   "mcas_attributes is then not generated")
+    p.add_argument("--mcas-reference-revision", metavar="REV", help="with a Hub dataset ID for --mcas-reference: "
+                   "the revision (recorded as the resolved commit)")
+    p.add_argument("--limit", type=positive_int, help="at most N probes per suite, spread over its prompts")
+    p.add_argument("--batch-size", "--batch_size", type=batch_size, default=AUTO,
+                   help="images per generation batch, or auto: the largest batch that fits a CUDA GPU's free "
+                   "memory at the model's resolution, chosen once per run folder and recorded in run_config.json; "
+                   "4 on a CPU, where images are made one per call (batch-invariant)")
+    p.add_argument("--no-compile", dest="compile", action="store_false", default=None,
+                   help="no torch.compile of the UNet (on by default on CUDA only: bf16, channels-last, fused QKV "
+                   "projections and a compiled UNet with every batch padded to one static size; compile time "
+                   "is reported apart from the time per image)")
+    p.add_argument("--revision", help="model revision (branch, tag or commit)")
+    p.add_argument("--device", type=cli_types.device, help="cpu, cuda, cuda:1 ... (default: the best available)")
+    p.add_argument("--dtype", type=cli_types.dtype, help="float32, float16 or bfloat16 (default: per device)")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="pipeline argument, e.g. --set num_inference_steps=30 --set guidance_scale=5")
+    p.add_argument("--model_args", dest="set", type=model_args, action=cli_types.ExtendFlat, metavar="K=V,K=V",
+                   help="alias of --set, comma-separated as in lm-evaluation-harness")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    if annotators:
+        add_annotator_args(p)
+        p.add_argument("--n-resamples", type=positive_int, default=1000, help="bootstrap resamples per CI")
+
+def add_annotator_args(p: argparse.ArgumentParser) -> None:
+    """The annotator options of ``run`` and ``annotate``."""
+    p.add_argument("--encoder", help="CLIP encoder for GEP (default open_clip:ViT-L-14:openai; builtin:tiny-clip "
+                   "for builtin models)")
+    p.add_argument("--mcas-encoders", nargs="+", help="CLIP encoders averaged for MCAS / Diffusion Bias "
+                   "(default: the six OpenAI CLIPs of Generated Bias)")
+    p.add_argument("--vqa", help="VQA model for gender / attribute questions (default Salesforce/blip2-opt-2.7b)")
+    p.add_argument("--detector", help="object detector for PaintSkills: a DETR Hub ID or folder (default "
+                   "facebook/detr-resnet-50; builtin:tiny-detr for builtin models; a folder from "
+                   "`t2ibench train-detector`), or none")
+    p.add_argument("--vqa-mode", choices=("closed-set", "generate"), help="closed-set (default): score each "
+                   "allowed answer by the VQA model's likelihood; generate: the papers' free-text answers, parsed")
+    p.add_argument("--annotator", action="append", metavar="OPTION=MODEL",
+                   help="any annotator option by name, a plugin's too (e.g. --annotator skin_tone=whole-image)")
+
+
+def add_stage_commands(sub) -> None:
+    """``annotate``, ``score``, ``verify``, ``report`` and ``demo``: the stages run one by one."""
+    ann = sub.add_parser("annotate", help="(re-)label the images of a run folder",
+                         description="Label the images of a run folder (gender, attributes, skin tone, objects) "
+                         "with the annotators its suites need.")
+    ann.add_argument("run_dir", help="run folder made by `t2ibench run` or `t2ibench generate`")
+    add_annotator_args(ann)
+    ann.add_argument("--skin-tone", help="face detector for skin tone: haar (default), whole-image or none")
+    ann.add_argument("--suites", nargs="+", help="label only these suites (others' labels are kept)")
+    ann.add_argument("--batch-size", "--batch_size", type=batch_size, default=32,
+                     help="images per annotator call: a number >= 1, or auto")
+    ann.add_argument("--device", type=cli_types.device, help="cpu, cuda, cuda:1 ... (default: the best available)")
+    ann.add_argument("--force", action="store_true", help="redo label files that are already complete")
+    ann.add_argument("--quiet", action="store_true", help="no progress bars")
+    ann.set_defaults(func=_cmd_annotate)
+
+    score = sub.add_parser("score", help="(re-)compute results.json from a run folder's labels",
+                           description="Compute every score of a labelled run folder with its bootstrap "
+                           "confidence interval and write results.json; exit 1 when nothing could be scored.")
+    score.add_argument("run_dir", help="run folder with labels (after `t2ibench annotate`)")
+    score.add_argument("--n-resamples", type=positive_int, default=1000, help="bootstrap resamples per CI")
+    score.set_defaults(func=_cmd_score)
+
+    ver = sub.add_parser("verify", help="check a run folder against its files (manifest, images' sha256, "
+                         "orphans, label files); exit 1 when something does not match",
+                         description="Check a run folder against its records: manifest, images' sha256, "
+                         "orphan files, label files. Exit 1 when something does not match.")
+    ver.add_argument("run_dir", help="run folder to check")
+    ver.set_defaults(func=_cmd_verify)
+
+    rep_cmd = sub.add_parser("report", help="(re-)write the report of a scored run folder",
+                             description="Write the HTML report (tables and plots) of a scored run folder; "
+                             "refuses a results.json that `t2ibench validate` refuses.")
+    rep_cmd.add_argument("run_dir", help="scored run folder (with results.json)")
+    rep_cmd.set_defaults(func=_cmd_report)
+
+    demo = sub.add_parser("demo", help="offline audit of the built-in tiny model on every suite (what make demo runs)",
+                          description="Offline audit of the built-in tiny random-weight model on every suite: "
+                          "shows that every stage runs (its scores are meaningless).")
+    demo.add_argument("--out", "--output_path", default="out/demo", type=output_folder, help="run folder")
+    demo.add_argument("--limit", type=positive_int, default=16, help="probes per suite")
+    demo.add_argument("--batch-size", "--batch_size", type=batch_size, default=8,
+                      help="images per pipeline call: a number >= 1, or auto")
+    demo.add_argument("--n-resamples", type=positive_int, default=200, help="bootstrap resamples per CI")
+    demo.add_argument("--quiet", action="store_true", help="no progress bars")
+    demo.set_defaults(func=_cmd_demo)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="t2ibench", description="Audit text-to-image models for social bias "
-                                     "and compositional skill.")
+    parser = CommandLineParser(prog="t2ibench", description="Audit text-to-image models for social bias "
+                               "and compositional skill.", epilog=ALIASES_EPILOG)
     parser.add_argument("--version", action="version", version=f"%(prog)s {benchmark.__version__}")
     parser.add_argument("--plugin", action="append", metavar="MODULE", default=[],
                         help="import MODULE first: it may register suites, annotators, scores and tasks")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    probes = sub.add_parser("probes", help="list or build the probe datasets")
+    probes = sub.add_parser("probes", help="list or build the probe datasets",
+                            description="List the probe suites, or write them as a Hub-layout dataset folder.")
     psub = probes.add_subparsers(dest="probes_command", required=True)
-    psub.add_parser("list", help="the suites with their row counts").set_defaults(func=_cmd_probes_list)
-    build = psub.add_parser("build", help="write the probe suites as a Hub-layout dataset folder")
-    from benchmark.probes.dataset import add_arguments
-
-    add_arguments(build)
+    psub.add_parser("list", help="the suites with their row counts",
+                    description="Every probe suite with its row count and paper.").set_defaults(func=_cmd_probes_list)
+    build = psub.add_parser("build", help="write the probe suites as a Hub-layout dataset folder",
+                            description="Write the probe suites as a Hub-layout dataset folder (one config per "
+                            "suite) that datasets.load_dataset reads offline; optionally publish it.")
+    add_probe_build_arguments(build)
     build.set_defaults(func=_cmd_probes_build)
     from benchmark.runner.sheet_cli import add_export_command
 
     add_export_command(psub)
 
-    sub.add_parser("scores", help="every score with its range and direction").set_defaults(func=_cmd_scores)
+    sub.add_parser("scores", help="every score with its range and direction",
+                   description="Every score the benchmark computes: range, direction, paper.").set_defaults(
+        func=_cmd_scores)
 
-    rep = sub.add_parser("reproduce", help="recompute the papers' printed numbers from their printed inputs")
+    rep = sub.add_parser("reproduce", help="recompute the papers' printed numbers from their printed inputs",
+                         description="Recompute the numbers the papers print from the inputs they print; exit 1 "
+                         "on a mismatch.")
     rep.add_argument("--papers", nargs="+", help="families to check (gep, dalleval, pst, mcas)")
     rep.add_argument("--all", action="store_true", help="list every recomputed number, not the summary")
     rep.set_defaults(func=_cmd_reproduce)
 
-    def add_run_args(p: argparse.ArgumentParser, annotators: bool, images: bool = False) -> None:
-        p.add_argument("--model", required=not images, help="builtin:tiny-sd, a Hub model ID, a local diffusers "
-                       "folder, python:module:function (prompts, seeds -> PIL images), or an image API: "
-                       "openai:dall-e-2, openai:dall-e-3, openai:gpt-image-1"
-                       + (" (or --images DIR for images made elsewhere)" if images else ""))
-        p.add_argument("--out", required=True, help="run folder (created; rerun the same command to resume)")
-        p.add_argument("--suites", nargs="+", help="probe suites (default: every suite of the probe set; see "
-                       "`t2ibench probes list`)")
-        p.add_argument("--probes", metavar="SOURCE", help="the probe set: a folder from `t2ibench probes build` or a "
-                       "Hub dataset ID (default: the built-in probes)")
-        p.add_argument("--probes-revision", metavar="REV", help="with a Hub dataset ID: the revision to audit "
-                       "(branch, tag or commit; recorded as the resolved commit)")
-        p.add_argument("--mcas-reference", metavar="SOURCE", help="score MCAS / Generated Bias against the attribute "
-                       "images of a reference-attributes dataset (a folder from `python -m "
-                       "dataset_builders.reference_attributes` or a Hub dataset ID) instead of the model's own; "
-                       "mcas_attributes is then not generated")
-        p.add_argument("--mcas-reference-revision", metavar="REV", help="with a Hub dataset ID for --mcas-reference: "
-                       "the revision (recorded as the resolved commit)")
-        p.add_argument("--limit", type=int, help="at most N probes per suite, spread over its prompts")
-        p.add_argument("--batch-size", type=_batch_size_arg, default="auto",
-                       help="images per generation batch, or auto (default): the largest batch that fits a CUDA "
-                       "GPU's free memory at the model's resolution, chosen once per run folder and recorded in "
-                       "run_config.json; 4 on a CPU, where images are made one per call (batch-invariant)")
-        p.add_argument("--no-compile", dest="compile", action="store_false", default=None,
-                       help="no torch.compile of the UNet (on by default on CUDA only: bf16, channels-last, fused QKV "
-                       "projections and a compiled UNet with every batch padded to one static size; compile time "
-                       "is reported apart from the time per image)")
-        p.add_argument("--revision", help="model revision (branch, tag or commit)")
-        p.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: the best available)")
-        p.add_argument("--dtype", help="float32, float16 or bfloat16 (default: per device)")
-        p.add_argument("--set", action="append", metavar="KEY=VALUE",
-                       help="pipeline argument, e.g. --set num_inference_steps=30 --set guidance_scale=5")
-        p.add_argument("--quiet", action="store_true", help="no progress bars")
-        if annotators:
-            add_annotator_args(p)
-            p.add_argument("--n-resamples", type=int, default=1000, help="bootstrap resamples per CI")
-
-    def add_annotator_args(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--encoder", help="CLIP encoder for GEP (default open_clip:ViT-L-14:openai; builtin:tiny-clip "
-                       "for builtin models)")
-        p.add_argument("--mcas-encoders", nargs="+", help="CLIP encoders averaged for MCAS / Diffusion Bias "
-                       "(default: the six OpenAI CLIPs of Generated Bias)")
-        p.add_argument("--vqa", help="VQA model for gender / attribute questions (default Salesforce/blip2-opt-2.7b)")
-        p.add_argument("--detector", help="object detector for PaintSkills: a DETR Hub ID or folder (default "
-                       "facebook/detr-resnet-50; builtin:tiny-detr for builtin models; a folder from "
-                       "`t2ibench train-detector`), or none")
-        p.add_argument("--vqa-mode", choices=("closed-set", "generate"), help="closed-set (default): score each "
-                       "allowed answer by the VQA model's likelihood; generate: the papers' free-text answers, parsed")
-        p.add_argument("--annotator", action="append", metavar="OPTION=MODEL",
-                       help="any annotator option by name, a plugin's too (e.g. --annotator skin_tone=whole-image)")
-
     from benchmark.runner.external_cli import RUN_EPILOG, add_api_args, add_images_args
 
     run = sub.add_parser("run", help="audit a model end to end: generate, annotate, score, report",
-                         epilog=RUN_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+                         description="Audit a model end to end: generate the probe images, label them, score\n"
+                         "them with confidence intervals, write results.json and the report. Every option is\n"
+                         "checked before the model loads; rerun the same command to resume.",
+                         epilog=RUN_EPILOG, formatter_class=cli_types.RawDescriptionDefaultsHelpFormatter)
     add_run_args(run, annotators=True, images=True)
     add_api_args(run)
     add_images_args(run)
     run.set_defaults(func=_cmd_run)
 
-    gen = sub.add_parser("generate", help="only generate the images of a run")
+    gen = sub.add_parser("generate", help="only generate the images of a run",
+                         description="Only generate the probe images of a run folder (resumable); `t2ibench "
+                         "annotate` and `t2ibench score` do the rest.")
     add_run_args(gen, annotators=False)
     add_api_args(gen)
     gen.set_defaults(func=_cmd_generate)
 
-    ann = sub.add_parser("annotate", help="(re-)label the images of a run folder")
-    ann.add_argument("run_dir")
-    add_annotator_args(ann)
-    ann.add_argument("--skin-tone", help="face detector for skin tone: haar (default), whole-image or none")
-    ann.add_argument("--suites", nargs="+", help="label only these suites (others' labels are kept)")
-    ann.add_argument("--batch-size", type=int, default=32)
-    ann.add_argument("--device")
-    ann.add_argument("--force", action="store_true", help="redo label files that are already complete")
-    ann.add_argument("--quiet", action="store_true")
-    ann.set_defaults(func=_cmd_annotate)
-
-    score = sub.add_parser("score", help="(re-)compute results.json from a run folder's labels")
-    score.add_argument("run_dir")
-    score.add_argument("--n-resamples", type=int, default=1000)
-    score.set_defaults(func=_cmd_score)
-
-    ver = sub.add_parser("verify", help="check a run folder against its files (manifest, images' sha256, "
-                         "orphans, label files); exit 1 when something does not match")
-    ver.add_argument("run_dir")
-    ver.set_defaults(func=_cmd_verify)
-
-    rep_cmd = sub.add_parser("report", help="(re-)write the report of a scored run folder")
-    rep_cmd.add_argument("run_dir")
-    rep_cmd.set_defaults(func=_cmd_report)
-
-    demo = sub.add_parser("demo", help="offline audit of the built-in tiny model on every suite (what make demo runs)")
-    demo.add_argument("--out", default="out/demo", help="run folder (default: out/demo)")
-    demo.add_argument("--limit", type=int, default=16, help="probes per suite (default: 16)")
-    demo.add_argument("--batch-size", type=int, default=8)
-    demo.add_argument("--n-resamples", type=int, default=200)
-    demo.add_argument("--quiet", action="store_true")
-    demo.set_defaults(func=_cmd_demo)
+    add_stage_commands(sub)
 
     from importlib import import_module
     from importlib.metadata import entry_points

@@ -42,7 +42,8 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     status = EXIT_OK
     for name in args.files:
         code, lines = validate_file(name, allow_demo=args.allow_demo)
-        print("\n".join(lines), flush=True)
+        # a file that cannot be read at all is an error (stderr); problems found are the report (stdout)
+        print("\n".join(lines), flush=True, file=sys.stderr if code == EXIT_UNREADABLE else sys.stdout)
         status = max(status, code)
     return status
 
@@ -71,7 +72,7 @@ def _cmd_submit(args: argparse.Namespace) -> int:
               "(`t2ibench validate` lists the same)", file=sys.stderr)
         return EXIT_PROBLEMS
     if args.dry_run:
-        print(format_dry_run(plan), end="")
+        print(format_dry_run(plan, verbose=args.verbose), end="")
         return EXIT_OK
     outcome = send_submission(plan, token=args.token)
     if plan.demo:
@@ -170,7 +171,9 @@ def register(subparsers) -> None:
                                 "results dataset (and/or copy them into a local results folder)")
     sub.add_argument("run_dir", metavar="RUN_DIR", help="run folder (or its results.json)")
     sub.add_argument("--repo", metavar="ORG/RESULTS", help="Hub results dataset to open the pull request on")
-    sub.add_argument("--dry-run", action="store_true", help="print exactly what would be sent; send nothing")
+    sub.add_argument("--dry-run", action="store_true", help="print what would be sent (a summary); send nothing")
+    sub.add_argument("--verbose", action="store_true", help="with --dry-run: list every file and print the "
+                     "results file itself")
     sub.add_argument("--demo", action="store_true", help="allow a built-in tiny model's run, marked as demo")
     sub.add_argument("--push-images", metavar="ORG/NAME", help="first push the run's images as this Hub dataset")
     sub.add_argument("--to-folder", metavar="DIR", help="also write the file under DIR (e.g. submissions/results) "
@@ -184,15 +187,15 @@ def register(subparsers) -> None:
     sub.set_defaults(func=_cmd_submit)
 
     init = subparsers.add_parser("init-results", help="create the Hub results dataset with its card (maintainers)")
-    init.add_argument("repo", metavar="ORG/RESULTS")
-    init.add_argument("--dry-run", action="store_true")
-    init.add_argument("--token")
+    init.add_argument("repo", metavar="ORG/RESULTS", help="the Hub results dataset to create")
+    init.add_argument("--dry-run", action="store_true", help="print exactly what would be sent; send nothing")
+    init.add_argument("--token", help="Hugging Face token (default: HF_TOKEN or the saved login)")
     init.set_defaults(func=_cmd_init_results)
 
     pm = subparsers.add_parser("push-metric", help="publish metrics/NAME as an evaluate Space on the Hub")
     pm.add_argument("name", metavar="NAME", help="gep, mad, pst_sts, mcas or human_agreement")
     pm.add_argument("--repo", required=True, metavar="ORG/NAME", help="the Space to create or update")
-    pm.add_argument("--dry-run", action="store_true")
-    pm.add_argument("--token")
+    pm.add_argument("--dry-run", action="store_true", help="print exactly what would be sent; send nothing")
+    pm.add_argument("--token", help="Hugging Face token (default: HF_TOKEN or the saved login)")
     pm.set_defaults(func=_cmd_push_metric)
     from submissions import queue_cli; queue_cli.register(subparsers)  # noqa: E702 (request, worker)

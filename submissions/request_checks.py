@@ -172,7 +172,7 @@ def build_request(model: ResolvedModel, *, submitter: str, dtype: str | None = N
 
 def check_queue(snapshot: Snapshot, record: RequestRecord, rate_limit: RateLimit) -> StoredRecord | None:
     """Refuse a duplicate or a submitter over the limit; returns the FAILED request this one replaces."""
-    existing = snapshot.get(record.path)
+    existing = next((found for found in map(snapshot.get, record.paths) if found is not None), None)
     if existing is not None:
         old = existing.record
         if old.status in (PENDING, RUNNING):
@@ -181,9 +181,9 @@ def check_queue(snapshot: Snapshot, record: RequestRecord, rate_limit: RateLimit
         if old.status == FINISHED:
             where = f": {old.results_url or old.results_path}" if (old.results_url or old.results_path) else ""
             raise RequestRefused(f"{record.model_id} at commit {record.commit} is already evaluated{where}")
-    bad = [p for p, _ in snapshot.invalid if p == record.path]
+    bad = [p for p, _ in snapshot.invalid if p in record.paths]
     if bad:
-        raise RequestRefused(f"{record.path} exists but is not a valid request; a maintainer must fix it")
+        raise RequestRefused(f"{bad[0]} exists but is not a valid request; a maintainer must fix it")
     rate_limit.check(snapshot, record.submitter, parse_utc(record.submitted_at))
     return existing if existing is not None and existing.record.status == FAILED else None
 
@@ -197,10 +197,11 @@ def submit_request(store: RequestStore, record: RequestRecord, *, rate_limit: Ra
         snapshot = store.snapshot()
         replaced = check_queue(snapshot, record, rate_limit)
         verb = "Resubmit" if replaced else "Request"
+        path = replaced.path if replaced else record.path  # a failed request is replaced where it lies
         if dry_run:
-            return StoredRecord(record, record.path, store.expected_for(snapshot, record.path) or "")
+            return StoredRecord(record, path, store.expected_for(snapshot, path) or "")
         try:
-            return store.write(record.path, record, expected=store.expected_for(snapshot, record.path),
+            return store.write(path, record, expected=store.expected_for(snapshot, path),
                                message=f"{verb} evaluation: {record.model_id} @ {record.commit}")
         except Conflict:
             if delay is None:

@@ -93,7 +93,7 @@ class RequestStore(ABC):
 
 def _parse(path: str, data: bytes, version: str) -> StoredRecord:
     record = record_from_bytes(data)
-    if record.path != path:
+    if path not in record.paths:
         raise InvalidRequest(f"the record names {record.path}, not its own path")
     return StoredRecord(record, path, version)
 

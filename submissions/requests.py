@@ -1,6 +1,7 @@
 """The evaluation request: what a user asks the maintainers' workers to audit.
 
-One JSON file per model commit, ``requests/<org>__<model>/<commit>.json``, in a requests
+One JSON file per model commit, ``requests/<org>--<model>/<commit>.json`` (the results'
+folder name; files under the older ``<org>__<model>`` folders are read too), in a requests
 dataset on the Hub or a local requests folder (see :mod:`submissions.request_store`).
 Its ``status`` goes PENDING -> RUNNING -> FINISHED or FAILED; a RUNNING request whose
 heartbeat is too old goes back to PENDING (``attempts`` + 1). See docs/queue.md.
@@ -79,7 +80,18 @@ def _escape_part(part: str) -> str:
 
 
 def model_folder(model_id: str) -> str:
-    """``<org>__<model>``: a Hub id ``org/model``, or ``builtin__<name>`` for a built-in model."""
+    """The folder name results use too (:func:`submissions.submit.model_folder_name`):
+    ``<org>--<model>`` for a Hub id ("--" is in no Hub id, so it splits back), ``_builtin--<name>``."""
+    from submissions.submit import model_folder_name  # the results' rule; it loads the results reader
+
+    if not model_id.startswith("builtin:"):
+        check_hub_model_id(model_id)
+    return model_folder_name(model_id)
+
+
+def legacy_model_folder(model_id: str) -> str:
+    """``<org>__<model>``: the folder of requests written before they took the results' names;
+    it still names the request (:func:`request_id`), so records and results keep their ids."""
     if model_id.startswith("builtin:"):
         return f"builtin__{_escape_part(model_id[len('builtin:'):])}"
     org, name = check_hub_model_id(model_id).split("/")
@@ -95,16 +107,22 @@ def check_commit(commit: Any, *, builtin: bool) -> str:
 
 
 def request_path(model_id: str, commit: str) -> str:
-    """``requests/<org>__<model>/<commit>.json``: the record's path in the store."""
+    """``requests/<org>--<model>/<commit>.json``: where a new record is written."""
     check_commit(commit, builtin=model_id.startswith("builtin:"))
     return f"{REQUESTS_DIR_IN_REPO}/{model_folder(model_id)}/{commit}.json"
 
 
+def legacy_request_path(model_id: str, commit: str) -> str:
+    """``requests/<org>__<model>/<commit>.json``: where records were written before; read too."""
+    check_commit(commit, builtin=model_id.startswith("builtin:"))
+    return f"{REQUESTS_DIR_IN_REPO}/{legacy_model_folder(model_id)}/{commit}.json"
+
+
 def request_id(model_id: str, commit: str) -> str:
     """``<org>__<model>@<commit>``: names the request, its run folder and its results ("@" is in
-    neither part)."""
+    neither part). Unchanged by the folder rename, so older records and results still match."""
     check_commit(commit, builtin=model_id.startswith("builtin:"))
-    return f"{model_folder(model_id)}@{commit}"
+    return f"{legacy_model_folder(model_id)}@{commit}"
 
 
 # --------------------------------------------------------------------------- time
@@ -214,6 +232,11 @@ class RequestRecord:
     @property
     def path(self) -> str:
         return request_path(self.model_id, self.commit)
+
+    @property
+    def paths(self) -> tuple[str, str]:
+        """Where this record may be stored: its path, then the older folder's (read, kept in place)."""
+        return self.path, legacy_request_path(self.model_id, self.commit)
 
     def replace(self, **changes: Any) -> "RequestRecord":
         return dataclasses.replace(self, **changes)

@@ -320,8 +320,23 @@ def _file_line(f: HubFile) -> str:
     return f"    add {f.path_in_repo}  ({f.size} bytes, sha256 {f.sha256})"
 
 
-def format_dry_run(plan: SubmissionPlan) -> str:
-    """Exactly what :func:`send_submission` would send and write, as text; nothing is sent."""
+#: files listed one by one in a summarised dry run (the rest are counted)
+DRY_RUN_FILES_SHOWN = 3
+
+
+def _files_summary(files: list) -> list[str]:
+    """The first few file lines and one line counting the rest (``--verbose`` lists them all)."""
+    if len(files) <= DRY_RUN_FILES_SHOWN + 1:
+        return [_file_line(f) for f in files]
+    rest = files[DRY_RUN_FILES_SHOWN:]
+    return [_file_line(f) for f in files[:DRY_RUN_FILES_SHOWN]] + [
+        f"    ... and {len(rest):,} more files ({sum(f.size for f in rest):,} bytes; --verbose lists each)"]
+
+
+def format_dry_run(plan: SubmissionPlan, verbose: bool = False) -> str:
+    """What :func:`send_submission` would send and write, as text; nothing is sent. Without
+    ``verbose`` the image files and the results file's body are summarised (a real run has
+    thousands of images); with it, every file and the exact bytes of the results file."""
     lines = ["DRY RUN: nothing is sent or written.", ""]
     step = 0
     if plan.images_repo:
@@ -329,7 +344,7 @@ def format_dry_run(plan: SubmissionPlan) -> str:
         lines += [f"{step}. commit to dataset {plan.images_repo} (repo type dataset, created if absent, "
                   f"branch main, {len(plan.image_files)} files)",
                   f"    commit message: {plan.images_commit_message}"]
-        lines += [_file_line(f) for f in plan.image_files]
+        lines += [_file_line(f) for f in plan.image_files] if verbose else _files_summary(plan.image_files)
         lines.append("")
     if plan.results_repo:
         step += 1
@@ -350,7 +365,11 @@ def format_dry_run(plan: SubmissionPlan) -> str:
         step += 1
         lines += [f"{step}. write {plan.local_path}  ({plan.results_file.size} bytes, "
                   f"sha256 {plan.results_file.sha256}; never over an existing file)", ""]
-    lines += [f"--- {plan.results_file.path_in_repo}", plan.results_file.data().decode("utf-8").rstrip("\n")]
+    if verbose:
+        lines += [f"--- {plan.results_file.path_in_repo}", plan.results_file.data().decode("utf-8").rstrip("\n")]
+    else:
+        lines += [f"--- {plan.results_file.path_in_repo}: {plan.results_file.size:,} bytes, not printed "
+                  "(--verbose prints it)"]
     if plan.model_card is not None:
         lines += ["", f"--- diff of {plan.model_card.model_repo} {plan.model_card.file.path_in_repo}",
                   plan.model_card.diff.rstrip("\n")]

@@ -367,6 +367,9 @@ def post_results(record: RequestRecord, opts: WorkerOptions) -> tuple[str, str |
     plan.relpath = results_relpath(record)  # not the time stamp: a re-run finds it, two requests never collide
     outcome = send_submission(plan, token=opts.token)
     if opts.results_folder is not None:
+        from submissions.leaderboard.contents import build_contents
+
+        build_contents(opts.results_folder)  # the leaderboard reads the folder through this table
         return str(outcome.local_path), outcome.pr_url
     return plan.results_file.path_in_repo, outcome.pr_url
 

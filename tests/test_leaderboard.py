@@ -276,6 +276,38 @@ def test_model_cell_shows_the_revision_only_when_needed(board):
     assert labels["gamma/model-c@main"] == "gamma/model-c @ main" and labels["gamma/model-c@v2"] == "gamma/model-c @ v2"
 
 
+def test_no_two_rows_share_a_label(board):
+    """Same id and revision, other probe sets: the probe set tells them apart."""
+    subs = []
+    for i, probes in enumerate(({"fingerprint": "f" * 64}, {"fingerprint": "e" * 64},
+                                {"source": "org/probes", "revision": "v1"})):
+        doc = make_doc("gamma/model-c", 0.3)
+        doc["probes"] = probes
+        subs.append(data.Submission(doc=doc, source=f"p{i}.json", path=Path(f"p{i}.json"), run_dir=None))
+    rows = data.model_rows(board.submissions + subs)
+    labels = data.model_labels(rows)
+    assert len(set(labels.values())) == len(rows)
+    assert labels[f"gamma/model-c@main#{'f' * 64}"] == "gamma/model-c @ main [probes ffffffffffff]"
+    assert labels["gamma/model-c@main"] == "gamma/model-c @ main [probes built-in]"
+    table = data.leaderboard_table(rows)
+    assert len(set(r[0] for r in table.values)) == len(table.values)
+
+
+def test_badge_column_fits_every_badge(tmp_path):
+    from submissions.requests import WORKER_PREFIX
+
+    doc = make_doc("builtin:tiny-sd", 0.1, builtin=True, family="tiny")
+    doc.update(evaluated_by=f"{WORKER_PREFIX}gpu-1", request_id="builtin__tiny-sd@builtin-v1")
+    doc["references"] = {"mcas": {"source": "org/ref", "revision": "1" * 40, "fingerprint": "a" * 64}}
+    sub = data.Submission(doc=doc, source="x.json", path=Path("x.json"), run_dir=None)
+    names = [name for name, _ in data.badges(sub)]
+    assert names == ["demo", "evaluated", "mcas-ref"]
+    width = int(data.leaderboard_table(data.model_rows([sub])).widths[1].removesuffix("px"))
+    assert width >= sum(len(n) * 7.5 + 24 for n in names)
+    plain = data.Submission(doc=make_doc("acme/a", 0.1), source="y.json", path=Path("y.json"), run_dir=None)
+    assert data.leaderboard_table(data.model_rows([plain])).widths[1] == "84px"
+
+
 def test_forest_panels_and_compare_table(board):
     rows = board.rows()
     (gep,) = [p for p in data.forest_panels(rows, ["gep_score_neutral"])]
@@ -296,6 +328,15 @@ def test_forest_panels_and_compare_table(board):
     assert list(cmp.columns) == ["Score", "acme/model-a", "beta/model-b"]
     assert list(cmp["acme/model-a"]) == ["0.1 [0.08, 0.12]", "not scored"]
     assert list(cmp["beta/model-b"]) == ["0.05 [0.03, 0.07]", "0.2 [0.18, 0.22]"]
+    # where an entry has no interval, the compare table says so in the plots' words
+    flat = make_doc("flat/model", 0.1)
+    flat["scores"][0]["ci"] = {**flat["scores"][0]["ci"], "low": 0.1, "high": 0.1}
+    none = make_doc("none/model", 0.1)
+    none["scores"][0]["ci"] = None
+    subs = [data.Submission(doc=d, source=f"{i}.json", path=Path(f"{i}.json"), run_dir=None)
+            for i, d in enumerate((flat, none))]
+    cmp = data.compare_table(data.model_rows(subs), ["gep_score_neutral"])
+    assert list(cmp.iloc[0])[1:] == ["0.1 (no interval: resamples all equal)", "0.1 (no interval)"]
 
 
 def test_evaluated_badge_follows_the_queue(board):
@@ -440,12 +481,15 @@ def test_cli_errors_are_one_line(tmp_path, capsys, monkeypatch):
     assert err.startswith("t2ibench: error: cannot read results dataset org/results: the Hub is offline")
     assert err.count("\n") == 1
 
-    assert main(["leaderboard", "--results", str(tmp_path / "missing")]) == 2
-    assert "t2ibench: error: " in capsys.readouterr().err
-    with pytest.raises(SystemExit):  # --results and --repo exclude each other (argparse)
-        main(["leaderboard", "--results", str(tmp_path), "--repo", "a/b"])
-    assert main(["leaderboard", "--results", str(tmp_path), "--port", "70000"]) == 2
-    assert "port" in capsys.readouterr().err
+    # usage errors: argparse's, one line, exit 2, before anything loads
+    for argv, message in ((["--results", str(tmp_path / "missing")], "no such folder"),
+                          (["--results", str(tmp_path), "--repo", "a/b"], "not allowed with argument"),
+                          (["--results", str(tmp_path), "--port", "70000"], "port between 1 and 65535")):
+        with pytest.raises(SystemExit) as exc:
+            main(["leaderboard", *argv])
+        err = capsys.readouterr().err
+        assert exc.value.code == 2 and err.startswith("t2ibench leaderboard: error: ") and message in err
+        assert err.count("\n") == 1
 
 
 def test_real_tiny_run_is_a_demo_row_with_plots(tmp_path_factory, cache, monkeypatch):

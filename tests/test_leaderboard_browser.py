@@ -273,18 +273,23 @@ def test_reload_reads_new_and_removed_files(page, server):
 
 
 def test_cli_starts_the_app(browser, tmp_path):
-    """`t2ibench leaderboard --results DIR --port N` serves the same table."""
+    """`t2ibench leaderboard --results DIR --requests-folder Q --port N` serves the same table, read
+    through the contents table, and the Submit tab of the queue."""
     import os
     import subprocess
     import sys
     import urllib.request
 
     root = write_sample_results(tmp_path / "lb")
+    from submissions.leaderboard.contents import build_contents
+
+    build_contents(root)
+    (tmp_path / "queue").mkdir()
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     proc = subprocess.Popen([sys.executable, "-m", "benchmark.cli", "leaderboard", "--results", str(root),
-                             "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             "--port", str(port), "--requests-folder", str(tmp_path / "queue")], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             env={**os.environ, "GRADIO_ANALYTICS_ENABLED": "False"})
     try:
         # the server prints its URL once it listens
@@ -299,6 +304,7 @@ def test_cli_starts_the_app(browser, tmp_path):
         page.goto(f"http://127.0.0.1:{port}/")
         page.wait_for_selector('#lb-table [data-testid="cell-0-0"]', timeout=60_000)
         assert column(page, "Model") == EXPECTED_ORDER
+        assert page.get_by_role("tab", name="Submit a model").count() == 1
         page.close()
     finally:
         proc.terminate()
@@ -351,3 +357,29 @@ def test_image_browser_shows_the_run_folder_images(page4):
     page4.wait_for_function("() => [...document.querySelectorAll('#lb-gallery img')].every(i => i.complete && "
                             "i.naturalWidth > 0)", timeout=30_000)
     assert page4.evaluate(PAGE_WIDTH_JS) <= 1280
+
+
+def test_three_badges_fit_their_cell(browser, tmp_path):
+    """A row with every badge (demo, evaluated, mcas-ref): each badge lies inside its cell, unclipped."""
+    from submissions.requests import WORKER_PREFIX
+
+    doc = make_doc("builtin:tiny-sd", 0.1, builtin=True, family="tiny")
+    doc.update(evaluated_by=f"{WORKER_PREFIX}gpu-1", request_id="builtin__tiny-sd@builtin-v1")
+    doc["references"] = {"mcas": {"source": "org/ref", "revision": "1" * 40, "fingerprint": "a" * 64}}
+    _write(tmp_path, "results/a/1.json", doc)
+    _write(tmp_path, "results/b/1.json", make_doc("acme/plain", 0.2))
+    demo, srv = _serve(tmp_path)
+    try:
+        page, errors = _open(browser, srv.url)
+        boxes = page.evaluate("""() => [...document.querySelectorAll('#lb-table .lb-badge')]
+            .filter(b => b.offsetParent !== null && b.innerText.trim())  // not the grid's hidden measuring copy
+            .map(b => { const cell = (b.closest('td') || b.closest('[role="gridcell"]')).getBoundingClientRect();
+                        const r = b.getBoundingClientRect();
+                        return [b.innerText.trim(), r.left >= cell.left - 0.5 && r.right <= cell.right + 0.5
+                                && r.top >= cell.top - 0.5 && r.bottom <= cell.bottom + 0.5]; })""")
+        assert sorted(name for name, _ in boxes) == ["demo", "evaluated", "mcas-ref"], boxes
+        assert all(inside for _, inside in boxes), boxes
+        assert not errors, errors
+        page.close()
+    finally:
+        demo.close()

@@ -179,7 +179,7 @@ def test_request_is_one_commit_on_the_head_it_read(hub, capsys):
     args = ["request", "acme/painter", "--repo", REQUESTS, "--set", "num_inference_steps=25"]
     assert main(args + ["--dry-run", "--submitter", "ann"]) == 0
     printed = capsys.readouterr().out
-    path = f"requests/acme__painter/{MODEL_SHA}.json"
+    path = f"requests/acme--painter/{MODEL_SHA}.json"
     h0 = hub.head
     assert printed.startswith(f"DRY RUN: nothing is written.\n\nwould write {path} in dataset {REQUESTS}  (")
     assert f", parent_commit {h0})" in printed.splitlines()[2]

@@ -28,6 +28,8 @@ from submissions.requests import (
     RequestRecord,
     check_hub_model_id,
     check_settings,
+    legacy_model_folder,
+    legacy_request_path,
     model_folder,
     record_from_json,
     request_id,
@@ -56,14 +58,25 @@ def _decode(folder):
     return f"{org.replace('%5F', '_')}/{name.replace('%5F', '_')}"
 
 
-def test_folder_names_are_injective_and_readable():
-    assert model_folder("stabilityai/sdxl-turbo") == "stabilityai__sdxl-turbo"
-    assert model_folder("my_org/my_model") == "my_org__my_model"  # a lone underscore stays as it is
-    assert model_folder("builtin:tiny-sd") == "builtin__tiny-sd"
-    # Naive joining would give "a___b" for both.
-    assert model_folder("a_/b") == "a%5F__b" and model_folder("a/_b") == "a__%5Fb"
-    assert request_path("acme/painter", SHA) == f"requests/acme__painter/{SHA}.json"
+def test_folder_names_are_the_results_names():
+    from submissions.submit import model_folder_name
+
+    for model_id in ("stabilityai/sdxl-turbo", "my_org/my_model", "a_/b", "a/_b", "builtin:tiny-sd"):
+        assert model_folder(model_id) == model_folder_name(model_id)
+    assert model_folder("stabilityai/sdxl-turbo") == "stabilityai--sdxl-turbo"
+    assert model_folder("builtin:tiny-sd") == "_builtin--tiny-sd"
+    assert request_path("acme/painter", SHA) == f"requests/acme--painter/{SHA}.json"
+    # the request id (in records, run folders and results) keeps the older spelling
     assert request_id("acme/painter", SHA) == f"acme__painter@{SHA}"
+    assert legacy_request_path("acme/painter", SHA) == f"requests/acme__painter/{SHA}.json"
+
+
+def test_legacy_folder_names_are_injective_and_readable():
+    assert legacy_model_folder("stabilityai/sdxl-turbo") == "stabilityai__sdxl-turbo"
+    assert legacy_model_folder("my_org/my_model") == "my_org__my_model"  # a lone underscore stays as it is
+    assert legacy_model_folder("builtin:tiny-sd") == "builtin__tiny-sd"
+    # Naive joining would give "a___b" for both.
+    assert legacy_model_folder("a_/b") == "a%5F__b" and legacy_model_folder("a/_b") == "a__%5Fb"
     # Every id over a small alphabet of the awkward characters: distinct folders, decodable.
     ids = set()
     for n_org, n_name in [(1, 1), (2, 2), (3, 2), (2, 3)]:
@@ -74,9 +87,10 @@ def test_folder_names_are_injective_and_readable():
                 except InvalidRequest:
                     pass
     assert len(ids) > 50
-    folders = {model_folder(i): i for i in ids}
+    folders = {legacy_model_folder(i): i for i in ids}
     assert len(folders) == len(ids)
     assert all(_decode(f) == i and "/" not in f for f, i in folders.items())
+    assert len({model_folder(i) for i in ids}) == len(ids)  # the results' names are injective too
 
 
 @pytest.mark.parametrize("bad", ["<script>alert(1)</script>", "a--b/c", "a/b/c", "", "org/.x", "org/x.", "gpt2",
@@ -130,13 +144,30 @@ def test_store_lists_invalid_files_without_running_them(tmp_path):
     _put(store, _record())
     # A valid record at another record's path, and a file that is not JSON.
     other = _record(model_id="acme/other")
-    (tmp_path / "requests/acme__x").mkdir(parents=True)
-    (tmp_path / f"requests/acme__x/{SHA}.json").write_bytes(other.dumps())
-    (tmp_path / "requests/acme__x/junk.json").write_text("{not json")
+    (tmp_path / "requests/acme--x").mkdir(parents=True)
+    (tmp_path / f"requests/acme--x/{SHA}.json").write_bytes(other.dumps())
+    (tmp_path / "requests/acme--x/junk.json").write_text("{not json")
     snap = store.snapshot()
     assert [s.record.model_id for s in snap.records] == ["acme/painter"]
-    assert sorted(p for p, _ in snap.invalid) == ["requests/acme__x/" + SHA + ".json", "requests/acme__x/junk.json"]
-    assert any("names requests/acme__other" in why for _, why in snap.invalid)
+    assert sorted(p for p, _ in snap.invalid) == ["requests/acme--x/" + SHA + ".json", "requests/acme--x/junk.json"]
+    assert any("names requests/acme--other" in why for _, why in snap.invalid)
+
+
+def test_requests_in_the_older_folders_are_read_and_kept_in_place(tmp_path):
+    store = LocalRequestStore(tmp_path)
+    old = _record()
+    legacy = tmp_path / f"requests/acme__painter/{SHA}.json"
+    legacy.parent.mkdir(parents=True)
+    legacy.write_bytes(old.dumps())
+    [stored] = store.snapshot().records
+    assert stored.path == f"requests/acme__painter/{SHA}.json" and store.snapshot().invalid == []
+    # the same request again: refused as a duplicate, though new records go under acme--painter
+    with pytest.raises(RequestRefused, match="already queued"):
+        submit_request(store, _record(submitter="bob"))
+    # a failed one is replaced where it lies, not copied into the new folder
+    store.write(stored.path, old.replace(status=FAILED, failure_reason="OOM"), expected=stored.version, message="t")
+    again = submit_request(store, _record(submitter="bob"))
+    assert again.path == stored.path and [s.path for s in store.snapshot().records] == [stored.path]
 
 
 # --------------------------------------------------------------------------- conditional writes
@@ -289,9 +320,9 @@ def test_hub_model_to_a_local_queue_with_patched_model_info(tmp_path, monkeypatc
     assert main(args) == 0
     out = capsys.readouterr().out.splitlines()
     assert out == [f"queued acme/painter @ main (commit {SHA}) as PENDING: "
-                   f"{tmp_path}/requests/acme__painter/{SHA}.json",
+                   f"{tmp_path}/requests/acme--painter/{SHA}.json",
                    f"request id: acme__painter@{SHA}"]
-    rec = LocalRequestStore(tmp_path).read(f"requests/acme__painter/{SHA}.json").record
+    rec = LocalRequestStore(tmp_path).read(f"requests/acme--painter/{SHA}.json").record
     assert (rec.submitter, rec.dtype, rec.settings, rec.demo) == \
         ("carol", "bfloat16", {"num_inference_steps": 30, "guidance_scale": 6.0}, False)
     assert calls == [("acme/painter", "main")]
@@ -313,16 +344,16 @@ def test_request_command_demo_and_refusals(tmp_path, capsys):
     assert main(["request", "builtin:tiny-sd", "--demo", "--to-folder", str(q), "--dry-run", "--submitter", "dee"]) == 0
     printed = capsys.readouterr().out
     assert printed.startswith("DRY RUN: nothing is written.\n\nwould write "
-                              f"{q}/requests/builtin__tiny-sd/builtin-v1.json  (")
+                              f"{q}/requests/_builtin--tiny-sd/builtin-v1.json  (")
     assert not q.exists()
     dry = json.loads(printed.split("\n\n", 2)[2])
     assert main(["request", "builtin:tiny-sd", "--demo", "--to-folder", str(q), "--submitter", "dee"]) == 0
     assert capsys.readouterr().out.splitlines() == [
         "demo request: built-in tiny model, meaningless scores",
-        f"queued builtin:tiny-sd @ builtin-v1 (commit builtin-v1) as PENDING: {q}/requests/builtin__tiny-sd/"
+        f"queued builtin:tiny-sd @ builtin-v1 (commit builtin-v1) as PENDING: {q}/requests/_builtin--tiny-sd/"
         "builtin-v1.json",
         "request id: builtin__tiny-sd@builtin-v1"]
-    written = json.loads((q / "requests/builtin__tiny-sd/builtin-v1.json").read_text())
+    written = json.loads((q / "requests/_builtin--tiny-sd/builtin-v1.json").read_text())
     assert {k: v for k, v in written.items() if k != "submitted_at"} == \
         {k: v for k, v in dry.items() if k != "submitted_at"}
     assert written["demo"] is True and written["status"] == PENDING and written["attempts"] == 0

@@ -123,7 +123,7 @@ def _parse_dry_run(text):
 def test_dry_run_lists_everything_offline_and_sends_nothing(tiny_run, tmp_path):
     env = _no_hub_env(tmp_path, HF_HUB_OFFLINE="1")
     proc = _cli("submit", tiny_run, "--repo", "org/results", "--demo", "--push-images", "me/tiny-images",
-                "--to-folder", tmp_path / "local", "--dry-run", env=env)
+                "--to-folder", tmp_path / "local", "--dry-run", "--verbose", env=env)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("DRY RUN: nothing is sent or written.")
     steps, title, description, path, content = _parse_dry_run(proc.stdout)
@@ -198,6 +198,19 @@ def recorded_hub(monkeypatch, tmp_path):
     return calls
 
 
+def test_dry_run_summarises_unless_verbose(tiny_run, tmp_path):
+    env = _no_hub_env(tmp_path, HF_HUB_OFFLINE="1")
+    args = ["submit", tiny_run, "--repo", "org/results", "--demo", "--push-images", "me/tiny-images", "--dry-run"]
+    short, full = _cli(*args, env=env), _cli(*args, "--verbose", env=env)
+    assert short.returncode == full.returncode == 0, short.stderr
+    n_images = sum(1 for p in (tiny_run / "images").rglob("*") if p.is_file()) + 3  # + card, manifest, config
+    more = re.search(r"^    \.\.\. and (\d+) more files \(([\d,]+) bytes; --verbose lists each\)$", short.stdout, re.M)
+    assert more and int(more.group(1)) == n_images - 3
+    assert "not printed (--verbose prints it)" in short.stdout and '"schema_version"' not in short.stdout
+    assert len(full.stdout.splitlines()) > len(short.stdout.splitlines()) + n_images - 4
+    assert full.stdout.count("    add ") == n_images + 1  # every image file, then the results file
+
+
 def _listing(files):
     return [(p, len(d), hashlib.sha256(d).hexdigest()) for p, d in files]
 
@@ -205,7 +218,7 @@ def _listing(files):
 def test_sent_commits_match_the_dry_run(tiny_run, tmp_path, recorded_hub, capsys):
     args = ["submit", str(tiny_run), "--repo", "org/results", "--demo", "--push-images", "me/tiny-images",
             "--to-folder", str(tmp_path / "local")]
-    assert main(args + ["--dry-run"]) == 0
+    assert main(args + ["--dry-run", "--verbose"]) == 0
     steps, title, description, _, content = _parse_dry_run(capsys.readouterr().out)
     assert recorded_hub == []  # the dry run sent nothing
 

@@ -70,6 +70,11 @@ def test_queue_tables_order_and_text(tmp_path):
     assert list(tables[FINISHED]["Results or reason"]) == ["https://hf.co/pr/2", "r/a.json"]
     assert tables[RUNNING].iloc[0][["Worker", "Last update (UTC)"]].tolist() == ["gpu-1", "2026-11-24 11:00:00"]
     assert tables[FAILED].iloc[0]["Results or reason"] == "OOM"
+    # runs started: none yet for a pending request, the finished or failed run counts
+    assert list(tables[PENDING]["Attempts"]) == [0, 0] and list(tables[FINISHED]["Attempts"]) == [1, 1]
+    assert list(tables[RUNNING]["Attempts"]) == [1] and list(tables[FAILED]["Attempts"]) == [1]
+    abandoned = _rec("acme/gone", status=FAILED, attempts=3, failure_reason="abandoned 3 times (...)")
+    assert submit_tab.runs_started(abandoned) == 3
 
 
 def test_options_from_env():

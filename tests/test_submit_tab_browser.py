@@ -97,7 +97,7 @@ def test_submitting_writes_the_request_and_the_queue_shows_it(page, server):
     _submit(page, "builtin:tiny-sd")
     page.wait_for_function("document.querySelector('#rq-message').innerText.includes('Queued')", timeout=60_000)
     assert "builtin:tiny-sd at commit builtin-v1 as PENDING" in page.inner_text("#rq-message")
-    written = json.loads((queue / "requests/builtin__tiny-sd/builtin-v1.json").read_text())
+    written = json.loads((queue / "requests/_builtin--tiny-sd/builtin-v1.json").read_text())
     assert (written["model_id"], written["submitter"], written["status"], written["demo"]) == \
         ("builtin:tiny-sd", "alice", "PENDING", True)
     page.wait_for_function("document.querySelector('#rq-heading-pending').innerText.includes('(1)')")

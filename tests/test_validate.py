@@ -245,10 +245,12 @@ def test_cli_exit_codes_and_lines(tmp_path):
     array.write_text("[1, 2]")
     proc = _cli("validate", bad, broken, tmp_path / "missing.json", array)
     assert proc.returncode == 2  # unreadable files outrank problems
-    lines = proc.stdout.splitlines()
-    assert len(lines) == 4 and lines[1].startswith(f"{broken}: not valid JSON: Expecting")
-    assert lines[2] == f"{tmp_path / 'missing.json'}: no such file"
-    assert lines[3] == f"{array}: not a results document: the top level is a JSON array, not an object"
+    # problems found are the report (stdout); files that cannot be read are errors (stderr)
+    assert proc.stdout.splitlines() == [f"{bad}: scores/0/value: gep_score_neutral = 1.2 is outside its range [0, 1]"]
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 3 and lines[0].startswith(f"{broken}: not valid JSON: Expecting")
+    assert lines[1] == f"{tmp_path / 'missing.json'}: no such file"
+    assert lines[2] == f"{array}: not a results document: the top level is a JSON array, not an object"
 
 
 def test_strings_that_are_not_utf8_are_refused_everywhere(tmp_path):

@@ -233,7 +233,8 @@ def test_validate_exit_2_only_for_files_that_are_not_json_objects(tmp_path):
     good = _write(tmp_path / "good.json", hub_doc())
     proc = _cli("validate", good, tmp_path / "missing.json")
     assert proc.returncode == 2
-    assert proc.stdout.splitlines() == [f"{good}: ok", f"{tmp_path / 'missing.json'}: no such file"]
+    assert proc.stdout.splitlines() == [f"{good}: ok"]
+    assert proc.stderr.splitlines() == [f"{tmp_path / 'missing.json'}: no such file"]
 
 
 def test_terminal_control_characters_in_a_file_are_not_printed_raw(tmp_path):

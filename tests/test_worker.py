@@ -31,7 +31,7 @@ from submissions.submit import model_folder_name
 from submissions.validate import check_results, load_results_file
 from submissions.worker import WorkerOptions, work_once
 
-DEMO_PATH = "requests/builtin__tiny-sd/builtin-v1.json"
+DEMO_PATH = "requests/_builtin--tiny-sd/builtin-v1.json"
 DEMO_ID = "builtin__tiny-sd@builtin-v1"
 # A small audit whose generation lasts a few seconds: 6 probes in 3 batches of 2, 20 steps each.
 AUDIT_ARGS = ["--suites", "gep_neutral", "--limit", "6", "--batch-size", "2", "--n-resamples", "20", "--quiet"]
@@ -249,6 +249,11 @@ def test_requeue_rules(queue, tmp_path, tiny_audit):
     assert re.fullmatch(rf"worker w: re-queued {DEMO_ID}: no heartbeat from worker busy for 1\d\.\d s "
                         r"\(attempt 1 of 3 abandoned\)", lines[-3]), lines
     assert (outcome.record.status, outcome.record.attempts, outcome.record.worker_id) == (FINISHED, 1, "w")
+    # the results folder's contents table was rebuilt with the new file (the leaderboard reads it)
+    from submissions.leaderboard import contents
+
+    [row] = contents.read_contents(tmp_path / "r" / contents.CONTENTS_FILE).values()
+    assert row.document["request_id"] == DEMO_ID and row.problems == ()
 
 
 def test_too_many_abandoned_runs_fail_the_request(queue, tmp_path):

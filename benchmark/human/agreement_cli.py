@@ -230,7 +230,8 @@ def agreement_json(t: dict) -> dict:
 # --------------------------------------------------------------------------- command
 
 
-def _cmd_agreement(args: argparse.Namespace) -> int:
+def run_agreement(args: argparse.Namespace) -> int:
+    """``t2ibench agreement`` (its options: :mod:`benchmark.human.agreement_command`)."""
     run_dir = Path(args.run_dir)
     tables = agreement_tables(run_dir, include_flagged=args.include_flagged, artificial=not args.no_artificial,
                               random_state=args.seed)
@@ -243,20 +244,3 @@ def _cmd_agreement(args: argparse.Namespace) -> int:
     print(text)
     print(f"written: {out} and {out.with_suffix('.json')}")
     return 0
-
-
-def register(subparsers) -> None:
-    """Add ``agreement`` to the ``t2ibench`` subparsers."""
-    p = subparsers.add_parser(
-        "agreement", help="agreement between human annotators, and automatic labels vs humans",
-        description="Fleiss' kappa and Krippendorff's alpha per question type, disagreements, automatic labels "
-                    "against the human majority (ROC-AUC, GEP vectors, Cohen's kappa, skin tone) and the GEP "
-                    "estimators on GEP's artificial datasets; writes RUN_DIR/report/agreement.md and .json.")
-    p.add_argument("run_dir", metavar="RUN_DIR", help="a run folder with human labels (t2ibench annotate-ui)")
-    p.add_argument("--include-flagged", action="store_true",
-                   help="keep annotators who did not pass the qualification test")
-    p.add_argument("--out", default=None, help="Markdown file (default RUN_DIR/report/agreement.md; the JSON "
-                   "goes beside it)")
-    p.add_argument("--no-artificial", action="store_true", help="skip the artificial datasets")
-    p.add_argument("--seed", type=int, default=0, help="random state of the artificial datasets (default 0)")
-    p.set_defaults(func=_cmd_agreement)

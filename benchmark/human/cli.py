@@ -95,7 +95,7 @@ def register(subparsers) -> None:
         "annotate-user", help="add an annotator account for annotate-ui --users (or change its password)",
         description="Add NAME to USERS_FILE (created if missing, owner-only) with a scrypt hash of the password "
                     "asked on the terminal, or change NAME's password; --remove deletes the account.")
-    u.add_argument("users_file", metavar="USERS_FILE")
+    u.add_argument("users_file", metavar="USERS_FILE", help="the annotators file (YAML) to create or update")
     u.add_argument("name", metavar="NAME", help="the annotator name recorded with every answer")
     u.add_argument("--password-stdin", action="store_true", help="read the password from one line of stdin")
     u.add_argument("--remove", action="store_true", help="remove NAME instead")

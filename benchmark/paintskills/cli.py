@@ -61,10 +61,12 @@ def _cmd_samples(args: argparse.Namespace) -> int:
     return 0
 
 
+# benchmark.scores.paintskills.SKILLS, spelled here so that help loads no numpy (a test checks they agree)
+SKILLS = ("object", "count", "spatial")
+
+
 def register(subparsers) -> None:
     """Add this module's commands to the ``t2ibench`` subparsers."""
-    from benchmark.scores.paintskills import SKILLS
-
     base = subparsers.add_parser(
         "paintskills-baselines", help="PaintSkills oracle and shuffled-ground-truth accuracy (DALL-Eval Table 2)",
         description="Score the rendered ground truth with the ground-truth detector (oracle: 100%%) and against "
@@ -72,11 +74,11 @@ def register(subparsers) -> None:
     base.add_argument("--data", required=True, help="rendered PaintSkills dataset folder "
                       "(python -m dataset_builders.paintskills --out DIR)")
     base.add_argument("--split", default="test", help="split to score (default: test)")
-    base.add_argument("--skills", nargs="+", default=list(SKILLS), choices=list(SKILLS))
+    base.add_argument("--skills", nargs="+", default=list(SKILLS), choices=list(SKILLS), help="skills to score")
     base.add_argument("--n-resamples", type=int, default=1000, help="bootstrap resamples per CI (0: none)")
     base.add_argument("--seed", type=int, default=0, help="seed of the shuffle and the bootstrap")
     base.add_argument("--json", help="also write the numbers to this JSON file")
-    base.add_argument("--quiet", action="store_true")
+    base.add_argument("--quiet", action="store_true", help="no progress bars")
     base.set_defaults(func=_cmd_baselines)
 
     tr = subparsers.add_parser(
@@ -98,10 +100,10 @@ def register(subparsers) -> None:
     tr.add_argument("--lr-backbone", type=float, default=1e-6, help="backbone learning rate (default 1e-6)")
     tr.add_argument("--checkpoint-every", type=int, default=500, help="steps between resumable checkpoints")
     tr.add_argument("--limit", type=int, help="at most N scenes per skill")
-    tr.add_argument("--seed", type=int, default=0)
+    tr.add_argument("--seed", type=int, default=0, help="seed of the training run")
     tr.add_argument("--revision", help="revision of a Hub --model")
     tr.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: the best available)")
-    tr.add_argument("--quiet", action="store_true")
+    tr.add_argument("--quiet", action="store_true", help="no progress bars")
     tr.set_defaults(func=_cmd_train)
 
     sm = subparsers.add_parser("paintskills-samples", help="a PNG contact sheet of rendered scenes with their "
@@ -109,5 +111,5 @@ def register(subparsers) -> None:
     sm.add_argument("--out", required=True, help="PNG file to write")
     sm.add_argument("--n", type=int, default=4, help="scenes per skill (default 4)")
     sm.add_argument("--size", type=int, default=192, help="pixels per render (default 192)")
-    sm.add_argument("--split", default="test", choices=["train", "test"])
+    sm.add_argument("--split", default="test", choices=["train", "test"], help="split the scenes come from")
     sm.set_defaults(func=_cmd_samples)

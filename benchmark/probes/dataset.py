@@ -24,6 +24,7 @@ from benchmark.probes import build_suite, get_suite, list_suites, load_config
 from benchmark.atomic import write_bytes_atomic
 from benchmark.hub_layout import clear_folder, configs_yaml, size_category, write_card, write_split
 from benchmark.probes.source import PROBE_SET_FILE, PROBES_SPLIT, probe_set_manifest
+from benchmark.probe_build_args import add_arguments  # noqa: F401 (python -m dataset_builders.probes)
 
 SPLIT = PROBES_SPLIT  # probes are evaluation inputs: one split
 
@@ -166,15 +167,6 @@ def _parse_config_args(values: list[str]) -> dict[str, str]:
             raise ValueError(f"--config {family}: no such file {path}")
         out[family] = path
     return out
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--out", required=True, help="folder to write (replaced if it is a dataset folder)")
-    parser.add_argument("--suites", nargs="+", help="suites to build (default: all)")
-    parser.add_argument("--config", action="append", default=[], metavar="FAMILY=PATH",
-                        help="YAML config replacing a family's default (gep, dalleval, pst, mcas)")
-    parser.add_argument("--push-to-hub", metavar="ORG/NAME", help="publish the folder as a Hub dataset")
-    parser.add_argument("--create-pr", action="store_true", help="with --push-to-hub: open a pull request")
 
 
 def run(args: argparse.Namespace) -> int:

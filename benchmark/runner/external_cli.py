@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 
+from benchmark.cli_types import positive_int
+
 RUN_EPILOG = """\
 Three ways to audit a model:
   --model SPEC                a pipeline the benchmark loads and runs (builtin:tiny-sd, a Hub
@@ -25,7 +27,7 @@ def add_api_args(p: argparse.ArgumentParser) -> None:
                    "(default https://api.openai.com/v1)")
     g.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the key (default "
                    "OPENAI_API_KEY); the key is never written to any file, log or result")
-    g.add_argument("--api-concurrency", type=int, metavar="N", help="requests in flight at once (default 4; at most --batch-size: "
+    g.add_argument("--api-concurrency", type=positive_int, metavar="N", help="requests in flight at once (default 4; at most --batch-size: "
                    "the requests of one batch run together)")
     g.add_argument("--api-rpm", type=float, metavar="N", help="at most N requests started per minute (default 60)")
 

@@ -18,7 +18,8 @@ from typing import Any, Sequence
 from benchmark import run_folder as rf
 from benchmark.results import RESULTS_FILE
 
-__all__ = ["AuditPlan", "preflight", "check_stage_inputs", "StageOrderError"]
+__all__ = ["AuditPlan", "preflight", "check_stage_inputs", "check_run_config_format", "check_results_file",
+           "StageOrderError"]
 
 
 class StageOrderError(rf.RunFolderError):
@@ -175,6 +176,35 @@ def check_stage_inputs(run_dir: str | Path, stage: str) -> None:
         raise StageOrderError(f"{run_dir} has not been annotated: run `t2ibench annotate {run_dir}` first")
     if stage == "report" and not (run_dir / RESULTS_FILE).is_file():
         raise StageOrderError(f"{run_dir} has not been scored: run `t2ibench score {run_dir}` first")
+    if stage == "report":
+        check_results_file(run_dir)
+
+
+def check_run_config_format(run_dir: str | Path) -> None:
+    """Refuse a run folder whose run_config.json this version did not write (``format`` other
+    than :data:`run_folder.CONFIG_FORMAT`): its files may mean something else."""
+    config = rf.read_run_config(run_dir)
+    if config is None:
+        raise StageOrderError(f"{run_dir} is not a run folder (no {rf.CONFIG_FILE}); make one with `t2ibench run`")
+    found = config.get("format") if isinstance(config, dict) else None
+    if type(found) is not int or found != rf.CONFIG_FORMAT:
+        raise StageOrderError(f"{Path(run_dir) / rf.CONFIG_FILE}: format {found!r} is not supported (this t2ibench "
+                              f"reads format {rf.CONFIG_FORMAT}); rerun `t2ibench run` into a new folder")
+
+
+def check_results_file(run_dir: str | Path) -> None:
+    """Refuse a results.json that the schema refuses (version, required fields such as ``ci``,
+    NaN): the report shows only results that `t2ibench validate` could accept."""
+    from benchmark.results import UnreadableResults, load_results_file, validate_results
+
+    path = Path(run_dir) / RESULTS_FILE
+    try:
+        problems = validate_results(load_results_file(path))
+    except UnreadableResults as exc:
+        problems = [exc.reason]
+    if problems:
+        more = f" (and {len(problems) - 1} more: `t2ibench validate {path}` lists them)" if len(problems) > 1 else ""
+        raise StageOrderError(f"{path} is not valid results: {problems[0]}{more}; rerun `t2ibench score {run_dir}`")
 
 
 def _timings_problem(run_dir: Path) -> str | None:

@@ -32,7 +32,7 @@ import gradio as gr  # noqa: E402
 
 from benchmark.text import short_estimator  # noqa: E402
 from submissions import provenance as prov  # noqa: E402
-from submissions.leaderboard import data  # noqa: E402
+from submissions.leaderboard import contents, data  # noqa: E402
 from submissions.leaderboard import images as image_data  # noqa: E402
 from submissions.leaderboard import submit_tab  # noqa: E402
 
@@ -71,8 +71,11 @@ class Source:
     def load(self) -> data.Board:
         """The board; a Hub dataset that cannot be read gives an empty board with a visible error."""
         if self.repo is None:
-            return data.load_folder(self.results_dir)
+            return contents.load_board(self.results_dir)
         try:
+            table_folder = contents.download_contents(self.repo, self.revision)
+            if table_folder is not None:  # one download: the table, not every JSON file
+                return contents.load_board(table_folder, f"{self.repo} (Hub dataset)", files_present=False)
             folder = data.download_results(self.repo, self.revision)
         except ValueError as exc:
             board = data.Board(source=self.repo)

@@ -540,6 +540,13 @@ BASE_WIDTHS = {MODEL_COLUMN: "210px", BADGE_COLUMN: "84px", SUITES_COLUMN: "62px
 SCORE_WIDTH = "136px"
 
 
+def badge_width(subs: Iterable[Submission]) -> str:
+    """The Badge column's width: room for the widest set of badges a row has (12 px bold
+    letters about 7.5 px wide, 16 px padding and 3 px margin per badge), never less than 84 px."""
+    widest = max((sum(len(name) * 7.5 + 24 for name, _ in badges(s)) for s in subs), default=0)
+    return f"{max(84, int(widest) + 12)}px"
+
+
 def filter_rows(rows: Iterable[ModelRow], *, suites: Sequence[str] = (), families: Sequence[str] = (),
                 search: str = "", show_demo: bool = True, provenance_filter: str = "all",
                 images: str = "all") -> list[ModelRow]:
@@ -586,13 +593,29 @@ def sort_rows(rows: Iterable[ModelRow], name: str | None, suites: Sequence[str] 
 
 
 def model_labels(rows: Sequence[ModelRow]) -> dict[str, str]:
-    """Row key -> the Model cell: the id, with "@ revision" only where one id has several rows."""
+    """Row key -> the Model cell: the id, with "@ revision" only where one id has several rows,
+    then the probe set where that still leaves two rows alike, then a number: no two rows
+    share a label (clicks and the compare picker find rows by it)."""
     count: dict[str, int] = {}
     for r in rows:
         count[r.latest.model_id] = count.get(r.latest.model_id, 0) + 1
-    return {r.key: (r.latest.model_id if count[r.latest.model_id] == 1
-                    else f"{r.latest.model_id} @ {r.latest.revision or 'no revision'}") + reference_label(r.latest)
-            for r in rows}
+    labels = {r.key: (r.latest.model_id if count[r.latest.model_id] == 1
+                      else f"{r.latest.model_id} @ {r.latest.revision or 'no revision'}") + reference_label(r.latest)
+              for r in rows}
+    same: dict[str, list[ModelRow]] = {}
+    for r in rows:
+        same.setdefault(labels[r.key], []).append(r)
+    for label, group in same.items():
+        if len(group) == 1:
+            continue
+        for r in group:
+            labels[r.key] = f"{label} [probes {str(r.latest.probes or 'built-in')[:12]}]"
+    taken: dict[str, int] = {}
+    for r in rows:  # still alike (probe sets equal in their first 12 characters): numbered
+        n = taken[labels[r.key]] = taken.get(labels[r.key], 0) + 1
+        if n > 1:
+            labels[r.key] = f"{labels[r.key]} ({n})"
+    return labels
 
 
 @dataclass
@@ -648,7 +671,8 @@ def leaderboard_table(rows: Sequence[ModelRow], *, suites: Sequence[str] = (), f
         values.append(base + [rounded(e.get("value")) if e and e.get("defined") else None for e in entries])
         display.append(base + [cell_text(e) for e in entries])
     return Table(headers, values, display, datatype=["str", "html", "html"] + ["number"] * len(names),
-                 widths=[BASE_WIDTHS[h] for h in headers[:3]] + [SCORE_WIDTH] * len(names),
+                 widths=[BASE_WIDTHS[MODEL_COLUMN], badge_width(r.latest for r in kept), BASE_WIDTHS[SUITES_COLUMN]]
+                 + [SCORE_WIDTH] * len(names),
                  keys=[r.key for r in kept])
 
 
@@ -700,7 +724,8 @@ def compare_table(rows: Sequence[ModelRow], names: Sequence[str]) -> pd.DataFram
         rec = {"Score": value_column(n)}
         for r in rows:
             e = headline_entry(r.latest, n)
-            rec[labels[r.key]] = cell_text(e) if e else "not scored"
+            # the plots' words: "no interval" where there is none, or a zero-width one
+            rec[labels[r.key]] = text.value_text(e, digits=3) if e else "not scored"
         records.append(rec)
     return pd.DataFrame(records, columns=["Score"] + [labels[r.key] for r in rows])
 

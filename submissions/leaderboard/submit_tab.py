@@ -39,6 +39,8 @@ from submissions.requests import (
 TAB_TITLE = "Submit a model"
 QUEUE_COLUMNS = ["Model", "Revision", "Commit", "Submitter", "Submitted (UTC)", "Worker", "Last update (UTC)",
                  "Attempts", "Results or reason"]
+# widths that keep short columns (Attempts) on one line instead of wrapping letter by letter
+QUEUE_WIDTHS = ["220px", "90px", "110px", "110px", "150px", "110px", "150px", "90px", "260px"]
 MAX_ROWS_PER_STATUS = 200
 INTRO = ("Ask for a model to be audited: the maintainers' GPU workers take requests in order, run the whole "
          "benchmark on the model at the commit its revision points to now, and post the results to the "
@@ -61,12 +63,19 @@ def _time(value: Optional[str]) -> str:
     return (value or "").replace("T", " ").removesuffix("Z")[:19]
 
 
+def runs_started(rec: RequestRecord) -> int:
+    """Runs of the request so far: the abandoned ones (``attempts``) and the current or last one,
+    unless the request waits for its next run or failed by being abandoned (then counted)."""
+    abandoned_last = rec.status == FAILED and (rec.failure_reason or "").startswith("abandoned")
+    return rec.attempts + (0 if rec.status == PENDING or abandoned_last else 1)
+
+
 def queue_row(rec: RequestRecord) -> dict:
     result = {FINISHED: rec.results_url or rec.results_path or "", FAILED: rec.failure_reason or ""}.get(rec.status, "")
     return {
         "Model": rec.model_id + (" [demo]" if rec.demo else ""), "Revision": rec.revision, "Commit": rec.commit[:12],
         "Submitter": rec.submitter, "Submitted (UTC)": _time(rec.submitted_at), "Worker": rec.worker_id or "",
-        "Last update (UTC)": _time(rec.finished_at or rec.heartbeat_at), "Attempts": rec.attempts,
+        "Last update (UTC)": _time(rec.finished_at or rec.heartbeat_at), "Attempts": runs_started(rec),
         "Results or reason": result,
     }
 
@@ -210,7 +219,7 @@ def add_submit_tab(store: RequestStore, *, oauth: bool, submitter: Optional[str]
         for status in STATUSES:
             headings.append(gr.Markdown(_heading(status, 0), elem_id=f"rq-heading-{status.lower()}"))
             tables.append(gr.Dataframe(value=pd.DataFrame(columns=QUEUE_COLUMNS), interactive=False, wrap=True,
-                                       elem_id=f"rq-queue-{status.lower()}"))
+                                       column_widths=QUEUE_WIDTHS, elem_id=f"rq-queue-{status.lower()}"))
 
     def queue_updates() -> list:
         try:

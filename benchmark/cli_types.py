@@ -1,0 +1,166 @@
+"""Option value types of the command line: each value is checked while the arguments are
+parsed, so a bad number, path or format is one line on stderr before anything loads.
+
+Standard library only: ``t2ibench --help`` and every usage error must stay fast in the
+base install (no pandas, scipy, scikit-learn, datasets or torch).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import tempfile
+from pathlib import Path
+
+#: the value ``--batch-size`` / ``--batch_size`` accepts besides a positive number
+AUTO = "auto"
+
+
+class DefaultsHelpFormatter(argparse.HelpFormatter):
+    """Help that shows each option's default, unless there is none (None, False) or the help
+    text already says what it is ("default: ...")."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if "default" in text or action.default in (None, False, [], argparse.SUPPRESS):
+            return text
+        if action.option_strings or action.nargs in (argparse.OPTIONAL, argparse.ZERO_OR_MORE):
+            text += " (default: %(default)s)"
+        return text
+
+
+class SubcommandsAction(argparse._SubParsersAction):
+    """Subcommands whose ``--help`` opens with a description: the one-line help of the
+    command list when the command gives none of its own."""
+
+    def add_parser(self, name: str, **kwargs):
+        if kwargs.get("help") and not kwargs.get("description"):
+            text = str(kwargs["help"])
+            kwargs["description"] = text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
+        return super().add_parser(name, **kwargs)
+
+
+class RawDescriptionDefaultsHelpFormatter(DefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """Defaults shown, description and epilog kept as written (a command whose epilog is a table)."""
+
+
+class CommandLineParser(argparse.ArgumentParser):
+    """An ArgumentParser whose usage errors are one line on stderr, exit status 2, and whose
+    help shows every option's default. Subparsers inherit the class."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("formatter_class", DefaultsHelpFormatter)
+        super().__init__(*args, **kwargs)
+        self.register("action", "parsers", SubcommandsAction)
+
+    def error(self, message: str):  # noqa: D102 (argparse's hook)
+        print(f"{self.prog}: error: {message} (see `{self.prog} --help`)", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def positive_int(raw: str) -> int:
+    """An integer >= 1 (batch sizes, resample counts, limits)."""
+    try:
+        value = int(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {raw!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value}")
+    return value
+
+
+def batch_size(raw: str) -> int | str:
+    """A positive integer or ``auto`` (the spelling lm-evaluation-harness users type)."""
+    if raw.strip().lower() == AUTO:
+        return AUTO
+    try:
+        return positive_int(raw)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1 or 'auto', got {raw!r}") from None
+
+
+def port(raw: str) -> int:
+    value = positive_int(raw)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"expected a port between 1 and 65535, got {value}")
+    return value
+
+
+def _nearest_existing(path: Path) -> Path:
+    for candidate in (path, *path.parents):
+        if candidate.exists():
+            return candidate
+    return Path(path.anchor or ".")
+
+
+def output_folder(raw: str) -> str:
+    """A folder the command may create or fill: not an existing file, and its nearest existing
+    parent a folder where a folder can be made (tried with a temporary one, removed at once,
+    so nothing is left behind when the command is refused later)."""
+    if not raw.strip():
+        raise argparse.ArgumentTypeError("expected a folder path, got an empty string")
+    path = Path(raw).expanduser()
+    if path.exists() and not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{raw} is a file, not a folder")
+    base = _nearest_existing(path.absolute())
+    if not base.is_dir():
+        raise argparse.ArgumentTypeError(f"{raw}: {base} is a file, so no folder can be made under it")
+    if base == path.absolute() and os.access(base, os.W_OK):
+        return raw
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".t2ibench-check-", dir=base))
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(f"cannot create {raw}: {exc.strerror or exc} in {base}") from None
+    return raw
+
+
+def existing_folder(raw: str) -> str:
+    if not Path(raw).is_dir():
+        raise argparse.ArgumentTypeError(f"{raw} is not a folder" if Path(raw).exists() else f"no such folder {raw}")
+    return raw
+
+
+def comma_list(raw: str) -> list[str]:
+    """``a,b`` or ``a`` -> names (the lm-evaluation-harness ``--tasks`` spelling)."""
+    names = [n.strip() for n in raw.split(",") if n.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError(f"expected names separated by commas, got {raw!r}")
+    return names
+
+
+def model_args(raw: str) -> list[str]:
+    """``key=value,key=value`` (lm-evaluation-harness ``--model_args``) -> ``KEY=VALUE`` items for ``--set``."""
+    items = [i.strip() for i in raw.split(",") if i.strip()]
+    bad = [i for i in items if "=" not in i or not i.partition("=")[0].strip()]
+    if not items or bad:
+        raise argparse.ArgumentTypeError(f"expected key=value[,key=value...], got {raw!r}")
+    return items
+
+
+class ExtendFlat(argparse.Action):
+    """Append a list value to the destination list (``--tasks a,b --tasks c`` -> [a, b, c])."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        current = list(getattr(namespace, self.dest, None) or [])
+        current.extend(values if isinstance(values, list) else [values])
+        setattr(namespace, self.dest, current)
+
+
+#: ``--dtype`` spellings (benchmark.models.device resolves them; a test checks the two agree)
+DTYPE_NAMES = ("float32", "fp32", "float", "float16", "fp16", "half", "bfloat16", "bf16")
+_DEVICE = re.compile(r"^(cpu|mps|cuda(:\d+)?)$")
+
+
+def dtype(raw: str) -> str:
+    if raw.strip().lower() not in DTYPE_NAMES:
+        raise argparse.ArgumentTypeError(f"unknown dtype {raw!r}: use float32, float16 or bfloat16")
+    return raw.strip().lower()
+
+
+def device(raw: str) -> str:
+    """``cpu``, ``cuda``, ``cuda:N`` or ``mps`` (whether it is present is checked before the model loads)."""
+    if not _DEVICE.match(raw.strip()):
+        raise argparse.ArgumentTypeError(f"unknown device {raw!r}: use cpu, cuda, cuda:N or mps")
+    return raw.strip()

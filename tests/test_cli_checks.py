@@ -1,0 +1,171 @@
+"""The command line answers fast and checks everything first: help without the heavy
+libraries, every bad option value one line on stderr with exit 2 before anything is
+written, later stages refusing what `t2ibench validate` refuses."""
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from benchmark import cli
+from benchmark.cli_types import AUTO
+
+HEAVY = ("pandas", "scipy", "sklearn", "datasets", "torch")
+
+
+def imported_modules(*args):
+    """Top-level modules imported by ``python -X importtime -m benchmark.cli ARGS`` (and its exit status)."""
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "benchmark.cli", *args], capture_output=True,
+                          text=True, timeout=120)
+    names = {line.rsplit("|", 1)[1].strip().split(".")[0] for line in proc.stderr.splitlines()
+             if line.startswith("import time:") and "|" in line}
+    assert "argparse" in names  # the trace was read
+    return names, proc
+
+
+@pytest.mark.parametrize("args", [("--help",), ("run", "--help"), ("probes", "build", "--help"),
+                                  ("run", "--model", "m", "--out", "o", "--n-resamples", "-5")])
+def test_help_and_usage_errors_import_no_heavy_library(args):
+    names, proc = imported_modules(*args)
+    assert proc.returncode in (0, 2)
+    assert not names & set(HEAVY), sorted(names & set(HEAVY))
+
+
+def t2ibench(argv, capsys):
+    """(exit status, stdout lines, stderr lines) of ``t2ibench ARGV`` run in this process."""
+    try:
+        code = cli.main([str(a) for a in argv])
+    except SystemExit as exc:
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out.splitlines(), err.splitlines()
+
+
+def _bad_inputs(tmp_path):
+    a_file = tmp_path / "a_file"
+    a_file.write_text("not a folder")
+    run = ["run", "--model", "builtin:tiny-sd", "--quiet"]
+    out = ["--out", tmp_path / "run"]
+    return [
+        (run + out + ["--n-resamples", "-5"], "--n-resamples: expected a whole number >= 1, got -5"),
+        (run + out + ["--batch-size", "0"], "expected a whole number >= 1 or 'auto', got '0'"),
+        (run + out + ["--limit", "0"], "--limit: expected a whole number >= 1, got 0"),
+        (run + ["--out", a_file], "is a file, not a folder"),
+        (run + ["--out", "/proc/nope"], "cannot create /proc/nope"),
+        (run + ["--out", a_file / "sub"], "is a file, so no folder can be made under it"),
+        (run + out + ["--model_args", "steps"], "expected key=value"),
+        (["generate", "--model", "builtin:tiny-sd", "--batch_size", "-1"] + out, "'auto', got '-1'"),
+        (["probes", "build", "--out", "/proc/nope"], "cannot create /proc/nope"),
+        (["probes", "build", "--out", a_file], "is a file, not a folder"),
+        (["score", tmp_path / "run", "--n-resamples", "0"], "expected a whole number >= 1, got 0"),
+        (["demo", "--out", a_file], "is a file, not a folder"),
+        (run + out + ["--dtype", "float8"], "unknown dtype 'float8'"),
+        (run + out + ["--device", "gpu0"], "unknown device 'gpu0'"),
+        (["annotate", tmp_path / "run", "--device", "cuda:x"], "unknown device 'cuda:x'"),
+    ]
+
+
+def test_each_bad_input_is_one_line_exit_2_and_nothing_written(tmp_path, capsys):
+    for argv, message in _bad_inputs(tmp_path):
+        before = sorted(p.name for p in tmp_path.rglob("*"))
+        code, out, err = t2ibench(argv, capsys)
+        assert code == 2, argv
+        assert len(err) == 1 and message in err[0] and err[0].startswith("t2ibench"), (argv, err)
+        assert out == []
+        assert sorted(p.name for p in tmp_path.rglob("*")) == before, argv
+
+
+def test_lm_evaluation_harness_spellings_are_aliases(tmp_path):
+    args = cli.build_parser().parse_args(["run", "--model", "m", "--output_path", str(tmp_path / "o"), "--tasks",
+                                          "gep_neutral,pst_single", "--tasks", "mcas_targets", "--model_args",
+                                          "num_inference_steps=2,guidance_scale=1", "--batch_size", "auto"])
+    assert args.out == str(tmp_path / "o")
+    assert args.suites == ["gep_neutral", "pst_single", "mcas_targets"]
+    assert args.set == ["num_inference_steps=2", "guidance_scale=1"]
+    assert args.batch_size == AUTO and cli._batch_size(args.batch_size, 4) == 4
+    ours = cli.build_parser().parse_args(["run", "--model", "m", "--out", "o", "--suites", "a", "b", "--set", "x=1",
+                                          "--batch-size", "3"])
+    assert (ours.suites, ours.set, ours.batch_size) == (["a", "b"], ["x=1"], 3)
+
+
+def _subparsers(parser):
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield name, sub
+                yield from ((f"{name} {n}", s) for n, s in _subparsers(sub))
+
+
+def test_every_command_has_a_description_and_every_option_help():
+    parser = cli.build_parser()
+    commands = dict(_subparsers(parser))
+    assert {"run", "score", "report", "probes build", "validate", "leaderboard"} <= set(commands)
+    for name, sub in commands.items():
+        assert sub.description, f"t2ibench {name} has no description"
+        for action in sub._actions:
+            if not isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)):
+                assert action.help, f"t2ibench {name} {action.option_strings or action.dest} has no help"
+    help_text = commands["run"].format_help()
+    assert "(default: 1000)" in help_text and "--output_path" in help_text
+
+
+def test_dtype_spellings_match_the_models():
+    from benchmark.cli_types import DTYPE_NAMES
+    from benchmark.models.device import _DTYPE_NAMES
+
+    assert set(DTYPE_NAMES) == set(_DTYPE_NAMES)
+
+
+def test_paintskills_skills_spelled_for_help_match_the_scores():
+    from benchmark.paintskills.cli import SKILLS
+    from benchmark.scores.paintskills import SKILLS as SCORED
+
+    assert SKILLS == SCORED
+
+
+# ---------------------------------------------------------------- later stages refuse what validate refuses
+
+
+@pytest.fixture()
+def run_copy(tiny_audit, tmp_path):
+    dst = tmp_path / "run"
+    shutil.copytree(tiny_audit, dst, ignore=shutil.ignore_patterns("report"))
+    return dst
+
+
+def _edit_json(path, change):
+    doc = json.loads(path.read_text())
+    change(doc)
+    path.write_text(json.dumps(doc))
+
+
+@pytest.mark.parametrize("change,message", [
+    (lambda d: d.update(schema_version="2.0"), "schema_version"),
+    (lambda d: d.update(schema_version="0.9"), "schema_version"),
+    (lambda d: d["scores"][0].pop("ci"), "'ci' is a required property"),
+])
+def test_report_refuses_results_that_validate_refuses(run_copy, capsys, change, message):
+    _edit_json(run_copy / "results.json", change)
+    code, _, err = t2ibench(["report", run_copy], capsys)
+    assert code == 2 and len(err) == 1 and message in err[0], err
+    assert not (run_copy / "report").exists()
+    code, _, err = t2ibench(["validate", "--allow-demo", run_copy / "results.json"], capsys)
+    assert code == 1  # the same document, refused by validate too
+
+
+@pytest.mark.parametrize("command", ["report", "score", "annotate", "verify"])
+def test_stages_refuse_a_run_config_format_they_do_not_read(run_copy, capsys, command):
+    _edit_json(run_copy / "run_config.json", lambda d: d.update(format=0))
+    before = (run_copy / "results.json").read_bytes()
+    code, _, err = t2ibench([command, run_copy], capsys)
+    assert code == 2 and len(err) == 1 and "format 0 is not supported" in err[0], err
+    assert (run_copy / "results.json").read_bytes() == before and not (run_copy / "report").exists()
+
+
+def test_score_exits_non_zero_when_it_scores_nothing(run_copy, capsys):
+    shutil.rmtree(run_copy / "labels")
+    code, _, err = t2ibench(["score", run_copy, "--n-resamples", "20"], capsys)
+    assert code == 1 and len(err) == 1 and err[0].startswith("t2ibench: error: nothing scored"), err

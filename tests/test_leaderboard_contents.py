@@ -1,0 +1,144 @@
+"""The leaderboard's contents table: 1,000 results read through one parquet read (the test
+counts reads, it times nothing), files that changed since the table read again, the table
+rebuilt by a command, and ``t2ibench leaderboard`` with a requests queue."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from benchmark import cli
+from submissions.leaderboard import contents, data
+from test_leaderboard import _write, make_doc
+
+N_RESULTS = 1000
+
+
+class Reads:
+    """Counts per-file reads (the package's one results reader) and contents-table reads."""
+
+    def __init__(self, monkeypatch):
+        self.files, self.tables = 0, 0
+        real_file, real_table = data.load_results_file, contents.pq.read_table
+
+        def read_file(*a, **k):
+            self.files += 1
+            return real_file(*a, **k)
+
+        def read_table(*a, **k):
+            self.tables += 1
+            return real_table(*a, **k)
+
+        monkeypatch.setattr(data, "load_results_file", read_file)
+        monkeypatch.setattr(contents.pq, "read_table", read_table)
+
+
+@pytest.fixture(scope="module")
+def thousand(tmp_path_factory):
+    root = tmp_path_factory.mktemp("lb1000")
+    for i in range(N_RESULTS):
+        _write(root, f"results/org{i:04d}--model/2025-01-01T00-00-00.json",
+               make_doc(f"org{i:04d}/model", (i % 97) / 100))
+    _write(root, "results/bad--range/1.json", make_doc("bad/range", 3.0))  # invalid: outside [0, 1]
+    path, n = contents.build_contents(root)
+    assert n == N_RESULTS + 1 and path == root / "contents" / "contents.parquet"
+    return root
+
+
+def test_a_thousand_results_load_in_one_read(thousand, monkeypatch):
+    data.clear_cache()  # nothing served from the in-memory cache of the build
+    reads = Reads(monkeypatch)
+    board = contents.load_board(thousand)
+    assert (reads.tables, reads.files) == (1, 0)
+    assert len(board.submissions) == N_RESULTS and len(board.rows()) == N_RESULTS
+    assert [s.source for s in board.skipped] == ["results/bad--range/1.json"]
+    assert "outside its range" in board.skipped[0].problem
+    table = data.leaderboard_table(board.rows())
+    assert len(table.keys) == N_RESULTS
+
+
+def test_the_table_alone_is_the_board(thousand, monkeypatch):
+    """A Hub results dataset: only the table is downloaded; its rows are the board."""
+    data.clear_cache()
+    reads = Reads(monkeypatch)
+    board = contents.load_board(thousand, files_present=False)
+    assert (reads.tables, reads.files) == (1, 0) and len(board.submissions) == N_RESULTS
+
+
+def test_files_changed_since_the_table_are_read_again(tmp_path, monkeypatch):
+    root = tmp_path / "lb"
+    for i in range(5):
+        _write(root, f"results/org{i}--m/1.json", make_doc(f"org{i}/m", 0.1 * i))
+    contents.build_contents(root)
+    _write(root, "results/org1--m/1.json", make_doc("org1/m", 0.77, created="2025-01-01T00:00:01+00:00"))
+    _write(root, "results/new--m/1.json", make_doc("new/m", 0.5))
+    (root / "results/org4--m/1.json").unlink()
+    data.clear_cache()
+    reads = Reads(monkeypatch)
+    board = contents.load_board(root)
+    assert (reads.tables, reads.files) == (1, 2)  # the changed file and the new one
+    values = {s.model_id: s.scores[0]["value"] for s in board.submissions}
+    assert values == {"org0/m": 0.0, "org1/m": 0.77, "org2/m": 0.2, "org3/m": 0.30000000000000004, "new/m": 0.5}
+
+
+def test_without_a_table_every_file_is_read(tmp_path, monkeypatch):
+    root = tmp_path / "lb"
+    for i in range(3):
+        _write(root, f"results/org{i}--m/1.json", make_doc(f"org{i}/m", 0.1))
+    data.clear_cache()
+    reads = Reads(monkeypatch)
+    assert len(contents.load_board(root).submissions) == 3 and (reads.tables, reads.files) == (0, 3)
+
+
+def run_cli(argv, capsys):
+    try:
+        code = cli.main([str(a) for a in argv])
+    except SystemExit as exc:
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_build_contents_command(tmp_path, capsys):
+    root = tmp_path / "lb"
+    _write(root, "results/a--m/1.json", make_doc("a/m", 0.1))
+    _write(root, "results/b--m/1.json", "{broken")
+    code, out, _ = run_cli(["leaderboard", "build-contents", root], capsys)
+    assert code == 0 and out.strip() == f"wrote {root / contents.CONTENTS_FILE}: 2 files, 1 shown, 1 skipped"
+    rows = contents.read_contents(root / contents.CONTENTS_FILE)
+    assert json.loads(json.dumps(rows["results/a--m/1.json"].document))["model"]["id"] == "a/m"
+    assert rows["results/b--m/1.json"].document is None
+    code, _, err = run_cli(["leaderboard", "build-contents", tmp_path / "nope"], capsys)
+    assert code == 2 and len(err.splitlines()) == 1 and "no such folder" in err
+
+
+def test_leaderboard_command_opens_the_submit_tab_with_a_queue(tmp_path, capsys, monkeypatch):
+    pytest.importorskip("gradio")
+    from submissions.leaderboard import app
+
+    seen = {}
+    monkeypatch.setattr(app, "build_app", lambda **kw: seen.update(kw) or "blocks")
+    monkeypatch.setattr(app, "launch", lambda demo, **kw: seen.update(launched=demo))
+    results, queue = tmp_path / "results", tmp_path / "queue"
+    results.mkdir()
+    queue.mkdir()
+    code, out, _ = run_cli(["leaderboard", "--results", results, "--requests-folder", queue], capsys)
+    assert code == 0 and seen["requests_dir"] == str(queue) and seen["requests_repo"] is None
+    assert seen["launched"] == "blocks" and "(Submit tab)" in out
+    for argv, message in ([["--results", results, "--requests", "not-a-repo"], "--requests takes a Hub dataset id"],
+                          [["--results", results, "--requests-folder", tmp_path / "none"], "no such folder"],
+                          [["--requests-folder", queue], "give --results DIR or --repo ORG/NAME"],
+                          [["--results", results, "--port", "70000"], "between 1 and 65535"]):
+        code, _, err = run_cli(["leaderboard", *argv], capsys)
+        assert code == 2 and len(err.splitlines()) == 1 and message in err, (argv, err)
+
+
+def test_the_app_reads_the_folder_through_the_table(thousand, monkeypatch):
+    pytest.importorskip("gradio")
+    from submissions.leaderboard import app
+
+    data.clear_cache()
+    reads = Reads(monkeypatch)
+    board = app.Source(results_dir=thousand).load()
+    assert (reads.tables, reads.files) == (1, 0) and len(board.submissions) == N_RESULTS
