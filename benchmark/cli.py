@@ -153,7 +153,7 @@ def _batch_size(value: int | str, default: int) -> int:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from benchmark.runner.external_cli import api_overrides, check_source, run_images
+    from benchmark.commands.external_models import api_overrides, check_source, run_images
     from benchmark.runner.pipeline import run_audit
 
     check_source(args)
@@ -174,7 +174,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 def _cmd_generate(args: argparse.Namespace) -> int:
     from benchmark.runner import run_generation
-    from benchmark.runner.external_cli import api_overrides
+    from benchmark.commands.external_models import api_overrides
 
     summary = run_generation(args.out, args.model, args.suites, args.limit, args.batch_size,
                              revision=args.revision, device=args.device, dtype=args.dtype,
@@ -237,8 +237,9 @@ def _cmd_score(args: argparse.Namespace) -> int:
 
 def _cmd_verify(args: argparse.Namespace) -> int:
     from benchmark.run_folder_check import inspect_run_folder
+    from benchmark.runner.expected import expected_problems
 
-    check = inspect_run_folder(_existing_run(args.run_dir), expected=True)
+    check = inspect_run_folder(_existing_run(args.run_dir), expected=expected_problems)
     if check.ok:
         print(f"OK {check.run_dir}: {check.summary()} match their records")
         return 0
@@ -422,7 +423,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "suite) that datasets.load_dataset reads offline; optionally publish it.")
     add_probe_build_arguments(build)
     build.set_defaults(func=_cmd_probes_build)
-    from benchmark.runner.sheet_cli import add_export_command
+    from benchmark.commands.probe_export import add_export_command
 
     add_export_command(psub)
 
@@ -437,7 +438,7 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--all", action="store_true", help="list every recomputed number, not the summary")
     rep.set_defaults(func=_cmd_reproduce)
 
-    from benchmark.runner.external_cli import RUN_EPILOG, add_api_args, add_images_args
+    from benchmark.commands.external_models import RUN_EPILOG, add_api_args, add_images_args
 
     run = sub.add_parser("run", help="audit a model end to end: generate, annotate, score, report",
                          description="Audit a model end to end: generate the probe images, label them, score\n"

@@ -28,7 +28,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from benchmark import run_folder as rf
 from benchmark.written_hashes import written_hash_problem
@@ -85,7 +85,7 @@ class FolderCheck:
     n_hashed: int = 0          # PNG files read through sha256
     label_files: list[str] = field(default_factory=list)
     manifest_checked: bool = False
-    expected_checked: bool = False  # against the probe list and run_config.json (run_folder_expected)
+    expected_checked: bool = False  # against the probe list and run_config.json (runner.expected)
     not_expected_why: str | None = None  # why that comparison could not be made here
 
     @property
@@ -403,13 +403,19 @@ def _label_problems(run_dir: Path, check: FolderCheck) -> list[Problem]:
 # --------------------------------------------------------------------------- the check
 
 
+#: ``(run_dir, rows) -> (problems, why the check could not run or None)``: a check of the folder
+#: against what its run asked for, given by the layer that can rebuild probe lists (the runner)
+ExpectedCheck = Callable[[Path, list], tuple[list, "str | None"]]
+
+
 def inspect_run_folder(run_dir: str | Path, *, verify_sha256: bool = True, manifest: bool = True,
                        labels: bool = True, scans: list[BatchScan] | None = None,
-                       expected: bool = False) -> FolderCheck:
+                       expected: ExpectedCheck | None = None) -> FolderCheck:
     """Check RUN_DIR (see the module docstring); raises ``RunFolderError`` when it is not a run
     folder at all (no ``run_config.json``). ``scans``: the batches as
     :func:`scan_batch_dirs` just read them (read here otherwise). ``expected``: also against
-    what the run was asked for (:mod:`benchmark.run_folder_expected`: verify, annotate, score)."""
+    what the run was asked for: ``expected(run_dir, rows) -> (problems, why not checked)``
+    (:func:`benchmark.runner.expected.expected_problems`: verify, annotate, score pass it)."""
     run_dir = Path(run_dir)
     if not (run_dir / rf.CONFIG_FILE).is_file():
         raise rf.RunFolderError(f"{run_dir} is not a run folder (no {rf.CONFIG_FILE}); make one with `t2ibench run`")
@@ -429,10 +435,8 @@ def inspect_run_folder(run_dir: str | Path, *, verify_sha256: bool = True, manif
     if manifest:
         check.manifest_checked = True
         check.problems += _manifest_problems(run_dir, rows)
-    if expected:
-        from benchmark.run_folder_expected import expected_problems  # it builds probe lists: not at import
-
-        found, check.not_expected_why = expected_problems(run_dir, rows)
+    if expected is not None:
+        found, check.not_expected_why = expected(run_dir, rows)
         check.expected_checked = check.not_expected_why is None
         check.problems = ([p for p in found if p.kind == "run-config"] + check.problems
                           + [p for p in found if p.kind != "run-config"])
@@ -443,16 +447,18 @@ def inspect_run_folder(run_dir: str | Path, *, verify_sha256: bool = True, manif
     return check
 
 
-def check_run_folder(run_dir: str | Path, *, verify_sha256: bool = True, expected: bool = True) -> list[Problem]:
-    """The problems of RUN_DIR in report order (empty when it matches its files and what its run
-    asked for)."""
+def check_run_folder(run_dir: str | Path, *, verify_sha256: bool = True,
+                     expected: ExpectedCheck | None = None) -> list[Problem]:
+    """The problems of RUN_DIR in report order (empty when it matches its files and, with
+    ``expected``, what its run asked for)."""
     return inspect_run_folder(run_dir, verify_sha256=verify_sha256, expected=expected).problems
 
 
-def require_intact(run_dir: str | Path, stage: str, *, labels: bool = True) -> FolderCheck:
+def require_intact(run_dir: str | Path, stage: str, *, labels: bool = True,
+                   expected: ExpectedCheck | None = None) -> FolderCheck:
     """Refuse (one-line ``RunFolderError``) a run folder with problems, before ``stage`` works on
     it; ``labels=False`` leaves the label files out (the annotate stage rebuilds them itself)."""
-    check = inspect_run_folder(run_dir, labels=labels, expected=True)
+    check = inspect_run_folder(run_dir, labels=labels, expected=expected)
     if check.problems:
         first = check.problems[0]
         more = f" (and {len(check.problems) - 1} more)" if len(check.problems) > 1 else ""

@@ -21,6 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchmark.bounded_json import RefusedJson, load_bounded_json
+
 REQUESTS_DIR_IN_REPO = "requests"
 RECORD_FORMAT = 1
 PENDING, RUNNING, FINISHED, FAILED = "PENDING", "RUNNING", "FINISHED", "FAILED"
@@ -317,27 +319,12 @@ def load_record_json(data: bytes) -> Any:
     """The JSON document in a request file's bytes, read within the limits (size, nesting,
     integer digits, NaN, duplicate keys) of the results reader; InvalidRequest (one line)
     for anything else. Nothing else raises."""
-    from benchmark.results import _first_rejected, _StrictHooks, json_depth  # the results reader's own rules
-
     if len(data) > MAX_RECORD_BYTES:
         raise InvalidRequest(f"{len(data)} bytes, over the limit of {MAX_RECORD_BYTES} for a request")
-    depth = json_depth(data)
-    if depth > MAX_RECORD_DEPTH:
-        raise InvalidRequest(f"nested {depth} levels deep (at most {MAX_RECORD_DEPTH})")
-    hooks = _StrictHooks()
     try:
-        doc = json.loads(data.decode("utf-8"), object_pairs_hook=hooks.object_pairs, parse_int=hooks.parse_int,
-                         parse_float=hooks.parse_float, parse_constant=hooks.parse_constant)
-    except UnicodeDecodeError as exc:
-        raise InvalidRequest(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except json.JSONDecodeError as exc:
-        raise InvalidRequest(f"not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
-    except (RecursionError, MemoryError, ValueError) as exc:  # the checks above should have stopped it
-        raise InvalidRequest(f"cannot be parsed ({type(exc).__name__})") from None
-    if hooks.seen:
-        where, reason = _first_rejected(doc) or ("(top level)", "refused")
-        raise InvalidRequest(f"{where}: {reason}")
-    return doc
+        return load_bounded_json(data, MAX_RECORD_DEPTH)  # the results reader's own rules
+    except RefusedJson as exc:
+        raise InvalidRequest(exc.reason) from None
 
 
 def record_from_bytes(data: bytes) -> RequestRecord:

@@ -22,13 +22,13 @@ PACKAGE = ROOT / "benchmark"
 # Bottom to top. A unit is a top-level module or subpackage of `benchmark`.
 LAYERS = [
     {"atomic", "papers", "scores", "values", "text", "extras", "terminal", "plotting", "withheld",
-     "image_provenance", "cli_types"},
+     "image_provenance", "cli_types", "written_hashes", "bounded_json"},
     {"probes", "probe_build_args", "models", "hub", "hub_layout"},
     {"run_folder", "run_folder_check", "results", "reference_attributes"},
     {"annotate"},
     {"tasks"},
     {"runner"},
-    {"paintskills", "human", "paper_checks"},
+    {"paintskills", "human", "paper_checks", "commands"},
     {"cli", "__main__"},
 ]
 RANK = {unit: i for i, layer in enumerate(LAYERS) for unit in layer}

@@ -28,7 +28,7 @@ from submissions.validate import load_results_file
 from submissions.worker import KILL_AT_ENV, KILL_POINTS, WorkerOptions, work_forever, work_once
 
 HELPER = Path(__file__).with_name("_queue_worker.py")
-DEMO_PATH = "requests/builtin__tiny-sd/builtin-v1.json"
+DEMO_PATH = "requests/_builtin--tiny-sd/builtin-v1.json"
 
 
 def _demo(commit="builtin-v1", **kw) -> RequestRecord:
@@ -248,4 +248,5 @@ def test_leaderboard_requests_folder_option_is_checked(tmp_path):
                           env=_env(tmp_path), timeout=120)
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [
-        f"t2ibench: error: --requests-folder: {tmp_path / 'missing'} is not a folder"]
+        f"t2ibench leaderboard: error: argument --requests-folder: no such folder {tmp_path / 'missing'} "
+        "(see `t2ibench leaderboard --help`)"]

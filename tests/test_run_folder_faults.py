@@ -17,7 +17,8 @@ import pytest
 
 from benchmark.cli import main
 from benchmark.run_folder import RunFolderError, read_manifest
-from benchmark.run_folder_check import PROBLEM_KINDS, check_run_folder
+from benchmark.run_folder_check import PROBLEM_KINDS
+from benchmark.runner.expected import check_run_folder
 
 GEN_ARGS = ("--model", "builtin:tiny-sd", "--suites", "gep_neutral", "pst_single", "--limit", "4",
             "--batch-size", "2", "--quiet")

@@ -42,6 +42,8 @@ from benchmark.annotate.registry import (
 )
 from benchmark.probes.source import configs_of_record, suite_families
 from benchmark.runner.progress import progress_bar
+from benchmark.run_folder_check import require_intact
+from benchmark.runner.expected import expected_problems
 
 __all__ = ["AnnotationSummary", "DEFAULT_BATCH_SIZE", "LABEL_FILES", "annotate_run", "default_annotators",
            "read_labels"]
@@ -676,9 +678,7 @@ def annotate_run(
     if int(batch_size) < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
     if verify:
-        from benchmark.run_folder_check import require_intact
-
-        require_intact(run_dir, "annotate", labels=False)
+        require_intact(run_dir, "annotate", labels=False, expected=expected_problems)
     given = {"encoder": encoder, "mcas_encoders": mcas_encoders, "vqa": vqa, "skin_tone": skin_tone,
              "detector": detector, **(annotators or {})}
     plan = _plan(Path(run_dir), given, suites=suites, force=force, device=device, batch_size=int(batch_size))

@@ -33,6 +33,8 @@ from benchmark.run_folder import SCORES_DIR, TIMINGS_FILE
 from benchmark.tasks import tasks_for_suites
 from benchmark.tasks.context import ScoreStageError, ScoringContext, ScoringOptions, SuiteStatus
 from benchmark.withheld import REASONS as WITHHELD_REASONS
+from benchmark.run_folder_check import require_intact
+from benchmark.runner.expected import expected_problems
 
 __all__ = ["SCORES_DIR", "ScoreStageError", "ScoringOptions", "SuiteStatus", "score_run"]
 
@@ -176,9 +178,7 @@ def score_run(run_dir: str | Path, *, n_resamples: int = 1000, confidence_level:
     if not run_dir.is_dir():
         raise ScoreStageError(f"{run_dir} is not a folder: give the run folder of `t2ibench run`")
     if verify:
-        from benchmark.run_folder_check import require_intact
-
-        require_intact(run_dir, "score")
+        require_intact(run_dir, "score", expected=expected_problems)
     options = ScoringOptions(n_resamples, confidence_level, random_state, unidentifiable)
     ctx = ScoringContext(run_dir, options)
     for task, suites in tasks_for_suites(ctx.families()):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from benchmark.cli_types import positive_int
+
 
 def add_export_command(probe_commands) -> None:
     """Add ``export`` to the ``t2ibench probes`` sub-commands."""
@@ -13,7 +15,7 @@ def add_export_command(probe_commands) -> None:
     p.add_argument("--probes", metavar="SOURCE", help="the probe set: a folder from `t2ibench probes build` or a Hub "
                    "dataset ID (default: the built-in probes)")
     p.add_argument("--probes-revision", metavar="REV")
-    p.add_argument("--limit", type=int, help="at most N probes per suite (the same subset `t2ibench run --limit N` "
+    p.add_argument("--limit", type=positive_int, help="at most N probes per suite (the same subset `t2ibench run --limit N` "
                    "audits)")
     p.add_argument("--model", metavar="SPEC", help="the model the images will come from; for an image API that "
                    "takes no seed (openai:...) the seed column says 'not controllable'")

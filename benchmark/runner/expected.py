@@ -23,9 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from benchmark import run_folder as rf
-from benchmark.run_folder_check import Problem, comparable
+from benchmark.probes.source import open_probe_set
+from benchmark.run_folder_check import Problem, comparable, inspect_run_folder
+from benchmark.runner.generate import build_probes, limit_probes, probes_fingerprint
 
-__all__ = ["EXPECTED_KINDS", "config_problems", "expected_probes", "expected_problems"]
+__all__ = ["EXPECTED_KINDS", "config_problems", "expected_probes", "expected_problems", "check_run_folder"]
 
 EXPECTED_KINDS = ("run-config", "probe-missing", "row-mismatch")
 _HEX64 = frozenset("0123456789abcdef")
@@ -72,9 +74,6 @@ def _shown(value: Any) -> str:
 def expected_probes(config: dict):
     """(the probe list the run was asked for, None) or (None, why it cannot be rebuilt here: a Hub
     probe set offline and not cached...)."""
-    from benchmark.probes.source import open_probe_set
-    from benchmark.runner.generate import build_probes, limit_probes
-
     record = config.get("probes") or {}
     source = None if record.get("kind") in (None, "builtin") else record.get("source")
     revision = record.get("revision") if record.get("kind") == "hub" else None
@@ -86,8 +85,6 @@ def expected_probes(config: dict):
 
 
 def _fingerprint_problems(config: dict, probes) -> list[Problem]:
-    from benchmark.runner.generate import probes_fingerprint
-
     out = []
     if probes_fingerprint(probes) != config["probes_sha256"]:
         out.append(_problem("probes_sha256 is not the fingerprint of the probe list its probe set, suites and "
@@ -143,3 +140,9 @@ def expected_problems(run_dir: str | Path, rows: list[dict]) -> tuple[list[Probl
     if problems:  # the rows compared with a list the run never asked for would only add noise
         return problems, None
     return _row_problems(config, probes, rows), None
+
+
+def check_run_folder(run_dir: str | Path, *, verify_sha256: bool = True) -> list[Problem]:
+    """The problems of RUN_DIR in report order: against its own files and against what its run
+    asked for (empty when it matches both)."""
+    return inspect_run_folder(run_dir, verify_sha256=verify_sha256, expected=expected_problems).problems
