@@ -87,12 +87,13 @@ def format_paper_checks_summary(checks) -> str:
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
-    from benchmark.paper_checks import FAMILIES, all_checks
+    from benchmark.tasks.paper_checks import all_checks, checked_families
 
-    families = tuple(args.papers) if args.papers else FAMILIES
-    unknown = set(families) - set(FAMILIES)
+    known = checked_families()
+    families = tuple(args.papers) if args.papers else known
+    unknown = set(families) - set(known)
     if unknown:
-        raise ValueError(f"unknown paper family {sorted(unknown)[0]!r}; choose from {', '.join(FAMILIES)}")
+        raise ValueError(f"unknown paper family {sorted(unknown)[0]!r}; choose from {', '.join(known)}")
     checks = all_checks(families)
     print(format_paper_checks(checks) if args.all else format_paper_checks_summary(checks))
     failed = [c for c in checks if not c.passed]
@@ -235,7 +236,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from benchmark.paper_checks import all_checks
+    from benchmark.tasks.paper_checks import all_checks
     from benchmark.runner.pipeline import run_audit
 
     print("Offline audit of builtin:tiny-sd, a tiny random-weight model: its scores are meaningless and only show "

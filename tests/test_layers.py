@@ -27,7 +27,7 @@ LAYERS = [
     {"annotate"},
     {"tasks"},
     {"runner"},
-    {"paintskills", "human", "paper_checks"},
+    {"paintskills", "human"},
     {"cli", "__main__"},
 ]
 RANK = {unit: i for i, layer in enumerate(LAYERS) for unit in layer}

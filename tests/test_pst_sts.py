@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmark.paper_checks.pst import load, occupation_persons, power_persons
+from benchmark.tasks.pst.paper_checks import load, occupation_persons, power_persons
 from benchmark.probes import build_suite
 from benchmark.scores.sts import (
     individuals,

@@ -410,7 +410,7 @@ def _row_items(row: dict, image: str, types: set[str], attributes: set[str] | No
         if "skin_tone" in types:
             out.append(item("skin_tone", "", q.SKIN_TONE_QUESTION))
         if "attribute" in types:
-            from benchmark.probes import dalleval
+            from benchmark.tasks.dalleval import probes as dalleval
 
             for attr in dalleval.attributes(dalleval_cfg):
                 if attributes is None or attr in attributes:

@@ -17,13 +17,14 @@ from importlib import import_module
 from importlib.metadata import entry_points
 from typing import Any, Callable, Mapping, Sequence
 
+from benchmark.tasks.discovery import import_task_folders
+
 __all__ = ["Task", "TaskReport", "ImageLayout", "DetailReader", "TASKS", "register_task", "get_task", "list_tasks", "task_of_family", "tasks_for_suites",
            "check_probe_config", "PLUGIN_ENTRY_POINTS", "load_plugins"]
 
 #: packages outside this one register suites, annotators, scores and tasks when imported:
 #: name them in this entry-point group (or import them with ``t2ibench --plugin MODULE``)
 PLUGIN_ENTRY_POINTS = "t2ibench.plugins"
-BUILTIN_TASK_MODULES = ("gep", "dalleval", "pst", "mcas", "paintskills")
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,8 @@ class Task:
     notes for ``suites`` (the task's suites present in the run) to ``ctx``.
     ``check_config(config)`` raises ValueError (one line) for a probe config the task cannot
     score, e.g. PST's stereotyped gender, which is binary by definition. ``report``: its
-    section of the report (:class:`TaskReport`).
+    section of the report (:class:`TaskReport`). ``paper_checks``: the paper's printed numbers
+    recomputed from its printed inputs.
     """
 
     name: str
@@ -81,6 +83,8 @@ class Task:
     check_config: Callable[[dict], None] | None = None
     description: str = ""
     report: TaskReport | None = None
+    #: ``() -> [PaperCheck]``: the paper's printed numbers recomputed (:mod:`benchmark.tasks.paper_checks`)
+    paper_checks: Callable[[], list] | None = None
 
 
 TASKS: dict[str, Task] = {}
@@ -98,12 +102,12 @@ def register_task(task: Task) -> Task:
 
 
 def load_plugins(modules: Sequence[str] = ()) -> None:
-    """Import the built-in tasks, the ``t2ibench.plugins`` entry points and ``modules``."""
+    """Import the task folders (:mod:`benchmark.tasks.discovery`), the ``t2ibench.plugins``
+    entry points and ``modules``."""
     global _loaded
     if not _loaded:
         _loaded = True
-        for name in BUILTIN_TASK_MODULES:
-            import_module(f"benchmark.tasks.{name}")
+        import_task_folders()
         for ep in entry_points(group=PLUGIN_ENTRY_POINTS):
             ep.load()
     for module in modules:

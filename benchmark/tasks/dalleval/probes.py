@@ -9,10 +9,14 @@ the annotation settings of the same config.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
-from benchmark.probes.registry import expand_samples, load_config, register_suite
+from benchmark.probes.registry import expand_samples, load_config, register_probe_config, register_suite
+
+PROBE_CONFIG = register_probe_config("dalleval", Path(__file__).with_name("probes.yaml"))
 
 FAMILY = "dalleval"
 

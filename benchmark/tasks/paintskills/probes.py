@@ -2,7 +2,7 @@
 per scene of the test split of each skill, prompted with the scene's text.
 
 The scenes (classes, counts, relations, uniformly balanced) come from
-:func:`benchmark.probes.paintskills_scenes.build_scenes`; their number, split and seed from
+:func:`benchmark.tasks.paintskills.scenes.build_scenes`; their number, split and seed from
 ``configs/paintskills.yaml``. The generated images are scored by an object detector
 (``labels/detections.parquet``) with the released evaluator's rules
 (:mod:`benchmark.scores.paintskills`).
@@ -10,9 +10,13 @@ The scenes (classes, counts, relations, uniformly balanced) come from
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 
-from benchmark.probes.registry import expand_samples, load_config, register_suite
+from benchmark.probes.registry import expand_samples, load_config, register_probe_config, register_suite
+
+PROBE_CONFIG = register_probe_config("paintskills", Path(__file__).with_name("probes.yaml"))
 
 FAMILY = "paintskills"
 SUITE_OF = {"object": "paintskills_object", "count": "paintskills_count", "spatial": "paintskills_spatial"}
@@ -60,7 +64,7 @@ def _config(config: dict | None) -> dict:
 
 def scene_rows(skill: str, config: dict | None = None) -> list[dict]:
     """The probe prompts of one skill: one dict per scene with ``prompt`` and FIELDS."""
-    from benchmark.probes.paintskills_scenes import build_scenes
+    from benchmark.tasks.paintskills.scenes import build_scenes
 
     cfg = _config(config)
     n = (cfg.get("n_scenes") or {}).get(skill)

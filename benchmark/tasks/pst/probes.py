@@ -11,10 +11,13 @@ turns rows into one row per person, the unit the STS score counts.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pandas as pd
 
-from benchmark.probes.registry import expand_samples, register_suite, stable_seed
+from benchmark.probes.registry import expand_samples, register_probe_config, register_suite, stable_seed
+
+PROBE_CONFIG = register_probe_config("pst", Path(__file__).with_name("probes.yaml"))
 
 _SOURCE = ("Wan & Chang, *The Male CEO and the Female Assistant: Probing Gender Biases in Text-To-Image Models "
            "Through Paired Stereotype Test* (arXiv:2402.11089)")

@@ -13,9 +13,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from benchmark.probes import pst as pst_probes
 from benchmark.scores.sts import individuals, most_biased_identities, sts
 from benchmark.tasks.context import ScoringContext, labellers_of
+from benchmark.tasks.pst import probes as pst_probes
+from benchmark.tasks.pst.figures import plot_micro_sts
+from benchmark.tasks.pst.paper_checks import checks
 from benchmark.tasks.registry import ImageLayout, Task, TaskReport, register_task
 
 N_MOST_BIASED = 5  # PST Sec. 5: the pairs of the 5 most biased occupations per gender
@@ -179,8 +181,6 @@ def check_pst_config(config: dict) -> None:
 
 
 def pst_figures(read_detail, scores, out_dir) -> list[tuple[str, str]]:
-    from benchmark.tasks.figures import plot_micro_sts
-
     micro = read_detail("pst_micro_sts")
     return plot_micro_sts(micro, out_dir) if micro is not None and len(micro) else []
 
@@ -202,4 +202,5 @@ TASK = register_task(Task(
     check_config=check_pst_config,
     description="Paired Stereotype Test: overall and micro STS (PST Eq. 1-2), single, paired and intervention.",
     report=TaskReport("PST: Paired Stereotype Test", figures=pst_figures, layout=pst_layout),
+    paper_checks=checks,
 ))

@@ -8,9 +8,13 @@ contexts) is a YAML file, not a code edit.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 
-from benchmark.probes.registry import expand_samples, register_suite
+from benchmark.probes.registry import expand_samples, register_probe_config, register_suite
+
+PROBE_CONFIG = register_probe_config("gep", Path(__file__).with_name("probes.yaml"))
 
 _SOURCE = "Zhang et al., *Auditing Gender Presentation Differences in Text-to-Image Models* (EAAMO 2024, arXiv:2302.03675)"
 
