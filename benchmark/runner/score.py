@@ -30,8 +30,8 @@ from benchmark.annotate.label_files import LABEL_FILES
 from benchmark.models.defaults import is_builtin
 from benchmark.reference_attributes import results_references
 from benchmark.run_folder import SCORES_DIR, TIMINGS_FILE
-from benchmark.tasks import tasks_for_suites
 from benchmark.tasks.context import ScoreStageError, ScoringContext, ScoringOptions, SuiteStatus
+from benchmark.tasks.of_run import tasks_of_run
 
 __all__ = ["SCORES_DIR", "ScoreStageError", "ScoringOptions", "SuiteStatus", "score_run"]
 
@@ -174,7 +174,7 @@ def score_run(run_dir: str | Path, *, n_resamples: int = 1000, confidence_level:
         require_intact(run_dir, "score")
     options = ScoringOptions(n_resamples, confidence_level, random_state, unidentifiable)
     ctx = ScoringContext(run_dir, options)
-    for task, suites in tasks_for_suites(ctx.families()):
+    for task, suites in tasks_of_run(run_dir, list(ctx.status), ctx.config):
         task.score(ctx, suites)
     details = _write_details(run_dir, ctx.details)
     _status_notes(ctx)

@@ -19,7 +19,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from benchmark.tasks.discovery import import_task_folders
 
-__all__ = ["Task", "TaskReport", "ImageLayout", "DetailReader", "TASKS", "register_task", "get_task", "list_tasks", "task_of_family", "tasks_for_suites",
+__all__ = ["Task", "TaskReport", "HumanQuestion", "ImageLayout", "DetailReader", "TASKS", "register_task", "get_task", "list_tasks", "task_of_family", "tasks_for_suites",
            "check_probe_config", "PLUGIN_ENTRY_POINTS", "load_plugins"]
 
 #: packages outside this one register suites, annotators, scores and tasks when imported:
@@ -63,6 +63,18 @@ class TaskReport:
 
 
 @dataclass(frozen=True)
+class HumanQuestion:
+    """One question a human labeller is asked about an image: its type (a question type of
+    :mod:`benchmark.human.questions`: ``attribute``, ``gender_single``, ``gender_paired``,
+    ``skin_tone``), its key within the image (the attribute, ``left`` / ``right``, or ``""``)
+    and its wording."""
+
+    question_type: str
+    key: str
+    text: str
+
+
+@dataclass(frozen=True)
 class Task:
     """How one paper family is annotated and scored.
 
@@ -85,6 +97,8 @@ class Task:
     report: TaskReport | None = None
     #: ``() -> [PaperCheck]``: the paper's printed numbers recomputed (:mod:`benchmark.tasks.paper_checks`)
     paper_checks: Callable[[], list] | None = None
+    #: ``(probe row, probe config) -> [HumanQuestion]``: what the labelling app asks about an image
+    human_questions: Callable[[Mapping, dict], list[HumanQuestion]] | None = None
 
 
 TASKS: dict[str, Task] = {}

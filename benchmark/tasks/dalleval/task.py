@@ -16,6 +16,7 @@ from benchmark.tasks.context import ScoringContext, groups_of, labellers_of
 from benchmark.tasks.dalleval import probes as dalleval_probes
 from benchmark.tasks.dalleval.figures import plot_dalleval_gender, plot_dalleval_skin
 from benchmark.tasks.dalleval.paper_checks import checks
+from benchmark.tasks.dalleval.questions import human_questions
 from benchmark.tasks.registry import ImageLayout, Task, TaskReport, register_task
 
 
@@ -199,4 +200,5 @@ TASK = register_task(Task(
                                                       "gender_indicator", ("man", "woman", "person"),
                                                       ("gender_indicator",))),
     paper_checks=checks,
+    human_questions=human_questions,
 ))

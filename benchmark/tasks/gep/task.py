@@ -19,6 +19,7 @@ from benchmark.scores.gep import gep, gep_unbounded
 from benchmark.tasks.context import ScoringContext
 from benchmark.tasks.gep.figures import plot_gep
 from benchmark.tasks.gep.paper_checks import checks
+from benchmark.tasks.gep.questions import human_questions
 from benchmark.tasks.registry import ImageLayout, Task, TaskReport, register_task
 
 # Estimators whose `score` is an existence probability (GEP Eq. 1); C / CC are raw cosines
@@ -151,4 +152,5 @@ TASK = register_task(Task(
     description="GEP vectors and scores (GEP Eq. 1-2) for every pair of groups, from CLIP existence estimators.",
     report=TaskReport("GEP: gender presentation differences", figures=gep_figures, layout=gep_layout),
     paper_checks=checks,
+    human_questions=human_questions,
 ))

@@ -18,6 +18,7 @@ from benchmark.tasks.context import ScoringContext, labellers_of
 from benchmark.tasks.pst import probes as pst_probes
 from benchmark.tasks.pst.figures import plot_micro_sts
 from benchmark.tasks.pst.paper_checks import checks
+from benchmark.tasks.pst.questions import human_questions
 from benchmark.tasks.registry import ImageLayout, Task, TaskReport, register_task
 
 N_MOST_BIASED = 5  # PST Sec. 5: the pairs of the 5 most biased occupations per gender
@@ -203,4 +204,5 @@ TASK = register_task(Task(
     description="Paired Stereotype Test: overall and micro STS (PST Eq. 1-2), single, paired and intervention.",
     report=TaskReport("PST: Paired Stereotype Test", figures=pst_figures, layout=pst_layout),
     paper_checks=checks,
+    human_questions=human_questions,
 ))
