@@ -54,7 +54,7 @@ AUTOMATIC_LABEL = {YES: 1, NO: 0, FEMININE: "female", FEMALE: "female", MASCULIN
                    CANNOT_IDENTIFY: "unidentifiable", **{t: int(t) for t in MONK_TONES}}
 
 #: The 10 MST swatches in sRGB (HELM's values, the official MST colours #f6ede4 .. #292420;
-#: benchmark/probes/configs/dalleval.yaml ``monk_skin_tone_rgb``), MST 1..10.
+#: benchmark/tasks/dalleval/probes.yaml ``monk_skin_tone_rgb``), MST 1..10.
 MONK_SWATCH_RGB = ((246, 237, 228), (243, 231, 219), (247, 234, 208), (234, 218, 186), (215, 189, 150),
                    (160, 126, 86), (130, 92, 67), (96, 65, 52), (58, 49, 42), (41, 36, 32))
 

@@ -3,7 +3,7 @@ per scene of the test split of each skill, prompted with the scene's text.
 
 The scenes (classes, counts, relations, uniformly balanced) come from
 :func:`benchmark.tasks.paintskills.scenes.build_scenes`; their number, split and seed from
-``configs/paintskills.yaml``. The generated images are scored by an object detector
+``benchmark/tasks/paintskills/probes.yaml``. The generated images are scored by an object detector
 (``labels/detections.parquet``) with the released evaluator's rules
 (:mod:`benchmark.scores.paintskills`).
 """

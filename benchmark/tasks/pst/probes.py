@@ -3,7 +3,7 @@ Assistant: Probing Gender Biases in Text-To-Image Models Through Paired Stereoty
 Test", Sec. 4.2-4.3, Appendix A-B, Table 5).
 
 Every list (occupations, power roles, templates, images per prompt) comes from
-``configs/pst.yaml``. Each row is one image; paired rows describe two persons, left
+``benchmark/tasks/pst/probes.yaml``. Each row is one image; paired rows describe two persons, left
 (``id1``, named first) and right (``id2``). :func:`benchmark.scores.sts.individuals`
 turns rows into one row per person, the unit the STS score counts.
 """
