@@ -56,19 +56,10 @@ def format_paper_checks(checks) -> str:
     return _table(rows)
 
 
-# The papers' headline numbers, shown one by one in the summary.
-KEY_CHECKS = (
-    ("gep", "Table 3", "GEP score from Table 1"),
-    ("dalleval", "Sec. 5.3", "MAD of a"),
-    ("pst", "Table 2", "STS (single) from Table 14"),
-    ("pst", "Table 2", "STS (paired) from Table 14"),
-    ("diffusion_bias", "Table 4", "mean alpha"),
-)
-
-
 def format_paper_checks_summary(checks) -> str:
     """One row per printed table (count, passed, largest difference), then the headline numbers."""
     from benchmark.papers import PAPERS
+    from benchmark.tasks.paper_checks import is_headline
 
     groups: dict[tuple[str, str], list] = {}
     for c in checks:
@@ -77,8 +68,7 @@ def format_paper_checks_summary(checks) -> str:
     for (paper, table), cs in groups.items():
         worst = max(abs(c.recomputed - c.printed) for c in cs)
         rows.append((PAPERS[paper].short, table, str(len(cs)), str(sum(c.passed for c in cs)), f"{worst:.4g}"))
-    key = [c for c in checks if any(c.paper == p and c.source.startswith(t) and c.quantity.startswith(q)
-                                    for p, t, q in KEY_CHECKS)]
+    key = [c for c in checks if is_headline(c)]
     key_rows = [("paper", "where printed", "quantity", "printed", "recomputed", "ok")]
     for c in key:
         key_rows.append((PAPERS[c.paper].short, c.source, c.quantity, f"{c.printed:g}", f"{c.recomputed:.4g}",

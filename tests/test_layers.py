@@ -138,7 +138,7 @@ STILL_NAMING_PAPERS = {
     "benchmark/annotate/clip_labels.py": 11,
     "benchmark/annotate/skin_tone.py": 1,
     "benchmark/annotate/skin_tone_labels.py": 1,
-    "benchmark/cli.py": 19,
+    "benchmark/cli.py": 17,
     "benchmark/human/agreement_cli.py": 2,
     "benchmark/human/labels.py": 9,
     "benchmark/human/questions.py": 6,
@@ -157,7 +157,6 @@ STILL_NAMING_PAPERS = {
     "benchmark/runner/pipeline.py": 10,
     "benchmark/runner/preflight.py": 11,
     "benchmark/runner/report.py": 2,
-    "benchmark/runner/score.py": 1,
     "benchmark/scores/metadata.py": 46,  # the score table: its entries move to the task folders next
     "submissions/cli.py": 1,
     "submissions/leaderboard/app.py": 1,

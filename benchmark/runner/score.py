@@ -32,6 +32,7 @@ from benchmark.reference_attributes import results_references
 from benchmark.run_folder import SCORES_DIR, TIMINGS_FILE
 from benchmark.tasks.context import ScoreStageError, ScoringContext, ScoringOptions, SuiteStatus
 from benchmark.tasks.of_run import tasks_of_run
+from benchmark.tasks.registry import list_tasks
 
 __all__ = ["SCORES_DIR", "ScoreStageError", "ScoringOptions", "SuiteStatus", "score_run"]
 
@@ -145,14 +146,30 @@ def _results(ctx: ScoringContext, details: dict, options: ScoringOptions, second
         settings=settings,
         seeds={"policy": res.SEED_POLICY, "bootstrap_random_state": options.random_state},
         scoring={"confidence_level": options.confidence_level, "n_resamples": options.n_resamples,
-                 "ci_method": "percentile", "pst_unidentifiable": options.unidentifiable, "nsfw": "excluded"},
+                 "ci_method": "percentile", **_task_option_record(options), "nsfw": "excluded"},
         hardware=cfg.get("hardware") if isinstance(cfg.get("hardware"), dict) else res.hardware_info(device),
         timings=timings, annotators=annotator_entries(ctx), scores=ctx.scores, details=details, notes=ctx.notes,
     )
 
 
+def _task_options(given: Mapping[str, Mapping] | None) -> dict:
+    """Each task's scoring options: its declared defaults, updated by ``given`` (task -> option -> value)."""
+    given = given or {}
+    unknown = [f"{t}.{o}" for t, opts in given.items() for o in opts
+               if o not in (next((k.options for k in list_tasks() if k.name == t), None) or {})]
+    if unknown:
+        raise ValueError(f"unknown task option {unknown[0]!r}; options: "
+                         f"{', '.join(f'{k.name}.{o}' for k in list_tasks() for o in k.options) or 'none'}")
+    return {t.name: {**t.options, **dict(given.get(t.name) or {})} for t in list_tasks() if t.options}
+
+
+def _task_option_record(options: ScoringOptions) -> dict:
+    # results.json `scoring`: "<task>_<option>" for every declared option (e.g. pst_unidentifiable)
+    return {f"{task}_{name}": value for task, opts in options.task_options.items() for name, value in opts.items()}
+
+
 def score_run(run_dir: str | Path, *, n_resamples: int = 1000, confidence_level: float = 0.95,
-              random_state: int = 0, unidentifiable: str = "exclude", report: bool = False,
+              random_state: int = 0, task_options: Mapping[str, Mapping] | None = None, report: bool = False,
               verify: bool = False) -> dict:
     """Score every suite of RUN_DIR from its files; write results.json, scores/*.parquet and,
     with ``report=True``, the report (:func:`benchmark.runner.report.write_report`). Returns the
@@ -172,7 +189,7 @@ def score_run(run_dir: str | Path, *, n_resamples: int = 1000, confidence_level:
         from benchmark.run_folder_check import require_intact
 
         require_intact(run_dir, "score")
-    options = ScoringOptions(n_resamples, confidence_level, random_state, unidentifiable)
+    options = ScoringOptions(n_resamples, confidence_level, random_state, _task_options(task_options))
     ctx = ScoringContext(run_dir, options)
     for task, suites in tasks_of_run(run_dir, list(ctx.status), ctx.config):
         task.score(ctx, suites)

@@ -48,3 +48,9 @@ def all_checks(families: Sequence[str] | None = None) -> list[PaperCheck]:
         if task.paper_checks is not None and task.family in chosen:
             out.extend(task.paper_checks())
     return out
+
+
+def is_headline(check: PaperCheck) -> bool:
+    """A check some task names among its paper's headline numbers (``Task.headline_checks``)."""
+    return any(check.paper == paper and check.source.startswith(where) and check.quantity.startswith(quantity)
+               for task in list_tasks() for paper, where, quantity in task.headline_checks)

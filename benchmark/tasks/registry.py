@@ -12,7 +12,7 @@ registering a task (and its suites, annotators and score metadata), no runner ed
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import import_module
 from importlib.metadata import entry_points
 from typing import Any, Callable, Mapping, Sequence
@@ -99,6 +99,12 @@ class Task:
     paper_checks: Callable[[], list] | None = None
     #: ``(probe row, probe config) -> [HumanQuestion]``: what the labelling app asks about an image
     human_questions: Callable[[Mapping, dict], list[HumanQuestion]] | None = None
+    #: the task's own scoring options and their defaults (``ctx.options.of(task.name)``); results.json
+    #: records each as ``scoring["<task>_<option>"]``
+    options: Mapping[str, Any] = field(default_factory=dict)
+    #: (paper, where printed starts with, quantity starts with): the paper checks ``t2ibench
+    #: reproduce`` shows one by one as the paper's headline numbers
+    headline_checks: tuple[tuple[str, str, str], ...] = ()
 
 
 TASKS: dict[str, Task] = {}

@@ -201,4 +201,5 @@ TASK = register_task(Task(
                                                       ("gender_indicator",))),
     paper_checks=checks,
     human_questions=human_questions,
+    headline_checks=(("dalleval", "Sec. 5.3", "MAD of a"),),
 ))

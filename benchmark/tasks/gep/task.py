@@ -153,4 +153,5 @@ TASK = register_task(Task(
     report=TaskReport("GEP: gender presentation differences", figures=gep_figures, layout=gep_layout),
     paper_checks=checks,
     human_questions=human_questions,
+    headline_checks=(("gep", "Table 3", "GEP score from Table 1"),),
 ))

@@ -212,4 +212,5 @@ TASK = register_task(Task(
     description="MCAS and its components (MCAS Eq. 1-2), Diffusion Bias and Bias Amplification (Generated Bias "
                 "Eq. 4-5), averaged over CLIP encoders.",
     paper_checks=checks,
+    headline_checks=(("diffusion_bias", "Table 4", "mean alpha"),),
 ))

@@ -43,7 +43,7 @@ def _sts_entry(ctx: ScoringContext, name: str, suite: str, persons: pd.DataFrame
     n_img = int(persons["probe_id"].nunique())
     try:
         out = sts(persons["perceived"].astype(str).to_numpy(), persons["stereotyped_gender"].astype(str).to_numpy(),
-                  persons["identity"].astype(str).to_numpy(), unidentifiable=opts.unidentifiable, **opts.ci_kwargs())
+                  persons["identity"].astype(str).to_numpy(), unidentifiable=opts.of("pst")["unidentifiable"], **opts.ci_kwargs())
     except ValueError as exc:
         ctx.add(name, suite, None, n=n_img, estimator=estimator, annotator=annotator, subset=subset, reason=str(exc))
         return None
@@ -205,4 +205,6 @@ TASK = register_task(Task(
     report=TaskReport("PST: Paired Stereotype Test", figures=pst_figures, layout=pst_layout),
     paper_checks=checks,
     human_questions=human_questions,
+    options={"unidentifiable": "exclude"},  # benchmark.scores.sts: exclude, zero or anti_stereotype
+    headline_checks=(("pst", "Table 2", "STS (single) from Table 14"), ("pst", "Table 2", "STS (paired) from Table 14")),
 ))
