@@ -152,7 +152,6 @@ STILL_NAMING_PAPERS = {
     "benchmark/papers.py": 8,
     "benchmark/probes/dataset.py": 3,
     "benchmark/reference_attributes.py": 23,
-    "benchmark/runner/annotate.py": 3,
     "benchmark/runner/generate.py": 21,
     "benchmark/runner/pipeline.py": 10,
     "benchmark/runner/preflight.py": 11,
