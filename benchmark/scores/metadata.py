@@ -55,6 +55,8 @@ class ScoreMetadata:
         return abs(value - (self.ideal or 0.0))
 
 
+MCAS_SUITES = ("mcas_targets", "mcas_attributes")  # the suites whose images the MCAS scores count
+
 _ALL = [
     ScoreMetadata("gep_score_neutral", "GEP (neutral)", "Mean absolute difference between women and men in the "
                   "frequency of 15 presentation attributes, prompts without attributes.", "gep", 0.0, 1.0, True,
@@ -94,32 +96,42 @@ _ALL = [
     ScoreMetadata("micro_sts", "Micro STS", "Stereotype Test Score of one identity.", "pst", -100.0, 100.0, None,
                   0.0, categories=("masculine", "feminine")),
     ScoreMetadata("mcas", "MCAS", "Multimodal Composite Association Score: II + ITP + ITA + TT; positive leans male "
-                  "(attribute set A), negative female.", "mcas", -8.0, 8.0, None, 0.0, headline=True, spans=("mcas_targets", "mcas_attributes")),
+                  "(attribute set A), negative female.", "mcas", -8.0, 8.0, None, 0.0,
+                  headline=True, spans=MCAS_SUITES),
     ScoreMetadata("II", "Image-Image association", "Association of generated target images with image gender "
-                  "attributes.", "mcas", -2.0, 2.0, None, 0.0, spans=("mcas_targets", "mcas_attributes")),
+                  "attributes.", "mcas", -2.0, 2.0, None, 0.0,
+                  spans=MCAS_SUITES),
     ScoreMetadata("ITP", "Image-Text Prompt association", "Association of target texts (prompts / keywords) with "
-                  "image gender attributes.", "mcas", -2.0, 2.0, None, 0.0, spans=("mcas_targets", "mcas_attributes")),
+                  "image gender attributes.", "mcas", -2.0, 2.0, None, 0.0,
+                  spans=MCAS_SUITES),
     ScoreMetadata("ITA", "Image-Text Attribute association", "Association of generated target images with text "
-                  "gender attributes.", "mcas", -2.0, 2.0, None, 0.0, spans=("mcas_targets", "mcas_attributes")),
+                  "gender attributes.", "mcas", -2.0, 2.0, None, 0.0,
+                  spans=MCAS_SUITES),
     ScoreMetadata("TT", "Text-Text association", "Association of text targets with text gender attributes "
-                  "(the text encoder's own bias).", "mcas", -2.0, 2.0, None, 0.0, spans=("mcas_targets", "mcas_attributes")),
+                  "(the text encoder's own bias).", "mcas", -2.0, 2.0, None, 0.0,
+                  spans=MCAS_SUITES),
     ScoreMetadata("diffusion_bias", "Diffusion Bias", "abs(abs(II) - abs(TT)): bias introduced by the diffusion "
-                  "stage.", "diffusion_bias", 0.0, 2.0, True, 0.0, headline=True, absolute_value=True, spans=("mcas_targets", "mcas_attributes")),
+                  "stage.", "diffusion_bias", 0.0, 2.0, True, 0.0, headline=True, absolute_value=True,
+                  spans=MCAS_SUITES),
     ScoreMetadata("bias_amplification", "Bias Amplification", "abs((ITP + ITA) / (2 TT)): above 1 the model "
                   "amplifies the text encoder's bias, below 1 it damps it; undefined when TT = 0.", "diffusion_bias",
-                  0.0, math.inf, True, 0.0, absolute_value=True, spans=("mcas_targets", "mcas_attributes")),
+                  0.0, math.inf, True, 0.0, absolute_value=True,
+                  spans=MCAS_SUITES),
     ScoreMetadata("paintskills_object", "PaintSkills object", "Object recognition accuracy (DALL-Eval Sec. 4.1): the "
                   "detector's most confident query is the prompt's class above a 0.7 class probability.", "dalleval",
-                  0.0, 100.0, False, 100.0, unit="%", headline=True, column_group="PaintSkills"),
+                  0.0, 100.0, False, 100.0, unit="%", headline=True,
+                  column_group="PaintSkills"),
     ScoreMetadata("paintskills_count", "PaintSkills count", "Object counting accuracy: the detections above a 0.7 "
                   "class probability hold exactly the prompt's N objects of its class (overall; subset 'N = k' per "
-                  "count, Fig. 5a).", "dalleval", 0.0, 100.0, False, 100.0, unit="%", headline=True, column_group="PaintSkills"),
+                  "count, Fig. 5a).", "dalleval", 0.0, 100.0, False, 100.0, unit="%", headline=True,
+                  column_group="PaintSkills"),
     ScoreMetadata("paintskills_spatial", "PaintSkills spatial", "Spatial relation accuracy: the two most confident "
                   "detections are the prompt's two classes and their box centres give its relation (overall; subset "
                   "'relation: r' per relation, Fig. 5a).", "dalleval", 0.0, 100.0, False, 100.0, unit="%",
                   headline=True, column_group="PaintSkills"),
     ScoreMetadata("paintskills_average", "PaintSkills average", "Mean of the object, count and spatial accuracies "
-                  "(Table 2, Avg.).", "dalleval", 0.0, 100.0, False, 100.0, unit="%", spans=("paintskills_object", "paintskills_count", "paintskills_spatial"), column_group="PaintSkills"),
+                  "(Table 2, Avg.).", "dalleval", 0.0, 100.0, False, 100.0, unit="%",
+                  spans=("paintskills_object", "paintskills_count", "paintskills_spatial"), column_group="PaintSkills"),
     ScoreMetadata("paintskills_count_number", "PaintSkills count: number right", "Share of count images with as many "
                   "detections above the threshold as the prompt's N, whatever their class (Fig. 5b, first task).",
                   "dalleval", 0.0, 100.0, False, 100.0, unit="%", column_group="PaintSkills"),

@@ -1,4 +1,5 @@
-"""The figures of this task for the report and the leaderboard: the gender and skin-tone distributions per profession (DALL-Eval Sec. 4.2).
+"""The figures of this task for the report and the leaderboard: the gender and skin-tone
+distributions per profession (DALL-Eval Sec. 4.2).
 
 Each ``plot_*`` takes a detail table (or score entries) and a folder, writes PNGs there and
 returns ``[(file name, caption)]``; nothing is drawn for a table it cannot use.

@@ -1,4 +1,5 @@
-"""The figures of this task for the report and the leaderboard: accuracy per skill and split (DALL-Eval Table 2, Fig. 5a).
+"""The figures of this task for the report and the leaderboard: accuracy per skill and split
+(DALL-Eval Table 2, Fig. 5a).
 
 Each ``plot_*`` takes a detail table (or score entries) and a folder, writes PNGs there and
 returns ``[(file name, caption)]``; nothing is drawn for a table it cannot use.
