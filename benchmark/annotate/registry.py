@@ -226,8 +226,10 @@ def load_builtin_annotators() -> None:
 
 
 def list_annotator_kinds() -> list[AnnotatorKind]:
+    """Every kind: this package's generic ones, then the task folders' in folder order, then plugins'."""
     load_builtin_annotators()
-    return list(ANNOTATOR_KINDS.values())
+    rank = import_module("benchmark.tasks.discovery").registration_rank
+    return sorted(ANNOTATOR_KINDS.values(), key=lambda kind: rank(kind.factory.__module__))
 
 
 def get_annotator_kind(name: str) -> AnnotatorKind:

@@ -132,8 +132,10 @@ def get_suite(name: str) -> SuiteSpec:
 
 
 def list_suites() -> list[str]:
+    """Every suite: the task folders' in folder order, then plugins' (in registration order)."""
     _load_builtin_suites()
-    return list(SUITES)
+    rank = import_module("benchmark.tasks.discovery").registration_rank
+    return sorted(SUITES, key=lambda name: rank(SUITES[name].build.__module__))
 
 
 def build_suite(name: str, config: dict | None = None, config_path: str | Path | None = None) -> pd.DataFrame:

@@ -15,7 +15,7 @@ from importlib import import_module
 
 from benchmark.annotate.registry import load_builtin_annotators
 
-__all__ = ["TASKS_PATH_ENV", "BUILTIN_ORDER", "task_folders", "import_task_folders"]
+__all__ = ["TASKS_PATH_ENV", "BUILTIN_ORDER", "task_folders", "import_task_folders", "registration_rank"]
 
 #: more folders holding task folders (``os.pathsep``-separated), e.g. a paper being written
 TASKS_PATH_ENV = "T2IBENCH_TASKS_PATH"
@@ -24,6 +24,7 @@ TASKS_PATH_ENV = "T2IBENCH_TASKS_PATH"
 BUILTIN_ORDER = ("gep", "dalleval", "pst", "mcas", "generated_bias", "paintskills")
 
 _imported = False
+_folders: list[str] = []
 
 
 def _search_path() -> list[str]:
@@ -48,5 +49,17 @@ def import_task_folders() -> None:
         return
     _imported = True
     load_builtin_annotators()  # the generic kinds first, so kinds are listed in the same order whoever asks first
-    for name in task_folders():
+    _folders[:] = task_folders()
+    for name in _folders:
         import_module(f"benchmark.tasks.{name}")
+
+
+def registration_rank(module: str) -> tuple[int, int]:
+    """Sort key of something registered by ``module``: the generic modules of the package first,
+    then the task folders in folder order, then plugins. The registries list their entries by
+    it (stable, so registration order breaks ties), whichever module was imported first."""
+    import_task_folders()
+    parts = module.split(".")
+    if parts[:2] == ["benchmark", "tasks"] and len(parts) > 2 and parts[2] in _folders:
+        return (1, _folders.index(parts[2]))
+    return (0, 0) if parts[0] == "benchmark" else (2, 0)

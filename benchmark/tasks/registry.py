@@ -17,7 +17,7 @@ from importlib import import_module
 from importlib.metadata import entry_points
 from typing import Any, Callable, Mapping, Sequence
 
-from benchmark.tasks.discovery import import_task_folders
+from benchmark.tasks.discovery import import_task_folders, registration_rank
 
 __all__ = ["Task", "TaskReport", "HumanQuestion", "ImageLayout", "DetailReader", "TASKS", "register_task", "get_task", "list_tasks", "task_of_family", "tasks_for_suites",
            "check_probe_config", "PLUGIN_ENTRY_POINTS", "load_plugins"]
@@ -140,8 +140,9 @@ def load_plugins(modules: Sequence[str] = ()) -> None:
 
 
 def list_tasks() -> list[Task]:
+    """Every task: the task folders' in folder order, then plugins' (in registration order)."""
     load_plugins()
-    return list(TASKS.values())
+    return sorted(TASKS.values(), key=lambda t: registration_rank(t.score.__module__))
 
 
 def get_task(name: str) -> Task:
@@ -159,9 +160,8 @@ def task_of_family(family: str) -> Task | None:
 def tasks_for_suites(families: Mapping[str, str]) -> list[tuple[Task, list[str]]]:
     """(task, its suites) for a run whose suites have ``families`` (suite -> family), in task
     registration order; suites of a family no task scores are left out."""
-    load_plugins()
     out = []
-    for task in TASKS.values():
+    for task in list_tasks():
         suites = [s for s, f in families.items() if f == task.family]
         if suites:
             out.append((task, suites))
