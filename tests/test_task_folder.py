@@ -72,3 +72,18 @@ def test_validate_the_leaderboard_and_the_human_labeller_ask_the_folder(sixth):
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["skipped"] == 0 and any("Mean lightness" in h for h in out["headers"]), out
     assert out["questions"] == [["attribute", "Is the picture mostly bright?"]]
+
+
+def test_listing_order_does_not_depend_on_which_folder_is_imported_first():
+    # The labelling app imports the papers' questions directly; suites, tasks and annotator kinds
+    # must still be listed in folder order (results.json keeps that order).
+    script = ("import benchmark.tasks.paintskills.scenes, benchmark.human.questions\n"
+              "from benchmark.probes import list_suites\n"
+              "from benchmark.tasks import list_tasks\n"
+              "from benchmark.annotate.registry import list_annotator_kinds\n"
+              "print([list_suites()[0], [t.name for t in list_tasks()], list_annotator_kinds()[-1].name])\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == str(["gep_neutral", ["gep", "dalleval", "pst", "mcas", "paintskills"],
+                                       "mcas_embeddings"])
