@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import yaml
 
-from benchmark.paper_checks import all_checks
+from benchmark.tasks.paper_checks import all_checks
 from benchmark.probes import build_suite, get_suite, load_config
 from benchmark.tasks.dalleval import probes as dp
 from benchmark.scores.mad import (
