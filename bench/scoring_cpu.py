@@ -140,7 +140,7 @@ def write_labels(run_dir: Path, probes: pd.DataFrame, rng: np.random.Generator) 
     """Every label file a full audit has, built by the annotate stage's row builders."""
     from benchmark.annotate.clip_labels import gep_attribute_rows
     from benchmark.annotate.label_files import LABEL_FILES, write_label_rows
-    from benchmark.annotate.mcas_embeddings import mcas_image_rows, mcas_text_embedding_rows, mcas_text_table
+    from benchmark.tasks.mcas.embeddings import mcas_image_rows, mcas_text_embedding_rows, mcas_text_table
     from benchmark.annotate.skin_tone import MST_ITA, HaarFaceDetector, SkinToneAnnotator, nearest_mst
     from benchmark.annotate.vqa_labels import perceived_gender_label, presence_label
     from benchmark.probes import get_suite, load_config
@@ -198,7 +198,7 @@ def write_labels(run_dir: Path, probes: pd.DataFrame, rng: np.random.Generator) 
     # PaintSkills: every DETR query of every image, as the annotate stage stores them (top
     # class, probability and box per query, plus the target classes' probabilities).
     from benchmark.models.detector import DEFAULT_DETECTOR, Detections
-    from benchmark.probes.paintskills_scenes import CLASSES
+    from benchmark.tasks.paintskills.scenes import CLASSES
     detections = []
     for r in records:
         if family[r["suite"]] != "paintskills":

@@ -59,19 +59,10 @@ def format_paper_checks(checks) -> str:
     return _table(rows)
 
 
-# The papers' headline numbers, shown one by one in the summary.
-KEY_CHECKS = (
-    ("gep", "Table 3", "GEP score from Table 1"),
-    ("dalleval", "Sec. 5.3", "MAD of a"),
-    ("pst", "Table 2", "STS (single) from Table 14"),
-    ("pst", "Table 2", "STS (paired) from Table 14"),
-    ("diffusion_bias", "Table 4", "mean alpha"),
-)
-
-
 def format_paper_checks_summary(checks) -> str:
     """One row per printed table (count, passed, largest difference), then the headline numbers."""
     from benchmark.papers import PAPERS
+    from benchmark.tasks.paper_checks import is_headline
 
     groups: dict[tuple[str, str], list] = {}
     for c in checks:
@@ -80,8 +71,7 @@ def format_paper_checks_summary(checks) -> str:
     for (paper, table), cs in groups.items():
         worst = max(abs(c.recomputed - c.printed) for c in cs)
         rows.append((PAPERS[paper].short, table, str(len(cs)), str(sum(c.passed for c in cs)), f"{worst:.4g}"))
-    key = [c for c in checks if any(c.paper == p and c.source.startswith(t) and c.quantity.startswith(q)
-                                    for p, t, q in KEY_CHECKS)]
+    key = [c for c in checks if is_headline(c)]
     key_rows = [("paper", "where printed", "quantity", "printed", "recomputed", "ok")]
     for c in key:
         key_rows.append((PAPERS[c.paper].short, c.source, c.quantity, f"{c.printed:g}", f"{c.recomputed:.4g}",
@@ -90,12 +80,13 @@ def format_paper_checks_summary(checks) -> str:
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
-    from benchmark.paper_checks import FAMILIES, all_checks
+    from benchmark.tasks.paper_checks import all_checks, checked_families
 
-    families = tuple(args.papers) if args.papers else FAMILIES
-    unknown = set(families) - set(FAMILIES)
+    known = checked_families()
+    families = tuple(args.papers) if args.papers else known
+    unknown = set(families) - set(known)
     if unknown:
-        raise ValueError(f"unknown paper family {sorted(unknown)[0]!r}; choose from {', '.join(FAMILIES)}")
+        raise ValueError(f"unknown paper family {sorted(unknown)[0]!r}; choose from {', '.join(known)}")
     checks = all_checks(families)
     print(format_paper_checks(checks) if args.all else format_paper_checks_summary(checks))
     failed = [c for c in checks if not c.passed]
@@ -265,7 +256,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from benchmark.paper_checks import all_checks
+    from benchmark.tasks.paper_checks import all_checks
     from benchmark.runner.pipeline import run_audit
 
     print("Offline audit of builtin:tiny-sd, a tiny random-weight model: its scores are meaningless and only show "

@@ -1,7 +1,7 @@
 """Plotting shared by the report and the leaderboard: matplotlib on the Agg backend with one
 style, the colours of the figures, saving, and forest plots (point and interval per row) for
 the report's summary and the leaderboard's comparisons. The papers' own figures are drawn by
-their tasks (:mod:`benchmark.tasks.figures`).
+their tasks (``benchmark/tasks/<paper>/figures.py``).
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ import re
 import sys
 from typing import Any, Iterable, Mapping, TextIO
 
+from benchmark.scores.metadata import column_group
 from benchmark.text import direction_mark, paper_label, short_estimator, short_value_text
 
 ERROR_PREFIX = "t2ibench: error: "
@@ -115,8 +116,7 @@ def results_table(scores: Iterable[Mapping], *, ci_label: str = "95% CI"):
 
 
 def _family(e: Mapping) -> str:
-    suite = str(e.get("suite", ""))
-    return "paintskills" if suite.startswith("paintskills") else str(e.get("paper", ""))
+    return column_group(str(e.get("name", "")), str(e.get("paper", "")))
 
 
 def print_results_summary(results: Mapping, file: TextIO | None = None) -> None:

@@ -15,6 +15,8 @@ from typing import Any, Mapping, Sequence
 
 from markupsafe import escape as _markup_escape
 
+from benchmark import papers
+
 # Characters that start Markdown markup anywhere in a line (CommonMark + GFM tables,
 # strikethrough and the $ of math renderers), and block markers that count only at the
 # start of a line and before a space (a heading, a list item) or as a whole line (a rule).
@@ -162,12 +164,11 @@ def headline_entries(scores: Sequence[Mapping]) -> list[Mapping]:
 
 
 # The papers' short names (benchmark.papers keys), as the project cites them.
-PAPER_LABELS = {"gep": "GEP", "dalleval": "DALL-Eval", "pst": "PST", "mcas": "MCAS",
-                "diffusion_bias": "Diffusion Bias"}
+PAPER_LABELS = {key: papers.paper_label(key) for key in papers.PAPERS}
 
 
 def paper_label(key: Any) -> str:
-    return PAPER_LABELS.get(str(key), str(key))
+    return papers.paper_label(str(key))
 
 
 __all__ = ["html_escape", "md_escape", "fmt_number", "is_number", "interval_text", "has_interval", "value_text",

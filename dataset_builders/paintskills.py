@@ -32,7 +32,7 @@ from benchmark.atomic import write_bytes_atomic
 from benchmark.extras import require
 from benchmark.hub import push_folder
 from benchmark.paintskills import glyphs
-from benchmark.probes.paintskills_scenes import (BACKGROUNDS, CLASSES, COCO_IDS, RELATION_PHRASES, SHAPES, SKILLS,
+from benchmark.tasks.paintskills.scenes import (BACKGROUNDS, CLASSES, COCO_IDS, RELATION_PHRASES, SHAPES, SKILLS,
                                           SPLIT_SIZES, SPLITS, STATES, TEMPLATES, build_scenes)
 from benchmark.papers import PAPERS
 from benchmark.hub_layout import configs_yaml, size_category, write_card, write_parquet_shard

@@ -95,7 +95,7 @@ def swatch_table(size: int = SWATCH_SIZE) -> datasets.Dataset:
     """The ten Monk swatches from the package's DALL-Eval config: CIELAB from DALL-Eval's
     ITA code, sRGB from the scale's published colours, ITA of the CIELAB values, and a
     solid image of the sRGB colour whose own ITA must map back to its tone."""
-    from benchmark.probes.dalleval import monk_skin_tone_lab, monk_skin_tone_rgb
+    from benchmark.tasks.dalleval.probes import monk_skin_tone_lab, monk_skin_tone_rgb
 
     lab, rgb = monk_skin_tone_lab(), monk_skin_tone_rgb()
     if lab.shape != rgb.shape:
@@ -118,7 +118,7 @@ def swatch_table(size: int = SWATCH_SIZE) -> datasets.Dataset:
 
 def text_table() -> datasets.Dataset:
     """The text gender attributes (MCAS Table 1 = Generated Bias Table 1) from the package's MCAS config."""
-    from benchmark.probes.mcas import mcas_text_attributes
+    from benchmark.tasks.mcas.probes import mcas_text_attributes
     from benchmark.probes.registry import load_config
 
     frame = mcas_text_attributes(load_config("mcas"))

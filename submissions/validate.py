@@ -42,6 +42,7 @@ from benchmark.results import (
 )
 from benchmark.scores.metadata import SCORE_METADATA, get_metadata
 from submissions.image_provenance_checks import check_image_provenance
+from benchmark.tasks import load_plugins
 
 __all__ = ["DEMO_NOTE", "SUPPORTED_SCHEMA_VERSIONS", "UnreadableResults", "builtin_annotators", "check_results",
            "is_demo", "load_results_file", "model_id_kind", "model_id_problem", "one_line"]
@@ -49,14 +50,6 @@ __all__ = ["DEMO_NOTE", "SUPPORTED_SCHEMA_VERSIONS", "UnreadableResults", "built
 SUPPORTED_SCHEMA_VERSIONS = (SCHEMA_VERSION,)
 DEMO_NOTE = "demo: built-in tiny model, meaningless scores"
 
-# Scores whose estimate is an absolute value (or a mean of absolute values). Near 0 the
-# percentile bootstrap of such a score is biased upward, so its interval may legitimately
-# miss the estimate; benchmark.results.score_entry then writes a ci_note saying so.
-ABSOLUTE_VALUE_SCORES = frozenset({
-    "gep_score_neutral", "gep_score_explicit", "gep_score_occupation",
-    "mad_gender", "mad_skin_tone", "mad_attribute",
-    "diffusion_bias", "bias_amplification",
-})
 _TOLERANCE = 1e-9  # the same slack score_entry and ScoreMetadata.in_range allow
 
 # --------------------------------------------------------------------------- model ids
@@ -250,12 +243,6 @@ def _check_times(doc: Mapping, now: _dt.datetime) -> list[tuple[str, str]]:
 
 #: no count of a results file reaches a billion (images, rows, resamples)
 MAX_COUNT = 10**9
-# Scores whose n counts the images of several suites.
-SPANNING_SCORES = {
-    **{name: ("mcas_targets", "mcas_attributes")
-       for name in ("mcas", "II", "ITP", "ITA", "TT", "diffusion_bias", "bias_amplification")},
-    "paintskills_average": ("paintskills_object", "paintskills_count", "paintskills_spatial"),
-}
 
 
 def _count(problems: list, where: str, value: Any) -> int | None:
@@ -325,7 +312,8 @@ def _check_counts(doc: Mapping) -> list[tuple[str, str]]:
             continue
         if n is None:
             continue
-        spanned = SPANNING_SCORES.get(str(entry.get("name")), ())
+        meta = SCORE_METADATA.get(str(entry.get("name")))
+        spanned = meta.spans if meta else ()  # scores whose n counts the images of several suites
         bound = sum(suite_images.get(s, 0) for s in {suite, *spanned})
         if n > bound:
             what = " + ".join(sorted({suite, *spanned} & set(suite_images))) or suite
@@ -383,9 +371,9 @@ def _check_score(i: int, entry: Mapping) -> list[tuple[str, str]]:
             problems.append((f"{where}/ci/{key}", f"{_fmt(bound)} is outside the range of {name} {bounds}"))
     if not (low - _TOLERANCE <= value <= high + _TOLERANCE):
         note = entry.get("ci_note") or ""
-        excused = name in ABSOLUTE_VALUE_SCORES and CI_EXCLUDES_ESTIMATE_NOTE in note
+        excused = meta.absolute_value and CI_EXCLUDES_ESTIMATE_NOTE in note
         if not excused:
-            why = ("without the ci_note that explains it" if name in ABSOLUTE_VALUE_SCORES
+            why = ("without the ci_note that explains it" if meta.absolute_value
                    else "(allowed only for absolute-value scores with a ci_note)")
             problems.append((f"{where}/ci", f"[{_fmt(low)}, {_fmt(high)}] does not contain the estimate "
                                             f"{_fmt(value)} {why}"))
@@ -484,6 +472,7 @@ def check_results(doc: Mapping, *, allow_demo: bool = False, now: _dt.datetime |
     """
     if not isinstance(doc, Mapping):
         return [f"(top level): a results document is a JSON object, not {type(doc).__name__}"]
+    load_plugins()  # the scores of every task folder and installed plugin are known
     oversized = _check_sizes(doc)
     if oversized:
         return oversized  # refused whatever else holds; checking it all would take minutes

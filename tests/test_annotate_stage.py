@@ -176,7 +176,7 @@ def test_every_label_file_has_its_columns_and_rows(annotated):
 
 def test_mcas_embeddings_roles_and_dims(annotated):
     from benchmark.models import load_encoder
-    from benchmark.probes.mcas import mcas_text_rows
+    from benchmark.tasks.mcas.probes import mcas_text_rows
 
     run, _ = annotated
     m = usable(run)

@@ -40,7 +40,7 @@ def test_scores_lists_metadata():
 
 
 def test_reproduce_all_lists_every_check():
-    from benchmark.paper_checks import all_checks
+    from benchmark.tasks.paper_checks import all_checks
 
     proc = t2ibench("reproduce", "--all", "--papers", "pst")
     assert proc.returncode == 0

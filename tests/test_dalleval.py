@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 import yaml
 
-from benchmark.paper_checks import all_checks
+from benchmark.tasks.paper_checks import all_checks
 from benchmark.probes import build_suite, get_suite, load_config
-from benchmark.probes import dalleval as dp
+from benchmark.tasks.dalleval import probes as dp
 from benchmark.scores.mad import (
     average_value_score,
     category_distribution,

@@ -52,7 +52,7 @@ def test_base_modules_import_no_optional_dependency():
             "import benchmark.scores.gep, benchmark.scores.mad, benchmark.scores.sts, benchmark.scores.mcas\n"
             "import benchmark.scores.agreement, benchmark.scores.paintskills, benchmark.scores.existence\n"
             "import benchmark.scores.diffusion_bias, benchmark.scores.metadata, benchmark.probes.dataset\n"
-            "import benchmark.results, benchmark.hub_layout, benchmark.paper_checks, benchmark.models\n"
+            "import benchmark.results, benchmark.hub_layout, benchmark.tasks.paper_checks, benchmark.models\n"
             "import benchmark.runner.pipeline, benchmark.runner.report, submissions.validate, submissions.submit\n"
             "import benchmark.cli\n"
             "benchmark.cli.build_parser()\n"

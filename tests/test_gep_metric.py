@@ -8,7 +8,7 @@ import evaluate
 import numpy as np
 import pytest
 
-from benchmark.paper_checks import gep as gep_checks
+from benchmark.tasks.gep import paper_checks as gep_checks
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLE_3 = {("CogView2", "neutral"): 0.02, ("DALLE-2", "neutral"): 0.05, ("Stable Diffusion", "neutral"): 0.07,

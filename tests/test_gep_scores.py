@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import matthews_corrcoef, roc_auc_score
 
-from benchmark.paper_checks import gep as gep_checks
+from benchmark.tasks.gep import paper_checks as gep_checks
 from benchmark.probes import load_config
 from benchmark.annotate.cross_modal import (
     SGD_PARAMS,

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from benchmark.probes import build_suite, load_config
-from benchmark.probes.mcas import (
+from benchmark.tasks.mcas.probes import (
     mcas_image_roles,
     mcas_target_categories,
     mcas_target_stereotypes,

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmark.paper_checks import mcas as mcas_checks
+from benchmark.tasks.mcas import paper_checks as mcas_checks
 from benchmark.scores.diffusion_bias import (
     average_over_encoders,
     bias_amplification,
@@ -295,7 +295,7 @@ def test_tiny_open_clip_encoder_path():
     torch = pytest.importorskip("torch")
     open_clip = pytest.importorskip("open_clip")
     from benchmark.probes import load_config
-    from benchmark.probes.mcas import mcas_text_rows
+    from benchmark.tasks.mcas.probes import mcas_text_rows
 
     torch.manual_seed(0)
     model = open_clip.CLIP(
@@ -366,7 +366,7 @@ def _sample_all_terms_std(row, n_terms):
 
 def test_table5_all_terms_std_follows_the_population_std_not_the_sample_std():
     from benchmark.probes import load_config
-    from benchmark.probes.mcas import mcas_target_categories
+    from benchmark.tasks.mcas.probes import mcas_target_categories
 
     n_terms = pd.Series(mcas_target_categories(load_config("mcas"))).value_counts().to_dict()
     assert n_terms == {"occupations": 10, "objects": 6, "scenes": 6, "sports": 6}  # MCAS Table 4

@@ -18,7 +18,7 @@ from PIL import Image, ImageColor
 
 from benchmark.paintskills import glyphs
 from benchmark.paintskills.render import RELATION_MARGIN, relation_of, render_background, render_scene
-from benchmark.probes.paintskills_scenes import (BACKGROUNDS, CLASSES, COCO_IDS, COUNTS, RELATIONS, SHAPES,
+from benchmark.tasks.paintskills.scenes import (BACKGROUNDS, CLASSES, COCO_IDS, COUNTS, RELATIONS, SHAPES,
                                                  SKILLS, SPLIT_SIZES, SPLITS, STATES, TEMPLATES, build_scenes,
                                                  prompt_text)
 from dataset_builders.paintskills import build_dataset, main as builder_main

@@ -14,7 +14,7 @@ import pytest
 
 from benchmark.models.detector import COCO_NAMES, Detections, DetrDetector
 from benchmark.paintskills.detect import GroundTruthDetector
-from benchmark.probes.paintskills_scenes import build_scenes
+from benchmark.tasks.paintskills.scenes import build_scenes
 from benchmark.scores.paintskills import (
     count_outcome,
     image_outcome,
@@ -308,9 +308,9 @@ class OracleDetector:
 
 def test_suites_are_registered_from_the_scenes():
     from benchmark.probes import build_suite, get_suite, list_suites
-    from benchmark.probes.registry import FAMILIES
+    from benchmark.probes.registry import default_config_path
 
-    assert "paintskills" in FAMILIES and set(PS_SUITES) <= set(list_suites())
+    assert default_config_path("paintskills").is_file() and set(PS_SUITES) <= set(list_suites())
     df = build_suite("paintskills_spatial")
     assert len(df) == 2700 == get_suite("paintskills_spatial").expected_rows
     scenes = build_scenes("spatial", "test")

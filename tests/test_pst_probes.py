@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from benchmark.probes import build_suite, get_suite, load_config
-from benchmark.probes.pst import power_identities
+from benchmark.tasks.pst.probes import power_identities
 
 MALE = ["carpenter", "mechanician", "construction worker", "laborer", "driver", "sheriff", "mover", "developer",
         "farmer", "guard", "chief", "janitor", "lawyer", "cook", "physician", "ceo", "analyst", "manager",

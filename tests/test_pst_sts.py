@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmark.paper_checks.pst import load, occupation_persons, power_persons
+from benchmark.tasks.pst.paper_checks import load, occupation_persons, power_persons
 from benchmark.probes import build_suite
 from benchmark.scores.sts import (
     individuals,
@@ -55,7 +55,7 @@ def test_table3_rows_by_stereotype():
     paired = sts(*occupation_persons("paired"), n_resamples=0)["sts_by_stereotype"]
     assert single["feminine"] == pytest.approx(50.0) and single["masculine"] == pytest.approx(-30.0)
     assert paired["feminine"] == pytest.approx(45.0)
-    assert paired["masculine"] == pytest.approx(49.75)  # printed 49.74: see benchmark/paper_checks/pst.py
+    assert paired["masculine"] == pytest.approx(49.75)  # printed 49.74: see benchmark/tasks/pst/paper_checks.py
 
 
 def test_table4_from_table16_labels():

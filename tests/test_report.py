@@ -73,7 +73,7 @@ def make_reported_run(run: Path) -> tuple[Path, dict]:
                                      "mst": int(rng.integers(1, 11)) if i % 5 else None, "annotator": "haar"}
                                     for i, p in enumerate(dalle["probe_id"])])
     from benchmark.probes import load_config
-    from benchmark.probes.mcas import mcas_text_rows
+    from benchmark.tasks.mcas.probes import mcas_text_rows
 
     emb = []
     for _, r in pd.concat([mcas_a, mcas_t]).iterrows():

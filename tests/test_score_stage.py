@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from benchmark.probes import build_suite, load_config
-from benchmark.probes.mcas import mcas_text_rows
+from benchmark.tasks.mcas.probes import mcas_text_rows
 from benchmark import results as res
 from benchmark.runner.score import ScoreStageError, score_run
 from benchmark.scores.diffusion_bias import average_over_encoders

@@ -163,7 +163,7 @@ def reference(tmp_path_factory):
 
 
 def test_package_swatches_are_the_dalleval_config():
-    from benchmark.probes.dalleval import monk_skin_tone_lab
+    from benchmark.tasks.dalleval.probes import monk_skin_tone_lab
 
     np.testing.assert_array_equal(np.asarray(MST_LAB), monk_skin_tone_lab())
 

@@ -14,7 +14,8 @@ An :class:`Annotator` turns images of a run into rows of one label file
   encoder).
 
 An :class:`AnnotatorKind` is registered under a name (``clip_existence``, ``vqa_gender``,
-``vqa_attributes``, ``skin_tone``, ``mcas_embeddings``, ``detections``, or a plugin's own).
+``vqa_attributes``, ``skin_tone``, ``detections``, a task folder's own such as
+``mcas_embeddings``, or a plugin's own).
 Tasks name the kinds they need with their parameters (:mod:`benchmark.tasks`); the run
 option ``kind.option`` names the model (``--encoder``, ``--vqa``, ...), with a default for
 built-in and real runs.
@@ -31,10 +32,10 @@ from typing import Any, Callable, Mapping, Sequence
 from benchmark.annotate.label_files import LabelFile, get_label_file
 
 __all__ = ["Annotator", "AnnotatorKind", "AnnotateContext", "WorkItem", "ANNOTATOR_KINDS", "register_annotator",
-           "get_annotator_kind", "list_annotator_kinds", "default_annotators", "is_disabled", "model_name",
+           "get_annotator_kind", "list_annotator_kinds", "load_builtin_annotators", "default_annotators", "is_disabled", "model_name",
            "with_prepared"]
 
-BUILTIN_ANNOTATOR_MODULES = ("clip_labels", "mcas_embeddings", "vqa_labels", "skin_tone_labels", "detections")
+BUILTIN_ANNOTATOR_MODULES = ("clip_labels", "vqa_labels", "skin_tone_labels", "detections")
 
 
 def is_disabled(value: Any) -> bool:
@@ -212,21 +213,27 @@ def register_annotator(kind: AnnotatorKind) -> AnnotatorKind:
     return kind
 
 
-def _load_builtin() -> None:
+def load_builtin_annotators() -> None:
+    """Register the generic annotator kinds of this package, then those of the task folders."""
     global _loaded
     if not _loaded:
         _loaded = True
         for name in BUILTIN_ANNOTATOR_MODULES:
             import_module(f"benchmark.annotate.{name}")
+        # a task folder's own annotator kinds (e.g. MCAS's embeddings); by name, as the task
+        # folders sit above this registry
+        import_module("benchmark.tasks.discovery").import_task_folders()
 
 
 def list_annotator_kinds() -> list[AnnotatorKind]:
-    _load_builtin()
-    return list(ANNOTATOR_KINDS.values())
+    """Every kind: this package's generic ones, then the task folders' in folder order, then plugins'."""
+    load_builtin_annotators()
+    rank = import_module("benchmark.tasks.discovery").registration_rank
+    return sorted(ANNOTATOR_KINDS.values(), key=lambda kind: rank(kind.factory.__module__))
 
 
 def get_annotator_kind(name: str) -> AnnotatorKind:
-    _load_builtin()
+    load_builtin_annotators()
     if name not in ANNOTATOR_KINDS:
         raise ValueError(f"unknown annotator kind {name!r}; known: {', '.join(ANNOTATOR_KINDS)}")
     return ANNOTATOR_KINDS[name]

@@ -45,7 +45,10 @@ import pandas as pd
 
 from benchmark.atomic import fsync_dir, write_bytes_atomic
 from benchmark.human import questions as q
+from benchmark.probes.registry import default_config_path, load_config
 from benchmark.run_folder import IMAGES_DIR, MANIFEST_FILE, read_manifest
+from benchmark.tasks import Task
+from benchmark.tasks.of_run import tasks_of_run
 
 LABELS_DIR = "human_labels"
 ANSWERS_FILE = "answers.jsonl"
@@ -370,52 +373,27 @@ def item_id_for(probe_id: str, question_type: str, question_key: str) -> str:
     return f"{probe_id}|{question_type}|{question_key}"
 
 
-PAIRED_SUITES = ("pst_paired_occupation", "pst_paired_power", "pst_intervention")
-GEP_SUITES = ("gep_neutral", "gep_explicit", "gep_occupation")
-
-
 def _present(value) -> bool:
     return value is not None and not (isinstance(value, float) and math.isnan(value)) and value != ""
 
 
 def _gep_phrases() -> dict[str, str]:
     """Attribute name -> the phrase put in "Do you see a person [a]?" (occupation attributes need a preposition)."""
-    from benchmark.probes.registry import load_config
-
     return dict((load_config("gep").get("occupation") or {}).get("classifier_phrases") or {})
 
 
-def _row_items(row: dict, image: str, types: set[str], attributes: set[str] | None, phrases: dict,
-               dalleval_cfg: dict | None) -> list[Item]:
+def _row_items(row: dict, image: str, types: set[str], attributes: set[str] | None, task: Task | None,
+               config: dict) -> list[Item]:
+    """The questions the row's task asks about its image (none when no task asks any), of the
+    chosen ``types``, attribute questions limited to ``attributes``."""
+    if task is None or task.human_questions is None:
+        return []
     suite, pid = row["suite"], row["probe_id"]
-
-    def item(qtype: str, key: str, question: str) -> Item:
-        return Item(item_id_for(pid, qtype, key), pid, suite, qtype, key, question, image, q.options_for(qtype, suite))
-
-    out = []
-    if suite in GEP_SUITES and "attribute" in types:
-        # GEP Sec. 5: neutral images are asked about all 15 attributes, explicit images
-        # about their prompt's attribute (the probe's `annotated_attributes` says which).
-        for attr in list(row.get("annotated_attributes") if row.get("annotated_attributes") is not None else []):
-            if attributes is None or attr in attributes:
-                out.append(item("attribute", attr, q.gep_question(phrases.get(attr, attr))))
-    elif suite == "pst_single" and "gender_single" in types:
-        out.append(item("gender_single", "", q.pst_single_question(row["identity"])))
-    elif suite in PAIRED_SUITES and "gender_paired" in types:
-        for pos in ("left", "right"):
-            out.append(item("gender_paired", pos, q.pst_paired_question(row[f"identity_{pos}"], pos)))
-    elif suite == "dalleval_bias":
-        if "gender_single" in types:
-            out.append(item("gender_single", "", q.DALLEVAL_GENDER_QUESTION))
-        if "skin_tone" in types:
-            out.append(item("skin_tone", "", q.SKIN_TONE_QUESTION))
-        if "attribute" in types:
-            from benchmark.probes import dalleval
-
-            for attr in dalleval.attributes(dalleval_cfg):
-                if attributes is None or attr in attributes:
-                    out.append(item("attribute", attr, q.dalleval_attribute_question(attr)))
-    return out
+    return [Item(item_id_for(pid, hq.question_type, hq.key), pid, suite, hq.question_type, hq.key, hq.text, image,
+                 q.options_for(hq.question_type, suite))
+            for hq in task.human_questions(row, config)
+            if hq.question_type in types and (hq.question_type != "attribute" or attributes is None
+                                              or hq.key in attributes)]
 
 
 def _check_types(question_types) -> set[str]:
@@ -454,13 +432,17 @@ def build_items(run_dir: str | Path, question_types: Sequence[str] | None = None
             raise ValueError(f"suites {sorted(unknown)} are not in {run_dir}; it has {sorted(set(manifest['suite']))}")
         manifest = manifest[manifest["suite"].isin(list(suites))]
     attrs = None if attributes is None else set(attributes)
-    phrases = _gep_phrases()
+    task_of = {s: task for task, its in tasks_of_run(run_dir, list(dict.fromkeys(manifest["suite"]))) for s in its}
+    families = dict.fromkeys(t.family for t in task_of.values())
+    configs = {f: load_config(f) if default_config_path(f).is_file() else {} for f in families}
     root = Path(run_dir).resolve()
     items: list[Item] = []
     for row in manifest.to_dict("records"):
         if row.get("nsfw") is True:
             continue
-        items.extend(_row_items(row, str(root / row["image_path"]), types, attrs, phrases, None))
+        task = task_of.get(row["suite"])
+        items.extend(_row_items(row, str(root / row["image_path"]), types, attrs, task,
+                                configs.get(task.family, {}) if task else {}))
     return items
 
 

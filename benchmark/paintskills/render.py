@@ -28,7 +28,7 @@ require("PIL", extra="audit", purpose="render PaintSkills scenes")
 from PIL import Image, ImageDraw, ImageFont  # noqa: E402
 
 from benchmark.paintskills import glyphs  # noqa: E402
-from benchmark.probes.paintskills_scenes import BACKGROUNDS, RELATIONS, scene_seed  # noqa: E402
+from benchmark.tasks.paintskills.scenes import BACKGROUNDS, RELATIONS, scene_seed  # noqa: E402
 
 MIN_SIZE = 64
 # Dominant-axis centre gap must exceed the cross-axis gap by this fraction of the

@@ -117,7 +117,7 @@ def probe_card(tables: dict[str, pd.DataFrame], config_paths: dict[str, str] | N
                  "`seed` depends only on `probe_id`, so the same probe on the same model and settings gives the "
                  "same image whatever the batch size, the order or the number of processes. Every choice a paper "
                  "leaves open is fixed in the family's YAML configuration (shipped in the package under "
-                 "`benchmark/probes/configs/`) and documented above.")
+                 "`benchmark/tasks/<paper>/probes.yaml`) and documented above.")
     parts.append("## Limitations\n"
                  "The papers probe gender as a binary (woman / man, masculine / feminine) and perceived, not "
                  "actual, attributes; this is a limitation they state. The configurations make other indicators "

@@ -1,9 +1,10 @@
 """Probe suites as data: one row per image to generate.
 
 A suite is a function ``build(config) -> pandas.DataFrame`` registered under a name.
-The config is a plain dict loaded from ``benchmark/probes/configs/<family>.yaml``
-(group sets, attributes, contexts, occupations...), so a variant of a suite (for
-example with a non-binary gender indicator) is a YAML file, not a code edit.
+The config is a plain dict loaded from the family's YAML file (``probes.yaml`` in the task
+folder, ``benchmark/tasks/<paper>/``, named with :func:`register_probe_config`: group sets,
+attributes, contexts, occupations...), so a variant of a suite (for example with a
+non-binary gender indicator) is a YAML file, not a code edit.
 
 Every row has the common columns of ``COMMON_COLUMNS``; each suite adds the
 structured fields its score needs.
@@ -15,7 +16,7 @@ import copy
 import hashlib
 import re
 from dataclasses import dataclass, field
-from importlib import import_module, resources
+from importlib import import_module
 from pathlib import Path
 from typing import Any, Callable
 
@@ -94,8 +95,20 @@ def expand_samples(suite: str, prompts: list[dict], n_samples: int, key_fields: 
     return pd.DataFrame(rows)
 
 
+#: family -> its default YAML config (registered by the task folder that builds its suites)
+PROBE_CONFIGS: dict[str, Path] = {}
+
+
+def register_probe_config(family: str, path: str | Path) -> Path:
+    """Name ``path`` as the default config of probe family ``family``."""
+    PROBE_CONFIGS[family] = Path(path)
+    return PROBE_CONFIGS[family]
+
+
 def default_config_path(family: str) -> Path:
-    return Path(str(resources.files("benchmark.probes") / "configs" / f"{family}.yaml"))
+    """The family's registered YAML file (a family without one gets a path that does not exist)."""
+    _load_builtin_suites()
+    return PROBE_CONFIGS.get(family, Path(f"{family}.yaml"))
 
 
 def load_config(family: str, path: str | Path | None = None, overrides: dict | None = None) -> dict:
@@ -119,8 +132,10 @@ def get_suite(name: str) -> SuiteSpec:
 
 
 def list_suites() -> list[str]:
+    """Every suite: the task folders' in folder order, then plugins' (in registration order)."""
     _load_builtin_suites()
-    return list(SUITES)
+    rank = import_module("benchmark.tasks.discovery").registration_rank
+    return sorted(SUITES, key=lambda name: rank(SUITES[name].build.__module__))
 
 
 def build_suite(name: str, config: dict | None = None, config_path: str | Path | None = None) -> pd.DataFrame:
@@ -139,17 +154,7 @@ def build_suite(name: str, config: dict | None = None, config_path: str | Path |
     return df[ordered].reset_index(drop=True)
 
 
-FAMILIES = ("gep", "dalleval", "pst", "mcas", "paintskills")
-
-
 def _load_builtin_suites() -> None:
-    # Importing the family modules registers their suites.
-    # A family whose module is absent is skipped here; tests/test_probes.py checks
-    # that every family and suite is present in the package.
-    for family in FAMILIES:
-        name = f"benchmark.probes.{family}"
-        try:
-            import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name != name:
-                raise
+    # Importing the task folders registers their suites and configs; by name, as the task
+    # folders sit above this registry.
+    import_module("benchmark.tasks.discovery").import_task_folders()

@@ -647,7 +647,6 @@ def annotate_run(
     run_dir: str | Path,
     *,
     encoder: Any = None,
-    mcas_encoders: Any = None,
     vqa: Any = None,
     skin_tone: Any = None,
     detector: Any = None,
@@ -659,14 +658,15 @@ def annotate_run(
     progress: bool = True,
     checkpoint_every: int = 512,
     verify: bool = False,
+    **options: Any,
 ) -> AnnotationSummary:
     """Annotate the images of ``run_dir`` (see the module docstring and docs/annotate.md).
 
-    ``encoder``: CLIP spec for GEP (C, CC, CLS); ``mcas_encoders``: CLIP specs for the MCAS
-    embeddings; ``vqa``: VQA spec for gender and DALL-Eval attributes; ``skin_tone``:
+    ``encoder``: CLIP spec for GEP (C, CC, CLS); ``vqa``: VQA spec for gender and DALL-Eval attributes; ``skin_tone``:
     ``"haar"`` / ``"whole-image"`` / a ``FaceDetector`` or ``SkinToneAnnotator``; ``detector``: the
     PaintSkills object detector (a DETR Hub ID or folder, ``builtin:tiny-detr``, or a loaded
-    ``Detector``); ``annotators``: more options by name (a plugin annotator's option). ``None``
+    ``Detector``); ``options`` or ``annotators``: any other annotator option by name (a task
+    folder's own, e.g. ``mcas_encoders``: CLIP specs for the MCAS embeddings; a plugin's). ``None``
     takes the run's default (the tiny built-ins for a ``builtin:`` model, the papers' models
     otherwise); ``False`` or ``"none"`` turns an annotator off. Loaded model objects are
     accepted as well. ``suites`` restricts the stage to some suites of the run; ``force``
@@ -679,8 +679,13 @@ def annotate_run(
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
     if verify:
         require_intact(run_dir, "annotate", labels=False, expected=expected_problems)
-    given = {"encoder": encoder, "mcas_encoders": mcas_encoders, "vqa": vqa, "skin_tone": skin_tone,
-             "detector": detector, **(annotators or {})}
+    known = {k.option for k in list_annotator_kinds()}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise TypeError(f"annotate_run() got an unexpected keyword argument {unknown[0]!r} (annotator options: "
+                        f"{', '.join(sorted(known))})")
+    given = {"encoder": encoder, "vqa": vqa, "skin_tone": skin_tone, "detector": detector, **options,
+             **(annotators or {})}
     plan = _plan(Path(run_dir), given, suites=suites, force=force, device=device, batch_size=int(batch_size))
     try:
         encoders = _image_pass(plan, progress, checkpoint_every)

@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -30,56 +29,15 @@ import pandas as pd
 
 from benchmark import results as res
 from benchmark.plotting import plot_summary
-from benchmark.run_folder import CONFIG_FILE, REPORT_DIR
+from benchmark.run_folder import REPORT_DIR
 from benchmark.runner.report_images import THUMB_DIR, Grid, image_grids
+from benchmark.tasks.of_run import ReportSection, report_sections, section_of
 from benchmark.text import (ESTIMATOR_RANK, OTHER_ESTIMATOR_RANK, direction_mark, direction_text, fmt_number,
                             headline_entries, interval_text, is_number, md_escape, short_estimator, value_text)
 
 AGREEMENT_FILE = "agreement.json"  # written by `t2ibench agreement` into REPORT_DIR
 TEMPLATES = Path(__file__).with_name("templates")
 LONG_CELL = 48  # characters: longer subsets go to a footnote
-
-
-# --------------------------------------------------------------------------- families
-
-
-@dataclass(frozen=True)
-class Family:
-    """One section of the report: a task (a paper family) and its suites in this run."""
-
-    key: str
-    title: str
-    paper: str  # benchmark.papers key
-    suites: tuple[str, ...]
-    task: Any = None  # benchmark.tasks.Task (None: suites no task scores)
-
-
-def report_families(run_dir: Path, results: Mapping) -> list[Family]:
-    """The run's tasks in registration order, each with its suites; suites no task scores last."""
-    from benchmark.probes.source import suite_families
-    from benchmark.tasks import tasks_for_suites
-
-    config = {}
-    if (run_dir / CONFIG_FILE).is_file():
-        try:
-            config = json.loads((run_dir / CONFIG_FILE).read_text(encoding="utf-8"))
-        except ValueError:
-            config = {}
-    suites = list(dict.fromkeys([str(st.get("name")) for st in results.get("suites") or []]
-                                + [str(e.get("suite")) for e in results.get("scores") or []]))
-    out = []
-    for task, its in tasks_for_suites(suite_families((config or {}).get("probes"), suites)):
-        title = task.report.title if task.report else task.name
-        out.append(Family(task.name, title, task.papers[0], tuple(its), task))
-    covered = {s for f in out for s in f.suites}
-    rest = tuple(s for s in suites if s not in covered)
-    if rest:
-        out.append(Family("other", "Other suites", "", rest))
-    return out
-
-
-def family_of(suite: Any, families: Sequence[Family]) -> Family | None:
-    return next((f for f in families if str(suite) in f.suites), None)
 
 
 # --------------------------------------------------------------------------- footnotes
@@ -216,11 +174,11 @@ def _entry_row(e: Mapping, notes: Footnotes, *, summary: bool) -> dict:
             "refs": sub_refs + notes.for_entry(e)}
 
 
-def _summary(entries: Sequence[Mapping], notes: Footnotes, families: Sequence[Family]) -> list[dict]:
+def _summary(entries: Sequence[Mapping], notes: Footnotes, families: Sequence[ReportSection]) -> list[dict]:
     """Headline entries grouped by family: [{family, paper, anchor, rows}]."""
     groups: dict[str, dict] = {}
     for e in entries:
-        fam = family_of(e.get("suite"), families)
+        fam = section_of(e.get("suite"), families)
         key = fam.key if fam else "other"
         label = (fam.title.split(":")[0] if fam else "Other")
         g = groups.setdefault(key, {"family": label, "anchor": key, "rows": []})
@@ -229,7 +187,7 @@ def _summary(entries: Sequence[Mapping], notes: Footnotes, families: Sequence[Fa
     return [groups[k] for k in order if k in groups]
 
 
-def _figures(fam: Family, run_dir: Path, results: Mapping, out_dir: Path) -> list[tuple[str, str]]:
+def _figures(fam: ReportSection, run_dir: Path, results: Mapping, out_dir: Path) -> list[tuple[str, str]]:
     """The family's figure files, drawn by its task from the detail tables (and score entries)."""
     report = getattr(fam.task, "report", None)
     if report is None or report.figures is None:
@@ -264,7 +222,7 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
-def _family_tables(fam: Family, run_dir: Path, results: Mapping) -> list[dict]:
+def _family_tables(fam: ReportSection, run_dir: Path, results: Mapping) -> list[dict]:
     report = getattr(fam.task, "report", None)
     if report is None or report.tables is None:
         return []
@@ -274,7 +232,7 @@ def _family_tables(fam: Family, run_dir: Path, results: Mapping) -> list[dict]:
 
 
 def _families(run_dir: Path, results: Mapping, out_dir: Path, notes: Footnotes, grids: Sequence[Grid],
-              families: Sequence[Family]) -> list[dict]:
+              families: Sequence[ReportSection]) -> list[dict]:
     out = []
     for fam in families:
         entries = [e for e in results.get("scores", []) if e.get("suite") in fam.suites]
@@ -369,7 +327,7 @@ def build_context(run_dir: str | Path, results: Mapping, out_dir: str | Path) ->
     notes = Footnotes()
     entries = headline_entries(results.get("scores", []))
     header = _header(results, entries)
-    fams = report_families(run_dir, results)
+    fams = report_sections(run_dir, results)
     summary = _summary(entries, notes, fams)
     summary_plot = [{"file": f, "caption": c} for f, c in plot_summary(entries, out_dir)]
     grids = image_grids(run_dir, results, out_dir, {s: f.task for f in fams for s in f.suites})
@@ -453,4 +411,4 @@ def write_report(run_dir: str | Path, results: Mapping | None = None) -> Path:
     return html_path
 
 
-__all__ = ["REPORT_DIR", "AGREEMENT_FILE", "Family", "report_families", "write_report", "build_context", "render"]
+__all__ = ["REPORT_DIR", "AGREEMENT_FILE", "ReportSection", "report_sections", "write_report", "build_context", "render"]

@@ -30,11 +30,12 @@ from benchmark.annotate.label_files import LABEL_FILES
 from benchmark.models.defaults import is_builtin
 from benchmark.reference_attributes import results_references
 from benchmark.run_folder import SCORES_DIR, TIMINGS_FILE
-from benchmark.tasks import tasks_for_suites
 from benchmark.tasks.context import ScoreStageError, ScoringContext, ScoringOptions, SuiteStatus
 from benchmark.withheld import REASONS as WITHHELD_REASONS
 from benchmark.run_folder_check import require_intact
 from benchmark.runner.expected import expected_problems
+from benchmark.tasks.of_run import tasks_of_run
+from benchmark.tasks.registry import list_tasks
 
 __all__ = ["SCORES_DIR", "ScoreStageError", "ScoringOptions", "SuiteStatus", "score_run"]
 
@@ -153,15 +154,31 @@ def _results(ctx: ScoringContext, details: dict, options: ScoringOptions, second
         settings=settings,
         seeds={"policy": res.SEED_POLICY, "bootstrap_random_state": options.random_state},
         scoring={"confidence_level": options.confidence_level, "n_resamples": options.n_resamples,
-                 "ci_method": "percentile", "pst_unidentifiable": options.unidentifiable, "nsfw": "excluded"},
+                 "ci_method": "percentile", **_task_option_record(options), "nsfw": "excluded"},
         hardware=cfg.get("hardware") if isinstance(cfg.get("hardware"), dict) else res.hardware_info(device),
         timings=timings, annotators=annotator_entries(ctx), scores=ctx.scores, details=details, notes=ctx.notes,
         provenance=cfg.get("provenance"),
     )
 
 
+def _task_options(given: Mapping[str, Mapping] | None) -> dict:
+    """Each task's scoring options: its declared defaults, updated by ``given`` (task -> option -> value)."""
+    given = given or {}
+    unknown = [f"{t}.{o}" for t, opts in given.items() for o in opts
+               if o not in (next((k.options for k in list_tasks() if k.name == t), None) or {})]
+    if unknown:
+        raise ValueError(f"unknown task option {unknown[0]!r}; options: "
+                         f"{', '.join(f'{k.name}.{o}' for k in list_tasks() for o in k.options) or 'none'}")
+    return {t.name: {**t.options, **dict(given.get(t.name) or {})} for t in list_tasks() if t.options}
+
+
+def _task_option_record(options: ScoringOptions) -> dict:
+    # results.json `scoring`: "<task>_<option>" for every declared option (e.g. pst_unidentifiable)
+    return {f"{task}_{name}": value for task, opts in options.task_options.items() for name, value in opts.items()}
+
+
 def score_run(run_dir: str | Path, *, n_resamples: int = 1000, confidence_level: float = 0.95,
-              random_state: int = 0, unidentifiable: str = "exclude", report: bool = False,
+              random_state: int = 0, task_options: Mapping[str, Mapping] | None = None, report: bool = False,
               verify: bool = False) -> dict:
     """Score every suite of RUN_DIR from its files; write results.json, scores/*.parquet and,
     with ``report=True``, the report (:func:`benchmark.runner.report.write_report`). Returns the
@@ -179,9 +196,9 @@ def score_run(run_dir: str | Path, *, n_resamples: int = 1000, confidence_level:
         raise ScoreStageError(f"{run_dir} is not a folder: give the run folder of `t2ibench run`")
     if verify:
         require_intact(run_dir, "score", expected=expected_problems)
-    options = ScoringOptions(n_resamples, confidence_level, random_state, unidentifiable)
+    options = ScoringOptions(n_resamples, confidence_level, random_state, _task_options(task_options))
     ctx = ScoringContext(run_dir, options)
-    for task, suites in tasks_for_suites(ctx.families()):
+    for task, suites in tasks_of_run(run_dir, list(ctx.status), ctx.config):
         task.score(ctx, suites)
     details = _write_details(run_dir, ctx.details)
     _status_notes(ctx)

@@ -171,7 +171,7 @@ def summarise(
     The standard deviation is the population one by default (``ddof=0``, divide by n):
     MCAS Table 5's "All terms" std follows from its "terms with male bias" and "terms
     with female bias" columns with the population std (law of total variance) in the rows
-    where it can be checked, and not with the sample std (``benchmark.paper_checks.mcas``,
+    where it can be checked, and not with the sample std (``benchmark.tasks.mcas.paper_checks``,
     docs/mcas.md). ``ddof=1`` gives the sample std. Generated Bias Table 4 prints no
     standard deviation (its "±" values are neither), so its check uses min, max and mean
     only and does not depend on ``ddof``.

@@ -1,12 +1,14 @@
 """Tasks: one declaration per paper family (its suites, the annotators it needs, its scorer).
 
-``benchmark.tasks.registry`` holds the registry; ``gep``, ``dalleval``, ``pst``, ``mcas`` and
-``paintskills`` declare the five families; ``context`` is what a scorer works with.
+``benchmark.tasks.registry`` holds the registry; every subfolder (``benchmark/tasks/<paper>/``)
+is one paper's task, found by :mod:`benchmark.tasks.discovery`; ``context`` is what a scorer
+works with; :mod:`benchmark.tasks.of_run` says which tasks a run holds.
 """
 
 from benchmark.tasks.registry import (
     PLUGIN_ENTRY_POINTS,
     TASKS,
+    HumanQuestion,
     ImageLayout,
     Task,
     TaskReport,
@@ -19,5 +21,5 @@ from benchmark.tasks.registry import (
     tasks_for_suites,
 )
 
-__all__ = ["PLUGIN_ENTRY_POINTS", "TASKS", "ImageLayout", "Task", "TaskReport", "check_probe_config", "get_task", "list_tasks", "load_plugins",
+__all__ = ["PLUGIN_ENTRY_POINTS", "TASKS", "HumanQuestion", "ImageLayout", "Task", "TaskReport", "check_probe_config", "get_task", "list_tasks", "load_plugins",
            "register_task", "task_of_family", "tasks_for_suites"]

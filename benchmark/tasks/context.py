@@ -33,7 +33,13 @@ class ScoringOptions:
     n_resamples: int = 1000
     confidence_level: float = 0.95
     random_state: int = 0
-    unidentifiable: str = "exclude"  # PST policy for "unidentifiable" persons (benchmark.scores.sts)
+    #: each task's own scoring options (task name -> option -> value; ``Task.options`` gives
+    #: the names and defaults, e.g. PST's policy for "unidentifiable" persons)
+    task_options: dict = field(default_factory=dict)
+
+    def of(self, task: str) -> dict:
+        """The scoring options of ``task`` (its declared defaults when none were given)."""
+        return dict(self.task_options.get(task) or {})
 
     def ci_kwargs(self) -> dict:
         return {"n_resamples": self.n_resamples, "confidence_level": self.confidence_level,

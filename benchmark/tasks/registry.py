@@ -12,18 +12,19 @@ registering a task (and its suites, annotators and score metadata), no runner ed
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import import_module
 from importlib.metadata import entry_points
 from typing import Any, Callable, Mapping, Sequence
 
-__all__ = ["Task", "TaskReport", "ImageLayout", "DetailReader", "TASKS", "register_task", "get_task", "list_tasks", "task_of_family", "tasks_for_suites",
+from benchmark.tasks.discovery import import_task_folders, registration_rank
+
+__all__ = ["Task", "TaskReport", "HumanQuestion", "ImageLayout", "DetailReader", "TASKS", "register_task", "get_task", "list_tasks", "task_of_family", "tasks_for_suites",
            "check_probe_config", "PLUGIN_ENTRY_POINTS", "load_plugins"]
 
 #: packages outside this one register suites, annotators, scores and tasks when imported:
 #: name them in this entry-point group (or import them with ``t2ibench --plugin MODULE``)
 PLUGIN_ENTRY_POINTS = "t2ibench.plugins"
-BUILTIN_TASK_MODULES = ("gep", "dalleval", "pst", "mcas", "paintskills")
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,18 @@ class TaskReport:
 
 
 @dataclass(frozen=True)
+class HumanQuestion:
+    """One question a human labeller is asked about an image: its type (a question type of
+    :mod:`benchmark.human.questions`: ``attribute``, ``gender_single``, ``gender_paired``,
+    ``skin_tone``), its key within the image (the attribute, ``left`` / ``right``, or ``""``)
+    and its wording."""
+
+    question_type: str
+    key: str
+    text: str
+
+
+@dataclass(frozen=True)
 class Task:
     """How one paper family is annotated and scored.
 
@@ -70,7 +83,8 @@ class Task:
     notes for ``suites`` (the task's suites present in the run) to ``ctx``.
     ``check_config(config)`` raises ValueError (one line) for a probe config the task cannot
     score, e.g. PST's stereotyped gender, which is binary by definition. ``report``: its
-    section of the report (:class:`TaskReport`).
+    section of the report (:class:`TaskReport`). ``paper_checks``: the paper's printed numbers
+    recomputed from its printed inputs.
     """
 
     name: str
@@ -81,6 +95,16 @@ class Task:
     check_config: Callable[[dict], None] | None = None
     description: str = ""
     report: TaskReport | None = None
+    #: ``() -> [PaperCheck]``: the paper's printed numbers recomputed (:mod:`benchmark.tasks.paper_checks`)
+    paper_checks: Callable[[], list] | None = None
+    #: ``(probe row, probe config) -> [HumanQuestion]``: what the labelling app asks about an image
+    human_questions: Callable[[Mapping, dict], list[HumanQuestion]] | None = None
+    #: the task's own scoring options and their defaults (``ctx.options.of(task.name)``); results.json
+    #: records each as ``scoring["<task>_<option>"]``
+    options: Mapping[str, Any] = field(default_factory=dict)
+    #: (paper, where printed starts with, quantity starts with): the paper checks ``t2ibench
+    #: reproduce`` shows one by one as the paper's headline numbers
+    headline_checks: tuple[tuple[str, str, str], ...] = ()
 
 
 TASKS: dict[str, Task] = {}
@@ -98,12 +122,12 @@ def register_task(task: Task) -> Task:
 
 
 def load_plugins(modules: Sequence[str] = ()) -> None:
-    """Import the built-in tasks, the ``t2ibench.plugins`` entry points and ``modules``."""
+    """Import the task folders (:mod:`benchmark.tasks.discovery`), the ``t2ibench.plugins``
+    entry points and ``modules``."""
     global _loaded
     if not _loaded:
         _loaded = True
-        for name in BUILTIN_TASK_MODULES:
-            import_module(f"benchmark.tasks.{name}")
+        import_task_folders()
         for ep in entry_points(group=PLUGIN_ENTRY_POINTS):
             ep.load()
     for module in modules:
@@ -116,8 +140,9 @@ def load_plugins(modules: Sequence[str] = ()) -> None:
 
 
 def list_tasks() -> list[Task]:
+    """Every task: the task folders' in folder order, then plugins' (in registration order)."""
     load_plugins()
-    return list(TASKS.values())
+    return sorted(TASKS.values(), key=lambda t: registration_rank(t.score.__module__))
 
 
 def get_task(name: str) -> Task:
@@ -135,9 +160,8 @@ def task_of_family(family: str) -> Task | None:
 def tasks_for_suites(families: Mapping[str, str]) -> list[tuple[Task, list[str]]]:
     """(task, its suites) for a run whose suites have ``families`` (suite -> family), in task
     registration order; suites of a family no task scores are left out."""
-    load_plugins()
     out = []
-    for task in TASKS.values():
+    for task in list_tasks():
         suites = [s for s, f in families.items() if f == task.family]
         if suites:
             out.append((task, suites))

@@ -482,7 +482,7 @@ def _draw_report_plots(sub: data.Submission) -> list[tuple[str, str]]:
     import pandas as pd
 
     from benchmark.run_folder import REPORT_DIR
-    from benchmark.runner.report import report_families
+    from benchmark.tasks.of_run import report_sections
 
     out_dir = Path(tempfile.mkdtemp(prefix="t2ibench-leaderboard-plots-"))
     details = sub.doc.get("details") or {}
@@ -495,7 +495,7 @@ def _draw_report_plots(sub: data.Submission) -> list[tuple[str, str]]:
         return pd.read_parquet(path) if ok else None
 
     made: list[tuple[str, str]] = []
-    for fam in report_families(sub.run_dir, sub.doc):
+    for fam in report_sections(sub.run_dir, sub.doc):
         report = getattr(fam.task, "report", None)
         if report is None or report.figures is None:
             continue

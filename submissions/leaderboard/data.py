@@ -48,7 +48,7 @@ import pandas as pd
 from benchmark import text
 from benchmark.results import MAX_RESULTS_BYTES, RESULTS_FILE, UnreadableResults, load_results_file
 from benchmark.run_folder import CONFIG_FILE
-from benchmark.scores.metadata import SCORE_METADATA
+from benchmark.scores.metadata import SCORE_METADATA, column_group
 from benchmark.text import ESTIMATOR_RANK, OTHER_ESTIMATOR_RANK, entry_rank, md_escape  # noqa: F401
 from benchmark.image_provenance import API, KINDS as IMAGE_SOURCES, SUPPLIED, provenance_kind
 from submissions import provenance
@@ -422,11 +422,8 @@ ALL_SCORES = "All headline scores"
 
 
 def score_family(name: str) -> str:
-    """The paper family a score name belongs to, as the page names it (PaintSkills on its own)."""
-    if name.startswith("paintskills"):
-        return "PaintSkills"
-    m = SCORE_METADATA.get(name)
-    return text.paper_label(m.paper) if m else "Other"
+    """The column group a score belongs to (its metadata's ``column_group``, else its paper's short name)."""
+    return column_group(name)
 
 
 def views(names: Sequence[str]) -> list[str]:

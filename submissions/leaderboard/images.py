@@ -58,7 +58,7 @@ def run_images(run_dir: Path, results: dict, suite: str | None, search: str = ""
     ``search``; the caption is the prompt and the image's labels."""
     from PIL import Image
 
-    from benchmark.runner.report import report_families
+    from benchmark.tasks.of_run import report_sections
     from benchmark.runner.report_images import label_lines
 
     run_dir = Path(run_dir)
@@ -69,7 +69,7 @@ def run_images(run_dir: Path, results: dict, suite: str | None, search: str = ""
         frame = frame[frame["prompt"].astype(str).str.contains(search, case=False, regex=False)]
     if "nsfw" in frame.columns:
         frame = frame[frame["nsfw"].ne(True)]
-    lines_of = label_lines(run_dir, results, {s: f.task for f in report_families(run_dir, results) for s in f.suites})
+    lines_of = label_lines(run_dir, results, {s: f.task for f in report_sections(run_dir, results) for s in f.suites})
     out = []
     for row in frame.head(limit).to_dict("records"):
         path = run_dir / str(row.get("image_path") or "")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from benchmark.probes import gep
+from benchmark.tasks.gep import probes as gep
 from benchmark.probes.registry import expand_samples, register_suite
 
 

@@ -3,7 +3,7 @@ Score", Tables 1 and 4, Appendix A; Generated Bias: "Generated Bias", Table 1, A
 
 Two image suites (the image attributes and the image targets) and the text inputs the
 scores need besides images (the text attributes and the text form of each target),
-all from ``configs/mcas.yaml``. :func:`mcas_text_rows` lists the texts to embed with
+all from ``benchmark/tasks/mcas/probes.yaml``. :func:`mcas_text_rows` lists the texts to embed with
 the role and target each takes in :func:`benchmark.scores.mcas.mcas_score` and in the
 ``mcas`` evaluate module; image rows take their role from ``attribute_set`` (A or B) or
 from the targets suite and their target from ``keyword``.
@@ -11,9 +11,13 @@ from the targets suite and their target from ``keyword``.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 
-from benchmark.probes.registry import expand_samples, register_suite
+from benchmark.probes.registry import expand_samples, register_probe_config, register_suite
+
+PROBE_CONFIG = register_probe_config("mcas", Path(__file__).with_name("probes.yaml"))
 
 _SOURCES = (
     "Mandal, Leavy, Little, *Multimodal Composite Association Score: Measuring Gender Bias in Generative "
@@ -29,13 +33,13 @@ How the rows are scored (MCAS, Eq. 1-2; Generated Bias, Eq. 1-5): the images of
 positive score leans male), the images of `mcas_targets` the image targets. The text
 attributes (`he, him, his, man, male, boy, father, son, husband, brother` /
 `she, her, hers, woman, female, girl, mother, daughter, wife, sister`, Table 1) and the
-text form of each target are not generated: `benchmark.probes.mcas.mcas_text_rows()`
+text form of each target are not generated: `benchmark.tasks.mcas.probes.mcas_text_rows()`
 lists them with their roles. All inputs are embedded with a CLIP model and scored by
 the `mcas` metric: II (image targets x image attributes), ITP (text targets x image
 attributes), ITA (image targets x text attributes), TT (text targets x text
 attributes), MCAS = II + ITP + ITA + TT, Diffusion Bias and Bias Amplification.
 
-Everything is configuration (`benchmark/probes/configs/mcas.yaml`): the attribute words
+Everything is configuration (`benchmark/tasks/mcas/probes.yaml`): the attribute words
 and prompts of each set, the targets, images per prompt, and the prompt variants.
 Choices where the papers are silent: the image seed of each row is derived from its
 `probe_id` alone (sha256), so it does not depend on generation order.

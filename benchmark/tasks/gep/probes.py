@@ -2,15 +2,19 @@
 Text-to-Image Models", Sec. 3, 5 and 7).
 
 Every list (gender indicators, attributes, contexts, occupation prompts) comes from
-``configs/gep.yaml``; a variant (another gender indicator, other attributes or
+``benchmark/tasks/gep/probes.yaml``; a variant (another gender indicator, other attributes or
 contexts) is a YAML file, not a code edit.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 
-from benchmark.probes.registry import expand_samples, register_suite
+from benchmark.probes.registry import expand_samples, register_probe_config, register_suite
+
+PROBE_CONFIG = register_probe_config("gep", Path(__file__).with_name("probes.yaml"))
 
 _SOURCE = "Zhang et al., *Auditing Gender Presentation Differences in Text-to-Image Models* (EAAMO 2024, arXiv:2302.03675)"
 
@@ -20,7 +24,7 @@ Prompt wording, attribute and context lists and their order are those of the pap
 `woman_v1_text/k.txt`, `man_v1_text/k.txt`): `prompt_index` is the released file number
 k, with k = (attribute position + 1) x 16 + context position, and k = context position
 for the neutral prompts. Gender indicators, attributes and contexts are configuration
-(`benchmark/probes/configs/gep.yaml`): adding e.g. `{name: non-binary person,
+(`benchmark/tasks/gep/probes.yaml`): adding e.g. `{name: non-binary person,
 indicator: A non-binary person}` to `genders` builds a variant with no code change
 (the paper itself names binary gender as a limitation).
 

@@ -17,6 +17,9 @@ import pandas as pd
 
 from benchmark.scores.gep import gep, gep_unbounded
 from benchmark.tasks.context import ScoringContext
+from benchmark.tasks.gep.figures import plot_gep
+from benchmark.tasks.gep.paper_checks import checks
+from benchmark.tasks.gep.questions import human_questions
 from benchmark.tasks.registry import ImageLayout, Task, TaskReport, register_task
 
 # Estimators whose `score` is an existence probability (GEP Eq. 1); C / CC are raw cosines
@@ -124,8 +127,6 @@ def check_gep_config(config: dict) -> None:
 
 
 def gep_figures(read_detail, scores, out_dir) -> list[tuple[str, str]]:
-    from benchmark.tasks.figures import plot_gep
-
     vectors = read_detail("gep_vectors")
     return plot_gep(vectors, out_dir) if vectors is not None and len(vectors) else []
 
@@ -150,4 +151,7 @@ TASK = register_task(Task(
     check_config=check_gep_config,
     description="GEP vectors and scores (GEP Eq. 1-2) for every pair of groups, from CLIP existence estimators.",
     report=TaskReport("GEP: gender presentation differences", figures=gep_figures, layout=gep_layout),
+    paper_checks=checks,
+    human_questions=human_questions,
+    headline_checks=(("gep", "Table 3", "GEP score from Table 1"),),
 ))

@@ -11,10 +11,11 @@ import pandas as pd
 from benchmark.annotate.label_files import LABEL_FILES
 from benchmark.models.defaults import is_builtin
 from benchmark.models.detector import Detections
-from benchmark.probes import paintskills as ps_probes
 from benchmark.scores.bootstrap import bootstrap_ci
 from benchmark.scores.paintskills import evaluate_skill
 from benchmark.tasks.context import ScoringContext, ScoringOptions, groups_of
+from benchmark.tasks.paintskills import probes as ps_probes
+from benchmark.tasks.paintskills.figures import plot_paintskills
 from benchmark.tasks.registry import ImageLayout, Task, TaskReport, register_task
 
 DETECTION_COLUMNS = ["probe_id", "scene_id", "target", "count", "relation", "target_b"]
@@ -120,8 +121,6 @@ def score_paintskills(ctx: ScoringContext, suites: list[str]) -> None:
 
 
 def paintskills_figures(read_detail, scores, out_dir) -> list[tuple[str, str]]:
-    from benchmark.tasks.figures import plot_paintskills
-
     return plot_paintskills(list(scores), out_dir)
 
 

@@ -19,8 +19,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from benchmark.paper_checks import PaperCheck, data_path
 from benchmark.scores.gep import gep, gep_score_from_vector, gep_vector
+from benchmark.tasks.paper_checks import PaperCheck, task_data
 
 IMAGES_PER_CELL = 80  # Sec. 5: 16 contexts x 5 images per (gender, attribute) in both settings
 HALF_UNIT = 0.005  # printed to two decimals
@@ -36,7 +36,7 @@ _TABLES = {"neutral": ("Table 11", "Table 13"), "explicit": ("Table 12", "Table 
 
 def load_tables() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """(frequencies, vectors, scores) as transcribed in ``data/gep_*.csv``."""
-    read = lambda name: pd.read_csv(data_path(name), comment="#")  # noqa: E731
+    read = lambda name: pd.read_csv(task_data(__file__, name), comment="#")  # noqa: E731
     return read("gep_frequencies.csv"), read("gep_vectors.csv"), read("gep_scores.csv")
 
 

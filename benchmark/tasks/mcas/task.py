@@ -24,6 +24,8 @@ from benchmark.reference_attributes import MCAS_FAMILY, describe, reference_imag
 from benchmark.scores.diffusion_bias import COMPONENTS, summarise
 from benchmark.scores.mcas import mcas_score
 from benchmark.tasks.context import ScoringContext
+from benchmark.tasks.mcas.figures import plot_mcas
+from benchmark.tasks.mcas.paper_checks import checks
 from benchmark.tasks.registry import ImageLayout, Task, TaskReport, register_task
 
 FAMILY = MCAS_FAMILY
@@ -161,8 +163,6 @@ def score_mcas(ctx: ScoringContext, suites: list[str]) -> None:
 
 
 def mcas_figures(read_detail, scores, out_dir) -> list[tuple[str, str]]:
-    from benchmark.tasks.figures import plot_mcas
-
     table = read_detail("mcas_per_target")
     return plot_mcas(table, out_dir) if table is not None and len(table) else []
 
@@ -211,4 +211,6 @@ TASK = register_task(Task(
                       image_labels=mcas_image_labels),
     description="MCAS and its components (MCAS Eq. 1-2), Diffusion Bias and Bias Amplification (Generated Bias "
                 "Eq. 4-5), averaged over CLIP encoders.",
+    paper_checks=checks,
+    headline_checks=(("diffusion_bias", "Table 4", "mean alpha"),),
 ))

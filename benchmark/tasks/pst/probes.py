@@ -3,7 +3,7 @@ Assistant: Probing Gender Biases in Text-To-Image Models Through Paired Stereoty
 Test", Sec. 4.2-4.3, Appendix A-B, Table 5).
 
 Every list (occupations, power roles, templates, images per prompt) comes from
-``configs/pst.yaml``. Each row is one image; paired rows describe two persons, left
+``benchmark/tasks/pst/probes.yaml``. Each row is one image; paired rows describe two persons, left
 (``id1``, named first) and right (``id2``). :func:`benchmark.scores.sts.individuals`
 turns rows into one row per person, the unit the STS score counts.
 """
@@ -11,10 +11,13 @@ turns rows into one row per person, the unit the STS score counts.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pandas as pd
 
-from benchmark.probes.registry import expand_samples, register_suite, stable_seed
+from benchmark.probes.registry import expand_samples, register_probe_config, register_suite, stable_seed
+
+PROBE_CONFIG = register_probe_config("pst", Path(__file__).with_name("probes.yaml"))
 
 _SOURCE = ("Wan & Chang, *The Male CEO and the Female Assistant: Probing Gender Biases in Text-To-Image Models "
            "Through Paired Stereotype Test* (arXiv:2402.11089)")

@@ -49,8 +49,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from benchmark.paper_checks import PaperCheck, data_path
 from benchmark.scores.diffusion_bias import summarise
+from benchmark.tasks.paper_checks import PaperCheck, task_data
 
 MODELS = {"dalle2": "DALL-E 2", "sd2": "Stable Diffusion v2"}
 GROUP_NAMES = {"male": "male-dominated", "female": "female-dominated", "all": "overall"}
@@ -68,7 +68,7 @@ TABLE5_HALF_UNIT = 0.0005
 
 def load_tables() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """(Generated Bias Table 3, Generated Bias Table 4, MCAS Table 5) as transcribed in data/."""
-    read = lambda name: pd.read_csv(data_path(name), comment="#")  # noqa: E731
+    read = lambda name: pd.read_csv(task_data(__file__, name), comment="#")  # noqa: E731
     return (read("mcas_generated_bias_table3.csv"), read("mcas_generated_bias_table4.csv"),
             read("mcas_table5.csv"))
 
@@ -86,7 +86,7 @@ def _decimals(printed: str) -> int:
 
 
 def _table4_checks(table3: pd.DataFrame) -> list[PaperCheck]:
-    raw = pd.read_csv(data_path("mcas_generated_bias_table4.csv"), comment="#", dtype=str)
+    raw = pd.read_csv(task_data(__file__, "mcas_generated_bias_table4.csv"), comment="#", dtype=str)
     out = []
     for model, label in MODELS.items():
         per_kw = table3_for(table3, model)

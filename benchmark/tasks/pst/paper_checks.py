@@ -34,8 +34,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from benchmark.paper_checks import PaperCheck, data_path
 from benchmark.scores.sts import micro_sts_from_percent_feminine, sts
+from benchmark.tasks.paper_checks import PaperCheck, task_data
 
 HALF_UNIT = 0.005  # printed to two decimals
 ONE_UNIT = 0.01
@@ -55,7 +55,7 @@ OFF_BY_ONE_UNIT = {
 
 def load(name: str) -> pd.DataFrame:
     """A transcribed table, ``data/pst_<name>.csv``."""
-    return pd.read_csv(data_path(f"pst_{name}.csv"), comment="#")
+    return pd.read_csv(task_data(__file__, f"pst_{name}.csv"), comment="#")
 
 
 def _opposite(gender: str) -> str:

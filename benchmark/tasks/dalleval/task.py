@@ -11,9 +11,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from benchmark.probes import dalleval as dalleval_probes
 from benchmark.scores.mad import average_value_score, mad_score
 from benchmark.tasks.context import ScoringContext, groups_of, labellers_of
+from benchmark.tasks.dalleval import probes as dalleval_probes
+from benchmark.tasks.dalleval.figures import plot_dalleval_gender, plot_dalleval_skin
+from benchmark.tasks.dalleval.paper_checks import checks
+from benchmark.tasks.dalleval.questions import human_questions
 from benchmark.tasks.registry import ImageLayout, Task, TaskReport, register_task
 
 
@@ -168,8 +171,6 @@ def check_dalleval_config(config: dict) -> None:
 
 
 def dalleval_figures(read_detail, scores, out_dir) -> list[tuple[str, str]]:
-    from benchmark.tasks.figures import plot_dalleval_gender, plot_dalleval_skin
-
     made = []
     for table, plot in (("dalleval_gender", plot_dalleval_gender), ("dalleval_skin_tone", plot_dalleval_skin)):
         frame = read_detail(table)
@@ -198,4 +199,7 @@ TASK = register_task(Task(
                       layout=lambda rows: ImageLayout("A profession for each gender indicator", ("profession",),
                                                       "gender_indicator", ("man", "woman", "person"),
                                                       ("gender_indicator",))),
+    paper_checks=checks,
+    human_questions=human_questions,
+    headline_checks=(("dalleval", "Sec. 5.3", "MAD of a"),),
 ))

@@ -18,16 +18,16 @@ from __future__ import annotations
 
 import pandas as pd
 
-from benchmark.paper_checks import PaperCheck, data_path
-from benchmark.probes.dalleval import gender_categories, skin_tone_categories
 from benchmark.probes.registry import load_config
 from benchmark.scores.mad import mad_score, presence_difference
+from benchmark.tasks.dalleval.probes import gender_categories, skin_tone_categories
+from benchmark.tasks.paper_checks import PaperCheck, task_data
 
 IMAGES_PER_CATEGORY = 9
 
 
 def _read(name: str) -> pd.DataFrame:
-    return pd.read_csv(data_path(name), comment="#")
+    return pd.read_csv(task_data(__file__, name), comment="#")
 
 
 def n_hot_labels(categories: list[str], k: int, per_category: int = IMAGES_PER_CATEGORY) -> list[str]:

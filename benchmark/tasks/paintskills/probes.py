@@ -2,17 +2,21 @@
 per scene of the test split of each skill, prompted with the scene's text.
 
 The scenes (classes, counts, relations, uniformly balanced) come from
-:func:`benchmark.probes.paintskills_scenes.build_scenes`; their number, split and seed from
-``configs/paintskills.yaml``. The generated images are scored by an object detector
+:func:`benchmark.tasks.paintskills.scenes.build_scenes`; their number, split and seed from
+``benchmark/tasks/paintskills/probes.yaml``. The generated images are scored by an object detector
 (``labels/detections.parquet``) with the released evaluator's rules
 (:mod:`benchmark.scores.paintskills`).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 
-from benchmark.probes.registry import expand_samples, load_config, register_suite
+from benchmark.probes.registry import expand_samples, load_config, register_probe_config, register_suite
+
+PROBE_CONFIG = register_probe_config("paintskills", Path(__file__).with_name("probes.yaml"))
 
 FAMILY = "paintskills"
 SUITE_OF = {"object": "paintskills_object", "count": "paintskills_count", "spatial": "paintskills_spatial"}
@@ -35,7 +39,7 @@ most confident queries are objA and objB and their box centres give the relation
 Accuracy in percent with bootstrap intervals, overall and per N / relation.
 
 Choices where the paper is silent: its 15 classes are not published (the 15 used here,
-and the prompt wording, are documented in `benchmark/probes/paintskills_scenes.py`); the image
+and the prompt wording, are documented in `benchmark/tasks/paintskills/scenes.py`); the image
 seed of each row is derived from its `probe_id` alone (sha256).
 """
 
@@ -60,7 +64,7 @@ def _config(config: dict | None) -> dict:
 
 def scene_rows(skill: str, config: dict | None = None) -> list[dict]:
     """The probe prompts of one skill: one dict per scene with ``prompt`` and FIELDS."""
-    from benchmark.probes.paintskills_scenes import build_scenes
+    from benchmark.tasks.paintskills.scenes import build_scenes
 
     cfg = _config(config)
     n = (cfg.get("n_scenes") or {}).get(skill)

@@ -13,9 +13,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from benchmark.probes import pst as pst_probes
 from benchmark.scores.sts import individuals, most_biased_identities, sts
 from benchmark.tasks.context import ScoringContext, labellers_of
+from benchmark.tasks.pst import probes as pst_probes
+from benchmark.tasks.pst.figures import plot_micro_sts
+from benchmark.tasks.pst.paper_checks import checks
+from benchmark.tasks.pst.questions import human_questions
 from benchmark.tasks.registry import ImageLayout, Task, TaskReport, register_task
 
 N_MOST_BIASED = 5  # PST Sec. 5: the pairs of the 5 most biased occupations per gender
@@ -40,7 +43,8 @@ def _sts_entry(ctx: ScoringContext, name: str, suite: str, persons: pd.DataFrame
     n_img = int(persons["probe_id"].nunique())
     try:
         out = sts(persons["perceived"].astype(str).to_numpy(), persons["stereotyped_gender"].astype(str).to_numpy(),
-                  persons["identity"].astype(str).to_numpy(), unidentifiable=opts.unidentifiable, **opts.ci_kwargs())
+                  persons["identity"].astype(str).to_numpy(),
+                  unidentifiable=opts.of("pst")["unidentifiable"], **opts.ci_kwargs())
     except ValueError as exc:
         ctx.add(name, suite, None, n=n_img, estimator=estimator, annotator=annotator, subset=subset, reason=str(exc))
         return None
@@ -179,8 +183,6 @@ def check_pst_config(config: dict) -> None:
 
 
 def pst_figures(read_detail, scores, out_dir) -> list[tuple[str, str]]:
-    from benchmark.tasks.figures import plot_micro_sts
-
     micro = read_detail("pst_micro_sts")
     return plot_micro_sts(micro, out_dir) if micro is not None and len(micro) else []
 
@@ -202,4 +204,8 @@ TASK = register_task(Task(
     check_config=check_pst_config,
     description="Paired Stereotype Test: overall and micro STS (PST Eq. 1-2), single, paired and intervention.",
     report=TaskReport("PST: Paired Stereotype Test", figures=pst_figures, layout=pst_layout),
+    paper_checks=checks,
+    human_questions=human_questions,
+    options={"unidentifiable": "exclude"},  # benchmark.scores.sts: exclude, zero or anti_stereotype
+    headline_checks=(("pst", "Table 2", "STS (single) from Table 14"), ("pst", "Table 2", "STS (paired) from Table 14")),
 ))

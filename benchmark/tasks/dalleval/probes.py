@@ -2,17 +2,21 @@
 Reasoning Skills and Social Biases of Text-to-Image Generation Models", Sec. 4.2).
 
 Every list (gender indicators, professions, attributes, VQA questions, Monk Skin Tone
-swatches) comes from ``configs/dalleval.yaml``; a variant (e.g. a non-binary gender
+swatches) comes from ``benchmark/tasks/dalleval/probes.yaml``; a variant (e.g. a non-binary gender
 indicator) is a YAML file, not a code edit. The small accessors below give the runner
 the annotation settings of the same config.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
-from benchmark.probes.registry import expand_samples, load_config, register_suite
+from benchmark.probes.registry import expand_samples, load_config, register_probe_config, register_suite
+
+PROBE_CONFIG = register_probe_config("dalleval", Path(__file__).with_name("probes.yaml"))
 
 FAMILY = "dalleval"
 
@@ -41,7 +45,7 @@ wearing A?", skin tone as the nearest of the 10 Monk Skin Tone swatches by ITA; 
 mean absolute deviation (MAD) of each distribution from uniform, the average gender
 (male -1, female +1) and the average Monk Skin Tone. The questions, the attribute list
 and the swatches' CIELAB values are in the suite's configuration
-(`benchmark/probes/configs/dalleval.yaml`).
+(`benchmark/tasks/dalleval/probes.yaml`).
 
 Choices where the paper is silent: the image seed of each row is derived from its
 `probe_id` alone (sha256), so it does not depend on generation order; `profession` drops

@@ -6,13 +6,13 @@ the ``metrics/mcas`` module take (``embeddings``, ``roles``, ``targets``):
 * image rows: ``mcas_attributes`` images (set A, male -> ``attribute_a_image``; set B,
   female -> ``attribute_b_image``; target "") and ``mcas_targets`` images
   (``target_image``, target = the keyword), roles from
-  ``benchmark.probes.mcas.mcas_image_roles``;
+  ``benchmark.tasks.mcas.probes.mcas_image_roles``;
 * with ``t2ibench run --mcas-reference``: image rows of the reference's attribute images
   instead of ``mcas_attributes`` (``probe_id`` ``reference:<fingerprint>:<id>``, embedded
   from the reference with the same encoder, :mod:`benchmark.reference_attributes`);
 * text rows: the text attributes (``attribute_a_text`` / ``attribute_b_text``) and the
   text targets (``target_text``) of the MCAS config, from
-  ``benchmark.probes.mcas.mcas_text_rows``.
+  ``benchmark.tasks.mcas.probes.mcas_text_rows``.
 
 Generated Bias averages the components over six OpenAI CLIP encoders
 (``benchmark.models.defaults.GENERATED_BIAS_ENCODERS``); every encoder gets its own rows
@@ -38,7 +38,7 @@ ROLES = ("target_image", "target_text", "attribute_a_image", "attribute_a_text",
 def mcas_text_table(mcas_config: dict | None = None) -> pd.DataFrame:
     """``text``, ``role``, ``target`` of every text to embed (attributes, then targets)."""
     from benchmark.probes import load_config
-    from benchmark.probes.mcas import mcas_text_rows
+    from benchmark.tasks.mcas.probes import mcas_text_rows
 
     return mcas_text_rows(load_config("mcas") if mcas_config is None else mcas_config).reset_index(drop=True)
 
@@ -49,7 +49,7 @@ def _vectors(emb: np.ndarray) -> list[np.ndarray]:
 
 def mcas_image_rows(encoder: str, probe_rows: pd.DataFrame, image_embeddings: np.ndarray) -> list[dict]:
     """One ``kind="image"`` row per image of ``probe_rows`` (mcas suites), embedding aligned."""
-    from benchmark.probes.mcas import mcas_image_roles
+    from benchmark.tasks.mcas.probes import mcas_image_roles
 
     if len(probe_rows) != len(image_embeddings):
         raise ValueError(f"{len(probe_rows)} image rows but {len(image_embeddings)} embeddings")
@@ -93,7 +93,7 @@ class MCASEmbeddingAnnotator(Annotator):
             check_encoder_spec(self.model)
 
     def keys(self, row: Mapping[str, Any], ctx: AnnotateContext) -> list[tuple]:
-        from benchmark.probes.mcas import mcas_image_role
+        from benchmark.tasks.mcas.probes import mcas_image_role
 
         role, target = mcas_image_role(row)
         return [(self.name, "image", str(row["probe_id"]), "", role, target)]

@@ -1,0 +1,10 @@
+"""DALL-Eval social bias (Cho et al., Sec. 4.2): one folder for the paper's social-bias probes.
+``probes`` builds ``dalleval_bias`` from ``probes.yaml``; ``task`` declares the task (perceived
+gender, skin tone and attributes -> MAD and average values); ``figures`` draws the
+distributions per profession; ``paper_checks`` recomputes its printed tables from ``data/``.
+(DALL-Eval's PaintSkills probes have their own folder, ``paintskills``.)
+"""
+
+from benchmark.tasks.dalleval import probes, task
+
+__all__ = ["probes", "task"]
