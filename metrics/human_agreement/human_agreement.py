@@ -33,6 +33,7 @@ class Paper:
     venue: str
     url: str
     bibtex: str
+    label: str = ""  # the short name the project cites it by ("GEP"); the key when empty
 
     @property
     def short(self) -> str:
@@ -42,6 +43,7 @@ class Paper:
 PAPERS: dict[str, Paper] = {
     "gep": Paper(
         key="gep",
+        label="GEP",
         title="Auditing Gender Presentation Differences in Text-to-Image Models",
         authors="Yanzhe Zhang, Lu Jiang, Greg Turk, Diyi Yang",
         venue="EAAMO 2024",
@@ -57,6 +59,7 @@ PAPERS: dict[str, Paper] = {
     ),
     "dalleval": Paper(
         key="dalleval",
+        label="DALL-Eval",
         title="DALL-Eval: Probing the Reasoning Skills and Social Biases of Text-to-Image Generation Models",
         authors="Jaemin Cho, Abhay Zala, Mohit Bansal",
         venue="ICCV 2023",
@@ -70,6 +73,7 @@ PAPERS: dict[str, Paper] = {
     ),
     "pst": Paper(
         key="pst",
+        label="PST",
         title="The Male CEO and the Female Assistant: Probing Gender Biases in Text-To-Image Models Through Paired Stereotype Test",
         authors="Yixin Wan, Kai-Wei Chang",
         venue="arXiv 2024",
@@ -83,6 +87,7 @@ PAPERS: dict[str, Paper] = {
     ),
     "mcas": Paper(
         key="mcas",
+        label="MCAS",
         title="Multimodal Composite Association Score: Measuring Gender Bias in Generative Multimodal Models",
         authors="Abhishek Mandal, Susan Leavy, Suzanne Little",
         venue="BIAS @ ECML-PKDD 2023",
@@ -98,6 +103,7 @@ PAPERS: dict[str, Paper] = {
     ),
     "diffusion_bias": Paper(
         key="diffusion_bias",
+        label="Diffusion Bias",
         title="Generated Bias: Auditing Internal Bias Dynamics of Text-To-Image Generative Models",
         authors="Abhishek Mandal, Susan Leavy, Suzanne Little",
         venue="arXiv 2024",

@@ -35,6 +35,7 @@ class Paper:
     venue: str
     url: str
     bibtex: str
+    label: str = ""  # the short name the project cites it by ("GEP"); the key when empty
 
     @property
     def short(self) -> str:
@@ -44,6 +45,7 @@ class Paper:
 PAPERS: dict[str, Paper] = {
     "gep": Paper(
         key="gep",
+        label="GEP",
         title="Auditing Gender Presentation Differences in Text-to-Image Models",
         authors="Yanzhe Zhang, Lu Jiang, Greg Turk, Diyi Yang",
         venue="EAAMO 2024",
@@ -59,6 +61,7 @@ PAPERS: dict[str, Paper] = {
     ),
     "dalleval": Paper(
         key="dalleval",
+        label="DALL-Eval",
         title="DALL-Eval: Probing the Reasoning Skills and Social Biases of Text-to-Image Generation Models",
         authors="Jaemin Cho, Abhay Zala, Mohit Bansal",
         venue="ICCV 2023",
@@ -72,6 +75,7 @@ PAPERS: dict[str, Paper] = {
     ),
     "pst": Paper(
         key="pst",
+        label="PST",
         title="The Male CEO and the Female Assistant: Probing Gender Biases in Text-To-Image Models Through Paired Stereotype Test",
         authors="Yixin Wan, Kai-Wei Chang",
         venue="arXiv 2024",
@@ -85,6 +89,7 @@ PAPERS: dict[str, Paper] = {
     ),
     "mcas": Paper(
         key="mcas",
+        label="MCAS",
         title="Multimodal Composite Association Score: Measuring Gender Bias in Generative Multimodal Models",
         authors="Abhishek Mandal, Susan Leavy, Suzanne Little",
         venue="BIAS @ ECML-PKDD 2023",
@@ -100,6 +105,7 @@ PAPERS: dict[str, Paper] = {
     ),
     "diffusion_bias": Paper(
         key="diffusion_bias",
+        label="Diffusion Bias",
         title="Generated Bias: Auditing Internal Bias Dynamics of Text-To-Image Generative Models",
         authors="Abhishek Mandal, Susan Leavy, Suzanne Little",
         venue="arXiv 2024",
@@ -336,7 +342,7 @@ def summarise(
     The standard deviation is the population one by default (``ddof=0``, divide by n):
     MCAS Table 5's "All terms" std follows from its "terms with male bias" and "terms
     with female bias" columns with the population std (law of total variance) in the rows
-    where it can be checked, and not with the sample std (``benchmark.paper_checks.mcas``,
+    where it can be checked, and not with the sample std (``benchmark.tasks.mcas.paper_checks``,
     docs/mcas.md). ``ddof=1`` gives the sample std. Generated Bias Table 4 prints no
     standard deviation (its "±" values are neither), so its check uses min, max and mean
     only and does not depend on ``ddof``.
