@@ -65,6 +65,9 @@ import time
 from pathlib import Path
 
 import numpy as np
+from benchmark import run_folder as rf
+from benchmark.probes.source import open_probe_set
+from benchmark.runner.generate import build_probes, generate
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
@@ -124,16 +127,11 @@ class SyntheticImages:
 
 def build_run(run_dir: Path, limit: int, size: int) -> dict[str, int]:
     """The synthetic run folder (see the module docstring); returns images per suite."""
-    from benchmark.probes.source import open_probe_set
-    from benchmark.runner.generate import build_probes, generate
-
     probe_set = open_probe_set()
     suites = probe_set.check_suites(list(SUITES))
     probes = build_probes(suites, None, probe_set)
     generate(run_dir, SyntheticImages(size), probes, limit=limit, batch_size=8, progress=False,
              model_spec="builtin:tiny-sd", probe_record=probe_set.record(suites))
-    from benchmark import run_folder as rf
-
     manifest = rf.read_manifest(run_dir)
     return {s: int(n) for s, n in manifest["suite"].value_counts(sort=False).items()}
 

@@ -42,6 +42,12 @@ import time
 import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from benchmark.models import load_text_to_image
+from benchmark.models.clip_tokenizer import build_clip_tokenizer
+from benchmark.models.device import resolve_dtype
+from benchmark.models.encoders import OpenClipEncoder
+from benchmark.models.tiny import TINY_CLIP_CONFIG
+from benchmark.runner.generate import DEFAULT_BATCH_SIZE, build_probes, generate
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
@@ -117,8 +123,6 @@ def build_pipeline_folder(cfg: dict, folder: Path, device: str) -> Path:
     """A diffusers pipeline from ``cfg`` with random weights, saved (fp16 on a GPU) to ``folder``."""
     import diffusers
     import torch
-
-    from benchmark.models.clip_tokenizer import build_clip_tokenizer
 
     torch.manual_seed(0)
     with torch.device(device):
@@ -265,8 +269,6 @@ class Device:
 
 
 def _prompts(n: int) -> list[str]:
-    from benchmark.runner.generate import build_probes
-
     probes = build_probes(["gep_neutral", "gep_explicit"])
     return [str(p) for p in probes["prompt"].head(n)] + [str(probes["prompt"].iloc[0])] * max(0, n - len(probes))
 
@@ -366,9 +368,6 @@ def measure_variant(model: str, folder: Path, cfg: dict, v: dict, args, dev: Dev
 
 def measure_runner(model: str, folder: Path, args, dev: Device) -> Row:
     """The runner's real path: load_text_to_image(folder) + generate() into a run folder."""
-    from benchmark.models import load_text_to_image
-    from benchmark.runner.generate import DEFAULT_BATCH_SIZE, build_probes, generate
-
     dev.reset_peak()
     overrides = {"num_inference_steps": args.steps} if args.tiny or args.steps != 50 else {}
     m = load_text_to_image(str(folder), device=str(dev.dev), **overrides)
@@ -402,8 +401,6 @@ def _clip_model(tiny: bool, device: str = "cpu"):
     import open_clip
 
     if tiny:
-        from benchmark.models.tiny import TINY_CLIP_CONFIG
-
         c = TINY_CLIP_CONFIG
         model = open_clip.CLIP(embed_dim=c["embed_dim"], vision_cfg=open_clip.CLIPVisionCfg(**c["vision_cfg"]),
                                text_cfg=open_clip.CLIPTextCfg(**c["text_cfg"]))
@@ -420,9 +417,6 @@ def measure_clip(args, dev: Device) -> list[Row]:
     import open_clip
     import torch
     from PIL import Image
-
-    from benchmark.models.device import resolve_dtype
-    from benchmark.models.encoders import OpenClipEncoder
 
     torch.manual_seed(0)
     with torch.device(dev.dev):

@@ -31,6 +31,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from benchmark.atomic import write_bytes_atomic
+from benchmark.hub import HubError
+from benchmark.results import dumps
+from benchmark.runner.generate import DEFAULT_BATCH_SIZE, process_state
+from benchmark.runner.pipeline import run_audit
 from submissions import request_store
 from submissions.request_store import Conflict, RequestStore, StoredRecord, retry_delays
 from submissions.requests import (
@@ -45,6 +50,8 @@ from submissions.requests import (
     seconds_since,
     utc_now,
 )
+from submissions.submit import SubmissionRefused, plan_submission, send_submission
+from submissions.validate import check_results, load_results_file
 
 DEFAULT_HEARTBEAT_TIMEOUT_S = 1800.0
 DEFAULT_MAX_ATTEMPTS = 3
@@ -288,9 +295,6 @@ def run_dir_of(record: RequestRecord, opts: WorkerOptions) -> Path:
 
 def run_request_audit(record: RequestRecord, opts: WorkerOptions):
     """``t2ibench run`` with the request's model, commit, dtype and settings (keywords only)."""
-    from benchmark.runner.generate import DEFAULT_BATCH_SIZE
-    from benchmark.runner.pipeline import run_audit
-
     return run_audit(
         run_dir=run_dir_of(record, opts),
         model_spec=record.model_id,
@@ -311,10 +315,6 @@ def run_request_audit(record: RequestRecord, opts: WorkerOptions):
 def add_provenance(results_path: Path, record: RequestRecord, opts: WorkerOptions) -> dict:
     """Mark the run's results as evaluated by this worker for this request, validate them and
     write them back (AuditRefused, one line, when they do not validate)."""
-    from benchmark.atomic import write_bytes_atomic
-    from benchmark.results import dumps
-    from submissions.validate import check_results, load_results_file
-
     doc = load_results_file(results_path)
     doc["evaluated_by"] = opts.evaluated_by
     doc["request_id"] = record.request_id
@@ -337,8 +337,6 @@ def images_repo_for(record: RequestRecord, prefix: str) -> str:
 
 def post_results(record: RequestRecord, opts: WorkerOptions) -> tuple[str, str | None]:
     """Post the run's results (and images) as ``t2ibench submit`` does; (results path, PR URL)."""
-    from submissions.submit import SubmissionRefused, plan_submission, send_submission
-
     images = images_repo_for(record, opts.images_repo) if opts.images_repo else None
     try:
         plan = plan_submission(run_dir_of(record, opts), results_repo=opts.results_repo, images_repo=images,
@@ -442,8 +440,6 @@ def _share(state, value):
 def work_once(store: RequestStore, opts: WorkerOptions, *, audit: Callable = run_request_audit,
               say_idle: bool = True) -> WorkOutcome:
     """One round: re-queue stale requests, claim one, audit it, record the outcome."""
-    from benchmark.runner.generate import process_state
-
     state = process_state()
     claimed = None
     if state.is_main_process:
@@ -464,9 +460,6 @@ def work_forever(store: RequestStore, opts: WorkerOptions, *, poll: float = 60.0
                  audit: Callable = run_request_audit) -> None:
     """Rounds until interrupted; sleeps ``poll`` seconds after a round that found nothing, or
     that could not reach the Hub (said once, not every round)."""
-    from benchmark.hub import HubError
-    from benchmark.runner.generate import process_state
-
     if process_state().num_processes > 1:
         # The helper processes leave after generating their shard (as under `t2ibench run`), so
         # a launch serves one request; waiting in a collective through a long annotation would

@@ -34,7 +34,8 @@ from benchmark.extras import require
 from .builtin_cache import BUILTIN_SEED, build_builtin, check_builtin_name
 from .device import resolve_device, resolve_dtype
 from .errors import MalformedSpecError, ModelNotAvailableError
-from .hub_access import ensure_hub_model, looks_like_path
+from .hub_access import ensure_hub_model, hub_offline, looks_like_path
+
 
 __all__ = [
     "DEFAULT_ENCODER",
@@ -309,8 +310,6 @@ def _check_open_clip(name: str, pretrained: str | None, token) -> None:
         return
     url = cfg.get("url", "")
     cached = Path(os.path.expanduser("~/.cache/clip")) / os.path.basename(url)
-    from .hub_access import hub_offline
-
     if url and not cached.is_file() and hub_offline():
         raise ModelNotAvailableError(
             f"open_clip {arch}:{pretrained} weights are not cached ({cached}) and the network is off"

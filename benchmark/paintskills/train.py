@@ -31,8 +31,11 @@ from typing import Any
 
 import numpy as np
 
-from benchmark.paintskills.baselines import check_rendered
+from benchmark.extras import require
 from benchmark.models.detector import check_detector_spec, resolve_detector_source
+from benchmark.models.device import resolve_device
+from benchmark.paintskills.baselines import check_rendered
+from benchmark.runner.progress import progress_bar
 from benchmark.scores.paintskills import SKILLS
 
 __all__ = ["TrainConfig", "TrainSummary", "train_detector", "training_examples"]
@@ -157,14 +160,9 @@ def train_detector(data_dir: str | Path, out_dir: str | Path, config: TrainConfi
                    device=None, revision: str | None = None, token: Any = None,
                    progress: bool = True) -> TrainSummary:
     """Fine-tune ``config.model`` on the rendered train split(s) in ``data_dir``; see the module docstring."""
-    from benchmark.extras import require
-
     require("torch", "transformers", "PIL", extra="audit", purpose="fine-tune a detector")
     import torch
     from transformers import AutoImageProcessor, DetrForObjectDetection
-
-    from benchmark.models.device import resolve_device
-    from benchmark.runner.progress import progress_bar
 
     cfg = config or TrainConfig()
     cfg.check()
