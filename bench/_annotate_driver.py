@@ -38,7 +38,6 @@ import sys
 import threading
 import time
 from pathlib import Path
-from benchmark.runner.annotate import annotate_run
 
 _tls = threading.local()
 
@@ -244,6 +243,8 @@ def _versions() -> dict:
 
 
 def annotate(run_dir: Path, options: dict, device: str | None) -> tuple[float, dict]:
+    from benchmark.runner.annotate import annotate_run
+
     t0 = time.perf_counter()
     summary = annotate_run(run_dir, device=device, progress=False, **options)
     return time.perf_counter() - t0, summary.to_dict()

@@ -65,14 +65,15 @@ import time
 from pathlib import Path
 
 import numpy as np
-from benchmark import run_folder as rf
-from benchmark.probes.source import open_probe_set
-from benchmark.runner.generate import build_probes, generate
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
+from benchmark import run_folder as rf  # noqa: E402
+from benchmark.probes.source import open_probe_set  # noqa: E402
+from benchmark.runner.generate import build_probes, generate  # noqa: E402
 from benchmark.terminal import print_error  # noqa: E402
+
 
 DRIVER = Path(__file__).resolve().parent / "_annotate_driver.py"
 SUITES = ("gep_neutral", "gep_explicit", "gep_occupation", "dalleval_bias", "pst_single", "pst_paired_occupation",

@@ -42,14 +42,15 @@ import time
 import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from benchmark.models import load_text_to_image
-from benchmark.models.clip_tokenizer import build_clip_tokenizer
-from benchmark.models.device import resolve_dtype
-from benchmark.models.encoders import OpenClipEncoder
-from benchmark.models.tiny import TINY_CLIP_CONFIG
-from benchmark.runner.generate import DEFAULT_BATCH_SIZE, build_probes, generate
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
+
+from benchmark.models import load_text_to_image  # noqa: E402
+from benchmark.models.clip_tokenizer import build_clip_tokenizer  # noqa: E402
+from benchmark.models.device import resolve_dtype  # noqa: E402
+from benchmark.models.encoders import OpenClipEncoder  # noqa: E402
+from benchmark.models.tiny import TINY_CLIP_CONFIG  # noqa: E402
+from benchmark.runner.generate import DEFAULT_BATCH_SIZE, build_probes, generate  # noqa: E402
 
 CONFIG_DIR = Path(__file__).resolve().parent / "configs"
 PIPELINE_MODELS = ("sd15", "sd2", "sdxl")

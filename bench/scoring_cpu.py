@@ -40,26 +40,27 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from benchmark import run_folder as rf
-from benchmark.annotate.clip_labels import gep_attribute_rows
-from benchmark.annotate.label_files import LABEL_FILES, write_label_rows
-from benchmark.annotate.mcas_embeddings import mcas_image_rows, mcas_text_embedding_rows, mcas_text_table
-from benchmark.annotate.skin_tone import MST_ITA, HaarFaceDetector, SkinToneAnnotator, nearest_mst
-from benchmark.annotate.vqa_labels import perceived_gender_label, presence_label
-from benchmark.models.detector import DEFAULT_DETECTOR, Detections
-from benchmark.probes import get_suite, list_suites, load_config
-from benchmark.probes.paintskills_scenes import CLASSES
-from benchmark.probes.registry import stable_seed
-from benchmark.run_folder import LABELS_DIR
-from benchmark.runner.generate import build_probes, limit_probes, make_run_config
-import benchmark.runner.score as score
-from benchmark.tasks import TASKS, get_task, list_tasks
-from benchmark.tasks.context import ScoringContext
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
+from benchmark import run_folder as rf  # noqa: E402
+from benchmark.annotate.clip_labels import gep_attribute_rows  # noqa: E402
+from benchmark.annotate.label_files import LABEL_FILES, write_label_rows  # noqa: E402
+from benchmark.annotate.mcas_embeddings import mcas_image_rows, mcas_text_embedding_rows, mcas_text_table  # noqa: E402
+from benchmark.annotate.skin_tone import MST_ITA, HaarFaceDetector, SkinToneAnnotator, nearest_mst  # noqa: E402
+from benchmark.annotate.vqa_labels import perceived_gender_label, presence_label  # noqa: E402
 from benchmark.models.defaults import DEFAULT_ENCODER, DEFAULT_VQA, GENERATED_BIAS_ENCODERS  # noqa: E402
+from benchmark.models.detector import DEFAULT_DETECTOR, Detections  # noqa: E402
+from benchmark.probes import get_suite, list_suites, load_config  # noqa: E402
+from benchmark.probes.paintskills_scenes import CLASSES  # noqa: E402
+from benchmark.probes.registry import stable_seed  # noqa: E402
+from benchmark.run_folder import LABELS_DIR  # noqa: E402
+from benchmark.runner.generate import build_probes, limit_probes, make_run_config  # noqa: E402
+import benchmark.runner.score as score  # noqa: E402
+from benchmark.tasks import TASKS, get_task, list_tasks  # noqa: E402
+from benchmark.tasks.context import ScoringContext  # noqa: E402
 from benchmark.terminal import print_error  # noqa: E402
+
 
 #: embedding width of each encoder (open_clip model configs, ``embed_dim``)
 ENCODER_DIMS = {

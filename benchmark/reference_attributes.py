@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
+
 from benchmark.hub import HubError, hub_errors
 from benchmark.run_folder import EMBEDDINGS_DIR, RunFolderError, read_run_config, write_json_atomic
 from benchmark.scores.skin_tone import swatch_itas

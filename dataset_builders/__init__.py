@@ -5,6 +5,7 @@ Hub-layout folder contract (parquet shards + card) is :mod:`benchmark.hub_layout
 """
 
 from __future__ import annotations
+
 from benchmark.hub import HubError
 from benchmark.terminal import print_error
 
