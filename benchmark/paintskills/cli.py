@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from benchmark.models.defaults import is_builtin
+from benchmark.scores.paintskills import SKILLS
 
 
 def _data_dir(path: str) -> Path:
@@ -63,8 +64,6 @@ def _cmd_samples(args: argparse.Namespace) -> int:
 
 def register(subparsers) -> None:
     """Add this module's commands to the ``t2ibench`` subparsers."""
-    from benchmark.scores.paintskills import SKILLS
-
     base = subparsers.add_parser(
         "paintskills-baselines", help="PaintSkills oracle and shuffled-ground-truth accuracy (DALL-Eval Table 2)",
         description="Score the rendered ground truth with the ground-truth detector (oracle: 100%%) and against "
