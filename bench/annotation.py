@@ -69,7 +69,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
+from benchmark import run_folder as rf  # noqa: E402
+from benchmark.probes.source import open_probe_set  # noqa: E402
+from benchmark.runner.generate import build_probes, generate  # noqa: E402
 from benchmark.terminal import print_error  # noqa: E402
+
 
 DRIVER = Path(__file__).resolve().parent / "_annotate_driver.py"
 SUITES = ("gep_neutral", "gep_explicit", "gep_occupation", "dalleval_bias", "pst_single", "pst_paired_occupation",
@@ -124,16 +128,11 @@ class SyntheticImages:
 
 def build_run(run_dir: Path, limit: int, size: int) -> dict[str, int]:
     """The synthetic run folder (see the module docstring); returns images per suite."""
-    from benchmark.probes.source import open_probe_set
-    from benchmark.runner.generate import build_probes, generate
-
     probe_set = open_probe_set()
     suites = probe_set.check_suites(list(SUITES))
     probes = build_probes(suites, None, probe_set)
     generate(run_dir, SyntheticImages(size), probes, limit=limit, batch_size=8, progress=False,
              model_spec="builtin:tiny-sd", probe_record=probe_set.record(suites))
-    from benchmark import run_folder as rf
-
     manifest = rf.read_manifest(run_dir)
     return {s: int(n) for s, n in manifest["suite"].value_counts(sort=False).items()}
 

@@ -54,6 +54,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
+from benchmark.models import load_text_to_image  # noqa: E402
+from benchmark.models.clip_tokenizer import build_clip_tokenizer  # noqa: E402
+from benchmark.models.device import resolve_dtype  # noqa: E402
+from benchmark.models.encoders import OpenClipEncoder  # noqa: E402
+from benchmark.models.tiny import TINY_CLIP_CONFIG  # noqa: E402
+from benchmark.runner.batch_size import resolve_batch_size  # noqa: E402
+from benchmark.runner.generate import DEFAULT_BATCH_SIZE, build_probes, generate  # noqa: E402
+
 CONFIG_DIR = Path(__file__).resolve().parent / "configs"
 PIPELINE_MODELS = ("sd15", "sd2", "sdxl")
 MODELS = PIPELINE_MODELS + ("clip",)
@@ -135,8 +143,6 @@ def build_pipeline_folder(cfg: dict, folder: Path, device: str) -> Path:
     """A diffusers pipeline from ``cfg`` with random weights, saved (fp16 on a GPU) to ``folder``."""
     import diffusers
     import torch
-
-    from benchmark.models.clip_tokenizer import build_clip_tokenizer
 
     torch.manual_seed(0)
     with torch.device(device):
@@ -283,8 +289,6 @@ class Device:
 
 
 def _prompts(n: int) -> list[str]:
-    from benchmark.runner.generate import build_probes
-
     probes = build_probes(["gep_neutral", "gep_explicit"])
     return [str(p) for p in probes["prompt"].head(n)] + [str(probes["prompt"].iloc[0])] * max(0, n - len(probes))
 
@@ -405,10 +409,6 @@ def measure_runner(model: str, folder: Path, args, dev: Device) -> Row:
     """The runner's real path: load_text_to_image(folder) + generate() into a run folder, with
     the settings of RUNNER_ROWS[args._config]. The batch-size probe and the compile warm-up
     happen inside generate() and are subtracted (reported as probe_s / compile_s)."""
-    from benchmark.models import load_text_to_image
-    from benchmark.runner.batch_size import resolve_batch_size
-    from benchmark.runner.generate import build_probes, generate
-
     speed, requested, what = RUNNER_ROWS[args._config]
     dev.reset_peak()
     overrides = {"num_inference_steps": args.steps} if args.tiny or args.steps != 50 else {}
@@ -449,8 +449,6 @@ def _clip_model(tiny: bool, device: str = "cpu"):
     import open_clip
 
     if tiny:
-        from benchmark.models.tiny import TINY_CLIP_CONFIG
-
         c = TINY_CLIP_CONFIG
         model = open_clip.CLIP(embed_dim=c["embed_dim"], vision_cfg=open_clip.CLIPVisionCfg(**c["vision_cfg"]),
                                text_cfg=open_clip.CLIPTextCfg(**c["text_cfg"]))
@@ -467,9 +465,6 @@ def measure_clip(args, dev: Device) -> list[Row]:
     import open_clip
     import torch
     from PIL import Image
-
-    from benchmark.models.device import resolve_dtype
-    from benchmark.models.encoders import OpenClipEncoder
 
     torch.manual_seed(0)
     with torch.device(dev.dev):

@@ -36,6 +36,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
+from benchmark import run_folder as rf  # noqa: E402
+from benchmark.models import load_text_to_image  # noqa: E402
+from benchmark.runner.generate import build_probes, generate  # noqa: E402
+from benchmark.runner.progress import StageTimer  # noqa: E402
+
 
 def _ms(seconds: float, n: int) -> float:
     return 1000.0 * seconds / max(n, 1)
@@ -75,8 +80,6 @@ def png_bytes(image, level: int | None = None) -> bytes:
 
 def write_steps(images: list, batch_size: int, tmp: Path) -> dict[str, float]:
     """Seconds of each write step of the runner, on ``images``."""
-    from benchmark import run_folder as rf
-
     t = {"png": 0.0, "sha256": 0.0, "batch": 0.0}
     n = len(images)
     for start in range(0, n, batch_size):
@@ -132,8 +135,6 @@ class SimulatedAccelerator:
 def overlap_rows(probes, size: int, seconds_per_image: float, batch_size: int, rounds: int) -> list[dict]:
     """Runner wall time with batches written inline vs on the background thread (the default),
     under a simulated accelerator, fastest of ``rounds``."""
-    from benchmark.runner.generate import generate
-
     model = SimulatedAccelerator(size, seconds_per_image)
     best = {False: float("inf"), True: float("inf")}
     for _ in range(rounds):
@@ -225,10 +226,6 @@ def main(argv=None) -> int:
     for lib in (diffusers, transformers):  # the loading bars would bury the table
         lib.utils.logging.disable_progress_bar()
         lib.utils.logging.set_verbosity_error()
-    from benchmark.models import load_text_to_image
-    from benchmark.runner.generate import build_probes, generate
-    from benchmark.runner.progress import StageTimer
-
     probes = build_probes(["gep_neutral", "gep_explicit"], None).head(args.n_images).reset_index(drop=True)
     n = len(probes)
     model = load_text_to_image("builtin:tiny-sd", device="cpu")

@@ -43,8 +43,24 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
+from benchmark import run_folder as rf  # noqa: E402
+from benchmark.annotate.clip_labels import gep_attribute_rows  # noqa: E402
+from benchmark.annotate.label_files import LABEL_FILES, write_label_rows  # noqa: E402
+from benchmark.tasks.mcas.embeddings import mcas_image_rows, mcas_text_embedding_rows, mcas_text_table  # noqa: E402
+from benchmark.annotate.skin_tone import MST_ITA, HaarFaceDetector, SkinToneAnnotator, nearest_mst  # noqa: E402
+from benchmark.annotate.vqa_labels import perceived_gender_label, presence_label  # noqa: E402
 from benchmark.models.defaults import DEFAULT_ENCODER, DEFAULT_VQA, GENERATED_BIAS_ENCODERS  # noqa: E402
+from benchmark.models.detector import DEFAULT_DETECTOR, Detections  # noqa: E402
+from benchmark.probes import get_suite, list_suites, load_config  # noqa: E402
+from benchmark.tasks.paintskills.scenes import CLASSES  # noqa: E402
+from benchmark.probes.registry import stable_seed  # noqa: E402
+from benchmark.run_folder import LABELS_DIR  # noqa: E402
+from benchmark.runner.generate import build_probes, limit_probes, make_run_config  # noqa: E402
+import benchmark.runner.score as score  # noqa: E402
+from benchmark.tasks import TASKS, get_task, list_tasks  # noqa: E402
+from benchmark.tasks.context import ScoringContext  # noqa: E402
 from benchmark.terminal import print_error  # noqa: E402
+
 
 #: embedding width of each encoder (open_clip model configs, ``embed_dim``)
 ENCODER_DIMS = {
@@ -69,9 +85,6 @@ DETR_QUERIES = 100  # facebook/detr-resnet-50's num_queries
 
 def scaled_probes(scale: float) -> pd.DataFrame:
     """Every suite's probes, with about ``scale`` times as many rows per suite."""
-    from benchmark.probes import list_suites
-    from benchmark.runner.generate import build_probes, limit_probes
-
     probes = build_probes(list_suites())
     frames = []
     for suite, df in probes.groupby("suite", sort=False):
@@ -80,8 +93,6 @@ def scaled_probes(scale: float) -> pd.DataFrame:
             frames.append(limit_probes(df, n_want))
             continue
         # More samples of every prompt: copies with new sample indices (and ids, seeds).
-        from benchmark.probes.registry import stable_seed
-
         per_prompt = int(df["sample_index"].max()) + 1
         copies = [df]
         for k in range(1, math.ceil(scale)):
@@ -95,9 +106,6 @@ def scaled_probes(scale: float) -> pd.DataFrame:
 
 
 def write_manifest_and_config(run_dir: Path, probes: pd.DataFrame, rng: np.random.Generator) -> None:
-    from benchmark import run_folder as rf
-    from benchmark.runner.generate import make_run_config
-
     settings = {"num_inference_steps": 50, "guidance_scale": 7.5, "height": 512, "width": 512,
                 "family": "sd1", "dtype": "bfloat16", "note": "synthetic labels for bench/scoring_cpu.py"}
     model_id = "bench/synthetic-audit"
@@ -138,15 +146,6 @@ def _text_embedder(dim: int, salt: str):
 
 def write_labels(run_dir: Path, probes: pd.DataFrame, rng: np.random.Generator) -> dict[str, int]:
     """Every label file a full audit has, built by the annotate stage's row builders."""
-    from benchmark.annotate.clip_labels import gep_attribute_rows
-    from benchmark.annotate.label_files import LABEL_FILES, write_label_rows
-    from benchmark.tasks.mcas.embeddings import mcas_image_rows, mcas_text_embedding_rows, mcas_text_table
-    from benchmark.annotate.skin_tone import MST_ITA, HaarFaceDetector, SkinToneAnnotator, nearest_mst
-    from benchmark.annotate.vqa_labels import perceived_gender_label, presence_label
-    from benchmark.probes import get_suite, load_config
-    from benchmark.run_folder import LABELS_DIR
-    from benchmark.tasks import get_task
-
     (run_dir / LABELS_DIR).mkdir(parents=True, exist_ok=True)
     records = probes.to_dict("records")
     family = {s: get_suite(s).family for s in probes["suite"].unique()}
@@ -197,8 +196,6 @@ def write_labels(run_dir: Path, probes: pd.DataFrame, rng: np.random.Generator) 
 
     # PaintSkills: every DETR query of every image, as the annotate stage stores them (top
     # class, probability and box per query, plus the target classes' probabilities).
-    from benchmark.models.detector import DEFAULT_DETECTOR, Detections
-    from benchmark.tasks.paintskills.scenes import CLASSES
     detections = []
     for r in records:
         if family[r["suite"]] != "paintskills":
@@ -261,10 +258,6 @@ class SuiteClock:
 
 def time_scoring(run_dir: Path, n_resamples: int, profile: str | None = None) -> tuple[dict, SuiteClock, float]:
     import dataclasses
-
-    import benchmark.runner.score as score
-    from benchmark.tasks import TASKS, list_tasks
-    from benchmark.tasks.context import ScoringContext
 
     clock = SuiteClock()
     saved = {t.name: t for t in list_tasks()}

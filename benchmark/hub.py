@@ -10,17 +10,21 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from huggingface_hub import CommitOperationAdd, HfApi, get_token
 from huggingface_hub.errors import (
+    GatedRepoError,
     HfHubHTTPError,
     HFValidationError,
+    LocalEntryNotFoundError,
     OfflineModeIsEnabled,
     RepositoryNotFoundError,
+    RevisionNotFoundError,
 )
 
 REPO_TYPES = ("dataset", "model", "space")
@@ -78,24 +82,61 @@ def require_hub(repo_id: str, token: str | None = None, *, action: str = "push t
     return token
 
 
+#: the Hub failures :func:`hub_failures` tells apart, most specific first (a GatedRepoError is
+#: also a RepositoryNotFoundError, which is also an HfHubHTTPError); "connection" comes last
+FAILURE_KINDS = (
+    ("offline", (OfflineModeIsEnabled,)),
+    ("not_cached", (LocalEntryNotFoundError,)),
+    ("invalid", (HFValidationError,)),
+    ("revision", (RevisionNotFoundError,)),
+    ("gated", (GatedRepoError,)),
+    ("not_found", (RepositoryNotFoundError,)),
+    ("http", (HfHubHTTPError,)),
+)
+NO_CONNECTION = "{where}: no connection to the Hugging Face Hub ({exc_type})"
+#: messages of an operation on a named repo (``where`` = "cannot ACTION REPO")
+REPO_MESSAGES = {
+    "offline": "{where}: Hugging Face Hub offline mode is enabled",
+    "invalid": "{where}: {detail}",
+    "not_found": "{where}: no such repository on the Hub, or the token cannot see it",
+    "http": "{where}: the Hub answered HTTP {status} ({detail})",
+    "connection": NO_CONNECTION,
+}
+
+
+def failure_kind(exc: BaseException, kinds: Collection[str]) -> str | None:
+    """The first of ``kinds`` (see :data:`FAILURE_KINDS`, plus "connection") that ``exc`` is."""
+    for kind, classes in FAILURE_KINDS:
+        if kind in kinds and isinstance(exc, classes):
+            return kind
+    return "connection" if "connection" in kinds and is_connection_error(exc) else None
+
+
 @contextmanager
-def hub_errors(repo_id: str, action: str = "push to") -> Iterator[None]:
-    """Turn huggingface_hub's and the network's exceptions into one-line HubErrors."""
+def hub_failures(messages: Mapping[str, str], *, error: type[Exception] = HubError, **fields: Any) -> Iterator[None]:
+    """The one path from huggingface_hub's and the network's exceptions to a one-line error.
+
+    ``messages`` maps a failure kind (:data:`FAILURE_KINDS`, "connection") to a
+    ``str.format`` template; a failure of a kind it lists raises ``error`` with that line,
+    anything else propagates. Templates see ``status`` (HTTP status or "?"), ``detail``
+    (the first line of the exception), ``exc_type`` and the caller's ``fields`` (values
+    from the user go in as fields, never into a template).
+    """
     try:
         yield
-    except OfflineModeIsEnabled:
-        raise HubError(f"cannot {action} {repo_id}: Hugging Face Hub offline mode is enabled") from None
-    except HFValidationError as exc:
-        raise HubError(f"cannot {action} {repo_id}: {str(exc).splitlines()[0]}") from None
-    except RepositoryNotFoundError:
-        raise HubError(f"cannot {action} {repo_id}: no such repository on the Hub, or the token cannot see it") from None
-    except HfHubHTTPError as exc:
+    except Exception as exc:
+        kind = failure_kind(exc, messages)
+        if kind is None:
+            raise
         status = getattr(getattr(exc, "response", None), "status_code", "?")
-        raise HubError(f"cannot {action} {repo_id}: the Hub answered HTTP {status} ({str(exc).splitlines()[0]})") from None
-    except Exception as exc:  # network failures surface as several exception types
-        if is_connection_error(exc):
-            raise HubError(f"cannot {action} {repo_id}: no connection to the Hugging Face Hub ({type(exc).__name__})") from None
-        raise
+        detail = (str(exc).splitlines() or [""])[0]
+        raise error(messages[kind].format(status=status, detail=detail, exc_type=type(exc).__name__,
+                                          **fields)) from None
+
+
+def hub_errors(repo_id: str, action: str = "push to") -> AbstractContextManager[None]:
+    """Turn huggingface_hub's and the network's exceptions into one-line HubErrors."""
+    return hub_failures(REPO_MESSAGES, where=f"cannot {action} {repo_id}")
 
 
 def check_access(repo_id: str, token: str, *, action: str = "push to") -> str:

@@ -11,7 +11,8 @@ import re
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from benchmark.text import fmt_number
+from benchmark.extras import require
+from benchmark.text import direction_mark, fmt_number, short_estimator
 
 __all__ = ["MALE_COLOUR", "FEMALE_COLOUR", "OTHER_COLOUR", "plt_agg", "save_figure", "safe_name", "fmt_num",
            "forest_figure", "summary_panels", "plot_summary"]
@@ -26,8 +27,6 @@ def fmt_num(value: Any, digits: int = 4) -> str:
 
 def plt_agg():
     """matplotlib.pyplot on the Agg backend with the report's style (the leaderboard plots share it)."""
-    from benchmark.extras import require
-
     require("matplotlib", extra="audit", purpose="draw the report's plots")
     import matplotlib
 
@@ -133,8 +132,6 @@ def _cut(text: Any, n: int) -> str:
 
 def summary_panels(entries: Sequence[Mapping]) -> list[dict]:
     """Forest-plot panels of the report's summary: one per headline entry (its own scale)."""
-    from benchmark.text import direction_mark, short_estimator
-
     panels = []
     for e in entries:
         ci = e.get("ci") if isinstance(e.get("ci"), Mapping) else {}

@@ -26,6 +26,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from benchmark.hub import HubError, hub_errors
+from benchmark.run_folder import EMBEDDINGS_DIR, RunFolderError, read_run_config, write_json_atomic
+from benchmark.scores.skin_tone import swatch_itas
+
 SPLIT = "train"
 MST_SWATCHES = "mst_swatches"
 MCAS_TEXT_ATTRIBUTES = "mcas_text_attributes"
@@ -165,8 +169,6 @@ def _check_attribute_sets(frame: pd.DataFrame, where: str) -> None:
 
 def read_folder(folder: str | Path) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None, str]:
     """(mst_swatches, mcas_texts, mcas_images or None, fingerprint) of a dataset folder."""
-    from benchmark.scores.skin_tone import swatch_itas
-
     folder = Path(folder)
     configs = card_configs(folder)
     missing = [c for c in REQUIRED_CONFIGS if c not in configs]
@@ -209,8 +211,6 @@ def _snapshot(repo_id: str, revision: str | None) -> tuple[Path, str]:
         RepositoryNotFoundError,
         RevisionNotFoundError,
     )
-
-    from benchmark.hub import HubError, hub_errors
 
     at = f"{repo_id}@{revision or 'main'}"
     try:
@@ -333,8 +333,6 @@ def check_reference_resume(run_dir: str | Path, identity: dict | None) -> None:
     """Refuse (one line) to resume RUN_DIR against another MCAS reference than it was started
     with, or with none where it had one (and the reverse). Compared by fingerprint: the same data
     read from a moved folder or a Hub mirror is the same reference."""
-    from benchmark.run_folder import RunFolderError, read_run_config
-
     existing = None if run_dir is None else read_run_config(run_dir)
     if existing is None:
         return
@@ -357,8 +355,6 @@ def run_reference_rows(run_dir: str | Path, identity: dict) -> pd.DataFrame:
     RUN_DIR/embeddings/mcas-reference/attributes.json when it names this reference, else from
     the reference (and written there)."""
     import json
-
-    from benchmark.run_folder import EMBEDDINGS_DIR, write_json_atomic
 
     path = Path(run_dir) / EMBEDDINGS_DIR / RUN_EMBEDDINGS_SUBDIR / ATTRIBUTES_FILE
     cols = ["probe_id", "role", "sha256", "source_probe_id"]

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from benchmark.models.defaults import is_builtin
+from benchmark.run_folder import TIMINGS_FILE, write_bytes_atomic
 from benchmark.scores.metadata import SCORE_METADATA, get_metadata
 from benchmark.bounded_json import MAX_INT_DIGITS, MAX_NUMBER_CHARS, RefusedJson, json_depth, load_bounded_json  # noqa: F401 (re-exported)
 
@@ -166,8 +167,6 @@ def read_timings(run_dir: str | Path) -> dict[str, float]:
     {"seconds": 3.0, "n_images": 10}}`` gives ``annotate/vqa: 3.0``; other nested numbers
     (counts, rates) are left out. Nested names are joined with '.'.
     """
-    from benchmark.run_folder import TIMINGS_FILE
-
     path = Path(run_dir) / TIMINGS_FILE
     if not path.is_file():
         return {}
@@ -264,8 +263,6 @@ def build_results(*, model: Mapping, package_version: str, suites: list, setting
 
 def write_results(run_dir: str | Path, results: Mapping) -> Path:
     """Write RUN_DIR/results.json atomically (strict JSON: no NaN)."""
-    from benchmark.run_folder import write_bytes_atomic
-
     return write_bytes_atomic(Path(run_dir) / RESULTS_FILE, dumps(results).encode("utf-8"))
 
 

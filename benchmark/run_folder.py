@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from benchmark.atomic import atomic_path, fsync_dir, write_bytes_atomic  # noqa: F401 (re-exported)
+from benchmark.hub_layout import write_card
 from benchmark.values import plain_value
 
 CONFIG_FILE = "run_config.json"
@@ -389,8 +390,6 @@ def write_run_card(run_dir: str | Path, *, config: dict, features: list[dict], n
     ``write_card``): without it two runs in folders of the same name, or one run before and
     after a resume, would share a stale cache.
     """
-    from benchmark.hub_layout import write_card
-
     run_dir = Path(run_dir)
     model = config.get("model", {})
     header = {

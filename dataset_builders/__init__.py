@@ -6,14 +6,14 @@ Hub-layout folder contract (parquet shards + card) is :mod:`benchmark.hub_layout
 
 from __future__ import annotations
 
+from benchmark.hub import HubError
+from benchmark.terminal import print_error
+
 
 def builder_main(prog: str, description: str, add_arguments, run, argv: list[str] | None = None) -> int:
     """``python -m dataset_builders.NAME``: parse ``argv``, ``run(args)``, and on bad input or a
     Hub failure print one ``t2ibench: error: ...`` line and return 2."""
     import argparse
-
-    from benchmark.hub import HubError
-    from benchmark.terminal import print_error
 
     parser = argparse.ArgumentParser(prog=prog, description=description)
     add_arguments(parser)

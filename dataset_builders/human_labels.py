@@ -27,8 +27,13 @@ import pandas as pd
 
 import benchmark
 from benchmark.hub import push_folder
-from benchmark.papers import PAPERS
 from benchmark.hub_layout import clear_folder, configs_yaml, size_category, write_card, write_split
+from benchmark.human import questions as q
+from benchmark.human.agreement_cli import load_answers, markdown_table
+from benchmark.human.labels import read_events
+from benchmark.human.stats import agreement_by_question_type, item_majorities
+from benchmark.papers import PAPERS
+from benchmark.scores.agreement import UndefinedStatisticWarning
 from dataset_builders import builder_main
 
 SPLIT = "train"
@@ -58,8 +63,6 @@ def _present(v) -> bool:
 
 def _questions_by_item(run_dir: Path) -> dict[str, str]:
     """item_id -> the question text the annotator was shown (the events record it)."""
-    from benchmark.human.labels import read_events
-
     ev = read_events(run_dir)
     out: dict[str, str] = {}
     for item, question in zip(ev["item_id"], ev["question"]):
@@ -71,10 +74,6 @@ def _questions_by_item(run_dir: Path) -> dict[str, str]:
 def build_tables(run_dir: str | Path, *, embed_images: bool = True,
                  include_flagged: bool = False) -> tuple[datasets.Dataset, datasets.Dataset, dict]:
     """(items, answers, info) for RUN_DIR; ``info`` carries what the card reports."""
-    from benchmark.human.agreement_cli import load_answers
-    from benchmark.human.stats import agreement_by_question_type, item_majorities
-    from benchmark.scores.agreement import UndefinedStatisticWarning
-
     run_dir = Path(run_dir)
     answers, flagged = load_answers(run_dir, include_flagged)
     with warnings.catch_warnings():
@@ -153,8 +152,6 @@ def build_tables(run_dir: str | Path, *, embed_images: bool = True,
 
 def _instructions_md(question_types: list[str], suites: list[str]) -> str:
     """The questions and instructions shown, quoted from benchmark.human.questions (the papers' wording)."""
-    from benchmark.human import questions as q
-
     parts = []
     if "attribute" in question_types and any(s.startswith("gep") for s in suites):
         parts += ["**GEP attribute questions** (GEP, Sec. 5 and Appendix B): "
@@ -179,8 +176,6 @@ def _instructions_md(question_types: list[str], suites: list[str]) -> str:
 
 def labels_card(info: dict, *, license: str, setting: str, pay: str, embed_images: bool) -> tuple[dict, str]:
     """(YAML header, Markdown body) of the dataset card."""
-    from benchmark.human.agreement_cli import markdown_table
-
     model = info["model"] or {}
     model_id = model.get("model_id") or model.get("spec") or "unknown"
     n = info["n_items"]

@@ -30,7 +30,11 @@ from benchmark.hub import push_folder
 from benchmark.atomic import write_bytes_atomic
 from benchmark.extras import require
 from benchmark.hub_layout import clear_folder, configs_yaml, size_category, write_card, write_split
+from benchmark.models.defaults import is_builtin
 from benchmark.papers import PAPERS
+from benchmark.tasks.dalleval.probes import monk_skin_tone_lab, monk_skin_tone_rgb
+from benchmark.tasks.mcas.probes import mcas_text_attributes
+from benchmark.probes.registry import load_config
 from benchmark.reference_attributes import (
     ATTRIBUTE_SETS,
     MCAS_IMAGE_ATTRIBUTES,
@@ -39,6 +43,7 @@ from benchmark.reference_attributes import (
     SPLIT,
     data_fingerprint,
 )
+from benchmark.run_folder import CONFIG_FILE, MANIFEST_FILE, RunFolderError, read_manifest, read_run_config
 from dataset_builders import builder_main
 
 SWATCH_SIZE = 64  # pixels a side of each solid swatch image
@@ -95,8 +100,6 @@ def swatch_table(size: int = SWATCH_SIZE) -> datasets.Dataset:
     """The ten Monk swatches from the package's DALL-Eval config: CIELAB from DALL-Eval's
     ITA code, sRGB from the scale's published colours, ITA of the CIELAB values, and a
     solid image of the sRGB colour whose own ITA must map back to its tone."""
-    from benchmark.tasks.dalleval.probes import monk_skin_tone_lab, monk_skin_tone_rgb
-
     lab, rgb = monk_skin_tone_lab(), monk_skin_tone_rgb()
     if lab.shape != rgb.shape:
         raise ValueError(f"the DALL-Eval config has {len(lab)} CIELAB and {len(rgb)} sRGB swatches")
@@ -118,9 +121,6 @@ def swatch_table(size: int = SWATCH_SIZE) -> datasets.Dataset:
 
 def text_table() -> datasets.Dataset:
     """The text gender attributes (MCAS Table 1 = Generated Bias Table 1) from the package's MCAS config."""
-    from benchmark.tasks.mcas.probes import mcas_text_attributes
-    from benchmark.probes.registry import load_config
-
     frame = mcas_text_attributes(load_config("mcas"))
     rows = [{"attribute_set": r["attribute_set"], "gender": r["gender"], "text": r["text"], "role": r["role"],
              "papers": list(TEXT_PAPERS)} for r in frame.to_dict("records")]
@@ -128,8 +128,6 @@ def text_table() -> datasets.Dataset:
 
 
 def _builtin_models(config: dict, manifest: pd.DataFrame) -> list[str]:
-    from benchmark.models.defaults import is_builtin
-
     found = [str(config.get("model", {}).get("spec") or config.get("model", {}).get("model_id"))] \
         if is_builtin(config.get("model")) else []
     found += [m for m in sorted(set(manifest["model_id"].astype(str))) if is_builtin(m) and m not in found]
@@ -139,8 +137,6 @@ def _builtin_models(config: dict, manifest: pd.DataFrame) -> list[str]:
 def image_table(run_dir: str | Path, *, allow_demo: bool = False) -> tuple[datasets.Dataset, dict]:
     """(rows, info) of the ``mcas_attributes`` images of an audited run folder; refuses a
     folder without them, and one made by a built-in random model unless ``allow_demo``."""
-    from benchmark.run_folder import CONFIG_FILE, MANIFEST_FILE, RunFolderError, read_manifest, read_run_config
-
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise ValueError(f"--from-run {run_dir}: no such folder")
@@ -335,8 +331,6 @@ def reference_card(swatches: datasets.Dataset, texts: datasets.Dataset, image_in
 
 def _check_out(out: str | Path, from_run: str | Path | None) -> None:
     """Refuse an --out that would replace a run folder (they have a README.md card too)."""
-    from benchmark.run_folder import CONFIG_FILE
-
     out = Path(out).resolve()
     if (out / CONFIG_FILE).exists():
         raise ValueError(f"--out {out} is a run folder; choose another folder for the dataset")

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import yaml
 
+import benchmark
 from benchmark.hub import HubFile, commit_files
+from submissions import queue_cli
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_UNREADABLE = 0, 1, 2
 
@@ -117,8 +119,6 @@ def _cmd_init_results(args: argparse.Namespace) -> int:
 
 def metrics_root() -> Path:
     """``metrics/`` of the checkout (beside the ``benchmark`` package)."""
-    import benchmark
-
     root = Path(benchmark.__file__).resolve().parent.parent / "metrics"
     if not root.is_dir():
         raise ValueError(f"no metrics/ folder at {root}: run push-metric from a checkout of t2i-bias-benchmark")
@@ -198,4 +198,4 @@ def register(subparsers) -> None:
     pm.add_argument("--dry-run", action="store_true", help="print exactly what would be sent; send nothing")
     pm.add_argument("--token", help="Hugging Face token (default: HF_TOKEN or the saved login)")
     pm.set_defaults(func=_cmd_push_metric)
-    from submissions import queue_cli; queue_cli.register(subparsers)  # noqa: E702 (request, worker)
+    queue_cli.register(subparsers)  # request, worker

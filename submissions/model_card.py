@@ -21,7 +21,9 @@ from pathlib import Path
 
 from huggingface_hub import EvalResult, ModelCard
 
+from benchmark.hub import hub_errors
 from benchmark.scores.metadata import SCORE_METADATA
+from submissions.leaderboard.data import entry_rank
 from submissions.validate import HUB_REPO_ID, is_demo, model_id_kind, one_line
 
 TASK_TYPE = "text-to-image"
@@ -46,8 +48,6 @@ def published_probes(doc: Mapping) -> tuple[str, str] | None:
 
 def headline_entries(doc: Mapping) -> list[dict]:
     """The defined entry the leaderboard shows for each headline score, in metadata order."""
-    from submissions.leaderboard.data import entry_rank  # the leaderboard's own choice
-
     scores = [e for e in doc.get("scores") or [] if isinstance(e, Mapping)]
     out = []
     for name, meta in SCORE_METADATA.items():
@@ -147,8 +147,6 @@ def load_card_text(model_id: str, *, card_file: str | Path | None = None, token:
         return path.read_text(encoding="utf-8")
     from huggingface_hub import hf_hub_download
     from huggingface_hub.errors import EntryNotFoundError
-
-    from benchmark.hub import hub_errors
 
     with hub_errors(model_id, action="read the model card of"):
         try:

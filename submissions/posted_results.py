@@ -13,7 +13,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from benchmark.hub import hub_errors
 from submissions.requests import WORKER_PREFIX, RequestRecord
+from submissions.submit import RESULTS_DIR_IN_REPO, model_folder_name
+from submissions.validate import UnreadableResults, load_results_file
 
 if TYPE_CHECKING:
     from submissions.worker import WorkerOptions
@@ -28,7 +31,6 @@ class ForeignResults(RuntimeError):
 def results_relpath(record: RequestRecord) -> str:
     """``<model folder>/request-<commit>.json`` for the request (relative to the results folder,
     or to ``results/`` in a Hub results dataset)."""
-    from submissions.submit import model_folder_name
 
     return f"{model_folder_name(record.model_id)}/{RESULTS_PREFIX}{record.commit}.json"
 
@@ -41,7 +43,6 @@ def is_own_results(doc: dict, record: RequestRecord) -> bool:
 
 
 def _local_posted(record: RequestRecord, opts: "WorkerOptions") -> tuple[str, None] | None:
-    from submissions.validate import UnreadableResults, load_results_file
 
     path = opts.results_folder / results_relpath(record)
     if not (path.exists() or path.is_symlink()):
@@ -62,8 +63,6 @@ def _hub_posted(record: RequestRecord, opts: "WorkerOptions") -> tuple[str, str]
     this worker's own Hub user (anyone may open a pull request: another's is never trusted)."""
     from huggingface_hub import HfApi
 
-    from benchmark.hub import hub_errors
-    from submissions.submit import RESULTS_DIR_IN_REPO
 
     repo = opts.results_repo
     path = f"{RESULTS_DIR_IN_REPO}/{results_relpath(record)}"
@@ -81,7 +80,6 @@ def _hub_posted(record: RequestRecord, opts: "WorkerOptions") -> tuple[str, str]
 
 
 def _check_hub_file(api, repo: str, path: str, revision: str, record: RequestRecord) -> None:
-    from submissions.validate import UnreadableResults, load_results_file
 
     local = api.hf_hub_download(repo, path, repo_type="dataset", revision=revision)
     try:

@@ -10,6 +10,7 @@ import signal
 import sys
 from pathlib import Path
 
+from benchmark.hub import check_access, require_hub
 from submissions.requests import DTYPES, GENERATION_SETTINGS, InvalidRequest
 
 EXIT_OK, EXIT_FAILED = 0, 1
@@ -39,8 +40,6 @@ def _submitter(args: argparse.Namespace) -> str:
     if args.submitter:
         return args.submitter
     if args.repo and not args.dry_run:
-        from benchmark.hub import check_access, require_hub
-
         return check_access(args.repo, require_hub(args.repo, args.token, action="write requests to"),
                             action="write requests to")
     return getpass.getuser()
@@ -99,8 +98,6 @@ def _cmd_worker(args: argparse.Namespace) -> int:
     # the probe set and its suites are checked once, before the first claim
     open_probe_set(args.probes, args.probes_revision).check_suites(args.suites or [])
     # Every Hub check (token, offline mode, access) before the first claim.
-    from benchmark.hub import check_access, require_hub
-
     for repo, action in ((args.results, "post results to"), (args.images, "push images to")):
         if repo:
             check_access(repo, require_hub(repo, args.token, action=action), action=action)

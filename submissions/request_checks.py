@@ -14,6 +14,11 @@ import datetime as _dt
 from dataclasses import dataclass
 from typing import Any
 
+from huggingface_hub import HfApi
+
+from benchmark.hub import NO_CONNECTION, hub_failures
+from benchmark.models.builtin_cache import BUILDER_VERSION, check_builtin_name
+from benchmark.models.errors import UnknownBuiltinError
 from submissions import request_store
 from submissions.request_store import Conflict, RequestStore, Snapshot, StoredRecord, retry_delays
 from submissions.requests import (
@@ -78,9 +83,6 @@ class ResolvedModel:
 
 
 def resolve_builtin(model_id: str, revision: str | None) -> ResolvedModel:
-    from benchmark.models.errors import UnknownBuiltinError
-    from benchmark.models.tiny import BUILDER_VERSION, check_builtin_name
-
     try:
         check_builtin_name(model_id[len("builtin:"):], "text-to-image")
     except UnknownBuiltinError as exc:
@@ -91,39 +93,25 @@ def resolve_builtin(model_id: str, revision: str | None) -> ResolvedModel:
     return ResolvedModel(model_id, commit, commit, demo=True)
 
 
+#: why a requested model cannot be checked on the Hub (:func:`benchmark.hub.hub_failures`)
+MODEL_CHECK_MESSAGES = {
+    "offline": "{where}: the Hub is offline (HF_HUB_OFFLINE)",
+    "revision": "{model_id} has no revision {revision!r}",
+    "gated": "{model_id} is gated and this token cannot see it",
+    "not_found": "no model {model_id} on the Hub (or it is private)",
+    "http": "{where}: the Hub answered HTTP {status}",
+    "connection": NO_CONNECTION,
+}
+
+
 def resolve_hub_model(model_id: str, revision: str | None, api: Any) -> ResolvedModel:
     """The model's commit at ``revision`` from ``api.model_info``; RequestRefused when it is
     private, disabled, or not a diffusers text-to-image pipeline."""
-    from huggingface_hub.errors import (
-        GatedRepoError,
-        HfHubHTTPError,
-        OfflineModeIsEnabled,
-        RepositoryNotFoundError,
-        RevisionNotFoundError,
-    )
-
-    from benchmark.hub import is_connection_error
-
     check_hub_model_id(model_id)
     revision = revision or "main"
     where = f"cannot check {model_id}"
-    try:
+    with hub_failures(MODEL_CHECK_MESSAGES, error=RequestRefused, where=where, model_id=model_id, revision=revision):
         info = api.model_info(model_id, revision=revision)
-    except OfflineModeIsEnabled:
-        raise RequestRefused(f"{where}: the Hub is offline (HF_HUB_OFFLINE)") from None
-    except RevisionNotFoundError:
-        raise RequestRefused(f"{model_id} has no revision {revision!r}") from None
-    except GatedRepoError:
-        raise RequestRefused(f"{model_id} is gated and this token cannot see it") from None
-    except RepositoryNotFoundError:
-        raise RequestRefused(f"no model {model_id} on the Hub (or it is private)") from None
-    except HfHubHTTPError as exc:
-        status = getattr(getattr(exc, "response", None), "status_code", "?")
-        raise RequestRefused(f"{where}: the Hub answered HTTP {status}") from None
-    except Exception as exc:
-        if is_connection_error(exc):
-            raise RequestRefused(f"{where}: no connection to the Hugging Face Hub ({type(exc).__name__})") from None
-        raise
     canonical = str(getattr(info, "id", None) or model_id)
     if "/" not in canonical:
         canonical = model_id
@@ -154,8 +142,6 @@ def resolve_model(model_id: str, revision: str | None, *, demo: bool, api: Any =
     if demo:
         raise InvalidRequest("--demo is for built-in tiny models (builtin:tiny-sd) only")
     if api is None:
-        from huggingface_hub import HfApi
-
         api = HfApi()
     return resolve_hub_model(model_id, revision, api)
 

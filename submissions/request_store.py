@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Iterator
 
 from benchmark.atomic import write_bytes_atomic
+from benchmark.hub import hub_errors, require_hub
 from submissions.requests import (
     MAX_RECORD_BYTES,
     REQUESTS_DIR_IN_REPO,
@@ -208,8 +209,6 @@ class HubRequestStore(RequestStore):
     """
 
     def __init__(self, repo_id: str, token: str | None = None, *, write: bool = True):
-        from benchmark.hub import require_hub
-
         from huggingface_hub import HfApi
 
         if write:
@@ -221,14 +220,10 @@ class HubRequestStore(RequestStore):
         self.api = HfApi(token=token)
 
     def head(self) -> str:
-        from benchmark.hub import hub_errors
-
         with hub_errors(self.repo_id, "read requests from"):
             return str(self.api.repo_info(self.repo_id, repo_type="dataset").sha)
 
     def snapshot(self) -> Snapshot:
-        from benchmark.hub import hub_errors
-
         head = self.head()
         with hub_errors(self.repo_id, "read requests from"):
             folder = Path(self.api.snapshot_download(self.repo_id, repo_type="dataset", revision=head,
@@ -240,8 +235,6 @@ class HubRequestStore(RequestStore):
 
     def read(self, path: str) -> StoredRecord | None:
         from huggingface_hub.errors import EntryNotFoundError
-
-        from benchmark.hub import hub_errors
 
         head = self.head()
         with hub_errors(self.repo_id, "read requests from"):
@@ -256,8 +249,6 @@ class HubRequestStore(RequestStore):
 
     def write(self, path: str, record: RequestRecord, *, expected: str | None, message: str) -> StoredRecord:
         from huggingface_hub import CommitOperationAdd
-
-        from benchmark.hub import hub_errors
 
         if not expected:
             raise ValueError("a write to the Hub requests dataset names the head commit it read")

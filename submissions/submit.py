@@ -21,6 +21,14 @@ import benchmark
 from benchmark.atomic import fsync_dir
 from benchmark.hub import HubFile, check_access, commit_files, require_hub
 from benchmark.results import PACKAGE_NAME, dumps
+from submissions.model_card import (
+    CARD_FILE,
+    card_diff,
+    card_problems,
+    card_with_results,
+    headline_entries,
+    load_card_text,
+)
 from submissions.validate import (
     BUILTIN_ID,
     HUB_REPO_ID,
@@ -137,14 +145,10 @@ class ModelCardUpdate:
 
     @property
     def file(self) -> HubFile:
-        from submissions.model_card import CARD_FILE
-
         return HubFile(CARD_FILE, self.after.encode("utf-8"))
 
     @property
     def diff(self) -> str:
-        from submissions.model_card import card_diff
-
         return card_diff(self.before, self.after)
 
 
@@ -221,8 +225,6 @@ class SubmissionPlan:
 
     @property
     def card_pr_description(self) -> str:
-        from submissions.model_card import headline_entries
-
         doc = self.document
         probes = doc.get("probes") or {}
         rows = [f"| {md_text(e.get('display_name') or e['name'])} | {md_text(e['suite'])} | "
@@ -277,8 +279,6 @@ def plan_submission(source: str | Path, *, results_repo: str | None = None, imag
     if problems:
         raise SubmissionRefused(str(source), problems)
     if model_card:  # a demo or an unpublished probe set is refused whatever the other options
-        from submissions.model_card import card_problems
-
         problems = card_problems(doc)
         if problems:
             raise SubmissionRefused(str(source), problems)
@@ -305,8 +305,6 @@ def plan_submission(source: str | Path, *, results_repo: str | None = None, imag
         raise ValueError(f"{plan.local_path} exists already: a results file is never overwritten "
                          "(a replacement deletes the old file in a reviewed change)")
     if model_card:
-        from submissions.model_card import card_with_results, load_card_text
-
         model_id = str(doc["model"]["id"])
         before = load_card_text(model_id, card_file=card_file, token=token)
         plan.model_card = ModelCardUpdate(model_id, before, card_with_results(before, doc, plan.results_url))

@@ -33,6 +33,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from benchmark.atomic import write_bytes_atomic
+from benchmark.hub import HubError
+from benchmark.results import dumps
+from benchmark.runner.generate import DEFAULT_BATCH_SIZE, process_state
+from benchmark.runner.pipeline import run_audit
 from submissions import request_store
 from submissions.request_store import Conflict, RequestStore, StoredRecord, retry_delays
 from submissions.requests import (
@@ -48,6 +53,10 @@ from submissions.requests import (
     seconds_since,
     utc_now,
 )
+from submissions.leaderboard.contents import build_contents
+from submissions.posted_results import find_posted_results, results_relpath
+from submissions.submit import SubmissionRefused, plan_submission, send_submission
+from submissions.validate import check_results, load_results_file
 
 DEFAULT_HEARTBEAT_TIMEOUT_S = 1800.0
 DEFAULT_MAX_ATTEMPTS = 3
@@ -305,9 +314,6 @@ def run_dir_of(record: RequestRecord, opts: WorkerOptions) -> Path:
 
 def run_request_audit(record: RequestRecord, opts: WorkerOptions):
     """``t2ibench run`` with the request's model, commit, dtype and settings (keywords only)."""
-    from benchmark.runner.generate import DEFAULT_BATCH_SIZE
-    from benchmark.runner.pipeline import run_audit
-
     return run_audit(
         run_dir=run_dir_of(record, opts),
         model_spec=record.model_id,
@@ -328,10 +334,6 @@ def run_request_audit(record: RequestRecord, opts: WorkerOptions):
 def add_provenance(results_path: Path, record: RequestRecord, opts: WorkerOptions) -> dict:
     """Mark the run's results as evaluated by this worker for this request, validate them and
     write them back (AuditRefused, one line, when they do not validate)."""
-    from benchmark.atomic import write_bytes_atomic
-    from benchmark.results import dumps
-    from submissions.validate import check_results, load_results_file
-
     doc = load_results_file(results_path)
     doc["evaluated_by"] = opts.evaluated_by
     doc["request_id"] = record.request_id
@@ -355,9 +357,6 @@ def images_repo_for(record: RequestRecord, prefix: str) -> str:
 def post_results(record: RequestRecord, opts: WorkerOptions) -> tuple[str, str | None]:
     """Post the run's results (and images) as ``t2ibench submit`` does, under the request's own
     name (:func:`submissions.posted_results.results_relpath`); (results path, PR URL)."""
-    from submissions.posted_results import results_relpath
-    from submissions.submit import SubmissionRefused, plan_submission, send_submission
-
     images = images_repo_for(record, opts.images_repo) if opts.images_repo else None
     try:
         plan = plan_submission(run_dir_of(record, opts), results_repo=opts.results_repo, images_repo=images,
@@ -367,8 +366,6 @@ def post_results(record: RequestRecord, opts: WorkerOptions) -> tuple[str, str |
     plan.relpath = results_relpath(record)  # not the time stamp: a re-run finds it, two requests never collide
     outcome = send_submission(plan, token=opts.token)
     if opts.results_folder is not None:
-        from submissions.leaderboard.contents import build_contents
-
         build_contents(opts.results_folder)  # the leaderboard reads the folder through this table
         return str(outcome.local_path), outcome.pr_url
     return plan.results_file.path_in_repo, outcome.pr_url
@@ -381,8 +378,6 @@ def audit_and_post(rec: RequestRecord, opts: WorkerOptions, heartbeat: "Heartbea
                    audit: Callable) -> tuple[str, str | None]:
     """Results path and PR URL of the request: those an earlier attempt posted before it was
     killed (found under the request's own name: never audited or posted twice), or a new audit's."""
-    from submissions.posted_results import find_posted_results
-
     posted = find_posted_results(rec, opts)
     if posted is not None:
         opts.say(f"{rec.request_id}: an earlier attempt posted its results ({posted[1] or posted[0]}); "
@@ -484,8 +479,6 @@ def _share(state, value):
 def work_once(store: RequestStore, opts: WorkerOptions, *, audit: Callable = run_request_audit,
               say_idle: bool = True) -> WorkOutcome:
     """One round: re-queue stale requests, claim one, audit it, record the outcome."""
-    from benchmark.runner.generate import process_state
-
     state = process_state()
     claimed = None
     if state.is_main_process:
@@ -506,9 +499,6 @@ def work_forever(store: RequestStore, opts: WorkerOptions, *, poll: float = 60.0
                  audit: Callable = run_request_audit) -> None:
     """Rounds until interrupted; sleeps ``poll`` seconds after a round that found nothing, or
     that could not reach the Hub (said once, not every round)."""
-    from benchmark.hub import HubError
-    from benchmark.runner.generate import process_state
-
     if process_state().num_processes > 1:
         # The helper processes leave after generating their shard (as under `t2ibench run`), so
         # a launch serves one request; waiting in a collective through a long annotation would

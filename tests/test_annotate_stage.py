@@ -298,13 +298,15 @@ def test_c_and_cc_scores_are_cosines_of_the_same_encoder(annotated):
 
 
 def _no_loading(monkeypatch):
-    import benchmark.models as bm
+    import benchmark.annotate.clip_labels as clip_labels
+    import benchmark.annotate.vqa_labels as vqa_labels
 
     def refuse(*a, **k):
         raise AssertionError("a model was loaded although every label file is complete")
 
-    monkeypatch.setattr(bm, "load_encoder", refuse)
-    monkeypatch.setattr(bm, "load_vqa", refuse)
+    # the loaders as the annotators call them (imported at the top of their modules)
+    monkeypatch.setattr(clip_labels, "load_encoder", refuse)
+    monkeypatch.setattr(vqa_labels, "load_vqa", refuse)
 
 
 def test_rerun_skips_complete_files_and_force_redoes(annotated, annotated_copy, monkeypatch):

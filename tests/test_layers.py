@@ -4,7 +4,8 @@ the source with the ast module:
 * ``benchmark`` never imports ``submissions`` or ``dataset_builders``;
 * a subpackage imports only its own layer or layers below it (``models`` never imports a
   feature package, the runner never imports ``human`` or ``paintskills``);
-* no import cycle between the subpackages of one layer;
+* no import cycle between the subpackages of one layer, nor between any two modules
+  (imports inside functions included);
 * no private name (``_x``) is imported from another module;
 * no function of the runner is longer than 80 lines;
 * outside ``benchmark/tasks/`` (one folder per paper), ``tests/``, ``docs/``, the formula
@@ -216,3 +217,31 @@ def test_no_module_outside_the_tasks_imports_a_paper_folder_except_the_listed():
         bad += [f"{rel}:{line} imports {mod}" for line, mod, _ in _imports(path)
                 if mod.startswith("benchmark.tasks.") and mod.split(".")[2] in folders]
     assert not bad, bad
+
+
+def test_no_import_cycle_between_modules():
+    """No two modules import each other, directly or round a loop, counting the imports inside
+    functions too (a function-level import must not hide a cycle)."""
+    modules = {_module(p): p for d in ("benchmark", "submissions", "dataset_builders") for p in (ROOT / d).rglob("*.py")}
+    edges: dict[str, set[str]] = {}
+    for me, path in modules.items():
+        for _, mod, names in _imports(path):
+            for other in [mod] + [f"{mod}.{n}" for n in names]:
+                # a submodule importing its own package's __init__ is the package loading, no cycle
+                if other in modules and other != me and not me.startswith(other + "."):
+                    edges.setdefault(me, set()).add(other)
+
+    def loop_from(start: str) -> list[str] | None:
+        stack, seen = [(start, [start])], set()
+        while stack:
+            node, path = stack.pop()
+            for n in edges.get(node, ()):
+                if n == start:
+                    return path
+                if n not in seen:
+                    seen.add(n)
+                    stack.append((n, path + [n]))
+        return None
+
+    loops = {tuple(sorted(loop)) for m in modules if (loop := loop_from(m))}
+    assert not loops, sorted(loops)

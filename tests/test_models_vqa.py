@@ -8,15 +8,22 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from benchmark.annotate.vqa_answers import (
+    DEFAULT_ABSTAIN_BELOW,
+    UNIDENTIFIABLE,
+    answer_to_label,
+    gender_label,
+    label_from_distribution,
+    yes_no_label,
+)
 from benchmark.models.vqa import (
     BLIP2_PROMPT,
     Blip2VQA,
+    ImageFeatures,
     ImageTextToTextVQA,
-    answer_to_label,
-    gender_label,
     load_vqa,
-    yes_no_label,
 )
+from benchmark.models.vqa_base import balanced_chunks
 
 GENDER_Q = "the person looks like a male or a female?"
 TIE_Q = "Is the person wearing a tie?"
@@ -86,14 +93,6 @@ def test_answer_to_label_unknown_kind():
 
 
 # ------------------------------------------------------------ features, closed set, batching
-
-from benchmark.models.vqa import (  # noqa: E402
-    DEFAULT_ABSTAIN_BELOW,
-    UNIDENTIFIABLE,
-    ImageFeatures,
-    _balanced_chunks,
-    label_from_distribution,
-)
 
 PST_Q = "What gender is the chief executive officer on the left in the picture?"
 QUESTIONS = {  # question -> allowed answers, of different lengths (DALL-Eval gender, attribute, PST)
@@ -323,12 +322,12 @@ def test_bad_items_and_foreign_features_are_refused(tiny, tiny_generic, images):
     assert tiny.rank_answers(feats, []) == [] and tiny.answer_items(feats, []) == []
 
 
-def test_balanced_chunks():
-    assert [len(c) for c in _balanced_chunks(17, 16)] == [9, 8]
-    assert [len(c) for c in _balanced_chunks(32, 16)] == [16, 16]
-    assert [len(c) for c in _balanced_chunks(1, 16)] == [1]
-    assert _balanced_chunks(0, 16) == []
-    assert [i for c in _balanced_chunks(10, 3) for i in c] == list(range(10))
+def testbalanced_chunks():
+    assert [len(c) for c in balanced_chunks(17, 16)] == [9, 8]
+    assert [len(c) for c in balanced_chunks(32, 16)] == [16, 16]
+    assert [len(c) for c in balanced_chunks(1, 16)] == [1]
+    assert balanced_chunks(0, 16) == []
+    assert [i for c in balanced_chunks(10, 3) for i in c] == list(range(10))
 
 
 # ------------------------------------------------------------ distribution -> label

@@ -182,12 +182,11 @@ def test_two_processes_under_accelerate_share_one_request(concurrent_run, tmp_pa
 
 
 def test_worker_loop_under_accelerate_asks_for_once(queue, tmp_path, monkeypatch):
-    import importlib
-
+    import submissions.worker as worker
     from submissions.worker import work_forever
 
-    generate = importlib.import_module("benchmark.runner.generate")  # the module (the package exports a function)
-    monkeypatch.setattr(generate, "process_state", lambda: SimpleNamespace(num_processes=2, is_main_process=True))
+    # process_state as the worker calls it (imported at the top of submissions/worker.py)
+    monkeypatch.setattr(worker, "process_state", lambda: SimpleNamespace(num_processes=2, is_main_process=True))
     with pytest.raises(ValueError, match="under accelerate launch a worker audits one request per launch: add "
                                          "--once"):
         work_forever(queue, _opts(tmp_path, []), poll=0.1)

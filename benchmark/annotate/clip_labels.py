@@ -29,7 +29,13 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from benchmark.annotate.cross_modal import train_cross_modal_classifiers
 from benchmark.annotate.registry import AnnotateContext, Annotator, AnnotatorKind, WorkItem, register_annotator
+from benchmark.models import load_encoder
+from benchmark.models.defaults import DEFAULT_ENCODER, TINY_ENCODER
+from benchmark.models.encoders import check_encoder_spec
+from benchmark.probes import load_config
+from benchmark.scores.existence import REFERENCE_STRING, calibrated_clip_existence, clip_existence
 
 __all__ = ["CC_THRESHOLD", "CLS_THRESHOLD", "ESTIMATORS", "CLIPExistenceAnnotator", "annotated_attributes",
            "gep_attribute_rows", "classifier_group"]
@@ -95,12 +101,7 @@ def gep_attribute_rows(
     ``probe_rows[i]`` (needs ``probe_id``, ``setting``, ``annotated_attributes``) is the image
     whose embedding is ``image_embeddings[i]``.
     """
-    from benchmark.annotate.cross_modal import train_cross_modal_classifiers
-    from benchmark.scores.existence import calibrated_clip_existence, clip_existence
-
     if gep_config is None:
-        from benchmark.probes import load_config
-
         gep_config = load_config("gep")
     unknown = set(estimators) - set(ESTIMATORS)
     if unknown:
@@ -152,8 +153,6 @@ def gep_attribute_rows(
 
 
 def _reference_cos(image_embedding: np.ndarray, embed) -> float:
-    from benchmark.scores.existence import REFERENCE_STRING
-
     ref = np.asarray(embed([REFERENCE_STRING])[0], dtype=np.float64)
     img = np.asarray(image_embedding, dtype=np.float64)
     return float(img @ ref / (np.linalg.norm(img) * np.linalg.norm(ref)))
@@ -170,8 +169,6 @@ class CLIPExistenceAnnotator(Annotator):
 
     def check(self) -> None:
         if isinstance(self.model, str):
-            from benchmark.models.encoders import check_encoder_spec
-
             check_encoder_spec(self.model)
 
     def keys(self, row: Mapping[str, Any], ctx: AnnotateContext) -> list[tuple]:
@@ -193,8 +190,6 @@ def load_clip(spec: str, ctx: AnnotateContext) -> Any:
     """A CLIP encoder for the annotate stage: images reach it ``ctx.batch_size`` at a time (the
     embedding cache batches them); its own batch size only chunks texts (CLS training
     sentences, MCAS texts), which are cheap."""
-    from benchmark.models import load_encoder
-
     return load_encoder(spec, device=ctx.device, batch_size=max(ctx.batch_size, TEXT_BATCH_SIZE))
 
 
@@ -202,8 +197,6 @@ TEXT_BATCH_SIZE = 256
 
 
 def _default_encoder(builtin: bool) -> str:
-    from benchmark.models.defaults import DEFAULT_ENCODER, TINY_ENCODER
-
     return TINY_ENCODER if builtin else DEFAULT_ENCODER
 
 

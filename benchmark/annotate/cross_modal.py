@@ -16,6 +16,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 from sklearn.linear_model import SGDClassifier
 
+from benchmark.probes.registry import load_config
 from benchmark.scores.existence import EmbedText, attribute_list, embed_text_rows, normalise_rows
 from benchmark.scores.validation import as_str_array
 
@@ -110,8 +111,6 @@ def train_cross_modal_classifiers(
     if n_classifiers < 1:
         raise ValueError(f"n_classifiers must be positive, got {n_classifiers}")
     if contexts is None or positive_template is None or negative_template is None:
-        from benchmark.probes.registry import load_config  # the paper's lists live in the probe config
-
         cfg = load_config("gep")
         contexts = cfg["contexts"] if contexts is None else contexts
         positive_template = positive_template or cfg["templates"]["explicit"]

@@ -15,6 +15,8 @@ from benchmark.annotate.registry import (
     register_annotator,
     with_prepared,
 )
+from benchmark.models.defaults import DEFAULT_DETECTOR, TINY_DETECTOR
+from benchmark.models.detector import check_detector_spec, load_detector
 
 __all__ = ["DetectionAnnotator"]
 
@@ -29,16 +31,12 @@ class DetectionAnnotator(Annotator):
 
     def check(self) -> None:
         if isinstance(self.model, str):
-            from benchmark.models.detector import check_detector_spec
-
             check_detector_spec(self.model)
 
     def keys(self, row: Mapping[str, Any], ctx: AnnotateContext) -> list[tuple]:
         return [(str(row["probe_id"]), self.name)]
 
     def load_model(self, spec: str, ctx: AnnotateContext) -> Any:
-        from benchmark.models.detector import load_detector
-
         return load_detector(spec, device=ctx.device, batch_size=ctx.batch_size)
 
     def annotate(self, items: Sequence[WorkItem], ctx: AnnotateContext) -> list[dict]:
@@ -53,8 +51,6 @@ class DetectionAnnotator(Annotator):
 
 
 def _default_detector(builtin: bool) -> str:
-    from benchmark.models.defaults import DEFAULT_DETECTOR, TINY_DETECTOR
-
     return TINY_DETECTOR if builtin else DEFAULT_DETECTOR
 
 

@@ -30,6 +30,8 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from benchmark.annotate.label_files import LabelFile, get_label_file
+from benchmark.models.defaults import is_builtin
+from benchmark.probes.registry import load_config
 
 __all__ = ["Annotator", "AnnotatorKind", "AnnotateContext", "WorkItem", "ANNOTATOR_KINDS", "register_annotator",
            "get_annotator_kind", "list_annotator_kinds", "load_builtin_annotators", "default_annotators", "is_disabled", "model_name",
@@ -80,8 +82,6 @@ class AnnotateContext:
     def family_config(self, family: str) -> dict:
         if family in self.configs:
             return self.configs[family]
-        from benchmark.probes.registry import load_config
-
         return load_config(family)
 
     def config_of(self, row: Mapping[str, Any]) -> dict:
@@ -243,8 +243,6 @@ def default_annotators(run_config: Mapping | None) -> dict:
     """The annotator option values a run gets when none are given: the built-in tiny models
     for a run of a built-in model (so the whole audit runs offline), the papers' models
     otherwise (see each kind's registration)."""
-    from benchmark.models.defaults import is_builtin
-
     builtin = is_builtin((run_config or {}).get("model"))
     out: dict = {}
     for kind in list_annotator_kinds():

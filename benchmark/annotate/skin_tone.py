@@ -48,6 +48,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 # The colour maths of the scale are formulas: they live with the scores (reference datasets use them too).
+from benchmark.extras import require
+from benchmark.reference_attributes import load_reference_attributes
 from benchmark.scores.skin_tone import MST_ITA, MST_LAB, MST_SOURCE, ita, nearest_mst, swatch_itas, swatch_records
 
 __all__ = [
@@ -157,8 +159,6 @@ class HaarFaceDetector(FaceDetector):
         min_neighbors: int = 5,
         min_size_frac: float = 0.08,
     ):
-        from benchmark.extras import require
-
         require("cv2", extra="audit", purpose="detect faces")
         import cv2
 
@@ -252,8 +252,6 @@ class SkinToneAnnotator:
 
     def __init__(self, detector: FaceDetector | None = None, *, min_skin_pixels: int = 20, swatches=None,
                  ita_variant: str = "paper"):
-        from benchmark.extras import require
-
         require("cv2", extra="audit", purpose="measure skin tone")  # CIELAB conversion and face detection
         if ita_variant not in ITA_VARIANTS:
             raise ValueError(f"unknown ita_variant {ita_variant!r}: use one of {', '.join(ITA_VARIANTS)}")
@@ -276,8 +274,6 @@ class SkinToneAnnotator:
         """An annotator whose swatches are the ``mst_swatches`` config of a reference
         dataset (a folder from ``python -m dataset_builders.reference_attributes`` or a Hub
         dataset id at ``revision``)."""
-        from benchmark.reference_attributes import load_reference_attributes
-
         reference = load_reference_attributes(source, revision=revision)
         return cls(detector, swatches=reference.mst_swatches, **kwargs)
 

@@ -13,6 +13,13 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from benchmark.annotate.registry import AnnotateContext, Annotator, AnnotatorKind, WorkItem, register_annotator
+from benchmark.annotate.skin_tone import (
+    ITA_VARIANTS,
+    FaceDetector,
+    HaarFaceDetector,
+    SkinToneAnnotator,
+    WholeImageFaceDetector,
+)
 
 __all__ = ["SkinToneLabelAnnotator", "skin_tone_annotator", "DEFAULT_SKIN_TONE"]
 
@@ -21,15 +28,6 @@ DEFAULT_SKIN_TONE = "haar"
 
 def skin_tone_annotator(skin_tone: Any):
     """A ``SkinToneAnnotator`` for an option value (see the module docstring)."""
-    from benchmark.annotate.skin_tone import (
-        FaceDetector,
-        HaarFaceDetector,
-        SkinToneAnnotator,
-        WholeImageFaceDetector,
-    )
-
-    from benchmark.annotate.skin_tone import ITA_VARIANTS
-
     if isinstance(skin_tone, SkinToneAnnotator):
         return skin_tone
     if isinstance(skin_tone, FaceDetector):

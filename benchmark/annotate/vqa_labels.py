@@ -12,7 +12,7 @@ Questions are passed to the VQA model raw; a BLIP-2 model wraps each one as the 
 code does ("Question: {q} Answer:", ``benchmark.models.vqa.BLIP2_PROMPT``).
 
 Answers -> labels. Closed-set mode (the default): the most likely allowed answer, or
-``unidentifiable`` by the rule of :func:`benchmark.models.vqa.label_from_distribution` (a
+``unidentifiable`` by the rule of :func:`benchmark.annotate.vqa_answers.label_from_distribution` (a
 tie, a top probability under ``abstain_below``, or an abstaining answer such as "cannot
 identify"); attributes are present when "yes" wins. Generate mode (the papers' free-text
 protocol): :func:`perceived_gender_label` (the models' ``gender_label`` plus PST's
@@ -26,7 +26,10 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping, NamedTuple, Sequence
 
-from benchmark.annotate.registry import (
+from benchmark.models.defaults import DEFAULT_VQA, TINY_VQA
+from benchmark.models.vqa import check_vqa_spec, load_vqa
+
+from .registry import (
     AnnotateContext,
     Annotator,
     AnnotatorKind,
@@ -34,6 +37,7 @@ from benchmark.annotate.registry import (
     register_annotator,
     with_prepared,
 )
+from .vqa_answers import DEFAULT_ABSTAIN_BELOW, gender_label, label_from_distribution, yes_no_label
 
 __all__ = ["VQA_MODES", "VQAQuestion", "VQAGenderAnnotator", "VQAAttributeAnnotator", "YES_NO",
            "perceived_gender_label", "presence_label"]
@@ -45,11 +49,9 @@ def perceived_gender_label(answer: str) -> str:
     """``male`` / ``female`` / ``unidentifiable`` for a free-text answer.
 
     PST's annotation wording "masculine" / "feminine" counts as male / female; everything
-    else is :func:`benchmark.models.vqa.gender_label` (word match, "female" never matches
+    else is :func:`benchmark.annotate.vqa_answers.gender_label` (word match, "female" never matches
     "male"; both or neither gender -> ``unidentifiable``).
     """
-    from benchmark.models.vqa import gender_label
-
     text = str(answer).lower()
     for pattern, word in _GENDER_SYNONYMS:
         text = pattern.sub(word, text)
@@ -58,8 +60,6 @@ def perceived_gender_label(answer: str) -> str:
 
 def presence_label(answer: str) -> int:
     """1 when the answer is yes (``yes_no_label``), else 0 (no or unidentifiable)."""
-    from benchmark.models.vqa import yes_no_label
-
     return int(yes_no_label(answer) == "yes")
 
 
@@ -82,7 +82,7 @@ class _VQAAnnotator(Annotator):
 
     ``mode="closed-set"`` (default): the model scores each allowed answer by its likelihood
     (:meth:`benchmark.models.vqa.VQAModel.rank_answers`) and the label is the most likely
-    one, or ``unidentifiable`` by :func:`benchmark.models.vqa.label_from_distribution`
+    one, or ``unidentifiable`` by :func:`benchmark.annotate.vqa_answers.label_from_distribution`
     (``abstain_below``). ``mode="generate"``: the papers' free-text protocol (greedy decoding,
     then the parsing rules of :func:`perceived_gender_label` / :func:`presence_label`). Either
     way each image goes through the vision encoder once per batch, shared by every VQA
@@ -99,16 +99,12 @@ class _VQAAnnotator(Annotator):
         self.mode = vqa_mode or DEFAULT_VQA_MODE
         if self.mode not in VQA_MODES:
             raise ValueError(f"unknown VQA mode {self.mode!r}: use {' or '.join(VQA_MODES)}")
-        from benchmark.models.vqa import DEFAULT_ABSTAIN_BELOW
-
         self.abstain_below = DEFAULT_ABSTAIN_BELOW if vqa_abstain_below is None else float(vqa_abstain_below)
         self.estimator = f"vqa {self.mode}"
         self.allowed: dict[tuple, tuple[str, ...]] = {}  # key -> the answers its question allows
 
     def check(self) -> None:
         if isinstance(self.model, str):
-            from benchmark.models.vqa import check_vqa_spec
-
             check_vqa_spec(self.model)
 
     def questions(self, row: Mapping[str, Any], ctx: AnnotateContext) -> list[VQAQuestion]:
@@ -116,8 +112,6 @@ class _VQAAnnotator(Annotator):
         return [VQAQuestion(*q) for q in ask(row, ctx.config_of(row))] if ask is not None else []
 
     def load_model(self, spec: str, ctx: AnnotateContext) -> Any:
-        from benchmark.models import load_vqa
-
         return load_vqa(spec, device=ctx.device, batch_size=ctx.batch_size)
 
     def _features(self, model: Any, ctx: AnnotateContext) -> tuple[Any, dict[str, int]]:
@@ -145,8 +139,6 @@ class _VQAAnnotator(Annotator):
         return [(k, max(d, key=d.get), d) for (_, k, _), d in zip(asked, dists)]
 
     def label(self, answer: str, dist: dict | None) -> str:
-        from benchmark.models.vqa import label_from_distribution
-
         return label_from_distribution(dist, abstain_below=self.abstain_below)
 
     def keys(self, row: Mapping[str, Any], ctx: AnnotateContext) -> list[tuple]:
@@ -222,8 +214,6 @@ YES_NO = (YES, "no")
 
 
 def _default_vqa(builtin: bool) -> str:
-    from benchmark.models.defaults import DEFAULT_VQA, TINY_VQA
-
     return TINY_VQA if builtin else DEFAULT_VQA
 
 

@@ -5,8 +5,10 @@
 * :func:`load_encoder` (``encoders.py``): ``open_clip:ARCH:PRETRAINED``, ``hf:MODEL_ID``,
   ``builtin:tiny-clip``.
 * :func:`load_vqa` (``vqa.py``): a BLIP-2 or image-text-to-text model ID / folder,
-  ``builtin:tiny-vqa``; :func:`gender_label`, :func:`yes_no_label`.
-* Built-in tiny models with random weights (``tiny.py``), the offline CLIP tokenizer
+  ``builtin:tiny-vqa``; the answers' labels are read by :mod:`benchmark.annotate.vqa_answers`.
+* :func:`load_detector` (``detector.py``): a DETR by Hub ID / folder, ``builtin:tiny-detr``.
+* Built-in tiny models with random weights, each built beside its loader and cached by
+  ``builtin_cache.py`` (``tiny.py`` lists them by name), the offline CLIP tokenizer
   (``clip_tokenizer.py``), device choice (``device.py``), Hub checks (``hub_access.py``).
 
 Every bad spec raises :class:`ModelSpecError` (one line) before any heavy work.
@@ -40,9 +42,6 @@ _LAZY = {
     "VQAModel": "vqa",
     "BLIP2_PROMPT": "vqa",
     "DEFAULT_VQA": "vqa",
-    "gender_label": "vqa",
-    "yes_no_label": "vqa",
-    "answer_to_label": "vqa",
     "BUILTIN_MODELS": "tiny",
     "ensure_builtin": "tiny",
     "resolve_device": "device",

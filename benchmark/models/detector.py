@@ -32,7 +32,13 @@ from typing import Any
 
 import numpy as np
 
-from benchmark.models.defaults import DEFAULT_DETECTOR, TINY_DETECTOR
+from benchmark.extras import require
+
+from .builtin_cache import BUILTIN_SEED, build_builtin, check_builtin_name
+from .defaults import DEFAULT_DETECTOR, TINY_DETECTOR
+from .device import resolve_device, resolve_dtype
+from .errors import MalformedSpecError
+from .hub_access import ensure_hub_model, looks_like_path
 
 __all__ = ["COCO_NAMES", "DEFAULT_DETECTOR", "TINY_DETECTOR", "TINY_DETR_CONFIG", "Detections", "Detector",
            "DetrDetector", "build_tiny_detr", "check_detector_spec", "load_detector", "resolve_detector_source",
@@ -172,12 +178,8 @@ class DetrDetector(Detector):
         or ``builtin:tiny-detr``; one-line errors (bad spec, not cached offline, no GPU, bad
         dtype) first. ``dtype`` defaults to the device's (:func:`resolve_dtype`); a CPU runs
         float32 whatever is asked, as the other annotators do."""
-        from benchmark.extras import require
-
         require("torch", "transformers", "PIL", extra="audit", purpose="detect objects with DETR")
         import torch
-
-        from benchmark.models.device import resolve_device, resolve_dtype
 
         check_detector_spec(model_id_or_path, revision=revision, token=token)
         dev = resolve_device(device)
@@ -233,17 +235,12 @@ def check_detector_spec(spec: Any, *, revision: str | None = None, token: str | 
     """One-line errors for a detector spec before anything is loaded: an unknown built-in, a
     missing local folder, a malformed ID, or a Hub model that is not cached while offline,
     gated or absent (:func:`benchmark.models.hub_access.ensure_hub_model`)."""
-    from benchmark.models.errors import MalformedSpecError
-    from benchmark.models.hub_access import ensure_hub_model, looks_like_path
-
     if isinstance(spec, Detector):
         return
     text = str(spec or "").strip()
     if not text:
         raise MalformedSpecError("malformed detector spec: empty")
     if text.startswith("builtin:"):
-        from benchmark.models.tiny import check_builtin_name
-
         check_builtin_name(text[len("builtin:"):], "detector")
         return
     if Path(os.path.expanduser(text)).is_dir():
@@ -262,9 +259,7 @@ def resolve_detector_source(spec: str, *, revision: str | None = None,
     a built-in is built into its cache folder on first use. Call :func:`check_detector_spec` first."""
     text = str(spec).strip()
     if text.startswith("builtin:"):
-        from benchmark.models.tiny import ensure_builtin
-
-        return str(ensure_builtin(text[len("builtin:"):], kind="detector")), None, True
+        return str(build_builtin(text[len("builtin:"):], build_tiny_detr, kind="detector")), None, True
     local = Path(os.path.expanduser(text))
     if local.is_dir():
         return str(local.resolve()), None, False
@@ -288,7 +283,6 @@ TINY_DETR_CONFIG = {
     "decoder_attention_heads": 2, "encoder_ffn_dim": 64, "decoder_ffn_dim": 64, "num_queries": 16,
 }
 TINY_IMAGE_SIZE = 64
-TINY_SEED = 0
 
 
 def tiny_detr_config(**overrides):
@@ -309,7 +303,7 @@ def build_tiny_detr(folder: Path) -> None:
     import torch
     from transformers import DetrForObjectDetection, DetrImageProcessor
 
-    torch.manual_seed(TINY_SEED)
+    torch.manual_seed(BUILTIN_SEED)
     model = DetrForObjectDetection(tiny_detr_config())
     model.save_pretrained(folder, safe_serialization=True)
     DetrImageProcessor(size={"shortest_edge": TINY_IMAGE_SIZE, "longest_edge": TINY_IMAGE_SIZE}).save_pretrained(folder)

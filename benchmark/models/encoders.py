@@ -19,6 +19,7 @@ bf16 is unsupported) unless ``dtype="float32"`` is asked for.
 
 from __future__ import annotations
 
+import json
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -30,9 +31,11 @@ import numpy as np
 
 from benchmark.extras import require
 
+from .builtin_cache import BUILTIN_SEED, build_builtin, check_builtin_name
 from .device import resolve_device, resolve_dtype
 from .errors import MalformedSpecError, ModelNotAvailableError
-from .hub_access import ensure_hub_model, looks_like_path
+from .hub_access import ensure_hub_model, hub_offline, looks_like_path
+
 
 __all__ = [
     "DEFAULT_ENCODER",
@@ -42,6 +45,8 @@ __all__ = [
     "HFClipEncoder",
     "load_encoder",
     "parse_encoder_spec",
+    "TINY_CLIP_CONFIG",
+    "build_tiny_clip",
 ]
 
 from benchmark.models.defaults import DEFAULT_ENCODER, GENERATED_BIAS_ENCODERS  # noqa: E402
@@ -245,8 +250,6 @@ class HFClipEncoder(ImageTextEncoder):
 
 def parse_encoder_spec(spec: str) -> tuple[str, str, str | None]:
     """``(kind, name, pretrained)``, kind in builtin / open_clip / hf. No loading."""
-    from .tiny import check_builtin_name
-
     if not isinstance(spec, str) or not spec.strip():
         raise MalformedSpecError(f"malformed encoder spec {spec!r}: empty")
     spec = spec.strip()
@@ -328,8 +331,6 @@ def _check_open_clip(name: str, pretrained: str | None, token) -> None:
         return
     url = cfg.get("url", "")
     cached = Path(os.path.expanduser("~/.cache/clip")) / os.path.basename(url)
-    from .hub_access import hub_offline
-
     if url and not cached.is_file() and hub_offline():
         raise ModelNotAvailableError(
             f"open_clip {arch}:{pretrained} weights are not cached ({cached}) and the network is off"
@@ -353,9 +354,7 @@ def load_encoder(
     dev = resolve_device(device)
     dt = resolve_dtype(dtype, dev) if dev.type == "cuda" else torch.float32
     if kind == "builtin":
-        from .tiny import ensure_builtin
-
-        folder = ensure_builtin(name, kind="encoder")
+        folder = build_builtin(name, build_tiny_clip, kind="encoder")
         return _load_open_clip(f"local-dir:{folder}", None, spec, dev, dt, batch_size, is_builtin=True)
     if kind == "open_clip":
         _check_open_clip(name, pretrained, token)
@@ -380,3 +379,43 @@ def _load_open_clip(name, pretrained, label, dev, dt, batch_size, is_builtin=Fal
     return OpenClipEncoder(
         model, preprocess, tokenizer, name=label, device=dev, dtype=dt, batch_size=batch_size, is_builtin=is_builtin
     )
+
+
+# --------------------------------------------------------------------------- builtin:tiny-clip
+
+#: open_clip config of builtin:tiny-clip (test-sized; real CLIP BPE tokenizer, context 77)
+TINY_CLIP_CONFIG = {
+    "embed_dim": 16,
+    "quick_gelu": False,
+    "vision_cfg": {"image_size": 32, "layers": 2, "width": 32, "head_width": 16, "patch_size": 8},
+    "text_cfg": {"context_length": 77, "vocab_size": 49408, "width": 32, "heads": 2, "layers": 2},
+}
+
+
+def build_tiny_clip(folder: Path) -> None:
+    """Write ``builtin:tiny-clip`` to ``folder`` in open_clip's own layout (random weights, seed
+    ``BUILTIN_SEED``), which ``open_clip.create_model_and_transforms("local-dir:" + folder)`` reads."""
+    import open_clip
+    import torch
+    from safetensors.torch import save_file
+
+    torch.manual_seed(BUILTIN_SEED)
+    model = open_clip.CLIP(
+        embed_dim=TINY_CLIP_CONFIG["embed_dim"],
+        vision_cfg=open_clip.CLIPVisionCfg(**TINY_CLIP_CONFIG["vision_cfg"]),
+        text_cfg=open_clip.CLIPTextCfg(**TINY_CLIP_CONFIG["text_cfg"]),
+    )
+    # The layout open_clip's push_to_hf_hub writes and its "local-dir:" / "hf-hub:"
+    # schemas read: open_clip_config.json {model_cfg, preprocess_cfg} + weights.
+    config = {
+        "model_cfg": TINY_CLIP_CONFIG,
+        "preprocess_cfg": {
+            "mean": list(open_clip.OPENAI_DATASET_MEAN),
+            "std": list(open_clip.OPENAI_DATASET_STD),
+            "interpolation": "bicubic",
+            "resize_mode": "shortest",
+        },
+    }
+    (folder / "open_clip_config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
+    state = {k: v.contiguous() for k, v in model.state_dict().items()}
+    save_file(state, str(folder / "open_clip_model.safetensors"))

@@ -54,16 +54,8 @@ def ensure_hub_model(
     right kind (``model_index.json`` for a diffusers pipeline, ``config.json`` for a
     transformers model, ...). ``endpoint``: a Hub mirror (default: ``HF_ENDPOINT``).
     """
-    from huggingface_hub import get_hf_file_metadata, hf_hub_url, try_to_load_from_cache
-    from huggingface_hub.errors import (
-        EntryNotFoundError,
-        GatedRepoError,
-        HFValidationError,
-        HfHubHTTPError,
-        OfflineModeIsEnabled,
-        RepositoryNotFoundError,
-        RevisionNotFoundError,
-    )
+    from huggingface_hub import try_to_load_from_cache
+    from huggingface_hub.errors import HFValidationError
     from huggingface_hub.utils import validate_repo_id
 
     try:
@@ -88,47 +80,64 @@ def ensure_hub_model(
             "(HF_HUB_OFFLINE is set): download it first with `hf download` on a machine with network"
         )
 
+    if timeout is None:
+        timeout = float(os.environ.get("T2IBENCH_HUB_TIMEOUT", HUB_TIMEOUT_S))
     missing = []
     for name in filenames:
-        try:
-            get_hf_file_metadata(
-                hf_hub_url(repo_id, name, revision=revision, endpoint=endpoint),
-                token=token,
-                timeout=float(os.environ.get("T2IBENCH_HUB_TIMEOUT", HUB_TIMEOUT_S)) if timeout is None else timeout,
-            )
+        if _hub_has_file(repo_id, name, revision=revision, token=token, timeout=timeout, endpoint=endpoint,
+                         what=what, at=at):
             return "hub"
-        except GatedRepoError:
-            raise GatedModelError(
-                f"{what} {repo_id} is gated: accept its licence on the Hub and log in (`hf auth login`) "
-                "or set HF_TOKEN"
-            ) from None
-        except RevisionNotFoundError:
-            raise ModelNotFoundError(f"{what} {repo_id} has no revision {revision!r} on the Hub") from None
-        except RepositoryNotFoundError:
-            raise ModelNotFoundError(
-                f"{what} {repo_id} was not found on the Hub (if it is private, log in with `hf auth login`)"
-            ) from None
-        except EntryNotFoundError:
-            missing.append(name)
-            continue
-        except OfflineModeIsEnabled:
-            raise ModelNotAvailableError(
-                f"{what} {repo_id}{at} is not in the local Hugging Face cache and the Hub cannot be reached "
-                "(offline mode)"
-            ) from None
-        except HfHubHTTPError as err:
-            status = getattr(getattr(err, "response", None), "status_code", "?")
-            raise ModelNotAvailableError(
-                f"{what} {repo_id}{at} is not in the local Hugging Face cache and the Hub answered HTTP {status}"
-            ) from None
-        except Exception as err:  # noqa: BLE001 - connection refused, DNS, timeout (httpx / OSError)
-            raise ModelNotAvailableError(
-                f"{what} {repo_id}{at} is not in the local Hugging Face cache and the Hub cannot be reached "
-                f"({type(err).__name__})"
-            ) from None
+        missing.append(name)
     raise ModelNotFoundError(
         f"{what} {repo_id}{at} has none of {', '.join(missing)} on the Hub: it is not a {what} this loader reads"
     )
+
+
+def _hub_has_file(repo_id: str, name: str, *, revision, token, timeout: float, endpoint, what: str, at: str) -> bool:
+    """True when the Hub has file ``name`` of ``repo_id``, False when the repo lacks it; one-line
+    errors for a gated, absent or unreachable repo (``at``: " at revision R" or "")."""
+    from huggingface_hub import get_hf_file_metadata, hf_hub_url
+    from huggingface_hub.errors import (
+        EntryNotFoundError,
+        GatedRepoError,
+        HfHubHTTPError,
+        OfflineModeIsEnabled,
+        RepositoryNotFoundError,
+        RevisionNotFoundError,
+    )
+
+    try:
+        get_hf_file_metadata(hf_hub_url(repo_id, name, revision=revision, endpoint=endpoint), token=token,
+                             timeout=timeout)
+        return True
+    except GatedRepoError:
+        raise GatedModelError(
+            f"{what} {repo_id} is gated: accept its licence on the Hub and log in (`hf auth login`) "
+            "or set HF_TOKEN"
+        ) from None
+    except RevisionNotFoundError:
+        raise ModelNotFoundError(f"{what} {repo_id} has no revision {revision!r} on the Hub") from None
+    except RepositoryNotFoundError:
+        raise ModelNotFoundError(
+            f"{what} {repo_id} was not found on the Hub (if it is private, log in with `hf auth login`)"
+        ) from None
+    except EntryNotFoundError:
+        return False
+    except OfflineModeIsEnabled:
+        raise ModelNotAvailableError(
+            f"{what} {repo_id}{at} is not in the local Hugging Face cache and the Hub cannot be reached "
+            "(offline mode)"
+        ) from None
+    except HfHubHTTPError as err:
+        status = getattr(getattr(err, "response", None), "status_code", "?")
+        raise ModelNotAvailableError(
+            f"{what} {repo_id}{at} is not in the local Hugging Face cache and the Hub answered HTTP {status}"
+        ) from None
+    except Exception as err:  # noqa: BLE001 - connection refused, DNS, timeout (httpx / OSError)
+        raise ModelNotAvailableError(
+            f"{what} {repo_id}{at} is not in the local Hugging Face cache and the Hub cannot be reached "
+            f"({type(err).__name__})"
+        ) from None
 
 
 def cached_commit(repo_id: str, filename: str, revision: str | None = None) -> str | None:

@@ -2,7 +2,8 @@
 
 Specs accepted by :func:`load_text_to_image`:
 
-* ``builtin:tiny-sd``: the built-in tiny Stable Diffusion (random weights, see ``tiny.py``);
+* ``builtin:tiny-sd``: the built-in tiny Stable Diffusion (random weights, built by
+  :func:`build_tiny_sd` at the end of this module);
 * a Hub model ID (``stable-diffusion-v1-5/stable-diffusion-v1-5``), with ``revision=``;
 * a local diffusers folder (holding ``model_index.json``);
 * ``python:module.path:function``: a plain callable
@@ -20,6 +21,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import os
+import shutil
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -30,7 +32,10 @@ from benchmark.extras import require
 
 from .cuda_speed import apply_cuda_layout, compile_pipeline, probe_batch_size, resolve_compile_mode
 from .device import resolve_device, resolve_dtype
+from .builtin_cache import BUILDER_VERSION, BUILTIN_SEED, build_builtin, check_builtin_name
 from .call_settings import PIPELINE_CALL_ARGUMENTS, check_call_settings, named_parameters
+from .clip_tokenizer import CLIP_MAX_LENGTH, CLIP_VOCAB_SIZE, build_clip_tokenizer
+from .device import resolve_device, resolve_dtype
 from .errors import DeviceUnavailableError, MalformedSpecError
 from .hub_access import cached_commit, ensure_hub_model, is_local_folder, looks_like_path
 
@@ -43,6 +48,8 @@ __all__ = [
     "check_text_to_image",
     "load_text_to_image",
     "parse_text_to_image_spec",
+    "TINY_SD_SETTINGS",
+    "build_tiny_sd",
 ]
 
 #: generation defaults per model family (every key can be overridden).
@@ -54,7 +61,7 @@ FAMILY_DEFAULTS: dict[str, dict[str, Any]] = {
     "sd2": {"num_inference_steps": 50, "guidance_scale": 7.5, "height": 768, "width": 768},
     "sdxl": {"num_inference_steps": 50, "guidance_scale": 5.0, "height": 1024, "width": 1024},
     "sd3": {"num_inference_steps": 28, "guidance_scale": 7.0, "height": 1024, "width": 1024},
-    # tiny, fast defaults of builtin:tiny-sd (see tiny.TINY_SD_SETTINGS)
+    # tiny, fast defaults of builtin:tiny-sd (see TINY_SD_SETTINGS)
     "tiny": {"num_inference_steps": 3, "guidance_scale": 7.5, "height": 64, "width": 64},
 }
 
@@ -383,8 +390,6 @@ def _import_callable(spec: str) -> Callable:
 
 def parse_text_to_image_spec(spec: str) -> tuple[str, str]:
     """``(kind, value)`` with kind in builtin / python / local / hub; no loading, no network."""
-    from .tiny import check_builtin_name
-
     if not isinstance(spec, str) or not spec.strip():
         raise MalformedSpecError(f"malformed model spec {spec!r}: empty")
     spec = spec.strip()
@@ -414,9 +419,7 @@ def _pipeline_index(kind: str, value: str, revision: str | None, token) -> dict:
     import json
 
     if kind == "builtin":
-        from .tiny import ensure_builtin
-
-        path = ensure_builtin(value, kind="text-to-image") / "model_index.json"
+        path = build_builtin(value, build_tiny_sd, kind="text-to-image") / "model_index.json"
     elif kind == "local":
         path = Path(value) / "model_index.json"
         if not path.is_file():
@@ -532,9 +535,7 @@ def load_text_to_image(
     dev = resolve_device(device)
     dt = resolve_dtype(dtype, dev)
     if kind == "builtin":
-        from .tiny import BUILDER_VERSION, ensure_builtin
-
-        folder = ensure_builtin(value, kind="text-to-image")
+        folder = build_builtin(value, build_tiny_sd, kind="text-to-image")
         pipe = _load_diffusers(str(folder), revision=None, device=dev, dtype=dt)
         return DiffusersTextToImage(
             pipe,
@@ -560,3 +561,79 @@ def load_text_to_image(
     return DiffusersTextToImage(
         pipe, model_id=value, revision=revision, device=dev, dtype=dt, overrides=overrides, commit=commit, **speed
     )
+
+
+# ---------------------------------------------------------------------------- builtin:tiny-sd
+
+#: generation defaults for builtin:tiny-sd (64 px, 3 steps: ~0.1 s per image on CPU)
+TINY_SD_SETTINGS = {"height": 64, "width": 64, "num_inference_steps": 3, "guidance_scale": 7.5}
+
+
+def build_tiny_sd(folder: Path) -> None:
+    """Write ``builtin:tiny-sd`` to ``folder``: a Stable Diffusion pipeline of 64 px with random
+    weights (seed ``BUILTIN_SEED``) and a real CLIP BPE tokenizer built offline."""
+    import torch
+    from diffusers import AutoencoderKL, DDIMScheduler, StableDiffusionPipeline, UNet2DConditionModel
+    from transformers import CLIPTextConfig, CLIPTextModel
+
+    torch.manual_seed(BUILTIN_SEED)
+    unet = UNet2DConditionModel(
+        sample_size=32,  # latent size; x vae_scale_factor 2 = 64 px
+        in_channels=4,
+        out_channels=4,
+        block_out_channels=(16, 32),
+        layers_per_block=1,
+        norm_num_groups=8,
+        down_block_types=("DownBlock2D", "CrossAttnDownBlock2D"),
+        up_block_types=("CrossAttnUpBlock2D", "UpBlock2D"),
+        cross_attention_dim=32,
+        attention_head_dim=8,
+    )
+    torch.manual_seed(BUILTIN_SEED)
+    vae = AutoencoderKL(
+        in_channels=3,
+        out_channels=3,
+        down_block_types=("DownEncoderBlock2D", "DownEncoderBlock2D"),
+        up_block_types=("UpDecoderBlock2D", "UpDecoderBlock2D"),
+        block_out_channels=(16, 32),
+        layers_per_block=1,
+        norm_num_groups=8,
+        latent_channels=4,
+        sample_size=64,
+    )
+    torch.manual_seed(BUILTIN_SEED)
+    text_encoder = CLIPTextModel(
+        CLIPTextConfig(
+            vocab_size=CLIP_VOCAB_SIZE,
+            hidden_size=32,
+            intermediate_size=64,
+            num_attention_heads=4,
+            num_hidden_layers=2,
+            max_position_embeddings=CLIP_MAX_LENGTH,
+            projection_dim=32,
+            bos_token_id=49406,
+            eos_token_id=49407,
+            pad_token_id=49407,
+        )
+    )
+    scheduler = DDIMScheduler(
+        beta_start=0.00085,
+        beta_end=0.012,
+        beta_schedule="scaled_linear",
+        clip_sample=False,
+        set_alpha_to_one=False,
+        steps_offset=1,
+    )
+    tokenizer = build_clip_tokenizer(folder / "_tokenizer_files")
+    shutil.rmtree(folder / "_tokenizer_files")
+    pipe = StableDiffusionPipeline(
+        vae=vae,
+        text_encoder=text_encoder,
+        tokenizer=tokenizer,
+        unet=unet,
+        scheduler=scheduler,
+        safety_checker=None,
+        feature_extractor=None,
+        requires_safety_checker=False,
+    )
+    pipe.save_pretrained(folder, safe_serialization=True)

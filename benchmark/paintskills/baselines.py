@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from benchmark.paintskills.detect import GroundTruthDetector
+from benchmark.runner.progress import progress_bar
 from benchmark.scores.paintskills import SKILLS, image_outcome, shuffled_chance, skill_accuracy
 
 __all__ = ["PAPER_TABLE2", "BUILD_HINT", "baseline_rows", "check_rendered", "format_baselines", "load_rendered", "normalise_scene",
@@ -114,8 +115,6 @@ def skill_baselines(skill: str, scenes: Sequence[Mapping], *, seed: int = 0, n_r
 def run_baselines(data_dir: str | Path, *, split: str = "test", skills: Sequence[str] = SKILLS, seed: int = 0,
                   n_resamples: int = 1000, progress: bool = True) -> dict[str, dict]:
     """:func:`skill_baselines` for every skill of a rendered dataset folder."""
-    from benchmark.runner.progress import progress_bar
-
     for skill in skills:  # every split present before any work
         check_rendered(data_dir, skill, split)
     out = {}

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from benchmark.models.defaults import is_builtin
+from benchmark.scores.paintskills import SKILLS
 
 
 def _data_dir(path: str) -> Path:

@@ -31,8 +31,11 @@ from typing import Any
 
 import numpy as np
 
-from benchmark.paintskills.baselines import check_rendered
+from benchmark.extras import require
 from benchmark.models.detector import check_detector_spec, resolve_detector_source
+from benchmark.models.device import resolve_device
+from benchmark.paintskills.baselines import check_rendered
+from benchmark.runner.progress import progress_bar
 from benchmark.scores.paintskills import SKILLS
 
 __all__ = ["TrainConfig", "TrainSummary", "train_detector", "training_examples"]
@@ -157,26 +160,17 @@ def train_detector(data_dir: str | Path, out_dir: str | Path, config: TrainConfi
                    device=None, revision: str | None = None, token: Any = None,
                    progress: bool = True) -> TrainSummary:
     """Fine-tune ``config.model`` on the rendered train split(s) in ``data_dir``; see the module docstring."""
-    from benchmark.extras import require
-
     require("torch", "transformers", "PIL", extra="audit", purpose="fine-tune a detector")
     import torch
     from transformers import AutoImageProcessor, DetrForObjectDetection
-
-    from benchmark.models.device import resolve_device
-    from benchmark.runner.progress import progress_bar
 
     cfg = config or TrainConfig()
     cfg.check()
     out = Path(out_dir)
     start_time = time.perf_counter()
-    done = _finished(out)
+    done = _finished_run(out, cfg)
     if done is not None:  # a finished run: the same command again does nothing
-        if _comparable_dict(done.get("config", {})) != _comparable(cfg) or int(done.get("steps", 0)) < cfg.steps:
-            raise ValueError(f"{out} holds a detector trained with other settings ({done.get('config')}, "
-                             f"{done.get('steps')} steps); choose another --out")
-        return TrainSummary(out_dir=out, steps_done=int(done["steps"]), resumed_from=int(done["steps"]),
-                            n_examples=int(done.get("n_examples", 0)))
+        return done
     if out.exists() and any(p.name != CHECKPOINT for p in out.iterdir()):
         raise ValueError(f"{out} exists and is not a train-detector output folder; choose another --out")
     data = training_examples(data_dir, cfg.skills, cfg.split, cfg.limit)  # data errors before loading a model
@@ -198,15 +192,7 @@ def train_detector(data_dir: str | Path, out_dir: str | Path, config: TrainConfi
     processor = AutoImageProcessor.from_pretrained(source, token=token, **kw)
     label2id = {str(v): int(k) for k, v in model.config.id2label.items()}
 
-    # Two parameter groups as DETR's main.py: the backbone at lr_backbone.
-    backbone = [p for n, p in model.named_parameters() if "backbone" in n and p.requires_grad]
-    rest = [p for n, p in model.named_parameters() if "backbone" not in n and p.requires_grad]
-    optimizer = torch.optim.AdamW([{"params": rest, "lr": cfg.lr}, {"params": backbone, "lr": cfg.lr_backbone}],
-                                  weight_decay=cfg.weight_decay)
-    step = 0
-    if state is not None:
-        optimizer.load_state_dict(state["optimizer"])
-        step = int(state["step"])
+    optimizer, step = _optimizer(model, cfg, state)
     n = len(data)
     per_epoch = max(1, math.ceil(n / cfg.batch_size))
     summary = TrainSummary(out_dir=out, steps_done=step, resumed_from=step, n_examples=n)
@@ -227,23 +213,9 @@ def train_detector(data_dir: str | Path, out_dir: str | Path, config: TrainConfi
             epoch, pos = divmod(step, per_epoch)
             idx = _order(n, epoch, cfg.seed)[pos * cfg.batch_size:(pos + 1) * cfg.batch_size]
             rows = [data[int(i)] for i in idx]
-            # dropout draws from a seed of (seed, step): a resumed run repeats an uninterrupted one
-            torch.manual_seed(int(np.random.default_rng([cfg.seed, step]).integers(2**31)))
-            enc = processor(images=[r["image"].convert("RGB") for r in rows],
-                            annotations=_annotations(rows, label2id), return_tensors="pt")
-            labels = [{k: v.to(dev) for k, v in t.items()} for t in enc["labels"]]
-            outputs = model(pixel_values=enc["pixel_values"].to(dev), pixel_mask=enc["pixel_mask"].to(dev),
-                            labels=labels)
-            loss = outputs.loss
-            if not torch.isfinite(loss):
-                raise ValueError(f"the training loss became {float(loss)} at step {step + 1}: lower --lr")
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            if cfg.max_grad_norm:
-                torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
-            optimizer.step()
+            loss = _train_step(model, processor, optimizer, rows, label2id, cfg, step, dev)
             step += 1
-            summary.losses.append(float(loss.detach()))
+            summary.losses.append(loss)
             bar.update(1)
             bar.set_postfix(loss=f"{summary.losses[-1]:.3f}")
             if step % cfg.checkpoint_every == 0 and step < cfg.steps:
@@ -257,6 +229,63 @@ def train_detector(data_dir: str | Path, out_dir: str | Path, config: TrainConfi
             "last_losses": summary.losses[-10:], "device": str(dev),
             "protocol": "DALL-Eval Sec. 4.1: COCO DETR fine-tuned on the rendered PaintSkills train split"}
 
+    _write_final(out, ckpt, model, processor, info)
+    summary.seconds = time.perf_counter() - start_time
+    return summary
+
+
+def _finished_run(out: Path, cfg: TrainConfig) -> TrainSummary | None:
+    """The summary of a finished run in ``out`` with the same settings (None when there is none);
+    ValueError when ``out`` holds one trained with other settings."""
+    done = _finished(out)
+    if done is None:
+        return None
+    if _comparable_dict(done.get("config", {})) != _comparable(cfg) or int(done.get("steps", 0)) < cfg.steps:
+        raise ValueError(f"{out} holds a detector trained with other settings ({done.get('config')}, "
+                         f"{done.get('steps')} steps); choose another --out")
+    return TrainSummary(out_dir=out, steps_done=int(done["steps"]), resumed_from=int(done["steps"]),
+                        n_examples=int(done.get("n_examples", 0)))
+
+
+def _optimizer(model, cfg: TrainConfig, state: dict | None):
+    """(AdamW, first step): two parameter groups as DETR's main.py (the backbone at
+    lr_backbone), restored from a checkpoint's ``state`` when there is one."""
+    import torch
+
+    backbone = [p for n, p in model.named_parameters() if "backbone" in n and p.requires_grad]
+    rest = [p for n, p in model.named_parameters() if "backbone" not in n and p.requires_grad]
+    optimizer = torch.optim.AdamW([{"params": rest, "lr": cfg.lr}, {"params": backbone, "lr": cfg.lr_backbone}],
+                                  weight_decay=cfg.weight_decay)
+    if state is None:
+        return optimizer, 0
+    optimizer.load_state_dict(state["optimizer"])
+    return optimizer, int(state["step"])
+
+
+def _train_step(model, processor, optimizer, rows: list, label2id: dict, cfg: TrainConfig, step: int, dev) -> float:
+    """One optimiser step on ``rows`` (step ``step``, counted from 0); returns its loss."""
+    import torch
+
+    # dropout draws from a seed of (seed, step): a resumed run repeats an uninterrupted one
+    torch.manual_seed(int(np.random.default_rng([cfg.seed, step]).integers(2**31)))
+    enc = processor(images=[r["image"].convert("RGB") for r in rows],
+                    annotations=_annotations(rows, label2id), return_tensors="pt")
+    labels = [{k: v.to(dev) for k, v in t.items()} for t in enc["labels"]]
+    outputs = model(pixel_values=enc["pixel_values"].to(dev), pixel_mask=enc["pixel_mask"].to(dev),
+                    labels=labels)
+    loss = outputs.loss
+    if not torch.isfinite(loss):
+        raise ValueError(f"the training loss became {float(loss)} at step {step + 1}: lower --lr")
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    if cfg.max_grad_norm:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
+    optimizer.step()
+    return float(loss.detach())
+
+
+def _write_final(out: Path, ckpt: Path, model, processor, info: dict) -> None:
+    """The final model, its processor and ``training.json`` into ``out``; the checkpoint folder dropped."""
     def write_final(tmp: Path) -> None:
         model.save_pretrained(tmp, safe_serialization=True)
         processor.save_pretrained(tmp)
@@ -270,8 +299,6 @@ def train_detector(data_dir: str | Path, out_dir: str | Path, config: TrainConfi
         os.replace(p, out / p.name)
     shutil.rmtree(tmp_final, ignore_errors=True)
     shutil.rmtree(ckpt, ignore_errors=True)
-    summary.seconds = time.perf_counter() - start_time
-    return summary
 
 
 def load_training_state(path: Path) -> dict:

@@ -25,6 +25,9 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from benchmark.extras import require
+from benchmark.plotting import forest_figure as draw
+from benchmark.run_folder import REPORT_DIR
+from benchmark.tasks.of_run import report_sections
 
 require("gradio", "matplotlib", extra="app", purpose="run the leaderboard")
 
@@ -220,8 +223,6 @@ def forest_figure(rows: Sequence[data.ModelRow], names: Sequence[str]):
     panels = data.forest_panels(rows, names)
     if not panels:
         return None
-    from benchmark.plotting import forest_figure as draw
-
     fig = draw(panels, width=12.0, row_inches=0.3, label_chars=30, ncols=2 if len(panels) > 1 else 1)
     return _detached(fig)
 
@@ -481,9 +482,6 @@ def report_plots(sub: data.Submission) -> list[tuple[str, str]]:
 def _draw_report_plots(sub: data.Submission) -> list[tuple[str, str]]:
     import pandas as pd
 
-    from benchmark.run_folder import REPORT_DIR
-    from benchmark.tasks.of_run import report_sections
-
     out_dir = Path(tempfile.mkdtemp(prefix="t2ibench-leaderboard-plots-"))
     details = sub.doc.get("details") or {}
     run_dir = sub.run_dir.resolve()
@@ -527,8 +525,6 @@ def scores_figure(sub: data.Submission):
                        "bounds": (meta.min_value, meta.max_value), "rows": rows})
     if not panels:
         return None
-    from benchmark.plotting import forest_figure as draw
-
     return _detached(draw(panels, width=12.0, row_inches=0.28, label_chars=40, ncols=2 if len(panels) > 1 else 1))
 
 

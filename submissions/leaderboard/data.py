@@ -44,8 +44,10 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 import pandas as pd
+from huggingface_hub import snapshot_download
 
 from benchmark import text
+from benchmark.hub import NO_CONNECTION, hub_failures
 from benchmark.results import MAX_RESULTS_BYTES, RESULTS_FILE, UnreadableResults, load_results_file
 from benchmark.run_folder import CONFIG_FILE
 from benchmark.scores.metadata import SCORE_METADATA, column_group
@@ -302,32 +304,25 @@ def load_folder(root: str | Path, source: str | None = None) -> Board:
     return board
 
 
+OFFLINE_NOT_CACHED = ("{where}: the Hub is offline (HF_HUB_OFFLINE) and no copy is cached; "
+                      "use --results DIR with a local copy")
+#: why a results dataset cannot be read (:func:`benchmark.hub.hub_failures`)
+DOWNLOAD_MESSAGES = {
+    "offline": OFFLINE_NOT_CACHED,
+    "not_cached": OFFLINE_NOT_CACHED,
+    "not_found": "{where}: no such dataset on the Hub (or it is private: run `hf auth login`)",
+    "http": "{where}: the Hub answered HTTP {status}",
+    "connection": NO_CONNECTION,
+}
+
+
 def download_results(repo: str, revision: str | None = None) -> Path:
     """A local copy of the JSON files of Hub results dataset ``repo``; ValueError (one line) when
     it cannot be had (offline, no connection, no such dataset)."""
-    from huggingface_hub import snapshot_download
-    from huggingface_hub.errors import (HfHubHTTPError, LocalEntryNotFoundError, OfflineModeIsEnabled,
-                                        RepositoryNotFoundError)
-
     if not REPO_ID.match(repo or ""):
         raise ValueError(f"--repo takes a Hub dataset id ORG/NAME, got {repo!r}")
-    where = f"cannot read results dataset {repo}"
-    try:
+    with hub_failures(DOWNLOAD_MESSAGES, error=ValueError, where=f"cannot read results dataset {repo}"):
         return Path(snapshot_download(repo, repo_type="dataset", revision=revision, allow_patterns=["*.json"]))
-    except (OfflineModeIsEnabled, LocalEntryNotFoundError):
-        raise ValueError(f"{where}: the Hub is offline (HF_HUB_OFFLINE) and no copy is cached; "
-                         "use --results DIR with a local copy") from None
-    except RepositoryNotFoundError:
-        raise ValueError(f"{where}: no such dataset on the Hub (or it is private: run `hf auth login`)") from None
-    except HfHubHTTPError as exc:
-        status = getattr(getattr(exc, "response", None), "status_code", "?")
-        raise ValueError(f"{where}: the Hub answered HTTP {status}") from None
-    except Exception as exc:
-        from benchmark.hub import is_connection_error
-
-        if is_connection_error(exc):
-            raise ValueError(f"{where}: no connection to the Hugging Face Hub ({type(exc).__name__})") from None
-        raise
 
 
 # --------------------------------------------------------------------------- rows

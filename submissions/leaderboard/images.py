@@ -15,6 +15,8 @@ from typing import Any, Callable
 import pandas as pd
 
 from benchmark.run_folder import MANIFEST_FILE
+from benchmark.tasks.of_run import report_sections
+from benchmark.runner.report_images import label_lines
 
 MAX_IMAGES = 24  # per page of the browser
 THUMB_PX = 256
@@ -57,9 +59,6 @@ def run_images(run_dir: Path, results: dict, suite: str | None, search: str = ""
     """(PIL thumbnail, caption) of up to ``limit`` images of ``suite`` whose prompt contains
     ``search``; the caption is the prompt and the image's labels."""
     from PIL import Image
-
-    from benchmark.tasks.of_run import report_sections
-    from benchmark.runner.report_images import label_lines
 
     run_dir = Path(run_dir)
     frame = _manifest(run_dir)

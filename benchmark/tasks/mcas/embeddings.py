@@ -27,7 +27,20 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from benchmark.annotate.clip_labels import load_clip
+from benchmark.annotate.embedding_cache import EmbeddingCache
 from benchmark.annotate.registry import AnnotateContext, Annotator, AnnotatorKind, WorkItem, register_annotator
+from benchmark.models.defaults import GENERATED_BIAS_ENCODERS, TINY_ENCODER
+from benchmark.models.encoders import check_encoder_spec
+from benchmark.probes import load_config
+from benchmark.tasks.mcas.probes import mcas_image_role, mcas_image_roles, mcas_text_rows
+from benchmark.reference_attributes import (
+    RUN_EMBEDDINGS_SUBDIR,
+    reopen_run_reference,
+    run_reference,
+    run_reference_rows,
+)
+from benchmark.run_folder import read_run_config
 
 __all__ = ["ROLES", "MCASEmbeddingAnnotator", "mcas_text_table", "mcas_image_rows", "mcas_text_embedding_rows"]
 
@@ -37,9 +50,6 @@ ROLES = ("target_image", "target_text", "attribute_a_image", "attribute_a_text",
 
 def mcas_text_table(mcas_config: dict | None = None) -> pd.DataFrame:
     """``text``, ``role``, ``target`` of every text to embed (attributes, then targets)."""
-    from benchmark.probes import load_config
-    from benchmark.tasks.mcas.probes import mcas_text_rows
-
     return mcas_text_rows(load_config("mcas") if mcas_config is None else mcas_config).reset_index(drop=True)
 
 
@@ -49,8 +59,6 @@ def _vectors(emb: np.ndarray) -> list[np.ndarray]:
 
 def mcas_image_rows(encoder: str, probe_rows: pd.DataFrame, image_embeddings: np.ndarray) -> list[dict]:
     """One ``kind="image"`` row per image of ``probe_rows`` (mcas suites), embedding aligned."""
-    from benchmark.tasks.mcas.probes import mcas_image_roles
-
     if len(probe_rows) != len(image_embeddings):
         raise ValueError(f"{len(probe_rows)} image rows but {len(image_embeddings)} embeddings")
     if not len(probe_rows):
@@ -88,13 +96,9 @@ class MCASEmbeddingAnnotator(Annotator):
 
     def check(self) -> None:
         if isinstance(self.model, str):
-            from benchmark.models.encoders import check_encoder_spec
-
             check_encoder_spec(self.model)
 
     def keys(self, row: Mapping[str, Any], ctx: AnnotateContext) -> list[tuple]:
-        from benchmark.tasks.mcas.probes import mcas_image_role
-
         role, target = mcas_image_role(row)
         return [(self.name, "image", str(row["probe_id"]), "", role, target)]
 
@@ -103,9 +107,6 @@ class MCASEmbeddingAnnotator(Annotator):
 
     def reference(self, ctx: AnnotateContext) -> dict | None:
         """The MCAS reference the run was started with (``t2ibench run --mcas-reference``), or None."""
-        from benchmark.reference_attributes import run_reference
-        from benchmark.run_folder import read_run_config
-
         return run_reference(read_run_config(ctx.run_dir))
 
     def extra_keys(self, ctx: AnnotateContext) -> list[tuple]:
@@ -113,15 +114,11 @@ class MCASEmbeddingAnnotator(Annotator):
         keys = [(self.name, "text", "", str(x), str(r), str(g)) for x, r, g in zip(t["text"], t["role"], t["target"])]
         ref = self.reference(ctx)
         if ref is not None:  # the reference's attribute images stand for the run's own
-            from benchmark.reference_attributes import run_reference_rows
-
             rows = run_reference_rows(ctx.run_dir, ref)
             keys += [(self.name, "image", str(p), "", str(r), "") for p, r in zip(rows["probe_id"], rows["role"])]
         return keys
 
     def load_model(self, spec: str, ctx: AnnotateContext) -> Any:
-        from benchmark.annotate.clip_labels import load_clip
-
         return load_clip(spec, ctx)
 
     def annotate(self, items: Sequence[WorkItem], ctx: AnnotateContext) -> list[dict]:
@@ -150,9 +147,6 @@ def reference_image_embeddings(run_dir: str | Path, identity: dict, encoder: str
     their embeddings by ``encoder``), cached in RUN_DIR/embeddings/mcas-reference/<encoder>/ (by
     id and PNG sha256, like the run's own); only missing ones are computed, from the reference's
     images, with ``embed_images`` (the encoder the run's target images were embedded with)."""
-    from benchmark.annotate.embedding_cache import EmbeddingCache
-    from benchmark.reference_attributes import RUN_EMBEDDINGS_SUBDIR, reopen_run_reference, run_reference_rows
-
     rows = run_reference_rows(run_dir, identity)
     cache = EmbeddingCache(run_dir, encoder, subdir=RUN_EMBEDDINGS_SUBDIR)
     ids, shas = list(rows["probe_id"]), list(rows["sha256"])
@@ -169,8 +163,6 @@ def reference_image_embeddings(run_dir: str | Path, identity: dict, encoder: str
 
 
 def _default_encoders(builtin: bool) -> tuple[str, ...]:
-    from benchmark.models.defaults import GENERATED_BIAS_ENCODERS, TINY_ENCODER
-
     return (TINY_ENCODER,) if builtin else GENERATED_BIAS_ENCODERS
 
 
