@@ -31,7 +31,6 @@ class ForeignResults(RuntimeError):
 def results_relpath(record: RequestRecord) -> str:
     """``<model folder>/request-<commit>.json`` for the request (relative to the results folder,
     or to ``results/`` in a Hub results dataset)."""
-
     return f"{model_folder_name(record.model_id)}/{RESULTS_PREFIX}{record.commit}.json"
 
 
@@ -43,7 +42,6 @@ def is_own_results(doc: dict, record: RequestRecord) -> bool:
 
 
 def _local_posted(record: RequestRecord, opts: "WorkerOptions") -> tuple[str, None] | None:
-
     path = opts.results_folder / results_relpath(record)
     if not (path.exists() or path.is_symlink()):
         return None
@@ -63,7 +61,6 @@ def _hub_posted(record: RequestRecord, opts: "WorkerOptions") -> tuple[str, str]
     this worker's own Hub user (anyone may open a pull request: another's is never trusted)."""
     from huggingface_hub import HfApi
 
-
     repo = opts.results_repo
     path = f"{RESULTS_DIR_IN_REPO}/{results_relpath(record)}"
     api = HfApi(token=opts.token)
@@ -80,7 +77,6 @@ def _hub_posted(record: RequestRecord, opts: "WorkerOptions") -> tuple[str, str]
 
 
 def _check_hub_file(api, repo: str, path: str, revision: str, record: RequestRecord) -> None:
-
     local = api.hf_hub_download(repo, path, repo_type="dataset", revision=revision)
     try:
         own = is_own_results(load_results_file(local), record)
