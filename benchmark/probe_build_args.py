@@ -13,6 +13,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="folder to write (replaced if it is a dataset folder)")
     parser.add_argument("--suites", nargs="+", help="suites to build (default: all)")
     parser.add_argument("--config", action="append", default=[], metavar="FAMILY=PATH",
-                        help="YAML config replacing a family's default (gep, dalleval, pst, mcas)")
+                        help="YAML config replacing a probe family's default (the families: `t2ibench probes list`)")
     parser.add_argument("--push-to-hub", metavar="ORG/NAME", help="publish the folder as a Hub dataset")
     parser.add_argument("--create-pr", action="store_true", help="with --push-to-hub: open a pull request")

@@ -11,15 +11,13 @@ per request.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 from benchmark.hub import hub_errors
 from submissions.requests import WORKER_PREFIX, RequestRecord
-from submissions.submit import RESULTS_DIR_IN_REPO, model_folder_name
+from submissions.model_folders import model_folder_name
+from submissions.submit import RESULTS_DIR_IN_REPO
 from submissions.validate import UnreadableResults, load_results_file
-
-if TYPE_CHECKING:
-    from submissions.worker import WorkerOptions
 
 RESULTS_PREFIX = "request-"
 
@@ -41,7 +39,7 @@ def is_own_results(doc: dict, record: RequestRecord) -> bool:
             and model.get("id") == record.model_id)
 
 
-def _local_posted(record: RequestRecord, opts: "WorkerOptions") -> tuple[str, None] | None:
+def _local_posted(record: RequestRecord, opts: Any) -> tuple[str, None] | None:
     path = opts.results_folder / results_relpath(record)
     if not (path.exists() or path.is_symlink()):
         return None
@@ -56,7 +54,7 @@ def _local_posted(record: RequestRecord, opts: "WorkerOptions") -> tuple[str, No
     return str(path), None
 
 
-def _hub_posted(record: RequestRecord, opts: "WorkerOptions") -> tuple[str, str] | None:
+def _hub_posted(record: RequestRecord, opts: Any) -> tuple[str, str] | None:
     """The results file on the results dataset's main branch, or in a pull request opened by
     this worker's own Hub user (anyone may open a pull request: another's is never trusted)."""
     from huggingface_hub import HfApi
@@ -87,9 +85,10 @@ def _check_hub_file(api, repo: str, path: str, revision: str, record: RequestRec
                              "maintainer must remove it")
 
 
-def find_posted_results(record: RequestRecord, opts: "WorkerOptions") -> tuple[str, str | None] | None:
+def find_posted_results(record: RequestRecord, opts: Any) -> tuple[str, str | None] | None:
     """(results path, PR URL) of this request's results when an earlier attempt posted them, else
-    None; ForeignResults when the name is taken by a file that is not them."""
+    None; ForeignResults when the name is taken by a file that is not them. ``opts``: the
+    worker's WorkerOptions (results_folder or results_repo, token)."""
     if opts.results_folder is not None:
         return _local_posted(record, opts)
     return _hub_posted(record, opts)

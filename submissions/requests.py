@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchmark.bounded_json import RefusedJson, load_bounded_json
+from submissions.model_folders import model_folder_name
 
 REQUESTS_DIR_IN_REPO = "requests"
 RECORD_FORMAT = 1
@@ -82,10 +83,8 @@ def _escape_part(part: str) -> str:
 
 
 def model_folder(model_id: str) -> str:
-    """The folder name results use too (:func:`submissions.submit.model_folder_name`):
+    """The folder name results use too (:func:`submissions.model_folders.model_folder_name`):
     ``<org>--<model>`` for a Hub id ("--" is in no Hub id, so it splits back), ``_builtin--<name>``."""
-    from submissions.submit import model_folder_name  # the results' rule; it loads the results reader
-
     if not model_id.startswith("builtin:"):
         check_hub_model_id(model_id)
     return model_folder_name(model_id)

@@ -30,7 +30,11 @@ from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Any, Mapping
 
+from benchmark.image_provenance import api_provenance
+from benchmark.withheld import placeholder_image
+
 from .errors import MalformedSpecError
+from .generation_output import GenerationOutput
 
 __all__ = ["API_MODELS", "DEFAULT_API_BASE", "ApiError", "OpenAIImagesModel", "check_api_model",
            "estimate_requests", "split_api_options"]
@@ -229,7 +233,6 @@ class OpenAIImagesModel:
     @property
     def provenance(self) -> dict:
         """results.json ``provenance``: the images came from an API, which took no seed."""
-        from benchmark.image_provenance import api_provenance
 
         return api_provenance(provider=PROVIDER, api_base=self.api_base, model=self.name,
                               settings=self.request_settings, seeds_controlled=False)
@@ -306,8 +309,6 @@ class OpenAIImagesModel:
                            f"{self._clean(last)}; rerun the same command to resume") from None
 
     def generate_probes(self, rows: list[dict]):
-        from benchmark.models.text_to_image import GenerationOutput
-        from benchmark.withheld import placeholder_image
 
         with ThreadPoolExecutor(max_workers=min(self.concurrency, max(len(rows), 1)),
                                 thread_name_prefix="t2ibench-api") as pool:

@@ -24,19 +24,19 @@ import os
 import shutil
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from benchmark.extras import require
 
+from .api_images import OpenAIImagesModel, check_api_model
 from .cuda_speed import apply_cuda_layout, compile_pipeline, probe_batch_size, resolve_compile_mode
-from .device import resolve_device, resolve_dtype
 from .builtin_cache import BUILDER_VERSION, BUILTIN_SEED, build_builtin, check_builtin_name
 from .call_settings import PIPELINE_CALL_ARGUMENTS, check_call_settings, named_parameters
 from .clip_tokenizer import CLIP_MAX_LENGTH, CLIP_VOCAB_SIZE, build_clip_tokenizer
 from .device import resolve_device, resolve_dtype
 from .errors import DeviceUnavailableError, MalformedSpecError
+from .generation_output import GenerationOutput  # noqa: F401 (re-exported: models return it)
 from .hub_access import cached_commit, ensure_hub_model, is_local_folder, looks_like_path
 
 __all__ = [
@@ -67,27 +67,6 @@ FAMILY_DEFAULTS: dict[str, dict[str, Any]] = {
 
 #: keys of ``settings`` that are passed to the pipeline call
 _CALL_KEYS = ("num_inference_steps", "guidance_scale", "height", "width")
-
-
-@dataclass
-class GenerationOutput:
-    """Images in prompt order, and per image the safety checker's flag.
-
-    ``nsfw[i]`` is True when the model's safety checker flagged image ``i`` (diffusers
-    then returns it blacked out: it must be excluded or marked, never scored as a normal
-    image), False when it checked and passed it, None when the model has no checker.
-    """
-
-    images: list
-    nsfw: list[bool | None] = field(default_factory=list)
-    # probes whose image was withheld (placeholder flagged nsfw): {"probe_id", "reason", "message"}
-    withheld: list[dict] = field(default_factory=list)
-
-    def __post_init__(self):
-        if not self.nsfw:
-            self.nsfw = [None] * len(self.images)
-        if len(self.nsfw) != len(self.images):
-            raise ValueError(f"{len(self.images)} images but {len(self.nsfw)} nsfw flags")
 
 
 class TextToImageModel(ABC):
@@ -465,8 +444,6 @@ def check_text_to_image(
             check_call_settings(fn, overrides, what=value)
         return "python-callable"
     if kind == "openai":
-        from .api_images import check_api_model
-
         return check_api_model(value, overrides)
     require("torch", "diffusers", "transformers", "PIL", extra="audit", purpose="generate images")
     import diffusers
@@ -527,8 +504,6 @@ def load_text_to_image(
         return CallableTextToImage(_import_callable(value), model_id=value, revision=revision, overrides=overrides)
     if kind == "openai":
         require("PIL", "httpx", "tenacity", extra="audit", purpose="call an image-generation API")
-        from .api_images import OpenAIImagesModel
-
         return OpenAIImagesModel(value, **overrides)
 
     require("torch", "diffusers", "transformers", "PIL", extra="audit", purpose="generate images")
