@@ -12,6 +12,7 @@ import pytest
 
 from benchmark import cli
 from benchmark.cli_types import AUTO
+from benchmark.commands.stage_inputs import stage_batch_size
 
 HEAVY = ("pandas", "scipy", "sklearn", "datasets", "torch")
 
@@ -85,7 +86,7 @@ def test_lm_evaluation_harness_spellings_are_aliases(tmp_path):
     assert args.out == str(tmp_path / "o")
     assert args.suites == ["gep_neutral", "pst_single", "mcas_targets"]
     assert args.set == ["num_inference_steps=2", "guidance_scale=1"]
-    assert args.batch_size == AUTO and cli._batch_size(args.batch_size, 4) == 4
+    assert args.batch_size == AUTO and stage_batch_size(args.batch_size, 4) == 4
     ours = cli.build_parser().parse_args(["run", "--model", "m", "--out", "o", "--suites", "a", "b", "--set", "x=1",
                                           "--batch-size", "3"])
     assert (ours.suites, ours.set, ours.batch_size) == (["a", "b"], ["x=1"], 3)

@@ -1,0 +1,56 @@
+"""Bodies of ``t2ibench run``, ``generate`` and ``demo``. ``benchmark.cli`` names them as
+``module:function`` and imports this module only when one of them runs."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from benchmark.commands.external_models import api_overrides, check_source, run_images
+from benchmark.commands.stage_inputs import (
+    annotator_args, parse_overrides, print_outcome, reference_args, stage_batch_size,
+)
+from benchmark.runner import run_generation
+from benchmark.runner.pipeline import run_audit
+from benchmark.tasks.paper_checks import all_checks
+
+
+def run(args: argparse.Namespace) -> int:
+    check_source(args)
+    if args.images:  # images made elsewhere
+        print_outcome(run_images(args, annotator_args(args)))
+        return 0
+    outcome = run_audit(args.out, args.model, args.suites, limit_per_suite=args.limit,
+                        batch_size=args.batch_size, revision=args.revision, device=args.device, dtype=args.dtype,
+                        overrides={**parse_overrides(args.set), **api_overrides(args)},
+                        annotators=annotator_args(args),
+                        n_resamples=args.n_resamples, progress=not args.quiet, probes=args.probes,
+                        probes_revision=args.probes_revision, **reference_args(args), compile=args.compile)
+    if outcome.main_process:
+        print_outcome(outcome)
+    return 0
+
+
+def generate(args: argparse.Namespace) -> int:
+    summary = run_generation(args.out, args.model, args.suites, args.limit, args.batch_size,
+                             revision=args.revision, device=args.device, dtype=args.dtype,
+                             overrides={**parse_overrides(args.set), **api_overrides(args)}, progress=not args.quiet,
+                             probes=args.probes, probes_revision=args.probes_revision, **reference_args(args),
+                             compile=args.compile)
+    print(summary.format())
+    return 0
+
+
+def demo(args: argparse.Namespace) -> int:
+    print("Offline audit of builtin:tiny-sd, a tiny random-weight model: its scores are meaningless and only show "
+          "that every stage runs. For a real model: t2ibench run --model stable-diffusion-v1-5/stable-diffusion-v1-5 "
+          "--out runs/sd15\n")
+    outcome = run_audit(Path(args.out), "builtin:tiny-sd", None, limit_per_suite=args.limit,
+                        batch_size=stage_batch_size(args.batch_size, 8), n_resamples=args.n_resamples,
+                        progress=not args.quiet)
+    print_outcome(outcome)
+    checks = all_checks()
+    passed = sum(c.passed for c in checks)
+    print(f"\nPaper checks: {passed} of {len(checks)} printed numbers recomputed from the papers' printed inputs "
+          "(`t2ibench reproduce` shows the table).")
+    return 0 if passed == len(checks) else 1

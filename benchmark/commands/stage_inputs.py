@@ -1,0 +1,67 @@
+"""What the stage commands share: reading a run folder named on the command line, the
+``--set`` and annotator options, the summary printed after an audit."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import yaml
+
+from benchmark.annotate.registry import list_annotator_kinds
+from benchmark.cli_types import AUTO
+from benchmark.run_folder import CONFIG_FILE
+from benchmark.runner.preflight import check_run_config_format
+from benchmark.terminal import print_results_summary
+
+
+def parse_overrides(values: list[str]) -> dict:
+    out = {}
+    for v in values or []:
+        key, sep, raw = v.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--set takes KEY=VALUE (a pipeline argument such as num_inference_steps=30), got {v!r}")
+        out[key] = yaml.safe_load(raw)
+    return out
+
+
+def annotator_args(args: argparse.Namespace) -> dict:
+    """Annotator options: the named flags (``args.annotator_flags``, set by the parser that defines
+    them), then ``--annotator OPTION=MODEL`` (a plugin's too)."""
+    out = {flag: getattr(args, flag, None) for flag in args.annotator_flags}
+    for v in getattr(args, "annotator", None) or []:
+        key, sep, raw = v.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--annotator takes OPTION=MODEL (e.g. vqa=Salesforce/blip2-opt-2.7b), got {v!r}")
+        out[key.strip().replace("-", "_")] = raw.strip()
+    known = {k.option for k in list_annotator_kinds()} | {x for k in list_annotator_kinds() for x in k.settings}
+    unknown = [k for k, v in out.items() if v is not None and k not in known]
+    if unknown:
+        raise ValueError(f"unknown annotator option {unknown[0]!r}; options: {', '.join(sorted(known))}")
+    return out
+
+
+def reference_args(args: argparse.Namespace) -> dict:
+    """The reference-dataset options a run declares (``args.reference_inputs``, set by the parser)."""
+    return {name: getattr(args, name) for name in args.reference_inputs}
+
+
+def print_outcome(outcome) -> None:
+    print_results_summary(json.loads(outcome.results_path.read_text()))
+    times = ", ".join(f"{k} {v:.1f} s" for k, v in outcome.stage_seconds.items())
+    print(f"\nresults: {outcome.results_path}\nreport:  {outcome.report_path}\ntime:    {times}")
+
+
+def stage_batch_size(value: int | str, default: int) -> int:
+    """A stage that sizes its batches by a fixed number (annotate, the demo) reads ``auto`` as its
+    default; generation resolves ``auto`` itself (:mod:`benchmark.runner.batch_size`)."""
+    return default if value == AUTO else int(value)
+
+
+def existing_run(path: str) -> Path:
+    run_dir = Path(path)
+    if not (run_dir / CONFIG_FILE).is_file():
+        raise ValueError(f"{run_dir} is not a run folder (no run_config.json); make one with `t2ibench run`")
+    check_run_config_format(run_dir)
+    return run_dir
