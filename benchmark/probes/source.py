@@ -29,6 +29,9 @@ from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
+import benchmark
+from benchmark.hub import hub_errors
+from benchmark.probes.registry import SUITES, build_suite, default_config_path, get_suite, list_suites, load_config
 from benchmark.values import plain_value
 
 __all__ = ["BUILTIN", "PROBE_SET_FILE", "PROBES_SPLIT", "ProbeSet", "open_probe_set", "rows_fingerprint",
@@ -87,8 +90,6 @@ class ProbeSet:
         self.check_suites([suite])
         if suite not in self._tables:
             if self.kind == BUILTIN:
-                from benchmark.probes.registry import build_suite
-
                 self._tables[suite] = build_suite(suite, config=self.configs.get(self.families[suite]))
             else:
                 files = sorted((self.folder / suite).glob(f"{PROBES_SPLIT}-*.parquet"))
@@ -114,9 +115,6 @@ class ProbeSet:
 
 
 def _builtin() -> ProbeSet:
-    import benchmark
-    from benchmark.probes.registry import default_config_path, get_suite, list_suites, load_config
-
     families = {s: get_suite(s).family for s in list_suites()}
     # a plugin's family may build its suites without a YAML config
     configs = {f: load_config(f) if default_config_path(f).is_file() else {} for f in dict.fromkeys(families.values())}
@@ -140,8 +138,6 @@ def _from_folder(folder: Path, *, kind: str = "folder", source: str | None = Non
 
 
 def _from_hub(repo_id: str, revision: str | None) -> ProbeSet:
-    from benchmark.hub import hub_errors
-
     with hub_errors(repo_id, action="download probes from"):
         from huggingface_hub import HfApi, snapshot_download
 
@@ -179,8 +175,6 @@ def families_of_record(record: Mapping[str, Any] | None) -> dict[str, str]:
 def suite_families(record: Mapping[str, Any] | None, suites: Sequence[str]) -> dict[str, str]:
     """suite -> probe family of ``suites``: as a run's probes record says, else as the suite is
     registered ("" for a suite neither knows)."""
-    from benchmark.probes.registry import SUITES, list_suites
-
     recorded = families_of_record(record)
     list_suites()  # registers the built-in suites
     return {s: recorded.get(s) or (SUITES[s].family if s in SUITES else "") for s in suites}

@@ -40,10 +40,13 @@ from benchmark.annotate.registry import (
     model_name,
     with_prepared,
 )
+from benchmark.annotate.embedding_cache import EmbeddingCache
+from benchmark.probes import list_suites
 from benchmark.probes.source import configs_of_record, suite_families
-from benchmark.runner.progress import progress_bar
-from benchmark.run_folder_check import require_intact
+from benchmark.run_folder_check import image_path_error, require_intact, resolves_inside
 from benchmark.runner.expected import expected_problems
+from benchmark.runner.progress import progress_bar
+from benchmark.tasks import tasks_for_suites
 
 __all__ = ["AnnotationSummary", "DEFAULT_BATCH_SIZE", "LABEL_FILES", "annotate_run", "default_annotators",
            "read_labels"]
@@ -115,8 +118,6 @@ class _Images:
 
     def check_paths(self) -> None:
         """Refuse (one line) a manifest whose image paths leave the run's images/ folder, before any work."""
-        from benchmark.run_folder_check import image_path_error, resolves_inside
-
         for row in self.rows:
             rel = row.get("image_path")
             if rel is None or (isinstance(rel, float) and rel != rel):
@@ -129,8 +130,6 @@ class _Images:
                                         f"`t2ibench run` with the run's arguments rewrites the manifest")
 
     def path(self, probe_id: str) -> Path:
-        from benchmark.run_folder_check import image_path_error, resolves_inside
-
         row = self.by_id[probe_id]
         candidates = [self.run_dir / row[c] for c in ("image_path", "file_name")
                       if image_path_error(row.get(c)) is None]
@@ -196,7 +195,6 @@ def _resolve_suites(suites: Any, present: list[str]) -> list[str]:
     if isinstance(suites, str):
         suites = [s.strip() for s in suites.split(",") if s.strip()]
     suites = list(dict.fromkeys(suites))
-    from benchmark.probes import list_suites
 
     known = set(list_suites()) | set(present)
     unknown = [s for s in suites if s not in known]
@@ -265,8 +263,6 @@ def choose_annotators(families: dict[str, str], scope: list[str], options: dict)
     """The annotators the tasks of ``scope`` need, in annotator-kind order, each model spec
     checked (one line) before anything is loaded; and the suites no task annotates. Needs no
     image, so ``run`` checks them before generating."""
-    from benchmark.tasks import tasks_for_suites
-
     params: dict[str, dict[str, Any]] = {}
     for task, suites in tasks_for_suites({s: families[s] for s in scope}):
         for kind_name, param in task.annotators.items():
@@ -409,7 +405,6 @@ class _Encoders:
         self.caches: dict[str, Any] = {}
         self.specs: dict[str, Any] = {}
         self.missing: dict[str, set[str]] = {}
-        from benchmark.annotate.embedding_cache import EmbeddingCache
 
         for w in plan.work:
             if w.annotator.inputs != "embeddings" or not w.todo:
@@ -431,7 +426,7 @@ class _Encoders:
         return {("clip", name): [p for p in chunk if p in todo] for name, todo in self.missing.items()}
 
     def model(self, name: str) -> Any:
-        from benchmark.annotate.clip_labels import load_clip
+        from benchmark.annotate.clip_labels import load_clip  # its classifiers import scikit-learn
 
         return self.plan.ctx.model("clip", self.specs[name], lambda spec: load_clip(spec, self.plan.ctx))
 

@@ -30,11 +30,17 @@ from typing import Any, Sequence
 
 import pandas as pd
 
+import benchmark
+from benchmark import models
 from benchmark import run_folder as rf
 from benchmark.models.defaults import is_builtin
+from benchmark.probes.source import open_probe_set
+from benchmark.reference_attributes import describe as describe_reference
+from benchmark.reference_attributes import plan_mcas_reference
 from benchmark.runner.batch_size import AUTO, DEFAULT_BATCH_SIZE, resolve_batch_size  # noqa: F401 (re-exported)
 from benchmark.runner.progress import StageTimer, progress_bar
 from benchmark.runner.repair import drop_label_rows, repair_run_folder
+from benchmark.tasks import check_probe_config
 from benchmark.withheld import record_withheld
 
 #: timings.json key of the batch loop's wall time (generation and background writes overlap)
@@ -142,8 +148,6 @@ def limit_probes(probes: pd.DataFrame, limit: int | None) -> pd.DataFrame:
 def build_probes(suites: Sequence[str], limit_per_suite: int | None = None, probe_set: Any = None) -> pd.DataFrame:
     """The ordered probe list of ``suites`` (suite order as given), limited per suite, from
     ``probe_set`` (:class:`benchmark.probes.source.ProbeSet`; default: the built-in probes)."""
-    from benchmark.probes.source import open_probe_set
-
     if not suites:
         raise ValueError("no suites to generate")
     probe_set = probe_set if probe_set is not None else open_probe_set()
@@ -212,8 +216,6 @@ def process_state():
 
 
 def _package_version() -> str:
-    import benchmark
-
     return getattr(benchmark, "__version__", "unknown")
 
 
@@ -535,10 +537,6 @@ def choose_probes(probes: Any, probes_revision: str | None, suites: Sequence[str
     check the suites (an unknown one fails here), load and check the MCAS reference
     (:func:`benchmark.reference_attributes.plan_mcas_reference`: its attribute images replace
     the suites that would generate them) and refuse a probe config no task can score."""
-    from benchmark.probes.source import open_probe_set
-    from benchmark.reference_attributes import plan_mcas_reference
-    from benchmark.tasks import check_probe_config
-
     probe_set = open_probe_set(probes, probes_revision)
     asked = probe_set.check_suites(list(suites) if suites else probe_set.suites())
     suites, reference = plan_mcas_reference(run_dir, probe_set, asked, mcas_reference, mcas_reference_revision)
@@ -577,8 +575,6 @@ def run_generation(run_dir: str | Path, model_spec: str, suites: Sequence[str] |
                                          mcas_reference_revision=mcas_reference_revision)
         record, all_probes, limited, reference = chosen.record, chosen.all_probes, chosen.limited, chosen.reference
     if chosen.replaced_by_reference:
-        from benchmark.reference_attributes import describe as describe_reference
-
         print(f"MCAS reference {describe_reference(reference)}: its attribute images replace suite(s) "
               f"{', '.join(chosen.replaced_by_reference)}, which are not generated", file=sys.stderr)
     # Cheap checks first: a folder made with other arguments fails before any model is loaded.
@@ -586,14 +582,12 @@ def run_generation(run_dir: str | Path, model_spec: str, suites: Sequence[str] |
                             settings=None, probes=limited, limit_per_suite=limit_per_suite, batch_size=batch_size,
                             probe_record=record, mcas_reference=reference)
     rf.check_run_config(run_dir, early, EARLY_IDENTITY_KEYS, model_keys=("spec", "revision_requested"))
-    from benchmark.models import load_text_to_image
-
     if device is None and state.num_processes > 1 and state.device is not None:
         device = "cpu" if state.device.type == "cpu" else str(state.device)  # this rank's device
     with timer.stage("load model"):
         speed = {} if compile is None else {"compile": compile}  # None: the model's default (on for CUDA only)
-        model = load_text_to_image(model_spec, revision=revision, device=device, dtype=dtype, **speed,
-                                   **(overrides or {}))
+        model = models.load_text_to_image(model_spec, revision=revision, device=device, dtype=dtype, **speed,
+                                          **(overrides or {}))
     summary = generate(run_dir, model, all_probes, batch_size=batch_size, limit=limit_per_suite, progress=progress,
                        model_spec=model_spec, revision_requested=revision, state=state, timer=timer,
                        probe_record=record, mcas_reference=reference)

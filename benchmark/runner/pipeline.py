@@ -16,7 +16,11 @@ from typing import Sequence
 from benchmark.models.defaults import is_builtin
 from benchmark.results import BUILTIN_WARNING, RESULTS_FILE
 from benchmark.runner.batch_size import AUTO
+from benchmark.runner.annotate import annotate_run
 from benchmark.runner.generate import process_state, run_generation
+from benchmark.runner.preflight import preflight
+from benchmark.runner.report import write_report
+from benchmark.runner.score import score_run
 
 
 @dataclass
@@ -38,8 +42,6 @@ def run_audit(run_dir: str | Path, model_spec: str, suites: Sequence[str], *, li
     a probe dataset folder or a Hub dataset ID at ``probes_revision``) into ``run_dir``;
     ``mcas_reference``: score MCAS against that reference's attribute images (see
     :func:`benchmark.runner.generate.run_generation`). Returns where results and report are."""
-    from benchmark.runner.preflight import preflight
-
     run_dir = Path(run_dir)
     # every input checked before the first image; nothing written if one is wrong
     plan = preflight(run_dir, model_spec, suites, limit_per_suite=limit_per_suite, batch_size=batch_size,
@@ -66,10 +68,6 @@ def finish_audit(run_dir: str | Path, *, annotators: dict | None = None, device:
                  n_resamples: int = 1000, progress: bool = True, outcome: AuditOutcome | None = None) -> AuditOutcome:
     """The stages after generation: annotate, score, report."""
     import time
-
-    from benchmark.runner.annotate import annotate_run
-    from benchmark.runner.report import write_report
-    from benchmark.runner.score import score_run
 
     run_dir = Path(run_dir)
     outcome = outcome or AuditOutcome(run_dir=run_dir)

@@ -16,7 +16,13 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from benchmark import run_folder as rf
-from benchmark.results import RESULTS_FILE
+from benchmark.models.api_images import estimate_requests
+from benchmark.models.text_to_image import check_text_to_image
+from benchmark.probes.source import suite_families
+from benchmark.reference_attributes import describe as describe_reference
+from benchmark.results import RESULTS_FILE, UnreadableResults, load_results_file, validate_results
+from benchmark.runner.annotate import annotator_options, choose_annotators
+from benchmark.runner.generate import DEFAULT_BATCH_SIZE, EARLY_IDENTITY_KEYS, choose_probes, make_run_config
 
 __all__ = ["AuditPlan", "preflight", "check_stage_inputs", "check_run_config_format", "check_results_file",
            "StageOrderError"]
@@ -66,9 +72,7 @@ class AuditPlan:
         for option, models in self.annotators.items():
             rows.append((option, (", ".join(models) if isinstance(models, list) else models) or "disabled"))
         if self.mcas_reference:
-            from benchmark.reference_attributes import describe
-
-            rows.append(("MCAS reference", f"{describe(self.mcas_reference)} (replaces "
+            rows.append(("MCAS reference", f"{describe_reference(self.mcas_reference)} (replaces "
                                            f"{', '.join(self.replaced_by_reference) or 'no generated suite'})"))
         if self.requests:
             rows.append(("requests", self.requests))
@@ -125,11 +129,6 @@ def preflight(run_dir: str | Path, model_spec: str, suites: Sequence[str] | None
               mcas_reference: str | None = None, mcas_reference_revision: str | None = None) -> AuditPlan:
     """Check every input of ``run_audit`` (same arguments) and return the plan; raises a
     one-line ``ValueError`` (``ModelSpecError``, ``RunFolderError``...) on the first problem."""
-    from benchmark.models.text_to_image import check_text_to_image
-    from benchmark.probes.source import suite_families
-    from benchmark.runner.annotate import annotator_options, choose_annotators
-    from benchmark.runner.generate import DEFAULT_BATCH_SIZE, EARLY_IDENTITY_KEYS, choose_probes, make_run_config
-
     run_dir = Path(run_dir)
     chosen = choose_probes(probes, probes_revision, suites, limit_per_suite, run_dir=run_dir,
                            mcas_reference=mcas_reference, mcas_reference_revision=mcas_reference_revision)
@@ -148,8 +147,6 @@ def preflight(run_dir: str | Path, model_spec: str, suites: Sequence[str] | None
     counts = chosen.limited["suite"].value_counts()
     requests = None
     if str(model_spec).startswith("openai:"):
-        from benchmark.models.api_images import estimate_requests
-
         requests = estimate_requests(str(model_spec).split(":", 1)[1], dict(overrides or {}),
                                      max(len(chosen.limited) - done, 0))
     return AuditPlan(requests=requests, run_dir=run_dir, model=model_spec, pipeline=pipeline, settings=dict(overrides or {}),
@@ -195,8 +192,6 @@ def check_run_config_format(run_dir: str | Path) -> None:
 def check_results_file(run_dir: str | Path) -> None:
     """Refuse a results.json that the schema refuses (version, required fields such as ``ci``,
     NaN): the report shows only results that `t2ibench validate` could accept."""
-    from benchmark.results import UnreadableResults, load_results_file, validate_results
-
     path = Path(run_dir) / RESULTS_FILE
     try:
         problems = validate_results(load_results_file(path))

@@ -21,7 +21,17 @@ from typing import Any
 
 import pandas as pd
 
-from benchmark.probes.sheet import IMAGE_SUFFIXES, sheet_table
+from benchmark import run_folder as rf
+from benchmark.image_provenance import supplied_provenance
+from benchmark.models.generation_output import GenerationOutput
+from benchmark.probes.sheet import IMAGE_SUFFIXES, selection_record, sheet_table
+from benchmark.probes.source import suite_families
+from benchmark.runner.annotate import annotator_options, choose_annotators
+from benchmark.runner.generate import (EARLY_IDENTITY_KEYS, choose_probes, generate, make_run_config,
+                                       probes_fingerprint)
+from benchmark.runner.pipeline import AuditOutcome, finish_audit
+from benchmark.runner.preflight import AuditPlan
+from benchmark.withheld import placeholder_image
 
 __all__ = ["SuppliedImage", "SuppliedFolder", "SuppliedImagesModel", "match_folder", "check_folder",
            "folder_fingerprint", "MIN_SIDE", "MAX_PIXELS"]
@@ -197,9 +207,6 @@ class SuppliedImagesModel:
     def generate_probes(self, rows: list[dict]):
         from PIL import Image
 
-        from benchmark.models.text_to_image import GenerationOutput
-        from benchmark.withheld import placeholder_image
-
         images, flags, withheld = [], [], []
         for row in rows:
             item = self.supplied.found.get(row["probe_id"])
@@ -216,8 +223,6 @@ class SuppliedImagesModel:
 
 
 def _check_resume(run_dir: Path, provenance: dict) -> None:
-    from benchmark import run_folder as rf
-
     recorded = (rf.read_run_config(run_dir) or {}).get("provenance")
     if recorded and recorded.get("images_sha256") != provenance["images_sha256"]:
         raise rf.RunFolderError(f"{run_dir} was started from other images (the folder's files changed since); "
@@ -227,11 +232,6 @@ def _check_resume(run_dir: Path, provenance: dict) -> None:
 def plan_supplied(run_dir: Path, model_name: str, supplied: SuppliedFolder, chosen: Any,
                   annotators: dict | None) -> Any:
     """The plan printed before the images are copied, with the annotators checked (one line)."""
-    from benchmark import run_folder as rf
-    from benchmark.probes.source import suite_families
-    from benchmark.runner.annotate import annotator_options, choose_annotators
-    from benchmark.runner.preflight import AuditPlan
-
     run_config = rf.read_run_config(run_dir) or {"model": {"spec": f"images:{model_name}"}}
     choices, unannotated = choose_annotators(suite_families(chosen.record, chosen.suites), chosen.suites,
                                              annotator_options(run_config, dict(annotators or {})))
@@ -254,13 +254,6 @@ def run_supplied_audit(run_dir: str | Path, folder: str | Path, model_name: str,
                        probes_revision: str | None = None, device: str | None = None):
     """Check the folder against the selection, print the plan, copy the images into ``run_dir``
     and run annotate, score and report. Nothing is written when a check fails."""
-    from benchmark import run_folder as rf
-    from benchmark.image_provenance import supplied_provenance
-    from benchmark.probes.sheet import selection_record
-    from benchmark.runner.generate import (EARLY_IDENTITY_KEYS, choose_probes, generate, make_run_config,
-                                           probes_fingerprint)
-    from benchmark.runner.pipeline import AuditOutcome, finish_audit
-
     run_dir = Path(run_dir)
     if not (model_name or "").strip():
         raise ValueError("--images needs --model-name NAME: the name the results and the leaderboard show")
