@@ -1,66 +1,11 @@
 """PaintSkills commands: ``t2ibench paintskills-baselines`` (the reference rows of DALL-Eval's
-Table 2) and ``t2ibench train-detector`` (fine-tune a DETR on the rendered train split)."""
+Table 2) and ``t2ibench train-detector`` (fine-tune a DETR on the rendered train split).
+Options only: the bodies are in :mod:`.commands`, imported when a command runs."""
 
 from __future__ import annotations
 
-import argparse
-import json
-from pathlib import Path
-
-from benchmark.models.defaults import is_builtin
-from benchmark.scores.paintskills import SKILLS
-
-
-def _data_dir(path: str) -> Path:
-    from benchmark.paintskills.baselines import BUILD_HINT
-
-    root = Path(path)
-    if not root.is_dir():
-        raise ValueError(f"{root} is not a folder: no rendered PaintSkills dataset there; "
-                         + BUILD_HINT.replace("DIR", str(root)))
-    return root
-
-
-def _cmd_baselines(args: argparse.Namespace) -> int:
-    from benchmark.paintskills.baselines import format_baselines, run_baselines
-
-    if args.n_resamples < 0:
-        raise ValueError(f"--n-resamples must be >= 0, got {args.n_resamples}")
-    table = run_baselines(_data_dir(args.data), split=args.split, skills=args.skills, seed=args.seed,
-                          n_resamples=args.n_resamples, progress=not args.quiet)
-    print(f"PaintSkills baselines on {args.data} ({args.split} split), ground-truth detector, accuracy in % "
-          f"with {'95% bootstrap CI' if args.n_resamples else 'no CI'}:")
-    print(format_baselines(table))
-    if args.json:
-        Path(args.json).write_text(json.dumps(table, indent=2), encoding="utf-8")
-        print(f"wrote {args.json}")
-    return 0
-
-
-def _cmd_train(args: argparse.Namespace) -> int:
-    from benchmark.paintskills.train import TrainConfig, train_detector
-
-    model = "builtin:tiny-detr" if args.tiny else args.model
-    cfg = TrainConfig(model=model, skills=tuple(args.skills), steps=args.steps, batch_size=args.batch_size,
-                      lr=args.lr, lr_backbone=args.lr_backbone, seed=args.seed,
-                      checkpoint_every=args.checkpoint_every, limit=args.limit)
-    cfg.check()
-    summary = train_detector(_data_dir(args.data), args.out, cfg, device=args.device, revision=args.revision,
-                             progress=not args.quiet)
-    print(summary.format())
-    if is_builtin(model):
-        print("note: builtin:tiny-detr is a tiny random-weight model; the trained detector is for testing only")
-    print(f"use it with: t2ibench annotate RUN_DIR --detector {args.out}")
-    return 0
-
-
-def _cmd_samples(args: argparse.Namespace) -> int:
-    from benchmark.paintskills.samples import write_sample_sheet
-
-    out = write_sample_sheet(args.out, n_per_skill=args.n, size=args.size, split=args.split)
-    print(f"wrote {out}")
-    return 0
-
+#: The module holding the command bodies, imported only when a command runs (like an entry point).
+BODIES = f"{__package__}.commands"
 
 # benchmark.scores.paintskills.SKILLS, spelled here so that help loads no numpy (a test checks they agree)
 SKILLS = ("object", "count", "spatial")
@@ -80,7 +25,7 @@ def register(subparsers) -> None:
     base.add_argument("--seed", type=int, default=0, help="seed of the shuffle and the bootstrap")
     base.add_argument("--json", help="also write the numbers to this JSON file")
     base.add_argument("--quiet", action="store_true", help="no progress bars")
-    base.set_defaults(func=_cmd_baselines)
+    base.set_defaults(func=f"{BODIES}:baselines")
 
     tr = subparsers.add_parser(
         "train-detector", help="fine-tune a COCO DETR on the rendered PaintSkills train split (the paper's protocol)",
@@ -105,7 +50,7 @@ def register(subparsers) -> None:
     tr.add_argument("--revision", help="revision of a Hub --model")
     tr.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: the best available)")
     tr.add_argument("--quiet", action="store_true", help="no progress bars")
-    tr.set_defaults(func=_cmd_train)
+    tr.set_defaults(func=f"{BODIES}:train")
 
     sm = subparsers.add_parser("paintskills-samples", help="a PNG contact sheet of rendered scenes with their "
                                "prompts and ground-truth boxes")
@@ -113,4 +58,4 @@ def register(subparsers) -> None:
     sm.add_argument("--n", type=int, default=4, help="scenes per skill (default 4)")
     sm.add_argument("--size", type=int, default=192, help="pixels per render (default 192)")
     sm.add_argument("--split", default="test", choices=["train", "test"], help="split the scenes come from")
-    sm.set_defaults(func=_cmd_samples)
+    sm.set_defaults(func=f"{BODIES}:samples")
