@@ -3,14 +3,6 @@ errors load no table or statistics library (the work is :func:`agreement_cli.run
 
 from __future__ import annotations
 
-import argparse
-
-
-def _cmd_agreement(args: argparse.Namespace) -> int:
-    from benchmark.human.agreement_cli import run_agreement
-
-    return run_agreement(args)
-
 
 def register(subparsers) -> None:
     """Add ``agreement`` to the ``t2ibench`` subparsers."""
@@ -26,4 +18,4 @@ def register(subparsers) -> None:
                    "goes beside it)")
     p.add_argument("--no-artificial", action="store_true", help="skip the artificial datasets")
     p.add_argument("--seed", type=int, default=0, help="random state of the artificial datasets (default 0)")
-    p.set_defaults(func=_cmd_agreement)
+    p.set_defaults(func=f"{__package__}.agreement_cli:run_agreement")
