@@ -6,19 +6,20 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from benchmark.commands.external_models import api_overrides, check_source, run_images
+from benchmark.commands.external_models import api_overrides, check_source
 from benchmark.commands.stage_inputs import (
     annotator_args, parse_overrides, print_outcome, reference_args, stage_batch_size,
 )
 from benchmark.runner import run_generation
 from benchmark.runner.pipeline import run_audit
+from benchmark.runner.supplied_images import run_supplied_audit
 from benchmark.tasks.paper_checks import all_checks
 
 
 def run(args: argparse.Namespace) -> int:
     check_source(args)
     if args.images:  # images made elsewhere
-        print_outcome(run_images(args, annotator_args(args)))
+        print_outcome(_run_images(args, annotator_args(args)))
         return 0
     outcome = run_audit(args.out, args.model, args.suites, limit_per_suite=args.limit,
                         batch_size=args.batch_size, revision=args.revision, device=args.device, dtype=args.dtype,
@@ -29,6 +30,17 @@ def run(args: argparse.Namespace) -> int:
     if outcome.main_process:
         print_outcome(outcome)
     return 0
+
+
+def _run_images(args: argparse.Namespace, annotators: dict):
+    """``t2ibench run --images``: see :func:`benchmark.runner.supplied_images.run_supplied_audit`."""
+    if args.set or args.revision or args.dtype:
+        raise ValueError("--set, --revision and --dtype set up a generator: --images audits images already made")
+    return run_supplied_audit(args.out, args.images, args.model_name, args.suites, limit_per_suite=args.limit,
+                              mapping=args.mapping, allow_missing=args.allow_missing, supplied_by=args.supplied_by,
+                              annotators=annotators, n_resamples=args.n_resamples, batch_size=args.batch_size,
+                              progress=not args.quiet, probes=args.probes, probes_revision=args.probes_revision,
+                              device=args.device)
 
 
 def generate(args: argparse.Namespace) -> int:

@@ -69,16 +69,3 @@ def check_source(args: argparse.Namespace) -> None:
                             ("--allow-missing", args.allow_missing), ("--supplied-by", args.supplied_by)) if v]
     if stray and not args.images:
         raise ValueError(f"{stray[0]} goes with --images DIR")
-
-
-def run_images(args: argparse.Namespace, annotators: dict):
-    """``t2ibench run --images``: see :func:`benchmark.runner.supplied_images.run_supplied_audit`."""
-    from benchmark.runner.supplied_images import run_supplied_audit
-
-    if args.set or args.revision or args.dtype:
-        raise ValueError("--set, --revision and --dtype set up a generator: --images audits images already made")
-    return run_supplied_audit(args.out, args.images, args.model_name, args.suites, limit_per_suite=args.limit,
-                              mapping=args.mapping, allow_missing=args.allow_missing, supplied_by=args.supplied_by,
-                              annotators=annotators, n_resamples=args.n_resamples, batch_size=args.batch_size,
-                              progress=not args.quiet, probes=args.probes, probes_revision=args.probes_revision,
-                              device=args.device)

@@ -1,8 +1,7 @@
-"""``t2ibench probes export``: the probe sheet of a selection (see :mod:`benchmark.probes.sheet`)."""
+"""``t2ibench probes export``: the probe sheet of a selection (see :mod:`benchmark.probes.sheet`).
+Options only: the body is :func:`benchmark.commands.probe_sheet.export`, imported when it runs."""
 
 from __future__ import annotations
-
-import argparse
 
 from benchmark.cli_types import positive_int
 
@@ -21,16 +20,4 @@ def add_export_command(probe_commands) -> None:
                    "takes no seed (openai:...) the seed column says 'not controllable'")
     p.add_argument("--out", required=True, help="sheet.csv or sheet.jsonl; a README on filling the folder is "
                    "written beside it")
-    p.set_defaults(func=run_export)
-
-
-def run_export(args: argparse.Namespace) -> int:
-    from benchmark.probes.sheet import export_sheet, selection_record
-    from benchmark.runner.generate import choose_probes, probes_fingerprint
-
-    chosen = choose_probes(args.probes, args.probes_revision, args.suites, args.limit)
-    selection = selection_record(chosen.suites, args.limit, args.probes, probes_fingerprint(chosen.limited))
-    seeds = not str(args.model or "").startswith("openai:")  # the OpenAI Images API takes no seed
-    sheet, readme = export_sheet(args.out, chosen.limited, selection, seeds=seeds)
-    print(f"wrote {sheet} ({len(chosen.limited)} images to make in {len(chosen.suites)} suite(s)) and {readme}")
-    return 0
+    p.set_defaults(func="benchmark.commands.probe_sheet:export")
