@@ -1,0 +1,43 @@
+"""Bodies of ``t2ibench leaderboard`` and ``leaderboard build-contents`` (options in
+:mod:`submissions.leaderboard.cli`), imported only when one of them runs. The app (Gradio) is
+imported after the cheap checks, so a bad argument fails in one line first."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from submissions.leaderboard import data
+from submissions.leaderboard.contents import build_contents, download_contents, load_board
+
+
+def build_contents_table(args: argparse.Namespace) -> int:
+    path, n = build_contents(args.results_dir)
+    board = load_board(args.results_dir)
+    print(f"wrote {path}: {n} files, {len(board.submissions)} shown, {len(board.skipped)} skipped")
+    return 0
+
+
+def leaderboard(args: argparse.Namespace) -> int:
+    if args.results is None and args.repo is None:
+        raise ValueError("give --results DIR or --repo ORG/NAME (see `t2ibench leaderboard --help`)")
+    if args.revision and not args.repo:
+        raise ValueError("--revision applies to --repo only")
+    if args.requests is not None and not data.REPO_ID.match(args.requests):
+        raise ValueError(f"--requests takes a Hub dataset id ORG/NAME, got {args.requests!r}")
+    if args.results is not None:
+        kwargs = {"results_dir": Path(args.results)}
+    else:
+        # Download before starting the server, so that offline / no such dataset is one line here.
+        if download_contents(args.repo, args.revision) is None:
+            data.download_results(args.repo, args.revision)
+        kwargs = {"repo": args.repo, "revision": args.revision}
+
+    from submissions.leaderboard.app import build_app, launch  # Gradio: after the cheap checks
+
+    demo = build_app(**kwargs, requests_dir=args.requests_folder, requests_repo=args.requests)
+    queue = args.requests_folder or args.requests
+    print(f"t2ibench leaderboard: results from {args.results or args.repo}"
+          + (f", requests queue {queue} (Submit tab)" if queue else "") + "; Ctrl+C stops the server")
+    launch(demo, host=args.host, port=args.port)
+    return 0
