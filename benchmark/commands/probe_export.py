@@ -13,7 +13,8 @@ def add_export_command(probe_commands) -> None:
     p.add_argument("--suites", nargs="+", help="probe suites (default: every suite of the probe set)")
     p.add_argument("--probes", metavar="SOURCE", help="the probe set: a folder from `t2ibench probes build` or a Hub "
                    "dataset ID (default: the built-in probes)")
-    p.add_argument("--probes-revision", metavar="REV")
+    p.add_argument("--probes-revision", metavar="REV", help="with a Hub dataset ID: the revision to export "
+                   "(branch, tag or commit)")
     p.add_argument("--limit", type=positive_int, help="at most N probes per suite (the same subset `t2ibench run --limit N` "
                    "audits)")
     p.add_argument("--model", metavar="SPEC", help="the model the images will come from; for an image API that "
