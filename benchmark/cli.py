@@ -18,8 +18,6 @@ from benchmark.commands.external_models import RUN_EPILOG, add_api_args, add_ima
 from benchmark.commands.probe_export import add_export_command
 from benchmark.hub import HubError
 from benchmark.probe_build_args import add_arguments as add_probe_build_arguments
-from benchmark.tasks import load_plugins
-from benchmark.terminal import print_error, quiet_third_party
 
 #: The annotator flags ``run`` and ``annotate`` define, read by their bodies in this order.
 ANNOTATOR_FLAGS = ("encoder", "mcas_encoders", "vqa", "detector", "skin_tone", "vqa_mode")
@@ -230,6 +228,11 @@ def command_body(func):
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    # The task registry and the terminal tables load pandas and scipy: imported once parsing is
+    # done, so `--help` and usage errors stay light.
+    from benchmark.tasks import load_plugins
+    from benchmark.terminal import print_error, quiet_third_party
+
     if getattr(args, "quiet", False):
         quiet_third_party()
     try:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import re
 
-from submissions.validate import BUILTIN_ID, model_id_kind, model_id_problem
 
 __all__ = ["model_folder_name"]
 
@@ -30,6 +29,10 @@ def model_folder_name(model_id: str) -> str:
     (``_python--``), a local folder (``_local--``) or any other string (the hash: 16 hex
     digits of the id's sha256).
     """
+    # the id rules live with the results checks, which load the results reader: not at import,
+    # since the queue's light command-line paths import this module
+    from submissions.validate import BUILTIN_ID, model_id_kind, model_id_problem
+
     if not model_id:
         raise ValueError("the results name no model id")
     kind = model_id_kind(model_id)

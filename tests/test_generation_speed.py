@@ -39,7 +39,7 @@ def test_cli_rejects_bad_batch_size(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["generate", "--model", "builtin:tiny-sd", "--out", "unused", "--batch-size", "many"])
     assert exc.value.code == 2
-    assert "batch size must be 'auto' or a positive integer, got 'many'" in capsys.readouterr().err
+    assert "expected a whole number >= 1 or 'auto', got 'many'" in capsys.readouterr().err
 
 
 def test_cpu_defaults_change_nothing(tmp_path):

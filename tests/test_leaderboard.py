@@ -294,12 +294,17 @@ def test_no_two_rows_share_a_label(board):
 
 
 def test_badge_column_fits_every_badge(tmp_path):
+    from types import SimpleNamespace
+
     from submissions.requests import WORKER_PREFIX
 
     doc = make_doc("builtin:tiny-sd", 0.1, builtin=True, family="tiny")
     doc.update(evaluated_by=f"{WORKER_PREFIX}gpu-1", request_id="builtin__tiny-sd@builtin-v1")
     doc["references"] = {"mcas": {"source": "org/ref", "revision": "1" * 40, "fingerprint": "a" * 64}}
-    sub = data.Submission(doc=doc, source="x.json", path=Path("x.json"), run_dir=None)
+    # evaluated only with the FINISHED request of the queue that names this file (issue 23)
+    request = SimpleNamespace(model_id="builtin:tiny-sd", worker_id="gpu-1", results_path="/srv/r/a/x.json")
+    sub = data.Submission(doc=doc, source="a/x.json", path=Path("x.json"), run_dir=None,
+                          finished={"builtin__tiny-sd@builtin-v1": request})
     names = [name for name, _ in data.badges(sub)]
     assert names == ["demo", "evaluated", "mcas-ref"]
     width = int(data.leaderboard_table(data.model_rows([sub])).widths[1].removesuffix("px"))

@@ -16,6 +16,8 @@ from typing import NamedTuple
 import pytest
 
 from submissions.leaderboard import data
+from submissions.request_store import LocalRequestStore
+from submissions.requests import FINISHED, RequestRecord
 from lb_synthetic import FOUR_MODELS, shifted_results
 from test_leaderboard import BY_GEP, EXPECTED_ORDER, GEP, XSS, _write, make_doc, write_sample_results
 
@@ -35,10 +37,10 @@ class Server(NamedTuple):
 VIEWPORT = {"width": 1280, "height": 800}
 
 
-def _serve(root: Path):
+def _serve(root: Path, requests_dir: Path | None = None):
     from submissions.leaderboard.app import build_app, launch
 
-    demo = build_app(results_dir=root)
+    demo = build_app(results_dir=root, requests_dir=requests_dir)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -227,7 +229,7 @@ def test_invalid_files_are_listed_in_a_visible_warning(page):
 
 
 def test_search_demo_checkbox_and_suite_filter(page):
-    page.get_by_text("Filter by suite, model family and who evaluated").click()
+    page.get_by_text("Filter by suite, model family, who evaluated and who made the images").click()
     page.fill("#lb-search textarea, #lb-search input", "MODEL-")
     wait_for_column(page, "Model", ["beta/model-b", "acme/model-a", "gamma/model-c"])
     page.fill("#lb-search textarea, #lb-search input", "")
@@ -368,7 +370,13 @@ def test_three_badges_fit_their_cell(browser, tmp_path):
     doc["references"] = {"mcas": {"source": "org/ref", "revision": "1" * 40, "fingerprint": "a" * 64}}
     _write(tmp_path, "results/a/1.json", doc)
     _write(tmp_path, "results/b/1.json", make_doc("acme/plain", 0.2))
-    demo, srv = _serve(tmp_path)
+    # "evaluated" needs the queue's FINISHED request naming the file (issue 23)
+    requests = tmp_path.parent / f"{tmp_path.name}-requests"
+    record = RequestRecord(model_id="builtin:tiny-sd", revision="builtin", commit="builtin-v1", submitter="ann", demo=True,
+                           submitted_at="2026-11-24T09:00:00.000Z", status=FINISHED, worker_id="gpu-1",
+                           finished_at="2026-11-24T12:00:00.000Z", results_path="/srv/results/a/1.json")
+    LocalRequestStore(requests).write(record.path, record, expected=None, message="test")
+    demo, srv = _serve(tmp_path, requests)
     try:
         page, errors = _open(browser, srv.url)
         boxes = page.evaluate("""() => [...document.querySelectorAll('#lb-table .lb-badge')]

@@ -11,7 +11,7 @@ import yaml
 
 from benchmark.annotate.registry import list_annotator_kinds
 from benchmark.cli_types import AUTO
-from benchmark.run_folder import CONFIG_FILE
+from benchmark.run_folder import CONFIG_FILE, RunFolderError, read_run_config
 from benchmark.runner.preflight import check_run_config_format
 from benchmark.terminal import print_results_summary
 
@@ -59,9 +59,17 @@ def stage_batch_size(value: int | str, default: int) -> int:
     return default if value == AUTO else int(value)
 
 
-def existing_run(path: str) -> Path:
+def existing_run(path: str, *, damaged_config_ok: bool = False) -> Path:
+    """The run folder ``path`` names, refused (one line) when its run_config.json is of a format
+    this version does not read. ``damaged_config_ok``: a run_config.json that is not a run
+    configuration at all passes here (``verify`` reports it as a problem of the folder)."""
     run_dir = Path(path)
     if not (run_dir / CONFIG_FILE).is_file():
         raise ValueError(f"{run_dir} is not a run folder (no run_config.json); make one with `t2ibench run`")
+    if damaged_config_ok:
+        try:
+            read_run_config(run_dir)
+        except RunFolderError:
+            return run_dir
     check_run_config_format(run_dir)
     return run_dir

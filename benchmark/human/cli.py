@@ -4,7 +4,7 @@ Options only: the bodies are in :mod:`.commands`, imported when a command runs."
 
 from __future__ import annotations
 
-from benchmark.human.questions import QUESTION_TYPES
+from benchmark.human.question_types import QUESTION_TYPES
 
 #: The module holding the command bodies, imported only when a command runs (like an entry point).
 BODIES = f"{__package__}.commands"

@@ -9,6 +9,7 @@ the agreement statistics rely on them.
 from __future__ import annotations
 
 # The papers' wording lives in their task folders; imported here for the app and the dataset card.
+from benchmark.human.question_types import QUESTION_TYPES  # noqa: F401 (re-exported)
 from benchmark.tasks.dalleval.questions import (DALLEVAL_ATTRIBUTE_QUESTION, DALLEVAL_GENDER_QUESTION,
                                                 DALLEVAL_INSTRUCTIONS, SKIN_TONE_QUESTION, dalleval_attribute_question)
 from benchmark.tasks.gep.questions import GEP_INSTRUCTIONS, GEP_QUESTION, gep_question
@@ -16,7 +17,6 @@ from benchmark.tasks.pst.questions import (PST_PAIRED_INSTRUCTION, PST_PAIRED_QU
                                            PST_SINGLE_INSTRUCTION, PST_SINGLE_QUESTION, pst_paired_question,
                                            pst_single_question)
 
-QUESTION_TYPES = ("attribute", "gender_paired", "gender_single", "skin_tone")
 
 # ----------------------------------------------------------------------------- answers
 

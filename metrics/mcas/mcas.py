@@ -622,18 +622,8 @@ def mcas_score(
     result["per_target"] = _per_target(table)
     if categories is not None:
         result["per_category"] = _per_category(table, data.names, categories)
-
-    def stat(key: str):
-        return lambda idx: _overall(data.components(np.bincount(idx, minlength=data.n_images).astype(np.float64)),
-                                    zero_tol)[key]
-
-    for key in CI_KEYS:
-        ci = None
-        if n_resamples and result[key] is not None:
-            ci = bootstrap_ci(stat(key), data.n_images, strata=data.strata, confidence_level=confidence_level,
-                              n_resamples=n_resamples, random_state=random_state).to_dict()
-        result[f"{key}_ci"] = ci
-    result["TT_ci"] = None
+    _add_intervals(result, data, zero_tol=zero_tol, confidence_level=confidence_level, n_resamples=n_resamples,
+                   random_state=random_state)
     first = data.preps[data.encoders[0]]
     result.update({"n_targets": len(data.names), "n_images": data.n_images,
                    "n_rows": {r: int(len(first.rows[r])) for r in ROLES},
@@ -646,6 +636,22 @@ def mcas_score(
                                random_state=random_state, zero_tol=zero_tol)
             for e, rows in data.rows.items()}
     return result
+
+
+def _add_intervals(result: dict, data: "_OverEncoders", *, zero_tol: float, confidence_level: float,
+                   n_resamples: int, random_state: int) -> None:
+    """``<key>_ci`` for each of CI_KEYS: percentile bootstrap over images (see :func:`mcas_score`)."""
+    def stat(key: str):
+        return lambda idx: _overall(data.components(np.bincount(idx, minlength=data.n_images).astype(np.float64)),
+                                    zero_tol)[key]
+
+    for key in CI_KEYS:
+        ci = None
+        if n_resamples and result[key] is not None:
+            ci = bootstrap_ci(stat(key), data.n_images, strata=data.strata, confidence_level=confidence_level,
+                              n_resamples=n_resamples, random_state=random_state).to_dict()
+        result[f"{key}_ci"] = ci
+    result["TT_ci"] = None
 
 
 def _summary(table: pd.DataFrame, overall: dict[str, float]) -> dict[str, Any]:

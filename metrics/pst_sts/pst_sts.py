@@ -330,20 +330,10 @@ def sts(
         raise ValueError("no person has an identifiable perceived gender; STS is undefined "
                          "(use unidentifiable='zero' or 'anti_stereotype' to count them)")
 
-    # pandas' mean skips NaN, i.e. excluded persons leave numerator and denominator.
-    grouped = frame.groupby("identity", sort=False)
-    micro = grouped["stereo"].mean() * 100.0
-    counts = pd.crosstab(frame["identity"], frame["pred"]).reindex(
-        index=micro.index, columns=[MASCULINE, FEMININE, UNIDENTIFIABLE], fill_value=0)
-    identifiable = counts[MASCULINE] + counts[FEMININE]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        pct_f = 100.0 * counts[FEMININE] / identifiable.replace(0, np.nan)
-    by_stereotype = frame.groupby("ref", sort=False)["stereo"].mean() * 100.0
+    micro, counts, pct_f, by_stereotype = _per_identity(frame)
 
     def overall(rows: np.ndarray) -> float:
-        v = values[rows]
-        v = v[~np.isnan(v)]
-        return float(v.mean() * 100.0) if v.size else float("nan")
+        return _overall_sts(values, rows)
 
     ci = None
     if n_resamples:
@@ -363,6 +353,27 @@ def sts(
         "n_individuals": int(len(values)),
         "n_scored": int(scored.sum()),
     }
+
+
+def _per_identity(frame: pd.DataFrame) -> tuple[pd.Series, pd.DataFrame, pd.Series, pd.Series]:
+    """(micro STS, counts of each perceived gender, % feminine, STS by stereotype) of a frame of
+    persons (identity, ref, pred, stereo)."""
+    # pandas' mean skips NaN, i.e. excluded persons leave numerator and denominator.
+    micro = frame.groupby("identity", sort=False)["stereo"].mean() * 100.0
+    counts = pd.crosstab(frame["identity"], frame["pred"]).reindex(
+        index=micro.index, columns=[MASCULINE, FEMININE, UNIDENTIFIABLE], fill_value=0)
+    identifiable = counts[MASCULINE] + counts[FEMININE]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        pct_f = 100.0 * counts[FEMININE] / identifiable.replace(0, np.nan)
+    by_stereotype = frame.groupby("ref", sort=False)["stereo"].mean() * 100.0
+    return micro, counts, pct_f, by_stereotype
+
+
+def _overall_sts(values: np.ndarray, rows: np.ndarray) -> float:
+    """Overall STS (x100) of the persons ``rows``, the excluded (NaN) ones left out."""
+    v = values[rows]
+    v = v[~np.isnan(v)]
+    return float(v.mean() * 100.0) if v.size else float("nan")
 
 
 # ---- END COPIED FROM benchmark ----
