@@ -20,7 +20,7 @@ from benchmark.human import labels as L
 REPO = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
 ATTRS = ["in boots", "in a dress", "boots"]  # two GEP attributes, one DALL-Eval attribute: a short session
-TIMEOUT = 20_000  # ms
+TIMEOUT = 60_000  # ms: a page update can take tens of seconds on a loaded 2-core machine (a wait, not a check)
 PASSWORDS = {"alice": "alice-secret", "bob": "bob-secret", "carol": "carol-secret", "dave": "dave-secret"}
 
 
