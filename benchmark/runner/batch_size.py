@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from benchmark import run_folder as rf
+from benchmark.cli_types import AUTO  # the one spelling of "auto", the command line's
 
 __all__ = ["AUTO", "DEFAULT_BATCH_SIZE", "parse_batch_size", "resolve_batch_size"]
 
-AUTO = "auto"
 DEFAULT_BATCH_SIZE = 4
 
 
