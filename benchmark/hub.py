@@ -105,22 +105,27 @@ REPO_MESSAGES = {
 
 
 def failure_kind(exc: BaseException, kinds: Collection[str]) -> str | None:
-    """The first of ``kinds`` (see :data:`FAILURE_KINDS`, plus "connection") that ``exc`` is."""
+    """The first of ``kinds`` (see :data:`FAILURE_KINDS`, then "connection", then "other": any
+    other exception) that ``exc`` is."""
     for kind, classes in FAILURE_KINDS:
         if kind in kinds and isinstance(exc, classes):
             return kind
-    return "connection" if "connection" in kinds and is_connection_error(exc) else None
+    if "connection" in kinds and is_connection_error(exc):
+        return "connection"
+    return "other" if "other" in kinds else None
 
 
 @contextmanager
-def hub_failures(messages: Mapping[str, str], *, error: type[Exception] = HubError, **fields: Any) -> Iterator[None]:
+def hub_failures(messages: Mapping[str, str], *, error: type[Exception] | Mapping[str, type[Exception]] = HubError,
+                 **fields: Any) -> Iterator[None]:
     """The one path from huggingface_hub's and the network's exceptions to a one-line error.
 
-    ``messages`` maps a failure kind (:data:`FAILURE_KINDS`, "connection") to a
-    ``str.format`` template; a failure of a kind it lists raises ``error`` with that line,
-    anything else propagates. Templates see ``status`` (HTTP status or "?"), ``detail``
-    (the first line of the exception), ``exc_type`` and the caller's ``fields`` (values
-    from the user go in as fields, never into a template).
+    ``messages`` maps a failure kind (:data:`FAILURE_KINDS`, "connection", "other") to a
+    ``str.format`` template; a failure of a kind it lists raises ``error`` (or ``error[kind]``
+    when ``error`` maps kinds to exception classes) with that line, anything else propagates.
+    Templates see ``status`` (HTTP status or "?"), ``detail`` (the first line of the
+    exception), ``exc_type`` and the caller's ``fields`` (values from the user go in as
+    fields, never into a template).
     """
     try:
         yield
@@ -130,8 +135,9 @@ def hub_failures(messages: Mapping[str, str], *, error: type[Exception] = HubErr
             raise
         status = getattr(getattr(exc, "response", None), "status_code", "?")
         detail = (str(exc).splitlines() or [""])[0]
-        raise error(messages[kind].format(status=status, detail=detail, exc_type=type(exc).__name__,
-                                          **fields)) from None
+        cls = error[kind] if isinstance(error, Mapping) else error
+        raise cls(messages[kind].format(status=status, detail=detail, exc_type=type(exc).__name__,
+                                        **fields)) from None
 
 
 def hub_errors(repo_id: str, action: str = "push to") -> AbstractContextManager[None]:

@@ -12,6 +12,8 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from benchmark.hub import hub_failures
+
 from .errors import GatedModelError, MalformedSpecError, ModelNotAvailableError, ModelNotFoundError
 
 __all__ = ["ensure_hub_model", "cached_commit", "is_local_folder", "looks_like_path", "HUB_TIMEOUT_S"]
@@ -93,51 +95,36 @@ def ensure_hub_model(
     )
 
 
+#: one line per way the Hub can fail a model lookup (``at``: " at revision R" or "")
+_NOT_CACHED = "{what} {repo}{at} is not in the local Hugging Face cache and the Hub "
+MODEL_LOOKUP_MESSAGES = {
+    "offline": _NOT_CACHED + "cannot be reached (offline mode)",
+    "revision": "{what} {repo} has no revision {revision!r} on the Hub",
+    "gated": "{what} {repo} is gated: accept its licence on the Hub and log in (`hf auth login`) or set HF_TOKEN",
+    "not_found": "{what} {repo} was not found on the Hub (if it is private, log in with `hf auth login`)",
+    "http": _NOT_CACHED + "answered HTTP {status}",
+    "other": _NOT_CACHED + "cannot be reached ({exc_type})",  # connection refused, DNS, timeout
+}
+MODEL_LOOKUP_ERRORS = {"offline": ModelNotAvailableError, "revision": ModelNotFoundError, "gated": GatedModelError,
+                       "not_found": ModelNotFoundError, "http": ModelNotAvailableError,
+                       "other": ModelNotAvailableError}
+
+
 def _hub_has_file(repo_id: str, name: str, *, revision, token, timeout: float, endpoint, what: str, at: str) -> bool:
     """True when the Hub has file ``name`` of ``repo_id``, False when the repo lacks it; one-line
-    errors for a gated, absent or unreachable repo (``at``: " at revision R" or "")."""
+    errors for a gated, absent or unreachable repo, through the Hub's one error path
+    (:func:`benchmark.hub.hub_failures`)."""
     from huggingface_hub import get_hf_file_metadata, hf_hub_url
-    from huggingface_hub.errors import (
-        EntryNotFoundError,
-        GatedRepoError,
-        HfHubHTTPError,
-        OfflineModeIsEnabled,
-        RepositoryNotFoundError,
-        RevisionNotFoundError,
-    )
+    from huggingface_hub.errors import EntryNotFoundError
 
-    try:
-        get_hf_file_metadata(hf_hub_url(repo_id, name, revision=revision, endpoint=endpoint), token=token,
-                             timeout=timeout)
-        return True
-    except GatedRepoError:
-        raise GatedModelError(
-            f"{what} {repo_id} is gated: accept its licence on the Hub and log in (`hf auth login`) "
-            "or set HF_TOKEN"
-        ) from None
-    except RevisionNotFoundError:
-        raise ModelNotFoundError(f"{what} {repo_id} has no revision {revision!r} on the Hub") from None
-    except RepositoryNotFoundError:
-        raise ModelNotFoundError(
-            f"{what} {repo_id} was not found on the Hub (if it is private, log in with `hf auth login`)"
-        ) from None
-    except EntryNotFoundError:
-        return False
-    except OfflineModeIsEnabled:
-        raise ModelNotAvailableError(
-            f"{what} {repo_id}{at} is not in the local Hugging Face cache and the Hub cannot be reached "
-            "(offline mode)"
-        ) from None
-    except HfHubHTTPError as err:
-        status = getattr(getattr(err, "response", None), "status_code", "?")
-        raise ModelNotAvailableError(
-            f"{what} {repo_id}{at} is not in the local Hugging Face cache and the Hub answered HTTP {status}"
-        ) from None
-    except Exception as err:  # noqa: BLE001 - connection refused, DNS, timeout (httpx / OSError)
-        raise ModelNotAvailableError(
-            f"{what} {repo_id}{at} is not in the local Hugging Face cache and the Hub cannot be reached "
-            f"({type(err).__name__})"
-        ) from None
+    with hub_failures(MODEL_LOOKUP_MESSAGES, error=MODEL_LOOKUP_ERRORS, what=what, repo=repo_id, at=at,
+                      revision=revision):
+        try:
+            get_hf_file_metadata(hf_hub_url(repo_id, name, revision=revision, endpoint=endpoint), token=token,
+                                 timeout=timeout)
+        except EntryNotFoundError:
+            return False
+    return True
 
 
 def cached_commit(repo_id: str, filename: str, revision: str | None = None) -> str | None:
