@@ -1,7 +1,8 @@
 """Human-label statistics (benchmark.human.stats), validation against automatic labels
-(benchmark.human.validation) and the artificial datasets of GEP App. C
-(benchmark.tasks.gep.artificial, with GEP's vectors in benchmark.tasks.gep.human_validation): checked against statsmodels / krippendorff / sklearn / scipy
-on random data, on constructed data with known answers, and against the paper's Table 17."""
+(benchmark.human.validation, GEP's vectors in benchmark.tasks.gep.human_validation) and the
+artificial datasets of GEP App. C (benchmark.tasks.gep.artificial): checked against
+statsmodels / krippendorff / sklearn / scipy on random data, on constructed data with known
+answers, and against the paper's Table 17."""
 
 from __future__ import annotations
 
