@@ -28,12 +28,14 @@ import pandas as pd
 import benchmark
 from benchmark.hub import push_folder
 from benchmark.hub_layout import clear_folder, configs_yaml, size_category, write_card, write_split
-from benchmark.human import questions as q
 from benchmark.human.agreement_cli import load_answers, markdown_table
 from benchmark.human.labels import read_events
 from benchmark.human.stats import agreement_by_question_type, item_majorities
 from benchmark.papers import PAPERS
 from benchmark.scores.agreement import UndefinedStatisticWarning
+from benchmark.tasks.dalleval import questions as dalleval_q
+from benchmark.tasks.gep import questions as gep_q
+from benchmark.tasks.pst import questions as pst_q
 from dataset_builders import builder_main
 
 SPLIT = "train"
@@ -151,26 +153,26 @@ def build_tables(run_dir: str | Path, *, embed_images: bool = True,
 
 
 def _instructions_md(question_types: list[str], suites: list[str]) -> str:
-    """The questions and instructions shown, quoted from benchmark.human.questions (the papers' wording)."""
+    """The questions and instructions shown, quoted from the tasks' questions (the papers' wording)."""
     parts = []
     if "attribute" in question_types and any(s.startswith("gep") for s in suites):
         parts += ["**GEP attribute questions** (GEP, Sec. 5 and Appendix B): "
-                  f"\u201c{q.GEP_QUESTION.replace('{phrase}', '[a]')}\u201d, answers Yes / No. Instructions:",
-                  "\n".join(f"> {t}" for t in q.GEP_INSTRUCTIONS)]
+                  f"\u201c{gep_q.GEP_QUESTION.replace('{phrase}', '[a]')}\u201d, answers Yes / No. Instructions:",
+                  "\n".join(f"> {t}" for t in gep_q.GEP_INSTRUCTIONS)]
     if any(t in question_types for t in ("gender_single", "gender_paired")) and any(s.startswith("pst") for s in suites):
         parts += ["**PST perceived gender** (PST, Appendix C.2, Table 10), answers Feminine / Masculine / "
                   "Cannot Identify:",
-                  f"> {q.PST_PREAMBLE}",
-                  f"> Single: {q.PST_SINGLE_INSTRUCTION} \u201c{q.PST_SINGLE_QUESTION.replace('{identity}', '{id}')}\u201d",
-                  f"> Paired: {q.PST_PAIRED_INSTRUCTION} "
-                  f"\u201c{q.PST_PAIRED_QUESTION.replace('{identity}', '{id}').replace('{position}', 'left/right')}\u201d"]
+                  f"> {pst_q.PST_PREAMBLE}",
+                  f"> Single: {pst_q.PST_SINGLE_INSTRUCTION} \u201c{pst_q.PST_SINGLE_QUESTION.replace('{identity}', '{id}')}\u201d",
+                  f"> Paired: {pst_q.PST_PAIRED_INSTRUCTION} "
+                  f"\u201c{pst_q.PST_PAIRED_QUESTION.replace('{identity}', '{id}').replace('{position}', 'left/right')}\u201d"]
     if "dalleval_bias" in suites:
         parts += ["**DALL-Eval** (DALL-Eval, Sec. 4.2.3; the paper prints no wording for humans, so the "
                   "instructions are this benchmark's): gender \u201c"
-                  f"{q.DALLEVAL_GENDER_QUESTION}\u201d (Male / Female / Cannot Identify), attributes \u201c"
-                  f"{q.DALLEVAL_ATTRIBUTE_QUESTION.replace('{attribute}', 'A')}\u201d (Yes / No), skin tone \u201c"
-                  f"{q.SKIN_TONE_QUESTION}\u201d (Monk Skin Tone 1-10). Instructions:",
-                  "\n".join(f"> {t}" for t in q.DALLEVAL_INSTRUCTIONS)]
+                  f"{dalleval_q.DALLEVAL_GENDER_QUESTION}\u201d (Male / Female / Cannot Identify), attributes \u201c"
+                  f"{dalleval_q.DALLEVAL_ATTRIBUTE_QUESTION.replace('{attribute}', 'A')}\u201d (Yes / No), skin tone \u201c"
+                  f"{dalleval_q.SKIN_TONE_QUESTION}\u201d (Monk Skin Tone 1-10). Instructions:",
+                  "\n".join(f"> {t}" for t in dalleval_q.DALLEVAL_INSTRUCTIONS)]
     return "\n\n".join(parts) or "No question of the papers' annotation tasks was answered."
 
 

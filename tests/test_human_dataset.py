@@ -15,8 +15,10 @@ import pandas as pd
 import pytest
 import yaml
 
-from benchmark.human import labels, questions
+from benchmark.human import labels
 from benchmark.human.agreement_cli import agreement_markdown, agreement_tables
+from benchmark.tasks.gep.questions import GEP_INSTRUCTIONS
+from benchmark.tasks.pst.questions import PST_PREAMBLE
 from dataset_builders.human_labels import build_labels_dataset
 
 ANNOTATORS = ("ann1", "ann2", "ann3")
@@ -118,7 +120,7 @@ def test_labels_dataset_loads_offline(run_dir, tmp_path, monkeypatch, embed):
     header = yaml.safe_load(text[4:].split("\n---\n", 1)[0])
     assert header["license"] == "cc-by-sa-4.0"
     assert {c["config_name"] for c in header["configs"]} == {"items", "answers"}
-    assert questions.GEP_INSTRUCTIONS[0] in text and questions.PST_PREAMBLE in text
+    assert GEP_INSTRUCTIONS[0] in text and PST_PREAMBLE in text
     assert "$1 per 10 images" in text and "inherit that model's licence" in text and "@inproceedings" in text
 
 

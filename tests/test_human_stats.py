@@ -1,7 +1,8 @@
 """Human-label statistics (benchmark.human.stats), validation against automatic labels
-(benchmark.human.validation) and the artificial datasets of GEP App. C
-(benchmark.human.artificial): checked against statsmodels / krippendorff / sklearn / scipy
-on random data, on constructed data with known answers, and against the paper's Table 17."""
+(benchmark.human.validation, GEP's vectors in benchmark.tasks.gep.human_validation) and the
+artificial datasets of GEP App. C (benchmark.tasks.gep.artificial): checked against
+statsmodels / krippendorff / sklearn / scipy on random data, on constructed data with known
+answers, and against the paper's Table 17."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ from scipy import stats as sps
 from sklearn.metrics import cohen_kappa_score, matthews_corrcoef, roc_auc_score
 from statsmodels.stats import inter_rater
 
-from benchmark.human import artificial, stats, validation
+from benchmark.human import stats, validation
+from benchmark.tasks.gep import artificial
+from benchmark.tasks.gep.human_validation import VECTOR_SUITES, vector_agreement_tables
 from benchmark.scores.agreement import cohen_kappa
 
 
@@ -227,7 +230,8 @@ def test_gep_vector_agreement_against_direct_computation():
     rng = np.random.default_rng(5)
     answers, manifest, auto = _gep_world(rng, attrs=tuple(f"attr{i}" for i in range(8)))
     maj = stats.item_majorities(answers)
-    vectors, agree = validation.gep_vector_agreement(maj, auto, manifest)
+    t = vector_agreement_tables(validation.joined_attributes(maj, auto), manifest)
+    vectors, agree = t["gep_vectors"], t["gep_agreement"]
     truth = maj.set_index(["probe_id", "question_key"])["majority"].map({"yes": 1, "no": 0})
     gender = manifest.set_index("probe_id")["gender"]
     for est in ("C", "CLS"):
@@ -256,7 +260,9 @@ def test_gep_vector_needs_both_groups():
     manifest = pd.DataFrame([{"probe_id": "gep_neutral/woman/c/00", "gender": "woman"}])
     auto = pd.DataFrame([{"probe_id": "gep_neutral/woman/c/00", "attribute": "hat", "score": 0.5, "label": 1,
                           "estimator": "CLS", "annotator": "enc"}])
-    vectors, agree = validation.gep_vector_agreement(stats.item_majorities(answers_frame(rows)), auto, manifest)
+    t = vector_agreement_tables(validation.joined_attributes(stats.item_majorities(answers_frame(rows)), auto),
+                                manifest)
+    vectors, agree = t["gep_vectors"], t["gep_agreement"]
     assert vectors.empty and "both woman and man" in agree.loc[0, "notes"]
 
 
@@ -429,7 +435,8 @@ def test_image_pool_from_label_tables():
     answers, manifest, auto = _gep_world(rng)
     extra = pd.DataFrame([{"probe_id": "dalleval_bias/x", "attribute": "a suit", "score": 1.0, "label": 1,
                            "estimator": "vqa", "annotator": "blip"}])
-    pool = artificial.image_pool(stats.item_majorities(answers), pd.concat([auto, extra]), manifest)
+    human = validation.human_attribute_labels(stats.item_majorities(answers))
+    pool = artificial.image_pool(human, pd.concat([auto, extra]), manifest, VECTOR_SUITES)
     assert list(pool.columns) == ["probe_id", "attribute", "group", "human", "C [enc]", "CLS [enc]"]
     assert len(pool) == 24 * 4  # every labelled (image, attribute); the unrelated vqa row adds no column
     ds = artificial.build_artificial_dataset(pool, n_per_scale=2)

@@ -8,10 +8,11 @@ agreement.json:
 
 * inter-annotator agreement per question type (Fleiss' kappa, Krippendorff's alpha) and
   the items annotators disagree on (:mod:`benchmark.human.stats`);
-* automatic vs human majority: attribute ROC-AUC, GEP vectors, perceived gender, skin tone
-  (:mod:`benchmark.human.validation`);
-* GEP estimators on the artificial datasets of GEP App. C
-  (:mod:`benchmark.human.artificial`).
+* automatic vs human majority: attribute ROC-AUC, the tasks' own tables (GEP vectors),
+  perceived gender, skin tone (:mod:`benchmark.human.validation`);
+* the tasks' analyses built on the attribute labels, e.g. GEP's estimators on the
+  artificial datasets of GEP App. C (:mod:`benchmark.tasks.gep.artificial`), and their
+  sections of agreement.md (``Task.human_validation``).
 
 :func:`agreement_markdown` returns the same Markdown for embedding in the run's report.
 """
@@ -28,9 +29,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from benchmark.human import stats, validation
+from benchmark.human.labels import answers_path, flagged_annotators, read_answers, run_item_ids, skipped_text
 from benchmark.results import json_safe
 from benchmark.run_folder import REPORT_DIR
 from benchmark.scores.agreement import UndefinedStatisticWarning
+from benchmark.tasks import AgreementTable, list_tasks
 
 MAX_DISAGREEMENTS = 25  # listed in the report; agreement.json has them all
 
@@ -43,8 +47,6 @@ def load_answers(run_dir: str | Path, include_flagged: bool = False) -> tuple[pd
 
     Only answers about the run's own items count; ``answers.attrs["skipped_lines"]`` counts the
     lines skipped, by reason (malformed, or ``"unknown item"``)."""
-    from benchmark.human.labels import answers_path, flagged_annotators, read_answers, run_item_ids, skipped_text
-
     run_dir = Path(run_dir)
     if not (run_dir / "manifest.parquet").is_file():
         raise ValueError(f"{run_dir} is not a run folder (no manifest.parquet)")
@@ -67,17 +69,15 @@ def load_answers(run_dir: str | Path, include_flagged: bool = False) -> tuple[pd
 def skipped_sentence(summary: dict) -> str:
     """The summary's skipped lines as a sentence with a leading space, e.g.
     ``" 3 lines of answers.jsonl skipped (2 not JSON, 1 unknown item)."``; "" when none were."""
-    from benchmark.human.labels import skipped_text
-
     text = skipped_text(summary.get("skipped_lines") or {})
     return f" {text[0].upper()}{text[1:]}." if text else ""
 
 
 def agreement_tables(run_dir: str | Path, *, include_flagged: bool = False, artificial: bool = True,
                      random_state: int = 0) -> dict:
-    """Every table as DataFrames (plus ``summary`` and ``notes``)."""
-    from benchmark.human import stats, validation
-
+    """Every table as DataFrames (plus ``summary`` and ``notes``). ``artificial``: run the
+    tasks' analyses built on the attribute labels (``human_validation.attribute_analyses``:
+    GEP's artificial datasets), with ``random_state``."""
     run_dir = Path(run_dir)
     answers, flagged = load_answers(run_dir, include_flagged)
     with warnings.catch_warnings():
@@ -100,21 +100,13 @@ def agreement_tables(run_dir: str | Path, *, include_flagged: bool = False, arti
         out["notes"] = list(v.pop("notes"))
         out.update(v)
         if artificial and "attribute" in set(majorities["question_type"]):
-            from benchmark.human.artificial import artificial_from_run, compare_estimators, tau_b_by_pair_type
-
-            try:
-                ds = artificial_from_run(run_dir, answers, majorities, random_state=random_state)
-                out["artificial_settings"] = ds.settings
-                out["artificial_skipped"] = ds.skipped
-                if ds.examples.empty:
-                    out["notes"].append(f"artificial datasets: no example could be built "
-                                        f"({len(ds.skipped)} skipped; see artificial_skipped)")
-                else:
-                    out["artificial_examples"] = ds.examples
-                    out["artificial"] = compare_estimators(ds.examples, ds.estimators)
-                    out["artificial_pair_types"] = tau_b_by_pair_type(ds.examples, ds.estimators)
-            except ValueError as exc:
-                out["notes"].append(f"artificial datasets not built: {exc}")
+            human = validation.human_attribute_labels(majorities)
+            for task in list_tasks():
+                hv = task.human_validation
+                if hv is not None and hv.attribute_analyses is not None:
+                    tables, notes = hv.attribute_analyses(run_dir, human, random_state)
+                    out.update(tables)
+                    out["notes"] += notes
     return out
 
 
@@ -150,6 +142,12 @@ def markdown_table(df: pd.DataFrame, columns: list[str] | None = None) -> str:
     for row in df[cols].itertuples(index=False):
         lines.append("| " + " | ".join(format_cell(v) for v in row) + " |")
     return "\n".join(lines)
+
+
+def task_tables() -> list[AgreementTable]:
+    """The tables the tasks add to the agreement (``human_validation.tables``), in task order."""
+    return [table for task in list_tasks() if task.human_validation is not None
+            for table in task.human_validation.tables]
 
 
 def _answers_text(answers: list[dict]) -> str:
@@ -190,25 +188,19 @@ def format_markdown(t: dict) -> str:
             wide = cells.pivot_table(index="attribute", columns="estimator", values="cell", aggfunc="first",
                                      sort=False).fillna("").reset_index()
             parts += ["ROC-AUC per attribute (GEP Table 16):", markdown_table(wide)]
-    if "gep_agreement" in t:
-        parts += ["### GEP vectors: automatic vs human (GEP Tables 4, 19)",
-                  markdown_table(t["gep_agreement"])]
+    for table in task_tables():
+        if table.key in t:
+            parts += [f"### {table.heading}", markdown_table(t[table.key])]
     if "gender_kappa" in t:
         parts += ["### Perceived gender: Cohen's kappa, VQA vs humans (PST Table 12)",
                   "`kappa_mean` averages the kappa with each human annotator (the paper's number).",
                   markdown_table(t["gender_kappa"])]
     if "skin_tone" in t:
         parts += ["### Skin tone (Monk Skin Tone): automatic vs humans", markdown_table(t["skin_tone"])]
-    if "artificial" in t:
-        st = t.get("artificial_settings", {})
-        parts += ["### GEP estimators on the artificial datasets (GEP App. C; Tables 5, 18, 19, 21)",
-                  f"{len(t['artificial_examples'])} examples, {len(t['artificial_skipped'])} skipped "
-                  f"(scales {st.get('scales')}, {st.get('n_per_scale')} per attribute and scale, random state "
-                  f"{st.get('random_state')}). Kendall's tau-b / MCC of signs (Table 5), Pearson (Table 19):",
-                  markdown_table(t["artificial"]),
-                  "Kendall's tau-b per kind of example pair (Table 21; SA/DA same/different attribute, SM/DM "
-                  "same/different model):",
-                  markdown_table(t["artificial_pair_types"])]
+    for task in list_tasks():
+        if task.human_validation is not None and task.human_validation.markdown is not None:
+            parts += [markdown_table(p) if isinstance(p, pd.DataFrame) else p
+                      for p in task.human_validation.markdown(t)]
     if t.get("notes"):
         parts += ["### Notes", "\n".join(f"- {format_cell(n)}" for n in t["notes"])]
     return "\n\n".join(parts) + "\n"
@@ -220,11 +212,8 @@ def agreement_markdown(run_dir: str | Path, *, include_flagged: bool = False) ->
 
 
 def agreement_json(t: dict) -> dict:
-    """The tables as plain JSON (NaN -> null); the artificial examples' image lists are dropped."""
-    doc = {k: v for k, v in t.items() if k != "artificial_examples"}
-    if "artificial_examples" in t:
-        doc["artificial_examples"] = t["artificial_examples"].drop(columns=["woman_images", "man_images"])
-    return json_safe(doc)
+    """The tables as plain JSON (NaN -> null)."""
+    return json_safe(t)
 
 
 # --------------------------------------------------------------------------- command

@@ -207,7 +207,7 @@ class AnnotationApp:
         if item.qualification:
             position = self.items.index(item) + 1
             status += f" · qualification question {position} of {self.n_qual}"
-        instructions = "\n\n".join(Q.instructions_for(item.question_type, item.suite))
+        instructions = "\n\n".join(item.instructions or Q.DEFAULT_INSTRUCTIONS)
         offered = set(item.options)
         buttons = [gr.update(visible=v in offered) for v in ANSWER_BUTTONS]
         buttons += [gr.update(visible=t in offered) for t in SWATCH_BUTTONS]

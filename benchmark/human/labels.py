@@ -47,7 +47,7 @@ from benchmark.atomic import fsync_dir, write_bytes_atomic
 from benchmark.human import questions as q
 from benchmark.probes.registry import default_config_path, load_config
 from benchmark.run_folder import IMAGES_DIR, MANIFEST_FILE, read_manifest
-from benchmark.tasks import Task
+from benchmark.tasks import Task, list_tasks
 from benchmark.tasks.of_run import tasks_of_run
 
 LABELS_DIR = "human_labels"
@@ -367,6 +367,7 @@ class Item:
     image_path: str  # absolute path of the PNG
     options: tuple[str, ...]
     qualification: bool = False
+    instructions: tuple[str, ...] = ()  # the paragraphs shown with the question (its task's)
 
 
 def item_id_for(probe_id: str, question_type: str, question_key: str) -> str:
@@ -377,11 +378,6 @@ def _present(value) -> bool:
     return value is not None and not (isinstance(value, float) and math.isnan(value)) and value != ""
 
 
-def _gep_phrases() -> dict[str, str]:
-    """Attribute name -> the phrase put in "Do you see a person [a]?" (occupation attributes need a preposition)."""
-    return dict((load_config("gep").get("occupation") or {}).get("classifier_phrases") or {})
-
-
 def _row_items(row: dict, image: str, types: set[str], attributes: set[str] | None, task: Task | None,
                config: dict) -> list[Item]:
     """The questions the row's task asks about its image (none when no task asks any), of the
@@ -390,7 +386,7 @@ def _row_items(row: dict, image: str, types: set[str], attributes: set[str] | No
         return []
     suite, pid = row["suite"], row["probe_id"]
     return [Item(item_id_for(pid, hq.question_type, hq.key), pid, suite, hq.question_type, hq.key, hq.text, image,
-                 q.options_for(hq.question_type, suite))
+                 q.options_for(hq.question_type, task), instructions=q.instructions_for(hq.question_type, task))
             for hq in task.human_questions(row, config)
             if hq.question_type in types and (hq.question_type != "attribute" or attributes is None
                                               or hq.key in attributes)]
@@ -417,12 +413,11 @@ def build_items(run_dir: str | Path, question_types: Sequence[str] | None = None
                 attributes: Sequence[str] | None = None, suites: Sequence[str] | None = None) -> list[Item]:
     """The questions to ask about RUN_DIR's images, in probe order, each image's questions together.
 
-    GEP suites: "Do you see a person [a]?" for each attribute of the probe's
-    ``annotated_attributes`` (all 15 per neutral image, as GEP Sec. 5 does; the
-    prompt's attribute for explicit images; suit / shirt / tie / glasses for the occupation
-    study); ``attributes`` limits them. PST: the single question, or left and right in the
-    paired suites. ``dalleval_bias``: gender, skin tone, then its 15 attributes
-    ("Is the person wearing A?"). Images flagged nsfw are never shown.
+    Each image's task says what is asked (``Task.human_questions``), with the answer options
+    and instructions of its ``human_validation``: e.g. GEP asks "Do you see a person [a]?"
+    for each attribute of the probe's ``annotated_attributes``, PST the single question or
+    left and right of a pair, DALL-Eval gender, skin tone and its 15 attributes.
+    ``attributes`` limits the attribute questions. Images flagged nsfw are never shown.
     """
     types = _check_types(question_types)
     manifest = read_run_manifest(run_dir)
@@ -488,9 +483,9 @@ class QualItem:
     expected: str
     image: str | None = None      # absolute path of an image file
     probe_id: str | None = None   # or an image of the run folder
-    identity: str | None = None   # PST questions: the identity named ("nurse"); from the run if probe_id
-    suite: str | None = None      # chooses the gender options (PST or DALL-Eval); from the run if probe_id
-    phrase: str | None = None     # GEP attribute phrase if it differs from the key ("with glasses")
+    identity: str | None = None   # gender questions: the identity named ("nurse"); from the run if probe_id
+    suite: str | None = None      # whose wording and options (its task's); from the run if probe_id
+    phrase: str | None = None     # attribute phrase if it differs from the key ("with glasses")
 
     @property
     def item_id(self) -> str:
@@ -541,9 +536,10 @@ def _qual_item(raw, index: int, base: Path) -> QualItem:
         image = str((path if path.is_absolute() else base / path).resolve())
         if not Path(image).is_file():
             raise ValueError(f"{where}: image {image} does not exist")
-        if qtype in ("gender_paired", "gender_single") and not raw.get("identity") and (
-                qtype == "gender_paired" or not str(raw.get("suite", "")).startswith("dalleval")):
-            raise ValueError(f"{where}: a PST gender question about an image file needs `identity`")
+        if qtype in ("gender_paired", "gender_single") and not raw.get("identity") and not q.words_without_identity(
+                qtype, _task_of_suite(str(raw.get("suite") or ""))):
+            raise ValueError(f"{where}: a {qtype} question about an image file needs `identity` (the person "
+                             "its question names)")
     return QualItem(qual_id=str(raw.get("id") or index + 1), question_type=qtype, question_key=key, expected=expected,
                     image=image, probe_id=str(raw["probe_id"]) if raw.get("probe_id") else None,
                     identity=str(raw["identity"]) if raw.get("identity") else None,
@@ -596,11 +592,21 @@ def load_qualification(path: str | Path) -> QualificationItems:
         raise ValueError(f"{path}: {exc}") from None
 
 
+def _task_of_suite(suite: str, run_dir: str | Path | None = None) -> Task | None:
+    """The task of ``suite`` (as RUN_DIR's probes record it, else as it is registered), or None."""
+    if not suite:
+        return None
+    found = tasks_of_run(run_dir or "", [suite], run_config=None if run_dir else {})
+    return found[0][0] if found else None
+
+
 def qualification_items(run_dir: str | Path, qual_items: Sequence[QualItem]) -> list[Item]:
-    """The qualification questions as :class:`Item` (shown before the run's items)."""
+    """The qualification questions as :class:`Item` (shown before the run's items): worded by
+    the task of the item's suite, else by the first task that asks such a question; the
+    options are those of the suite's task."""
     manifest = None
     out = []
-    phrases = _gep_phrases()
+    tasks = list_tasks()
     for qi in qual_items:
         suite, identity, image = qi.suite or "", qi.identity, qi.image
         if qi.probe_id:
@@ -614,23 +620,19 @@ def qualification_items(run_dir: str | Path, qual_items: Sequence[QualItem]) -> 
             if identity is None:
                 key = f"identity_{qi.question_key}" if qi.question_type == "gender_paired" else "identity"
                 identity = row.get(key) if _present(row.get(key)) else None
-        if qi.question_type == "attribute":
-            phrase = qi.phrase or phrases.get(qi.question_key, qi.question_key)
-            question = (q.dalleval_attribute_question(qi.question_key) if suite.startswith("dalleval")
-                        else q.gep_question(phrase))
-        elif qi.question_type == "gender_paired":
-            question = q.pst_paired_question(identity or "person", qi.question_key)
-        elif qi.question_type == "gender_single":
-            question = (q.DALLEVAL_GENDER_QUESTION if suite.startswith("dalleval") or not identity
-                        else q.pst_single_question(identity))
-        else:
-            question = q.SKIN_TONE_QUESTION
-        options = q.options_for(qi.question_type, suite)
+        own = _task_of_suite(suite, run_dir)
+        try:
+            question, wording = q.qualification_wording(qi.question_type, qi.question_key, identity, qi.phrase,
+                                                        own, tasks)
+        except ValueError as exc:
+            raise ValueError(f"qualification item {qi.qual_id}: {exc}") from None
+        options = q.options_for(qi.question_type, own)
         if qi.expected not in options:
             raise ValueError(f"qualification item {qi.qual_id}: expected {qi.expected!r} is not offered "
                              f"(options {list(options)})")
         out.append(Item(qi.item_id, qi.probe_id or "", suite or "qualification", qi.question_type, qi.question_key,
-                        question, image, options, qualification=True))
+                        question, image, options, qualification=True,
+                        instructions=q.instructions_for(qi.question_type, own, wording)))
     return out
 
 

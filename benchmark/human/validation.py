@@ -3,11 +3,13 @@
 * Attribute existence (GEP Sec. 6.2, Tables 7 and 16): ROC-AUC of each estimator's
   ``score`` in ``labels/attributes.parquet`` against the human majority, per attribute and
   averaged over attributes; also Cohen's kappa and accuracy of its 0/1 ``label``.
-* GEP vectors (GEP Sec. 6, Tables 4 and 19): the human GEP vector (from majority
-  labels) against each estimator's vector over the same images, per setting: Kendall's
-  tau-b, MCC of signs, Pearson's r.
+* The tasks' own comparisons on the attribute labels (``Task.human_validation``), e.g.
+  GEP's vectors (GEP Sec. 6, Tables 4 and 19: the human GEP vector from majority labels
+  against each estimator's over the same images, per setting; in
+  ``benchmark/tasks/gep/human_validation.py``).
 * Perceived gender (PST App. E, Table 12): Cohen's kappa of ``labels/gender.parquet``
-  against each human annotator, their average (the paper's number), and the majority.
+  against each human annotator, their average (the paper's number), and the majority, per
+  subset of images that the image's task names.
 * Skin tone (DALL-Eval Sec. 4.2.3 checks its automatic MST against human evaluation):
   exact and within-one-tone agreement, mean absolute tone difference and quadratic-weighted
   Cohen's kappa over the 10 Monk tones, against the majority and each annotator.
@@ -22,23 +24,18 @@ from __future__ import annotations
 import math
 import warnings
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import numpy as np
 import pandas as pd
 
 from benchmark.annotate.label_files import LABEL_FILES
 from benchmark.human.stats import MONK_TONES, item_majorities, validate_answers
-from benchmark.scores.agreement import (
-    UndefinedStatisticWarning,
-    cohen_kappa,
-    roc_auc,
-    vector_agreement,
-)
-from benchmark.scores.gep import gep_unbounded
-
-GEP_VECTOR_SUITES = ("gep_neutral", "gep_explicit")
-PAIRED_GENDER_SUITES = ("pst_paired_occupation", "pst_paired_power", "pst_intervention")
+from benchmark.scores.agreement import UndefinedStatisticWarning, cohen_kappa, roc_auc
+from benchmark.probes.source import suite_families
+from benchmark.run_folder import MANIFEST_FILE
+from benchmark.tasks import Task, list_tasks, tasks_for_suites
+from benchmark.tasks.of_run import tasks_of_run
 YES_NO = {"yes": 1, "no": 0}
 MONK_VALUES = tuple(int(t) for t in MONK_TONES)
 
@@ -73,7 +70,10 @@ def human_attribute_labels(majorities: pd.DataFrame) -> pd.DataFrame:
                          "human": att["majority"].map(YES_NO).astype(int).to_numpy()})
 
 
-def _joined_attributes(majorities: pd.DataFrame, attributes: pd.DataFrame) -> pd.DataFrame:
+def joined_attributes(majorities: pd.DataFrame, attributes: pd.DataFrame) -> pd.DataFrame:
+    """The human-majority attribute labels (:func:`human_attribute_labels`) joined with the
+    automatic scores of the same (image, attribute): probe_id, suite, attribute, human, and
+    annotator, estimator, label, score of ``labels/attributes.parquet``."""
     need = {"probe_id", "attribute", "score", "label", "estimator", "annotator"}
     if not need <= set(attributes.columns):
         raise ValueError(f"attributes table lacks {sorted(need - set(attributes.columns))} "
@@ -93,7 +93,7 @@ def attribute_auc(majorities: pd.DataFrame, attributes: pd.DataFrame) -> tuple[p
     annotator, n (pairs), n_attributes, mean_roc_auc (over attributes whose AUC is defined),
     cohen_kappa and accuracy of the 0/1 ``label``, notes.
     """
-    joined = _joined_attributes(majorities, attributes)
+    joined = joined_attributes(majorities, attributes)
     per, summary = [], []
     for (est, ann), sub in joined.groupby(["estimator", "annotator"], sort=True):
         aucs = []
@@ -116,80 +116,34 @@ def attribute_auc(majorities: pd.DataFrame, attributes: pd.DataFrame) -> tuple[p
     return pd.DataFrame(per, columns=cols_p), pd.DataFrame(summary, columns=cols_s)
 
 
-# --------------------------------------------------------------------------- GEP vectors
-
-
-def gep_vector_agreement(majorities: pd.DataFrame, attributes: pd.DataFrame,
-                         manifest: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Human GEP vectors (woman minus man, from majority labels) against each estimator's
-    vector over the same (image, attribute) pairs, per setting (GEP Tables 4, 19).
-
-    Only attributes with human labels for both groups count (as in the scoring stage).
-    Returns (vectors, agreement). vectors: suite, estimator, annotator, attribute, human,
-    automatic, n_woman, n_man. agreement: suite, estimator, annotator, n_attributes,
-    kendall_tau_b, sign_mcc, pearson, gep_human, gep_automatic, notes.
-    """
-    if "gender" not in manifest.columns or "probe_id" not in manifest.columns:
-        raise ValueError("manifest lacks probe_id / gender (expected RUN_DIR/manifest.parquet)")
-    joined = _joined_attributes(majorities, attributes)
-    joined = joined.merge(manifest[["probe_id", "gender"]], on="probe_id", how="left")
-    vec_rows, agree_rows = [], []
-    for suite in GEP_VECTOR_SUITES:
-        s = joined[(joined["suite"] == suite) & joined["gender"].isin(["woman", "man"])]
-        if s.empty:
-            continue
-        both = s.groupby("attribute")["gender"].nunique()
-        s = s[s["attribute"].isin(both[both == 2].index)]
-        if s.empty:
-            agree_rows.append({"suite": suite, "estimator": None, "annotator": None, "n_attributes": 0,
-                               "notes": "no attribute has human labels for both woman and man"})
-            continue
-        for (est, ann), sub in s.groupby(["estimator", "annotator"], sort=True):
-            args = dict(groups=sub["gender"].to_numpy(), attributes=sub["attribute"].to_numpy(),
-                        group_a="woman", group_b="man", n_resamples=0)
-            human = gep_unbounded(sub["human"].astype(float).to_numpy(), **args)
-            auto = gep_unbounded(sub["score"].astype(float).to_numpy(), **args)
-            attrs = list(human["gep_vector"])
-            h = [human["gep_vector"][a] for a in attrs]
-            m = [auto["gep_vector"][a] for a in attrs]
-            for a, hv, mv in zip(attrs, h, m):
-                vec_rows.append({"suite": suite, "estimator": est, "annotator": ann, "attribute": a, "human": hv,
-                                 "automatic": mv, "n_woman": human["counts"]["woman"][a],
-                                 "n_man": human["counts"]["man"][a]})
-            va = vector_agreement(m, h)
-            agree_rows.append({"suite": suite, "estimator": est, "annotator": ann, "n_attributes": len(attrs),
-                               "kendall_tau_b": va["kendall_tau_b"], "sign_mcc": va["sign_mcc"],
-                               "pearson": va["pearson"], "gep_human": human["gep_score"],
-                               "gep_automatic": auto["gep_score"], "notes": "; ".join(va["notes"].values())})
-    cols_v = ["suite", "estimator", "annotator", "attribute", "human", "automatic", "n_woman", "n_man"]
-    cols_a = ["suite", "estimator", "annotator", "n_attributes", "kendall_tau_b", "sign_mcc", "pearson", "gep_human",
-              "gep_automatic", "notes"]
-    return pd.DataFrame(vec_rows, columns=cols_v), pd.DataFrame(agree_rows, columns=cols_a)
-
-
 # --------------------------------------------------------------------------- perceived gender
 
 
-def _gender_subset(row: pd.Series) -> str:
-    """The Table 12 row of an image: occupation / power aspect (PST), profession (DALL-Eval)."""
-    suite = row.get("suite")
-    if suite == "pst_single":
-        return str(row.get("identity_kind") or "")
-    if suite == "pst_paired_occupation":
-        return "occupation"
-    if suite == "pst_paired_power":
-        return "power"
-    if suite == "pst_intervention":
-        return str(row.get("bias_aspect") or "")
-    return ""
+def gender_subsets(manifest: pd.DataFrame | None, tasks: Mapping[str, Task] | None = None) -> dict[str, str]:
+    """probe_id -> the row of the perceived-gender table its image belongs to, as its task's
+    ``human_validation.gender_subset`` says ("" when it says nothing). ``tasks``: suite ->
+    task (default: the suites' registered tasks)."""
+    if manifest is None or "probe_id" not in manifest.columns:
+        return {}
+    if tasks is None:
+        suites = [str(s) for s in dict.fromkeys(manifest["suite"])] if "suite" in manifest.columns else []
+        tasks = {s: task for task, its in tasks_for_suites(suite_families(None, suites)) for s in its}
+    out = {}
+    for _, row in manifest.iterrows():
+        task = tasks.get(str(row.get("suite")))
+        hv = task.human_validation if task is not None else None
+        out[str(row["probe_id"])] = hv.gender_subset(row) if hv is not None and hv.gender_subset else ""
+    return out
 
 
-def gender_kappa(answers: pd.DataFrame, gender: pd.DataFrame, manifest: pd.DataFrame | None = None) -> pd.DataFrame:
+def gender_kappa(answers: pd.DataFrame, gender: pd.DataFrame, manifest: pd.DataFrame | None = None,
+                 tasks: Mapping[str, Task] | None = None) -> pd.DataFrame:
     """Cohen's kappa between automatic perceived gender and humans (PST App. E, Table 12),
     per (suite, subset, VQA annotator), then pooled per setting (single / paired).
 
     Human answers and VQA labels are both read as male / female / unidentifiable. Columns:
-    suite, subset (occupation / power for PST, from the manifest), setting, annotator (the
+    suite, subset (the task's :func:`gender_subsets`, e.g. occupation / power for PST; ``tasks``:
+    suite -> task, default the registered ones), setting, annotator (the
     VQA spec), n_items, kappa_mean (average over human annotators of their kappa with the
     VQA labels on the items each answered: the paper's "averaged" score), kappa_per_annotator
     ({annotator: kappa}), kappa_majority (items with a majority), accuracy_majority,
@@ -212,9 +166,7 @@ def gender_kappa(answers: pd.DataFrame, gender: pd.DataFrame, manifest: pd.DataF
                              for m in maj["majority"]]
     # Majority of the *mapped* labels would differ only if two wordings meant one gender;
     # the app offers one wording per gender, so the item majority maps one to one.
-    subset = {}
-    if manifest is not None and "probe_id" in manifest.columns:
-        subset = {str(r["probe_id"]): _gender_subset(r) for _, r in manifest.iterrows()}
+    subset = gender_subsets(manifest, tasks)
     auto = gender.loc[:, ["probe_id", "person", "label", "annotator"]].rename(columns={"annotator": "vqa",
                                                                                       "label": "auto"})
     auto["vqa"] = auto["vqa"].fillna("").astype(str)
@@ -323,13 +275,26 @@ def skin_tone_agreement(answers: pd.DataFrame, skin_tone: pd.DataFrame) -> pd.Da
 # --------------------------------------------------------------------------- a run folder
 
 
+def task_attribute_tables(majorities: pd.DataFrame, attributes: pd.DataFrame,
+                          manifest: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """The tables every registered task adds from the attribute labels
+    (``human_validation.attribute_tables``, e.g. GEP's vectors), in task order; a task whose
+    images the run lacks adds its tables empty."""
+    out: dict[str, pd.DataFrame] = {}
+    pairs = joined_attributes(majorities, attributes)
+    for task in list_tasks():
+        hv = task.human_validation
+        if hv is not None and hv.attribute_tables is not None:
+            out.update(hv.attribute_tables(pairs, manifest))
+    return out
+
+
 def validate_run(run_dir: str | Path, answers: pd.DataFrame, majorities: pd.DataFrame | None = None) -> dict:
     """Every validation table for a run folder: ``attribute_auc``, ``attribute_auc_summary``,
-    ``gep_vectors``, ``gep_agreement``, ``gender_kappa``, ``skin_tone`` (DataFrames; a table is
-    absent when its label file is) and ``notes`` (why a table is missing). ``majorities``:
+    the tasks' attribute tables (:func:`task_attribute_tables`: ``gep_vectors``,
+    ``gep_agreement``), ``gender_kappa``, ``skin_tone`` (DataFrames; a table is absent when its
+    label file is) and ``notes`` (why a table is missing). ``majorities``:
     :func:`item_majorities` of ``answers`` when the caller has it already."""
-    from benchmark.run_folder import MANIFEST_FILE
-
     run_dir = Path(run_dir)
     manifest_path = run_dir / MANIFEST_FILE
     if not manifest_path.is_file():
@@ -344,13 +309,15 @@ def validate_run(run_dir: str | Path, answers: pd.DataFrame, majorities: pd.Data
             out["notes"].append(f"{LABEL_FILES['attributes'].relpath} is missing: no attribute validation")
         else:
             out["attribute_auc"], out["attribute_auc_summary"] = attribute_auc(majorities, attributes)
-            out["gep_vectors"], out["gep_agreement"] = gep_vector_agreement(majorities, attributes, manifest)
+            out.update(task_attribute_tables(majorities, attributes, manifest))
     if qtypes & {"gender_single", "gender_paired"}:
         gender = _read_label(run_dir, "gender")
         if gender is None:
             out["notes"].append(f"{LABEL_FILES['gender'].relpath} is missing: no perceived-gender validation")
         else:
-            out["gender_kappa"] = gender_kappa(answers, gender, manifest)
+            suites = [str(s) for s in dict.fromkeys(manifest["suite"])] if "suite" in manifest.columns else []
+            tasks = {s: task for task, its in tasks_of_run(run_dir, suites) for s in its}
+            out["gender_kappa"] = gender_kappa(answers, gender, manifest, tasks)
     if "skin_tone" in qtypes:
         skin = _read_label(run_dir, "skin_tone")
         if skin is None:

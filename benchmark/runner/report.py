@@ -31,6 +31,7 @@ from benchmark import results as res
 from benchmark.plotting import plot_summary
 from benchmark.run_folder import REPORT_DIR
 from benchmark.runner.report_images import THUMB_DIR, Grid, image_grids
+from benchmark.tasks import list_tasks
 from benchmark.tasks.of_run import ReportSection, report_sections, section_of
 from benchmark.text import (ESTIMATOR_RANK, OTHER_ESTIMATOR_RANK, direction_mark, direction_text, fmt_number,
                             headline_entries, interval_text, is_number, md_escape, short_estimator, value_text)
@@ -265,14 +266,21 @@ def _suites_table(results: Mapping) -> dict:
                    for st in suites])
 
 
-# Tables of `t2ibench agreement` (report/agreement.json) shown in the report.
+# Tables of `t2ibench agreement` (report/agreement.json) shown in the report: these, with the
+# tables the tasks add from the attribute labels (`human_validation.tables`) after the attribute ones.
 HUMAN_AGREEMENT_TABLES = (
     ("inter_annotator", "Agreement between annotators (Fleiss' kappa, Krippendorff's alpha)"),
     ("attribute_auc_summary", "Attribute existence: automatic scores vs human majority (ROC-AUC)"),
-    ("gep_agreement", "GEP vectors: automatic vs human (Kendall tau-b, MCC of signs, Pearson)"),
     ("gender_kappa", "Perceived gender: Cohen's kappa, VQA vs humans"),
     ("skin_tone", "Skin tone: automatic vs humans"),
 )
+
+
+def human_agreement_tables() -> list[tuple[str, str]]:
+    """(key in agreement.json, title) of every agreement table the report shows, in order."""
+    tasks = [(t.key, t.report_title) for task in list_tasks() if task.human_validation is not None
+             for t in task.human_validation.tables]
+    return [*HUMAN_AGREEMENT_TABLES[:2], *tasks, *HUMAN_AGREEMENT_TABLES[2:]]
 
 
 def _human_agreement(out_dir: Path) -> dict | None:
@@ -285,7 +293,7 @@ def _human_agreement(out_dir: Path) -> dict | None:
         doc = json.loads(path.read_text(encoding="utf-8"))
         summary = doc.get("summary") or {}
         tables = []
-        for key, title in HUMAN_AGREEMENT_TABLES:
+        for key, title in human_agreement_tables():
             rows = doc.get(key)
             if isinstance(rows, list) and rows and isinstance(rows[0], Mapping):
                 headers = list(rows[0].keys())

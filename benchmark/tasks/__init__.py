@@ -5,6 +5,7 @@ is one paper's task, found by :mod:`benchmark.tasks.discovery`; ``context`` is w
 works with; :mod:`benchmark.tasks.of_run` says which tasks a run holds.
 """
 
+from benchmark.tasks.human_validation import AgreementTable, HumanValidation
 from benchmark.tasks.registry import (
     PLUGIN_ENTRY_POINTS,
     TASKS,
@@ -21,5 +22,5 @@ from benchmark.tasks.registry import (
     tasks_for_suites,
 )
 
-__all__ = ["PLUGIN_ENTRY_POINTS", "TASKS", "HumanQuestion", "ImageLayout", "Task", "TaskReport", "check_probe_config", "get_task", "list_tasks", "load_plugins",
+__all__ = ["PLUGIN_ENTRY_POINTS", "TASKS", "AgreementTable", "HumanQuestion", "HumanValidation", "ImageLayout", "Task", "TaskReport", "check_probe_config", "get_task", "list_tasks", "load_plugins",
            "register_task", "task_of_family", "tasks_for_suites"]

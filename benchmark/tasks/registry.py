@@ -18,6 +18,7 @@ from importlib.metadata import entry_points
 from typing import Any, Callable, Mapping, Sequence
 
 from benchmark.tasks.discovery import import_task_folders, registration_rank
+from benchmark.tasks.human_validation import HumanValidation
 
 __all__ = ["Task", "TaskReport", "HumanQuestion", "ImageLayout", "DetailReader", "TASKS", "register_task", "get_task", "list_tasks", "task_of_family", "tasks_for_suites",
            "check_probe_config", "PLUGIN_ENTRY_POINTS", "load_plugins"]
@@ -65,7 +66,7 @@ class TaskReport:
 @dataclass(frozen=True)
 class HumanQuestion:
     """One question a human labeller is asked about an image: its type (a question type of
-    :mod:`benchmark.human.questions`: ``attribute``, ``gender_single``, ``gender_paired``,
+    :mod:`benchmark.human.question_types`: ``attribute``, ``gender_single``, ``gender_paired``,
     ``skin_tone``), its key within the image (the attribute, ``left`` / ``right``, or ``""``)
     and its wording."""
 
@@ -105,6 +106,9 @@ class Task:
     #: (paper, where printed starts with, quantity starts with): the paper checks ``t2ibench
     #: reproduce`` shows one by one as the paper's headline numbers
     headline_checks: tuple[tuple[str, str, str], ...] = ()
+    #: how people label the task's images and its automatic labels are checked against theirs
+    #: (:class:`benchmark.tasks.human_validation.HumanValidation`; None: the question types' defaults)
+    human_validation: HumanValidation | None = None
 
 
 TASKS: dict[str, Task] = {}

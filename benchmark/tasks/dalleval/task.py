@@ -15,6 +15,7 @@ from benchmark.scores.mad import average_value_score, mad_score
 from benchmark.tasks.context import ScoringContext, groups_of, labellers_of
 from benchmark.tasks.dalleval import probes as dalleval_probes
 from benchmark.tasks.dalleval.figures import plot_dalleval_gender, plot_dalleval_skin
+from benchmark.tasks.dalleval.human_validation import HUMAN_VALIDATION
 from benchmark.tasks.dalleval.paper_checks import checks
 from benchmark.tasks.dalleval.questions import human_questions
 from benchmark.tasks.registry import ImageLayout, Task, TaskReport, register_task
@@ -201,5 +202,6 @@ TASK = register_task(Task(
                                                       ("gender_indicator",))),
     paper_checks=checks,
     human_questions=human_questions,
+    human_validation=HUMAN_VALIDATION,
     headline_checks=(("dalleval", "Sec. 5.3", "MAD of a"),),
 ))

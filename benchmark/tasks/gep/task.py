@@ -18,6 +18,7 @@ import pandas as pd
 from benchmark.scores.gep import gep, gep_unbounded
 from benchmark.tasks.context import ScoringContext
 from benchmark.tasks.gep.figures import plot_gep
+from benchmark.tasks.gep.human_validation import HUMAN_VALIDATION
 from benchmark.tasks.gep.paper_checks import checks
 from benchmark.tasks.gep.questions import human_questions
 from benchmark.tasks.registry import ImageLayout, Task, TaskReport, register_task
@@ -153,5 +154,6 @@ TASK = register_task(Task(
     report=TaskReport("GEP: gender presentation differences", figures=gep_figures, layout=gep_layout),
     paper_checks=checks,
     human_questions=human_questions,
+    human_validation=HUMAN_VALIDATION,
     headline_checks=(("gep", "Table 3", "GEP score from Table 1"),),
 ))

@@ -17,6 +17,7 @@ from benchmark.scores.sts import individuals, most_biased_identities, sts
 from benchmark.tasks.context import ScoringContext, labellers_of
 from benchmark.tasks.pst import probes as pst_probes
 from benchmark.tasks.pst.figures import plot_micro_sts
+from benchmark.tasks.pst.human_validation import HUMAN_VALIDATION
 from benchmark.tasks.pst.paper_checks import checks
 from benchmark.tasks.pst.questions import human_questions
 from benchmark.tasks.registry import ImageLayout, Task, TaskReport, register_task
@@ -206,6 +207,7 @@ TASK = register_task(Task(
     report=TaskReport("PST: Paired Stereotype Test", figures=pst_figures, layout=pst_layout),
     paper_checks=checks,
     human_questions=human_questions,
+    human_validation=HUMAN_VALIDATION,
     options={"unidentifiable": "exclude"},  # benchmark.scores.sts: exclude, zero or anti_stereotype
     headline_checks=(("pst", "Table 2", "STS (single) from Table 14"), ("pst", "Table 2", "STS (paired) from Table 14")),
 ))

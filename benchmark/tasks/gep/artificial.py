@@ -15,9 +15,11 @@ Pearson (Table 19, "Artificial") and tau-b per kind of example pair (Table 21) c
 them.
 
 What it needs: human majority labels of GEP attribute items (``gep_neutral`` /
-``gep_explicit``), the manifest's ``gender`` (woman / man) and estimator scores per
-(image, attribute) (``labels/attributes.parquet``; any estimator, so the variants of Tables
-8 and 9 are compared by adding their scores as further estimators).
+``gep_explicit``; the table of :func:`benchmark.human.validation.human_attribute_labels`),
+the manifest's ``gender`` (woman / man) and estimator scores per (image, attribute)
+(``labels/attributes.parquet``; any estimator, so the variants of Tables 8 and 9 are
+compared by adding their scores as further estimators). ``t2ibench agreement`` builds them
+through GEP's human validation (:mod:`benchmark.tasks.gep.human_validation`).
 
 Where the paper is silent (this module's choices, recorded in every example):
 
@@ -35,15 +37,18 @@ Where the paper is silent (this module's choices, recorded in every example):
 
 from __future__ import annotations
 
+import json
 import math
 import warnings
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
-from benchmark.human.validation import GEP_VECTOR_SUITES, human_attribute_labels
+from benchmark.annotate.label_files import LABEL_FILES
+from benchmark.run_folder import CONFIG_FILE, MANIFEST_FILE
 from benchmark.scores.agreement import UndefinedStatisticWarning, vector_agreement
 
 #: GEP Table 17: the scales of differences.
@@ -67,15 +72,15 @@ def estimator_key(estimator: str, annotator: str | None) -> str:
     return estimator if not annotator else f"{estimator} [{annotator}]"
 
 
-def image_pool(majorities: pd.DataFrame, attributes: pd.DataFrame, manifest: pd.DataFrame,
-               suites: Sequence[str] = GEP_VECTOR_SUITES) -> pd.DataFrame:
-    """One row per (image, attribute) with a human majority: probe_id, attribute, group
-    (woman / man), human (0/1) and one column per estimator ("C [encoder]", ...) with its
-    score. Rows lacking any estimator's score are dropped, so every estimator is compared on
-    the same images."""
+def image_pool(human: pd.DataFrame, attributes: pd.DataFrame, manifest: pd.DataFrame,
+               suites: Sequence[str]) -> pd.DataFrame:
+    """One row per (image, attribute) of ``suites`` with a human majority: probe_id,
+    attribute, group (woman / man), human (0/1) and one column per estimator ("C [encoder]",
+    ...) with its score. ``human``: the majority labels (probe_id, suite, attribute, human).
+    Rows lacking any estimator's score are dropped, so every estimator is compared on the
+    same images."""
     if "gender" not in manifest.columns:
         raise ValueError("manifest lacks the gender column (expected RUN_DIR/manifest.parquet)")
-    human = human_attribute_labels(majorities)
     human = human[human["suite"].isin(list(suites))]
     human = human.merge(manifest[["probe_id", "gender"]].rename(columns={"gender": "group"}), on="probe_id")
     human = human[human["group"].isin(["woman", "man"])]
@@ -252,18 +257,10 @@ def tau_b_by_pair_type(examples: pd.DataFrame, estimators: Sequence[str]) -> pd.
     return pd.DataFrame(rows)
 
 
-def artificial_from_run(run_dir, answers: pd.DataFrame, majorities: pd.DataFrame | None = None,
-                        **kwargs) -> ArtificialDataset:
-    """:func:`build_artificial_dataset` from a run folder's label files and human answers;
-    ``model`` defaults to the run's model id; ``majorities``: :func:`item_majorities` of
-    ``answers`` when the caller has it already."""
-    import json
-    from pathlib import Path
-
-    from benchmark.annotate.label_files import LABEL_FILES
-    from benchmark.human.stats import item_majorities
-    from benchmark.run_folder import CONFIG_FILE, MANIFEST_FILE
-
+def artificial_from_run(run_dir, human: pd.DataFrame, suites: Sequence[str], **kwargs) -> ArtificialDataset:
+    """:func:`build_artificial_dataset` from a run folder's label files and the human majority
+    labels of its attribute items (``human``: probe_id, suite, attribute, human), images of
+    ``suites``; ``model`` defaults to the run's model id."""
     run_dir = Path(run_dir)
     attributes = LABEL_FILES["attributes"].relpath
     for rel in (MANIFEST_FILE, attributes):
@@ -278,6 +275,6 @@ def artificial_from_run(run_dir, answers: pd.DataFrame, majorities: pd.DataFrame
             kwargs["model"] = run_dir.name
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedStatisticWarning)
-        pool = image_pool(item_majorities(answers) if majorities is None else majorities,
-                          pd.read_parquet(run_dir / attributes), pd.read_parquet(run_dir / MANIFEST_FILE))
+        pool = image_pool(human, pd.read_parquet(run_dir / attributes), pd.read_parquet(run_dir / MANIFEST_FILE),
+                          suites)
     return build_artificial_dataset(pool, **kwargs)

@@ -1,0 +1,64 @@
+"""What the human labelling app and ``t2ibench agreement`` ask a task, beside the questions
+about its images (``Task.human_questions``): a task declares it as ``Task.human_validation``
+(the built-in tasks in ``benchmark/tasks/<paper>/human_validation.py``).
+
+The generic code (:mod:`benchmark.human`) knows the question *types* (``attribute``,
+``gender_single``, ``gender_paired``, ``skin_tone``), their answer values and the
+statistics that compare automatic labels with the human majority; a task says how its
+questions are put to a person (answer options, instructions, the wording of a qualification
+question) and which analyses of its own the agreement tables add (GEP's vectors, PST's
+subsets of the perceived-gender table).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+__all__ = ["AgreementTable", "HumanValidation"]
+
+
+@dataclass(frozen=True)
+class AgreementTable:
+    """A table a task adds to ``report/agreement.json`` (``key``), shown under ``heading`` in
+    agreement.md and under ``report_title`` in the run's report."""
+
+    key: str
+    heading: str
+    report_title: str
+
+
+@dataclass(frozen=True)
+class HumanValidation:
+    """How a task's images are labelled by people and its automatic labels checked against them.
+
+    ``options``: question type -> the answer values offered for the task's questions of that
+    type (default: the question type's, :data:`benchmark.human.questions.DEFAULT_OPTIONS`).
+    ``instructions``: question type -> the instruction paragraphs shown with them.
+    ``qualification_question(question_type, key, identity, phrase, own)``: the wording of a
+    qualification question about an image (a file, or an image of the run), or None when the
+    task does not ask it with these fields; ``own`` is true when the item names one of the
+    task's suites (another task's items fall back to the first task that words them).
+    ``needs_identity``: question types whose wording names the person (a qualification image
+    file then needs ``identity``). ``attribute_tables(pairs, manifest)``: tables compared on
+    the human-majority attribute labels joined with the automatic scores (``pairs``: probe_id,
+    suite, attribute, human, score, label, estimator, annotator), by key in ``tables``' order;
+    each registered task adds its tables, empty when the run has none of its images.
+    ``attribute_analyses(run_dir, human, random_state) -> (tables, notes)``: analyses of the
+    run built on the human-majority attribute labels (``human``: probe_id, suite, attribute,
+    human), e.g. GEP's artificial datasets; added to agreement.json in the order returned,
+    after the label comparisons (``t2ibench agreement --no-artificial`` skips them).
+    ``markdown(tables) -> [str | DataFrame]``: the task's sections of agreement.md after the
+    label comparisons (a DataFrame is written as a table), [] when it has none.
+    ``gender_subset(manifest row)``: the row of the perceived-gender table an image belongs to.
+    """
+
+    options: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    instructions: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    qualification_question: Callable[[str, str, str | None, str | None, bool], str | None] | None = None
+    needs_identity: tuple[str, ...] = ()
+    attribute_tables: Callable[[Any, Any], dict] | None = None
+    tables: tuple[AgreementTable, ...] = ()
+    attribute_analyses: Callable[[Any, Any, int], tuple[dict, list[str]]] | None = None
+    markdown: Callable[[Mapping], list] | None = None
+    gender_subset: Callable[[Mapping], str] | None = None
