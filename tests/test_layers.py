@@ -146,7 +146,6 @@ PAPER_NAME = re.compile(r"gep_|dalleval|paintskills|pst_|mcas|diffusion_bias|gen
 #: Files that still name a paper or suite in their code (issue 21, not finished): how many
 #: names or strings do. A count may only fall; a file reaching 0 leaves the list; no file joins.
 STILL_NAMING_PAPERS = {
-    "benchmark/annotate/clip_labels.py": 11,
     "benchmark/annotate/skin_tone.py": 1,
     "benchmark/annotate/skin_tone_labels.py": 1,
     "benchmark/cli.py": 8,
