@@ -146,15 +146,12 @@ PAPER_NAME = re.compile(r"gep_|dalleval|paintskills|pst_|mcas|diffusion_bias|gen
 #: Files that still name a paper or suite in their code (issue 21, not finished): how many
 #: names or strings do. A count may only fall; a file reaching 0 leaves the list; no file joins.
 STILL_NAMING_PAPERS = {
-    "benchmark/annotate/skin_tone.py": 1,
-    "benchmark/annotate/skin_tone_labels.py": 1,
     "benchmark/cli.py": 8,
     "benchmark/human/agreement_cli.py": 2,
     "benchmark/human/labels.py": 9,
     "benchmark/human/questions.py": 6,
     "benchmark/human/validation.py": 25,
     "benchmark/papers.py": 8,
-    "benchmark/probes/dataset.py": 3,
     "benchmark/reference_attributes.py": 23,
     "benchmark/runner/generate.py": 21,
     "benchmark/runner/pipeline.py": 10,

@@ -249,7 +249,7 @@ def _release_ita_as_released(path) -> float:
 
 
 def test_release_ita_matches_the_released_arithmetic(tmp_path):
-    from benchmark.annotate.skin_tone import release_ita
+    from benchmark.tasks.dalleval.release_ita import release_ita
 
     rng = np.random.default_rng(0)
     pixels = rng.integers(0, 256, (12, 10, 3), dtype=np.uint8)
