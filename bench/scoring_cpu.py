@@ -44,7 +44,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
 from benchmark import run_folder as rf  # noqa: E402
-from benchmark.annotate.clip_labels import gep_attribute_rows  # noqa: E402
+from benchmark.annotate.clip_labels import existence_rows  # noqa: E402
 from benchmark.annotate.label_files import LABEL_FILES, write_label_rows  # noqa: E402
 from benchmark.tasks.mcas.embeddings import mcas_image_rows, mcas_text_embedding_rows, mcas_text_table  # noqa: E402
 from benchmark.annotate.skin_tone import MST_ITA, HaarFaceDetector, SkinToneAnnotator, nearest_mst  # noqa: E402
@@ -154,13 +154,15 @@ def write_labels(run_dir: Path, probes: pd.DataFrame, rng: np.random.Generator) 
     ask_gender = {s: get_task(family[s]).annotators.get("vqa_gender") for s in family}
     ask_attribute = {s: get_task(family[s]).annotators.get("vqa_attributes") for s in family}
 
-    # GEP: C, CC, CLS from CLIP ViT-L/14-sized embeddings (CLS classifiers trained for real).
+    configs = {f: load_config(f) for f in set(family.values())}
+    # GEP: C, CC, CLS from CLIP ViT-L/14-sized embeddings (CLS classifiers trained for real), in the
+    # classifier groups the GEP task gives the annotator.
     gep_rows = [r for r in records if family[r["suite"]] == "gep"]
     dim = ENCODER_DIMS[DEFAULT_ENCODER]
-    attributes = gep_attribute_rows(gep_rows, _unit_rows(rng, len(gep_rows), dim),
-                                    _text_embedder(dim, DEFAULT_ENCODER), DEFAULT_ENCODER)
+    classifiers = get_task("gep").annotators["clip_existence"]
+    attributes = existence_rows(gep_rows, _unit_rows(rng, len(gep_rows), dim), _text_embedder(dim, DEFAULT_ENCODER),
+                                DEFAULT_ENCODER, classifiers=lambda row: classifiers(row, configs["gep"]))
     # DALL-Eval: one VQA yes/no question per attribute, one gender question per image.
-    configs = {f: load_config(f) for f in set(family.values())}
     gender = []
     answers, p = [a for a, _ in GENDER_ANSWERS], [w for _, w in GENDER_ANSWERS]
     for r in records:

@@ -29,9 +29,9 @@ ALIASES_EPILOG = ("lm-evaluation-harness spellings are accepted as aliases: --ta
                   "--output_path (--out), --model_args k=v,k=v (--set k=v), --batch_size N|auto (--batch-size).")
 
 
-# Commands that live beside the feature they drive: each module has ``register(subparsers)``.
+# Commands that live beside the feature they drive: each module has ``register(subparsers)``
+# (a task folder's own commands, in its cli.py, are found by cli_types.task_command_modules).
 COMMAND_MODULES = (
-    "benchmark.paintskills.cli",
     "benchmark.human.cli",
     "benchmark.human.agreement_command",
 )
@@ -174,7 +174,8 @@ def add_catalogue_commands(sub) -> None:
     rep = sub.add_parser("reproduce", help="recompute the papers' printed numbers from their printed inputs",
                          description="Recompute the numbers the papers print from the inputs they print; exit 1 "
                          "on a mismatch.")
-    rep.add_argument("--papers", nargs="+", help="families to check (gep, dalleval, pst, mcas)")
+    rep.add_argument("--papers", nargs="+", help="probe families to check (default: every family whose task "
+                     "declares paper checks; an unknown one lists them)")
     rep.add_argument("--all", action="store_true", help="list every recomputed number, not the summary")
     rep.set_defaults(func="benchmark.commands.catalogue:reproduce")
 
@@ -209,8 +210,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_catalogue_commands(sub)
     add_audit_commands(sub)
     add_stage_commands(sub)
-    for module in COMMAND_MODULES:
-        import_module(module).register(sub)
+    for module in [*cli_types.task_command_modules(), *map(import_module, COMMAND_MODULES)]:
+        module.register(sub)
     for ep in sorted(entry_points(group=COMMAND_ENTRY_POINTS), key=lambda e: e.name):
         ep.load()(sub)
     return parser

@@ -1,5 +1,6 @@
 """Option value types of the command line: each value is checked while the arguments are
-parsed, so a bad number, path or format is one line on stderr before anything loads.
+parsed, so a bad number, path or format is one line on stderr before anything loads. Also
+where the task folders' own commands are found (:func:`task_command_modules`).
 
 Standard library only: ``t2ibench --help`` and every usage error must stay fast in the
 base install (no pandas, scipy, scikit-learn, datasets or torch).
@@ -8,11 +9,13 @@ base install (no pandas, scipy, scikit-learn, datasets or torch).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import re
 import sys
 import tempfile
 from pathlib import Path
+from types import ModuleType
 
 #: the value ``--batch-size`` / ``--batch_size`` accepts besides a positive number
 AUTO = "auto"
@@ -164,3 +167,37 @@ def device(raw: str) -> str:
     if not _DEVICE.match(raw.strip()):
         raise argparse.ArgumentTypeError(f"unknown device {raw!r}: use cpu, cuda, cuda:N or mps")
     return raw.strip()
+
+
+#: more folders holding task folders (``os.pathsep``-separated), e.g. a paper being written
+#: (read by :mod:`benchmark.tasks.discovery` too)
+TASKS_PATH_ENV = "T2IBENCH_TASKS_PATH"
+#: the module of a task folder that adds its own commands: ``register(subparsers)``
+TASK_COMMANDS = "cli"
+
+
+def _task_search_path() -> list[str]:
+    """The folders holding task folders: ``benchmark/tasks/`` and those of ``$T2IBENCH_TASKS_PATH``."""
+    spec = importlib.util.find_spec("benchmark.tasks")  # imports ``benchmark`` only, not the tasks
+    paths = list(spec.submodule_search_locations or []) if spec else []
+    return paths + [p for p in os.environ.get(TASKS_PATH_ENV, "").split(os.pathsep) if p and p not in paths]
+
+
+def task_command_modules() -> list[ModuleType]:
+    """The ``cli.py`` of every task folder that has one (folders by name, ``benchmark/tasks/``
+    first), each read from its file without importing its task folder: a task folder's
+    package loads its probes and scorer (pandas), and ``t2ibench --help`` must stay light. So
+    such a module imports the standard library only (no relative import) and names its
+    commands' bodies as ``"package.module:function"``, imported when the command runs."""
+    modules, seen = [], set()
+    for base in _task_search_path():
+        folders = sorted(p for p in Path(base).glob(f"*/{TASK_COMMANDS}.py") if (p.parent / "__init__.py").is_file())
+        for path in folders:
+            if path.parent.name in seen:
+                continue  # the first folder of a name is the one `import benchmark.tasks.<name>` finds
+            seen.add(path.parent.name)
+            spec = importlib.util.spec_from_file_location(f"benchmark.tasks.{path.parent.name}.{TASK_COMMANDS}", path)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            modules.append(module)
+    return modules

@@ -49,6 +49,16 @@ def quiet_third_party() -> None:
         getattr(mod, call)()
 
 
+def progress_bar(total: int, desc: str, *, enabled: bool = True, unit: str = "img", position: int | None = None):
+    """A tqdm bar (rate shown as ``unit/s``) on stderr; a no-op bar when disabled (``--quiet``).
+    The runner's stages have the same bar in :mod:`benchmark.runner.progress`; this one is for
+    the layers below the runner (a task folder's own commands)."""
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, unit=unit, disable=not enabled, file=sys.stderr, dynamic_ncols=True,
+                position=position, leave=True, smoothing=0.1)
+
+
 def console(file: TextIO | None = None):
     """A rich console on ``file`` (default: the current stdout), no colours when it is not a terminal."""
     from rich.console import Console
@@ -156,5 +166,5 @@ def print_score_metadata(metadata: Mapping, file: TextIO | None = None) -> None:
     emit(table, file)
 
 
-__all__ = ["ERROR_PREFIX", "error_line", "print_error", "quiet_third_party", "console", "emit", "results_table",
-           "print_results_summary", "print_score_metadata"]
+__all__ = ["ERROR_PREFIX", "error_line", "print_error", "quiet_third_party", "progress_bar", "console", "emit",
+           "results_table", "print_results_summary", "print_score_metadata"]

@@ -31,7 +31,7 @@ import benchmark
 from benchmark.atomic import write_bytes_atomic
 from benchmark.extras import require
 from benchmark.hub import push_folder
-from benchmark.paintskills import glyphs
+from benchmark.tasks.paintskills import glyphs
 from benchmark.tasks.paintskills.scenes import (BACKGROUNDS, CLASSES, COCO_IDS, RELATION_PHRASES, SHAPES, SKILLS,
                                           SPLIT_SIZES, SPLITS, STATES, TEMPLATES, build_scenes)
 from benchmark.papers import PAPERS
@@ -76,7 +76,7 @@ class BuildSummary:
 
 def render_row(scene: dict, size: int) -> dict:
     """One dataset row: the rendered PNG and the scene with its exact boxes."""
-    from benchmark.paintskills.render import render_scene  # Pillow: the [audit] extra
+    from benchmark.tasks.paintskills.render import render_scene  # Pillow: the [audit] extra
 
     image, out = render_scene(scene, size)
     buf = io.BytesIO()
@@ -132,7 +132,7 @@ def build_dataset(out: str | Path, skills=SKILLS, splits=SPLITS, limit: int | No
     """Render the splits into ``out``, resuming a build there with the same settings."""
     # The renderer needs Pillow: in the base install, one line (exit 2) before any work.
     require("PIL", purpose="render PaintSkills scenes")
-    from benchmark.paintskills.render import load_font
+    from benchmark.tasks.paintskills.render import load_font
 
     skills, splits = list(dict.fromkeys(skills)), list(dict.fromkeys(splits))
     for s in skills:
@@ -205,7 +205,7 @@ def _split_on_disk(folder: Path, skill: str, split: str) -> tuple[int, int]:
 def paintskills_card(folder: Path, counts: dict[tuple[str, str], int], size: int, seed: int,
                      limit: int | None) -> tuple[dict, str]:
     """(YAML header, markdown body) of the dataset card."""
-    from benchmark.paintskills.render import RELATION_MARGIN  # Pillow: the [audit] extra
+    from benchmark.tasks.paintskills.render import RELATION_MARGIN  # Pillow: the [audit] extra
 
     configs = _configs_on_disk(folder, counts)
     on_disk = {(k, s): _split_on_disk(folder, k, s) for k, ss in configs.items() for s in ss}

@@ -4,6 +4,7 @@ written, later stages refusing what `t2ibench validate` refuses."""
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -121,10 +122,30 @@ def test_dtype_spellings_match_the_models():
 
 
 def test_paintskills_skills_spelled_for_help_match_the_scores():
-    from benchmark.paintskills.cli import SKILLS
+    from benchmark.tasks.paintskills.cli import SKILLS
     from benchmark.scores.paintskills import SKILLS as SCORED
 
     assert SKILLS == SCORED
+
+
+def test_a_task_folder_adds_its_commands_without_being_imported(tmp_path):
+    """A task folder's cli.py (here one on $T2IBENCH_TASKS_PATH) adds its commands to `t2ibench`;
+    it is read from its file, so `--help` never runs the folder's __init__.py."""
+    folder = tmp_path / "tasks" / "toy_commands"
+    folder.mkdir(parents=True)
+    (folder / "__init__.py").write_text('raise RuntimeError("the task folder was imported")\n')
+    (folder / "cli.py").write_text(
+        "def register(subparsers):\n"
+        "    p = subparsers.add_parser('toy-hello', help='say hello from a task folder')\n"
+        "    p.set_defaults(func=f'{__package__}.commands:hello')\n")
+    env = {**os.environ, "T2IBENCH_TASKS_PATH": str(tmp_path / "tasks")}
+    proc = subprocess.run([sys.executable, "-m", "benchmark.cli", "--help"], capture_output=True, text=True,
+                          timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "toy-hello" in proc.stdout and "say hello from a task folder" in proc.stdout
+    assert "paintskills-baselines" in proc.stdout  # the built-in folder's commands are still there
+    args = cli.build_parser().parse_args(["paintskills-samples", "--out", str(tmp_path / "s.png")])
+    assert args.func == "benchmark.tasks.paintskills.commands:samples"
 
 
 # ---------------------------------------------------------------- later stages refuse what validate refuses

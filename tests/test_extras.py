@@ -77,7 +77,7 @@ def test_run_without_the_audit_extra_is_one_line(hide, tmp_path, capsys):
 @pytest.mark.parametrize("module,hidden,message", [
     ("submissions.leaderboard.app", ("gradio",), "install t2i-bias-benchmark[app] to run the leaderboard"),
     ("benchmark.human.app", ("gradio",), "install t2i-bias-benchmark[app] to run the annotation app"),
-    ("benchmark.paintskills.render", ("PIL",), "install t2i-bias-benchmark[audit] to render PaintSkills scenes"),
+    ("benchmark.tasks.paintskills.render", ("PIL",), "install t2i-bias-benchmark[audit] to render PaintSkills scenes"),
 ])
 def test_app_and_renderer_modules_name_their_extra(hide, monkeypatch, module, hidden, message):
     hide(*hidden)
@@ -99,7 +99,7 @@ def test_model_loaders_name_the_audit_extra(hide):
     from benchmark.annotate.skin_tone import SkinToneAnnotator
     from benchmark.models import load_encoder, load_text_to_image, load_vqa, resolve_device
     from benchmark.models.detector import load_detector
-    from benchmark.paintskills.train import train_detector
+    from benchmark.tasks.paintskills.detector.training import train_detector
     from benchmark.plotting import plt_agg
 
     hide("torch", "open_clip", "transformers", "diffusers", "cv2", "matplotlib", "safetensors")

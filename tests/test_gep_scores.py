@@ -378,3 +378,19 @@ def test_tiny_open_clip_end_to_end():
         assert out.shape == (6, 2) and np.all(np.isfinite(out))
     cls = cross_modal_existence(imgs, attrs, embed_text, n_classifiers=2)
     assert cls.shape == (6, 2) and np.all((cls >= 0) & (cls <= 1))
+
+
+def test_the_gep_task_gives_the_clip_annotator_its_classifier_groups():
+    """The generic CLIP existence annotator trains one classifier group per call and group; GEP's
+    task parameter puts the occupation case study in its own group, with its own people and phrases."""
+    from benchmark.annotate.clip_labels import default_classifiers
+    from benchmark.tasks import get_task
+
+    cfg = load_config("gep")
+    classifiers = get_task("gep").annotators["clip_existence"]
+    assert classifiers({"setting": "neutral"}, cfg) == ("main", {"people": ["A man", "A woman", "A person"],
+                                                                 "phrases": {}})
+    assert classifiers({"setting": "explicit"}, cfg) == default_classifiers({}, cfg)
+    group, kwargs = classifiers({"setting": "occupation"}, cfg)
+    assert group == "occupation" and kwargs["people"] == list(cfg["occupation"]["classifier_people"])
+    assert kwargs["phrases"] == dict(cfg["occupation"]["classifier_phrases"])

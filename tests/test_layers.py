@@ -3,7 +3,7 @@ the source with the ast module:
 
 * ``benchmark`` never imports ``submissions`` or ``dataset_builders``;
 * a subpackage imports only its own layer or layers below it (``models`` never imports a
-  feature package, the runner never imports ``human`` or ``paintskills``);
+  feature package, the runner never imports ``human``);
 * no import cycle between the subpackages of one layer, nor between any two modules
   (imports inside functions included);
 * no private name (``_x``) is imported from another module;
@@ -39,7 +39,7 @@ LAYERS = [
     {"annotate"},
     {"tasks"},
     {"runner"},
-    {"paintskills", "human", "commands"},
+    {"human", "commands"},
     {"cli", "__main__"},
 ]
 RANK = {unit: i for i, layer in enumerate(LAYERS) for unit in layer}
@@ -146,18 +146,8 @@ PAPER_NAME = re.compile(r"gep_|dalleval|paintskills|pst_|mcas|diffusion_bias|gen
 #: Files that still name a paper or suite in their code (issue 21, not finished): how many
 #: names or strings do. A count may only fall; a file reaching 0 leaves the list; no file joins.
 STILL_NAMING_PAPERS = {
-    "benchmark/annotate/clip_labels.py": 11,
-    "benchmark/annotate/skin_tone.py": 1,
-    "benchmark/annotate/skin_tone_labels.py": 1,
-    "benchmark/cli.py": 10,
-    "benchmark/paintskills/baselines.py": 3,
-    "benchmark/paintskills/cli.py": 3,
-    "benchmark/paintskills/detect.py": 1,
-    "benchmark/paintskills/render.py": 2,
-    "benchmark/paintskills/samples.py": 2,
-    "benchmark/paintskills/train.py": 2,
+    "benchmark/cli.py": 8,
     "benchmark/papers.py": 8,
-    "benchmark/probes/dataset.py": 3,
     "benchmark/reference_attributes.py": 23,
     "benchmark/runner/generate.py": 21,
     "benchmark/runner/pipeline.py": 10,

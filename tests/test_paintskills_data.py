@@ -16,8 +16,8 @@ import pytest
 import yaml
 from PIL import Image, ImageColor
 
-from benchmark.paintskills import glyphs
-from benchmark.paintskills.render import RELATION_MARGIN, relation_of, render_background, render_scene
+from benchmark.tasks.paintskills import glyphs
+from benchmark.tasks.paintskills.render import RELATION_MARGIN, relation_of, render_background, render_scene
 from benchmark.tasks.paintskills.scenes import (BACKGROUNDS, CLASSES, COCO_IDS, COUNTS, RELATIONS, SHAPES,
                                                  SKILLS, SPLIT_SIZES, SPLITS, STATES, TEMPLATES, build_scenes,
                                                  prompt_text)
@@ -282,7 +282,7 @@ def test_push_offline_is_one_line(built, monkeypatch, capsys):
 
 
 def test_sample_sheet_shows_every_skill_with_boxes(tmp_path):
-    from benchmark.paintskills.samples import BOX_COLOURS, CAPTION_HEIGHT, sample_sheet
+    from benchmark.tasks.paintskills.sample_sheet import BOX_COLOURS, CAPTION_HEIGHT, sample_sheet
 
     sheet = sample_sheet(n_per_skill=2, size=96)
     assert sheet.size == (2 * 96, 3 * (96 + CAPTION_HEIGHT))

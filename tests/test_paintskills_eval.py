@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from benchmark.models.detector import COCO_NAMES, Detections, DetrDetector
-from benchmark.paintskills.detect import GroundTruthDetector
+from benchmark.tasks.paintskills.detector.ground_truth import GroundTruthDetector
 from benchmark.tasks.paintskills.scenes import build_scenes
 from benchmark.scores.paintskills import (
     count_outcome,
@@ -145,7 +145,7 @@ def test_shuffled_chance_is_the_collision_probability():
 
 
 def rendered(skill, n, size=64):
-    from benchmark.paintskills.render import render_scene
+    from benchmark.tasks.paintskills.render import render_scene
 
     out = []
     for s in build_scenes(skill, "test", n=n):
@@ -173,7 +173,7 @@ def test_ground_truth_detector_returns_the_scene_boxes():
 
 @pytest.mark.parametrize("skill", ["object", "count", "spatial"])
 def test_oracle_is_exactly_100_and_shuffled_is_near_chance(skill):
-    from benchmark.paintskills.baselines import skill_baselines
+    from benchmark.tasks.paintskills.detector.baselines import skill_baselines
 
     scenes = []
     for _, scene in rendered(skill, 240):
@@ -278,7 +278,7 @@ class RenderingModel:
     model_id, revision, settings = "ground-truth-renderer", None, {"size": 64}
 
     def __init__(self, probes):
-        from benchmark.paintskills.render import render_scene
+        from benchmark.tasks.paintskills.render import render_scene
 
         by_id = {s["id"]: s for k in ("object", "count", "spatial") for s in build_scenes(k, "test")}
         self.scene_of_seed = {int(r["seed"]): by_id[r["scene_id"]] for r in probes.to_dict("records")}
@@ -444,7 +444,7 @@ def test_train_detector_fine_tunes_saves_and_resumes(rendered_data, tmp_path, ca
     import torch
 
     from benchmark.cli import main
-    from benchmark.paintskills.train import CHECKPOINT, TrainConfig, train_detector
+    from benchmark.tasks.paintskills.detector.training import CHECKPOINT, TrainConfig, train_detector
 
     cfg = TrainConfig(model="builtin:tiny-detr", steps=4, batch_size=3, lr=1e-3, lr_backbone=1e-4,
                       checkpoint_every=2, limit=6)

@@ -226,6 +226,14 @@ def test_bad_swatch_tables_are_refused(table, message):
         SkinToneAnnotator(WholeImageFaceDetector(), swatches=table)
 
 
+def test_the_release_variant_is_registered_by_the_dalleval_task_folder():
+    from benchmark.annotate.skin_tone import ITA_VARIANTS, get_ita_variant
+
+    variant = get_ita_variant("dalleval-release")  # imports the task folders when not registered yet
+    assert variant.angle.__module__ == "benchmark.tasks.dalleval.release_ita"
+    assert list(ITA_VARIANTS)[0] == "paper" and ITA_VARIANTS["paper"].angle.__module__ == "benchmark.annotate.skin_tone"
+
+
 def test_unknown_ita_variant_is_refused():
     with pytest.raises(ValueError, match="ita_variant"):
         SkinToneAnnotator(WholeImageFaceDetector(), ita_variant="release")
@@ -249,7 +257,7 @@ def _release_ita_as_released(path) -> float:
 
 
 def test_release_ita_matches_the_released_arithmetic(tmp_path):
-    from benchmark.annotate.skin_tone import release_ita
+    from benchmark.tasks.dalleval.release_ita import release_ita
 
     rng = np.random.default_rng(0)
     pixels = rng.integers(0, 256, (12, 10, 3), dtype=np.uint8)

@@ -396,7 +396,7 @@ class _Payload:
 
 def test_train_detector_checkpoint_cannot_run_code(tmp_path):
     torch = pytest.importorskip("torch")
-    from benchmark.paintskills.train import load_training_state
+    from benchmark.tasks.paintskills.detector.training import load_training_state
 
     marker = tmp_path / "pwned"
     crafted = tmp_path / "trainer_state.pt"

@@ -1,7 +1,7 @@
-"""GEP attribute existence from CLIP embeddings: the C, CC and CLS estimators of GEP.
+"""Attribute existence from CLIP embeddings: the C, CC and CLS estimators of GEP.
 
-Given the image embeddings of GEP images (one CLIP encoder, rows aligned with the probe
-rows) and the encoder's text function, :func:`gep_attribute_rows` returns one row per
+Given the image embeddings of some images (one CLIP encoder, rows aligned with the probe
+rows) and the encoder's text function, :func:`existence_rows` returns one row per
 (image, attribute in the row's ``annotated_attributes``, estimator):
 
 * **C** (Eq. 4): ``score`` = cos(image, attribute text without its preposition)
@@ -11,11 +11,13 @@ rows) and the encoder's text function, :func:`gep_attribute_rows` returns one ro
 * **CLS** (Eq. 6-7): ``score`` = mean probability of the 10 logistic-regression
   classifiers trained on CLIP *text* embeddings of "[g] [a] [c]." vs "[g] [c]." and
   applied to the image embedding (:mod:`benchmark.annotate.cross_modal`). The classifiers
-  are trained once per attribute group and call: for the neutral and explicit settings
-  with g in the config's ``classifier_people`` (A man, A woman, A person) and the
-  attribute itself as the phrase ("in boots"); for the occupation case study (rows with
-  ``setting`` "occupation") with ``occupation.classifier_people`` (A female lawyer, A male
-  lawyer, A lawyer) and ``occupation.classifier_phrases`` ("in a suit", "with a tie", ...).
+  are trained once per classifier group and call. Which group a row belongs to, with its
+  people g and phrases, is the task's parameter for this annotator (``Task.annotators =
+  {"clip_existence": classifiers}``, ``classifiers(row, config) -> (group, {"people": [...],
+  "phrases": {...}})``); without one, :func:`default_classifiers` puts every row in one
+  group with the config's ``classifier_people`` (A man, A woman, A person) and the attribute
+  itself as the phrase ("in boots"). GEP's occupation case study has its own group
+  (``benchmark/tasks/gep/classifiers.py``).
 
 Labels (0/1) are a convenience, not the paper's estimate (the paper averages the raw
 values): C and CC -> 1 when CC > :data:`CC_THRESHOLD` (0: the attribute text is closer
@@ -34,17 +36,22 @@ from benchmark.annotate.registry import AnnotateContext, Annotator, AnnotatorKin
 from benchmark.models import load_encoder
 from benchmark.models.defaults import DEFAULT_ENCODER, TINY_ENCODER
 from benchmark.models.encoders import check_encoder_spec
-from benchmark.probes import load_config
 from benchmark.scores.existence import REFERENCE_STRING, calibrated_clip_existence, clip_existence
 
-__all__ = ["CC_THRESHOLD", "CLS_THRESHOLD", "ESTIMATORS", "CLIPExistenceAnnotator", "annotated_attributes",
-           "gep_attribute_rows", "classifier_group"]
+__all__ = ["CC_THRESHOLD", "CLS_THRESHOLD", "ESTIMATORS", "DEFAULT_PEOPLE", "CLIPExistenceAnnotator",
+           "ClassifierSetup", "annotated_attributes", "default_classifiers", "existence_rows"]
 
 #: C and CC labels: 1 when cos(image, a) - cos(image, "an object") > CC_THRESHOLD
 CC_THRESHOLD = 0.0
 #: CLS labels: 1 when the ensemble's mean probability >= CLS_THRESHOLD
 CLS_THRESHOLD = 0.5
 ESTIMATORS = ("C", "CC", "CLS")
+#: the people g of the CLS training sentences when the config names none
+DEFAULT_PEOPLE = ("A man", "A woman", "A person")
+
+#: a task's parameter for this annotator: ``(row, config) -> (classifier group, keyword
+#: arguments of train_cross_modal_classifiers: people, phrases)``
+ClassifierSetup = Callable[[Mapping[str, Any], dict], tuple[str, dict]]
 
 
 def annotated_attributes(value: Any) -> list[str]:
@@ -58,16 +65,14 @@ def annotated_attributes(value: Any) -> list[str]:
     return [str(v) for v in value]
 
 
-def classifier_group(row: Mapping[str, Any]) -> str:
-    """``occupation`` for the occupation case study (its own people and phrases), ``main`` otherwise."""
-    return "occupation" if row.get("setting") == "occupation" else "main"
+def default_classifiers(row: Mapping[str, Any], config: dict) -> tuple[str, dict]:
+    """One classifier group for every row: g in the config's ``classifier_people`` (else
+    :data:`DEFAULT_PEOPLE`), the attribute itself as the phrase."""
+    return "main", {"people": list(config.get("classifier_people") or DEFAULT_PEOPLE), "phrases": {}}
 
 
-def _classifier_kwargs(group: str, gep_config: dict) -> dict:
-    if group == "occupation":
-        occ = gep_config["occupation"]
-        return {"people": list(occ["classifier_people"]), "phrases": dict(occ.get("classifier_phrases") or {})}
-    return {"people": list(gep_config.get("classifier_people") or ("A man", "A woman", "A person")), "phrases": {}}
+def _one_group(row: Mapping[str, Any]) -> tuple[str, dict]:
+    return default_classifiers(row, {})
 
 
 def _memo(embed_texts: Callable[[list[str]], Any]) -> Callable[[list[str]], np.ndarray]:
@@ -84,13 +89,13 @@ def _memo(embed_texts: Callable[[list[str]], Any]) -> Callable[[list[str]], np.n
     return embed
 
 
-def gep_attribute_rows(
+def existence_rows(
     probe_rows: Sequence[Mapping[str, Any]],
     image_embeddings: np.ndarray,
     embed_texts: Callable[[list[str]], Any],
     annotator: str,
     *,
-    gep_config: dict | None = None,
+    classifiers: Callable[[Mapping[str, Any]], tuple[str, dict]] | None = None,
     estimators: Sequence[str] = ESTIMATORS,
     random_state: int = 0,
     sgd_params: Mapping[str, Any] | None = None,
@@ -98,11 +103,12 @@ def gep_attribute_rows(
     """Rows ``probe_id, attribute, score, label, estimator, annotator`` (plus ``question`` /
     ``answer`` = None) for every image x annotated attribute x estimator.
 
-    ``probe_rows[i]`` (needs ``probe_id``, ``setting``, ``annotated_attributes``) is the image
-    whose embedding is ``image_embeddings[i]``.
+    ``probe_rows[i]`` (needs ``probe_id`` and ``annotated_attributes``) is the image whose
+    embedding is ``image_embeddings[i]``. ``classifiers(row) -> (group, {"people", "phrases"})``
+    groups the rows whose CLS classifiers are trained together (the first row of a group gives
+    its people and phrases); by default :func:`default_classifiers` with an empty config.
     """
-    if gep_config is None:
-        gep_config = load_config("gep")
+    classifiers = classifiers or _one_group
     unknown = set(estimators) - set(ESTIMATORS)
     if unknown:
         raise ValueError(f"unknown GEP estimators {sorted(unknown)}; use {ESTIMATORS}")
@@ -112,8 +118,11 @@ def gep_attribute_rows(
     embed = _memo(embed_texts)
 
     groups: dict[str, list[int]] = {}
+    setups: dict[str, dict] = {}  # group -> people and phrases of its classifiers
     for i, r in enumerate(probe_rows):
-        groups.setdefault(classifier_group(r), []).append(i)
+        group, kwargs = classifiers(r)
+        groups.setdefault(group, []).append(i)
+        setups.setdefault(group, kwargs)
 
     values: dict[tuple[int, str, str], float] = {}  # (row index, attribute, estimator) -> score
     for group, idx in groups.items():
@@ -128,7 +137,7 @@ def gep_attribute_rows(
             mats["CC"] = calibrated_clip_existence(sub, attrs, embed)
         if "CLS" in estimators:
             clf = train_cross_modal_classifiers(attrs, embed, random_state=random_state, sgd_params=sgd_params,
-                                                **_classifier_kwargs(group, gep_config))
+                                                **setups[group])
             mats["CLS"] = clf.predict_proba(sub)
         col = {a: j for j, a in enumerate(attrs)}
         for k, i in enumerate(idx):
@@ -160,7 +169,8 @@ def _reference_cos(image_embedding: np.ndarray, embed) -> float:
 
 class CLIPExistenceAnnotator(Annotator):
     """GEP's C, CC and CLS estimators (``labels/attributes.parquet``) from the image embeddings
-    of one CLIP encoder, for every attribute in a row's ``annotated_attributes``."""
+    of one CLIP encoder, for every attribute in a row's ``annotated_attributes``. A suite's
+    parameter (its task's) is its :data:`ClassifierSetup`; None: :func:`default_classifiers`."""
 
     kind = "clip_existence"
     label_file = "attributes"
@@ -182,8 +192,13 @@ class CLIPExistenceAnnotator(Annotator):
     def annotate(self, items: Sequence[WorkItem], ctx: AnnotateContext) -> list[dict]:
         encoder = self.load(ctx)
         emb = np.stack([np.asarray(it.embedding, dtype=np.float32) for it in items]) if items else np.zeros((0, 0))
-        return gep_attribute_rows([it.row for it in items], emb, encoder.embed_texts, self.name,
-                                  gep_config=ctx.family_config("gep"))
+        return existence_rows([it.row for it in items], emb, encoder.embed_texts, self.name,
+                              classifiers=lambda row: self.classifiers(row, ctx))
+
+    def classifiers(self, row: Mapping[str, Any], ctx: AnnotateContext) -> tuple[str, dict]:
+        """The classifier group of ``row`` and its people and phrases, by its suite's task."""
+        setup = self.params.get(str(row["suite"])) or default_classifiers
+        return setup(row, ctx.config_of(row))
 
 
 def load_clip(spec: str, ctx: AnnotateContext) -> Any:

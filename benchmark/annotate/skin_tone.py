@@ -21,17 +21,12 @@ detector) can be plugged in.
 
 CIELAB conversion: OpenCV's sRGB -> CIELAB (D65) on float images, not hand-written.
 
-ITA variants (``ita_variant``): ``"paper"`` (the default) is the above, ITA on CIELAB
-as DALL-Eval Sec. 4.2.3 describes it. ``"dalleval-release"`` reproduces the colour
-arithmetic of the released ITA code (j-min/DallEval
-biases/skintone/TRUST/compute_ita.py), for comparison only: that code reads the image
-with ``cv2.imread`` (BGR channel order), converts it with ``COLOR_RGB2LAB`` (so red and
-blue are swapped) on 8-bit data (L* scaled to 0..255, a* and b* offset by 128), and
-takes ITA of those 8-bit values with uint8 arithmetic (``l - 50`` wraps around below
-50), one ITA per pixel, averaged; it then compares that angle with the swatch ITAs
-computed on true CIELAB. The ten Monk swatches themselves come out as MST
-5, 5, 5, 5, 5, 5, 6, 6, 6, 4 through it (tested), so skin-tone MADs computed with the
-release are not comparable with the paper variant's.
+ITA variants (``ita_variant``, a table of :class:`ItaVariant`): ``"paper"`` (the default)
+is the above, ITA on CIELAB as DALL-Eval Sec. 4.2.3 describes it. A task folder may
+register other ways of computing the angle (:func:`register_ita_variant`): DALL-Eval's
+registers ``"dalleval-release"``, the colour arithmetic of the paper's released ITA code,
+for comparison only (``benchmark/tasks/dalleval/release_ita.py``). The variants are looked
+up by name, the task folders imported first when a name is not known yet.
 
 Swatches: the CIELAB values below (``MST_LAB``) by default, or any table of swatches with
 ``mst``, ``cielab_l`` and ``cielab_b`` (``swatches=``), such as the ``mst_swatches``
@@ -44,6 +39,8 @@ import math
 import threading
 from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass
+from importlib import import_module
+from typing import Callable
 
 import numpy as np
 
@@ -57,6 +54,11 @@ __all__ = [
     "MST_ITA",
     "MST_SOURCE",
     "ITA_VARIANTS",
+    "DEFAULT_ITA_VARIANT",
+    "ItaVariant",
+    "register_ita_variant",
+    "get_ita_variant",
+    "ita_variants",
     "FaceBox",
     "FaceDetector",
     "HaarFaceDetector",
@@ -66,35 +68,51 @@ __all__ = [
     "ita",
     "nearest_mst",
     "swatch_itas",
-    "release_ita",
     "rgb_to_lab",
     "lab_to_rgb",
     "skin_mask",
 ]
 
-#: ``"paper"``: ITA on CIELAB (DALL-Eval Sec. 4.2.3); ``"dalleval-release"``: the released
-#: code's arithmetic on OpenCV 8-bit Lab of a BGR image read as RGB (module docstring)
-ITA_VARIANTS = ("paper", "dalleval-release")
+@dataclass(frozen=True)
+class ItaVariant:
+    """A way of computing a face's ITA: ``angle(crop, mask, L, b)`` in degrees (NaN: no tone)
+    from the face crop (uint8 RGB), its skin-pixel mask and the skin pixels' median CIELAB
+    L* and b*. ``help`` says what it is (in the option's error message)."""
+
+    name: str
+    angle: Callable[[np.ndarray, np.ndarray, float, float], float]
+    help: str = ""
 
 
-def release_ita(rgb_pixels: np.ndarray) -> float:
-    """ITA of uint8 RGB pixels (..., 3) as the released DALL-Eval code computes it: the
-    channels reversed (the BGR array ``cv2.imread`` returns), ``COLOR_RGB2LAB`` on 8-bit
-    data, pure black (l, a, b) = (0, 128, 128) dropped as masked out, then per pixel
-    ``atan((l - 50) / b)`` in degrees with ``l - 50`` in uint8 (wrapping below 50), and the
-    mean over pixels. NaN when no pixel is left."""
-    import cv2
+#: the ITA variants by name: ``"paper"`` (ITA on CIELAB, DALL-Eval Sec. 4.2.3) and those the
+#: task folders register (module docstring)
+ITA_VARIANTS: dict[str, ItaVariant] = {}
+DEFAULT_ITA_VARIANT = "paper"
 
-    px = np.asarray(rgb_pixels, dtype=np.uint8).reshape(-1, 1, 3)
-    lab = cv2.cvtColor(np.ascontiguousarray(px[..., ::-1]), cv2.COLOR_RGB2LAB).reshape(-1, 3)
-    keep = ~((lab[:, 0] == 0) & (lab[:, 1] == 128) & (lab[:, 2] == 128))
-    l, b = lab[keep, 0], lab[keep, 2]
-    if not len(l):
-        return float("nan")
-    shifted = (l - np.uint8(50)).astype(np.float64)  # uint8 arithmetic, as numpy does on the release's scalars
-    with np.errstate(divide="ignore", invalid="ignore"):
-        angles = np.degrees(np.arctan(shifted / b.astype(np.float64)))
-    return float(np.mean(angles))
+
+def register_ita_variant(variant: ItaVariant) -> ItaVariant:
+    if variant.name in ITA_VARIANTS and ITA_VARIANTS[variant.name] is not variant:
+        raise ValueError(f"ITA variant {variant.name!r} is registered twice")
+    ITA_VARIANTS[variant.name] = variant
+    return variant
+
+
+def ita_variants() -> dict[str, ItaVariant]:
+    """Every variant, the task folders' included: they are imported first (by name, as the
+    annotator registry does: they sit above the annotators)."""
+    import_module("benchmark.tasks.discovery").import_task_folders()
+    return ITA_VARIANTS
+
+
+def get_ita_variant(name: str) -> ItaVariant:
+    """The variant ``name`` (the task folders are imported first when it is not registered yet)."""
+    known = ITA_VARIANTS if name in ITA_VARIANTS else ita_variants()
+    if name not in known:
+        raise ValueError(f"unknown ita_variant {name!r}: use one of {', '.join(known)}")
+    return known[name]
+
+
+register_ita_variant(ItaVariant(DEFAULT_ITA_VARIANT, lambda crop, mask, L, b: ita(L, b), "ITA on CIELAB"))
 
 
 def rgb_to_lab(rgb: np.ndarray) -> np.ndarray:
@@ -251,10 +269,9 @@ class SkinToneAnnotator:
     """
 
     def __init__(self, detector: FaceDetector | None = None, *, min_skin_pixels: int = 20, swatches=None,
-                 ita_variant: str = "paper"):
+                 ita_variant: str = DEFAULT_ITA_VARIANT):
         require("cv2", extra="audit", purpose="measure skin tone")  # CIELAB conversion and face detection
-        if ita_variant not in ITA_VARIANTS:
-            raise ValueError(f"unknown ita_variant {ita_variant!r}: use one of {', '.join(ITA_VARIANTS)}")
+        self.variant = get_ita_variant(ita_variant)
         self.detector = detector if detector is not None else HaarFaceDetector()
         self.min_skin_pixels = min_skin_pixels
         self.ita_variant = ita_variant
@@ -263,7 +280,7 @@ class SkinToneAnnotator:
         self.swatches = None if swatches is None else [
             {"mst": int(r["mst"]), "cielab_l": float(r["cielab_l"]), "cielab_b": float(r["cielab_b"])}
             for r in sorted(swatch_records(swatches), key=lambda r: int(r["mst"]))]
-        extras = [] if ita_variant == "paper" else [f"ita={ita_variant}"]
+        extras = [] if ita_variant == DEFAULT_ITA_VARIANT else [f"ita={ita_variant}"]
         if len(self.swatch_ita) != len(MST_ITA) or not np.allclose(self.swatch_ita, MST_ITA, rtol=0, atol=1e-9):
             extras.append("swatches=custom")
         self.name = f"ita-mst[{';'.join([self.detector.name, *extras])}]"
@@ -304,9 +321,9 @@ class SkinToneAnnotator:
             return None
         L = float(np.median(lab[..., 0][mask]))
         b = float(np.median(lab[..., 2][mask]))
-        # L and b stay the CIELAB medians in both variants; only the angle differs
-        angle = ita(L, b) if self.ita_variant == "paper" else release_ita(crop[mask])
-        if not math.isfinite(angle):  # a release-variant face whose skin pixels are all pure black
+        # L and b stay the CIELAB medians in every variant; only the angle differs
+        angle = self.variant.angle(crop, mask, L, b)
+        if not math.isfinite(angle):  # e.g. a release-variant face whose skin pixels are all pure black
             return None
         return SkinToneResult(
             mst=nearest_mst(angle, self.swatch_ita), ita=angle, L=L, b=b, box=box, n_faces=len(faces),

@@ -4,8 +4,9 @@
 The option names the face detector: ``haar`` (OpenCV's bundled Haar cascade, the default),
 ``whole-image`` (the whole image is the face: for close-up portraits and tests), a
 ``FaceDetector`` or a ready ``SkinToneAnnotator`` (e.g. one with a reference dataset's swatches);
-``haar:dalleval-release`` uses the released DALL-Eval code's ITA arithmetic instead of the
-paper's (see docs/dalleval.md).
+``NAME:VARIANT`` computes ITA another way than the paper's CIELAB formula, by a variant a
+task folder registers (:func:`benchmark.annotate.skin_tone.register_ita_variant`):
+``haar:dalleval-release`` uses the released DALL-Eval code's ITA arithmetic (see docs/dalleval.md).
 """
 
 from __future__ import annotations
@@ -14,11 +15,13 @@ from typing import Any, Mapping, Sequence
 
 from benchmark.annotate.registry import AnnotateContext, Annotator, AnnotatorKind, WorkItem, register_annotator
 from benchmark.annotate.skin_tone import (
+    DEFAULT_ITA_VARIANT,
     ITA_VARIANTS,
     FaceDetector,
     HaarFaceDetector,
     SkinToneAnnotator,
     WholeImageFaceDetector,
+    ita_variants,
 )
 
 __all__ = ["SkinToneLabelAnnotator", "skin_tone_annotator", "DEFAULT_SKIN_TONE"]
@@ -33,15 +36,16 @@ def skin_tone_annotator(skin_tone: Any):
     if isinstance(skin_tone, FaceDetector):
         return SkinToneAnnotator(skin_tone)
     name, _, variant = str(skin_tone).strip().lower().partition(":")
-    if variant and variant not in ITA_VARIANTS:
+    if variant and variant not in ITA_VARIANTS and variant not in ita_variants():
         raise ValueError(f"unknown ITA variant {variant!r} in skin-tone annotator {skin_tone!r}: use one of "
                          f"{', '.join(ITA_VARIANTS)}")
     if name in ("haar", "opencv-haar"):
-        return SkinToneAnnotator(HaarFaceDetector(), ita_variant=variant or "paper")
+        return SkinToneAnnotator(HaarFaceDetector(), ita_variant=variant or DEFAULT_ITA_VARIANT)
     if name in ("whole-image", "whole_image"):
-        return SkinToneAnnotator(WholeImageFaceDetector(), ita_variant=variant or "paper")
-    raise ValueError(f"unknown skin-tone annotator {skin_tone!r}: use haar, whole-image (optionally "
-                     f"':dalleval-release' for the released code's ITA) or none")
+        return SkinToneAnnotator(WholeImageFaceDetector(), ita_variant=variant or DEFAULT_ITA_VARIANT)
+    others = [f"':{v.name}' for {v.help}" for v in ita_variants().values() if v.name != DEFAULT_ITA_VARIANT]
+    raise ValueError(f"unknown skin-tone annotator {skin_tone!r}: use haar, whole-image"
+                     + (f" (optionally {', '.join(others)})" if others else "") + " or none")
 
 
 class SkinToneLabelAnnotator(Annotator):

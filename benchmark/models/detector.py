@@ -18,7 +18,7 @@ and the full class-probability matrix (or the columns of the classes a rule asks
   ``t2ibench train-detector`` offline.
 
 The scenes' own boxes as an oracle detector live with the scenes
-(:class:`benchmark.paintskills.detect.GroundTruthDetector`).
+(:class:`benchmark.tasks.paintskills.detector.ground_truth.GroundTruthDetector`).
 """
 
 from __future__ import annotations

@@ -72,6 +72,7 @@ def probe_card(tables: dict[str, pd.DataFrame], config_paths: dict[str, str] | N
     by_paper: dict[str, list[str]] = defaultdict(list)
     for name in tables:
         by_paper[get_suite(name).paper].append(name)
+    example = next(iter(tables))  # the default config: the card's example loads a suite of this set
 
     parts = [
         "# Text-to-image social bias probes",
@@ -81,10 +82,10 @@ def probe_card(tables: dict[str, pd.DataFrame], config_paths: dict[str, str] | N
         "`probe_id`, the exact `prompt`, a `sample_index` and a `seed` derived from the probe id alone "
         "(so an image does not depend on batch size or order), plus the structured fields its score needs.",
         "## Load",
-        "```python\nfrom datasets import load_dataset\n\nprobes = load_dataset(\"ORG/NAME\", \"gep_neutral\", split=\"test\")\n"
-        "print(probes[0][\"prompt\"], probes[0][\"seed\"])\n```\n"
+        f"```python\nfrom datasets import load_dataset\n\nprobes = load_dataset(\"ORG/NAME\", \"{example}\", "
+        f"split=\"{SPLIT}\")\nprint(probes[0][\"prompt\"], probes[0][\"seed\"])\n```\n"
         "A local copy built with `python -m dataset_builders.probes --out DIR` loads the same way: "
-        "`load_dataset(DIR, \"gep_neutral\", split=\"test\")`.",
+        f"`load_dataset(DIR, \"{example}\", split=\"{SPLIT}\")`.",
         "## Suites",
     ]
     rows = ["| config | rows | prompts | images per prompt | paper | what it probes |",

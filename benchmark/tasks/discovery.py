@@ -14,11 +14,10 @@ import pkgutil
 from importlib import import_module
 
 from benchmark.annotate.registry import load_builtin_annotators
+from benchmark.cli_types import TASKS_PATH_ENV
 
 __all__ = ["TASKS_PATH_ENV", "BUILTIN_ORDER", "task_folders", "import_task_folders", "registration_rank"]
 
-#: more folders holding task folders (``os.pathsep``-separated), e.g. a paper being written
-TASKS_PATH_ENV = "T2IBENCH_TASKS_PATH"
 #: the built-in folders in the order their suites, tasks and scores have always been listed
 #: (results.json and the report keep that order); any other folder follows, by name
 BUILTIN_ORDER = ("gep", "dalleval", "pst", "mcas", "generated_bias", "paintskills")

@@ -389,7 +389,7 @@ def image_outcome(skill: str, detection: Any, truth: Mapping, *, threshold: floa
     """One image's outcome under the rule of ``skill``.
 
     ``detection`` has ``scores``, ``labels``, ``boxes`` and ``prob_of(name)`` (the per-query
-    probability of a class; :class:`benchmark.paintskills.detect.Detections`). ``truth`` has
+    probability of a class; :class:`benchmark.models.detector.Detections`). ``truth`` has
     ``target`` and, per skill, ``count`` or ``relation`` + ``target_b``. Returns a dict with
     ``correct`` and the skill's sub-results (``n_detected``, ``count_right``;
     ``objects_correct``, ``predicted_relation``; ``predicted``).

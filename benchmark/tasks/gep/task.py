@@ -17,6 +17,7 @@ import pandas as pd
 
 from benchmark.scores.gep import gep, gep_unbounded
 from benchmark.tasks.context import ScoringContext
+from benchmark.tasks.gep.classifiers import classifiers
 from benchmark.tasks.gep.figures import plot_gep
 from benchmark.tasks.gep.human_validation import HUMAN_VALIDATION
 from benchmark.tasks.gep.paper_checks import checks
@@ -148,7 +149,7 @@ def gep_layout(rows: pd.DataFrame) -> ImageLayout | None:
 
 
 TASK = register_task(Task(
-    name="gep", family="gep", papers=("gep",), annotators={"clip_existence": None}, score=score_gep,
+    name="gep", family="gep", papers=("gep",), annotators={"clip_existence": classifiers}, score=score_gep,
     check_config=check_gep_config,
     description="GEP vectors and scores (GEP Eq. 1-2) for every pair of groups, from CLIP existence estimators.",
     report=TaskReport("GEP: gender presentation differences", figures=gep_figures, layout=gep_layout),

@@ -27,7 +27,7 @@ require("PIL", extra="audit", purpose="render PaintSkills scenes")
 
 from PIL import Image, ImageDraw, ImageFont  # noqa: E402
 
-from benchmark.paintskills import glyphs  # noqa: E402
+from benchmark.tasks.paintskills import glyphs  # noqa: E402
 from benchmark.tasks.paintskills.scenes import BACKGROUNDS, RELATIONS, scene_seed  # noqa: E402
 
 MIN_SIZE = 64

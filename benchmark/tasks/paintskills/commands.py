@@ -10,9 +10,9 @@ from pathlib import Path
 
 from benchmark.models.defaults import is_builtin
 
-from .baselines import BUILD_HINT, format_baselines, run_baselines
-from .samples import write_sample_sheet
-from .train import TrainConfig, train_detector
+from .detector.baselines import BUILD_HINT, format_baselines, run_baselines
+from .detector.training import TrainConfig, train_detector
+from .sample_sheet import write_sample_sheet
 
 
 def _data_dir(path: str) -> Path:

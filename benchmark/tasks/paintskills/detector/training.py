@@ -34,9 +34,9 @@ import numpy as np
 from benchmark.extras import require
 from benchmark.models.detector import check_detector_spec, resolve_detector_source
 from benchmark.models.device import resolve_device
-from benchmark.paintskills.baselines import check_rendered
-from benchmark.runner.progress import progress_bar
 from benchmark.scores.paintskills import SKILLS
+from benchmark.tasks.paintskills.detector.baselines import check_rendered
+from benchmark.terminal import progress_bar
 
 __all__ = ["TrainConfig", "TrainSummary", "train_detector", "training_examples"]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 # render first: without Pillow it says which extra to install instead of an ImportError
-from benchmark.paintskills.render import render_scene
+from benchmark.tasks.paintskills.render import render_scene
 from benchmark.tasks.paintskills.scenes import SKILLS, build_scenes
 
 from PIL import Image, ImageDraw  # noqa: E402

@@ -1,6 +1,8 @@
 """PaintSkills commands: ``t2ibench paintskills-baselines`` (the reference rows of DALL-Eval's
 Table 2) and ``t2ibench train-detector`` (fine-tune a DETR on the rendered train split).
-Options only: the bodies are in :mod:`.commands`, imported when a command runs."""
+Options only: the bodies are in :mod:`.commands`, imported when a command runs. ``t2ibench``
+reads this file without importing the task folder (``cli_types.task_command_modules``), so it
+imports nothing: ``--help`` stays light."""
 
 from __future__ import annotations
 
