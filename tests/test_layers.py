@@ -160,17 +160,14 @@ STILL_NAMING_PAPERS = {
     "benchmark/paintskills/render.py": 2,
     "benchmark/paintskills/samples.py": 2,
     "benchmark/paintskills/train.py": 2,
-    "benchmark/papers.py": 8,
     "benchmark/probes/dataset.py": 3,
     "benchmark/reference_attributes.py": 23,
     "benchmark/runner/generate.py": 21,
     "benchmark/runner/pipeline.py": 10,
     "benchmark/runner/preflight.py": 11,
     "benchmark/runner/report.py": 2,
-    "benchmark/scores/metadata.py": 34,  # the score table: its entries move to the task folders next
-    "submissions/cli.py": 1,
     "submissions/leaderboard/app.py": 1,
-    "submissions/leaderboard/data.py": 12,
+    "submissions/leaderboard/data.py": 10,
 }
 
 

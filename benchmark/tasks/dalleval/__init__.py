@@ -1,7 +1,8 @@
 """DALL-Eval social bias (Cho et al., Sec. 4.2): one folder for the paper's social-bias probes.
 ``probes`` builds ``dalleval_bias`` from ``probes.yaml``; ``task`` declares the task (perceived
 gender, skin tone and attributes -> MAD and average values); ``figures`` draws the
-distributions per profession; ``paper_checks`` recomputes its printed tables from ``data/``.
+distributions per profession; ``paper_checks`` recomputes its printed tables from ``data/``;
+``metadata`` registers its scores and the paper's ``citation``.
 (DALL-Eval's PaintSkills probes have their own folder, ``paintskills``.)
 """
 
