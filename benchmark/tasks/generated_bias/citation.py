@@ -1,5 +1,6 @@
-"""The citation of Generated Bias (Mandal et al., 2024), cited as "Diffusion Bias" and keyed ``diffusion_bias``
-(the name of its headline score) as results.json records it.
+"""The citation of Generated Bias (Mandal et al., 2024). Its key is ``diffusion_bias`` (the name
+of its headline score), as results.json and the leaderboard record it in each score's
+``paper``; its short name is "Diffusion Bias".
 
 Only the :class:`~benchmark.papers.Paper` (the ``metadata`` module of this folder registers
 it): ``metrics/inline_scores.py`` copies it into the evaluate modules that cite the paper.
