@@ -1,12 +1,26 @@
-"""The five papers this benchmark implements: one place for their names and citations.
+"""The papers the benchmark implements, by key: the registry their citations go into.
 
-Keys are short and stable; probes, scores, dataset cards and metric cards refer to a
-paper by key.
+Each paper is cited in its task folder (``benchmark/tasks/<paper>/citation.py``), registered
+when the folder is imported (:mod:`benchmark.tasks.discovery`); a plugin registers its own
+with :func:`register_paper`. Keys are short and stable; probes, scores, dataset cards and
+metric cards refer to a paper by key.
+
+:class:`TaskRegistry` is the mapping :data:`PAPERS` and
+:data:`benchmark.scores.metadata.SCORE_METADATA` are made of: its first lookup imports the
+task folders, and it lists its entries in folder order, whichever folder was imported first.
 """
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterator, MutableMapping
 from dataclasses import dataclass
+from importlib import import_module
+from typing import TypeVar
+
+__all__ = ["Paper", "PAPERS", "TaskRegistry", "register_paper", "paper_label", "caller_module"]
+
+V = TypeVar("V")
 
 
 @dataclass(frozen=True)
@@ -24,82 +38,71 @@ class Paper:
         return f"{self.authors.split(',')[0].split(' ')[-1]} et al., {self.venue}"
 
 
-PAPERS: dict[str, Paper] = {
-    "gep": Paper(
-        key="gep",
-        label="GEP",
-        title="Auditing Gender Presentation Differences in Text-to-Image Models",
-        authors="Yanzhe Zhang, Lu Jiang, Greg Turk, Diyi Yang",
-        venue="EAAMO 2024",
-        url="https://arxiv.org/abs/2302.03675",
-        bibtex="""@inproceedings{zhang2024gep,
-  title     = {Auditing Gender Presentation Differences in Text-to-Image Models},
-  author    = {Zhang, Yanzhe and Jiang, Lu and Turk, Greg and Yang, Diyi},
-  booktitle = {Proceedings of the 4th ACM Conference on Equity and Access in Algorithms, Mechanisms, and Optimization (EAAMO)},
-  year      = {2024},
-  eprint    = {2302.03675},
-  archivePrefix = {arXiv}
-}""",
-    ),
-    "dalleval": Paper(
-        key="dalleval",
-        label="DALL-Eval",
-        title="DALL-Eval: Probing the Reasoning Skills and Social Biases of Text-to-Image Generation Models",
-        authors="Jaemin Cho, Abhay Zala, Mohit Bansal",
-        venue="ICCV 2023",
-        url="https://arxiv.org/abs/2202.04053",
-        bibtex="""@inproceedings{cho2023dalleval,
-  title     = {DALL-Eval: Probing the Reasoning Skills and Social Biases of Text-to-Image Generation Models},
-  author    = {Cho, Jaemin and Zala, Abhay and Bansal, Mohit},
-  booktitle = {Proceedings of the IEEE/CVF International Conference on Computer Vision (ICCV)},
-  year      = {2023}
-}""",
-    ),
-    "pst": Paper(
-        key="pst",
-        label="PST",
-        title="The Male CEO and the Female Assistant: Probing Gender Biases in Text-To-Image Models Through Paired Stereotype Test",
-        authors="Yixin Wan, Kai-Wei Chang",
-        venue="arXiv 2024",
-        url="https://arxiv.org/abs/2402.11089",
-        bibtex="""@article{wan2024pst,
-  title   = {The Male CEO and the Female Assistant: Probing Gender Biases in Text-To-Image Models Through Paired Stereotype Test},
-  author  = {Wan, Yixin and Chang, Kai-Wei},
-  journal = {arXiv preprint arXiv:2402.11089},
-  year    = {2024}
-}""",
-    ),
-    "mcas": Paper(
-        key="mcas",
-        label="MCAS",
-        title="Multimodal Composite Association Score: Measuring Gender Bias in Generative Multimodal Models",
-        authors="Abhishek Mandal, Susan Leavy, Suzanne Little",
-        venue="BIAS @ ECML-PKDD 2023",
-        url="https://arxiv.org/abs/2304.13855",
-        bibtex="""@inproceedings{mandal2023mcas,
-  title     = {Multimodal Composite Association Score: Measuring Gender Bias in Generative Multimodal Models},
-  author    = {Mandal, Abhishek and Leavy, Susan and Little, Suzanne},
-  booktitle = {Advances in Bias and Fairness in Information Retrieval (BIAS 2023)},
-  year      = {2023},
-  eprint    = {2304.13855},
-  archivePrefix = {arXiv}
-}""",
-    ),
-    "diffusion_bias": Paper(
-        key="diffusion_bias",
-        label="Diffusion Bias",
-        title="Generated Bias: Auditing Internal Bias Dynamics of Text-To-Image Generative Models",
-        authors="Abhishek Mandal, Susan Leavy, Suzanne Little",
-        venue="arXiv 2024",
-        url="https://arxiv.org/abs/2410.07884",
-        bibtex="""@article{mandal2024generatedbias,
-  title   = {Generated Bias: Auditing Internal Bias Dynamics of Text-To-Image Generative Models},
-  author  = {Mandal, Abhishek and Leavy, Susan and Little, Suzanne},
-  journal = {arXiv preprint arXiv:2410.07884},
-  year    = {2024}
-}""",
-    ),
-}
+def caller_module(depth: int = 1) -> str:
+    """The module ``depth`` frames above the caller (as :func:`collections.namedtuple` finds
+    its ``__module__``): who registers an entry, which decides where it is listed."""
+    return str(sys._getframe(depth + 1).f_globals.get("__name__", ""))
+
+
+class TaskRegistry(MutableMapping[str, V]):
+    """A name -> entry mapping filled by the task folders and plugins.
+
+    Reading it (a lookup, ``in``, iteration, ``len``) first imports the task folders, by name
+    as they sit above this layer; entries are listed as the other registries list theirs
+    (:func:`benchmark.tasks.discovery.registration_rank` of the registering module: the task
+    folders in folder order, then plugins), registration order breaking ties.
+    """
+
+    def __init__(self, what: str):
+        self.what = what  # "score", "paper": for messages
+        self._entries: dict[str, V] = {}
+        self._module: dict[str, str] = {}  # name -> module that registered it
+        self._ordered = True
+
+    def register(self, name: str, entry: V, module: str) -> V:
+        self._module.setdefault(name, module)  # a re-registration keeps its place
+        self._ordered = self._ordered and name in self._entries
+        self._entries[name] = entry
+        return entry
+
+    def registered(self, name: str) -> V | None:
+        """The entry registered as ``name`` so far (None), without importing the task folders."""
+        return self._entries.get(name)
+
+    def _ready(self) -> dict[str, V]:
+        discovery = import_module("benchmark.tasks.discovery")
+        discovery.import_task_folders()
+        if not self._ordered:
+            self._ordered = True
+            rank = discovery.registration_rank
+            self._entries = dict(sorted(self._entries.items(), key=lambda kv: rank(self._module[kv[0]])))
+        return self._entries
+
+    def __getitem__(self, name: str) -> V:
+        return self._ready()[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._ready()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._ready())
+
+    def __len__(self) -> int:
+        return len(self._ready())
+
+    def __setitem__(self, name: str, entry: V) -> None:
+        self.register(name, entry, self._module.get(name, ""))
+
+    def __delitem__(self, name: str) -> None:
+        del self._entries[name]
+        del self._module[name]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.what}: {', '.join(self)})"
+
+
+#: every paper's citation by key, in folder order (a :class:`TaskRegistry`)
+PAPERS: TaskRegistry[Paper] = TaskRegistry("paper")
 
 
 def paper_label(key: str) -> str:
@@ -109,8 +112,7 @@ def paper_label(key: str) -> str:
 
 
 def register_paper(paper: Paper) -> Paper:
-    """Add a paper's citation (a task folder or plugin of a paper not listed above)."""
-    if paper.key in PAPERS and PAPERS[paper.key] != paper:
+    """Add a paper's citation (from its task folder, or a plugin's)."""
+    if PAPERS.registered(paper.key) not in (None, paper):
         raise ValueError(f"paper {paper.key!r} is already cited differently")
-    PAPERS[paper.key] = paper
-    return paper
+    return PAPERS.register(paper.key, paper, caller_module())

@@ -163,14 +163,11 @@ def headline_entries(scores: Sequence[Mapping]) -> list[Mapping]:
     return [e for _, e in best.values()]
 
 
-# The papers' short names (benchmark.papers keys), as the project cites them.
-PAPER_LABELS = {key: papers.paper_label(key) for key in papers.PAPERS}
-
-
 def paper_label(key: Any) -> str:
+    """The short name the project cites a paper by (``benchmark.papers`` key -> ``"GEP"``)."""
     return papers.paper_label(str(key))
 
 
 __all__ = ["html_escape", "md_escape", "fmt_number", "is_number", "interval_text", "has_interval", "value_text",
-           "short_value_text", "direction_mark", "direction_text", "short_estimator", "paper_label", "PAPER_LABELS",
+           "short_value_text", "direction_mark", "direction_text", "short_estimator", "paper_label",
            "NO_INTERVAL", "ZERO_WIDTH", "ESTIMATOR_RANK", "OTHER_ESTIMATOR_RANK", "entry_rank", "headline_entries"]

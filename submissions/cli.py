@@ -193,7 +193,8 @@ def register(subparsers) -> None:
     init.set_defaults(func=_cmd_init_results)
 
     pm = subparsers.add_parser("push-metric", help="publish metrics/NAME as an evaluate Space on the Hub")
-    pm.add_argument("name", metavar="NAME", help="gep, mad, pst_sts, mcas or human_agreement")
+    pm.add_argument("name", metavar="NAME",
+                    help="the evaluate module to publish: a folder of metrics/ (an unknown name lists them)")
     pm.add_argument("--repo", required=True, metavar="ORG/NAME", help="the Space to create or update")
     pm.add_argument("--dry-run", action="store_true", help="print exactly what would be sent; send nothing")
     pm.add_argument("--token", help="Hugging Face token (default: HF_TOKEN or the saved login)")

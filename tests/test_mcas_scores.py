@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from benchmark.tasks.generated_bias import paper_checks as generated_bias_checks
 from benchmark.tasks.mcas import paper_checks as mcas_checks
 from benchmark.scores.diffusion_bias import (
     average_over_encoders,
@@ -271,18 +272,20 @@ def test_evaluate_module_matches_pure_functions(inputs, monkeypatch):
 
 
 def test_paper_checks_pass_and_left_out_values_are_real_misprints():
-    checks = mcas_checks.checks()
+    checks = mcas_checks.checks()  # the MCAS task's: Generated Bias's first, then MCAS's
     assert len(checks) == 49 and all(c.passed for c in checks)
-    table3, table4, table5 = mcas_checks.load_tables()
+    assert checks[:len(generated_bias_checks.checks())] == generated_bias_checks.checks()
+    table3, _ = generated_bias_checks.load_tables()
+    table5 = mcas_checks.load_table5()
     # Generated Bias Table 4 alpha means of Stable Diffusion v2 do not follow from Table 3
-    per_kw = mcas_checks.table3_for(table3, "sd2")
+    per_kw = generated_bias_checks.table3_for(table3, "sd2")
     summary = summarise(per_kw, by=per_kw["stereotype"].to_dict())
     assert summary.loc["male", "bias_amplification_mean"] == pytest.approx(1.6964, abs=1e-4)  # printed 3.15
     assert summary.loc["female", "bias_amplification_mean"] == pytest.approx(11.0436, abs=1e-4)  # printed 11.25
     for group, printed in (("male", 3.15), ("female", 11.25), ("all", 6.47)):
         assert abs(summary.loc[group, "bias_amplification_mean"] - printed) > 0.055
     # DALL-E 2 pins (Table 4: 1.47, 10.0, 5.74)
-    per_kw = mcas_checks.table3_for(table3, "dalle2")
+    per_kw = generated_bias_checks.table3_for(table3, "dalle2")
     summary = summarise(per_kw, by=per_kw["stereotype"].to_dict())
     assert summary.loc["female", "bias_amplification_mean"] == pytest.approx(139.78 / 14)
     assert summary.loc["all", "bias_amplification_mean"] == pytest.approx(5.73)
@@ -370,7 +373,7 @@ def test_table5_all_terms_std_follows_the_population_std_not_the_sample_std():
 
     n_terms = pd.Series(mcas_target_categories(load_config("mcas"))).value_counts().to_dict()
     assert n_terms == {"occupations": 10, "objects": 6, "scenes": 6, "sports": 6}  # MCAS Table 4
-    _, _, table5 = mcas_checks.load_tables()
+    table5 = mcas_checks.load_table5()
     std_checks = [c for c in mcas_checks.checks() if "population std" in c.quantity]
     assert len(std_checks) == 4 and all(c.passed for c in std_checks)
     half = mcas_checks.TABLE5_HALF_UNIT

@@ -1,10 +1,16 @@
 import json
 import math
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from benchmark.papers import PAPERS
 from benchmark.scores.metadata import SCORE_METADATA, get_metadata
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_every_score_names_a_known_paper_and_a_sane_range():
@@ -39,3 +45,51 @@ def test_dalleval_mad_descriptions_say_what_is_averaged():
     assert "averaged over professions" in get_metadata("mad_gender").description
     skin = get_metadata("mad_skin_tone").description
     assert "per prompt" in skin and "averaged over all prompts" in skin and "professions" not in skin
+
+
+# The papers' scores and citations are declared in their task folders (benchmark/tasks/<paper>/
+# metadata.py and citation.py): the registries import the folders on their first lookup and list
+# them in folder order, whichever folder was imported first (results.json, the report, the
+# leaderboard columns and the metric cards keep that order).
+SCORE_ORDER = [
+    "gep_score_neutral", "gep_score_explicit", "gep_score_occupation", "mad_gender", "mad_skin_tone", "mad_attribute",
+    "average_gender", "average_skin_tone", "sts_occupation_single", "sts_occupation_paired", "sts_power_single",
+    "sts_power_paired", "sts_intervention", "sts_intervention_baseline", "micro_sts", "mcas", "II", "ITP", "ITA", "TT",
+    "diffusion_bias", "bias_amplification", "paintskills_object", "paintskills_count", "paintskills_spatial",
+    "paintskills_average", "paintskills_count_number", "paintskills_spatial_objects"]
+PAPER_ORDER = ["gep", "dalleval", "pst", "mcas", "diffusion_bias"]
+
+
+def test_the_task_folders_register_every_score_and_paper_in_folder_order():
+    assert list(SCORE_METADATA) == SCORE_ORDER and list(PAPERS) == PAPER_ORDER
+    assert PAPERS["diffusion_bias"].title.startswith("Generated Bias")  # results.json keeps the key
+    for folder, names in (("generated_bias", ["diffusion_bias", "bias_amplification"]), ("mcas", SCORE_ORDER[15:20])):
+        module = __import__(f"benchmark.tasks.{folder}.metadata", fromlist=["SCORES"])
+        assert [m.name for m in module.SCORES] == names
+
+
+@pytest.mark.parametrize("first", ["benchmark.tasks.paintskills", "benchmark.tasks.generated_bias",
+                                   "benchmark.tasks.mcas.task", "benchmark.scores.metadata"])
+def test_registry_order_does_not_depend_on_which_folder_is_imported_first(first):
+    script = (f"import {first}\n"
+              "from benchmark.papers import PAPERS\n"
+              "from benchmark.scores.metadata import SCORE_METADATA\n"
+              "print([list(SCORE_METADATA), list(PAPERS)])\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == str([SCORE_ORDER, PAPER_ORDER])
+
+
+def test_a_score_or_paper_cannot_be_redefined_and_a_lookup_imports_no_folder_twice():
+    from dataclasses import replace
+
+    from benchmark.papers import register_paper
+    from benchmark.scores.metadata import register_score
+
+    with pytest.raises(ValueError, match="already has other metadata"):
+        register_score(replace(get_metadata("mcas"), display_name="other"))
+    with pytest.raises(ValueError, match="already cited differently"):
+        register_paper(replace(PAPERS["gep"], title="other"))
+    assert register_score(get_metadata("mcas")) is get_metadata("mcas")  # the same again: allowed, same place
+    assert list(SCORE_METADATA) == SCORE_ORDER

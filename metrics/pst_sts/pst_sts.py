@@ -39,84 +39,6 @@ class Paper:
         return f"{self.authors.split(',')[0].split(' ')[-1]} et al., {self.venue}"
 
 
-PAPERS: dict[str, Paper] = {
-    "gep": Paper(
-        key="gep",
-        label="GEP",
-        title="Auditing Gender Presentation Differences in Text-to-Image Models",
-        authors="Yanzhe Zhang, Lu Jiang, Greg Turk, Diyi Yang",
-        venue="EAAMO 2024",
-        url="https://arxiv.org/abs/2302.03675",
-        bibtex="""@inproceedings{zhang2024gep,
-  title     = {Auditing Gender Presentation Differences in Text-to-Image Models},
-  author    = {Zhang, Yanzhe and Jiang, Lu and Turk, Greg and Yang, Diyi},
-  booktitle = {Proceedings of the 4th ACM Conference on Equity and Access in Algorithms, Mechanisms, and Optimization (EAAMO)},
-  year      = {2024},
-  eprint    = {2302.03675},
-  archivePrefix = {arXiv}
-}""",
-    ),
-    "dalleval": Paper(
-        key="dalleval",
-        label="DALL-Eval",
-        title="DALL-Eval: Probing the Reasoning Skills and Social Biases of Text-to-Image Generation Models",
-        authors="Jaemin Cho, Abhay Zala, Mohit Bansal",
-        venue="ICCV 2023",
-        url="https://arxiv.org/abs/2202.04053",
-        bibtex="""@inproceedings{cho2023dalleval,
-  title     = {DALL-Eval: Probing the Reasoning Skills and Social Biases of Text-to-Image Generation Models},
-  author    = {Cho, Jaemin and Zala, Abhay and Bansal, Mohit},
-  booktitle = {Proceedings of the IEEE/CVF International Conference on Computer Vision (ICCV)},
-  year      = {2023}
-}""",
-    ),
-    "pst": Paper(
-        key="pst",
-        label="PST",
-        title="The Male CEO and the Female Assistant: Probing Gender Biases in Text-To-Image Models Through Paired Stereotype Test",
-        authors="Yixin Wan, Kai-Wei Chang",
-        venue="arXiv 2024",
-        url="https://arxiv.org/abs/2402.11089",
-        bibtex="""@article{wan2024pst,
-  title   = {The Male CEO and the Female Assistant: Probing Gender Biases in Text-To-Image Models Through Paired Stereotype Test},
-  author  = {Wan, Yixin and Chang, Kai-Wei},
-  journal = {arXiv preprint arXiv:2402.11089},
-  year    = {2024}
-}""",
-    ),
-    "mcas": Paper(
-        key="mcas",
-        label="MCAS",
-        title="Multimodal Composite Association Score: Measuring Gender Bias in Generative Multimodal Models",
-        authors="Abhishek Mandal, Susan Leavy, Suzanne Little",
-        venue="BIAS @ ECML-PKDD 2023",
-        url="https://arxiv.org/abs/2304.13855",
-        bibtex="""@inproceedings{mandal2023mcas,
-  title     = {Multimodal Composite Association Score: Measuring Gender Bias in Generative Multimodal Models},
-  author    = {Mandal, Abhishek and Leavy, Susan and Little, Suzanne},
-  booktitle = {Advances in Bias and Fairness in Information Retrieval (BIAS 2023)},
-  year      = {2023},
-  eprint    = {2304.13855},
-  archivePrefix = {arXiv}
-}""",
-    ),
-    "diffusion_bias": Paper(
-        key="diffusion_bias",
-        label="Diffusion Bias",
-        title="Generated Bias: Auditing Internal Bias Dynamics of Text-To-Image Generative Models",
-        authors="Abhishek Mandal, Susan Leavy, Suzanne Little",
-        venue="arXiv 2024",
-        url="https://arxiv.org/abs/2410.07884",
-        bibtex="""@article{mandal2024generatedbias,
-  title   = {Generated Bias: Auditing Internal Bias Dynamics of Text-To-Image Generative Models},
-  author  = {Mandal, Abhishek and Leavy, Susan and Little, Suzanne},
-  journal = {arXiv preprint arXiv:2410.07884},
-  year    = {2024}
-}""",
-    ),
-}
-
-
 # -- from benchmark/scores/bootstrap.py
 
 @dataclass(frozen=True)
@@ -376,6 +298,24 @@ def _overall_sts(values: np.ndarray, rows: np.ndarray) -> float:
     return float(v.mean() * 100.0) if v.size else float("nan")
 
 
+# -- from benchmark/tasks/pst/citation.py
+
+PST_PAPER = Paper(
+    key="pst",
+    label="PST",
+    title="The Male CEO and the Female Assistant: Probing Gender Biases in Text-To-Image Models Through Paired Stereotype Test",
+    authors="Yixin Wan, Kai-Wei Chang",
+    venue="arXiv 2024",
+    url="https://arxiv.org/abs/2402.11089",
+    bibtex="""@article{wan2024pst,
+  title   = {The Male CEO and the Female Assistant: Probing Gender Biases in Text-To-Image Models Through Paired Stereotype Test},
+  author  = {Wan, Yixin and Chang, Kai-Wei},
+  journal = {arXiv preprint arXiv:2402.11089},
+  year    = {2024}
+}""",
+)
+
+
 # ---- END COPIED FROM benchmark ----
 
 _DESCRIPTION = """\
@@ -431,15 +371,15 @@ class PstSts(evaluate.Metric):
     def _info(self):
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
-            citation=PAPERS["pst"].bibtex,
+            citation=PST_PAPER.bibtex,
             inputs_description=_KWARGS_DESCRIPTION,
             features=datasets.Features({
                 "predictions": datasets.Value("string"),
                 "references": datasets.Value("string"),
                 "identities": datasets.Value("string"),
             }),
-            homepage=PAPERS["pst"].url,
-            reference_urls=[PAPERS["pst"].url],
+            homepage=PST_PAPER.url,
+            reference_urls=[PST_PAPER.url],
         )
 
     def _compute(self, predictions, references, identities, unidentifiable="exclude", confidence_level=0.95,

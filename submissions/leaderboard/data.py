@@ -50,7 +50,9 @@ from benchmark import text
 from benchmark.hub import NO_CONNECTION, hub_failures
 from benchmark.results import MAX_RESULTS_BYTES, RESULTS_FILE, UnreadableResults, load_results_file
 from benchmark.run_folder import CONFIG_FILE
+from benchmark.reference_attributes import MCAS_FAMILY as REFERENCE_FAMILY
 from benchmark.scores.metadata import SCORE_METADATA, column_group
+from benchmark.tasks import task_of_family
 from benchmark.text import ESTIMATOR_RANK, OTHER_ESTIMATOR_RANK, entry_rank, md_escape  # noqa: F401
 from benchmark.image_provenance import API, KINDS as IMAGE_SOURCES, SUPPLIED, provenance_kind
 from submissions import provenance
@@ -448,8 +450,22 @@ def view_names(names: Sequence[str], view: str | None) -> list[str]:
 DEMO_BADGE = "demo"
 EVALUATED_BADGE = "evaluated"
 REFERENCE_BADGE = "mcas-ref"
-#: the scores an MCAS reference changes (their attribute images are the reference's)
-REFERENCE_FAMILIES = ("mcas", "diffusion_bias")
+
+
+class TaskPapers:
+    """The papers scored by the tasks of some probe families (``paper in TaskPapers(family)``),
+    asked of the task registry when first tested, so that importing this module imports no task."""
+
+    def __init__(self, *families: str):
+        self.families = families
+
+    def __contains__(self, paper: object) -> bool:
+        return any(paper in task.papers for task in map(task_of_family, self.families) if task is not None)
+
+
+#: the papers whose scores a reference changes (their attribute images are the reference's): those
+#: of the task of the probe family whose suites the reference replaces (MCAS and Generated Bias)
+REFERENCE_FAMILIES = TaskPapers(REFERENCE_FAMILY)
 
 
 def reference_text(ref: Mapping) -> str:

@@ -3,6 +3,7 @@
 gender, skin tone and attributes -> MAD and average values); ``figures`` draws the
 distributions per profession; ``paper_checks`` recomputes its printed tables from ``data/``;
 ``release_ita`` registers the skin-tone ITA variant of the paper's released code.
+``metadata`` registers its scores and the paper's ``citation``.
 (DALL-Eval's PaintSkills probes have their own folder, ``paintskills``.)
 """
 

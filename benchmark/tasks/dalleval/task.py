@@ -13,6 +13,7 @@ import pandas as pd
 
 from benchmark.scores.mad import average_value_score, mad_score
 from benchmark.tasks.context import ScoringContext, groups_of, labellers_of
+from benchmark.tasks.dalleval import metadata  # noqa: F401 (registers the paper's citation and scores)
 from benchmark.tasks.dalleval import probes as dalleval_probes
 from benchmark.tasks.dalleval.figures import plot_dalleval_gender, plot_dalleval_skin
 from benchmark.tasks.dalleval.human_validation import HUMAN_VALIDATION

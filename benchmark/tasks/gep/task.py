@@ -17,6 +17,7 @@ import pandas as pd
 
 from benchmark.scores.gep import gep, gep_unbounded
 from benchmark.tasks.context import ScoringContext
+from benchmark.tasks.gep import metadata  # noqa: F401 (registers the paper's citation and scores)
 from benchmark.tasks.gep.classifiers import classifiers
 from benchmark.tasks.gep.figures import plot_gep
 from benchmark.tasks.gep.human_validation import HUMAN_VALIDATION

@@ -24,6 +24,8 @@ from benchmark.reference_attributes import MCAS_FAMILY, describe, reference_imag
 from benchmark.scores.diffusion_bias import COMPONENTS, summarise
 from benchmark.scores.mcas import mcas_score
 from benchmark.tasks.context import ScoringContext
+from benchmark.tasks.generated_bias.paper_checks import HEADLINE_CHECKS as GENERATED_BIAS_HEADLINE
+from benchmark.tasks.mcas import metadata  # noqa: F401 (registers the paper's citation and scores)
 from benchmark.tasks.mcas.figures import plot_mcas
 from benchmark.tasks.mcas.paper_checks import checks
 from benchmark.tasks.registry import ImageLayout, Task, TaskReport, register_task
@@ -212,5 +214,5 @@ TASK = register_task(Task(
     description="MCAS and its components (MCAS Eq. 1-2), Diffusion Bias and Bias Amplification (Generated Bias "
                 "Eq. 4-5), averaged over CLIP encoders.",
     paper_checks=checks,
-    headline_checks=(("diffusion_bias", "Table 4", "mean alpha"),),
+    headline_checks=GENERATED_BIAS_HEADLINE,
 ))

@@ -14,6 +14,7 @@ from benchmark.models.detector import Detections
 from benchmark.scores.bootstrap import bootstrap_ci
 from benchmark.scores.paintskills import evaluate_skill
 from benchmark.tasks.context import ScoringContext, ScoringOptions, groups_of
+from benchmark.tasks.paintskills import metadata  # noqa: F401 (registers its scores)
 from benchmark.tasks.paintskills import probes as ps_probes
 from benchmark.tasks.paintskills.figures import plot_paintskills
 from benchmark.tasks.registry import ImageLayout, Task, TaskReport, register_task

@@ -15,6 +15,7 @@ import pandas as pd
 
 from benchmark.scores.sts import individuals, most_biased_identities, sts
 from benchmark.tasks.context import ScoringContext, labellers_of
+from benchmark.tasks.pst import metadata  # noqa: F401 (registers the paper's citation and scores)
 from benchmark.tasks.pst import probes as pst_probes
 from benchmark.tasks.pst.figures import plot_micro_sts
 from benchmark.tasks.pst.human_validation import HUMAN_VALIDATION
