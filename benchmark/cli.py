@@ -18,11 +18,12 @@ from benchmark.commands.external_models import RUN_EPILOG, add_api_args, add_ima
 from benchmark.commands.probe_export import add_export_command
 from benchmark.hub import HubError
 from benchmark.probe_build_args import add_arguments as add_probe_build_arguments
+from benchmark.tasks.discovery import folder_declarations
+from benchmark.tasks.inputs import declared_inputs
 
-#: The annotator flags ``run`` and ``annotate`` define, read by their bodies in this order.
-ANNOTATOR_FLAGS = ("encoder", "mcas_encoders", "vqa", "detector", "skin_tone", "vqa_mode")
-#: The reference-dataset options ``run`` and ``generate`` define and pass to the runner.
-REFERENCE_INPUTS = ("mcas_reference", "mcas_reference_revision")
+#: The generic annotator flags ``run`` and ``annotate`` define (the task folders' own are
+#: generated from their annotator kinds, :func:`folder_annotator_kinds`).
+ANNOTATOR_FLAGS = ("encoder", "vqa", "detector", "skin_tone", "vqa_mode")
 
 
 ALIASES_EPILOG = ("lm-evaluation-harness spellings are accepted as aliases: --tasks a,b (--suites a b), "
@@ -58,12 +59,7 @@ def add_run_args(p: argparse.ArgumentParser, annotators: bool, images: bool = Fa
                    "Hub dataset ID (default: the built-in probes)")
     p.add_argument("--probes-revision", metavar="REV", help="with a Hub dataset ID: the revision to audit "
                    "(branch, tag or commit; recorded as the resolved commit)")
-    p.add_argument("--mcas-reference", metavar="SOURCE", help="score MCAS / Generated Bias against the attribute "
-                   "images of a reference-attributes dataset (a folder from `python -m "
-                   "dataset_builders.reference_attributes` or a Hub dataset ID) instead of the model's own; "
-                   "mcas_attributes is then not generated")
-    p.add_argument("--mcas-reference-revision", metavar="REV", help="with a Hub dataset ID for --mcas-reference: "
-                   "the revision (recorded as the resolved commit)")
+    add_task_input_args(p)
     p.add_argument("--limit", type=positive_int, help="at most N probes per suite, spread over its prompts")
     p.add_argument("--batch-size", "--batch_size", type=batch_size, default=AUTO,
                    help="images per generation batch, or auto: the largest batch that fits a CUDA GPU's free "
@@ -81,18 +77,43 @@ def add_run_args(p: argparse.ArgumentParser, annotators: bool, images: bool = Fa
     p.add_argument("--model_args", dest="set", type=model_args, action=cli_types.ExtendFlat, metavar="K=V,K=V",
                    help="alias of --set, comma-separated as in lm-evaluation-harness")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
-    p.set_defaults(reference_inputs=REFERENCE_INPUTS)
     if annotators:
         add_annotator_args(p)
         p.add_argument("--n-resamples", type=positive_int, default=1000, help="bootstrap resamples per CI")
 
 
+def add_task_input_args(p: argparse.ArgumentParser) -> None:
+    """The options of the task inputs the task folders declare (:mod:`benchmark.tasks.inputs`):
+    ``--<name> SOURCE`` and, for an input with a revision, ``--<name>-revision REV``; the
+    runner takes them by name (``args.task_inputs``)."""
+    names = []
+    for task_input in declared_inputs():
+        p.add_argument(task_input.option, dest=task_input.name, metavar=task_input.metavar, help=task_input.help)
+        if task_input.revision_name:
+            p.add_argument(f"{task_input.option}-revision", dest=task_input.revision_name, metavar="REV",
+                           help=task_input.revision_help)
+        names += task_input.names
+    p.set_defaults(task_inputs=tuple(names))
+
+
+def folder_annotator_kinds() -> list:
+    """The annotator kinds the task folders declare in their ``inputs.py`` (light: read to build
+    the parser), in folder order."""
+    return [kind for module in folder_declarations() for kind in getattr(module, "ANNOTATORS", ())]
+
+
 def add_annotator_args(p: argparse.ArgumentParser) -> None:
-    """The annotator options of ``run`` and ``annotate``."""
+    """The annotator options of ``run`` and ``annotate``: the generic ones, and one generated from
+    each annotator kind a task folder declares (``--<option>``; a list for a ``many`` kind)."""
     p.add_argument("--encoder", help="CLIP encoder for GEP (default open_clip:ViT-L-14:openai; builtin:tiny-clip "
                    "for builtin models)")
-    p.add_argument("--mcas-encoders", nargs="+", help="CLIP encoders averaged for MCAS / Diffusion Bias "
-                   "(default: the six OpenAI CLIPs of Generated Bias)")
+    generated = []
+    for kind in folder_annotator_kinds():
+        if kind.option in ANNOTATOR_FLAGS or kind.option in generated:  # a kind sharing an option (as VQA's do)
+            continue
+        p.add_argument("--" + kind.option.replace("_", "-"), dest=kind.option, nargs="+" if kind.many else None,
+                       help=kind.help or f"model of the {kind.name} annotator")
+        generated.append(kind.option)
     p.add_argument("--vqa", help="VQA model for gender / attribute questions (default Salesforce/blip2-opt-2.7b)")
     p.add_argument("--detector", help="object detector for PaintSkills: a DETR Hub ID or folder (default "
                    "facebook/detr-resnet-50; builtin:tiny-detr for builtin models; a folder from "
@@ -101,7 +122,7 @@ def add_annotator_args(p: argparse.ArgumentParser) -> None:
                    "allowed answer by the VQA model's likelihood; generate: the papers' free-text answers, parsed")
     p.add_argument("--annotator", action="append", metavar="OPTION=MODEL",
                    help="any annotator option by name, a plugin's too (e.g. --annotator skin_tone=whole-image)")
-    p.set_defaults(annotator_flags=ANNOTATOR_FLAGS)
+    p.set_defaults(annotator_flags=ANNOTATOR_FLAGS + tuple(generated))
 
 
 def add_stage_commands(sub) -> None:

@@ -25,10 +25,18 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from importlib import import_module
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from benchmark.annotate.kinds import (
+    ANNOTATOR_KINDS,
+    BUILTIN_ANNOTATOR_MODULES,
+    AnnotatorKind,
+    get_annotator_kind,
+    list_annotator_kinds,
+    load_builtin_annotators,
+    register_annotator,
+)
 from benchmark.annotate.label_files import LabelFile, get_label_file
 from benchmark.models.defaults import is_builtin
 from benchmark.probes.registry import load_config
@@ -36,9 +44,6 @@ from benchmark.probes.registry import load_config
 __all__ = ["Annotator", "AnnotatorKind", "AnnotateContext", "WorkItem", "ANNOTATOR_KINDS", "register_annotator",
            "get_annotator_kind", "list_annotator_kinds", "load_builtin_annotators", "default_annotators", "is_disabled", "model_name",
            "with_prepared"]
-
-BUILTIN_ANNOTATOR_MODULES = ("clip_labels", "vqa_labels", "skin_tone_labels", "detections")
-
 
 def is_disabled(value: Any) -> bool:
     """An annotator option that turns it off: ``False``, ``"none"``, ``"off"`` or empty."""
@@ -184,59 +189,6 @@ class Annotator(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, suites={self.suites})"
-
-
-@dataclass(frozen=True)
-class AnnotatorKind:
-    """A registered annotator: its class, the run option naming its model and the defaults
-    (``default(builtin)`` for a built-in tiny run and a real one). ``many``: the option is a
-    list of models, one annotator each (MCAS's CLIP encoders). ``settings``: other run options
-    passed to ``factory`` as keywords when given."""
-
-    name: str
-    factory: Callable[..., Annotator]
-    option: str
-    default: Callable[[bool], Any]
-    many: bool = False
-    help: str = ""
-    settings: tuple[str, ...] = ()  # further run options the factory takes as keywords (e.g. vqa_mode)
-
-
-ANNOTATOR_KINDS: dict[str, AnnotatorKind] = {}
-_loaded = False
-
-
-def register_annotator(kind: AnnotatorKind) -> AnnotatorKind:
-    if kind.name in ANNOTATOR_KINDS and ANNOTATOR_KINDS[kind.name] is not kind:
-        raise ValueError(f"annotator kind {kind.name!r} is registered twice")
-    ANNOTATOR_KINDS[kind.name] = kind
-    return kind
-
-
-def load_builtin_annotators() -> None:
-    """Register the generic annotator kinds of this package, then those of the task folders."""
-    global _loaded
-    if not _loaded:
-        _loaded = True
-        for name in BUILTIN_ANNOTATOR_MODULES:
-            import_module(f"benchmark.annotate.{name}")
-        # a task folder's own annotator kinds (e.g. MCAS's embeddings); by name, as the task
-        # folders sit above this registry
-        import_module("benchmark.tasks.discovery").import_task_folders()
-
-
-def list_annotator_kinds() -> list[AnnotatorKind]:
-    """Every kind: this package's generic ones, then the task folders' in folder order, then plugins'."""
-    load_builtin_annotators()
-    rank = import_module("benchmark.tasks.discovery").registration_rank
-    return sorted(ANNOTATOR_KINDS.values(), key=lambda kind: rank(kind.factory.__module__))
-
-
-def get_annotator_kind(name: str) -> AnnotatorKind:
-    load_builtin_annotators()
-    if name not in ANNOTATOR_KINDS:
-        raise ValueError(f"unknown annotator kind {name!r}; known: {', '.join(ANNOTATOR_KINDS)}")
-    return ANNOTATOR_KINDS[name]
 
 
 def default_annotators(run_config: Mapping | None) -> dict:

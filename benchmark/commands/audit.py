@@ -8,7 +8,7 @@ from pathlib import Path
 
 from benchmark.commands.external_models import api_overrides, check_source
 from benchmark.commands.stage_inputs import (
-    annotator_args, parse_overrides, print_outcome, reference_args, stage_batch_size,
+    annotator_args, parse_overrides, print_outcome, task_input_args, stage_batch_size,
 )
 from benchmark.runner import run_generation
 from benchmark.runner.pipeline import run_audit
@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
                         overrides={**parse_overrides(args.set), **api_overrides(args)},
                         annotators=annotator_args(args),
                         n_resamples=args.n_resamples, progress=not args.quiet, probes=args.probes,
-                        probes_revision=args.probes_revision, **reference_args(args), compile=args.compile)
+                        probes_revision=args.probes_revision, **task_input_args(args), compile=args.compile)
     if outcome.main_process:
         print_outcome(outcome)
     return 0
@@ -47,7 +47,7 @@ def generate(args: argparse.Namespace) -> int:
     summary = run_generation(args.out, args.model, args.suites, args.limit, args.batch_size,
                              revision=args.revision, device=args.device, dtype=args.dtype,
                              overrides={**parse_overrides(args.set), **api_overrides(args)}, progress=not args.quiet,
-                             probes=args.probes, probes_revision=args.probes_revision, **reference_args(args),
+                             probes=args.probes, probes_revision=args.probes_revision, **task_input_args(args),
                              compile=args.compile)
     print(summary.format())
     return 0

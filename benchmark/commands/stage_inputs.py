@@ -42,9 +42,10 @@ def annotator_args(args: argparse.Namespace) -> dict:
     return out
 
 
-def reference_args(args: argparse.Namespace) -> dict:
-    """The reference-dataset options a run declares (``args.reference_inputs``, set by the parser)."""
-    return {name: getattr(args, name) for name in args.reference_inputs}
+def task_input_args(args: argparse.Namespace) -> dict:
+    """The task inputs of a run by name (``args.task_inputs``, set by the parser that generated
+    their options from the task folders' declarations)."""
+    return {name: getattr(args, name) for name in args.task_inputs}
 
 
 def print_outcome(outcome) -> None:

@@ -275,7 +275,7 @@ def choose_annotators(families: dict[str, str], scope: list[str], options: dict)
         settings = {k: options[k] for k in kind.settings if options.get(k) is not None}
         made = []
         for m in models:
-            annotator = kind.factory(m, params[kind.name], **settings)
+            annotator = kind.create(m, params[kind.name], **settings)
             annotator.check()
             made.append(annotator)
         choices.append(AnnotatorChoice(kind, list(params[kind.name]), value, made))
@@ -661,7 +661,7 @@ def annotate_run(
     ``"haar"`` / ``"whole-image"`` / a ``FaceDetector`` or ``SkinToneAnnotator``; ``detector``: the
     PaintSkills object detector (a DETR Hub ID or folder, ``builtin:tiny-detr``, or a loaded
     ``Detector``); ``options`` or ``annotators``: any other annotator option by name (a task
-    folder's own, e.g. ``mcas_encoders``: CLIP specs for the MCAS embeddings; a plugin's). ``None``
+    folder's own, such as the CLIP encoders of an embedding annotator; a plugin's). ``None``
     takes the run's default (the tiny built-ins for a ``builtin:`` model, the papers' models
     otherwise); ``False`` or ``"none"`` turns an annotator off. Loaded model objects are
     accepted as well. ``suites`` restricts the stage to some suites of the run; ``force``

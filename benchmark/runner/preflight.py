@@ -19,10 +19,10 @@ from benchmark import run_folder as rf
 from benchmark.models.api_images import estimate_requests
 from benchmark.models.text_to_image import check_text_to_image
 from benchmark.probes.source import suite_families
-from benchmark.reference_attributes import describe as describe_reference
 from benchmark.results import RESULTS_FILE, UnreadableResults, load_results_file, validate_results
 from benchmark.runner.annotate import annotator_options, choose_annotators
 from benchmark.runner.generate import DEFAULT_BATCH_SIZE, EARLY_IDENTITY_KEYS, choose_probes, make_run_config
+from benchmark.tasks.inputs import declared_inputs
 
 __all__ = ["AuditPlan", "preflight", "check_stage_inputs", "check_run_config_format", "check_results_file",
            "StageOrderError"]
@@ -35,8 +35,9 @@ class StageOrderError(rf.RunFolderError):
 @dataclass
 class AuditPlan:
     """What a run will do: per suite the images it generates (and how many exist already), the
-    generator and its settings, the annotators, and a time estimate from rates this run
-    folder measured (None when it has measured none yet)."""
+    generator and its settings, the annotators, the task inputs given (``inputs``: name ->
+    identity; ``replaced``: name -> the suites each replaces), and a time estimate from rates
+    this run folder measured (None when it has measured none yet)."""
 
     run_dir: Path
     model: str
@@ -46,8 +47,8 @@ class AuditPlan:
     done: int
     annotators: dict[str, Any]
     unannotated: list[str] = field(default_factory=list)
-    mcas_reference: dict | None = None
-    replaced_by_reference: list[str] = field(default_factory=list)
+    inputs: dict[str, dict] = field(default_factory=dict)
+    replaced: dict[str, list[str]] = field(default_factory=dict)
     chosen: Any = field(default=None, repr=False)  # the ChosenProbes, handed on to generation
     seconds_per_image: float | None = None
     annotate_images_per_second: float | None = None
@@ -71,9 +72,10 @@ class AuditPlan:
             rows.append(("settings", ", ".join(f"{k}={v!r}" for k, v in self.settings.items())))
         for option, models in self.annotators.items():
             rows.append((option, (", ".join(models) if isinstance(models, list) else models) or "disabled"))
-        if self.mcas_reference:
-            rows.append(("MCAS reference", f"{describe_reference(self.mcas_reference)} (replaces "
-                                           f"{', '.join(self.replaced_by_reference) or 'no generated suite'})"))
+        for task_input in declared_inputs():
+            if task_input.name in self.inputs:
+                rows.append((task_input.title, task_input.plan_text(self.inputs[task_input.name],
+                                                                    self.replaced.get(task_input.name, []))))
         if self.requests:
             rows.append(("requests", self.requests))
         if self.unannotated:
@@ -126,16 +128,16 @@ def preflight(run_dir: str | Path, model_spec: str, suites: Sequence[str] | None
               limit_per_suite: int | None = None, batch_size: int | str | None = None, revision: str | None = None,
               device: str | None = None, dtype: str | None = None, overrides: dict | None = None,
               annotators: dict | None = None, probes: Any = None, probes_revision: str | None = None,
-              mcas_reference: str | None = None, mcas_reference_revision: str | None = None) -> AuditPlan:
-    """Check every input of ``run_audit`` (same arguments) and return the plan; raises a
-    one-line ``ValueError`` (``ModelSpecError``, ``RunFolderError``...) on the first problem."""
+              **inputs: Any) -> AuditPlan:
+    """Check every input of ``run_audit`` (same arguments; ``inputs``: the task inputs by name)
+    and return the plan; raises a one-line ``ValueError`` (``ModelSpecError``,
+    ``RunFolderError``...) on the first problem."""
     run_dir = Path(run_dir)
-    chosen = choose_probes(probes, probes_revision, suites, limit_per_suite, run_dir=run_dir,
-                           mcas_reference=mcas_reference, mcas_reference_revision=mcas_reference_revision)
+    chosen = choose_probes(probes, probes_revision, suites, limit_per_suite, run_dir=run_dir, **inputs)
     early = make_run_config(model_spec=model_spec, revision_requested=revision, model_id=None, revision=None,
                             settings=None, probes=chosen.limited, limit_per_suite=limit_per_suite,
                             batch_size=batch_size or DEFAULT_BATCH_SIZE, probe_record=chosen.record,
-                            mcas_reference=chosen.reference)
+                            inputs=chosen.inputs)
     rf.check_run_config(run_dir, early, EARLY_IDENTITY_KEYS, model_keys=("spec", "revision_requested"))
     pipeline = check_text_to_image(model_spec, revision=revision, device=device, dtype=dtype, overrides=overrides)
 
@@ -153,8 +155,7 @@ def preflight(run_dir: str | Path, model_spec: str, suites: Sequence[str] | None
                      images={s: int(counts.get(s, 0)) for s in chosen.suites}, done=done,
                      annotators={c.kind.option: c.models for c in choices}, unannotated=unannotated,
                      seconds_per_image=per_image, annotate_images_per_second=annotate_rate,
-                     mcas_reference=chosen.reference, replaced_by_reference=chosen.replaced_by_reference,
-                     chosen=chosen)
+                     inputs=chosen.inputs, replaced=chosen.replaced, chosen=chosen)
 
 
 def check_stage_inputs(run_dir: str | Path, stage: str) -> None:

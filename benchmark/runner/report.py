@@ -32,6 +32,7 @@ from benchmark.plotting import plot_summary
 from benchmark.run_folder import REPORT_DIR
 from benchmark.runner.report_images import THUMB_DIR, Grid, image_grids
 from benchmark.tasks import list_tasks
+from benchmark.tasks.inputs import input_of_results_key
 from benchmark.tasks.of_run import ReportSection, report_sections, section_of
 from benchmark.text import (ESTIMATOR_RANK, OTHER_ESTIMATOR_RANK, direction_mark, direction_text, fmt_number,
                             headline_entries, interval_text, is_number, md_escape, short_estimator, value_text)
@@ -103,14 +104,15 @@ def _probe_set(results: Mapping) -> str:
 
 
 def _references(results: Mapping) -> list[tuple[str, str]]:
-    """The "MCAS reference" fact of an audit scored against a reference's attribute images."""
-    ref = (results.get("references") or {}).get("mcas") if isinstance(results.get("references"), Mapping) else None
-    if not isinstance(ref, Mapping) or not ref.get("source"):
-        return []
-    from benchmark.reference_attributes import describe
-
-    return [("MCAS reference", f"attribute images from {describe(ref)}, not the model's own: compare MCAS and "
-                               "Diffusion Bias only with audits against the same fingerprint")]
+    """A fact per task input an audit was scored against (results.json ``references``), in the
+    words its task declares (:class:`benchmark.tasks.inputs.TaskInput`)."""
+    refs = results.get("references") if isinstance(results.get("references"), Mapping) else {}
+    out = []
+    for key, ref in refs.items():
+        if isinstance(ref, Mapping) and ref.get("source"):
+            task_input = input_of_results_key(str(key))
+            out.append((task_input.title, task_input.report_text(ref)))
+    return out
 
 
 def _header(results: Mapping, entries: Sequence[Mapping]) -> dict:

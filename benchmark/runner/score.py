@@ -28,8 +28,8 @@ import pandas as pd
 from benchmark import results as res
 from benchmark.annotate.label_files import LABEL_FILES
 from benchmark.models.defaults import is_builtin
-from benchmark.reference_attributes import results_references
 from benchmark.run_folder import SCORES_DIR, TIMINGS_FILE
+from benchmark.tasks.inputs import results_references
 from benchmark.tasks.context import ScoreStageError, ScoringContext, ScoringOptions, SuiteStatus
 from benchmark.withheld import REASONS as WITHHELD_REASONS
 from benchmark.run_folder_check import require_intact

@@ -2,10 +2,12 @@
 
 ``benchmark.tasks.registry`` holds the registry; every subfolder (``benchmark/tasks/<paper>/``)
 is one paper's task, found by :mod:`benchmark.tasks.discovery`; ``context`` is what a scorer
-works with; :mod:`benchmark.tasks.of_run` says which tasks a run holds.
+works with; :mod:`benchmark.tasks.of_run` says which tasks a run holds;
+:mod:`benchmark.tasks.inputs` holds the run inputs a task declares (``TaskInput``).
 """
 
 from benchmark.tasks.human_validation import AgreementTable, HumanValidation
+from benchmark.tasks.inputs import TaskInput
 from benchmark.tasks.registry import (
     PLUGIN_ENTRY_POINTS,
     TASKS,
@@ -22,5 +24,5 @@ from benchmark.tasks.registry import (
     tasks_for_suites,
 )
 
-__all__ = ["PLUGIN_ENTRY_POINTS", "TASKS", "AgreementTable", "HumanQuestion", "HumanValidation", "ImageLayout", "Task", "TaskReport", "check_probe_config", "get_task", "list_tasks", "load_plugins",
+__all__ = ["PLUGIN_ENTRY_POINTS", "TASKS", "AgreementTable", "HumanQuestion", "HumanValidation", "ImageLayout", "Task", "TaskInput", "TaskReport", "check_probe_config", "get_task", "list_tasks", "load_plugins",
            "register_task", "task_of_family", "tasks_for_suites"]

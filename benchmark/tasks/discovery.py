@@ -1,6 +1,12 @@
 """Finding the task folders: every package under ``benchmark/tasks/`` (and under the folders
-of ``$T2IBENCH_TASKS_PATH``) is a task folder, imported once; importing it registers its
-suites, annotators, scores and task.
+of ``$T2IBENCH_TASKS_PATH``) is a task folder, imported once, then its ``task`` module (when it
+has one); importing them registers its suites, annotators, scores and task.
+
+A folder's ``inputs.py``, when it has one, declares what a run of the paper takes from the
+command line: its run inputs (:class:`benchmark.tasks.inputs.TaskInput`) and its annotator
+kinds. :func:`folder_declarations` imports only those modules (and the folders'
+``__init__.py``, which must stay light in a folder with an ``inputs.py``), so that the
+command line generates its options without importing pandas or a model library.
 
 The suite, annotator and score registries sit below the tasks, so they call
 :func:`import_task_folders` by name (``import_module``) before their first lookup, as they
@@ -12,15 +18,23 @@ from __future__ import annotations
 import os
 import pkgutil
 from importlib import import_module
+from pathlib import Path
+from types import ModuleType
 
-from benchmark.annotate.registry import load_builtin_annotators
+from benchmark.annotate.kinds import load_builtin_annotators
 from benchmark.cli_types import TASKS_PATH_ENV
 
-__all__ = ["TASKS_PATH_ENV", "BUILTIN_ORDER", "task_folders", "import_task_folders", "registration_rank"]
+__all__ = ["TASKS_PATH_ENV", "BUILTIN_ORDER", "DECLARATIONS", "TASK_MODULE", "task_folders", "import_task_folders",
+           "folder_declarations", "registration_rank"]
 
 #: the built-in folders in the order their suites, tasks and scores have always been listed
 #: (results.json and the report keep that order); any other folder follows, by name
 BUILTIN_ORDER = ("gep", "dalleval", "pst", "mcas", "generated_bias", "paintskills")
+
+#: a folder's light module declaring its run inputs and annotator kinds (read by the command line)
+DECLARATIONS = "inputs"
+#: a folder's module that registers its task (imported after the folder)
+TASK_MODULE = "task"
 
 _imported = False
 _folders: list[str] = []
@@ -51,6 +65,21 @@ def import_task_folders() -> None:
     _folders[:] = task_folders()
     for name in _folders:
         import_module(f"benchmark.tasks.{name}")
+        if _folder_file(name, TASK_MODULE):
+            import_module(f"benchmark.tasks.{name}.{TASK_MODULE}")
+
+
+def _folder_file(name: str, module: str) -> bool:
+    """Whether task folder ``name`` has ``module``.py (looked up on disk: nothing imported)."""
+    return any((Path(root) / name / f"{module}.py").is_file() for root in _search_path())
+
+
+def folder_declarations() -> list[ModuleType]:
+    """The ``inputs`` modules of the task folders that have one, in folder order. Imports those
+    modules only (and their folders' light ``__init__.py``), not the folders' probes, annotators
+    or scorers: what ``t2ibench --help`` reads."""
+    return [import_module(f"benchmark.tasks.{name}.{DECLARATIONS}") for name in task_folders()
+            if _folder_file(name, DECLARATIONS)]
 
 
 def registration_rank(module: str) -> tuple[int, int]:

@@ -48,7 +48,7 @@ CSS = """
 .lb-badge-demo {background:#fde8e8;color:#8e0000;border-color:#c62828}
 .lb-badge-evaluated {background:#e6f4ea;color:#135e2b;border-color:#2e7d32}
 .lb-badge-supplied, .lb-badge-api {background:#fff4e5;color:#7a4100;border-color:#b26a00}
-.lb-badge-mcas-ref {background:#e8eefd;color:#0d2f8e;border-color:#2851c6}
+.lb-badge[class$="-ref"] {background:#e8eefd;color:#0d2f8e;border-color:#2851c6}
 .lb-suites {cursor:help;border-bottom:1px dotted #888}
 .lb-sans [role="gridcell"], .lb-sans [role="gridcell"] *, .lb-sans [role="columnheader"] *
   {font-family:var(--font) !important;font-size:13px}

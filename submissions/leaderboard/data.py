@@ -16,10 +16,12 @@ Rules (also in ``docs/leaderboard.md``):
 - Each file is parsed and checked once: the result is cached by (path, size, mtime_ns),
   so "Reload results" reads only new or changed files.
 - One row per model id + revision + probe set (``probes`` of the results, when present) +
-  MCAS reference (the fingerprint of ``references.mcas`` for ``--mcas-reference`` audits,
-  none for the papers' protocol): a model audited both ways has two rows, the reference one
-  marked by a badge and its Model cell. Sorting by an MCAS / Generated Bias score ranks the
-  papers'-protocol rows first, then each reference's rows among themselves, never mixed.
+  reference (the fingerprint of each entry of ``references``, e.g. ``references.mcas`` for
+  ``--mcas-reference`` audits; none for the papers' protocol): a model audited both ways has
+  two rows, the reference one marked by a badge and its Model cell, in the words of the task
+  input that declares it (:mod:`benchmark.tasks.inputs`). Sorting by a score the reference
+  changes ranks the papers'-protocol rows first, then each reference's rows among
+  themselves, never mixed.
   When several valid files share that key the first accepted one keeps the row (the
   earliest ``created``, ties by path) and the others are listed as conflicts in the
   warnings, never shown: a newer file does not take over a row. Replacing a row's file is a
@@ -50,13 +52,16 @@ from benchmark import text
 from benchmark.hub import NO_CONNECTION, hub_failures
 from benchmark.results import MAX_RESULTS_BYTES, RESULTS_FILE, UnreadableResults, load_results_file
 from benchmark.run_folder import CONFIG_FILE
-from benchmark.reference_attributes import MCAS_FAMILY as REFERENCE_FAMILY
 from benchmark.scores.metadata import SCORE_METADATA, column_group
 from benchmark.tasks import task_of_family
+from benchmark.tasks.inputs import declared_inputs, describe_identity, input_of_results_key
 from benchmark.text import ESTIMATOR_RANK, OTHER_ESTIMATOR_RANK, entry_rank, md_escape  # noqa: F401
 from benchmark.image_provenance import API, KINDS as IMAGE_SOURCES, SUPPLIED, provenance_kind
 from submissions import provenance
 from submissions.validate import check_results, is_demo
+
+#: a results.json ``references`` key as the schema allows it (it becomes a CSS class and a row key)
+REFERENCE_KEY = re.compile(r"[a-z][a-z0-9_]*")
 
 #: files larger than this are refused from their size, unread (a results document is tens of kB)
 MAX_FILE_BYTES = MAX_RESULTS_BYTES
@@ -114,23 +119,27 @@ class Submission:
         return None
 
     @property
-    def mcas_reference(self) -> dict | None:
-        """The MCAS reference the scores were made against (``references.mcas``: source, revision,
-        fingerprint), or None for the papers' protocol (the model's own attribute images)."""
+    def references(self) -> dict[str, dict]:
+        """The reference datasets the scores were made against (results.json ``references``: key ->
+        {source, revision, fingerprint}, by key), empty for the papers' protocol (the model's own
+        images)."""
         refs = self.doc.get("references")
-        ref = refs.get("mcas") if isinstance(refs, Mapping) else None
-        return dict(ref) if isinstance(ref, Mapping) and ref.get("fingerprint") else None
+        if not isinstance(refs, Mapping):
+            return {}
+        return {str(k): dict(v) for k, v in sorted(refs.items(), key=lambda kv: str(kv[0]))
+                if REFERENCE_KEY.fullmatch(str(k)) and isinstance(v, Mapping) and v.get("fingerprint")}
 
     @property
     def reference_fingerprint(self) -> str | None:
-        return str(self.mcas_reference["fingerprint"]) if self.mcas_reference else None
+        """The fingerprints of the references, joined (None for the papers' protocol)."""
+        return "+".join(str(r["fingerprint"]) for r in self.references.values()) or None
 
     @property
     def key(self) -> str:
-        """Row key: model id, revision, probe set and MCAS reference ('@', '#' and '|' are in no
-        Hub id, so it is unambiguous)."""
+        """Row key: model id, revision, probe set and references ('@', '#' and '|' are in no Hub
+        id, so it is unambiguous)."""
         return (f"{self.model_id}@{self.revision or ''}" + (f"#{self.probes}" if self.probes else "")
-                + (f"|mcas-reference={self.reference_fingerprint}" if self.reference_fingerprint else ""))
+                + "".join(f"|{k}-reference={r['fingerprint']}" for k, r in self.references.items()))
 
     @property
     def created(self) -> _dt.datetime:
@@ -449,7 +458,6 @@ def view_names(names: Sequence[str], view: str | None) -> list[str]:
 
 DEMO_BADGE = "demo"
 EVALUATED_BADGE = "evaluated"
-REFERENCE_BADGE = "mcas-ref"
 
 
 class TaskPapers:
@@ -466,18 +474,19 @@ class TaskPapers:
 #: the papers whose scores a reference changes (their attribute images are the reference's): those
 #: of the task of the probe family whose suites the reference replaces (MCAS and Generated Bias)
 REFERENCE_FAMILIES = TaskPapers(REFERENCE_FAMILY)
+#: the scores an MCAS reference changes (their attribute images are the reference's)
+REFERENCE_FAMILIES = ("mcas", "diffusion_bias")
 
 
 def reference_text(ref: Mapping) -> str:
-    """``SOURCE @ REVISION (fingerprint abcdef123456)`` of an MCAS reference."""
-    at = f" @ {ref['revision']}" if ref.get("revision") else ""
-    return f"{ref.get('source')}{at} (fingerprint {str(ref.get('fingerprint'))[:12]})"
+    """``SOURCE @ REVISION (fingerprint abcdef123456)`` of a reference."""
+    return describe_identity(ref)
 
 
 def reference_label(sub: Submission) -> str:
-    """What the Model cell adds for a row scored against an MCAS reference ("" for the papers' protocol)."""
-    fp = sub.reference_fingerprint
-    return f" [MCAS ref {fp[:8]}]" if fp else ""
+    """What the Model cell adds for a row scored against references ("" for the papers' protocol)."""
+    return "".join(f" [{input_of_results_key(k).short_label} {str(r['fingerprint'])[:8]}]"
+                   for k, r in sub.references.items())
 
 
 def evaluated_by(sub: Submission) -> str | None:
@@ -521,15 +530,15 @@ def badges(sub: Submission) -> list[tuple[str, str]]:
     who = evaluated_by(sub)
     if who:
         out.append((EVALUATED_BADGE, f"evaluated by {who}, not self-reported"))
-    if sub.mcas_reference:
-        out.append((REFERENCE_BADGE, f"MCAS and Generated Bias scored against the attribute images of "
-                                     f"{reference_text(sub.mcas_reference)}, not the model's own: ranked only with "
-                                     "rows of the same reference"))
+    for key, ref in sub.references.items():
+        task_input = input_of_results_key(key)
+        out.append((task_input.badge, task_input.badge_text(ref)))
     return out
 
 
 def badges_html(sub: Submission) -> str:
-    """The Badge cell (an HTML column): only fixed badge names; hover text escaped."""
+    """The Badge cell (an HTML column): only fixed badge names or a reference key (``[a-z][a-z0-9_]*``);
+    hover text escaped."""
     return " ".join(f'<span class="lb-badge lb-badge-{name}" title="{text.html_escape(hover)}">{name}</span>'
                     for name, hover in badges(sub))
 
@@ -585,9 +594,9 @@ def sort_rows(rows: Iterable[ModelRow], name: str | None, suites: Sequence[str] 
     if not name:
         return sorted(rows, key=lambda r: r.latest.demo)
     meta = SCORE_METADATA[name]
-    # scores made against different MCAS references are never ranked together: the papers'
+    # scores made against different references are never ranked together: the papers'
     # protocol first, then each reference's rows (by fingerprint) among themselves
-    by_reference = meta.paper in REFERENCE_FAMILIES
+    by_reference = meta.paper in REFERENCED_PAPERS
 
     def key(r: ModelRow):
         e = headline_entry(r.latest, name, suites)
@@ -813,12 +822,12 @@ def detail_markdown(row: ModelRow) -> str:
         ("Evaluated by", who or "the submitter (self-reported)"), ("Images", images_text(s)),
         (f"Suites scored ({len(s.suites)})", ", ".join(s.suites) or "none"), ("File", s.source),
     ]
-    if s.mcas_reference:
-        facts.append(("MCAS reference", f"attribute images from {reference_text(s.mcas_reference)}; ranked only "
-                                        "with rows of the same reference"))
-    elif any(SCORE_METADATA[e["name"]].paper in REFERENCE_FAMILIES for e in s.scores
-             if e.get("name") in SCORE_METADATA):
-        facts.append(("MCAS reference", "none: the model's own attribute images (the papers' protocol)"))
+    for key, ref in s.references.items():
+        task_input = input_of_results_key(key)
+        facts.append((task_input.title, task_input.detail_text(ref)))
+    if not s.references and any(SCORE_METADATA[e["name"]].paper in REFERENCED_PAPERS for e in s.scores
+                                if e.get("name") in SCORE_METADATA):
+        facts += [(task_input.title, task_input.detail_text(None)) for task_input in declared_inputs()]
     sub = s.submission
     if sub.get("submitted_at"):
         facts.append(("Submitted", sub["submitted_at"]))

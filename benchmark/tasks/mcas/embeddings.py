@@ -9,7 +9,7 @@ the ``metrics/mcas`` module take (``embeddings``, ``roles``, ``targets``):
   ``benchmark.tasks.mcas.probes.mcas_image_roles``;
 * with ``t2ibench run --mcas-reference``: image rows of the reference's attribute images
   instead of ``mcas_attributes`` (``probe_id`` ``reference:<fingerprint>:<id>``, embedded
-  from the reference with the same encoder, :mod:`benchmark.reference_attributes`);
+  from the reference with the same encoder, :mod:`benchmark.tasks.mcas.reference`);
 * text rows: the text attributes (``attribute_a_text`` / ``attribute_b_text``) and the
   text targets (``target_text``) of the MCAS config, from
   ``benchmark.tasks.mcas.probes.mcas_text_rows``.
@@ -29,12 +29,11 @@ import pandas as pd
 
 from benchmark.annotate.clip_labels import load_clip
 from benchmark.annotate.embedding_cache import EmbeddingCache
-from benchmark.annotate.registry import AnnotateContext, Annotator, AnnotatorKind, WorkItem, register_annotator
-from benchmark.models.defaults import GENERATED_BIAS_ENCODERS, TINY_ENCODER
+from benchmark.annotate.registry import AnnotateContext, Annotator, WorkItem
 from benchmark.models.encoders import check_encoder_spec
 from benchmark.probes import load_config
 from benchmark.tasks.mcas.probes import mcas_image_role, mcas_image_roles, mcas_text_rows
-from benchmark.reference_attributes import (
+from benchmark.tasks.mcas.reference import (
     RUN_EMBEDDINGS_SUBDIR,
     reopen_run_reference,
     run_reference,
@@ -143,7 +142,7 @@ class MCASEmbeddingAnnotator(Annotator):
 
 def reference_image_embeddings(run_dir: str | Path, identity: dict, encoder: str, embed_images,
                                batch_size: int = 32) -> tuple[pd.DataFrame, np.ndarray]:
-    """(the reference's image rows, :func:`benchmark.reference_attributes.run_reference_rows`;
+    """(the reference's image rows, :func:`benchmark.tasks.mcas.reference.run_reference_rows`;
     their embeddings by ``encoder``), cached in RUN_DIR/embeddings/mcas-reference/<encoder>/ (by
     id and PNG sha256, like the run's own); only missing ones are computed, from the reference's
     images, with ``embed_images`` (the encoder the run's target images were embedded with)."""
@@ -161,11 +160,3 @@ def reference_image_embeddings(run_dir: str | Path, identity: dict, encoder: str
 
     return rows, cache.ensure(ids, shas, load, embed_images, batch_size=batch_size)
 
-
-def _default_encoders(builtin: bool) -> tuple[str, ...]:
-    return (TINY_ENCODER,) if builtin else GENERATED_BIAS_ENCODERS
-
-
-register_annotator(AnnotatorKind(
-    "mcas_embeddings", MCASEmbeddingAnnotator, option="mcas_encoders", default=_default_encoders, many=True,
-    help="CLIP encoders averaged for MCAS / Diffusion Bias (default: the six OpenAI CLIPs of Generated Bias)"))

@@ -7,7 +7,7 @@ and ``image_ids`` of ``labels/embeddings.parquet``, so the ``mcas`` evaluate mod
 it from the same rows.
 
 With ``t2ibench run --mcas-reference SOURCE``
-(:func:`benchmark.reference_attributes.plan_mcas_reference`) the attribute
+(:func:`benchmark.tasks.mcas.reference.plan_mcas_reference`) the attribute
 images are a published reference's (:mod:`benchmark.reference_attributes`) instead of the
 model's own: the attribute suite is not generated, the annotate stage embeds the reference's
 images with the run's encoders, and II / ITP compare the model's targets with them. Without
@@ -20,14 +20,15 @@ import numpy as np
 import pandas as pd
 
 from benchmark.annotate.label_files import LABEL_FILES
-from benchmark.reference_attributes import MCAS_FAMILY, describe, reference_image_id, run_reference
 from benchmark.scores.diffusion_bias import COMPONENTS, summarise
 from benchmark.scores.mcas import mcas_score
 from benchmark.tasks.context import ScoringContext
 from benchmark.tasks.generated_bias.paper_checks import HEADLINE_CHECKS as GENERATED_BIAS_HEADLINE
 from benchmark.tasks.mcas import metadata  # noqa: F401 (registers the paper's citation and scores)
+from benchmark.tasks.mcas import embeddings, probes  # noqa: F401 (the annotator and the suites this task needs)
 from benchmark.tasks.mcas.figures import plot_mcas
 from benchmark.tasks.mcas.paper_checks import checks
+from benchmark.tasks.mcas.reference import MCAS_FAMILY, describe, reference_image_id, run_reference
 from benchmark.tasks.registry import ImageLayout, Task, TaskReport, register_task
 
 FAMILY = MCAS_FAMILY
