@@ -460,22 +460,18 @@ DEMO_BADGE = "demo"
 EVALUATED_BADGE = "evaluated"
 
 
-class TaskPapers:
-    """The papers scored by the tasks of some probe families (``paper in TaskPapers(family)``),
-    asked of the task registry when first tested, so that importing this module imports no task."""
-
-    def __init__(self, *families: str):
-        self.families = families
+class ReferencedPapers:
+    """The papers whose scores a run input changes (``paper in REFERENCED_PAPERS``): those of the
+    task of each declared input's probe family (a reference's attribute images change MCAS and
+    Generated Bias), asked of the registries when first tested, so that importing this module
+    imports no task."""
 
     def __contains__(self, paper: object) -> bool:
-        return any(paper in task.papers for task in map(task_of_family, self.families) if task is not None)
+        tasks = (task_of_family(i.family) for i in declared_inputs() if i.family)
+        return any(paper in task.papers for task in tasks if task is not None)
 
 
-#: the papers whose scores a reference changes (their attribute images are the reference's): those
-#: of the task of the probe family whose suites the reference replaces (MCAS and Generated Bias)
-REFERENCE_FAMILIES = TaskPapers(REFERENCE_FAMILY)
-#: the scores an MCAS reference changes (their attribute images are the reference's)
-REFERENCE_FAMILIES = ("mcas", "diffusion_bias")
+REFERENCED_PAPERS = ReferencedPapers()
 
 
 def reference_text(ref: Mapping) -> str:
