@@ -69,10 +69,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
-from benchmark import run_folder as rf  # noqa: E402
+from benchmark.contract import run_folder as rf  # noqa: E402
 from benchmark.probes.source import open_probe_set  # noqa: E402
 from benchmark.runner.generate import build_probes, generate  # noqa: E402
-from benchmark.terminal import print_error  # noqa: E402
+from benchmark.present.terminal import print_error  # noqa: E402
 
 
 DRIVER = Path(__file__).resolve().parent / "_annotate_driver.py"

@@ -64,7 +64,7 @@ def limit_for(counts: dict[str, int], target: int) -> int:
 
 def annotator_weights(run_dir: Path, suites: list[str], options: dict) -> dict[str, int]:
     """Per suite, the number of annotator kinds that read its images (the tasks' own choice)."""
-    from benchmark import run_folder as rf
+    from benchmark.contract import run_folder as rf
     from benchmark.probes.source import suite_families
     from benchmark.runner.annotate import annotator_options, choose_annotators
 
@@ -97,7 +97,7 @@ def stage_rows(run_dir: Path, stages: dict[str, float], n_run: int, counts_run: 
                counts_full: dict[str, int], weights: dict[str, int], models_root: str = "") -> list[dict]:
     """One row per stage or annotator: seconds, images, seconds per image, projected seconds
     (``models_root``: left out of the annotator names, which are folder paths here)."""
-    from benchmark import run_folder as rf
+    from benchmark.contract import run_folder as rf
 
     timings = json.loads((run_dir / rf.TIMINGS_FILE).read_text(encoding="utf-8"))
     n_full = sum(counts_full.values())
@@ -225,7 +225,7 @@ def main(argv=None) -> int:
         t0 = time.perf_counter()
         stages, _ = run_audit_command(argv)
         wall = time.perf_counter() - t0
-        from benchmark import run_folder as rf
+        from benchmark.contract import run_folder as rf
 
         config = rf.read_run_config(run_dir)
         counts_run = {s: min(limit, n) for s, n in counts_full.items()}

@@ -36,10 +36,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
-from benchmark import run_folder as rf  # noqa: E402
+from benchmark.contract import run_folder as rf  # noqa: E402
 from benchmark.models import load_text_to_image  # noqa: E402
 from benchmark.runner.generate import build_probes, generate  # noqa: E402
-from benchmark.runner.progress import StageTimer  # noqa: E402
+from benchmark.present.progress import StageTimer  # noqa: E402
 
 
 def _ms(seconds: float, n: int) -> float:

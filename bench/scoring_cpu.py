@@ -43,7 +43,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
-from benchmark import run_folder as rf  # noqa: E402
+from benchmark.contract import run_folder as rf  # noqa: E402
 from benchmark.annotate.clip_labels import existence_rows  # noqa: E402
 from benchmark.annotate.label_files import LABEL_FILES, write_label_rows  # noqa: E402
 from benchmark.tasks.mcas.embeddings import mcas_image_rows, mcas_text_embedding_rows, mcas_text_table  # noqa: E402
@@ -54,12 +54,12 @@ from benchmark.models.detector import DEFAULT_DETECTOR, Detections  # noqa: E402
 from benchmark.probes import get_suite, list_suites, load_config  # noqa: E402
 from benchmark.tasks.paintskills.scenes import CLASSES  # noqa: E402
 from benchmark.probes.registry import stable_seed  # noqa: E402
-from benchmark.run_folder import LABELS_DIR  # noqa: E402
+from benchmark.contract.run_folder import LABELS_DIR  # noqa: E402
 from benchmark.runner.generate import build_probes, limit_probes, make_run_config  # noqa: E402
 import benchmark.runner.score as score  # noqa: E402
 from benchmark.tasks import TASKS, get_task, list_tasks  # noqa: E402
 from benchmark.tasks.context import ScoringContext  # noqa: E402
-from benchmark.terminal import print_error  # noqa: E402
+from benchmark.present.terminal import print_error  # noqa: E402
 
 
 #: embedding width of each encoder (open_clip model configs, ``embed_dim``)

@@ -16,7 +16,7 @@ from benchmark import cli_types
 from benchmark.cli_types import AUTO, CommandLineParser, batch_size, comma_list, model_args, output_folder, positive_int
 from benchmark.commands.external_models import RUN_EPILOG, add_api_args, add_images_args
 from benchmark.commands.probe_export import add_export_command
-from benchmark.hub import HubError
+from benchmark.hub.access import HubError
 from benchmark.probe_build_args import add_arguments as add_probe_build_arguments
 from benchmark.tasks.discovery import folder_declarations
 from benchmark.tasks.inputs import declared_inputs
@@ -253,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
     # The task registry and the terminal tables load pandas and scipy: imported once parsing is
     # done, so `--help` and usage errors stay light.
     from benchmark.tasks import load_plugins
-    from benchmark.terminal import print_error, quiet_third_party
+    from benchmark.present.terminal import print_error, quiet_third_party
 
     if getattr(args, "quiet", False):
         quiet_third_party()

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchmark.hub import HubError, hub_errors
+from benchmark.hub.access import HubError, hub_errors
 from benchmark.scores.skin_tone import swatch_itas
 
 SPLIT = "train"

@@ -1,13 +1,13 @@
 """Builders of the benchmark's Hub datasets: probes, PaintSkills renders, human labels.
 
 Each is ``python -m dataset_builders.NAME --out DIR [--push-to-hub ORG/NAME]``; the
-Hub-layout folder contract (parquet shards + card) is :mod:`benchmark.hub_layout`.
+Hub-layout folder contract (parquet shards + card) is :mod:`benchmark.hub.dataset_layout`.
 """
 
 from __future__ import annotations
 
-from benchmark.hub import HubError
-from benchmark.terminal import print_error
+from benchmark.hub.access import HubError
+from benchmark.present.terminal import print_error
 
 
 def builder_main(prog: str, description: str, add_arguments, run, argv: list[str] | None = None) -> int:

@@ -26,8 +26,8 @@ import numpy as np
 import pandas as pd
 
 import benchmark
-from benchmark.hub import push_folder
-from benchmark.hub_layout import clear_folder, configs_yaml, size_category, write_card, write_split
+from benchmark.hub.access import push_folder
+from benchmark.hub.dataset_layout import clear_folder, configs_yaml, size_category, write_card, write_split
 from benchmark.human.agreement_cli import load_answers, markdown_table
 from benchmark.human.labels import read_events
 from benchmark.human.stats import agreement_by_question_type, item_majorities

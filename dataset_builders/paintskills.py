@@ -28,14 +28,14 @@ import pyarrow.parquet as pq
 from tqdm import tqdm
 
 import benchmark
-from benchmark.atomic import write_bytes_atomic
+from benchmark.contract.atomic import write_bytes_atomic
 from benchmark.extras import require
-from benchmark.hub import push_folder
+from benchmark.hub.access import push_folder
 from benchmark.tasks.paintskills import glyphs
 from benchmark.tasks.paintskills.scenes import (BACKGROUNDS, CLASSES, COCO_IDS, RELATION_PHRASES, SHAPES, SKILLS,
                                           SPLIT_SIZES, SPLITS, STATES, TEMPLATES, build_scenes)
 from benchmark.papers import PAPERS
-from benchmark.hub_layout import configs_yaml, size_category, write_card, write_parquet_shard
+from benchmark.hub.dataset_layout import configs_yaml, size_category, write_card, write_parquet_shard
 from dataset_builders import builder_main
 
 BUILD_INFO = "build_info.json"

@@ -26,11 +26,11 @@ import pandas as pd
 
 import benchmark
 from benchmark.annotate.skin_tone import ita, nearest_mst, rgb_to_lab
-from benchmark.hub import push_folder
-from benchmark.atomic import write_bytes_atomic
+from benchmark.hub.access import push_folder
+from benchmark.contract.atomic import write_bytes_atomic
 from benchmark.extras import require
-from benchmark.hub_layout import clear_folder, configs_yaml, size_category, write_card, write_split
-from benchmark.models.defaults import is_builtin
+from benchmark.hub.dataset_layout import clear_folder, configs_yaml, size_category, write_card, write_split
+from benchmark.contract.model_specs import is_builtin
 from benchmark.papers import PAPERS
 from benchmark.tasks.dalleval.probes import monk_skin_tone_lab, monk_skin_tone_rgb
 from benchmark.tasks.mcas.probes import mcas_text_attributes
@@ -43,7 +43,7 @@ from benchmark.reference_attributes import (
     SPLIT,
     data_fingerprint,
 )
-from benchmark.run_folder import CONFIG_FILE, MANIFEST_FILE, RunFolderError, read_manifest, read_run_config
+from benchmark.contract.run_folder import CONFIG_FILE, MANIFEST_FILE, RunFolderError, read_manifest, read_run_config
 from dataset_builders import builder_main
 
 SWATCH_SIZE = 64  # pixels a side of each solid swatch image

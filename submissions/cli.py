@@ -10,7 +10,7 @@ from pathlib import Path
 import yaml
 
 import benchmark
-from benchmark.hub import HubFile, commit_files
+from benchmark.hub.access import HubFile, commit_files
 from submissions import queue_cli
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_UNREADABLE = 0, 1, 2

@@ -1,12 +1,12 @@
 """What the results schema cannot say about a run's ``provenance`` block
-(:mod:`benchmark.image_provenance`): it matches the model spec and the run's counts."""
+(:mod:`benchmark.contract.image_provenance`): it matches the model spec and the run's counts."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from benchmark.image_provenance import API, SUPPLIED
+from benchmark.contract.image_provenance import API, SUPPLIED
 
 
 def _spec_kind(model: Any) -> str | None:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from huggingface_hub import EvalResult, ModelCard
 
-from benchmark.hub import hub_errors
+from benchmark.hub.access import hub_errors
 from benchmark.scores.metadata import SCORE_METADATA
 from submissions.leaderboard.data import entry_rank
 from submissions.validate import HUB_REPO_ID, is_demo, model_id_kind, one_line

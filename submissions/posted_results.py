@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmark.hub import hub_errors
+from benchmark.hub.access import hub_errors
 from submissions.requests import WORKER_PREFIX, RequestRecord
 from submissions.model_folders import model_folder_name
 from submissions.submit import RESULTS_DIR_IN_REPO

@@ -10,7 +10,7 @@ import signal
 import sys
 from pathlib import Path
 
-from benchmark.hub import check_access, require_hub
+from benchmark.hub.access import check_access, require_hub
 from submissions.requests import DTYPES, GENERATION_SETTINGS, InvalidRequest
 
 EXIT_OK, EXIT_FAILED = 0, 1

@@ -16,7 +16,7 @@ from typing import Any
 
 from huggingface_hub import HfApi
 
-from benchmark.hub import NO_CONNECTION, hub_failures
+from benchmark.hub.access import NO_CONNECTION, hub_failures
 from benchmark.models.builtin_cache import BUILDER_VERSION, check_builtin_name
 from benchmark.models.errors import UnknownBuiltinError
 from submissions import request_store
@@ -93,7 +93,7 @@ def resolve_builtin(model_id: str, revision: str | None) -> ResolvedModel:
     return ResolvedModel(model_id, commit, commit, demo=True)
 
 
-#: why a requested model cannot be checked on the Hub (:func:`benchmark.hub.hub_failures`)
+#: why a requested model cannot be checked on the Hub (:func:`benchmark.hub.access.hub_failures`)
 MODEL_CHECK_MESSAGES = {
     "offline": "{where}: the Hub is offline (HF_HUB_OFFLINE)",
     "revision": "{model_id} has no revision {revision!r}",

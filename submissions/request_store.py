@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-from benchmark.atomic import write_bytes_atomic
-from benchmark.hub import hub_errors, require_hub
+from benchmark.contract.atomic import write_bytes_atomic
+from benchmark.hub.access import hub_errors, require_hub
 from submissions.requests import (
     MAX_RECORD_BYTES,
     REQUESTS_DIR_IN_REPO,

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchmark.bounded_json import RefusedJson, load_bounded_json
+from benchmark.contract.bounded_json import RefusedJson, load_bounded_json
 from submissions.model_folders import model_folder_name
 
 REQUESTS_DIR_IN_REPO = "requests"

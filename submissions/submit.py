@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import benchmark
-from benchmark.atomic import fsync_dir
-from benchmark.hub import HubFile, check_access, commit_files, require_hub
-from benchmark.results import PACKAGE_NAME, dumps
+from benchmark.contract.atomic import fsync_dir
+from benchmark.hub.access import HubFile, check_access, commit_files, require_hub
+from benchmark.contract.results import PACKAGE_NAME, dumps
 from submissions.model_card import (
     CARD_FILE,
     card_diff,
@@ -415,7 +415,7 @@ RESULTS_REPO_CARD_TEXT = """
 
 One JSON file per audit, `results/<model folder>/<UTC timestamp>.json` (the folder: `org--name`
 for a Hub model `org/name`), each a `results.json` written by `t2ibench run` / `t2ibench score`
-(schema `benchmark/results_schema.json` of the t2i-bias-benchmark package) with a `submission`
+(schema `benchmark/contract/results_schema.json` of the t2i-bias-benchmark package) with a `submission`
 block added by `t2ibench submit`: when, with which package version, whether it is a demo
 (built-in tiny random-weight models, meaningless scores), and the Hub dataset holding the run's
 images for audit.
@@ -433,7 +433,7 @@ as files:
 ```python
 import pathlib
 from huggingface_hub import snapshot_download
-from benchmark.results import load_results_file
+from benchmark.contract.results import load_results_file
 
 root = snapshot_download("ORG/RESULTS", repo_type="dataset", allow_patterns="results/**/*.json")
 results = [load_results_file(p) for p in sorted(pathlib.Path(root, "results").glob("*/*.json"))]

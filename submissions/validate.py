@@ -1,7 +1,7 @@
 """Checks a results document must pass before it is submitted or shown on the leaderboard.
 
 :func:`check_results` starts from the scoring stage's own checks
-(:func:`benchmark.results.validate_results`: JSON Schema, NaN / infinity, score
+(:func:`benchmark.contract.results.validate_results`: JSON Schema, NaN / infinity, score
 names with metadata) and adds what the schema cannot say:
 
 - a supported schema version and at least one score, at least one of them defined;
@@ -16,7 +16,7 @@ names with metadata) and adds what the schema cannot say:
   twice.
 
 Each problem is one line starting with the JSON path it concerns (``scores/3/value: ...``).
-Files are read with :func:`benchmark.results.load_results_file` (re-exported here), which
+Files are read with :func:`benchmark.contract.results.load_results_file` (re-exported here), which
 refuses oversized, too deeply nested and otherwise hostile files before they are parsed.
 """
 
@@ -30,8 +30,8 @@ import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
-from benchmark.models.defaults import is_builtin
-from benchmark.results import (
+from benchmark.contract.model_specs import is_builtin
+from benchmark.contract.results import (
     builtin_annotators,
     CI_EXCLUDES_ESTIMATE_NOTE,
     SCHEMA_VERSION,

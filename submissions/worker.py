@@ -33,9 +33,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from benchmark.atomic import write_bytes_atomic
-from benchmark.hub import HubError
-from benchmark.results import dumps
+from benchmark.contract.atomic import write_bytes_atomic
+from benchmark.hub.access import HubError
+from benchmark.contract.results import dumps
 from benchmark.runner.generate import DEFAULT_BATCH_SIZE, process_state
 from benchmark.runner.pipeline import run_audit
 from submissions import request_store

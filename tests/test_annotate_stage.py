@@ -27,7 +27,7 @@ from benchmark.runner.annotate import (
     default_annotators,
     read_labels,
 )
-from benchmark.run_folder import RunFolderError
+from benchmark.contract.run_folder import RunFolderError
 
 SUITES = ["gep_neutral", "gep_explicit", "gep_occupation", "dalleval_bias", "pst_single", "pst_paired_occupation",
           "pst_paired_power", "pst_intervention", "mcas_attributes", "mcas_targets"]

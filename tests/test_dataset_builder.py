@@ -101,7 +101,7 @@ def test_a_folder_rebuilt_in_place_loads_its_new_rows(tmp_path, monkeypatch):
     # must change with the data, or the rebuilt folder loads its stale cached copy.
     import pandas as pd
 
-    from benchmark.hub_layout import clear_folder, configs_yaml, write_card, write_split
+    from benchmark.hub.dataset_layout import clear_folder, configs_yaml, write_card, write_split
 
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "cache")
     out = tmp_path / "labels"
@@ -130,7 +130,7 @@ def test_card_is_a_hub_dataset_card(built):
 
 
 def test_card_header_that_yaml_cannot_hold_is_refused(tmp_path):
-    from benchmark.hub_layout import dataset_card, write_card
+    from benchmark.hub.dataset_layout import dataset_card, write_card
 
     with pytest.raises(ValueError, match="tags: set values cannot be written"):
         dataset_card({"tags": {"a", "b"}}, "# body")
@@ -170,7 +170,7 @@ def test_card_yaml_carries_what_the_hub_validates(built):
 def test_a_column_without_a_type_is_refused(tmp_path):
     import pandas as pd
 
-    from benchmark.hub_layout import configs_yaml, write_card, write_split
+    from benchmark.hub.dataset_layout import configs_yaml, write_card, write_split
 
     write_split(tmp_path, "items", "test", pd.DataFrame({"item_id": ["a", "b"], "relation": [None, None]}))
     with pytest.raises(ValueError, match="relation have no type"):
@@ -178,7 +178,7 @@ def test_a_column_without_a_type_is_refused(tmp_path):
 
 
 def test_size_categories_follow_the_hub_buckets():
-    from benchmark.hub_layout import size_category
+    from benchmark.hub.dataset_layout import size_category
 
     assert [size_category(n) for n in (0, 999, 1_000, 15_129, 99_999, 100_000, 2_000_000)] == [
         "n<1K", "n<1K", "1K<n<10K", "10K<n<100K", "10K<n<100K", "100K<n<1M", "1M<n<10M"]

@@ -52,7 +52,7 @@ def test_base_modules_import_no_optional_dependency():
             "import benchmark.scores.gep, benchmark.scores.mad, benchmark.scores.sts, benchmark.scores.mcas\n"
             "import benchmark.scores.agreement, benchmark.scores.paintskills, benchmark.scores.existence\n"
             "import benchmark.scores.diffusion_bias, benchmark.scores.metadata, benchmark.probes.dataset\n"
-            "import benchmark.results, benchmark.hub_layout, benchmark.tasks.paper_checks, benchmark.models\n"
+            "import benchmark.contract.results, benchmark.hub.dataset_layout, benchmark.tasks.paper_checks, benchmark.models\n"
             "import benchmark.runner.pipeline, benchmark.runner.report, submissions.validate, submissions.submit\n"
             "import benchmark.cli\n"
             "benchmark.cli.build_parser()\n"
@@ -100,7 +100,7 @@ def test_model_loaders_name_the_audit_extra(hide):
     from benchmark.models import load_encoder, load_text_to_image, load_vqa, resolve_device
     from benchmark.models.detector import load_detector
     from benchmark.tasks.paintskills.detector.training import train_detector
-    from benchmark.plotting import plt_agg
+    from benchmark.present.plotting import plt_agg
 
     hide("torch", "open_clip", "transformers", "diffusers", "cv2", "matplotlib", "safetensors")
     cases = [

@@ -155,7 +155,7 @@ def test_background_writes_equal_inline_writes_and_surface_errors(tmp_path, monk
 
     # A failing write on the background thread stops the run with its error; the batches
     # written before it stay complete.
-    from benchmark import run_folder as rf
+    from benchmark.contract import run_folder as rf
 
     real_write_batch, calls = rf.write_batch, []
 

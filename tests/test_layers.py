@@ -32,10 +32,9 @@ PACKAGE = ROOT / "benchmark"
 
 # Bottom to top. A unit is a top-level module or subpackage of `benchmark`.
 LAYERS = [
-    {"atomic", "papers", "scores", "values", "text", "extras", "terminal", "plotting", "withheld",
-     "image_provenance", "cli_types", "written_hashes", "bounded_json"},
-    {"probes", "probe_build_args", "models", "hub", "hub_layout"},
-    {"run_folder", "run_folder_check", "results", "reference_attributes"},
+    {"contract", "papers", "scores", "present", "extras", "cli_types"},
+    {"probes", "probe_build_args", "models", "hub"},
+    {"reference_attributes"},
     {"annotate"},
     {"tasks"},
     {"runner"},

@@ -1,7 +1,7 @@
 """Leaderboard data: loading results folders (valid, invalid, run folders), one row per model,
 headline columns with CIs, filters, order, detail tables, escaping, and the CLI's errors.
 
-The documents are real results documents built with ``benchmark.results`` (metadata
+The documents are real results documents built with ``benchmark.contract.results`` (metadata
 copied from SCORE_METADATA) for made-up models with chosen score values; one test reads a
 real run of the built-in tiny model.
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmark import results as res
+from benchmark.contract import results as res
 from submissions.leaderboard import data
 
 # Model ids are Hub ids, builtin: / python: specs or local folder paths (submissions.validate);
@@ -60,7 +60,7 @@ def make_doc(model_id: str, gep: float | None, *, created: str = "2025-01-01T00:
 
 
 def submission_block(images: str | None, demo: bool = False) -> dict:
-    """The `submission` object `t2ibench submit` adds (benchmark/results_schema.json)."""
+    """The `submission` object `t2ibench submit` adds (benchmark/contract/results_schema.json)."""
     return {"submitted_at": "2025-01-03T00:00:00+00:00", "submitted_with": "t2i-bias-benchmark 0.1.0",
             "demo": demo, "results_repo": "org/results", "images_dataset": images}
 
@@ -408,8 +408,8 @@ def test_escaping_of_results_text(board):
     bad = data.Board(source="<b>src</b>", skipped=[data.Skipped("<i>f</i>.json", "x <script>y</script>", 2)])
     warn = data.warnings_markdown(bad)
     assert "<" not in warn.replace("&lt;", "") and "(and 1 more)" in warn
-    # one escaper for the project: the leaderboard's is benchmark.text's
-    from benchmark import text
+    # one escaper for the project: the leaderboard's is benchmark.present.text's
+    from benchmark.present import text
 
     assert data.md_escape is text.md_escape
     assert data.md_escape("a*b_[c](d)") == "a\\*b\\_\\[c\\](d)"

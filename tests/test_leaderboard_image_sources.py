@@ -3,7 +3,7 @@ carry their provenance in a badge and the detail page, and readers filter on it.
 
 from __future__ import annotations
 
-from benchmark.image_provenance import api_provenance, supplied_provenance
+from benchmark.contract.image_provenance import api_provenance, supplied_provenance
 from submissions.leaderboard import data
 from submissions.validate import check_results
 from tests.test_leaderboard import _write, make_doc

@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 
 from benchmark.reference_attributes import data_fingerprint
-from benchmark.results import validate_results
+from benchmark.contract.results import validate_results
 
 LIMIT = 4  # per suite: 4 attribute images (both sets) and 4 target images
 ENCODER = "builtin:tiny-clip"

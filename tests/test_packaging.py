@@ -202,7 +202,7 @@ def test_wheel_metadata_base_requirements_and_package_data(built):
             if f.is_file() and f.suffix not in (".py", ".pyc") and "__pycache__" not in rel and rel not in space_files \
                     and (f.parent / "__init__.py").is_file():
                 assert rel in names, f"{rel} is not in the wheel"
-    assert "benchmark/results_schema.json" in names
+    assert "benchmark/contract/results_schema.json" in names
     # The evaluate modules, whole, where benchmark.metric_path finds them; not the build script.
     for name in METRICS:
         for f in (f"{name}.py", "README.md", "app.py", "requirements.txt"):
@@ -212,7 +212,7 @@ def test_wheel_metadata_base_requirements_and_package_data(built):
         members = {m.name.split("/", 1)[1] for m in tf.getmembers() if "/" in m.name}
     for needed in ("CHANGELOG.md", "LICENSE", "setup.py", "metrics/gep/gep.py", "metrics/inline_scores.py",
                    "tests/data/README.md",
-                   "tests/data/gep/gep_prompts_256x2.csv", "benchmark/results_schema.json"):
+                   "tests/data/gep/gep_prompts_256x2.csv", "benchmark/contract/results_schema.json"):
         assert needed in members, needed
 
 

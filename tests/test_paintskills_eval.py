@@ -325,7 +325,7 @@ def test_suites_are_registered_from_the_scenes():
 def test_oracle_run_scores_100_through_annotate_and_score(tmp_path, cache):
     from benchmark.runner import build_probes, generate
     from benchmark.runner.annotate import annotate_run, read_labels
-    from benchmark.results import validate_results
+    from benchmark.contract.results import validate_results
     from benchmark.runner.score import score_run
 
     probes = build_probes(PS_SUITES, 12)
@@ -359,7 +359,7 @@ def test_tiny_detr_run_is_meaningless_and_says_so(tmp_path, cache, monkeypatch):
     from benchmark.models.detector import DetrDetector
     from benchmark.runner import build_probes, generate
     from benchmark.runner.annotate import annotate_run, read_labels
-    from benchmark.results import BUILTIN_WARNING, validate_results
+    from benchmark.contract.results import BUILTIN_WARNING, validate_results
     from benchmark.runner.score import score_run
 
     run = tmp_path / "tiny"

@@ -305,7 +305,7 @@ def test_loader_offline_without_cache_is_one_line(tmp_path):
 
 
 def test_push_to_hub_uploads_the_folder(built, tmp_path, monkeypatch, capsys):
-    import benchmark.hub
+    import benchmark.hub.access
 
     calls = []
 
@@ -320,7 +320,7 @@ def test_push_to_hub_uploads_the_folder(built, tmp_path, monkeypatch, capsys):
             calls.append(("upload_folder", kwargs))
             return type("Info", (), {"pr_url": "https://hub.example/someone/reference/discussions/1"})()
 
-    monkeypatch.setattr(benchmark.hub, "HfApi", FakeApi)
+    monkeypatch.setattr(benchmark.hub.access, "HfApi", FakeApi)
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.setenv("HF_TOKEN", "hf_test")
     out = tmp_path / "ref"

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from benchmark.probes import list_suites
-from benchmark.results import BUILTIN_WARNING, validate_results
+from benchmark.contract.results import BUILTIN_WARNING, validate_results
 
 
 def t2ibench(*args, env=None, timeout=600):

@@ -16,8 +16,8 @@ import pandas as pd
 import pytest
 
 from benchmark.cli import main
-from benchmark.run_folder import RunFolderError, read_manifest
-from benchmark.run_folder_check import PROBLEM_KINDS
+from benchmark.contract.run_folder import RunFolderError, read_manifest
+from benchmark.contract.run_folder_check import PROBLEM_KINDS
 from benchmark.runner.expected import check_run_folder
 
 GEN_ARGS = ("--model", "builtin:tiny-sd", "--suites", "gep_neutral", "pst_single", "--limit", "4",
@@ -90,7 +90,7 @@ def test_clean_run_verifies_and_results_record_batch_sizes(run, capsys):
     assert rc == 0, err
     rc, _, err = t2ibench(capsys, "score", run, "--n-resamples", "20")
     assert rc == 0, err
-    from benchmark.results import validate_results
+    from benchmark.contract.results import validate_results
 
     results = json.loads((run / "results.json").read_text())
     assert results["run"]["annotate_batch_size"] == 3
@@ -106,7 +106,7 @@ def test_a_resume_with_another_batch_size_is_recorded(run, capsys):
     assert rc == 0, err[-3000:]
     results = json.loads((run / "results.json").read_text())
     assert results["run"]["batch_size"] == 2 and results["run"]["generation_batch_sizes"] == [2, 1]
-    from benchmark.results import validate_results
+    from benchmark.contract.results import validate_results
 
     assert validate_results(results) == []
 
@@ -350,7 +350,7 @@ def test_the_same_run_command_repairs_what_generate_repairs(run, capsys, damage)
 
 
 def test_a_truncated_metadata_file_is_named_in_every_error(run, capsys):
-    from benchmark.run_folder import scan_batches
+    from benchmark.contract.run_folder import scan_batches
 
     _truncate_metadata(run)
     meta = run / "images" / "b000002" / "metadata.jsonl"

@@ -15,7 +15,7 @@ import pytest
 
 from benchmark.probes import build_suite, load_config
 from benchmark.tasks.mcas.probes import mcas_text_rows
-from benchmark import results as res
+from benchmark.contract import results as res
 from benchmark.runner.score import ScoreStageError, score_run
 from benchmark.scores.diffusion_bias import average_over_encoders
 from benchmark.scores.gep import gep, gep_unbounded

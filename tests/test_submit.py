@@ -18,8 +18,8 @@ from huggingface_hub import HfApi
 
 import benchmark
 from benchmark.cli import main
-from benchmark.hub import HubError
-from benchmark.results import read_results
+from benchmark.hub.access import HubError
+from benchmark.contract.results import read_results
 from submissions import submit as submit_module
 from submissions.submit import (
     model_folder_name,
@@ -345,7 +345,7 @@ def test_push_metric_unknown_name_is_one_line():
 
 
 def test_hub_errors_are_hub_errors_not_tracebacks(monkeypatch):
-    from benchmark.hub import HubFile, commit_files
+    from benchmark.hub.access import HubFile, commit_files
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(HubError, match="HF_HUB_OFFLINE is set"):

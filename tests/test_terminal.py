@@ -12,8 +12,8 @@ import sys
 
 import pytest
 
-from benchmark import results as res
-from benchmark import terminal
+from benchmark.contract import results as res
+from benchmark.present import terminal
 
 LONG_REASON = ("no person has an identifiable perceived gender; STS is undefined (use unidentifiable='zero' or "
                "'anti_stereotype' to count them)")
@@ -100,7 +100,7 @@ def test_one_error_prefix():
 
 def test_quiet_third_party_turns_every_library_bar_off():
     code = ("import datasets, diffusers.utils.logging as d, transformers.utils.logging as t, huggingface_hub.utils as h;"
-            "from benchmark.terminal import quiet_third_party; quiet_third_party();"
+            "from benchmark.present.terminal import quiet_third_party; quiet_third_party();"
             "print(h.are_progress_bars_disabled(), datasets.is_progress_bar_enabled(), t.is_progress_bar_enabled(),"
             " d.is_progress_bar_enabled())")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)

@@ -1,7 +1,7 @@
 """`t2ibench validate` / submissions.validate.check_results: one line per problem, exit codes.
 
 Documents come from a real audit of the built-in tiny model (run once per module) and
-from benchmark.results.build_results / score_entry, the functions the scoring
+from benchmark.contract.results.build_results / score_entry, the functions the scoring
 stage itself uses; each problem is injected into an otherwise valid document.
 """
 
@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from benchmark.results import build_results, hardware_info, score_entry
+from benchmark.contract.results import build_results, hardware_info, score_entry
 from submissions.validate import check_results, is_demo, load_results_file
 
 

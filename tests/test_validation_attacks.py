@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.results import MAX_RESULTS_BYTES, UnreadableResults, load_results_file, score_entry
+from benchmark.contract.results import MAX_RESULTS_BYTES, UnreadableResults, load_results_file, score_entry
 from submissions import submit as submit_module
 from submissions.leaderboard import data
 from submissions.submit import model_folder_name, plan_submission

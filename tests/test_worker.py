@@ -24,7 +24,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from benchmark.results import read_results
+from benchmark.contract.results import read_results
 from submissions.request_store import LocalRequestStore
 from submissions.requests import FAILED, FINISHED, PENDING, RUNNING, RequestRecord, parse_utc, utc_now
 from submissions.submit import model_folder_name
@@ -169,7 +169,7 @@ def test_two_processes_under_accelerate_share_one_request(concurrent_run, tmp_pa
                            "--once", *AUDIT_ARGS], capture_output=True, text=True, env=env, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.count(f"worker multi: claimed {DEMO_ID}") == 1  # only the main process talks to the queue
-    from benchmark.run_folder import read_manifest
+    from benchmark.contract.run_folder import read_manifest
 
     assert set(read_manifest(runs / DEMO_ID)["rank"]) == {0, 1}  # both processes generated
     rec = _record(queue)
@@ -336,7 +336,7 @@ def test_heartbeat_thread_refreshes_the_record(queue, tmp_path, tiny_audit):
 
 
 def test_worker_loop_says_idle_once_and_outlasts_an_unreachable_hub(tmp_path, monkeypatch):
-    from benchmark.hub import HubError
+    from benchmark.hub.access import HubError
     from submissions import worker as worker_module
 
     class Flaky(LocalRequestStore):

@@ -29,8 +29,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from benchmark.atomic import write_bytes_atomic
-from benchmark.run_folder import EMBEDDINGS_DIR
+from benchmark.contract.atomic import write_bytes_atomic
+from benchmark.contract.run_folder import EMBEDDINGS_DIR
 
 __all__ = ["EmbeddingCache", "encoder_slug"]
 

@@ -23,9 +23,9 @@ from typing import Any, Callable, Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from benchmark.atomic import atomic_path
-from benchmark.run_folder import LABELS_DIR
-from benchmark.written_hashes import record_written, sidecar_path, written_hash_problem
+from benchmark.contract.atomic import atomic_path
+from benchmark.contract.run_folder import LABELS_DIR
+from benchmark.contract.written_hashes import record_written, sidecar_path, written_hash_problem
 
 __all__ = ["LABELS_DIR", "LabelFile", "LABEL_FILES", "LabelStore", "register_label_file", "get_label_file",
            "read_labels", "key_part", "set_aside_label_file"]

@@ -38,7 +38,7 @@ from benchmark.annotate.kinds import (
     register_annotator,
 )
 from benchmark.annotate.label_files import LabelFile, get_label_file
-from benchmark.models.defaults import is_builtin
+from benchmark.contract.model_specs import is_builtin
 from benchmark.probes.registry import load_config
 
 __all__ = ["Annotator", "AnnotatorKind", "AnnotateContext", "WorkItem", "ANNOTATOR_KINDS", "register_annotator",

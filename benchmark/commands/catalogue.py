@@ -11,7 +11,7 @@ from benchmark.probes import build_suite, get_suite, list_suites
 from benchmark.probes import dataset as probe_builder
 from benchmark.scores.metadata import SCORE_METADATA
 from benchmark.tasks.paper_checks import all_checks, checked_families, is_headline
-from benchmark.terminal import print_score_metadata
+from benchmark.present.terminal import print_score_metadata
 
 
 def probes_list(args: argparse.Namespace) -> int:

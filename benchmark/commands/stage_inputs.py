@@ -11,9 +11,9 @@ import yaml
 
 from benchmark.annotate.registry import list_annotator_kinds
 from benchmark.cli_types import AUTO
-from benchmark.run_folder import CONFIG_FILE, RunFolderError, read_run_config
+from benchmark.contract.run_folder import CONFIG_FILE, RunFolderError, read_run_config
 from benchmark.runner.preflight import check_run_config_format
-from benchmark.terminal import print_results_summary
+from benchmark.present.terminal import print_results_summary
 
 
 def parse_overrides(values: list[str]) -> dict:

@@ -7,13 +7,13 @@ from __future__ import annotations
 import argparse
 
 from benchmark.commands.stage_inputs import annotator_args, existing_run, stage_batch_size
-from benchmark.run_folder_check import inspect_run_folder
+from benchmark.contract.run_folder_check import inspect_run_folder
 from benchmark.runner.annotate import DEFAULT_BATCH_SIZE, annotate_run
 from benchmark.runner.expected import expected_problems
 from benchmark.runner.preflight import check_stage_inputs
 from benchmark.runner.report import write_report
 from benchmark.runner.score import score_run
-from benchmark.terminal import print_error
+from benchmark.present.terminal import print_error
 
 
 def annotate(args: argparse.Namespace) -> int:

@@ -31,8 +31,8 @@ import pandas as pd
 
 from benchmark.human import stats, validation
 from benchmark.human.labels import answers_path, flagged_annotators, read_answers, run_item_ids, skipped_text
-from benchmark.results import json_safe
-from benchmark.run_folder import REPORT_DIR
+from benchmark.contract.results import json_safe
+from benchmark.contract.run_folder import REPORT_DIR
 from benchmark.scores.agreement import UndefinedStatisticWarning
 from benchmark.tasks import AgreementTable, list_tasks
 

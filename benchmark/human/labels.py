@@ -43,10 +43,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchmark.atomic import fsync_dir, write_bytes_atomic
+from benchmark.contract.atomic import fsync_dir, write_bytes_atomic
 from benchmark.human import questions as q
 from benchmark.probes.registry import default_config_path, load_config
-from benchmark.run_folder import IMAGES_DIR, MANIFEST_FILE, read_manifest
+from benchmark.contract.run_folder import IMAGES_DIR, MANIFEST_FILE, read_manifest
 from benchmark.tasks import Task, list_tasks
 from benchmark.tasks.of_run import tasks_of_run
 

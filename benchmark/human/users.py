@@ -21,7 +21,7 @@ import secrets
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from benchmark.atomic import atomic_path
+from benchmark.contract.atomic import atomic_path
 from benchmark.human.labels import check_annotator
 
 SCHEME = "scrypt"

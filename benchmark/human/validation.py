@@ -33,7 +33,7 @@ from benchmark.annotate.label_files import LABEL_FILES
 from benchmark.human.stats import MONK_TONES, item_majorities, validate_answers
 from benchmark.scores.agreement import UndefinedStatisticWarning, cohen_kappa, roc_auc
 from benchmark.probes.source import suite_families
-from benchmark.run_folder import MANIFEST_FILE
+from benchmark.contract.run_folder import MANIFEST_FILE
 from benchmark.tasks import Task, list_tasks, tasks_for_suites
 from benchmark.tasks.of_run import tasks_of_run
 YES_NO = {"yes": 1, "no": 0}

@@ -13,7 +13,7 @@ One request per image (so a content-policy refusal hits one probe, not its sibli
 ``Retry-After`` / ``retry-after-ms``), 5xx, timeouts, dropped connections and malformed
 answers are retried with exponential back-off (tenacity). A content-policy refusal is not an
 error: the probe gets a placeholder flagged like a safety checker's refusal and a
-``withheld.jsonl`` record with the API's message (:mod:`benchmark.withheld`). These APIs take
+``withheld.jsonl`` record with the API's message (:mod:`benchmark.contract.withheld`). These APIs take
 no seed, so the images are not reproducible and the results say so.
 """
 
@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Any, Mapping
 
-from benchmark.image_provenance import api_provenance
-from benchmark.withheld import placeholder_image
+from benchmark.contract.image_provenance import api_provenance
+from benchmark.contract.withheld import placeholder_image
 
 from .errors import MalformedSpecError
 from .generation_output import GenerationOutput

@@ -1,7 +1,6 @@
 """Default annotator models, importable without torch (the runner picks annotators
 before it loads anything), and what counts as a built-in tiny model."""
 
-from collections.abc import Mapping
 
 #: GEP scores with CLIP ViT-L/14 (OpenAI weights)
 DEFAULT_ENCODER = "open_clip:ViT-L-14:openai"
@@ -27,22 +26,3 @@ TINY_VQA = "builtin:tiny-vqa"
 #: until a fine-tuned folder is given with --detector)
 DEFAULT_DETECTOR = "facebook/detr-resnet-50"
 TINY_DETECTOR = "builtin:tiny-detr"
-
-#: specs of the built-in tiny random-weight models start with this
-BUILTIN_PREFIX = "builtin:"
-
-
-def is_builtin(model) -> bool:
-    """True for a built-in tiny random-weight model, whose outputs are meaningless.
-
-    ``model`` is a spec (``"builtin:tiny-sd"``), a loaded model with ``is_builtin``, or a
-    model block of ``run_config.json`` / ``results.json`` (``spec``, ``model_id`` / ``id``,
-    ``builtin``).
-    """
-    if model is None:
-        return False
-    if isinstance(model, str):
-        return model.strip().startswith(BUILTIN_PREFIX)
-    if isinstance(model, Mapping):
-        return bool(model.get("builtin")) or any(is_builtin(model.get(k)) for k in ("spec", "model_id", "id"))
-    return bool(getattr(model, "is_builtin", False)) or is_builtin(getattr(model, "name", None))

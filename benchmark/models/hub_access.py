@@ -12,7 +12,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from benchmark.hub import hub_failures
+from benchmark.hub.access import hub_failures
 
 from .errors import GatedModelError, MalformedSpecError, ModelNotAvailableError, ModelNotFoundError
 
@@ -113,7 +113,7 @@ MODEL_LOOKUP_ERRORS = {"offline": ModelNotAvailableError, "revision": ModelNotFo
 def _hub_has_file(repo_id: str, name: str, *, revision, token, timeout: float, endpoint, what: str, at: str) -> bool:
     """True when the Hub has file ``name`` of ``repo_id``, False when the repo lacks it; one-line
     errors for a gated, absent or unreachable repo, through the Hub's one error path
-    (:func:`benchmark.hub.hub_failures`)."""
+    (:func:`benchmark.hub.access.hub_failures`)."""
     from huggingface_hub import get_hf_file_metadata, hf_hub_url
     from huggingface_hub.errors import EntryNotFoundError
 

@@ -18,11 +18,11 @@ from pathlib import Path
 import pandas as pd
 
 import benchmark
-from benchmark.hub import push_folder
+from benchmark.hub.access import push_folder
 from benchmark.papers import PAPERS
 from benchmark.probes import build_suite, get_suite, list_suites, load_config
-from benchmark.atomic import write_bytes_atomic
-from benchmark.hub_layout import clear_folder, configs_yaml, size_category, write_card, write_split
+from benchmark.contract.atomic import write_bytes_atomic
+from benchmark.hub.dataset_layout import clear_folder, configs_yaml, size_category, write_card, write_split
 from benchmark.probes.source import PROBE_SET_FILE, PROBES_SPLIT, probe_set_manifest
 from benchmark.probe_build_args import add_arguments  # noqa: F401 (python -m dataset_builders.probes)
 

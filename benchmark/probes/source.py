@@ -30,9 +30,9 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 
 import benchmark
-from benchmark.hub import hub_errors
+from benchmark.hub.access import hub_errors
 from benchmark.probes.registry import SUITES, build_suite, default_config_path, get_suite, list_suites, load_config
-from benchmark.values import plain_value
+from benchmark.contract.values import plain_value
 
 __all__ = ["BUILTIN", "PROBE_SET_FILE", "PROBES_SPLIT", "ProbeSet", "open_probe_set", "rows_fingerprint",
            "probe_set_manifest", "configs_of_record", "families_of_record", "suite_families"]

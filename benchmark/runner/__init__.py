@@ -12,7 +12,7 @@ from benchmark.runner.generate import (
     limit_probes,
     run_generation,
 )
-from benchmark.run_folder import VOLATILE_COLUMNS, RunFolderError, read_manifest, scan_batches
+from benchmark.contract.run_folder import VOLATILE_COLUMNS, RunFolderError, read_manifest, scan_batches
 
 __all__ = [
     "DEFAULT_BATCH_SIZE", "GenerationSummary", "RunFolderError", "VOLATILE_COLUMNS", "build_probes", "generate",

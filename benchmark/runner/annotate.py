@@ -27,7 +27,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import pandas as pd
 
-from benchmark import run_folder as rf
+from benchmark.contract import run_folder as rf
 from benchmark.annotate.label_files import LABEL_FILES, LabelStore, key_part, read_labels
 from benchmark.annotate.registry import (
     AnnotateContext,
@@ -43,9 +43,9 @@ from benchmark.annotate.registry import (
 from benchmark.annotate.embedding_cache import EmbeddingCache
 from benchmark.probes import list_suites
 from benchmark.probes.source import configs_of_record, suite_families
-from benchmark.run_folder_check import image_path_error, require_intact, resolves_inside
+from benchmark.contract.run_folder_check import image_path_error, require_intact, resolves_inside
 from benchmark.runner.expected import expected_problems
-from benchmark.runner.progress import progress_bar
+from benchmark.present.progress import progress_bar
 from benchmark.tasks import tasks_for_suites
 
 __all__ = ["AnnotationSummary", "DEFAULT_BATCH_SIZE", "LABEL_FILES", "annotate_run", "default_annotators",
@@ -666,7 +666,7 @@ def annotate_run(
     otherwise); ``False`` or ``"none"`` turns an annotator off. Loaded model objects are
     accepted as well. ``suites`` restricts the stage to some suites of the run; ``force``
     recomputes their rows. ``verify`` first checks the folder against its files
-    (:func:`benchmark.run_folder_check.require_intact`, every PNG hashed; label files are left
+    (:func:`benchmark.contract.run_folder_check.require_intact`, every PNG hashed; label files are left
     out: a damaged one is moved aside and computed again) and refuses one with problems.
     """
     t_start = time.perf_counter()

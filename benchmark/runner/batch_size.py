@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from benchmark import run_folder as rf
+from benchmark.contract import run_folder as rf
 from benchmark.cli_types import AUTO  # the one spelling of "auto", the command line's
 
 __all__ = ["AUTO", "DEFAULT_BATCH_SIZE", "parse_batch_size", "resolve_batch_size"]

@@ -1,6 +1,6 @@
 """Does a run folder hold what its run was asked for? (part of ``t2ibench verify``)
 
-:mod:`benchmark.run_folder_check` compares the folder's files with each other (PNG bytes with
+:mod:`benchmark.contract.run_folder_check` compares the folder's files with each other (PNG bytes with
 their sha256, the manifest with ``metadata.jsonl``); a consistent edit of both sides passes
 that. This module compares them with what the run was asked for:
 
@@ -22,9 +22,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from benchmark import run_folder as rf
+from benchmark.contract import run_folder as rf
 from benchmark.probes.source import open_probe_set
-from benchmark.run_folder_check import Problem, comparable, inspect_run_folder
+from benchmark.contract.run_folder_check import Problem, comparable, inspect_run_folder
 from benchmark.runner.generate import build_probes, limit_probes, probes_fingerprint
 
 __all__ = ["EXPECTED_KINDS", "config_problems", "expected_probes", "expected_problems", "check_run_folder"]

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from benchmark.models.defaults import is_builtin
-from benchmark.results import BUILTIN_WARNING, RESULTS_FILE
+from benchmark.contract.model_specs import is_builtin
+from benchmark.contract.results import BUILTIN_WARNING, RESULTS_FILE
 from benchmark.runner.batch_size import AUTO
 from benchmark.runner.annotate import annotate_run
 from benchmark.runner.generate import process_state, run_generation

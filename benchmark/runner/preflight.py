@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from benchmark import run_folder as rf
+from benchmark.contract import run_folder as rf
 from benchmark.models.api_images import estimate_requests
 from benchmark.models.text_to_image import check_text_to_image
 from benchmark.probes.source import suite_families
-from benchmark.results import RESULTS_FILE, UnreadableResults, load_results_file, validate_results
+from benchmark.contract.results import RESULTS_FILE, UnreadableResults, load_results_file, validate_results
 from benchmark.runner.annotate import annotator_options, choose_annotators
 from benchmark.runner.generate import DEFAULT_BATCH_SIZE, EARLY_IDENTITY_KEYS, choose_probes, make_run_config
 from benchmark.tasks.inputs import declared_inputs

@@ -1,6 +1,6 @@
 """What a resumed generation (``t2ibench run`` / ``generate``) repairs before it scans the batches.
 
-:func:`repair_run_folder` runs :func:`benchmark.run_folder_check.inspect_run_folder` (every PNG
+:func:`repair_run_folder` runs :func:`benchmark.contract.run_folder_check.inspect_run_folder` (every PNG
 hashed) and, for each problem:
 
 * a batch with a missing, damaged, swapped or outside image, an orphan PNG, a removed or
@@ -27,10 +27,10 @@ from typing import Callable, Iterable
 
 import pandas as pd
 
-from benchmark import run_folder as rf
+from benchmark.contract import run_folder as rf
 from benchmark.annotate.label_files import set_aside_label_file
-from benchmark.run_folder_check import FolderCheck, Problem, comparable, inspect_run_folder, label_files
-from benchmark.written_hashes import record_written, written_hash_problem
+from benchmark.contract.run_folder_check import FolderCheck, Problem, comparable, inspect_run_folder, label_files
+from benchmark.contract.written_hashes import record_written, written_hash_problem
 
 __all__ = ["RepairOutcome", "repair_run_folder", "drop_label_rows"]
 
@@ -79,7 +79,7 @@ def repair_run_folder(run_dir: str | Path, probes: pd.DataFrame, *,
     Raises ``RunFolderError`` (before changing anything) when the batches hold probes that are
     not in ``probes``: that folder belongs to another run.
     """
-    from benchmark.run_folder_check import scan_batch_dirs
+    from benchmark.contract.run_folder_check import scan_batch_dirs
 
     run_dir = Path(run_dir)
     out = RepairOutcome()

@@ -23,7 +23,7 @@ from typing import Any, Mapping
 import pandas as pd
 
 from benchmark.annotate.label_files import LABEL_FILES
-from benchmark.run_folder import MANIFEST_FILE
+from benchmark.contract.run_folder import MANIFEST_FILE
 from benchmark.tasks import ImageLayout
 
 THUMB_DIR = "thumbnails"

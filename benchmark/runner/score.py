@@ -5,7 +5,7 @@
 (``t2ibench score RUN_DIR``). Every task of the run's suites (:mod:`benchmark.tasks`) adds
 its score entries, detail tables and notes; this module then writes
 
-* ``RUN_DIR/results.json`` (:mod:`benchmark.results`, schema ``benchmark/results_schema.json``);
+* ``RUN_DIR/results.json`` (:mod:`benchmark.contract.results`, schema ``benchmark/contract/results_schema.json``);
 * ``RUN_DIR/scores/*.parquet``: the per-item tables behind the scores (GEP vectors per
   attribute, micro STS per identity, gender / skin-tone / attribute distributions per
   profession, MCAS per target and category, PaintSkills per image);
@@ -25,14 +25,14 @@ from typing import Mapping
 
 import pandas as pd
 
-from benchmark import results as res
+from benchmark.contract import results as res
 from benchmark.annotate.label_files import LABEL_FILES
-from benchmark.models.defaults import is_builtin
-from benchmark.run_folder import SCORES_DIR, TIMINGS_FILE
+from benchmark.contract.model_specs import is_builtin
+from benchmark.contract.run_folder import SCORES_DIR, TIMINGS_FILE
 from benchmark.tasks.inputs import results_references
 from benchmark.tasks.context import ScoreStageError, ScoringContext, ScoringOptions, SuiteStatus
-from benchmark.withheld import REASONS as WITHHELD_REASONS
-from benchmark.run_folder_check import require_intact
+from benchmark.contract.withheld import REASONS as WITHHELD_REASONS
+from benchmark.contract.run_folder_check import require_intact
 from benchmark.runner.expected import expected_problems
 from benchmark.tasks.of_run import tasks_of_run
 from benchmark.tasks.registry import list_tasks
@@ -186,7 +186,7 @@ def score_run(run_dir: str | Path, *, n_resamples: int = 1000, confidence_level:
 
     Raises :class:`ScoreStageError` (one line) only when RUN_DIR has no usable manifest;
     missing label files make their suites "not scored" with the reason. ``verify`` first checks
-    the folder against its files (:func:`benchmark.run_folder_check.require_intact`: manifest
+    the folder against its files (:func:`benchmark.contract.run_folder_check.require_intact`: manifest
     against metadata.jsonl, every PNG's sha256, orphans, label files) and refuses one with
     problems (``RunFolderError``, one line naming the first).
     """

@@ -6,7 +6,7 @@ with the same arguments): by the sheet's file names, or by a CSV ``probe_id,path
 (decodable, RGB, size, duplicate bytes, files that match no probe, probes with no file); a
 probe with no file stops the run with one line naming it unless ``allow_missing``, which
 gives it a placeholder flagged like a safety checker's refusal and counts it
-(:mod:`benchmark.withheld`). The images are then copied into a normal run folder by the
+(:mod:`benchmark.contract.withheld`). The images are then copied into a normal run folder by the
 generation stage (manifest with sha256, so ``verify`` and resume work), and annotated,
 scored and reported as usual.
 """
@@ -21,8 +21,8 @@ from typing import Any
 
 import pandas as pd
 
-from benchmark import run_folder as rf
-from benchmark.image_provenance import supplied_provenance
+from benchmark.contract import run_folder as rf
+from benchmark.contract.image_provenance import supplied_provenance
 from benchmark.models.generation_output import GenerationOutput
 from benchmark.probes.sheet import IMAGE_SUFFIXES, selection_record, sheet_table
 from benchmark.probes.source import suite_families
@@ -31,7 +31,7 @@ from benchmark.runner.generate import (EARLY_IDENTITY_KEYS, choose_probes, gener
                                        probes_fingerprint)
 from benchmark.runner.pipeline import AuditOutcome, finish_audit
 from benchmark.runner.preflight import AuditPlan
-from benchmark.withheld import placeholder_image
+from benchmark.contract.withheld import placeholder_image
 
 __all__ = ["SuppliedImage", "SuppliedFolder", "SuppliedImagesModel", "match_folder", "check_folder",
            "folder_fingerprint", "MIN_SIDE", "MAX_PIXELS"]

@@ -15,11 +15,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from benchmark import results as res
+from benchmark.contract import results as res
 from benchmark.annotate.label_files import get_label_file
 from benchmark.probes.source import configs_of_record, suite_families
-from benchmark.run_folder import CONFIG_FILE, MANIFEST_FILE
-from benchmark.withheld import REASONS as WITHHELD_REASONS, read_withheld
+from benchmark.contract.run_folder import CONFIG_FILE, MANIFEST_FILE
+from benchmark.contract.withheld import REASONS as WITHHELD_REASONS, read_withheld
 
 __all__ = ["ScoreStageError", "ScoringOptions", "SuiteStatus", "ScoringContext", "groups_of"]
 
@@ -115,7 +115,7 @@ class ScoringContext:
         nsfw = manifest["nsfw"].map(lambda v: v is True or v == 1 or (isinstance(v, np.bool_) and bool(v))) \
             if "nsfw" in manifest.columns else pd.Series(False, index=manifest.index)
         self.nsfw = nsfw.astype(bool)
-        records = read_withheld(run_dir)  # benchmark.withheld: refused by an API, or not supplied
+        records = read_withheld(run_dir)  # benchmark.contract.withheld: refused by an API, or not supplied
         self.withheld = manifest["probe_id"].map(lambda p: (records.get(str(p)) or {}).get("reason")).where(self.nsfw)
         self.images = manifest[~self.nsfw].set_index("probe_id", drop=False)
         suites = list(dict.fromkeys(list(self.config.get("suites") or []) + list(manifest["suite"].unique())))
@@ -187,7 +187,7 @@ class ScoringContext:
 
     # -- outputs
     def add(self, name: str, suite: str, value: Any, **kw) -> dict | None:
-        """A score entry (:func:`benchmark.results.score_entry`); a name without metadata goes to
+        """A score entry (:func:`benchmark.contract.results.score_entry`); a name without metadata goes to
         the notes instead (the detail tables keep its value)."""
         if not res.has_metadata(name):
             where = ", ".join(str(x) for x in (suite, kw.get("estimator"), kw.get("subset")) if x)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from benchmark.probes.source import suite_families
-from benchmark.run_folder import CONFIG_FILE
+from benchmark.contract.run_folder import CONFIG_FILE
 from benchmark.tasks.registry import Task, tasks_for_suites
 
 __all__ = ["ReportSection", "tasks_of_run", "report_sections", "section_of"]

@@ -11,8 +11,8 @@ more :class:`Tab` there (or ``build_app(..., tabs=[*TABS, Tab(...)])``). A tab t
 data registers how to refresh it with ``ctx.on_reload``.
 
 Escaping: results text reaches the page only as plain-text cells, labels and captions
-(Gradio renders those as text), through ``benchmark.text.md_escape`` in Markdown, or through
-``benchmark.text.html_escape`` in the two HTML cells (badges, suites); links are built from
+(Gradio renders those as text), through ``benchmark.present.text.md_escape`` in Markdown, or through
+``benchmark.present.text.html_escape`` in the two HTML cells (badges, suites); links are built from
 validated Hub repo ids only.
 """
 
@@ -25,15 +25,15 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from benchmark.extras import require
-from benchmark.plotting import forest_figure as draw
-from benchmark.run_folder import REPORT_DIR
+from benchmark.present.plotting import forest_figure as draw
+from benchmark.contract.run_folder import REPORT_DIR
 from benchmark.tasks.of_run import report_sections
 
 require("gradio", "matplotlib", extra="app", purpose="run the leaderboard")
 
 import gradio as gr  # noqa: E402
 
-from benchmark.text import short_estimator  # noqa: E402
+from benchmark.present.text import short_estimator  # noqa: E402
 from submissions import provenance as prov  # noqa: E402
 from submissions.leaderboard import contents, data  # noqa: E402
 from submissions.leaderboard import images as image_data  # noqa: E402

@@ -27,8 +27,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 import benchmark
-from benchmark.results import RESULTS_FILE
-from benchmark.run_folder import CONFIG_FILE
+from benchmark.contract.results import RESULTS_FILE
+from benchmark.contract.run_folder import CONFIG_FILE
 from submissions.leaderboard import data
 
 CONTENTS_FILE = "contents/contents.parquet"

@@ -2,15 +2,15 @@
 
 Pure functions (no Gradio): the app in ``app.py`` only lays these tables out. Every
 string here comes from results files written by others: it reaches Markdown only through
-:func:`benchmark.text.md_escape` and HTML (the Badge and Suites cells) only through
-:func:`benchmark.text.html_escape`; the Model cell is plain text.
+:func:`benchmark.present.text.md_escape` and HTML (the Badge and Suites cells) only through
+:func:`benchmark.present.text.html_escape`; the Model cell is plain text.
 
 Rules (also in ``docs/leaderboard.md``):
 
 - Files: every ``*.json`` under the folder, recursively; inside a run folder (one with
   ``run_config.json``) only its ``results.json``. Hidden folders (``.cache`` of a Hub
   download) are left out. Each file is read with the package's one results reader
-  (:func:`benchmark.results.load_results_file`: size, depth, big-integer, duplicate-key
+  (:func:`benchmark.contract.results.load_results_file`: size, depth, big-integer, duplicate-key
   and NaN limits) and checked like ``t2ibench validate``; a file that fails is skipped and
   listed with its first problem, never raised.
 - Each file is parsed and checked once: the result is cached by (path, size, mtime_ns),
@@ -29,7 +29,7 @@ Rules (also in ``docs/leaderboard.md``):
 - A "value [low, high]" column per ``SCORE_METADATA`` entry with ``headline=True`` that
   some file has, in views: the overview keeps one score per paper family (it fits 1280 px),
   a family view its scores, "all" every one. When a name has several entries (estimators,
-  encoders, subsets) the cell shows one, chosen by :func:`benchmark.text.entry_rank`; all of
+  encoders, subsets) the cell shows one, chosen by :func:`benchmark.present.text.entry_rank`; all of
   them are in the detail view.
 - Default order: best first by the first headline column, by
   :meth:`ScoreMetadata.badness` (so "closest to 0" scores rank by distance to 0); undefined
@@ -48,15 +48,15 @@ from typing import Any, Iterable, Mapping, Sequence
 import pandas as pd
 from huggingface_hub import snapshot_download
 
-from benchmark import text
-from benchmark.hub import NO_CONNECTION, hub_failures
-from benchmark.results import MAX_RESULTS_BYTES, RESULTS_FILE, UnreadableResults, load_results_file
-from benchmark.run_folder import CONFIG_FILE
+from benchmark.present import text
+from benchmark.hub.access import NO_CONNECTION, hub_failures
+from benchmark.contract.results import MAX_RESULTS_BYTES, RESULTS_FILE, UnreadableResults, load_results_file
+from benchmark.contract.run_folder import CONFIG_FILE
 from benchmark.scores.metadata import SCORE_METADATA, column_group
 from benchmark.tasks import task_of_family
 from benchmark.tasks.inputs import declared_inputs, describe_identity, input_of_results_key
-from benchmark.text import ESTIMATOR_RANK, OTHER_ESTIMATOR_RANK, entry_rank, md_escape  # noqa: F401
-from benchmark.image_provenance import API, KINDS as IMAGE_SOURCES, SUPPLIED, provenance_kind
+from benchmark.present.text import ESTIMATOR_RANK, OTHER_ESTIMATOR_RANK, entry_rank, md_escape  # noqa: F401
+from benchmark.contract.image_provenance import API, KINDS as IMAGE_SOURCES, SUPPLIED, provenance_kind
 from submissions import provenance
 from submissions.validate import check_results, is_demo
 
@@ -317,7 +317,7 @@ def load_folder(root: str | Path, source: str | None = None) -> Board:
 
 OFFLINE_NOT_CACHED = ("{where}: the Hub is offline (HF_HUB_OFFLINE) and no copy is cached; "
                       "use --results DIR with a local copy")
-#: why a results dataset cannot be read (:func:`benchmark.hub.hub_failures`)
+#: why a results dataset cannot be read (:func:`benchmark.hub.access.hub_failures`)
 DOWNLOAD_MESSAGES = {
     "offline": OFFLINE_NOT_CACHED,
     "not_cached": OFFLINE_NOT_CACHED,
@@ -376,7 +376,7 @@ def model_rows(submissions: Iterable[Submission]) -> list[ModelRow]:
 
 def headline_entry(sub: Submission, name: str, suites: Sequence[str] = ()) -> dict | None:
     """The entry shown in ``name``'s column for ``sub`` (None: no entry of that name); the
-    choice is :func:`benchmark.text.entry_rank`'s, the same as the report's summary."""
+    choice is :func:`benchmark.present.text.entry_rank`'s, the same as the report's summary."""
     cands = [(entry_rank(e, i), e) for i, e in enumerate(sub.scores)
              if e.get("name") == name and (not suites or e.get("suite") in suites)]
     return min(cands, key=lambda c: c[0])[1] if cands else None
@@ -494,7 +494,7 @@ def evaluated_by(sub: Submission) -> str | None:
     return str(sub.doc["evaluated_by"])
 
 
-#: the Images filter: who made a row's images (benchmark.image_provenance)
+#: the Images filter: who made a row's images (benchmark.contract.image_provenance)
 IMAGES_CHOICES = ("all", "generated", *IMAGE_SOURCES)
 IMAGES_BADGES = {SUPPLIED: "supplied", API: "api"}
 
@@ -707,7 +707,7 @@ def row_label(row: ModelRow) -> str:
 
 
 def forest_panels(rows: Sequence[ModelRow], names: Sequence[str], suites: Sequence[str] = ()) -> list[dict]:
-    """One forest-plot panel per score (:func:`benchmark.plotting.forest_figure`):
+    """One forest-plot panel per score (:func:`benchmark.present.plotting.forest_figure`):
     every model's value and interval, best first, undefined values last, demo rows grey."""
     labels = model_labels(rows)
     panels = []

@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from benchmark.run_folder import MANIFEST_FILE
+from benchmark.contract.run_folder import MANIFEST_FILE
 from benchmark.tasks.of_run import report_sections
 from benchmark.runner.report_images import label_lines
 

@@ -21,7 +21,7 @@ from typing import Any, Optional
 import gradio as gr
 import pandas as pd
 
-from benchmark.hub import HubError
+from benchmark.hub.access import HubError
 from submissions.request_checks import RateLimit, RequestRefused, build_request, resolve_model, submit_request
 from submissions.request_store import RequestStore, Snapshot, open_store
 from submissions.requests import (

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchmark.plotting import FEMALE_COLOUR, MALE_COLOUR, OTHER_COLOUR, plt_agg, safe_name, save_figure
+from benchmark.present.plotting import FEMALE_COLOUR, MALE_COLOUR, OTHER_COLOUR, plt_agg, safe_name, save_figure
 
 
 def plot_dalleval_gender(dist: pd.DataFrame, out_dir: Path) -> list[tuple[str, str]]:

@@ -48,7 +48,7 @@ import numpy as np
 import pandas as pd
 
 from benchmark.annotate.label_files import LABEL_FILES
-from benchmark.run_folder import CONFIG_FILE, MANIFEST_FILE
+from benchmark.contract.run_folder import CONFIG_FILE, MANIFEST_FILE
 from benchmark.scores.agreement import UndefinedStatisticWarning, vector_agreement
 
 #: GEP Table 17: the scales of differences.

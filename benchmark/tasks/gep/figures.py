@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchmark.plotting import FEMALE_COLOUR, MALE_COLOUR, OTHER_COLOUR, plt_agg, safe_name, save_figure
-from benchmark.plotting import fmt_num as _num
+from benchmark.present.plotting import FEMALE_COLOUR, MALE_COLOUR, OTHER_COLOUR, plt_agg, safe_name, save_figure
+from benchmark.present.plotting import fmt_num as _num
 
 
 def plot_gep(vec: pd.DataFrame, out_dir: Path) -> list[tuple[str, str]]:

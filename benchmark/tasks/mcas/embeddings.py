@@ -39,7 +39,7 @@ from benchmark.tasks.mcas.reference import (
     run_reference,
     run_reference_rows,
 )
-from benchmark.run_folder import read_run_config
+from benchmark.contract.run_folder import read_run_config
 
 __all__ = ["ROLES", "MCASEmbeddingAnnotator", "mcas_text_table", "mcas_image_rows", "mcas_text_embedding_rows"]
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from benchmark.reference_attributes import ReferenceAttributes, ReferenceAttributesError, load_reference_attributes
-from benchmark.run_folder import EMBEDDINGS_DIR, RunFolderError, read_run_config, write_json_atomic
+from benchmark.contract.run_folder import EMBEDDINGS_DIR, RunFolderError, read_run_config, write_json_atomic
 from benchmark.tasks.inputs import describe_identity, run_identity
 from benchmark.tasks.mcas.inputs import REFERENCE
 

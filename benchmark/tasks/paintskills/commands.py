@@ -8,7 +8,7 @@ import argparse
 import json
 from pathlib import Path
 
-from benchmark.models.defaults import is_builtin
+from benchmark.contract.model_specs import is_builtin
 
 from .detector.baselines import BUILD_HINT, format_baselines, run_baselines
 from .detector.training import TrainConfig, train_detector

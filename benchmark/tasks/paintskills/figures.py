@@ -12,7 +12,7 @@ from typing import Mapping
 
 import numpy as np
 
-from benchmark.plotting import MALE_COLOUR, OTHER_COLOUR, plt_agg, safe_name, save_figure
+from benchmark.present.plotting import MALE_COLOUR, OTHER_COLOUR, plt_agg, safe_name, save_figure
 
 
 _PAINTSKILLS = (("paintskills_object", "object"), ("paintskills_count", "count"), ("paintskills_spatial", "spatial"))

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from benchmark.annotate.label_files import LABEL_FILES
-from benchmark.models.defaults import is_builtin
+from benchmark.contract.model_specs import is_builtin
 from benchmark.models.detector import Detections
 from benchmark.scores.bootstrap import bootstrap_ci
 from benchmark.scores.paintskills import evaluate_skill

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchmark.plotting import FEMALE_COLOUR, MALE_COLOUR, plt_agg, safe_name, save_figure
+from benchmark.present.plotting import FEMALE_COLOUR, MALE_COLOUR, plt_agg, safe_name, save_figure
 
 
 def plot_micro_sts(micro: pd.DataFrame, out_dir: Path) -> list[tuple[str, str]]:

@@ -24,7 +24,7 @@ import numpy as np
 
 from benchmark.scores.paintskills import SKILLS, image_outcome, shuffled_chance, skill_accuracy
 from benchmark.tasks.paintskills.detector.ground_truth import GroundTruthDetector
-from benchmark.terminal import progress_bar
+from benchmark.present.progress import progress_bar
 
 __all__ = ["PAPER_TABLE2", "BUILD_HINT", "baseline_rows", "check_rendered", "format_baselines", "load_rendered", "normalise_scene",
            "run_baselines", "skill_baselines"]

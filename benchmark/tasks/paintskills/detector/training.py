@@ -36,7 +36,7 @@ from benchmark.models.detector import check_detector_spec, resolve_detector_sour
 from benchmark.models.device import resolve_device
 from benchmark.scores.paintskills import SKILLS
 from benchmark.tasks.paintskills.detector.baselines import check_rendered
-from benchmark.terminal import progress_bar
+from benchmark.present.progress import progress_bar
 
 __all__ = ["TrainConfig", "TrainSummary", "train_detector", "training_examples"]
 

@@ -3,7 +3,7 @@ one question for a human labeller."""
 
 from __future__ import annotations
 
-from benchmark.plotting import plt_agg, save_figure
+from benchmark.present.plotting import plt_agg, save_figure
 from benchmark.scores.bootstrap import bootstrap_ci
 from benchmark.scores.metadata import ScoreMetadata, register_score
 from benchmark.tasks.registry import HumanQuestion, Task, TaskReport, register_task

@@ -2,7 +2,7 @@
 columns when the output is not a terminal, or ``COLUMNS``), the one error line
 ``t2ibench: error: ...``, and the switch that silences third-party progress bars (``--quiet``).
 
-Score cells are written by :mod:`benchmark.text` as everywhere else ("0.12 [0.08, 0.16]");
+Score cells are written by :mod:`benchmark.present.text` as everywhere else ("0.12 [0.08, 0.16]");
 long notes (why a score is undefined, interval notes, long subset names) are numbered below
 a table instead of widening it. Cells are ``rich.text.Text``, so brackets in results text
 are never read as rich markup.
@@ -16,7 +16,7 @@ import sys
 from typing import Any, Iterable, Mapping, TextIO
 
 from benchmark.scores.metadata import column_group
-from benchmark.text import direction_mark, paper_label, short_estimator, short_value_text
+from benchmark.present.text import direction_mark, paper_label, short_estimator, short_value_text
 
 ERROR_PREFIX = "t2ibench: error: "
 LONG_SUBSET = 24  # characters: longer subsets go to a note
@@ -49,16 +49,6 @@ def quiet_third_party() -> None:
         getattr(mod, call)()
 
 
-def progress_bar(total: int, desc: str, *, enabled: bool = True, unit: str = "img", position: int | None = None):
-    """A tqdm bar (rate shown as ``unit/s``) on stderr; a no-op bar when disabled (``--quiet``).
-    The runner's stages have the same bar in :mod:`benchmark.runner.progress`; this one is for
-    the layers below the runner (a task folder's own commands)."""
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, desc=desc, unit=unit, disable=not enabled, file=sys.stderr, dynamic_ncols=True,
-                position=position, leave=True, smoothing=0.1)
-
-
 def console(file: TextIO | None = None):
     """A rich console on ``file`` (default: the current stdout), no colours when it is not a terminal."""
     from rich.console import Console
@@ -88,7 +78,7 @@ class _Notes:
 
 def results_table(scores: Iterable[Mapping], *, ci_label: str = "95% CI"):
     """(rich Table, notes) of score entries: score (subset), estimator, "value [low, high]" (never
-    wrapped), n; a section per paper family (the score names say the suite: "STS occupation
+    wrapped), n; a section per column group (the score names say the suite: "STS occupation
     (paired)", "PaintSkills count")."""
     from rich import box
     from rich.table import Table
@@ -100,12 +90,12 @@ def results_table(scores: Iterable[Mapping], *, ci_label: str = "95% CI"):
     table.add_column("estimator", overflow="fold", max_width=20)
     table.add_column(f"value [{ci_label}]", no_wrap=True)  # a value and its interval stay on one line
     table.add_column("n", justify="right", no_wrap=True)
-    family = None
+    group = None
     for e in scores:
-        fam = _family(e)
-        if family is not None and fam != family:
+        this_group = _column_group(e)
+        if group is not None and this_group != group:
             table.add_section()
-        family = fam
+        group = this_group
         name = str(e.get("display_name") or e.get("name"))
         marks = []
         subset = str(e.get("subset") or "")
@@ -125,7 +115,7 @@ def results_table(scores: Iterable[Mapping], *, ci_label: str = "95% CI"):
     return table, notes.texts
 
 
-def _family(e: Mapping) -> str:
+def _column_group(e: Mapping) -> str:
     return column_group(str(e.get("name", "")), str(e.get("paper", "")))
 
 
@@ -166,5 +156,5 @@ def print_score_metadata(metadata: Mapping, file: TextIO | None = None) -> None:
     emit(table, file)
 
 
-__all__ = ["ERROR_PREFIX", "error_line", "print_error", "quiet_third_party", "progress_bar", "console", "emit",
+__all__ = ["ERROR_PREFIX", "error_line", "print_error", "quiet_third_party", "console", "emit",
            "results_table", "print_results_summary", "print_score_metadata"]

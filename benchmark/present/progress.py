@@ -1,4 +1,4 @@
-"""Stage timings and progress bars shared by the runner stages.
+"""Stage timings and progress bars: the runner stages and a task folder's own commands share them.
 
 ``StageTimer`` accumulates wall-clock seconds per named stage (a stage can be entered
 many times, e.g. once per batch) and formats a one-line summary for the end of a run.

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from benchmark.extras import require
-from benchmark.text import direction_mark, fmt_number, short_estimator
+from benchmark.present.text import direction_mark, fmt_number, short_estimator
 
 __all__ = ["MALE_COLOUR", "FEMALE_COLOUR", "OTHER_COLOUR", "plt_agg", "save_figure", "safe_name", "fmt_num",
            "forest_figure", "summary_panels", "plot_summary"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from benchmark.atomic import write_bytes_atomic
+from benchmark.contract.atomic import write_bytes_atomic
 
 __all__ = ["SUFFIX", "sidecar_path", "file_sha256", "record_written", "written_hash_problem"]
 

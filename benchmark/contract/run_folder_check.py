@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Iterable
 
-from benchmark import run_folder as rf
-from benchmark.written_hashes import written_hash_problem
+from benchmark.contract import run_folder as rf
+from benchmark.contract.written_hashes import written_hash_problem
 
 __all__ = ["PROBLEM_KINDS", "Problem", "FolderCheck", "BatchScan", "inspect_run_folder", "check_run_folder",
            "require_intact", "scan_batch_dirs", "image_path_error", "label_file_error", "hash_file", "hash_png"]

@@ -17,7 +17,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 from huggingface_hub import DatasetCard, DatasetCardData
 
-from benchmark.atomic import atomic_path
+from benchmark.contract.atomic import atomic_path
 
 
 def write_split(folder: str | Path, config_name: str, split: str, table: pd.DataFrame | datasets.Dataset) -> Path:

@@ -1,7 +1,7 @@
 """results.json: the versioned record of one audit (see ``docs/results.md``).
 
 Built by the scoring stage (:func:`benchmark.runner.score.score_run`) and described by
-the JSON Schema ``benchmark/results_schema.json``. Score metadata (display name,
+the JSON Schema ``benchmark/contract/results_schema.json``. Score metadata (display name,
 range, direction, paper) is copied into every score entry from
 :data:`benchmark.scores.metadata.SCORE_METADATA`, never written here by hand.
 
@@ -23,10 +23,10 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from benchmark.models.defaults import is_builtin
-from benchmark.run_folder import TIMINGS_FILE, write_bytes_atomic
+from benchmark.contract.model_specs import is_builtin
+from benchmark.contract.run_folder import TIMINGS_FILE, write_bytes_atomic
 from benchmark.scores.metadata import SCORE_METADATA, get_metadata
-from benchmark.bounded_json import MAX_INT_DIGITS, MAX_NUMBER_CHARS, RefusedJson, json_depth, load_bounded_json  # noqa: F401 (re-exported)
+from benchmark.contract.bounded_json import MAX_INT_DIGITS, MAX_NUMBER_CHARS, RefusedJson, json_depth, load_bounded_json  # noqa: F401 (re-exported)
 
 SCHEMA_VERSION = "1.0"
 RESULTS_FILE = "results.json"
@@ -242,7 +242,7 @@ def build_results(*, model: Mapping, package_version: str, suites: list, setting
         "model": dict(model),
         **({"probes": dict(probes)} if probes else {}),
         **({"references": {str(k): dict(v) for k, v in references.items()}} if references else {}),
-        # images the benchmark did not generate: supplied as a folder, or from an API (benchmark.image_provenance)
+        # images the benchmark did not generate: supplied as a folder, or from an API (benchmark.contract.image_provenance)
         **({"provenance": dict(provenance)} if provenance else {}),
         "package": {"name": PACKAGE_NAME, "version": str(package_version)},
         "created": created or now_iso(),
@@ -275,7 +275,7 @@ def read_results(path: str | Path) -> dict:
 
 
 def schema_path() -> Path:
-    """``benchmark/results_schema.json``: the schema ships beside this module (package data)."""
+    """``benchmark/contract/results_schema.json``: the schema ships beside this module (package data)."""
     return Path(__file__).resolve().parent / SCHEMA_FILE
 
 
