@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmark import results as res
-from benchmark import text
+from benchmark.contract import results as res
+from benchmark.present import text
 from benchmark.probes import build_suite
 from benchmark.runner.report import write_report
 from benchmark.runner.score import score_run
@@ -207,7 +207,7 @@ def test_one_figure_per_scored_family_and_image_grids(reported):
     run, results = reported
     page = _page(run)
     for fam in ("gep", "dalleval", "pst", "mcas"):
-        section = _section(page, f"family-{fam}")
+        section = _section(page, f"section-{fam}")
         assert '<figure class="plot"><img src="' in section, fam
     images = _section(page, "images")
     suites = {s["name"] for s in results["suites"]}

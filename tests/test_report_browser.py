@@ -74,7 +74,7 @@ def test_first_screen_shows_the_audit_its_headline_scores_and_the_way_to_the_ima
 
 def test_one_loaded_plot_per_scored_family(page):
     for family in ("gep", "dalleval", "pst", "mcas"):
-        total, loaded = page.evaluate(ALL_LOADED_JS, f"#family-{family} figure.plot img")
+        total, loaded = page.evaluate(ALL_LOADED_JS, f"#section-{family} figure.plot img")
         assert total >= 1 and loaded == total, (family, total, loaded)
     total, loaded = page.evaluate(ALL_LOADED_JS, "#summary figure.plot img")
     assert total == 1 and loaded == 1

@@ -3,7 +3,7 @@ tables in RUN_DIR/scores/ and the run's images.
 
 Contents, in order: the built-in warning (first line), a header (model, probe set, images,
 warnings) with a table of contents, a summary (one row per headline score, "value [low,
-high]" and its direction, and a summary plot), one section per paper family with its
+high]" and its direction, and a summary plot), one section per task with its
 figures as the paper draws them (each task's :class:`benchmark.tasks.TaskReport`) and every score
 entry, image grids per suite with their labels (:mod:`benchmark.runner.report_images`), the
 suites and excluded images, human agreement when ``t2ibench agreement`` wrote
@@ -13,7 +13,7 @@ notes, long subset names).
 Both documents are rendered by Jinja2 from one context, so they say the same; the HTML is
 one page with inline CSS and no script, and refers to its PNG plots and JPEG thumbnails by
 relative paths inside ``report/``: the folder is self-contained. Every text from the run
-goes through :mod:`benchmark.text`'s escapers (Jinja's autoescape in HTML, ``md_escape`` in
+goes through :mod:`benchmark.present.text`'s escapers (Jinja's autoescape in HTML, ``md_escape`` in
 Markdown).
 """
 
@@ -27,14 +27,14 @@ from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
-from benchmark import results as res
-from benchmark.plotting import plot_summary
-from benchmark.run_folder import REPORT_DIR
+from benchmark.contract import results as res
+from benchmark.present.plotting import plot_summary
+from benchmark.contract.run_folder import REPORT_DIR
 from benchmark.runner.report_images import THUMB_DIR, Grid, image_grids
 from benchmark.tasks import list_tasks
 from benchmark.tasks.inputs import input_of_results_key
 from benchmark.tasks.of_run import ReportSection, report_sections, section_of
-from benchmark.text import (ESTIMATOR_RANK, OTHER_ESTIMATOR_RANK, direction_mark, direction_text, fmt_number,
+from benchmark.present.text import (ESTIMATOR_RANK, OTHER_ESTIMATOR_RANK, direction_mark, direction_text, fmt_number,
                             headline_entries, interval_text, is_number, md_escape, short_estimator, value_text)
 
 AGREEMENT_FILE = "agreement.json"  # written by `t2ibench agreement` into REPORT_DIR
@@ -151,7 +151,7 @@ def _header(results: Mapping, entries: Sequence[Mapping]) -> dict:
         if int(withheld.get(reason) or 0):
             warnings.append(f"{int(withheld[reason])} image(s) {what}, left out of every score")
     source = results.get("provenance") if isinstance(results.get("provenance"), Mapping) else None
-    if source:  # images the benchmark did not generate (benchmark.image_provenance)
+    if source:  # images the benchmark did not generate (benchmark.contract.image_provenance)
         who = f" by {source.get('supplied_by')}" if source.get("supplied_by") else ""
         api = f" {source.get('api_model')} at {source.get('api_base')}" if source.get("api_model") else ""
         what = f"images supplied{who}" if source.get("kind") == "images supplied" else f"images from the image API{api}"
@@ -177,25 +177,25 @@ def _entry_row(e: Mapping, notes: Footnotes, *, summary: bool) -> dict:
             "refs": sub_refs + notes.for_entry(e)}
 
 
-def _summary(entries: Sequence[Mapping], notes: Footnotes, families: Sequence[ReportSection]) -> list[dict]:
-    """Headline entries grouped by family: [{family, paper, anchor, rows}]."""
+def _summary(entries: Sequence[Mapping], notes: Footnotes, sections: Sequence[ReportSection]) -> list[dict]:
+    """Headline entries grouped by report section: [{section, paper, anchor, rows}]."""
     groups: dict[str, dict] = {}
     for e in entries:
-        fam = section_of(e.get("suite"), families)
-        key = fam.key if fam else "other"
-        label = (fam.title.split(":")[0] if fam else "Other")
-        g = groups.setdefault(key, {"family": label, "anchor": key, "rows": []})
+        sec = section_of(e.get("suite"), sections)
+        key = sec.key if sec else "other"
+        label = (sec.title.split(":")[0] if sec else "Other")
+        g = groups.setdefault(key, {"section": label, "anchor": key, "rows": []})
         g["rows"].append(_entry_row(e, notes, summary=True))
-    order = [f.key for f in families] + ["other"]
+    order = [f.key for f in sections] + ["other"]
     return [groups[k] for k in order if k in groups]
 
 
-def _figures(fam: ReportSection, run_dir: Path, results: Mapping, out_dir: Path) -> list[tuple[str, str]]:
-    """The family's figure files, drawn by its task from the detail tables (and score entries)."""
-    report = getattr(fam.task, "report", None)
+def _figures(sec: ReportSection, run_dir: Path, results: Mapping, out_dir: Path) -> list[tuple[str, str]]:
+    """The section's figure files, drawn by its task from the detail tables (and score entries)."""
+    report = getattr(sec.task, "report", None)
     if report is None or report.figures is None:
         return []
-    entries = [e for e in results.get("scores", []) if e.get("suite") in fam.suites]
+    entries = [e for e in results.get("scores", []) if e.get("suite") in sec.suites]
     made = report.figures(lambda name: _read_detail(run_dir, results, name), entries, out_dir)
     return sorted(made, key=lambda fc: _figure_rank(fc[0]))
 
@@ -225,8 +225,8 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
-def _family_tables(fam: ReportSection, run_dir: Path, results: Mapping) -> list[dict]:
-    report = getattr(fam.task, "report", None)
+def _section_tables(sec: ReportSection, run_dir: Path, results: Mapping) -> list[dict]:
+    report = getattr(sec.task, "report", None)
     if report is None or report.tables is None:
         return []
     return [_table(headers, [[short_estimator(c, 22) if j == 0 and isinstance(c, str) else c
@@ -234,27 +234,27 @@ def _family_tables(fam: ReportSection, run_dir: Path, results: Mapping) -> list[
             for title, headers, rows in report.tables(lambda name: _read_detail(run_dir, results, name))]
 
 
-def _families(run_dir: Path, results: Mapping, out_dir: Path, notes: Footnotes, grids: Sequence[Grid],
-              families: Sequence[ReportSection]) -> list[dict]:
+def _sections(run_dir: Path, results: Mapping, out_dir: Path, notes: Footnotes, grids: Sequence[Grid],
+              sections: Sequence[ReportSection]) -> list[dict]:
     out = []
-    for fam in families:
-        entries = [e for e in results.get("scores", []) if e.get("suite") in fam.suites]
-        figures = _figures(fam, run_dir, results, out_dir)
+    for sec in sections:
+        entries = [e for e in results.get("scores", []) if e.get("suite") in sec.suites]
+        figures = _figures(sec, run_dir, results, out_dir)
         no_figure = ""
         if not figures:
-            no_figure = ("No figure: every score of this family is undefined in this run (see the footnotes)"
+            no_figure = ("No figure: every score of this section is undefined in this run (see the footnotes)"
                          if entries and not any(e.get("defined") for e in entries)
                          else "No figure: the detail tables it is drawn from are missing")
         from benchmark.papers import PAPERS
 
-        paper = PAPERS.get(fam.paper)
+        paper = PAPERS.get(sec.paper)
         out.append({
-            "key": fam.key, "anchor": f"family-{fam.key}", "title": fam.title,
-            "paper": f"{paper.title} ({paper.short})" if paper else fam.paper, "url": paper.url if paper else "",
+            "key": sec.key, "anchor": f"section-{sec.key}", "title": sec.title,
+            "paper": f"{paper.title} ({paper.short})" if paper else sec.paper, "url": paper.url if paper else "",
             "figures": [{"file": f, "caption": c} for f, c in figures], "no_figure": no_figure,
             "scores": [_entry_row(e, notes, summary=False) for e in entries],
-            "tables": _family_tables(fam, run_dir, results),
-            "grids": [g.suite for g in grids if g.suite in fam.suites],
+            "tables": _section_tables(sec, run_dir, results),
+            "grids": [g.suite for g in grids if g.suite in sec.suites],
         })
     return out
 
@@ -337,14 +337,14 @@ def build_context(run_dir: str | Path, results: Mapping, out_dir: str | Path) ->
     notes = Footnotes()
     entries = headline_entries(results.get("scores", []))
     header = _header(results, entries)
-    fams = report_sections(run_dir, results)
-    summary = _summary(entries, notes, fams)
+    report_secs = report_sections(run_dir, results)
+    summary = _summary(entries, notes, report_secs)
     summary_plot = [{"file": f, "caption": c} for f, c in plot_summary(entries, out_dir)]
-    grids = image_grids(run_dir, results, out_dir, {s: f.task for f in fams for s in f.suites})
-    families = _families(run_dir, results, out_dir, notes, grids, fams)
+    grids = image_grids(run_dir, results, out_dir, {s: f.task for f in report_secs for s in f.suites})
+    sections = _sections(run_dir, results, out_dir, notes, grids, report_secs)
     agreement = _human_agreement(out_dir)
     run_notes = [n for n in results.get("notes", []) if n != results.get("warning")]
-    toc = [("summary", "Summary")] + [(f["anchor"], f["title"]) for f in families]
+    toc = [("summary", "Summary")] + [(f["anchor"], f["title"]) for f in sections]
     if grids:
         toc.append(("images", f"Images ({sum(g.n_shown for g in grids)} of "
                               f"{sum(g.n_images for g in grids)}, per suite)"))
@@ -359,7 +359,7 @@ def build_context(run_dir: str | Path, results: Mapping, out_dir: str | Path) ->
     return {
         "header": header, "toc": toc, "summary": summary, "summary_plot": summary_plot,
         "ci_label": f"{100 * float((results.get('scoring') or {}).get('confidence_level', 0.95)):g} % CI",
-        "families": families, "grids": grids, "suites": _suites_table(results), "agreement": agreement,
+        "sections": sections, "grids": grids, "suites": _suites_table(results), "agreement": agreement,
         "run": _run_details(results), "notes": run_notes, "footnotes": notes.texts,
     }
 
