@@ -75,7 +75,7 @@ def test_validate_the_leaderboard_and_the_human_labeller_ask_the_folder(sixth):
 
 
 def test_listing_order_does_not_depend_on_which_folder_is_imported_first():
-    # The labelling app imports the papers' questions directly; suites, tasks and annotator kinds
+    # Whichever folder (or module importing one) comes first, suites, tasks and annotator kinds
     # must still be listed in folder order (results.json keeps that order).
     script = ("import benchmark.tasks.paintskills.scenes, benchmark.human.questions\n"
               "from benchmark.probes import list_suites\n"
