@@ -4,20 +4,22 @@ against, and the Monk Skin Tone swatches, read from a folder written by
 
     ref = load_reference_attributes("refs/sd15")                       # a folder
     ref = load_reference_attributes("ORG/NAME", revision="main")       # a Hub dataset
-    ref.mcas_images      # DataFrame: attribute_set, gender, keyword, prompt, seed, ..., image (PIL)
-    ref.mcas_texts       # DataFrame: attribute_set, gender, text, role, papers
     ref.mst_swatches     # DataFrame: mst 1..10, srgb_*, cielab_*, ita, source, licence, image (PIL)
+    ref.config(NAME)     # DataFrame of the config NAME, or None when the dataset lacks it
+    ref.require(NAME)    # the same, or a one-line error saying how to build a dataset that has it
     ref.identity         # {source, revision, fingerprint}: what results.json records
 
 The dataset's configs (one parquet split ``train`` each, listed in the card's YAML
 ``configs:``) are read with pyarrow, not through ``datasets``' cache, so a folder rebuilt
-in place is read as it is now. ``fingerprint`` is the sha256 of the data files (recipe in
-:func:`data_fingerprint`): two references with the same fingerprint hold the same rows
-and images, wherever they were loaded from.
-
-This module reads the dataset (the skin-tone annotator takes its swatches, MCAS its attribute
-images and texts); a run audited against its MCAS attribute images (``t2ibench run
---mcas-reference``) is planned and recorded by :mod:`benchmark.tasks.mcas.reference`.
+in place is read as it is now. Which configs there are is declared to this reader
+(:func:`register_reference_config`: a :class:`ReferenceConfig` gives the config's name, its
+columns, whether every reference has it, and the checks and conversions of its rows) by
+whoever reads them: this module declares ``mst_swatches`` (the skin-tone annotator's swatches,
+read below the tasks); a task folder declares its own configs when it is imported, and the
+reader imports the task folders (by name, as the other registries do: they sit above it)
+before its first lookup. ``fingerprint`` is the sha256 of the data files of the declared
+configs (recipe in :func:`data_fingerprint`): two references with the same fingerprint hold the
+same rows and images, wherever they were loaded from.
 """
 
 from __future__ import annotations
@@ -26,27 +28,25 @@ import hashlib
 import io
 import re
 from dataclasses import dataclass
+from importlib import import_module
 from pathlib import Path
+from typing import Callable
 
 import pandas as pd
 
 from benchmark.hub.access import HubError, hub_errors
 from benchmark.scores.skin_tone import swatch_itas
 
+__all__ = ["SPLIT", "MST_SWATCHES", "MST_COLUMNS", "BUILDER", "ReferenceAttributesError", "ReferenceIdentity",
+           "ReferenceConfig", "register_reference_config", "reference_configs", "ReferenceAttributes",
+           "card_configs", "data_fingerprint", "open_image", "read_folder", "load_reference_attributes"]
+
 SPLIT = "train"
 MST_SWATCHES = "mst_swatches"
-MCAS_TEXT_ATTRIBUTES = "mcas_text_attributes"
-MCAS_IMAGE_ATTRIBUTES = "mcas_image_attributes"
-CONFIGS = (MST_SWATCHES, MCAS_TEXT_ATTRIBUTES, MCAS_IMAGE_ATTRIBUTES)
-#: the configs every reference has; mcas_image_attributes needs a run folder to build
-REQUIRED_CONFIGS = (MST_SWATCHES, MCAS_TEXT_ATTRIBUTES)
-
 MST_COLUMNS = ("image", "mst", "srgb_hex", "srgb_r", "srgb_g", "srgb_b", "cielab_l", "cielab_a", "cielab_b", "ita",
                "source", "licence")
-TEXT_COLUMNS = ("attribute_set", "gender", "text", "role", "papers")
-IMAGE_COLUMNS = ("image", "probe_id", "attribute_set", "gender", "keyword", "prompt", "seed", "sample_index", "sha256",
-                 "model_id", "revision", "settings")
-ATTRIBUTE_SETS = ("A", "B")
+#: the command that builds a reference-attributes dataset
+BUILDER = "python -m dataset_builders.reference_attributes"
 
 _REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
@@ -70,21 +70,86 @@ class ReferenceIdentity:
         return {"source": self.source, "revision": self.revision, "fingerprint": self.fingerprint}
 
 
+# --------------------------------------------------------------------------- declared configs
+
+
+@dataclass(frozen=True)
+class ReferenceConfig:
+    """A config of the dataset, as its reader declares it.
+
+    ``columns``: those every row must have (a dataset lacking one is refused); ``required``:
+    every reference has this config (a dataset without it is not a reference-attributes
+    dataset), else it is optional (:meth:`ReferenceAttributes.config` gives None);
+    ``prepare(frame, where)``: checks and converts the rows read (``where`` is
+    ``"<folder>: <name>"`` for messages; a ``ValueError`` becomes a one-line
+    :class:`ReferenceAttributesError` prefixed with it); ``missing``: how to build a dataset
+    that has this config, said by :meth:`ReferenceAttributes.require` when it is absent."""
+
+    name: str
+    columns: tuple[str, ...]
+    required: bool = False
+    prepare: Callable[[pd.DataFrame, str], pd.DataFrame] | None = None
+    missing: str = f"build it with `{BUILDER}`"
+
+
+_CONFIGS: dict[str, ReferenceConfig] = {}
+
+
+def register_reference_config(config: ReferenceConfig) -> ReferenceConfig:
+    """Declare a config to the reader (in the order the configs are read and listed)."""
+    if config.name in _CONFIGS and _CONFIGS[config.name] != config:
+        raise ValueError(f"reference config {config.name!r} is declared twice")
+    _CONFIGS[config.name] = config
+    return config
+
+
+def reference_configs() -> dict[str, ReferenceConfig]:
+    """Every declared config, by name: this module's, then the task folders' (imported first, by
+    name, as the other registries do: they sit above this reader)."""
+    import_module("benchmark.tasks.discovery").import_task_folders()
+    return dict(_CONFIGS)
+
+
 @dataclass
 class ReferenceAttributes:
+    """A loaded reference: its ``identity``, the ``folder`` it was read from, and ``configs``,
+    every declared config the dataset has (read and checked), by name."""
+
     identity: ReferenceIdentity
     folder: Path
-    mst_swatches: pd.DataFrame
-    mcas_texts: pd.DataFrame
-    mcas_images: pd.DataFrame | None  # None when the reference was built without a run folder
+    configs: dict[str, pd.DataFrame]
 
-    def require_mcas_images(self) -> pd.DataFrame:
-        """The image attributes, or a one-line error when this reference has none."""
-        if self.mcas_images is None:
-            raise ReferenceAttributesError(
-                f"reference {self.identity.source} has no {MCAS_IMAGE_ATTRIBUTES} config: build it with "
-                "`python -m dataset_builders.reference_attributes --from-run RUN_DIR`")
-        return self.mcas_images
+    @property
+    def mst_swatches(self) -> pd.DataFrame:
+        """The Monk Skin Tone swatches (every reference has them), tone 1 first."""
+        return self.configs[MST_SWATCHES]
+
+    def config(self, name: str) -> pd.DataFrame | None:
+        """The rows of the config ``name``, or None when this reference lacks it."""
+        declared = reference_configs()
+        if name not in declared:
+            raise ReferenceAttributesError(f"no reference config {name!r} is declared; declared: "
+                                           f"{', '.join(declared)}")
+        return self.configs.get(name)
+
+    def require(self, name: str) -> pd.DataFrame:
+        """The rows of the config ``name``, or a one-line error when this reference lacks it."""
+        frame = self.config(name)
+        if frame is None:
+            raise ReferenceAttributesError(f"reference {self.identity.source} has no {name} config: "
+                                           f"{reference_configs()[name].missing}")
+        return frame
+
+
+def _prepare_swatches(frame: pd.DataFrame, where: str) -> pd.DataFrame:
+    frame = frame.sort_values("mst", ignore_index=True)
+    swatch_itas(frame)  # a ValueError when a swatch is missing or out of order
+    frame["image"] = [open_image(c, f"{where} MST {t}") for c, t in zip(frame["image"], frame["mst"])]
+    return frame
+
+
+MST_SWATCHES_CONFIG = register_reference_config(ReferenceConfig(
+    MST_SWATCHES, MST_COLUMNS, required=True, prepare=_prepare_swatches))
 
 
 # --------------------------------------------------------------------------- layout
@@ -119,12 +184,14 @@ def _config_files(folder: Path, patterns: list[str]) -> list[Path]:
 
 
 def data_fingerprint(folder: str | Path, configs: dict[str, list[str]] | None = None) -> str:
-    """sha256 over the data files of the known configs: for each file in order of its path
-    relative to the folder (POSIX), the line ``<path>\\t<sha256 of its bytes>\\n``. The card
-    is left out, so rewording it keeps the fingerprint."""
+    """sha256 over the data files of the declared configs (:func:`reference_configs`; another
+    config of the card is left out): for each file in order of its path relative to the folder
+    (POSIX), the line ``<path>\\t<sha256 of its bytes>\\n``. The card is left out too, so
+    rewording it keeps the fingerprint."""
     folder = Path(folder)
     configs = card_configs(folder) if configs is None else configs
-    files = sorted({p for name in CONFIGS if name in configs for p in _config_files(folder, configs[name])},
+    declared = reference_configs()
+    files = sorted({p for name in declared if name in configs for p in _config_files(folder, configs[name])},
                    key=lambda p: p.relative_to(folder).as_posix())
     digest = hashlib.sha256()
     for path in files:
@@ -150,7 +217,9 @@ def _read_config(folder: Path, name: str, patterns: list[str], columns: tuple[st
     return frame
 
 
-def _open_image(cell, where: str, sha256: str | None = None):
+def open_image(cell, where: str, sha256: str | None = None):
+    """The image of a parquet ``image`` cell (``{"bytes": ...}``), checked against ``sha256``
+    when given and decoded on first use; a one-line error naming ``where`` otherwise."""
     from PIL import Image, UnidentifiedImageError
 
     data = cell.get("bytes") if isinstance(cell, dict) else None
@@ -164,42 +233,27 @@ def _open_image(cell, where: str, sha256: str | None = None):
         raise ReferenceAttributesError(f"{where}: the embedded bytes are not an image") from None
 
 
-def _check_attribute_sets(frame: pd.DataFrame, where: str) -> None:
-    sets = set(frame["attribute_set"].astype(str))
-    if sets != set(ATTRIBUTE_SETS):
-        raise ReferenceAttributesError(f"{where} must hold both attribute sets A and B, got {sorted(sets)}")
-
-
-def read_folder(folder: str | Path) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None, str]:
-    """(mst_swatches, mcas_texts, mcas_images or None, fingerprint) of a dataset folder."""
+def read_folder(folder: str | Path) -> tuple[dict[str, pd.DataFrame], str]:
+    """({config name: its rows, read and checked}, fingerprint) of a dataset folder: every
+    declared config the card lists, in the order they were declared."""
     folder = Path(folder)
     configs = card_configs(folder)
-    missing = [c for c in REQUIRED_CONFIGS if c not in configs]
+    declared = reference_configs()
+    missing = [name for name, spec in declared.items() if spec.required and name not in configs]
     if missing:
         raise ReferenceAttributesError(f"{folder} lacks the configs {missing}: not a reference-attributes dataset")
-
-    swatches = _read_config(folder, MST_SWATCHES, configs[MST_SWATCHES], MST_COLUMNS)
-    swatches = swatches.sort_values("mst", ignore_index=True)
-    try:
-        swatch_itas(swatches)
-    except ValueError as exc:
-        raise ReferenceAttributesError(f"{folder}: {MST_SWATCHES}: {exc}") from None
-    swatches["image"] = [_open_image(c, f"{folder}: {MST_SWATCHES} MST {t}")
-                         for c, t in zip(swatches["image"], swatches["mst"])]
-
-    texts = _read_config(folder, MCAS_TEXT_ATTRIBUTES, configs[MCAS_TEXT_ATTRIBUTES], TEXT_COLUMNS)
-    _check_attribute_sets(texts, f"{folder}: {MCAS_TEXT_ATTRIBUTES}")
-    texts["papers"] = [list(p) for p in texts["papers"]]
-
-    images = None
-    if MCAS_IMAGE_ATTRIBUTES in configs:
-        images = _read_config(folder, MCAS_IMAGE_ATTRIBUTES, configs[MCAS_IMAGE_ATTRIBUTES], IMAGE_COLUMNS)
-        _check_attribute_sets(images, f"{folder}: {MCAS_IMAGE_ATTRIBUTES}")
-        if images["probe_id"].duplicated().any():
-            raise ReferenceAttributesError(f"{folder}: {MCAS_IMAGE_ATTRIBUTES} repeats a probe_id")
-        images["image"] = [_open_image(c, f"{folder}: {MCAS_IMAGE_ATTRIBUTES} {pid}", str(sha))
-                           for c, pid, sha in zip(images["image"], images["probe_id"], images["sha256"])]
-    return swatches, texts, images, data_fingerprint(folder, configs)
+    frames = {}
+    for name, spec in declared.items():
+        if name not in configs:
+            continue
+        frame, where = _read_config(folder, name, configs[name], spec.columns), f"{folder}: {name}"
+        try:
+            frames[name] = frame if spec.prepare is None else spec.prepare(frame, where)
+        except ReferenceAttributesError:
+            raise
+        except ValueError as exc:
+            raise ReferenceAttributesError(f"{where}: {exc}") from None
+    return frames, data_fingerprint(folder, configs)
 
 
 # --------------------------------------------------------------------------- Hub
@@ -261,6 +315,5 @@ def load_reference_attributes(source: str | Path, revision: str | None = None) -
         folder, commit = _snapshot(text, revision)
     else:
         raise ReferenceAttributesError(f"reference {text} is neither a folder nor a Hub dataset id ORG/NAME")
-    swatches, texts, images, fingerprint = read_folder(folder)
-    return ReferenceAttributes(identity=ReferenceIdentity(text, commit, fingerprint), folder=folder,
-                               mst_swatches=swatches, mcas_texts=texts, mcas_images=images)
+    frames, fingerprint = read_folder(folder)
+    return ReferenceAttributes(identity=ReferenceIdentity(text, commit, fingerprint), folder=folder, configs=frames)

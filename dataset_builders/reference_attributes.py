@@ -34,15 +34,11 @@ from benchmark.contract.model_specs import is_builtin
 from benchmark.papers import PAPERS
 from benchmark.tasks.dalleval.probes import monk_skin_tone_lab, monk_skin_tone_rgb
 from benchmark.tasks.mcas.probes import mcas_text_attributes
+from benchmark.tasks.mcas.reference_configs import ATTRIBUTE_SETS
+from benchmark.tasks.mcas.reference_configs import IMAGE_ATTRIBUTES as MCAS_IMAGE_ATTRIBUTES
+from benchmark.tasks.mcas.reference_configs import TEXT_ATTRIBUTES as MCAS_TEXT_ATTRIBUTES
 from benchmark.probes.registry import load_config
-from benchmark.reference_attributes import (
-    ATTRIBUTE_SETS,
-    MCAS_IMAGE_ATTRIBUTES,
-    MCAS_TEXT_ATTRIBUTES,
-    MST_SWATCHES,
-    SPLIT,
-    data_fingerprint,
-)
+from benchmark.reference_attributes import MST_SWATCHES, SPLIT, data_fingerprint
 from benchmark.contract.run_folder import CONFIG_FILE, MANIFEST_FILE, RunFolderError, read_manifest, read_run_config
 from dataset_builders import builder_main
 

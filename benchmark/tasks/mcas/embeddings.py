@@ -39,6 +39,7 @@ from benchmark.tasks.mcas.reference import (
     run_reference,
     run_reference_rows,
 )
+from benchmark.tasks.mcas.reference_configs import IMAGE_ATTRIBUTES
 from benchmark.contract.run_folder import read_run_config
 
 __all__ = ["ROLES", "MCASEmbeddingAnnotator", "mcas_text_table", "mcas_image_rows", "mcas_text_embedding_rows"]
@@ -154,7 +155,7 @@ def reference_image_embeddings(run_dir: str | Path, identity: dict, encoder: str
     def load(positions):
         nonlocal images
         if images is None:
-            frame = reopen_run_reference(identity).require_mcas_images()
+            frame = reopen_run_reference(identity).require(IMAGE_ATTRIBUTES)
             images = dict(zip(frame["probe_id"].astype(str), frame["image"]))
         return [images[str(rows["source_probe_id"].iloc[k])].convert("RGB") for k in positions]
 

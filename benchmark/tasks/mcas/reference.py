@@ -2,7 +2,8 @@
 SOURCE``, declared in :mod:`benchmark.tasks.mcas.inputs`).
 
 The reference is a reference-attributes dataset (:mod:`benchmark.reference_attributes` reads
-it). :func:`plan_mcas_reference` loads and checks it before the first image and drops the
+it; :mod:`benchmark.tasks.mcas.reference_configs` declares the configs MCAS reads from it).
+:func:`plan_mcas_reference` loads and checks it before the first image and drops the
 attribute suites it replaces; the run records its identity in run_config.json under
 ``mcas_reference``; the annotate stage embeds the reference's attribute images with the run's
 MCAS encoders (cached in RUN_DIR/embeddings/mcas-reference/) and the MCAS task scores the run's
@@ -20,6 +21,7 @@ from benchmark.reference_attributes import ReferenceAttributes, ReferenceAttribu
 from benchmark.contract.run_folder import EMBEDDINGS_DIR, RunFolderError, read_run_config, write_json_atomic
 from benchmark.tasks.inputs import describe_identity, run_identity
 from benchmark.tasks.mcas.inputs import REFERENCE
+from benchmark.tasks.mcas.reference_configs import IMAGE_ATTRIBUTES
 
 __all__ = ["RUN_CONFIG_KEY", "MCAS_FAMILY", "RUN_EMBEDDINGS_SUBDIR", "ATTRIBUTES_FILE", "REFERENCE_ID_PREFIX",
            "reference_image_id", "run_reference", "describe", "load_mcas_reference", "reopen_run_reference",
@@ -59,7 +61,7 @@ def describe(identity: dict) -> str:
 def load_mcas_reference(source: str, revision: str | None = None) -> tuple[ReferenceAttributes, dict]:
     """A reference for an audit: loaded, with image attributes of both sets; (reference, identity)."""
     ref = load_reference_attributes(source, revision=revision)
-    ref.require_mcas_images()
+    ref.require(IMAGE_ATTRIBUTES)
     return ref, ref.identity.to_dict()
 
 
@@ -108,7 +110,7 @@ def run_reference_rows(run_dir: str | Path, identity: dict) -> pd.DataFrame:
             saved = None
         if isinstance(saved, dict) and (saved.get("reference") or {}).get("fingerprint") == identity["fingerprint"]:
             return pd.DataFrame(saved.get("rows") or [], columns=cols)
-    images = reopen_run_reference(identity).require_mcas_images()
+    images = reopen_run_reference(identity).require(IMAGE_ATTRIBUTES)
     rows = pd.DataFrame({"probe_id": [reference_image_id(identity["fingerprint"], str(p)) for p in images["probe_id"]],
                          "role": _roles(images), "sha256": images["sha256"].astype(str),
                          "source_probe_id": images["probe_id"].astype(str)})
