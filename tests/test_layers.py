@@ -12,8 +12,8 @@ the source with the ast module:
   at the top of their file, so the module graph is visible to a reader);
 * outside ``benchmark/tasks/`` (one folder per paper), ``tests/``, ``docs/``, the formula
   modules of ``benchmark/scores/``, ``metrics/`` and ``dataset_builders/``, no source file
-  names a suite or a paper in its code (docstrings and comments may cite them); the files
-  that still do are listed in ``STILL_NAMING_PAPERS`` with their count, which may only fall.
+  names a suite or a paper in its code (docstrings and comments may cite them);
+  ``STILL_NAMING_PAPERS``, the files that still did with their count, is empty.
 """
 
 from __future__ import annotations
@@ -142,11 +142,9 @@ def test_few_internal_imports_inside_functions():
 # --------------------------------------------------------------------------- no paper named outside its folder
 
 PAPER_NAME = re.compile(r"gep_|dalleval|paintskills|pst_|mcas|diffusion_bias|generated_bias")
-#: Files that still name a paper or suite in their code (issue 21, not finished): how many
-#: names or strings do. A count may only fall; a file reaching 0 leaves the list; no file joins.
-STILL_NAMING_PAPERS = {
-    "benchmark/reference_attributes.py": 9,  # the dataset reader (skin tone reads its swatches): config names
-}
+#: Files that still name a paper or suite in their code, with how many names or strings do: none
+#: is left (issue 21, the last was the reference-attributes reader). No file joins.
+STILL_NAMING_PAPERS: dict[str, int] = {}
 
 
 def _may_name_papers(rel: str) -> bool:

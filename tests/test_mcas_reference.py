@@ -146,7 +146,7 @@ def test_annotate_again_reuses_the_cached_reference_embeddings(runs, tmp_path, m
     def refuse(*a, **k):
         raise AssertionError("the reference was read again")
 
-    monkeypatch.setattr(ra, "load_reference_attributes", refuse)
+    monkeypatch.setattr(ra, "read_folder", refuse)  # what every load of a reference reads the dataset with
     annotate_run(run_dir, progress=False, suites=["mcas_targets"])
     after = _attribute_embeddings(run_dir)
     assert after[0] == before[0] and np.array_equal(after[1], before[1])

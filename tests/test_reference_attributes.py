@@ -16,15 +16,20 @@ import pandas as pd
 import pytest
 import yaml
 
+import benchmark.reference_attributes as reader
 from benchmark.reference_attributes import (
-    CONFIGS,
     ReferenceAttributesError,
+    ReferenceConfig,
     data_fingerprint,
     load_reference_attributes,
+    reference_configs,
 )
+from benchmark.tasks.mcas.reference_configs import IMAGE_ATTRIBUTES, TEXT_ATTRIBUTES
 from dataset_builders import reference_attributes as builder
 
 LIMIT = 16
+#: the configs of the dataset, in the order of the card (declared by the skin-tone side and MCAS)
+CONFIGS = ("mst_swatches", "mcas_text_attributes", "mcas_image_attributes")
 TABLE_1 = {"A": ["he", "him", "his", "man", "male", "boy", "father", "son", "husband", "brother"],
            "B": ["she", "her", "hers", "woman", "female", "girl", "mother", "daughter", "wife", "sister"]}
 
@@ -126,12 +131,16 @@ def test_loader_reads_the_folder(built):
     out, _ = built
     ref = load_reference_attributes(out)
     assert ref.identity.to_dict() == {"source": str(out), "revision": None, "fingerprint": data_fingerprint(out)}
-    images = ref.require_mcas_images()
+    assert list(ref.configs) == list(CONFIGS)
+    images = ref.require(IMAGE_ATTRIBUTES)
+    assert ref.config(IMAGE_ATTRIBUTES) is images
     assert len(images) == LIMIT and set(images["attribute_set"]) == {"A", "B"}
     assert all(im.convert("RGB").size[0] > 0 for im in images["image"])
     assert list(ref.mst_swatches["mst"]) == list(range(1, 11))
     assert ref.mst_swatches["image"][0].convert("RGB").getpixel((0, 0)) == (246, 237, 228)
-    assert len(ref.mcas_texts) == 20 and set(ref.mcas_texts["role"]) == {"attribute_a_text", "attribute_b_text"}
+    texts = ref.config(TEXT_ATTRIBUTES)
+    assert len(texts) == 20 and set(texts["role"]) == {"attribute_a_text", "attribute_b_text"}
+    assert all(p == ["MCAS Table 1", "Generated Bias Table 1"] for p in texts["papers"])
 
 
 def test_fingerprint_is_reproducible_and_follows_the_data(built, run_dir, tmp_path):
@@ -151,11 +160,69 @@ def test_a_reference_without_a_run_has_no_images(tmp_path):
     summary = builder.build_reference_dataset(out)
     assert summary["configs"] == {"mst_swatches": 10, "mcas_text_attributes": 20}
     ref = load_reference_attributes(out)
-    assert ref.mcas_images is None
-    with pytest.raises(ReferenceAttributesError, match="--from-run"):
-        ref.require_mcas_images()
+    assert ref.config(IMAGE_ATTRIBUTES) is None and list(ref.configs) == list(CONFIGS[:2])
+    with pytest.raises(ReferenceAttributesError) as info:
+        ref.require(IMAGE_ATTRIBUTES)
+    assert str(info.value) == (f"reference {out} has no mcas_image_attributes config: build it with "
+                               "`python -m dataset_builders.reference_attributes --from-run RUN_DIR`")
+    with pytest.raises(ReferenceAttributesError, match="no reference config 'nothing' is declared"):
+        ref.config("nothing")
     _, text = _card(out)
     assert "Demo build" not in text and "mcas_image_attributes/" not in text
+
+
+def test_a_fresh_reader_finds_the_configs_the_task_folders_declare(tmp_path):
+    """Only the reader imported: its first lookup imports the task folders, so the MCAS configs
+    are read (and required) as when the task runs."""
+    out = tmp_path / "plain"
+    builder.build_reference_dataset(out)
+    code = ("from benchmark.reference_attributes import load_reference_attributes as load, "
+            "ReferenceAttributesError as E\n"
+            f"ref = load({str(out)!r})\nprint(list(ref.configs))\n"
+            "try:\n    ref.require('mcas_image_attributes')\nexcept E as exc:\n    print(exc)\n")
+    proc = subprocess.run([sys.executable, "-c", code], env=_env(), capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.splitlines() == [str(["mst_swatches", "mcas_text_attributes"]),
+                                        f"reference {out} has no mcas_image_attributes config: build it with "
+                                        "`python -m dataset_builders.reference_attributes --from-run RUN_DIR`"]
+
+
+def test_a_config_declared_by_another_owner_is_read_checked_and_fingerprinted(tmp_path, monkeypatch):
+    assert tuple(reference_configs()) == CONFIGS
+    out = tmp_path / "plain"
+    builder.build_reference_dataset(out)
+    before = data_fingerprint(out)
+    (out / "toy_words").mkdir()
+    pd.DataFrame({"word": ["a", "b"]}).to_parquet(out / "toy_words" / "train-00000-of-00001.parquet")
+    header, body = (out / "README.md").read_text()[4:].split("\n---\n", 1)
+    header = yaml.safe_load(header)
+    header["configs"].append({"config_name": "toy_words",
+                              "data_files": [{"split": "train", "path": "toy_words/train-*.parquet"}]})
+    (out / "README.md").write_text(f"---\n{yaml.safe_dump(header, sort_keys=False)}---\n{body}")
+    # undeclared: neither read nor fingerprinted
+    assert "toy_words" not in load_reference_attributes(out).configs and data_fingerprint(out) == before
+
+    def upper(frame, where):
+        if len(frame) > 5:
+            raise ValueError("too many words")
+        return frame.assign(word=frame["word"].str.upper())
+
+    monkeypatch.setitem(reader._CONFIGS, "toy_words", ReferenceConfig("toy_words", ("word",), prepare=upper))
+    ref = load_reference_attributes(out)
+    assert list(ref.config("toy_words")["word"]) == ["A", "B"] and list(ref.configs)[-1] == "toy_words"
+    assert ref.identity.fingerprint == data_fingerprint(out) != before
+    pd.DataFrame({"word": list("abcdef")}).to_parquet(out / "toy_words" / "train-00000-of-00001.parquet")
+    with pytest.raises(ReferenceAttributesError) as info:
+        load_reference_attributes(out)
+    assert str(info.value) == f"{out}: toy_words: too many words"
+    monkeypatch.setitem(reader._CONFIGS, "toy_words", ReferenceConfig("toy_words", ("word", "n")))
+    with pytest.raises(ReferenceAttributesError, match=r"config toy_words lacks the columns \['n'\]"):
+        load_reference_attributes(out)
+    monkeypatch.setitem(reader._CONFIGS, "toy_other", ReferenceConfig("toy_other", ("x",), required=True))
+    with pytest.raises(ReferenceAttributesError, match=r"lacks the configs \['toy_other'\]"):
+        load_reference_attributes(out)
+    with pytest.raises(ValueError, match="declared twice"):
+        reader.register_reference_config(ReferenceConfig("mst_swatches", ("mst",)))
 
 
 # ------------------------------------------------------------------------ refusals
@@ -290,7 +357,7 @@ def test_loader_takes_a_hub_dataset_at_its_resolved_commit(built, tmp_path, monk
                                       "fingerprint": data_fingerprint(out)}
     assert calls[0][0] == "someone/reference"
     assert calls[0][1]["repo_type"] == "dataset" and calls[0][1]["revision"] == "v1"
-    assert len(ref.require_mcas_images()) == LIMIT
+    assert len(ref.require(IMAGE_ATTRIBUTES)) == LIMIT
 
 
 def test_loader_offline_without_cache_is_one_line(tmp_path):
