@@ -6,6 +6,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -29,15 +30,41 @@ def cache(tmp_path_factory):
     mp.undo()
 
 
+def shared_across_workers(tmp_path_factory, name: str, build) -> Path:
+    """The folder ``build(folder)`` makes, built once per test session and shared by the xdist
+    workers: the first worker to ask builds it under a file lock in the session's common temp
+    folder (the parent of each worker's basetemp), the others wait for it and reuse it. Without
+    xdist it is built in this session's own temp folder. Only for folders the tests read or copy,
+    never write."""
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        folder = tmp_path_factory.mktemp(name)
+        build(folder)
+        return folder
+    from filelock import FileLock  # installed with huggingface_hub
+
+    common = tmp_path_factory.getbasetemp().parent  # pytest-N: this session's, shared by its workers
+    folder, done = common / f"shared-{name}", common / f"shared-{name}.done"
+    with FileLock(str(common / f"shared-{name}.lock")):
+        if not done.is_file():
+            shutil.rmtree(folder, ignore_errors=True)  # a build that failed in another worker
+            folder.mkdir()
+            build(folder)
+            done.touch()
+    return folder
+
+
 @pytest.fixture(scope="session")
 def tiny_audit(tmp_path_factory):
     """One real (meaningless) audit of builtin:tiny-sd on gep_neutral and pst_single, shared
-    read-only by the validation and submission tests: its results.json is what users submit."""
-    root = tmp_path_factory.mktemp("tiny_audit")
-    out = root / "run"
-    env = {**os.environ, "T2IBENCH_CACHE": str(root / "cache"), "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
-    proc = subprocess.run([sys.executable, "-m", "benchmark.cli", "run", "--model", "builtin:tiny-sd", "--suites",
-                           "gep_neutral", "pst_single", "--limit", "4", "--n-resamples", "50", "--quiet", "--out",
-                           str(out)], capture_output=True, text=True, env=env, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    return out
+    read-only by the validation and submission tests: its results.json is what users submit.
+    Built once per session, whatever the number of xdist workers (the tests only read or copy it)."""
+
+    def build(root: Path) -> None:
+        out = root / "run"
+        env = {**os.environ, "T2IBENCH_CACHE": str(root / "cache"), "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+        proc = subprocess.run([sys.executable, "-m", "benchmark.cli", "run", "--model", "builtin:tiny-sd",
+                               "--suites", "gep_neutral", "pst_single", "--limit", "4", "--n-resamples", "50",
+                               "--quiet", "--out", str(out)], capture_output=True, text=True, env=env, timeout=600)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+
+    return shared_across_workers(tmp_path_factory, "tiny_audit", build) / "run"
