@@ -6,8 +6,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
 
 import pytest
+
+from shared_folders import shared_across_workers
 
 # datasets caches a local folder under ~/.cache/huggingface/datasets keyed by the folder's
 # name and card, not its location: a run folder "tiny" of another test session (whose temp
@@ -32,12 +35,15 @@ def cache(tmp_path_factory):
 @pytest.fixture(scope="session")
 def tiny_audit(tmp_path_factory):
     """One real (meaningless) audit of builtin:tiny-sd on gep_neutral and pst_single, shared
-    read-only by the validation and submission tests: its results.json is what users submit."""
-    root = tmp_path_factory.mktemp("tiny_audit")
-    out = root / "run"
-    env = {**os.environ, "T2IBENCH_CACHE": str(root / "cache"), "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
-    proc = subprocess.run([sys.executable, "-m", "benchmark.cli", "run", "--model", "builtin:tiny-sd", "--suites",
-                           "gep_neutral", "pst_single", "--limit", "4", "--n-resamples", "50", "--quiet", "--out",
-                           str(out)], capture_output=True, text=True, env=env, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    return out
+    read-only by the validation and submission tests: its results.json is what users submit.
+    Built once per session, whatever the number of xdist workers (the tests only read or copy it)."""
+
+    def build(root: Path) -> None:
+        out = root / "run"
+        env = {**os.environ, "T2IBENCH_CACHE": str(root / "cache"), "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+        proc = subprocess.run([sys.executable, "-m", "benchmark.cli", "run", "--model", "builtin:tiny-sd",
+                               "--suites", "gep_neutral", "pst_single", "--limit", "4", "--n-resamples", "50",
+                               "--quiet", "--out", str(out)], capture_output=True, text=True, env=env, timeout=600)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+
+    return shared_across_workers(tmp_path_factory, "tiny_audit", build) / "run"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import html
 import json
+import pickle
 import re
 import shutil
 import subprocess
@@ -22,6 +23,7 @@ from benchmark.probes import build_suite
 from benchmark.runner.report import write_report
 from benchmark.runner.score import score_run
 
+from shared_folders import shared_across_workers
 from test_score_stage import write_labels, write_run
 
 # A model name with HTML and Markdown in it: must be shown literally everywhere.
@@ -88,9 +90,25 @@ def make_reported_run(run: Path) -> tuple[Path, dict]:
     return run, score_run(run, n_resamples=100, report=True)
 
 
+def reported_source(tmp_path_factory) -> tuple[Path, dict]:
+    """make_reported_run's folder and results, built once per test session (shared_folders) for
+    this module and test_report_browser.py; never written: tests that rewrite files use a copy."""
+
+    def build(folder: Path) -> None:
+        (folder / "run").mkdir()
+        _, results = make_reported_run(folder / "run")
+        (folder / "results.pickle").write_bytes(pickle.dumps(results))
+
+    folder = shared_across_workers(tmp_path_factory, "reported_run", build)
+    return folder / "run", pickle.loads((folder / "results.pickle").read_bytes())
+
+
 @pytest.fixture(scope="module")
 def reported(tmp_path_factory):
-    return make_reported_run(tmp_path_factory.mktemp("report_run"))
+    source, results = reported_source(tmp_path_factory)
+    run = tmp_path_factory.mktemp("report_run")
+    shutil.copytree(source, run, dirs_exist_ok=True)  # test_report_rerun_from_results_json rewrites the report
+    return run, results
 
 
 def _page(run: Path) -> str:

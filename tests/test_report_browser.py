@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from test_report import EVIL, make_reported_run
+from test_report import EVIL, reported_source
 
 CHROMIUM = "/usr/bin/chromium"
 VIEWPORT = {"width": 1280, "height": 800}
@@ -16,7 +16,7 @@ VIEWPORT = {"width": 1280, "height": 800}
 
 @pytest.fixture(scope="module")
 def report_url(tmp_path_factory):
-    run, _ = make_reported_run(tmp_path_factory.mktemp("report_browser"))
+    run, _ = reported_source(tmp_path_factory)  # the shared folder, read only
     return (run / "report" / "report.html").as_uri()
 
 
