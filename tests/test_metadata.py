@@ -93,3 +93,25 @@ def test_a_score_or_paper_cannot_be_redefined_and_a_lookup_imports_no_folder_twi
         register_paper(replace(PAPERS["gep"], title="other"))
     assert register_score(get_metadata("mcas")) is get_metadata("mcas")  # the same again: allowed, same place
     assert list(SCORE_METADATA) == SCORE_ORDER
+
+
+def test_threads_reading_the_registries_at_once_wait_for_the_whole_load():
+    """Two queue workers in one process ask for score metadata at the same moment: the second
+    must wait for the task folders the first is importing, not read a half-filled registry."""
+    script = (
+        "import threading\n"
+        "from benchmark.scores.metadata import SCORE_METADATA\n"
+        "from benchmark.papers import PAPERS\n"
+        "from benchmark.tasks import list_tasks\n"
+        "barrier, seen = threading.Barrier(6), []\n"
+        "def read(i):\n"
+        "    barrier.wait()\n"
+        "    if i % 3 == 0: seen.append(('score', 'gep_score_neutral' in SCORE_METADATA))\n"
+        "    elif i % 3 == 1: seen.append(('paper', 'mcas' in PAPERS))\n"
+        "    else: seen.append(('task', len(list_tasks()) >= 5))\n"
+        "threads = [threading.Thread(target=read, args=(i,)) for i in range(6)]\n"
+        "[t.start() for t in threads]; [t.join() for t in threads]\n"
+        "print(sorted(seen))\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == str(sorted([("score", True)] * 2 + [("paper", True)] * 2 + [("task", True)] * 2))

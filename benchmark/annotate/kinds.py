@@ -8,6 +8,7 @@ generate their options (``--<option>``) for ``t2ibench --help``.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from importlib import import_module
 from typing import Any, Callable, Mapping
@@ -54,6 +55,11 @@ class AnnotatorKind:
 
 ANNOTATOR_KINDS: dict[str, AnnotatorKind] = {}
 _loaded = False
+#: held while a registry loads its entries (the generic annotator modules, the task folders,
+#: the plugins): a thread asking meanwhile (two queue workers in one process) waits for the
+#: whole load instead of reading half-filled registries. Re-entrant: loading one registry
+#: loads the others. The lowest of the lazy registries holds it; the others import it.
+LOADING = threading.RLock()
 
 
 def register_annotator(kind: AnnotatorKind) -> AnnotatorKind:
@@ -66,13 +72,14 @@ def register_annotator(kind: AnnotatorKind) -> AnnotatorKind:
 def load_builtin_annotators() -> None:
     """Register the generic annotator kinds of this package, then those of the task folders."""
     global _loaded
-    if not _loaded:
-        _loaded = True
-        for name in BUILTIN_ANNOTATOR_MODULES:
-            import_module(f"benchmark.annotate.{name}")
-        # a task folder's own annotator kinds (e.g. MCAS's embeddings); by name, as the task
-        # folders sit above this registry
-        import_module("benchmark.tasks.discovery").import_task_folders()
+    with LOADING:
+        if not _loaded:
+            _loaded = True
+            for name in BUILTIN_ANNOTATOR_MODULES:
+                import_module(f"benchmark.annotate.{name}")
+            # a task folder's own annotator kinds (e.g. MCAS's embeddings); by name, as the task
+            # folders sit above this registry
+            import_module("benchmark.tasks.discovery").import_task_folders()
 
 
 def list_annotator_kinds() -> list[AnnotatorKind]:

@@ -21,7 +21,7 @@ from importlib import import_module
 from pathlib import Path
 from types import ModuleType
 
-from benchmark.annotate.kinds import load_builtin_annotators
+from benchmark.annotate.kinds import LOADING, load_builtin_annotators
 from benchmark.cli_types import TASKS_PATH_ENV
 
 __all__ = ["TASKS_PATH_ENV", "BUILTIN_ORDER", "DECLARATIONS", "TASK_MODULE", "task_folders", "import_task_folders",
@@ -37,6 +37,7 @@ DECLARATIONS = "inputs"
 TASK_MODULE = "task"
 
 _imported = False
+_done = False
 _folders: list[str] = []
 
 
@@ -56,17 +57,22 @@ def task_folders() -> list[str]:
 
 
 def import_task_folders() -> None:
-    """Import every task folder once (later calls return at once)."""
-    global _imported
-    if _imported:
+    """Import every task folder once (later calls return at once; another thread's call waits
+    until the folders are imported, :data:`benchmark.annotate.kinds.LOADING`)."""
+    global _imported, _done
+    if _done:
         return
-    _imported = True
-    load_builtin_annotators()  # the generic kinds first, so kinds are listed in the same order whoever asks first
-    _folders[:] = task_folders()
-    for name in _folders:
-        import_module(f"benchmark.tasks.{name}")
-        if _folder_file(name, TASK_MODULE):
-            import_module(f"benchmark.tasks.{name}.{TASK_MODULE}")
+    with LOADING:
+        if _imported:  # done, or this thread is importing them (a folder asking a registry)
+            return
+        _imported = True
+        load_builtin_annotators()  # the generic kinds first, so kinds are listed in the same order whoever asks first
+        _folders[:] = task_folders()
+        for name in _folders:
+            import_module(f"benchmark.tasks.{name}")
+            if _folder_file(name, TASK_MODULE):
+                import_module(f"benchmark.tasks.{name}.{TASK_MODULE}")
+        _done = True
 
 
 def _folder_file(name: str, module: str) -> bool:

@@ -17,6 +17,7 @@ from importlib import import_module
 from importlib.metadata import entry_points
 from typing import Any, Callable, Mapping, Sequence
 
+from benchmark.annotate.kinds import LOADING
 from benchmark.tasks.discovery import import_task_folders, registration_rank
 from benchmark.tasks.human_validation import HumanValidation
 
@@ -129,11 +130,12 @@ def load_plugins(modules: Sequence[str] = ()) -> None:
     """Import the task folders (:mod:`benchmark.tasks.discovery`), the ``t2ibench.plugins``
     entry points and ``modules``."""
     global _loaded
-    if not _loaded:
-        _loaded = True
-        import_task_folders()
-        for ep in entry_points(group=PLUGIN_ENTRY_POINTS):
-            ep.load()
+    with LOADING:  # another thread waits for the whole load
+        if not _loaded:
+            _loaded = True
+            import_task_folders()
+            for ep in entry_points(group=PLUGIN_ENTRY_POINTS):
+                ep.load()
     for module in modules:
         try:
             import_module(module)
