@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+import threading
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -348,7 +349,7 @@ def write_new_file(path: Path, data: bytes) -> Path:
     """Write ``data`` to ``path``, which must not exist: complete or absent after a crash, and
     never over a file (created with a hard link, which fails when the name is taken)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")  # one per writer
     try:
         with open(tmp, "wb") as fh:
             fh.write(data)

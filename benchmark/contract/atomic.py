@@ -7,6 +7,7 @@ never a truncated one. Every stage that writes into a run folder uses these.
 from __future__ import annotations
 
 import os
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -14,10 +15,12 @@ from typing import Iterator
 
 @contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; on success it replaces ``path`` (fsynced)."""
+    """Yield a temporary path beside ``path``; on success it replaces ``path`` (fsynced). The
+    temporary name holds the process and thread, so two writers of one file (two workers'
+    threads rebuilding the leaderboard contents) never rename each other's half-written file."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
         yield tmp
         with open(tmp, "rb") as fh:

@@ -19,7 +19,6 @@ under ``DIR`` that :func:`data.candidate_files` picks:
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +26,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 import benchmark
+from benchmark.contract.atomic import atomic_path
 from benchmark.contract.results import RESULTS_FILE
 from benchmark.contract.run_folder import CONFIG_FILE
 from submissions.leaderboard import data
@@ -73,10 +73,8 @@ def build_contents(root: str | Path) -> tuple[Path, int]:
         rows["run_folder"].append(path.name == RESULTS_FILE and (path.parent / CONFIG_FILE).is_file())
         rows["checked_with"].append(benchmark.__version__)
     out = contents_path(root)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-    pq.write_table(pa.Table.from_pydict(rows, schema=SCHEMA), tmp)
-    os.replace(tmp, out)
+    with atomic_path(out) as tmp:
+        pq.write_table(pa.Table.from_pydict(rows, schema=SCHEMA), tmp)
     return out, len(rows["source"])
 
 
