@@ -176,7 +176,7 @@ TASKS_PATH_ENV = "T2IBENCH_TASKS_PATH"
 TASK_COMMANDS = "cli"
 
 
-def _task_search_path() -> list[str]:
+def task_search_path() -> list[str]:
     """The folders holding task folders: ``benchmark/tasks/`` and those of ``$T2IBENCH_TASKS_PATH``."""
     spec = importlib.util.find_spec("benchmark.tasks")  # imports ``benchmark`` only, not the tasks
     paths = list(spec.submodule_search_locations or []) if spec else []
@@ -190,7 +190,7 @@ def task_command_modules() -> list[ModuleType]:
     such a module imports the standard library only (no relative import) and names its
     commands' bodies as ``"package.module:function"``, imported when the command runs."""
     modules, seen = [], set()
-    for base in _task_search_path():
+    for base in task_search_path():
         folders = sorted(p for p in Path(base).glob(f"*/{TASK_COMMANDS}.py") if (p.parent / "__init__.py").is_file())
         for path in folders:
             if path.parent.name in seen:

@@ -15,14 +15,13 @@ imported their built-in modules before the tasks had folders.
 
 from __future__ import annotations
 
-import os
 import pkgutil
 from importlib import import_module
 from pathlib import Path
 from types import ModuleType
 
 from benchmark.annotate.kinds import LOADING, load_builtin_annotators
-from benchmark.cli_types import TASKS_PATH_ENV
+from benchmark.cli_types import TASKS_PATH_ENV, task_search_path
 
 __all__ = ["TASKS_PATH_ENV", "BUILTIN_ORDER", "DECLARATIONS", "TASK_MODULE", "task_folders", "import_task_folders",
            "folder_declarations", "registration_rank"]
@@ -43,9 +42,9 @@ _folders: list[str] = []
 
 def _search_path() -> list[str]:
     package = import_module("benchmark.tasks")
-    for extra in os.environ.get(TASKS_PATH_ENV, "").split(os.pathsep):
-        if extra and extra not in package.__path__:
-            package.__path__.append(extra)  # `import benchmark.tasks.<name>` then finds it there
+    for folder in task_search_path():  # the command line finds the folders' commands on the same path
+        if folder not in package.__path__:
+            package.__path__.append(folder)  # `import benchmark.tasks.<name>` then finds it there
     return list(package.__path__)
 
 
