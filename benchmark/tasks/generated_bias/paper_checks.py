@@ -1,4 +1,4 @@
-"""Generated Bias paper checks (seed 004, Mandal, Leavy, Little 2024).
+"""Generated Bias paper checks (Mandal, Leavy, Little 2024).
 
 The paper does not print the four MCAS components (II, ITP, ITA, TT) of any target: its
 Table 3 prints MCAS, delta and alpha per keyword without them. So the component -> delta /

@@ -1,4 +1,4 @@
-"""MCAS paper checks (seed 003, Mandal, Leavy, Little 2023).
+"""MCAS paper checks (Mandal, Leavy, Little 2023).
 
 MCAS does not print the four components (II, ITP, ITA, TT) of any target: it shows
 per-target MCAS only as bar charts (Figs. 3-6). So the component -> MCAS formula cannot be
