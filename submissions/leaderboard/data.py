@@ -464,11 +464,17 @@ class ReferencedPapers:
     """The papers whose scores a run input changes (``paper in REFERENCED_PAPERS``): those of the
     task of each declared input's probe family (a reference's attribute images change MCAS and
     Generated Bias), asked of the registries when first tested, so that importing this module
-    imports no task."""
+    imports no task. Worked out once: the ranking asks it for every score of every row, and the
+    declared inputs are read from the task folders on disk."""
+
+    def __init__(self) -> None:
+        self._papers: frozenset[str] | None = None
 
     def __contains__(self, paper: object) -> bool:
-        tasks = (task_of_family(i.family) for i in declared_inputs() if i.family)
-        return any(paper in task.papers for task in tasks if task is not None)
+        if self._papers is None:
+            tasks = (task_of_family(i.family) for i in declared_inputs() if i.family)
+            self._papers = frozenset(p for task in tasks if task is not None for p in task.papers)
+        return paper in self._papers
 
 
 REFERENCED_PAPERS = ReferencedPapers()
