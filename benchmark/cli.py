@@ -17,6 +17,7 @@ from benchmark.cli_types import AUTO, CommandLineParser, batch_size, comma_list,
 from benchmark.commands.external_models import RUN_EPILOG, add_api_args, add_images_args
 from benchmark.commands.probe_export import add_export_command
 from benchmark.hub.access import HubError
+from benchmark.models.cuda_speed import OFFLOAD_MODES
 from benchmark.probe_build_args import add_arguments as add_probe_build_arguments
 from benchmark.tasks.discovery import folder_declarations
 from benchmark.tasks.inputs import declared_inputs
@@ -66,9 +67,14 @@ def add_run_args(p: argparse.ArgumentParser, annotators: bool, images: bool = Fa
                    "memory at the model's resolution, chosen once per run folder and recorded in run_config.json; "
                    "4 on a CPU, where images are made one per call (batch-invariant)")
     p.add_argument("--no-compile", dest="compile", action="store_false", default=None,
-                   help="no torch.compile of the UNet (on by default on CUDA only: bf16, channels-last, fused QKV "
-                   "projections and a compiled UNet with every batch padded to one static size; compile time "
-                   "is reported apart from the time per image)")
+                   help="no torch.compile of the modules that denoise (on by default on CUDA only: bf16, "
+                   "channels-last convolutional models, fused QKV projections and every denoiser (UNet, "
+                   "transformer, prior) compiled, with every batch padded to one static size; compile time is "
+                   "reported apart from the time per image; a compile that fails is undone and recorded)")
+    p.add_argument("--offload", choices=OFFLOAD_MODES, default=None,
+                   help="diffusers' CPU offload for models that do not fit the GPU: auto (default: offload only "
+                   "when the weights do not fit 70%% of the free GPU memory), none, model (one model on the GPU "
+                   "at a time) or sequential (layer by layer, slowest; never compiled); recorded in run_config.json")
     p.add_argument("--revision", help="model revision (branch, tag or commit)")
     p.add_argument("--device", type=cli_types.device, help="cpu, cuda, cuda:1 ... (default: the best available)")
     p.add_argument("--dtype", type=cli_types.dtype, help="float32, float16 or bfloat16 (default: per device)")

@@ -10,7 +10,9 @@ import signal
 import sys
 from pathlib import Path
 
+from benchmark.cli_types import batch_size
 from benchmark.hub.access import check_access, require_hub
+from benchmark.models.cuda_speed import OFFLOAD_MODES
 from submissions.requests import DTYPES, GENERATION_SETTINGS, InvalidRequest
 
 EXIT_OK, EXIT_FAILED = 0, 1
@@ -91,8 +93,8 @@ def _cmd_worker(args: argparse.Namespace) -> int:
         worker_id=args.worker_id or default_worker_id(), runs_dir=Path(args.runs_dir), results_repo=args.results,
         results_folder=args.results_folder, images_repo=args.images, heartbeat_timeout=args.heartbeat_timeout,
         max_attempts=args.max_attempts, suites=args.suites, limit_per_suite=args.limit, batch_size=args.batch_size,
-        device=args.device, n_resamples=args.n_resamples, progress=not args.quiet, token=args.token,
-        probes=args.probes, probes_revision=args.probes_revision)
+        device=args.device, compile=args.compile, offload=args.offload, n_resamples=args.n_resamples,
+        progress=not args.quiet, token=args.token, probes=args.probes, probes_revision=args.probes_revision)
     from benchmark.probes.source import open_probe_set
 
     # the probe set and its suites are checked once, before the first claim
@@ -174,7 +176,14 @@ def register(subparsers) -> None:
                     "published probe dataset (a Hub dataset ID) or a folder (default: the built-in probes)")
     wk.add_argument("--probes-revision", metavar="REV", help="with a Hub probe dataset: the revision to audit")
     wk.add_argument("--limit", type=int, metavar="N", help="at most N probes per suite (default: all; for trials)")
-    wk.add_argument("--batch-size", type=int, metavar="N", help="images per pipeline call (default 4)")
+    wk.add_argument("--batch-size", type=batch_size, metavar="N|auto",
+                    help="images per pipeline call, or auto (default, as `t2ibench run`: the largest batch that fits "
+                    "a CUDA GPU; 4 on a CPU)")
+    wk.add_argument("--no-compile", dest="compile", action="store_false", default=None,
+                    help="no torch.compile of the models that denoise (on by default on CUDA, as `t2ibench run`)")
+    wk.add_argument("--offload", choices=OFFLOAD_MODES, default=None,
+                    help="diffusers' CPU offload: auto (default: only for models whose weights do not fit the GPU), "
+                    "none, model or sequential, as `t2ibench run`")
     wk.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: the best available)")
     wk.add_argument("--n-resamples", type=int, default=1000, metavar="N",
                     help="bootstrap resamples per CI (default 1000)")

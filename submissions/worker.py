@@ -36,7 +36,8 @@ from typing import Callable
 from benchmark.contract.atomic import write_bytes_atomic
 from benchmark.hub.access import HubError
 from benchmark.contract.results import dumps
-from benchmark.runner.generate import DEFAULT_BATCH_SIZE, process_state
+from benchmark.runner.batch_size import AUTO
+from benchmark.runner.generate import process_state
 from benchmark.runner.pipeline import run_audit
 from submissions import request_store
 from submissions.request_store import Conflict, RequestStore, StoredRecord, retry_delays
@@ -96,8 +97,10 @@ class WorkerOptions:
     probes: str | None = None  # the probe set every request is audited on: None (built in), a folder, a Hub ID
     probes_revision: str | None = None
     limit_per_suite: int | None = None
-    batch_size: int | None = None
+    batch_size: int | str | None = None  # None: auto, as `t2ibench run`
     device: str | None = None
+    compile: bool | None = None  # None: the runner's default (on on CUDA); False: --no-compile
+    offload: str | None = None  # None: auto (offload only what does not fit the GPU)
     n_resamples: int = 1000
     progress: bool = True
     token: str | None = None
@@ -313,7 +316,8 @@ def run_dir_of(record: RequestRecord, opts: WorkerOptions) -> Path:
 
 
 def run_request_audit(record: RequestRecord, opts: WorkerOptions):
-    """``t2ibench run`` with the request's model, commit, dtype and settings (keywords only)."""
+    """``t2ibench run`` with the request's model, commit, dtype and settings (keywords only), at
+    the worker's speed options (batch size, compile, offload: the same as `t2ibench run`'s)."""
     return run_audit(
         run_dir=run_dir_of(record, opts),
         model_spec=record.model_id,
@@ -321,13 +325,15 @@ def run_request_audit(record: RequestRecord, opts: WorkerOptions):
         probes=opts.probes,
         probes_revision=opts.probes_revision,
         limit_per_suite=opts.limit_per_suite,
-        batch_size=opts.batch_size or DEFAULT_BATCH_SIZE,
+        batch_size=opts.batch_size or AUTO,
         revision=None if record.demo else record.commit,
         device=opts.device,
         dtype=record.dtype,
         overrides=dict(record.settings),
         n_resamples=opts.n_resamples,
         progress=opts.progress,
+        compile=opts.compile,
+        offload=opts.offload,
     )
 
 

@@ -26,7 +26,8 @@ def run(args: argparse.Namespace) -> int:
                         overrides={**parse_overrides(args.set), **api_overrides(args)},
                         annotators=annotator_args(args),
                         n_resamples=args.n_resamples, progress=not args.quiet, probes=args.probes,
-                        probes_revision=args.probes_revision, **task_input_args(args), compile=args.compile)
+                        probes_revision=args.probes_revision, **task_input_args(args), compile=args.compile,
+                        offload=args.offload)
     if outcome.main_process:
         print_outcome(outcome)
     return 0
@@ -48,7 +49,7 @@ def generate(args: argparse.Namespace) -> int:
                              revision=args.revision, device=args.device, dtype=args.dtype,
                              overrides={**parse_overrides(args.set), **api_overrides(args)}, progress=not args.quiet,
                              probes=args.probes, probes_revision=args.probes_revision, **task_input_args(args),
-                             compile=args.compile)
+                             compile=args.compile, offload=args.offload)
     print(summary.format())
     return 0
 

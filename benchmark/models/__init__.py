@@ -33,7 +33,7 @@ _LAZY = {
     "load_text_to_image": "text_to_image",
     "TextToImageModel": "text_to_image",
     "GenerationOutput": "text_to_image",
-    "FAMILY_DEFAULTS": "text_to_image",
+    "MODEL_CARD_SETTINGS": "model_cards",
     "load_encoder": "encoders",
     "ImageTextEncoder": "encoders",
     "DEFAULT_ENCODER": "encoders",

@@ -1,5 +1,6 @@
 """Speed settings of a diffusers pipeline on a CUDA GPU: memory layout, fused QKV
-projections, ``torch.compile`` and the automatic batch size.
+projections, ``torch.compile`` of the modules that denoise (a UNet, a DiT, a prior: found from
+the pipeline's components, :func:`denoisers`), CPU offload and the automatic batch size.
 
 None of this runs on a CPU (or MPS): there the runner generates one image per call
 (``batch_invariant``), uncompiled, exactly as before these settings existed.
@@ -36,8 +37,14 @@ __all__ = [
     "COMPILE_MODES",
     "DEFAULT_COMPILE_MODE",
     "MEMORY_MARGIN",
+    "OFFLOAD_MODES",
+    "apply_offload",
+    "choose_offload",
+    "CONV_SHARE",
     "apply_cuda_layout",
     "compile_pipeline",
+    "denoisers",
+    "uncompile_pipeline",
     "probe_batch_size",
     "resolve_compile_mode",
 ]
@@ -68,37 +75,163 @@ def resolve_compile_mode(compile: bool | str | None, device) -> str | None:
     return mode
 
 
-def apply_cuda_layout(pipe) -> dict[str, Any]:
-    """Channels-last UNet and VAE, fused QKV projections; returns the settings to record."""
+#: names a denoiser's ``forward`` gives the noise level (diffusers' UNets and transformers:
+#: ``timestep``; Stable Cascade: ``timestep_ratio``; Würstchen: ``r``)
+_TIME_PARAMETERS = ("timestep", "timesteps", "timestep_ratio", "r")
+#: a module is convolutional (channels-last helps) when this share of its parameters is in 2-D
+#: convolutions: UNets and VAEs are far above it, DiTs (one patch-embedding convolution) far below
+CONV_SHARE = 0.1
+
+
+def _is_diffusers_model(module) -> bool:
+    return any(c.__module__.startswith("diffusers.") and c.__name__ == "ModelMixin" for c in type(module).__mro__)
+
+
+def denoisers(pipe) -> dict[str, Any]:
+    """The modules of ``pipe`` that denoise, by component name, found from the pipeline's
+    components: every diffusers model whose ``forward`` takes the noise level (a UNet, a DiT, a
+    prior, a super-resolution UNet; a combined pipeline's prior and decoder), not its VAE, text
+    encoders or projections. A module registered under two names is listed once."""
+    import inspect
+
+    found: dict[str, Any] = {}
+    for name, module in getattr(pipe, "components", {}).items():
+        if module is None or not _is_diffusers_model(module) or any(module is m for m in found.values()):
+            continue
+        try:
+            params = inspect.signature(module.forward).parameters
+        except (TypeError, ValueError):
+            continue
+        if any(p in params for p in _TIME_PARAMETERS):
+            found[name] = module
+    return found
+
+
+def _conv_share(module) -> float:
     import torch
 
-    done: dict[str, Any] = {}
-    for name in ("unet", "vae"):
-        module = getattr(pipe, name, None)
-        if module is not None:
+    total = sum(p.numel() for p in module.parameters())
+    conv = sum(p.numel() for m in module.modules() if isinstance(m, torch.nn.Conv2d) for p in m.parameters(recurse=False))
+    return conv / total if total else 0.0
+
+
+def apply_cuda_layout(pipe) -> dict[str, Any]:
+    """Channels-last for the convolutional models (UNets, VAEs: :data:`CONV_SHARE`), fused QKV
+    projections for every model that supports them; returns the settings to record: the
+    component names each was applied to."""
+    import torch
+
+    models = {name: m for name, m in getattr(pipe, "components", {}).items()
+              if m is not None and _is_diffusers_model(m)}
+    channels_last, fused, refused = [], [], []
+    for name, module in models.items():
+        if _conv_share(module) >= CONV_SHARE:
             module.to(memory_format=torch.channels_last)
-    done["channels_last"] = True
-    fuse = getattr(pipe, "fuse_qkv_projections", None)
-    if callable(fuse):
-        try:
-            fuse()
-            done["fused_qkv"] = True
-        except (AttributeError, NotImplementedError, ValueError) as err:  # e.g. added-KV attention processors
-            done["fused_qkv"] = f"not fused ({type(err).__name__})"
+            channels_last.append(name)
+        fuse = getattr(module, "fuse_qkv_projections", None)
+        config = getattr(module, "config", {}) or {}
+        if callable(fuse) and config.get("dual_attention_layers"):
+            # SD 3.5's dual-attention blocks: diffusers' fused processor (FusedJointAttnProcessor2_0)
+            # is set on their second, self-only attention too, which then fails at the first call
+            refused.append(f"{name} (dual attention layers)")
+        elif callable(fuse):
+            try:
+                fuse()
+                fused.append(name)
+            except (AttributeError, NotImplementedError, ValueError) as err:  # e.g. added-KV attention processors
+                refused.append(f"{name} ({type(err).__name__})")
+    done: dict[str, Any] = {"channels_last": channels_last, "fused_qkv": fused}
+    if refused:
+        done["fused_qkv_refused"] = refused
     return done
 
 
 def compile_pipeline(pipe, mode: str, *, vae_decoder: bool = False) -> dict[str, Any]:
-    """``torch.compile`` the UNet (and the VAE decoder when asked) with static shapes."""
-    import torch
-
-    pipe.unet = torch.compile(pipe.unet, mode=mode, fullgraph=True, dynamic=False)
-    done: dict[str, Any] = {"compile": mode, "compiled": ["unet"]}
+    """``torch.compile`` every denoiser (:func:`denoisers`) in place (``nn.Module.compile``: the
+    pipeline, and a combined pipeline's sub-pipelines holding the same module, call the compiled
+    forward) with static shapes; and the VAE decoder when asked. Returns the settings to record."""
+    options = {"mode": mode, "fullgraph": True, "dynamic": False}
+    compiled = []
+    for name, module in denoisers(pipe).items():
+        module.compile(**options)
+        compiled.append(name)
     vae = getattr(pipe, "vae", None)
     if vae_decoder and vae is not None:
-        vae.decoder = torch.compile(vae.decoder, mode=mode, fullgraph=True, dynamic=False)
-        done["compiled"].append("vae.decoder")
-    return done
+        vae.decoder.compile(**options)
+        compiled.append("vae.decoder")
+    if not compiled:
+        raise ValueError(f"{type(pipe).__name__} has no module that denoises (no diffusers model whose forward "
+                         "takes a timestep): nothing to compile")
+    return {"compile": mode, "compiled": compiled, "compile_options": "fullgraph, static shapes"}
+
+
+def uncompile_pipeline(pipe, *, vae_decoder: bool = True) -> None:
+    """Undo :func:`compile_pipeline` (after a compile failed at the first call): the modules run
+    their eager forward again. ``nn.Module.compile`` keeps the compiled callable in
+    ``_compiled_call_impl``; clearing it is the inverse torch itself uses when pickling."""
+    for module in denoisers(pipe).values():
+        module._compiled_call_impl = None
+    vae = getattr(pipe, "vae", None)
+    if vae_decoder and vae is not None and hasattr(vae, "decoder"):
+        vae.decoder._compiled_call_impl = None
+
+
+#: --offload: ``auto`` (default) keeps every model on the GPU when the weights fit and offloads
+#: otherwise; ``none``, ``model`` and ``sequential`` are diffusers' three ways
+OFFLOAD_MODES = ("auto", "none", "model", "sequential")
+#: the weights "fit" when they take at most this share of the GPU's free memory: the rest is for
+#: the activations of a batch (the automatic batch size then fills what is left)
+OFFLOAD_FIT_SHARE = 0.7
+
+
+def _weights_bytes(pipe) -> tuple[int, int]:
+    """(bytes of every model's weights, bytes of the largest model) of ``pipe``."""
+    import torch
+
+    sizes = [sum(t.numel() * t.element_size() for t in list(m.parameters()) + list(m.buffers()))
+             for m in getattr(pipe, "components", {}).values() if isinstance(m, torch.nn.Module)]
+    return sum(sizes), max(sizes, default=0)
+
+
+def choose_offload(requested: str | None, pipe, device) -> tuple[str, dict | None]:
+    """The offload mode to use: an explicit ``none`` / ``model`` / ``sequential`` (CUDA only), or
+    for ``auto`` (and None) the first that fits :data:`OFFLOAD_FIT_SHARE` of the free memory:
+    every model on the GPU, else one model at a time (``model``), else layer by layer
+    (``sequential``). Returns the mode and, for ``auto`` on CUDA, how it was chosen."""
+    requested = requested or "auto"
+    if requested not in OFFLOAD_MODES:
+        raise ValueError(f"unknown offload mode {requested!r}; use one of {', '.join(OFFLOAD_MODES)}")
+    if device.type != "cuda":
+        if requested in ("model", "sequential"):
+            raise ValueError(f"--offload {requested} moves weights between the CPU and a CUDA GPU; "
+                             f"device {device} has nothing to offload to")
+        return "none", None
+    if requested != "auto":
+        return requested, None
+    import torch
+
+    total, largest = _weights_bytes(pipe)
+    free, _ = torch.cuda.mem_get_info(device)
+    budget = free * OFFLOAD_FIT_SHARE
+    mode = "none" if total <= budget else "model" if largest <= budget else "sequential"
+    gib = 2 ** 30
+    return mode, {"rule": f"weights within {OFFLOAD_FIT_SHARE:.0%} of free GPU memory: none; the largest model "
+                          "within it: model; else sequential",
+                  "weights_gib": round(total / gib, 2), "largest_model_gib": round(largest / gib, 2),
+                  "free_gib": round(free / gib, 2)}
+
+
+def apply_offload(pipe, mode: str, device) -> None:
+    """Move ``pipe`` to ``device`` (``none``) or let diffusers move each model there when it runs
+    (``model``: ``enable_model_cpu_offload``) or each layer (``sequential``)."""
+    if mode == "none":
+        pipe.to(device)
+    elif mode == "model":
+        pipe.enable_model_cpu_offload(device=device)
+    elif mode == "sequential":
+        pipe.enable_sequential_cpu_offload(device=device)
+    else:
+        raise ValueError(f"unknown offload mode {mode!r}")
 
 
 def _peak_bytes(run: Callable[[int], Any], batch: int, device) -> int:

@@ -22,6 +22,7 @@ import importlib
 import inspect
 import os
 import shutil
+import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -30,9 +31,14 @@ from typing import Any
 from benchmark.extras import require
 
 from .api_images import OpenAIImagesModel, check_api_model
-from .cuda_speed import apply_cuda_layout, compile_pipeline, probe_batch_size, resolve_compile_mode
+from .cuda_speed import (
+    OFFLOAD_MODES, apply_cuda_layout, apply_offload, choose_offload, compile_pipeline, probe_batch_size,
+    resolve_compile_mode, uncompile_pipeline,
+)
 from .builtin_cache import BUILDER_VERSION, BUILTIN_SEED, build_builtin, check_builtin_name
 from .call_settings import PIPELINE_CALL_ARGUMENTS, check_call_settings, named_parameters
+from .model_cards import choose_call_settings
+from .pipeline_classes import AUTO_LOADER, PipelineChoice, choose_pipeline_class
 from .clip_tokenizer import CLIP_MAX_LENGTH, CLIP_VOCAB_SIZE, build_clip_tokenizer
 from .device import resolve_device, resolve_dtype
 from .errors import DeviceUnavailableError, MalformedSpecError
@@ -44,29 +50,15 @@ __all__ = [
     "TextToImageModel",
     "DiffusersTextToImage",
     "CallableTextToImage",
-    "FAMILY_DEFAULTS",
+    "OFFLOAD_MODES",
     "check_text_to_image",
     "load_text_to_image",
     "parse_text_to_image_spec",
+    "pipeline_choice",
+    "planned_setting_sources",
     "TINY_SD_SETTINGS",
     "build_tiny_sd",
 ]
-
-#: generation defaults per model family (every key can be overridden).
-#: height/width: for the Stable Diffusion families the resolution actually used is
-#: ``unet.config.sample_size * vae_scale_factor`` (what the model was trained at,
-#: e.g. 512 for SD 2 base, 768 for SD 2.x), falling back to the value here.
-FAMILY_DEFAULTS: dict[str, dict[str, Any]] = {
-    "sd1": {"num_inference_steps": 50, "guidance_scale": 7.5, "height": 512, "width": 512},
-    "sd2": {"num_inference_steps": 50, "guidance_scale": 7.5, "height": 768, "width": 768},
-    "sdxl": {"num_inference_steps": 50, "guidance_scale": 5.0, "height": 1024, "width": 1024},
-    "sd3": {"num_inference_steps": 28, "guidance_scale": 7.0, "height": 1024, "width": 1024},
-    # tiny, fast defaults of builtin:tiny-sd (see TINY_SD_SETTINGS)
-    "tiny": {"num_inference_steps": 3, "guidance_scale": 7.5, "height": 64, "width": 64},
-}
-
-#: keys of ``settings`` that are passed to the pipeline call
-_CALL_KEYS = ("num_inference_steps", "guidance_scale", "height", "width")
 
 
 class TextToImageModel(ABC):
@@ -118,23 +110,54 @@ def _family(pipe) -> str:
     return "other"
 
 
-def _call_defaults(pipe) -> dict[str, Any]:
-    """Defaults from the pipeline's own ``__call__`` signature (unknown families)."""
-    out = {}
-    params = inspect.signature(pipe.__call__).parameters
-    for key in _CALL_KEYS:
-        if key in params and params[key].default is not inspect.Parameter.empty:
-            out[key] = params[key].default
-    return out
-
-
 def _native_resolution(pipe) -> int | None:
-    unet = getattr(pipe, "unet", None)
-    sample = getattr(getattr(unet, "config", None), "sample_size", None)
+    """The resolution the pipeline makes when none is asked: its denoiser's sample size (a UNet's
+    ``sample_size``, a DiT pipeline's ``default_sample_size``) times the VAE's scale factor, as
+    the pipelines compute it themselves."""
     factor = getattr(pipe, "vae_scale_factor", None)
+    sample = getattr(pipe, "default_sample_size", None)
+    if not isinstance(sample, int):
+        unet = getattr(pipe, "unet", None)
+        sample = getattr(getattr(unet, "config", None), "sample_size", None)
+    if isinstance(sample, (list, tuple)) and sample:
+        sample = sample[0]
     if isinstance(sample, int) and isinstance(factor, int):
         return sample * factor
     return None
+
+
+def _component_config(pipe) -> Callable[[str], dict | None]:
+    def read(component: str) -> dict | None:
+        config = getattr(getattr(pipe, component, None), "config", None)
+        return dict(config) if config is not None else None
+
+    return read
+
+
+def _replace_scheduler(pipe, scheduler: str | None) -> None:
+    """``--set scheduler=NAME``: the pipeline's scheduler rebuilt as that diffusers class."""
+    import diffusers
+
+    if scheduler is None:
+        return
+    cls = getattr(diffusers, str(scheduler), None)
+    if cls is None or not hasattr(cls, "from_config"):
+        raise MalformedSpecError(f"unknown diffusers scheduler {scheduler!r}")
+    if getattr(pipe, "scheduler", None) is None:
+        raise MalformedSpecError(f"{type(pipe).__name__} has several schedulers and none called scheduler: "
+                                 "--set scheduler= cannot say which to replace")
+    pipe.scheduler = cls.from_config(pipe.scheduler.config)
+
+
+def _scheduler_names(pipe) -> str | dict[str, str]:
+    """The scheduler's class; a pipeline with several (unCLIP: prior, decoder, super-resolution)
+    gives each by component name."""
+    from diffusers import SchedulerMixin
+
+    found = {name: type(c).__name__ for name, c in pipe.components.items() if isinstance(c, SchedulerMixin)}
+    if "scheduler" in found:
+        return found["scheduler"]
+    return found if len(found) != 1 else next(iter(found.values()))
 
 
 def _attention_name() -> str:
@@ -160,6 +183,9 @@ class DiffusersTextToImage(TextToImageModel):
         commit: str | None = None,
         compile: bool | str | None = None,
         compile_vae: bool = False,
+        card_id: str | None = None,
+        offload: str = "none",
+        offload_auto: dict | None = None,
     ):
         import diffusers
         import torch
@@ -177,31 +203,16 @@ class DiffusersTextToImage(TextToImageModel):
         # generated one call each so that pixels never depend on the batch.
         self.batch_invariant = bool(overrides.pop("batch_invariant", device.type == "cpu"))
 
-        scheduler = overrides.pop("scheduler", None)
-        if scheduler is not None:
-            cls = getattr(diffusers, str(scheduler), None)
-            if cls is None or not hasattr(cls, "from_config"):
-                raise MalformedSpecError(f"unknown diffusers scheduler {scheduler!r}")
-            pipe.scheduler = cls.from_config(pipe.scheduler.config)
-
-        call = dict(FAMILY_DEFAULTS.get(family) or _call_defaults(pipe))
-        native = _native_resolution(pipe)
-        if family in ("sd1", "sd2", "sdxl") and native:
-            call["height"] = call["width"] = native
-        # only named parameters of the pipeline's call (its **kwargs only takes
-        # deprecated callback arguments, and would swallow typos silently)
-        params = set(named_parameters(pipe.__call__))
-        check_call_settings(pipe.__call__, overrides, what=type(pipe).__name__, reserved=PIPELINE_CALL_ARGUMENTS)
-        call.update(overrides)
-        call = {k: v for k, v in call.items() if k in params}
-        self.call_kwargs = call
+        _replace_scheduler(pipe, overrides.pop("scheduler", None))
+        call = self._choose_call(overrides, card_id=None if is_builtin else card_id, builtin=family == "tiny")
+        params = named_parameters(pipe.__call__)
 
         checker = getattr(pipe, "safety_checker", None)
         self.settings = {
             **call,
             "family": family,
             "pipeline": type(pipe).__name__,
-            "scheduler": type(pipe.scheduler).__name__,
+            "scheduler": _scheduler_names(pipe),
             "dtype": str(dtype).removeprefix("torch."),
             "device": str(device),
             "attention": _attention_name(),
@@ -216,18 +227,60 @@ class DiffusersTextToImage(TextToImageModel):
         if is_builtin:
             self.settings["builtin"] = "random weights: outputs are meaningless"
         pipe.set_progress_bar_config(disable=True)
-        self._set_up_speed(compile, compile_vae)
+        if "height" not in params:
+            # the call sets no resolution (unCLIP: its super-resolution UNet decides): record the
+            # size of the images it makes, from one short call
+            self.settings["image_size"] = list(self._call(["a photo"], [0], **self._short_call()).images[0].size)
+        self._set_up_speed(compile, compile_vae, offload, offload_auto)
 
-    def _set_up_speed(self, compile: bool | str | None, compile_vae: bool) -> None:
+    def _choose_call(self, overrides: dict, *, card_id: str | None, builtin: bool) -> dict:
+        """The call arguments (model_cards.py: --set, the model card table, a structural hint, the
+        pipeline's defaults), with the resolution always explicit; ``setting_sources`` says where
+        each came from (recorded in run_config.json, printed in the plan)."""
+        pipe = self.pipe
+        # only named parameters of the pipeline's call (its **kwargs only takes
+        # deprecated callback arguments, and would swallow typos silently)
+        params = named_parameters(pipe.__call__)
+        check_call_settings(pipe.__call__, overrides, what=type(pipe).__name__, reserved=PIPELINE_CALL_ARGUMENTS)
+        call, self.setting_sources = choose_call_settings(
+            params, pipeline_class=type(pipe).__name__, model_id=card_id, read_config=_component_config(pipe),
+            overrides=overrides, builtin=TINY_SD_SETTINGS if builtin else None)
+        native = _native_resolution(pipe)
+        for key in ("height", "width"):  # always recorded: the size of the images made
+            if key in params and call.get(key) is None and native:
+                call[key] = native
+        self.call_kwargs = call
+        return call
+
+    def _set_up_speed(self, compile: bool | str | None, compile_vae: bool, offload: str,
+                      offload_auto: dict | None) -> None:
         """CUDA speed settings (cuda_speed.py): layout now, compile once the batch is known;
-        on other devices nothing changes and nothing is recorded."""
+        on other devices nothing changes and nothing is recorded. ``speed`` is what happened
+        (written to run_config.json by the runner), ``settings`` what was asked."""
+        self.compile_explicit = compile is not None and compile is not False
+        if offload == "sequential" and compile is None:
+            compile = False  # sequential offload moves weights inside each forward: nothing to compile
+        elif offload == "sequential" and self.compile_explicit:
+            raise MalformedSpecError("--offload sequential cannot be compiled (weights move inside each forward): "
+                                     "use --offload model, or --no-compile")
         self.compile_mode = resolve_compile_mode(compile, self.device)
         self.compile_vae = bool(compile_vae)
         self.static_batch: int | None = None
         self.compiled = False
+        self.speed: dict[str, Any] = {}
         if self.device.type == "cuda":
-            self.settings.update(apply_cuda_layout(self.pipe))
+            layout = apply_cuda_layout(self.pipe)
+            self.settings.update(layout)
             self.settings["compile"] = self.compile_mode or False
+            self.settings["offload"] = offload
+            self.speed.update({**layout, "compile": self.compile_mode or False, "offload": offload})
+            if offload_auto:
+                self.speed["offload_auto"] = offload_auto
+
+    def _short_call(self) -> dict[str, int]:
+        """Two denoising steps for every stage of the pipeline (a combined pipeline's prior and
+        decoder too): the batch-size probe and the compile warm-up need shapes, not images."""
+        return {k: 2 for k in named_parameters(self.pipe.__call__) if k.endswith("num_inference_steps")}
 
     def auto_batch_size(self) -> tuple[int, dict] | None:
         """The largest batch that fits the GPU at this model's resolution (probed with two
@@ -236,7 +289,7 @@ class DiffusersTextToImage(TextToImageModel):
             return None
 
         def run(batch: int) -> None:
-            self._call(["a photo of a person"] * batch, list(range(batch)), num_inference_steps=2)
+            self._call(["a photo of a person"] * batch, list(range(batch)), **self._short_call())
 
         return probe_batch_size(run, self.device)
 
@@ -248,16 +301,33 @@ class DiffusersTextToImage(TextToImageModel):
             self.static_batch = int(batch_size)
             self.settings["static_batch"] = self.static_batch
         if self.compile_mode and not self.compiled:
-            self.settings.update(compile_pipeline(self.pipe, self.compile_mode, vae_decoder=self.compile_vae))
+            self.speed.update(compile_pipeline(self.pipe, self.compile_mode, vae_decoder=self.compile_vae))
             self.compiled = True
 
     def warm_up(self) -> bool:
         """Compile now (one call at the static batch, two steps), so the compile time is
-        reported apart from the time per image; False when nothing is compiled."""
+        reported apart from the time per image; False when nothing is compiled. A compile that
+        fails is undone and the run goes on uncompiled, said in one line and recorded in
+        ``speed`` (unless compile was asked for explicitly: then the run stops with that line)."""
         if not self.compiled:
             return False
         n = self.static_batch or 1
-        self._call(["a photo of a person"] * n, list(range(n)), num_inference_steps=2)
+        try:
+            self._call(["a photo of a person"] * n, list(range(n)), **self._short_call())
+        except Exception as err:  # noqa: BLE001 - dynamo / inductor raise many kinds
+            import torch
+
+            if isinstance(err, torch.cuda.OutOfMemoryError):
+                raise
+            first = (str(err).strip().splitlines() or [""])[0][:200]
+            why = f"{type(err).__name__}: {first}" if first else type(err).__name__
+            modules = ", ".join(self.speed.get("compiled", []))
+            if self.compile_explicit:
+                raise RuntimeError(f"torch.compile of {modules} failed ({why}); run with --no-compile") from err
+            uncompile_pipeline(self.pipe)
+            self.compiled = False
+            self.speed.update({"compile": False, "compiled": [], "compile_error": why})
+            print(f"t2ibench: torch.compile of {modules} failed ({why}); generating uncompiled", file=sys.stderr)
         return True
 
     def _generate(self, prompts: list[str], seeds: list[int]) -> GenerationOutput:
@@ -294,8 +364,11 @@ class DiffusersTextToImage(TextToImageModel):
         return GenerationOutput(images=list(out.images), nsfw=nsfw)
 
 
-def _load_diffusers(path_or_id: str, *, revision, device, dtype, variant=None, token=None):
-    from diffusers import AutoPipelineForText2Image
+def _load_diffusers(path_or_id: str, *, revision, device, dtype, variant=None, token=None, loader=AUTO_LOADER,
+                    offload: str | None = None):
+    """The pipeline (through ``loader``: pipeline_classes.py), on ``device`` or offloaded to it
+    (cuda_speed.choose_offload); returns ``(pipe, offload mode, how auto chose it)``."""
+    from diffusers import AutoPipelineForText2Image, DiffusionPipeline
 
     kwargs: dict[str, Any] = {"dtype": dtype}
     if revision:
@@ -304,14 +377,16 @@ def _load_diffusers(path_or_id: str, *, revision, device, dtype, variant=None, t
         kwargs["variant"] = variant
     if token is not None:
         kwargs["token"] = token
-    pipe = AutoPipelineForText2Image.from_pretrained(path_or_id, **kwargs)
-    pipe = pipe.to(device)
+    load = AutoPipelineForText2Image if loader == AUTO_LOADER else DiffusionPipeline
+    pipe = load.from_pretrained(path_or_id, **kwargs)
+    mode, how = choose_offload(offload, pipe, device)
+    apply_offload(pipe, mode, device)
     vae = getattr(pipe, "vae", None)
     if device.type == "cuda" and hasattr(vae, "enable_slicing"):
         # SDPA (flash / memory-efficient kernels) is diffusers' default attention on
         # torch >= 2; the VAE decodes one image at a time to bound memory at large batches.
         vae.enable_slicing()
-    return pipe
+    return pipe, mode, how
 
 
 # -------------------------------------------------------------------------- callable
@@ -424,13 +499,15 @@ def check_text_to_image(
     dtype=None,
     token: str | bool | None = None,
     overrides: dict | None = None,
+    offload: str | None = None,
 ) -> str:
     """Everything about a text-to-image spec that can fail, checked before any weights load;
     returns the pipeline's class name (or ``python-callable``). One-line errors for: the spec's
     syntax, a missing local folder or Hub model (offline, gated, no such revision),
     ``revision`` with a built-in model or local folder (they have no revisions), float16 on a
-    CPU, a device that is not there, a pipeline diffusers does not know, and each ``--set``
-    setting the pipeline's call does not take or whose value has the wrong type."""
+    CPU, a device that is not there, a pipeline diffusers cannot run as text-to-image (the class
+    that will run is the one checked: pipeline_classes.py), an offload mode that does not apply,
+    and each ``--set`` setting that class's call does not take or whose value has the wrong type."""
     overrides = dict(overrides or {})
     kind, value = parse_text_to_image_spec(spec)
     if revision and kind in ("builtin", "local", "python", "openai"):
@@ -453,16 +530,64 @@ def check_text_to_image(
     if dev.type == "cpu" and str(dt) == "torch.float16":
         raise DeviceUnavailableError("--dtype float16 does not run on the CPU (diffusers' CPU kernels lack "
                                      "half precision and each image would take minutes): use float32 or bfloat16")
-    class_name = str(_pipeline_index(kind, value, revision, token).get("_class_name") or "")
-    cls = getattr(diffusers, class_name, None)
-    if cls is None or not hasattr(cls, "__call__"):
-        raise MalformedSpecError(f"{spec}: pipeline class {class_name!r} is not in diffusers "
-                                 f"{diffusers.__version__}: it is not a text-to-image pipeline this loader reads")
+    choice = pipeline_choice(spec, revision=revision, token=token)
     scheduler = overrides.get("scheduler")
     if scheduler is not None and not hasattr(getattr(diffusers, str(scheduler), None), "from_config"):
         raise MalformedSpecError(f"unknown diffusers scheduler {scheduler!r}")
-    check_call_settings(cls.__call__, overrides, what=class_name, reserved=PIPELINE_CALL_ARGUMENTS)
-    return class_name
+    if offload not in (None, *OFFLOAD_MODES):
+        raise MalformedSpecError(f"unknown offload mode {offload!r}; use one of {', '.join(OFFLOAD_MODES)}")
+    if offload in ("model", "sequential") and dev.type != "cuda":
+        raise DeviceUnavailableError(f"--offload {offload} moves weights between the CPU and a CUDA GPU; "
+                                     f"device {dev} has nothing to offload to")
+    check_call_settings(choice.cls.__call__, overrides, what=choice.name, reserved=PIPELINE_CALL_ARGUMENTS)
+    return choice.name
+
+
+def pipeline_choice(spec: str, *, revision: str | None = None, token: str | bool | None = None) -> PipelineChoice:
+    """The diffusers class that will run ``spec`` (a built-in model, local folder or Hub ID) and
+    its loader, from ``model_index.json`` alone (pipeline_classes.py)."""
+    kind, value = parse_text_to_image_spec(spec)
+    if kind not in ("builtin", "local", "hub"):
+        raise MalformedSpecError(f"{spec} is not a diffusers pipeline")
+    index = _pipeline_index(kind, value, revision, token)
+    return choose_pipeline_class(index, spec=spec, local_folder=Path(value) if kind == "local" else None)
+
+
+def planned_setting_sources(spec: str, pipeline_class: str, overrides: dict | None = None, *,
+                            revision: str | None = None, token: str | bool | None = None) -> dict[str, str]:
+    """Where each call setting of a diffusers ``spec`` will come from (model_cards.py), worked out
+    before any weights load, for the plan; {} for callables and image APIs."""
+    kind, value = parse_text_to_image_spec(spec)
+    if kind not in ("builtin", "local", "hub"):
+        return {}
+    import diffusers
+
+    cls = getattr(diffusers, pipeline_class, None)
+    if cls is None:
+        return {}
+
+    def read_config(component: str) -> dict | None:
+        import json
+
+        if kind == "local":
+            path = Path(value) / component / "config.json"
+        else:
+            from huggingface_hub import hf_hub_download
+
+            try:
+                path = Path(hf_hub_download(value, f"{component}/config.json", revision=revision, token=token))
+            except Exception:  # noqa: BLE001 - offline and not cached, no such file: the loader reads it later
+                return None
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+
+    _, sources = choose_call_settings(
+        named_parameters(cls.__call__), pipeline_class=pipeline_class,
+        model_id=value if kind == "hub" else None, read_config=read_config, overrides=dict(overrides or {}),
+        builtin=TINY_SD_SETTINGS if kind == "builtin" else None)
+    return sources
 
 
 def load_text_to_image(
@@ -475,6 +600,7 @@ def load_text_to_image(
     token: str | bool | None = None,
     compile: bool | str | None = None,
     compile_vae: bool = False,
+    offload: str | None = None,
     **overrides,
 ) -> TextToImageModel:
     """Load a text-to-image model from a spec (see module docstring).
@@ -486,10 +612,15 @@ def load_text_to_image(
     without network or a gated model raise :class:`ModelSpecError` (one line) before
     any weights are loaded.
 
-    ``compile``: ``torch.compile`` of the UNet (``compile_vae``: and the VAE decoder); None
-    (default) = on with mode ``default`` on CUDA, off elsewhere; False = off; or a mode name
-    (see :mod:`benchmark.models.cuda_speed`, which also sets channels-last and fused QKV
-    projections on CUDA).
+    ``compile``: ``torch.compile`` of the modules that denoise (``compile_vae``: and the VAE
+    decoder); None (default) = on with mode ``default`` on CUDA, off elsewhere; False = off; or
+    a mode name (see :mod:`benchmark.models.cuda_speed`, which also sets channels-last and fused
+    QKV projections on CUDA). ``offload``: ``auto`` (None), ``none``, ``model`` or
+    ``sequential`` (diffusers' CPU offload, CUDA only; auto offloads only what does not fit).
+
+    Call settings not given in ``overrides`` come from the model card table, a structural hint
+    or the pipeline's defaults (:mod:`benchmark.models.model_cards`); ``model.setting_sources``
+    says which.
     """
     speed = {"compile": compile, "compile_vae": compile_vae}
     if callable(spec) and not isinstance(spec, str):
@@ -498,7 +629,8 @@ def load_text_to_image(
         module = getattr(spec, "__module__", None) or type(spec).__module__
         return CallableTextToImage(spec, model_id=f"python:{module}:{name}", revision=revision, overrides=overrides)
     kind, value = parse_text_to_image_spec(spec)
-    check_text_to_image(spec, revision=revision, device=device, dtype=dtype, token=token, overrides=overrides)
+    check_text_to_image(spec, revision=revision, device=device, dtype=dtype, token=token, overrides=overrides,
+                        offload=offload)
     if kind == "python":
         require("PIL", extra="audit", purpose="generate images")
         return CallableTextToImage(_import_callable(value), model_id=value, revision=revision, overrides=overrides)
@@ -511,31 +643,23 @@ def load_text_to_image(
     dt = resolve_dtype(dtype, dev)
     if kind == "builtin":
         folder = build_builtin(value, build_tiny_sd, kind="text-to-image")
-        pipe = _load_diffusers(str(folder), revision=None, device=dev, dtype=dt)
-        return DiffusersTextToImage(
-            pipe,
-            model_id=f"builtin:{value}",
-            revision=f"builtin-v{BUILDER_VERSION}",
-            device=dev,
-            dtype=dt,
-            family="tiny",
-            overrides=overrides,
-            is_builtin=True,
-            **speed,
-        )
+        pipe, mode, how = _load_diffusers(str(folder), revision=None, device=dev, dtype=dt, offload=offload)
+        return DiffusersTextToImage(pipe, model_id=f"builtin:{value}", revision=f"builtin-v{BUILDER_VERSION}",
+                                    device=dev, dtype=dt, family="tiny", overrides=overrides, is_builtin=True,
+                                    offload=mode, offload_auto=how, **speed)
+    choice = pipeline_choice(spec, revision=revision, token=token)
     if kind == "local":
-        if not (Path(value) / "model_index.json").is_file():
-            raise MalformedSpecError(f"local folder {value} has no model_index.json: it is not a diffusers pipeline")
-        pipe = _load_diffusers(value, revision=None, device=dev, dtype=dt, variant=variant)
+        pipe, mode, how = _load_diffusers(value, revision=None, device=dev, dtype=dt, variant=variant,
+                                          loader=choice.loader, offload=offload)
         return DiffusersTextToImage(pipe, model_id=value, revision=None, device=dev, dtype=dt, overrides=overrides,
-                                    **speed)
-    # hub
+                                    offload=mode, offload_auto=how, **speed)
+    # hub (or its local cache): the model card table is keyed by this ID
     ensure_hub_model(value, ["model_index.json"], revision=revision, token=token, what="text-to-image model")
-    pipe = _load_diffusers(value, revision=revision, device=dev, dtype=dt, variant=variant, token=token)
+    pipe, mode, how = _load_diffusers(value, revision=revision, device=dev, dtype=dt, variant=variant, token=token,
+                                      loader=choice.loader, offload=offload)
     commit = cached_commit(value, "model_index.json", revision)
-    return DiffusersTextToImage(
-        pipe, model_id=value, revision=revision, device=dev, dtype=dt, overrides=overrides, commit=commit, **speed
-    )
+    return DiffusersTextToImage(pipe, model_id=value, revision=revision, device=dev, dtype=dt, overrides=overrides,
+                                commit=commit, card_id=value, offload=mode, offload_auto=how, **speed)
 
 
 # ---------------------------------------------------------------------------- builtin:tiny-sd

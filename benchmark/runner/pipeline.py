@@ -36,7 +36,8 @@ def run_audit(run_dir: str | Path, model_spec: str, suites: Sequence[str], *, li
               batch_size: int | str = AUTO, revision: str | None = None, device: str | None = None,
               dtype: str | None = None, overrides: dict | None = None, annotators: dict | None = None,
               n_resamples: int = 1000, progress: bool = True, probes: str | None = None,
-              probes_revision: str | None = None, compile: bool | None = None, **inputs) -> AuditOutcome:
+              probes_revision: str | None = None, compile: bool | None = None, offload: str | None = None,
+              **inputs) -> AuditOutcome:
     """Audit ``model_spec`` on ``suites`` of the probe set ``probes`` (None: the built-in probes;
     a probe dataset folder or a Hub dataset ID at ``probes_revision``) into ``run_dir``;
     ``inputs``: the task inputs by name (:mod:`benchmark.tasks.inputs`), e.g. a reference dataset
@@ -46,14 +47,15 @@ def run_audit(run_dir: str | Path, model_spec: str, suites: Sequence[str], *, li
     # every input checked before the first image; nothing written if one is wrong
     plan = preflight(run_dir, model_spec, suites, limit_per_suite=limit_per_suite, batch_size=batch_size,
                      revision=revision, device=device, dtype=dtype, overrides=overrides, annotators=annotators,
-                     probes=probes, probes_revision=probes_revision, **inputs)
+                     probes=probes, probes_revision=probes_revision, offload=offload, **inputs)
     if is_builtin(model_spec):
         print(f"WARNING: {model_spec}: {BUILTIN_WARNING}", file=sys.stderr)
     if progress and process_state().is_main_process:
         print(plan.format(), file=sys.stderr)
     gen = run_generation(run_dir, model_spec, suites, limit_per_suite, batch_size, revision=revision, device=device,
                          dtype=dtype, overrides=overrides, progress=progress, probes=probes,
-                         probes_revision=probes_revision, chosen=plan.chosen, compile=compile, **inputs)
+                         probes_revision=probes_revision, chosen=plan.chosen, compile=compile, offload=offload,
+                         **inputs)
     outcome = AuditOutcome(run_dir=run_dir, stage_seconds={"generate": sum(gen.timings.values())})
     if not process_state().is_main_process:
         outcome.main_process = False

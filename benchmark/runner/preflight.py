@@ -17,7 +17,7 @@ from typing import Any, Sequence
 
 from benchmark.contract import run_folder as rf
 from benchmark.models.api_images import estimate_requests
-from benchmark.models.text_to_image import check_text_to_image
+from benchmark.models.text_to_image import check_text_to_image, planned_setting_sources
 from benchmark.probes.source import suite_families
 from benchmark.contract.results import RESULTS_FILE, UnreadableResults, load_results_file, validate_results
 from benchmark.runner.annotate import annotator_options, choose_annotators
@@ -53,6 +53,7 @@ class AuditPlan:
     seconds_per_image: float | None = None
     annotate_images_per_second: float | None = None
     requests: str | None = None  # an image API's requests and cost estimate (benchmark.models.api_images)
+    setting_sources: dict[str, str] = field(default_factory=dict)  # call setting -> where it comes from
 
     @property
     def n_images(self) -> int:
@@ -68,6 +69,11 @@ class AuditPlan:
     def format(self) -> str:
         suites = ", ".join(f"{s} {n}" for s, n in self.images.items())
         rows = [("model", f"{self.model} ({self.pipeline})")]
+        if self.setting_sources:
+            by_source: dict[str, list[str]] = {}
+            for key, source in self.setting_sources.items():
+                by_source.setdefault(source, []).append(key)
+            rows.append(("settings from", "; ".join(f"{source}: {', '.join(keys)}" for source, keys in by_source.items())))
         if self.settings:
             rows.append(("settings", ", ".join(f"{k}={v!r}" for k, v in self.settings.items())))
         for option, models in self.annotators.items():
@@ -128,7 +134,7 @@ def preflight(run_dir: str | Path, model_spec: str, suites: Sequence[str] | None
               limit_per_suite: int | None = None, batch_size: int | str | None = None, revision: str | None = None,
               device: str | None = None, dtype: str | None = None, overrides: dict | None = None,
               annotators: dict | None = None, probes: Any = None, probes_revision: str | None = None,
-              **inputs: Any) -> AuditPlan:
+              offload: str | None = None, **inputs: Any) -> AuditPlan:
     """Check every input of ``run_audit`` (same arguments; ``inputs``: the task inputs by name)
     and return the plan; raises a one-line ``ValueError`` (``ModelSpecError``,
     ``RunFolderError``...) on the first problem."""
@@ -139,7 +145,9 @@ def preflight(run_dir: str | Path, model_spec: str, suites: Sequence[str] | None
                             batch_size=batch_size or DEFAULT_BATCH_SIZE, probe_record=chosen.record,
                             inputs=chosen.inputs)
     rf.check_run_config(run_dir, early, EARLY_IDENTITY_KEYS, model_keys=("spec", "revision_requested"))
-    pipeline = check_text_to_image(model_spec, revision=revision, device=device, dtype=dtype, overrides=overrides)
+    pipeline = check_text_to_image(model_spec, revision=revision, device=device, dtype=dtype, overrides=overrides,
+                                   offload=offload)
+    sources = planned_setting_sources(model_spec, pipeline, overrides)
 
     run_config = rf.read_run_config(run_dir) or {"model": {"spec": model_spec}}
     families = suite_families(chosen.record, chosen.suites)
@@ -152,6 +160,7 @@ def preflight(run_dir: str | Path, model_spec: str, suites: Sequence[str] | None
         requests = estimate_requests(str(model_spec).split(":", 1)[1], dict(overrides or {}),
                                      max(len(chosen.limited) - done, 0))
     return AuditPlan(requests=requests, run_dir=run_dir, model=model_spec, pipeline=pipeline, settings=dict(overrides or {}),
+                     setting_sources=sources,
                      images={s: int(counts.get(s, 0)) for s in chosen.suites}, done=done,
                      annotators={c.kind.option: c.models for c in choices}, unannotated=unannotated,
                      seconds_per_image=per_image, annotate_images_per_second=annotate_rate,

@@ -1,0 +1,69 @@
+"""Every text-to-image family the runner supports, as a tiny random-weight diffusers pipeline
+(``tiny_pipelines_unet.py``: UNet families, priors and decoders; ``tiny_pipelines_dit.py``:
+transformer families and Kandinsky 3), and a Hugging Face cache laid out around a pipeline
+folder, so a family is loaded under its Hub ID offline. Used by the tests and by
+``bench/gpu_check.sh``; the images are meaningless.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import tiny_pipelines_dit as dit
+import tiny_pipelines_unet as unet
+
+__all__ = ["FAMILIES", "CALL_ARGUMENTS", "IMAGE_SIZES", "HUB_IDS", "build_family", "install_in_hub_cache"]
+
+FAMILIES: dict[str, Callable[[Path], None]] = {**unet.UNET_FAMILIES, **dit.DIT_FAMILIES}
+#: the arguments of a 2-step call at the tiny size (what ``--set`` passes to the runner)
+CALL_ARGUMENTS: dict[str, dict] = {**unet.CALL_ARGUMENTS, **dit.CALL_ARGUMENTS}
+#: (width, height) of the images such a call makes
+IMAGE_SIZES: dict[str, tuple[int, int]] = {**unet.IMAGE_SIZES, **dit.IMAGE_SIZES}
+#: the Hub ID each family is cached under in the tests (the model card table's rows). Würstchen and
+#: Stable Cascade are left out: their Hub repos are decoders linking a prior repo, and the tiny builds
+#: are combined folders (loaded from a folder, not from a cache)
+HUB_IDS: dict[str, str] = {
+    "sd15": "stable-diffusion-v1-5/stable-diffusion-v1-5",
+    "sd2": "stabilityai/stable-diffusion-2-1",
+    "sdxl": "stabilityai/sdxl-turbo",
+    "playground": "playgroundai/playground-v2.5-1024px-aesthetic",
+    "lcm": "SimianLuo/LCM_Dreamshaper_v7",
+    # the Hub repo is the decoder, whose card links the prior (a combined folder has no card to read)
+    "kandinsky22_decoder": "kandinsky-community/kandinsky-2-2-decoder",
+    "unclip": "kakaobrain/karlo-v1-alpha",
+    "sd3": "stabilityai/stable-diffusion-3-medium-diffusers",
+    "sd35": "stabilityai/stable-diffusion-3.5-medium",
+    "flux_schnell": "black-forest-labs/FLUX.1-schnell",
+    "flux_dev": "black-forest-labs/FLUX.1-dev",
+    "pixart_alpha": "PixArt-alpha/PixArt-XL-2-1024-MS",
+    "pixart_sigma": "PixArt-alpha/PixArt-Sigma-XL-2-1024-MS",
+    "sana": "Efficient-Large-Model/Sana_1600M_1024px_diffusers",
+    "kandinsky3": "kandinsky-community/kandinsky-3",
+}
+
+
+def build_family(key: str, folder: Path) -> Path:
+    """Build family ``key`` into ``folder`` (once: an existing build is reused); returns the folder
+    holding model_index.json."""
+    if key not in FAMILIES:
+        raise KeyError(f"unknown family {key!r}; known: {', '.join(sorted(FAMILIES))}")
+    folder = Path(folder)
+    if not (folder / "model_index.json").is_file():
+        folder.mkdir(parents=True, exist_ok=True)
+        FAMILIES[key](folder)
+    return folder
+
+
+def install_in_hub_cache(folder: Path, hub_cache: Path, model_id: str,
+                         commit: str = "0123456789abcdef0123456789abcdef01234567") -> Path:
+    """Copy a pipeline folder into a Hugging Face hub cache (``HF_HUB_CACHE``) as if
+    ``hf download MODEL_ID`` had run: ``models--org--name/snapshots/COMMIT`` and ``refs/main``."""
+    repo = Path(hub_cache) / ("models--" + model_id.replace("/", "--"))
+    snapshot = repo / "snapshots" / commit
+    if not snapshot.is_dir():
+        shutil.copytree(folder, snapshot)
+        (repo / "refs").mkdir(parents=True, exist_ok=True)
+        (repo / "refs" / "main").write_text(commit)
+    return snapshot
