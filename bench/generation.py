@@ -1,8 +1,9 @@
 """Benchmark: image generation and CLIP embedding speed, on a GPU or, with --tiny, a CPU.
 
-Builds SD 1.5 (512 px), SD 2.1 (768-v) and SDXL base (1024 px) pipelines and CLIP ViT-L/14
-from their published configs (``bench/configs/*.json``) with random weights (the compute
-is that of the real weights), and measures in one run, per model:
+Builds SD 1.5 (512 px), SD 2.1 (768-v) and SDXL base (1024 px) pipelines, two diffusion
+transformers (FLUX.1-dev and SD 3.5 Medium, 1024 px) and CLIP ViT-L/14 from their published
+configs (``bench/configs/*.json``) with random weights (the compute is that of the real
+weights), and measures in one run, per UNet model (SD 1.5 / 2.1 / XL):
 
 * ``batch1-fp16``: the loop peers use (fp16, batch 1, diffusers' defaults, no compile);
 * ``runner``: what users get: the pipeline saved to a folder, loaded by
@@ -24,12 +25,25 @@ is that of the real weights), and measures in one run, per model:
   uint8 tensors from the decode threads, resize and normalise on the GPU), and from the
   float tensors a pipeline holds (``OpenClipEncoder.embed_image_tensors``: ``clip-tensor``).
 
+The diffusion transformers (``flux-dev``: FLUX.1-dev, 28 steps, guidance 3.5 as an embedding,
+one transformer forward per step; ``sd35-medium``: SD 3.5 Medium, 40 steps, classifier-free
+guidance 4.5, the batch doubled) are too large to build with random weights on the CPU
+(FLUX: a 12B transformer + a 4.7B T5-XXL, ~34 GB in bf16): their parameters are made on the
+meta device and materialised on the device in bf16 with a fast random init
+(:func:`materialise`); buffers (CLIP's position ids, SD3's sin-cos position table) are
+computed by the constructors as usual. Nothing is saved, so the ``runner`` rows (which load a
+folder) are not measured for them; they get two plain pipeline rows, ``FluxPipeline(**modules)``
+/ ``StableDiffusion3Pipeline(**modules)`` called as diffusers documents it: ``batch1-bf16``
+and ``batched-bf16`` (``--batch-size``), warmed up with a 2-step call at the same batch.
+
 The arithmetic floor per model comes from ``torch.utils.flop_counter.FlopCounterMode`` on
-the actual modules (one UNet forward at the guidance batch, x the UNet evaluations the
-scheduler makes for the steps, + VAE decode + text encoder), divided by the GPU's dense
-bf16 peak (table below, or ``--peak-tflops``).
+the actual modules (one denoiser forward, UNet or transformer, at the guidance batch: 2 with
+classifier-free guidance, 1 for FLUX.1-dev; x the denoiser evaluations the scheduler makes
+for the steps; + VAE decode + text encoders at their sequence lengths), divided by the GPU's
+dense bf16 peak (table below, or ``--peak-tflops``).
 
     python bench/generation.py --models sd15 sd2 sdxl clip --device cuda --out bench-results/
+    python bench/generation.py --models flux-dev sd35-medium --device cuda --n-images 2 --batch-size 4
     python bench/generation.py --tiny                     # tiny configs on the CPU (CI)
     python bench/generation.py --flops-only               # real-size FLOPs per image, no weights (meta device)
 """
@@ -38,6 +52,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import gc
 import json
 import math
@@ -63,8 +78,15 @@ from benchmark.runner.batch_size import resolve_batch_size  # noqa: E402
 from benchmark.runner.generate import DEFAULT_BATCH_SIZE, build_probes, generate  # noqa: E402
 
 CONFIG_DIR = Path(__file__).resolve().parent / "configs"
-PIPELINE_MODELS = ("sd15", "sd2", "sdxl")
+UNET_MODELS = ("sd15", "sd2", "sdxl")
+#: diffusion transformers: parameters made on the meta device, materialised on the device
+DIT_MODELS = ("flux-dev", "sd35-medium")
+PIPELINE_MODELS = UNET_MODELS + DIT_MODELS
 MODELS = PIPELINE_MODELS + ("clip",)
+#: the rows measured for DIT_MODELS (plain pipeline calls in bf16): config -> batch (None: --batch-size)
+DIT_ROWS = (("batch1-bf16", 1), ("batched-bf16", None))
+TEXT_KEYS = ("text_encoder", "text_encoder_2", "text_encoder_3")
+TOKENIZER_KEYS = ("tokenizer", "tokenizer_2", "tokenizer_3")
 CONFIGS = ("runner", "runner-no-compile", "runner-batch4", "batch1-fp16", "bf16", "sdpa", "sdpa-backends",
            "channels-last", "fused-qkv", "batch-sweep", "compile", "compile-modes", "compile-vae", "vae-tiling",
            "vae-slicing", "combined")
@@ -93,12 +115,30 @@ def _clean(cfg: dict) -> dict:
 
 
 def load_config(name: str) -> dict:
-    return json.loads((CONFIG_DIR / f"{name}.json").read_text(encoding="utf-8"))
+    """``bench/configs/<name>.json``; model names spell ``-`` where file names spell ``_`` (flux-dev)."""
+    return json.loads((CONFIG_DIR / f"{name.replace('-', '_')}.json").read_text(encoding="utf-8"))
+
+
+def is_dit(cfg: dict) -> bool:
+    """A diffusion-transformer pipeline (FLUX, SD3): its denoiser is ``cfg["transformer"]``."""
+    return "transformer" in cfg
+
+
+def _is_t5(text_cfg: dict) -> bool:
+    return text_cfg.get("_class_name", "").startswith("T5")
+
+
+def guidance_batch(cfg: dict) -> int:
+    """Latents per image in one denoiser call: 2 with classifier-free guidance (SD 1.5 / 2.1 / XL,
+    SD 3.5), 1 where guidance is an embedding of a distilled model (FLUX.1-dev)."""
+    return 2 if cfg.get("guidance", "classifier-free") == "classifier-free" else 1
 
 
 def tiny_config(cfg: dict) -> dict:
     """The same architecture (block types, number of blocks, text encoders, scheduler), test-sized."""
     cfg = json.loads(json.dumps(cfg))
+    if is_dit(cfg):
+        return _tiny_dit_config(cfg)
     u = cfg["unet"]
     n_blocks = len(u["block_out_channels"])
     u["block_out_channels"] = [16 * min(2 ** i, 4) for i in range(n_blocks)]
@@ -125,36 +165,204 @@ def tiny_config(cfg: dict) -> dict:
     return cfg
 
 
-def build_modules(cfg: dict):
-    """UNet, VAE and text encoder(s) from a config, random init on the current default device."""
-    import diffusers
+def _tiny_dit_config(cfg: dict) -> dict:
+    """FLUX / SD3 test-sized: both block types (FLUX's double- and single-stream blocks, SD3.5's
+    dual-attention and plain joint blocks), every text encoder (CLIP and T5, T5 at the real
+    sequence length), the 16-channel VAE, the scheduler; widths and depths shrunk."""
+    t = cfg["transformer"]
+    clip_keys = [k for k in TEXT_KEYS if k in cfg and not _is_t5(cfg[k])]
+    t5_keys = [k for k in TEXT_KEYS if k in cfg and _is_t5(cfg[k])]
+    for k in clip_keys:
+        cfg[k].update(hidden_size=32, intermediate_size=64, num_attention_heads=4, num_hidden_layers=2,
+                      projection_dim=32)
+    t5_dim = 32 * max(2, len(clip_keys))  # SD3 pads the concatenated CLIP embeddings to T5's width
+    for k in t5_keys:
+        cfg[k].update(d_model=t5_dim, d_ff=2 * t5_dim, d_kv=8, num_heads=4, num_layers=2, num_decoder_layers=2)
+    t.update(num_attention_heads=2, attention_head_dim=16, joint_attention_dim=t5_dim)
+    if t["_class_name"] == "FluxTransformer2DModel":
+        # pooled: CLIPTextModel's pooler output (hidden size); RoPE axes sum to the head dim
+        t.update(num_layers=1, num_single_layers=1, axes_dims_rope=[4, 6, 6], pooled_projection_dim=32)
+    else:
+        # pooled: the CLIP projections concatenated; caption projection = heads x head dim
+        t.update(num_layers=2, dual_attention_layers=[0], caption_projection_dim=32,
+                 pooled_projection_dim=32 * len(clip_keys), sample_size=8, pos_embed_max_size=16)
+    cfg["vae"].update(block_out_channels=[8, 16, 16, 16], norm_num_groups=8, layers_per_block=1, sample_size=64)
+    cfg["resolution"] = 64
+    return cfg
+
+
+def _text_encoder(text_cfg: dict):
     import transformers
 
-    mods = {"unet": diffusers.UNet2DConditionModel(**_clean(cfg["unet"])),
-            "vae": diffusers.AutoencoderKL(**_clean(cfg["vae"]))}
-    for key in ("text_encoder", "text_encoder_2"):
+    cls = getattr(transformers, text_cfg.get("_class_name", "CLIPTextModel"))
+    config_cls = transformers.T5Config if _is_t5(text_cfg) else transformers.CLIPTextConfig
+    return cls(config_cls(**_clean(text_cfg)))
+
+
+def build_modules(cfg: dict):
+    """Denoiser (UNet or transformer), VAE and text encoder(s) from a config, random init on
+    the current default device."""
+    import diffusers
+
+    if is_dit(cfg):
+        mods = {"transformer": getattr(diffusers, cfg["transformer"]["_class_name"])(**_clean(cfg["transformer"]))}
+    else:
+        mods = {"unet": diffusers.UNet2DConditionModel(**_clean(cfg["unet"]))}
+    mods["vae"] = diffusers.AutoencoderKL(**_clean(cfg["vae"]))
+    for key in TEXT_KEYS:
         if key in cfg:
-            cls = getattr(transformers, cfg[key].get("_class_name", "CLIPTextModel"))
-            mods[key] = cls(transformers.CLIPTextConfig(**_clean(cfg[key])))
+            mods[key] = _text_encoder(cfg[key])
     return mods
 
 
-def build_pipeline_folder(cfg: dict, folder: Path, device: str) -> Path:
-    """A diffusers pipeline from ``cfg`` with random weights, saved (fp16 on a GPU) to ``folder``."""
+def build_t5_tokenizer(model_max_length: int = 512):
+    """A ``T5TokenizerFast`` that needs no download: a character-level Unigram vocabulary
+    (T5's layout: ``<pad>`` 0, ``</s>`` 1, ``<unk>`` 2, then pieces) in a ``tokenizers``
+    object. Its ids (< 100) are valid for T5's 32,128-entry embedding, and the pipelines pad
+    every prompt to ``max_sequence_length``, so the T5 compute equals the real tokenizer's."""
+    import string
+
+    import transformers
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
+
+    chars = string.ascii_lowercase + string.digits + string.punctuation
+    vocab = ([("<pad>", 0.0), ("</s>", 0.0), ("<unk>", 0.0), ("\u2581", -2.0)]
+             + [(c, -3.0) for c in chars] + [("\u2581" + c, -2.5) for c in chars])
+    tok = Tokenizer(models.Unigram(vocab, unk_id=2, byte_fallback=False))
+    tok.normalizer = normalizers.Lowercase()
+    tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Metaspace(
+        replacement="\u2581", prepend_scheme="always", split=True)])
+    tok.decoder = decoders.Metaspace(replacement="\u2581", prepend_scheme="always", split=True)
+    tok.post_processor = processors.TemplateProcessing(single="$A </s>", pair="$A </s> $B </s>",
+                                                       special_tokens=[("</s>", 1)])
+    return transformers.T5TokenizerFast(tokenizer_object=tok, pad_token="<pad>", eos_token="</s>", unk_token="<unk>",
+                                        model_max_length=model_max_length, extra_ids=0)
+
+
+@functools.lru_cache(maxsize=None)
+def _clip_tokenizer(pad_token: str):
+    """The CLIP tokenizer with ``pad_token``, built once per process (its BPE files take ~0.4 s
+    to write; pipelines only read a tokenizer, so one object serves all of them)."""
+    with tempfile.TemporaryDirectory(prefix="t2ibench-clip-bpe-") as tmp:
+        return build_clip_tokenizer(Path(tmp), pad_token=pad_token)
+
+
+def build_tokenizers(cfg: dict) -> dict:
+    """The pipeline's tokenizers: CLIP (the real BPE, offline) and T5 (:func:`build_t5_tokenizer`)."""
+    toks = {}
+    for key in TOKENIZER_KEYS:
+        if key not in cfg:
+            continue
+        if cfg[key].get("_class_name") == "T5TokenizerFast":
+            toks[key] = build_t5_tokenizer(cfg[key]["model_max_length"])
+        else:
+            toks[key] = _clip_tokenizer(cfg[key]["pad_token"])
+    return toks
+
+
+def build_scheduler(cfg: dict):
+    import diffusers
+
+    # from_config, as from_pretrained does: published scheduler configs carry keys some classes ignore
+    return getattr(diffusers, cfg["scheduler"]["_class_name"]).from_config(_clean(cfg["scheduler"]))
+
+
+@contextlib.contextmanager
+def parameters_on_meta():
+    """Module constructors inside make their parameters on the meta device (no memory, their
+    init a no-op) and their buffers as usual (computed, on the default device): what accelerate's
+    ``init_empty_weights(include_buffers=False)`` does. Lets a 12B transformer be built in
+    seconds; :func:`materialise` then gives the parameters memory and values on the device."""
+    import torch
+
+    register = torch.nn.Module.register_parameter
+
+    def register_on_meta(module, name, param):
+        register(module, name, param)
+        if param is not None and param.device.type != "meta":
+            p = module._parameters[name]
+            module._parameters[name] = type(p)(p.to("meta"), requires_grad=p.requires_grad)
+
+    torch.nn.Module.register_parameter = register_on_meta
+    try:
+        yield
+    finally:
+        torch.nn.Module.register_parameter = register
+
+
+def materialise(module, device, dtype, std: float = 0.02):
+    """Give ``module``'s meta parameters memory on ``device`` in ``dtype`` and random values in
+    place there (no CPU init, no copy): weights of 2+ dimensions ~ N(0, ``std``), 1-dimensional
+    weights (norm scales) 1, biases 0; tied parameters stay tied (T5's shared embedding).
+    Buffers (computed by the constructors under :func:`parameters_on_meta`: CLIP's position
+    ids, SD3's sin-cos position table; FLUX's transformer holds none, its RoPE is computed in
+    the forward) move to ``device``, floating ones cast to ``dtype`` as from_pretrained would.
+    A buffer still on the meta device is an error, never a silently wrong value."""
+    import torch
+
+    made: dict[int, torch.nn.Parameter] = {}
+    with torch.no_grad():
+        for mod in module.modules():
+            for name, p in list(mod._parameters.items()):
+                if p is None:
+                    continue
+                if id(p) not in made:
+                    t = torch.empty(p.shape, dtype=dtype if p.is_floating_point() else p.dtype, device=device)
+                    if name.endswith("bias"):
+                        t.zero_()
+                    elif t.dim() <= 1:
+                        t.fill_(1.0)
+                    else:
+                        t.normal_(0.0, std)
+                    made[id(p)] = torch.nn.Parameter(t, requires_grad=False)
+                mod._parameters[name] = made[id(p)]
+            for name, b in list(mod._buffers.items()):
+                if b is None:
+                    continue
+                if b.device.type == "meta":
+                    raise RuntimeError(f"buffer {name!r} of {type(mod).__name__} has no value (meta)")
+                mod._buffers[name] = b.to(device=device, dtype=dtype if b.is_floating_point() else b.dtype)
+    return module.eval()
+
+
+def build_dit_pipeline(cfg: dict, device, dtype):
+    """``FluxPipeline`` / ``StableDiffusion3Pipeline`` of ``cfg`` on ``device`` in ``dtype``:
+    parameters made on the meta device, materialised there with random values
+    (:func:`materialise`), CLIP and T5 tokenizers built offline. The constructors run with
+    ``device`` as the default device, so the buffers they compute are computed there (SD 3.5's
+    sin-cos table of 384 x 384 positions x 1536: ~20 s on a 2-core CPU, milliseconds on a GPU).
+    Nothing touches the disk but the CLIP BPE files (a temporary folder)."""
     import diffusers
     import torch
 
     torch.manual_seed(0)
+    with torch.device(device), parameters_on_meta():
+        mods = build_modules(cfg)
+    for m in mods.values():
+        materialise(m, device, dtype)
+    pipe = getattr(diffusers, cfg["pipeline"])(scheduler=build_scheduler(cfg), **mods, **build_tokenizers(cfg))
+    pipe.set_progress_bar_config(disable=True)
+    return pipe
+
+
+def build_pipeline_folder(cfg: dict, folder: Path, device: str) -> Path:
+    """A diffusers pipeline from ``cfg`` with random weights, saved (fp16 on a GPU; DiTs bf16)
+    to ``folder``. For the DiTs only cheap at tiny sizes (real FLUX.1-dev is ~34 GB)."""
+    import diffusers
+    import torch
+
+    if is_dit(cfg):
+        folder.mkdir(parents=True, exist_ok=True)
+        pipe = build_dit_pipeline(cfg, device, torch.float32 if device == "cpu" else torch.bfloat16)
+        pipe.save_pretrained(folder, safe_serialization=True)
+        del pipe
+        gc.collect()
+        return folder
+    torch.manual_seed(0)
     with torch.device(device):
         mods = build_modules(cfg)
-    toks = {}
-    for key in ("tokenizer", "tokenizer_2"):
-        if key in cfg:
-            tok = build_clip_tokenizer(folder / f"_{key}_files", pad_token=cfg[key]["pad_token"])
-            shutil.rmtree(folder / f"_{key}_files")
-            toks[key] = tok
-    # from_config, as from_pretrained does: published scheduler configs carry keys some classes ignore
-    scheduler = getattr(diffusers, cfg["scheduler"]["_class_name"]).from_config(_clean(cfg["scheduler"]))
+    toks = build_tokenizers(cfg)
+    scheduler = build_scheduler(cfg)
     if cfg["pipeline"] == "StableDiffusionXLPipeline":
         pipe = diffusers.StableDiffusionXLPipeline(scheduler=scheduler, **mods, **toks,
                                                    **cfg.get("pipeline_kwargs", {}))
@@ -172,55 +380,96 @@ def build_pipeline_folder(cfg: dict, folder: Path, device: str) -> Path:
 # --------------------------------------------------------------------------- FLOPs and floor
 
 
-def unet_evaluations(cfg: dict, steps: int) -> int:
-    """UNet forward passes one generation of ``steps`` makes: the length of the
-    scheduler's own timestep list (the pipelines call the UNet once per timestep, both
-    halves of classifier-free guidance in one batch). Not always ``steps``: PNDM, SD 1.5's
-    default, makes steps + 1 (its PLMS warm-up evaluates the first timestep twice)."""
-    import diffusers
+def denoiser_evaluations(cfg: dict, steps: int) -> int:
+    """Denoiser (UNet / transformer) forward passes one generation of ``steps`` makes: the
+    length of the scheduler's own timestep list, set as the pipeline sets it (the pipelines
+    call the denoiser once per timestep, both halves of classifier-free guidance in one
+    batch). Not always ``steps``: PNDM, SD 1.5's default, makes steps + 1 (its PLMS warm-up
+    evaluates the first timestep twice). FLUX's pipeline passes its own sigmas
+    (``linspace(1, 1/steps, steps)``) and, with ``use_dynamic_shifting``, the shift ``mu``
+    from the image's token count (``calculate_shift``); SD3's passes ``mu`` only when its
+    scheduler shifts dynamically (SD 3.5 Medium's does not)."""
+    import numpy as np
 
-    scheduler = getattr(diffusers, cfg["scheduler"]["_class_name"]).from_config(_clean(cfg["scheduler"]))
-    scheduler.set_timesteps(int(steps))
-    return len(scheduler.timesteps)
+    scheduler = build_scheduler(cfg)
+    if not is_dit(cfg):
+        scheduler.set_timesteps(int(steps))
+        return len(scheduler.timesteps)
+    from diffusers.pipelines.flux.pipeline_flux import calculate_shift, retrieve_timesteps
+
+    sc = scheduler.config
+    kwargs = {}
+    if cfg["pipeline"] == "FluxPipeline" and not sc.get("use_flow_sigmas"):
+        kwargs["sigmas"] = np.linspace(1.0, 1 / steps, steps)
+    if sc.get("use_dynamic_shifting"):
+        tokens = (int(cfg["resolution"]) // 8 // 2) ** 2  # latents / the VAE's x8, in 2x2 patches
+        kwargs["mu"] = calculate_shift(tokens, sc.get("base_image_seq_len", 256), sc.get("max_image_seq_len", 4096),
+                                       sc.get("base_shift", 0.5), sc.get("max_shift", 1.15))
+    timesteps, _ = retrieve_timesteps(scheduler, int(steps), "cpu", **kwargs)
+    return len(timesteps)
 
 
-def flops_per_image(cfg: dict, steps: int, guidance: bool = True) -> dict:
-    """FLOPs per image on the meta device (no weights, no compute): UNet x the scheduler's
-    evaluations (:func:`unet_evaluations`), VAE decode, text."""
+def _denoiser_call(cfg: dict, mods: dict, batch: int):
+    """One denoiser forward on meta tensors of the real shapes, as the pipeline calls it."""
+    import torch
+
+    lat = int(cfg["resolution"]) // 8
+    if not is_dit(cfg):
+        text_dims = [cfg[k]["hidden_size"] for k in TEXT_KEYS if k in cfg]
+        kw = {}
+        if cfg["unet"].get("addition_embed_type") == "text_time":
+            pooled = cfg["text_encoder_2"]["projection_dim"]
+            kw["added_cond_kwargs"] = {"text_embeds": torch.zeros(batch, pooled), "time_ids": torch.zeros(batch, 6)}
+        return mods["unet"](torch.zeros(batch, 4, lat, lat), torch.tensor(1),
+                            encoder_hidden_states=torch.zeros(batch, 77, sum(text_dims)), **kw)
+    t = cfg["transformer"]
+    n_text = int(cfg["max_sequence_length"])
+    if t["_class_name"] == "FluxTransformer2DModel":
+        n_img = (lat // 2) ** 2  # FLUX packs 2x2 latent patches into tokens of in_channels (16 x 4)
+        return mods["transformer"](
+            hidden_states=torch.zeros(batch, n_img, t["in_channels"]), timestep=torch.zeros(batch),
+            guidance=torch.zeros(batch) if t.get("guidance_embeds") else None,
+            pooled_projections=torch.zeros(batch, t["pooled_projection_dim"]),
+            encoder_hidden_states=torch.zeros(batch, n_text, t["joint_attention_dim"]),
+            txt_ids=torch.zeros(n_text, 3), img_ids=torch.zeros(n_img, 3), return_dict=False)
+    # SD3: the CLIP-L + CLIP-G hidden states (77 tokens) then T5's, one sequence
+    return mods["transformer"](
+        hidden_states=torch.zeros(batch, t["in_channels"], lat, lat), timestep=torch.zeros(batch),
+        encoder_hidden_states=torch.zeros(batch, 77 + n_text, t["joint_attention_dim"]),
+        pooled_projections=torch.zeros(batch, t["pooled_projection_dim"]), return_dict=False)
+
+
+def flops_per_image(cfg: dict, steps: int, guidance: bool | None = None) -> dict:
+    """FLOPs per image on the meta device (no weights, no compute): the denoiser (UNet or
+    transformer) x its evaluations (:func:`denoiser_evaluations`) at the guidance batch
+    (``guidance``: classifier-free, 2 latents per image; default from the config, see
+    :func:`guidance_batch`), VAE decode, text encoders (CLIP at 77 tokens, T5 at the
+    pipeline's ``max_sequence_length``; the negative prompt too under classifier-free guidance)."""
     import torch
     from torch.utils.flop_counter import FlopCounterMode
 
     with torch.device("meta"):
         mods = build_modules(cfg)
-    res = int(cfg["resolution"])
-    lat = res // 8
-    cfg_batch = 2 if guidance else 1
+    lat = int(cfg["resolution"]) // 8
+    cfg_batch = guidance_batch(cfg) if guidance is None else (2 if guidance else 1)
     out = {}
     with torch.device("meta"), torch.no_grad():
-        text_dims = [cfg[k]["hidden_size"] for k in ("text_encoder", "text_encoder_2") if k in cfg]
-        ids = torch.zeros(cfg_batch, 77, dtype=torch.long)
         with FlopCounterMode(display=False) as fc:
-            for k in ("text_encoder", "text_encoder_2"):
+            for k in TEXT_KEYS:
                 if k in mods:
-                    mods[k](ids)
-        out["text"] = fc.get_total_flops()
-        x = torch.zeros(cfg_batch, 4, lat, lat)
-        ctx = torch.zeros(cfg_batch, 77, sum(text_dims))
-        kw = {}
-        if cfg["unet"].get("addition_embed_type") == "text_time":
-            pooled = cfg["text_encoder_2"]["projection_dim"]
-            kw["added_cond_kwargs"] = {"text_embeds": torch.zeros(cfg_batch, pooled),
-                                       "time_ids": torch.zeros(cfg_batch, 6)}
+                    tokens = int(cfg["max_sequence_length"]) if _is_t5(cfg[k]) else 77
+                    mods[k](torch.zeros(cfg_batch, tokens, dtype=torch.long))
+        out["text"] = fc.get_total_flops() / cfg_batch  # per prompt
         with FlopCounterMode(display=False) as fc:
-            mods["unet"](x, torch.tensor(1), encoder_hidden_states=ctx, **kw)
-        out["unet_forward"] = fc.get_total_flops() / cfg_batch  # per image
+            _denoiser_call(cfg, mods, cfg_batch)
+        out["denoiser_forward"] = fc.get_total_flops() / cfg_batch  # per image (one latent)
         with FlopCounterMode(display=False) as fc:
-            mods["vae"].decode(torch.zeros(1, 4, lat, lat))
+            mods["vae"].decode(torch.zeros(1, int(cfg["vae"].get("latent_channels", 4)), lat, lat))
         out["vae_decode"] = fc.get_total_flops()
-    out["text"] /= cfg_batch
     out["steps"] = int(steps)
-    out["unet_evaluations"] = unet_evaluations(cfg, steps)
-    out["per_image"] = (out["unet_forward"] * cfg_batch * out["unet_evaluations"] + out["vae_decode"]
+    out["guidance_batch"] = cfg_batch
+    out["denoiser_evaluations"] = denoiser_evaluations(cfg, steps)
+    out["per_image"] = (out["denoiser_forward"] * cfg_batch * out["denoiser_evaluations"] + out["vae_decode"]
                         + out["text"] * cfg_batch)
     return out
 
@@ -293,9 +542,10 @@ def _prompts(n: int) -> list[str]:
     return [str(p) for p in probes["prompt"].head(n)] + [str(probes["prompt"].iloc[0])] * max(0, n - len(probes))
 
 
-def time_calls(dev: Device, call, n_images: int, batch: int) -> tuple[int, float]:
-    """Warm up with one call, then time enough calls for ``n_images`` (rounded up to whole batches)."""
-    call(batch)
+def time_calls(dev: Device, call, n_images: int, batch: int, warmup=None) -> tuple[int, float]:
+    """Warm up with one call (``warmup``, default ``call``, at the same batch), then time enough
+    calls for ``n_images`` (rounded up to whole batches)."""
+    (warmup or call)(batch)
     dev.sync()
     n_calls = max(1, math.ceil(n_images / batch))
     t0 = time.perf_counter()
@@ -305,7 +555,9 @@ def time_calls(dev: Device, call, n_images: int, batch: int) -> tuple[int, float
     return n_calls * batch, time.perf_counter() - t0
 
 
-def pipeline_call(pipe, prompts, steps, guidance, res, sdpa_backend: str | None = None):
+def pipeline_call(pipe, prompts, steps, guidance, res, sdpa_backend: str | None = None, **extra):
+    """``pipe(...)`` on the first ``batch`` prompts, one CPU generator per image; ``extra``:
+    more pipeline arguments (``max_sequence_length`` of the DiT pipelines)."""
     import torch
 
     def call(batch):
@@ -317,7 +569,7 @@ def pipeline_call(pipe, prompts, steps, guidance, res, sdpa_backend: str | None 
             backend = sdpa_kernel(getattr(SDPBackend, sdpa_backend))
         with torch.inference_mode(), backend:
             pipe(prompt=prompts[:batch], generator=gens, num_inference_steps=steps, guidance_scale=guidance,
-                 height=res, width=res, output_type="pil")
+                 height=res, width=res, output_type="pil", **extra)
     return call
 
 
@@ -385,7 +637,7 @@ def measure_variant(model: str, folder: Path, cfg: dict, v: dict, args, dev: Dev
             pipe.vae.enable_slicing()
         if v.get("fuse_qkv"):
             pipe.fuse_qkv_projections()
-        call = pipeline_call(pipe, args._prompts, args.steps, args._guidance[model], cfg["resolution"],
+        call = pipeline_call(pipe, args._prompts, args._steps[model], args._guidance[model], cfg["resolution"],
                              v.get("sdpa_backend"))
         if v.get("compile"):
             mode = v.get("compile_mode", args.compile_mode)
@@ -411,7 +663,8 @@ def measure_runner(model: str, folder: Path, args, dev: Device) -> Row:
     happen inside generate() and are subtracted (reported as probe_s / compile_s)."""
     speed, requested, what = RUNNER_ROWS[args._config]
     dev.reset_peak()
-    overrides = {"num_inference_steps": args.steps} if args.tiny or args.steps != 50 else {}
+    steps = args._steps[model]
+    overrides = {"num_inference_steps": steps} if args.tiny or steps != 50 else {}
     m = load_text_to_image(str(folder), device=str(dev.dev), **speed, **overrides)
     probes = build_probes(["gep_neutral", "gep_explicit"])
     run_root = Path(tempfile.mkdtemp(prefix="t2ibench-bench-run-"))
@@ -440,6 +693,63 @@ def measure_runner(model: str, folder: Path, args, dev: Device) -> Row:
         del m
         dev.reset_peak()
     return row
+
+
+def _error(exc: BaseException) -> str:
+    lines = str(exc).splitlines() or [""]
+    return f"{type(exc).__name__}: {lines[0][:160]}"
+
+
+def measure_dit(model: str, cfg: dict, args, dev: Device) -> list[Row]:
+    """The DIT_ROWS of a diffusion transformer: the pipeline built once on the device
+    (:func:`build_dit_pipeline`, bf16, random weights), then plain pipeline calls as
+    diffusers documents them (FLUX: ``guidance_scale`` into the guidance embedding, one
+    transformer forward per step; SD 3.5: classifier-free, the batch doubled), at batch 1 and
+    ``--batch-size``. Each row is warmed up with a 2-step call at its batch (the same kernels,
+    shapes and allocations as the timed calls, without spending the full steps), then timed
+    over ``--n-images``. A failure (build or row) is a row with its error."""
+    import torch
+
+    dtype = torch.bfloat16
+    t0, pipe, err = time.perf_counter(), None, None
+    try:
+        pipe = build_dit_pipeline(cfg, dev.dev, dtype)
+        dev.sync()
+    except Exception as exc:  # noqa: BLE001 - e.g. out of memory: a row, and the run goes on with the next model
+        err = _error(exc)
+    if err:
+        dev.reset_peak()  # the half-built modules are gone with the exception: hand their memory back
+        return [Row(model, "build", 0, "bfloat16", error=err)]
+    build_s = round(time.perf_counter() - t0, 2)
+    n_params = sum(p.numel() for m in pipe.components.values() if isinstance(m, torch.nn.Module)
+                   for p in m.parameters())
+    print(f"[{model}] built on {dev.dev} in {build_s:.1f} s ({n_params / 1e6:,.1f}M parameters)", file=sys.stderr)
+    steps, res = args._steps[model], cfg["resolution"]
+    extra = {"max_sequence_length": int(cfg["max_sequence_length"])}
+    guidance = "classifier-free, batch doubled" if guidance_batch(cfg) == 2 else "embedded, no doubling"
+    rows, call, warm = [], None, None
+    try:
+        for config, batch in DIT_ROWS:
+            batch = batch or args.batch_size
+            row = Row(model, config, batch, "bfloat16",
+                      note=f"{cfg['pipeline']}(**modules), bf16, {steps} steps, guidance {args._guidance[model]} "
+                           f"({guidance}), {extra['max_sequence_length']} T5 tokens; 'vs batch1-fp16' = vs batch1-bf16",
+                      extra={"build_s": build_s, "warmup": "one 2-step call at the same batch"})
+            try:
+                if dev.cuda:  # (gc.collect costs ~0.3 s a call with the probes loaded: CUDA only)
+                    dev.reset_peak()
+                call = pipeline_call(pipe, args._prompts, steps, args._guidance[model], res, **extra)
+                warm = pipeline_call(pipe, args._prompts, min(steps, 2), args._guidance[model], res, **extra)
+                n, secs = time_calls(dev, call, args.n_images, batch, warmup=warm)
+                row.images, row.seconds, row.images_per_s = n, secs, n / secs
+                row.peak_mem_gib = dev.peak_gib()
+            except Exception as exc:  # noqa: BLE001 - e.g. out of memory at the larger batch: a row, not the end
+                row.error = _error(exc)
+            rows.append(row)
+    finally:
+        call = warm = pipe = None  # the calls hold the pipeline: free its ~34 GB (FLUX) before the next model
+        dev.reset_peak()
+    return rows
 
 
 # --------------------------------------------------------------------------- CLIP
@@ -555,16 +865,22 @@ def format_report(env: dict, floors: dict, rows: list[Row], args) -> str:
     lines = [f"generation benchmark: {env['date']}, {env['host']}",
              f"device {env['device']}, driver {env['driver']}, torch {env['torch']} (CUDA {env['cuda']}), "
              f"diffusers {env['diffusers']}, transformers {env['transformers']}, {env['cpu_cores']} CPU cores",
-             f"steps {args.steps}, guidance on, {'tiny configs' if args.tiny else 'published configs'}, "
+             f"steps {f'{args.steps}, every model' if args.steps else 'per model (table)'}, guidance per model "
+             f"(guidance batch 2: classifier-free), {'tiny configs' if args.tiny else 'published configs'}, "
              f"random weights; peak {_fmt(args._peak, '.1f')} TFLOP/s ({args._peak_source})", ""]
     if floors:
-        lines += ["| model | px | UNet fwd GFLOP/img | UNet evals | VAE decode GFLOP | text GFLOP/prompt | TFLOP/image "
-                  "| floor images/s |",
-                  "|---|---:|---:|---:|---:|---:|---:|---:|"]
+        lines += ["| model | px | steps | denoiser fwd GFLOP/img | denoiser evals | guidance batch | VAE decode GFLOP "
+                  "| text GFLOP/prompt | TFLOP/image | floor images/s |",
+                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
         for m, f in floors.items():
-            lines.append(f"| {m} | {f['resolution']} | {_num(f.get('unet_forward', 0) / 1e9)} | "
-                         f"{f.get('unet_evaluations', '')} | "
-                         f"{_num(f.get('vae_decode', 0) / 1e9)} | {_num(f.get('text', 0) / 1e9)} | "
+            if "per_image" not in f:
+                lines.append(f"| {m} | {f['resolution']} | failed: {f.get('error')} | | | | | | | |")
+                continue
+            fwd = f.get("denoiser_forward")
+            lines.append(f"| {m} | {f['resolution']} | {f.get('steps', '')} | {_num(fwd / 1e9) if fwd else ''} | "
+                         f"{f.get('denoiser_evaluations', '')} | {f.get('guidance_batch', '')} | "
+                         f"{_num(f['vae_decode'] / 1e9) if 'vae_decode' in f else ''} | "
+                         f"{_num(f['text'] / 1e9) if 'text' in f else ''} | "
                          f"{_num(f['per_image'] / 1e12)} | {_fmt(f.get('floor_images_per_s'), ',.2f')} |")
         lines.append("")
     if rows:
@@ -589,9 +905,12 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--models", nargs="+", default=list(MODELS), choices=MODELS, help="models to measure")
     ap.add_argument("--configs", default=",".join(CONFIGS),
                     help=f"comma-separated configs (default all): {','.join(CONFIGS)}")
-    ap.add_argument("--steps", type=int, default=None, help=f"denoising steps (default 50; {STEPS_TINY} with --tiny)")
+    ap.add_argument("--steps", type=int, default=None,
+                    help=f"denoising steps of every model (default: the model's, 50 for SD 1.5 / 2.1 / XL, 28 for "
+                         f"flux-dev, 40 for sd35-medium; {STEPS_TINY} with --tiny)")
     ap.add_argument("--n-images", type=int, default=None, help="images timed per row (default 32; 4 with --tiny)")
-    ap.add_argument("--batch-size", type=int, default=8, help="batch of the combined / VAE rows (default 8)")
+    ap.add_argument("--batch-size", type=int, default=8,
+                    help="batch of the combined / VAE rows and of the DiTs' batched-bf16 row (default 8)")
     ap.add_argument("--batch-sizes", type=int, nargs="+", default=None,
                     help="batch sizes of batch-sweep (default 1 2 4 8 16; 1 2 with --tiny)")
     ap.add_argument("--device", default=None, help="cuda (default when present), cuda:N or cpu")
@@ -610,7 +929,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     if unknown:
         ap.error(f"unknown config {unknown[0]!r}; use: {', '.join(CONFIGS)}")
     args.configs = configs
-    args.steps = args.steps or (STEPS_TINY if args.tiny else 50)
+    if args.tiny and args.steps is None:
+        args.steps = STEPS_TINY
     args.n_images = args.n_images or (4 if args.tiny else 32)
     args.batch_sizes = args.batch_sizes or ([1, 2] if args.tiny else [1, 2, 4, 8, 16])
     args.clip_images = args.clip_images or (16 if args.tiny else 1024)
@@ -618,7 +938,7 @@ def parse_args(argv=None) -> argparse.Namespace:
         args.batch_size = min(args.batch_size, 2)
         args.clip_batch = min(args.clip_batch, 8)
     for name in ("steps", "n_images", "batch_size", "clip_images", "clip_batch"):
-        if getattr(args, name) < 1:
+        if getattr(args, name) is not None and getattr(args, name) < 1:
             ap.error(f"--{name.replace('_', '-')} must be >= 1")
     if any(b < 1 for b in args.batch_sizes):
         ap.error("--batch-sizes must be >= 1")
@@ -653,18 +973,23 @@ def main(argv=None) -> int:
     cfgs = {m: load_config(m) for m in PIPELINE_MODELS if m in args.models}
     if args.tiny:
         cfgs = {m: tiny_config(c) for m, c in cfgs.items()}
-    args._guidance = {m: (5.0 if c["pipeline"] == "StableDiffusionXLPipeline" else 7.5) for m, c in cfgs.items()}
+    args._guidance = {m: c.get("guidance_scale", 5.0 if c["pipeline"] == "StableDiffusionXLPipeline" else 7.5)
+                      for m, c in cfgs.items()}
+    args._steps = {m: args.steps or c.get("steps", 50) for m, c in cfgs.items()}
     args._prompts = _prompts(max(args.batch_sizes + [args.batch_size, 16]))
 
     floors = {}
     for m, c in cfgs.items():
-        f = flops_per_image(c, args.steps)
+        try:
+            f = flops_per_image(c, args._steps[m])
+            f["floor_images_per_s"] = args._peak * 1e12 / f["per_image"] if args._peak else None
+        except Exception as exc:  # noqa: BLE001 - a model the counter cannot trace is a row, not the end of the run
+            f = {"error": _error(exc), "floor_images_per_s": None}
         f["resolution"] = c["resolution"]
-        f["floor_images_per_s"] = args._peak * 1e12 / f["per_image"] if args._peak else None
         floors[m] = f
     if "clip" in args.models:
         fl = clip_flops(tiny=args.tiny)
-        floors["clip"] = {"resolution": 32 if args.tiny else 224, "per_image": fl, "unet_forward": 0,
+        floors["clip"] = {"resolution": 32 if args.tiny else 224, "per_image": fl,
                           "floor_images_per_s": args._peak * 1e12 / fl if args._peak else None}
 
     rows: list[Row] = []
@@ -673,6 +998,19 @@ def main(argv=None) -> int:
         if not args.flops_only:
             for m, c in cfgs.items():
                 print(f"[{m}] building from {'tiny ' if args.tiny else ''}config ...", file=sys.stderr)
+                if is_dit(c):  # no folder (34 GB for FLUX): no runner rows; DIT_ROWS on the pipeline built in memory
+                    got = measure_dit(m, c, args, dev)
+                    base = next((r.images_per_s for r in got if r.config == DIT_ROWS[0][0] and not r.error), None)
+                    for r in got:
+                        if not r.error:
+                            fl = floors[m]["floor_images_per_s"]
+                            r.pct_of_floor = 100 * r.images_per_s / fl if fl else None
+                            r.speedup = r.images_per_s / base if base else None
+                        print(f"[{m}] {r.config} batch {r.batch}: "
+                              f"{'failed: ' + r.error if r.error else f'{r.images_per_s:.3f} images/s'}",
+                              file=sys.stderr)
+                    rows += got
+                    continue
                 folder = build_pipeline_folder(c, work / m, args.device)
                 runner_dtype = str(torch.float32 if not dev.cuda else
                                    (torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16))
@@ -690,7 +1028,7 @@ def main(argv=None) -> int:
                             got = [measure_variant(m, folder, c, v, args, dev)
                                    for v in variants(config, args, runner_dtype)]
                     except Exception as exc:  # a failed optimisation is a row, not the end of the run
-                        got = [Row(m, config, 0, "", error=f"{type(exc).__name__}: {str(exc).splitlines()[0][:160]}")]
+                        got = [Row(m, config, 0, "", error=_error(exc))]
                     for r in got:
                         r.config = config
                         if config == "batch1-fp16" and not r.error:

@@ -78,7 +78,7 @@ def test_runner_overhead_small(tmp_path):
                for r in doc["overlap"])
 
 
-@pytest.mark.parametrize("models", [["sd15", "sdxl", "clip"]])
+@pytest.mark.parametrize("models", [["sd15", "sdxl", "flux-dev", "sd35-medium", "clip"]])
 def test_generation_tiny(tmp_path, models):
     out = tmp_path / "out"
     text = run_script("generation.py", "--tiny", "--models", *models, "--configs",
@@ -86,8 +86,10 @@ def test_generation_tiny(tmp_path, models):
                       "--n-images", "1", "--steps", "1", "--clip-images", "4", "--peak-tflops", "1",
                       "--out", str(out), tmp_path=tmp_path)
     doc = json.loads((out / "generation.json").read_text())
-    for col in ("images/s", "s/image", "peak GiB", "% of floor", "vs batch1-fp16"):
+    for col in ("images/s", "s/image", "peak GiB", "% of floor", "vs batch1-fp16", "denoiser fwd GFLOP/img",
+                "denoiser evals", "guidance batch"):
         assert col in text
+    assert "UNet fwd" not in text and "UNet evals" not in text
     assert "torch" in text and "diffusers" in text
     rows = doc["rows"]
     assert not [r for r in rows if r["error"]], [r["error"] for r in rows if r["error"]]
@@ -96,6 +98,19 @@ def test_generation_tiny(tmp_path, models):
         for c in ("runner", "runner-no-compile", "runner-batch4", "batch1-fp16", "sdpa", "fused-qkv"):
             assert (m, c) in got
         assert finite_positive(doc["floors"][m]["per_image"]) and finite_positive(doc["floors"][m]["floor_images_per_s"])
+    # the diffusion transformers: built in memory (no folder, no runner rows), two plain bf16 rows each
+    for m in ("flux-dev", "sd35-medium"):
+        assert {c for (model, c) in got if model == m} == {"batch1-bf16", "batched-bf16"}
+        assert [r["batch"] for r in rows if r["model"] == m] == [1, 2] and f"| {m} | batch1-bf16 |" in text
+        assert all(r["dtype"] == "bfloat16" for r in rows if r["model"] == m)
+    # their floors: one transformer forward per step for FLUX.1-dev (guidance is an embedding),
+    # two (classifier-free guidance, the batch doubled) for SD 3.5; 1 step asked for
+    for m, g in (("flux-dev", 1), ("sd35-medium", 2)):
+        f = doc["floors"][m]
+        assert f["steps"] == 1 and f["guidance_batch"] == g and f["denoiser_evaluations"] == 1
+        assert f["per_image"] == pytest.approx(f["denoiser_forward"] * g * f["denoiser_evaluations"] + f["vae_decode"]
+                                               + f["text"] * g)
+        assert finite_positive(f["denoiser_forward"]) and finite_positive(f["text"])
     assert {("clip", "clip-pil"), ("clip", "clip-annotate"), ("clip", "clip-tensor")} <= got
     for r in rows:
         assert finite_positive(r["images_per_s"]) and finite_positive(r["seconds"]) and r["images"] >= 1
@@ -111,32 +126,57 @@ def test_generation_flops_of_published_sd15_config():
     from bench.generation import flops_per_image, load_config
 
     f = flops_per_image(load_config("sd15"), steps=50)
-    assert f["steps"] == 50 and f["unet_evaluations"] == 51
-    assert f["per_image"] == pytest.approx(f["unet_forward"] * 2 * 51 + f["vae_decode"] + f["text"] * 2)
+    assert f["steps"] == 50 and f["denoiser_evaluations"] == 51 and f["guidance_batch"] == 2
+    assert f["per_image"] == pytest.approx(f["denoiser_forward"] * 2 * 51 + f["vae_decode"] + f["text"] * 2)
     assert 84e12 < f["per_image"] < 85e12  # 0.80 TFLOP UNet x 2 x 51 + 2.5 TFLOP VAE
-    assert 0.7e12 < f["unet_forward"] < 0.9e12 and 2e12 < f["vae_decode"] < 3e12
+    assert 0.7e12 < f["denoiser_forward"] < 0.9e12 and 2e12 < f["vae_decode"] < 3e12
 
 
-@pytest.mark.parametrize("model, steps, evaluations", [("sd15", 2, 3), ("sd2", 2, 2), ("sdxl", 2, 2)])
-def test_unet_evaluations_are_the_pipelines_own(tmp_path, model, steps, evaluations):
-    """The count the floor uses equals the UNet calls a real pipeline makes (a hook on the
-    UNet of the tiny version of each published config, same scheduler)."""
+@pytest.mark.parametrize("model, steps, evaluations, batch", [("sd15", 2, 3, 2), ("sd2", 2, 2, 2), ("sdxl", 2, 2, 2),
+                                                              ("flux-dev", 3, 3, 1), ("sd35-medium", 2, 2, 2)])
+def test_denoiser_evaluations_are_the_pipelines_own(tmp_path, model, steps, evaluations, batch):
+    """The count the floor uses equals the denoiser calls a real pipeline makes, at the batch
+    it uses (a hook on the UNet / transformer of the tiny version of each published config,
+    same scheduler; FLUX.1-dev: its own sigmas and dynamic shift, one latent per image, the
+    guidance an embedding; SD 3.5: classifier-free, two), from a folder saved and loaded back."""
     sys.path.insert(0, str(ROOT))
     import diffusers
     import torch
 
-    from bench.generation import build_pipeline_folder, load_config, tiny_config, unet_evaluations
+    from bench.generation import build_pipeline_folder, denoiser_evaluations, guidance_batch, load_config, tiny_config
 
     cfg = tiny_config(load_config(model))
-    assert unet_evaluations(cfg, steps) == evaluations
+    assert denoiser_evaluations(cfg, steps) == evaluations and guidance_batch(cfg) == batch
     folder = build_pipeline_folder(cfg, tmp_path / model, "cpu")
     pipe = diffusers.DiffusionPipeline.from_pretrained(folder)
-    calls = []
-    pipe.unet.register_forward_hook(lambda mod, args, out: calls.append(1))
+    assert type(pipe).__name__ == cfg["pipeline"]
+    denoiser = pipe.transformer if "transformer" in cfg else pipe.unet
+    batches = []
+    denoiser.register_forward_hook(lambda mod, args, kwargs, out: batches.append(
+        (args[0] if args else kwargs["hidden_states"]).shape[0]), with_kwargs=True)
+    extra = {"max_sequence_length": cfg["max_sequence_length"]} if "max_sequence_length" in cfg else {}
     with torch.no_grad():
-        pipe(prompt="a photo", num_inference_steps=steps, guidance_scale=7.5, output_type="latent",
-             generator=torch.Generator().manual_seed(0), height=64, width=64)
-    assert len(calls) == evaluations
+        pipe(prompt="a photo", num_inference_steps=steps, guidance_scale=cfg.get("guidance_scale", 7.5),
+             output_type="latent", generator=torch.Generator().manual_seed(0), height=64, width=64, **extra)
+    assert batches == [batch] * evaluations
+
+
+def test_generation_flops_of_published_dit_configs():
+    """FLUX.1-dev and SD 3.5 Medium at their real sizes (meta device): FLUX's 28 steps are 28
+    forwards of one latent (~74 TFLOP each: 19 double- + 38 single-stream blocks over 4,096 image
+    + 512 text tokens), SD 3.5's 40 steps 40 forwards of two (~11 TFLOP per latent)."""
+    sys.path.insert(0, str(ROOT))
+    from bench.generation import flops_per_image, load_config
+
+    flux = flops_per_image(load_config("flux-dev"), steps=28)
+    assert flux["denoiser_evaluations"] == 28 and flux["guidance_batch"] == 1
+    assert flux["per_image"] == pytest.approx(flux["denoiser_forward"] * 28 + flux["vae_decode"] + flux["text"])
+    assert 70e12 < flux["denoiser_forward"] < 80e12 and 2.0e15 < flux["per_image"] < 2.2e15
+    assert 4.5e12 < flux["text"] < 5.5e12  # T5-XXL at 512 tokens (~4.7 TFLOP) + CLIP-L at 77
+    sd35 = flops_per_image(load_config("sd35-medium"), steps=40)
+    assert sd35["denoiser_evaluations"] == 40 and sd35["guidance_batch"] == 2
+    assert sd35["per_image"] == pytest.approx(sd35["denoiser_forward"] * 2 * 40 + sd35["vae_decode"] + sd35["text"] * 2)
+    assert 10e12 < sd35["denoiser_forward"] < 12.5e12 and 0.85e15 < sd35["per_image"] < 1.0e15
 
 
 def test_generation_rejects_gpu_without_gpu(tmp_path):
