@@ -52,8 +52,8 @@ def add_run_args(p: argparse.ArgumentParser, annotators: bool, images: bool = Fa
     p.add_argument("--out", "--output_path", required=True, type=output_folder,
                    help="run folder (created; rerun the same command to resume); --output_path is the "
                    "lm-evaluation-harness spelling")
-    p.add_argument("--suites", nargs="+", help="probe suites (default: every suite of the probe set; see "
-                   "`t2ibench probes list`)")
+    p.add_argument("--suites", nargs="+", action=cli_types.ExtendFlat, help="probe suites (default: every "
+                   "suite of the probe set; see `t2ibench probes list`); with --tasks, both are kept")
     p.add_argument("--tasks", dest="suites", type=comma_list, action=cli_types.ExtendFlat, metavar="A,B",
                    help="alias of --suites, comma-separated as in lm-evaluation-harness")
     p.add_argument("--probes", metavar="SOURCE", help="the probe set: a folder from `t2ibench probes build` or a "

@@ -119,6 +119,30 @@ def output_folder(raw: str) -> str:
     return raw
 
 
+def output_file(raw: str) -> str:
+    """A file the command may write: not an existing folder, and the folder it goes in one that
+    exists or can be made (:func:`output_folder`), so ``--out /proc/sheet.csv`` is one line."""
+    if not raw.strip():
+        raise argparse.ArgumentTypeError("expected a file path, got an empty string")
+    path = Path(raw).expanduser()
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{raw} is a folder, not a file")
+    parent = path.parent if str(path.parent) else Path(".")
+    try:
+        output_folder(str(parent))
+    except argparse.ArgumentTypeError as exc:
+        raise argparse.ArgumentTypeError(f"cannot write {raw}: {exc}") from None
+    if path.exists() and not os.access(path, os.W_OK):
+        raise argparse.ArgumentTypeError(f"cannot write {raw}: it exists and is not writable")
+    if parent.is_dir():  # tried with a temporary file, removed at once (os.access is not enough for root)
+        try:
+            with tempfile.NamedTemporaryFile(prefix=".t2ibench-check-", dir=parent):
+                pass
+        except OSError as exc:
+            raise argparse.ArgumentTypeError(f"cannot write {raw}: {exc.strerror or exc} in {parent}") from None
+    return raw
+
+
 def existing_folder(raw: str) -> str:
     if not Path(raw).is_dir():
         raise argparse.ArgumentTypeError(f"{raw} is not a folder" if Path(raw).exists() else f"no such folder {raw}")
@@ -143,11 +167,13 @@ def model_args(raw: str) -> list[str]:
 
 
 class ExtendFlat(argparse.Action):
-    """Append a list value to the destination list (``--tasks a,b --tasks c`` -> [a, b, c])."""
+    """Append a list value to the destination list (``--tasks a,b --tasks c`` -> [a, b, c]). Every
+    option sharing the destination uses it (``--suites`` and ``--tasks``), so ``--tasks X --suites Y``
+    and ``--suites Y --tasks X`` both keep X and Y; a name given twice is kept once."""
 
     def __call__(self, parser, namespace, values, option_string=None):
         current = list(getattr(namespace, self.dest, None) or [])
-        current.extend(values if isinstance(values, list) else [values])
+        current.extend(v for v in (values if isinstance(values, list) else [values]) if v not in current)
         setattr(namespace, self.dest, current)
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import yaml
 
 import benchmark
+from benchmark.cli_types import output_folder
 from benchmark.hub.access import HubFile, commit_files
 from submissions import queue_cli
 
@@ -176,7 +177,7 @@ def register(subparsers) -> None:
                      "results file itself")
     sub.add_argument("--demo", action="store_true", help="allow a built-in tiny model's run, marked as demo")
     sub.add_argument("--push-images", metavar="ORG/NAME", help="first push the run's images as this Hub dataset")
-    sub.add_argument("--to-folder", metavar="DIR", help="also write the file under DIR (e.g. submissions/results) "
+    sub.add_argument("--to-folder", metavar="DIR", type=output_folder, help="also write the file under DIR (e.g. submissions/results) "
                      "for the local leaderboard")
     sub.add_argument("--model-card", action="store_true", help="also open a pull request on the audited model's "
                      "repository adding the headline scores to its card's model-index (needs --repo, a Hub model "

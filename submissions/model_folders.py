@@ -36,8 +36,8 @@ def model_folder_name(model_id: str) -> str:
     if not model_id:
         raise ValueError("the results name no model id")
     kind = model_id_kind(model_id)
-    if kind == "hub" and model_id_problem(model_id) is None:
-        return model_id.replace("/", "--")
+    if kind == "hub" and model_id_problem(model_id) is None and not model_id.startswith("_"):
+        return model_id.replace("/", "--")  # (a Hub id may start with "_": hashed, apart from "_builtin--")
     if kind == "builtin" and BUILTIN_ID.match(model_id) and "--" not in model_id:
         return f"_builtin--{model_id[len('builtin:'):]}"
     digest = hashlib.sha256(model_id.encode("utf-8")).hexdigest()[:HASH_CHARS]

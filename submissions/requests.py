@@ -63,8 +63,9 @@ class InvalidRequest(ValueError):
 
 def check_hub_model_id(model_id: Any) -> str:
     """``model_id`` if it is a Hub model id ``ORG/NAME``; InvalidRequest otherwise."""
-    if not isinstance(model_id, str) or not HUB_MODEL_ID.match(model_id) or "--" in model_id \
-            or ".." in model_id or model_id.endswith(".git"):
+    from benchmark.contract.model_specs import hub_id_problem  # the one id rule (t2ibench validate's too)
+
+    if not isinstance(model_id, str) or not HUB_MODEL_ID.match(model_id) or hub_id_problem(model_id):
         shown = model_id if isinstance(model_id, str) else type(model_id).__name__
         raise InvalidRequest(f"{shown!r} is not a Hub model id: ORG/NAME of letters, digits, '_', '-', '.' "
                              "(no '--' or '..', at most 96 characters each)")

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import benchmark
 from benchmark.contract.atomic import fsync_dir
+from benchmark.contract.model_specs import hub_id_problem
 from benchmark.hub.access import HubFile, check_access, commit_files, require_hub
 from benchmark.contract.results import PACKAGE_NAME, dumps
 from submissions.model_card import (
@@ -31,7 +32,6 @@ from submissions.model_card import (
 )
 from submissions.model_folders import model_folder_name  # noqa: F401 (re-exported: the results layout)
 from submissions.validate import (
-    HUB_REPO_ID,
     UnreadableResults,
     check_results,
     is_demo,
@@ -213,7 +213,7 @@ def images_dataset_files(run_dir: Path) -> list[HubFile]:
 
 
 def _repo_id(value: str | None, option: str) -> str | None:
-    if value is not None and (value.count("/") != 1 or not HUB_REPO_ID.match(value) or len(value) > 96):
+    if value is not None and (value.count("/") != 1 or hub_id_problem(value)):
         raise ValueError(f"{option} must look like ORG/NAME, got {one_line(repr(value))}")
     return value
 
@@ -348,7 +348,10 @@ class SubmissionOutcome:
 def write_new_file(path: Path, data: bytes) -> Path:
     """Write ``data`` to ``path``, which must not exist: complete or absent after a crash, and
     never over a file (created with a hard link, which fails when the name is taken)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"cannot write {path}: {exc.strerror or type(exc).__name__} ({path.parent})") from None
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")  # one per writer
     try:
         with open(tmp, "wb") as fh:
@@ -364,6 +367,10 @@ def write_new_file(path: Path, data: bytes) -> Path:
                 fh.write(data)
                 fh.flush()
                 os.fsync(fh.fileno())
+    except FileExistsError:
+        raise ValueError(f"{path} exists already: a results file is never overwritten") from None
+    except OSError as exc:
+        raise ValueError(f"cannot write {path}: {exc.strerror or type(exc).__name__}") from None
     finally:
         tmp.unlink(missing_ok=True)
     fsync_dir(path.parent)

@@ -30,7 +30,21 @@ import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
-from benchmark.contract.model_specs import is_builtin
+from benchmark.contract.model_specs import (  # noqa: F401 (re-exported: the one naming rule)
+    API_ID,
+    BUILTIN_ID,
+    HUB_REPO_ID,
+    IMAGES_ID,
+    LOCAL_PATH_ID,
+    MAX_OTHER_ID_CHARS,
+    PYTHON_ID,
+    REVISION,
+    is_builtin,
+    model_id_kind,
+    model_id_problem,
+    revision_problem,
+    unsafe_char,
+)
 from benchmark.contract.results import (
     builtin_annotators,
     CI_EXCLUDES_ESTIMATE_NOTE,
@@ -54,85 +68,8 @@ _TOLERANCE = 1e-9  # the same slack score_entry and ScoreMetadata.in_range allow
 
 # --------------------------------------------------------------------------- model ids
 
-#: the Hub's repo-id pattern (huggingface_hub's validate_repo_id), at most 96 characters
-HUB_REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$")
-MAX_HUB_ID_CHARS = 96
-BUILTIN_ID = re.compile(r"^builtin:[A-Za-z0-9][A-Za-z0-9._-]*$")
-# python:module.path:function (qualified names of nested functions hold "<locals>")
-PYTHON_ID = re.compile(r"^python:[A-Za-z_][A-Za-z0-9_.]*:[A-Za-z_<][A-Za-z0-9_.<>]*$")
-# a local diffusers folder: the runner records its absolute path
-LOCAL_PATH_ID = re.compile(r"^(/|[A-Za-z]:[\\/])")
-# images made elsewhere (t2ibench run --images --model-name NAME) and image APIs (openai:MODEL)
-IMAGES_ID = re.compile(r"^images:[A-Za-z0-9][A-Za-z0-9._/ +-]*$")
-API_ID = re.compile(r"^openai:[A-Za-z0-9][A-Za-z0-9._-]*$")
-MAX_OTHER_ID_CHARS = 1024
-REVISION = re.compile(r"^[A-Za-z0-9._/+-]{1,255}$")
-
-
-def model_id_kind(model_id: str) -> str:
-    """``builtin``, ``python``, ``local`` (an absolute folder path) or ``hub``, from the id's form alone."""
-    if model_id.startswith("builtin:"):
-        return "builtin"
-    if model_id.startswith("python:"):
-        return "python"
-    if model_id.startswith(("images:", "openai:")):
-        return "images" if model_id.startswith("images:") else "api"
-    if LOCAL_PATH_ID.match(model_id):
-        return "local"
-    return "hub"
-
-
-def _char_name(ch: str) -> str:
-    return f"U+{ord(ch):04X} {unicodedata.name(ch, '(a control character)')}"
-
-
-def _unsafe_char(text: str) -> str | None:
-    """Why ``text`` cannot be shown as an id: a control, invisible or direction-changing
-    character, or any non-ASCII character (look-alikes: Cyrillic 'а' for Latin 'a')."""
-    for ch in text:
-        if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") or unicodedata.bidirectional(ch) in (
-                "RLO", "LRO", "RLE", "LRE", "RLI", "LRI", "FSI", "PDF", "PDI", "R", "AL"):
-            return f"holds {_char_name(ch)}: control, invisible and right-to-left characters are refused"
-    if unicodedata.normalize("NFC", text) != text:
-        return "is not NFC-normalised Unicode"
-    for ch in text:
-        if ord(ch) > 0x7E:
-            return f"holds the non-ASCII character {_char_name(ch)}: ids are ASCII (look-alike letters are refused)"
-    return None
-
-
-def model_id_problem(model_id: Any) -> str | None:
-    """Why ``model_id`` is not an acceptable model id, or None.
-
-    A Hub id (the Hub's pattern, at most 96 characters, no ``--`` or ``..``); a
-    ``builtin:NAME`` spec (a demo, refused elsewhere unless allowed); ``python:module:function``;
-    or the absolute path of a local folder (printable ASCII). Every id is NFC, ASCII and free of
-    control, invisible and right-to-left characters.
-    """
-    if not isinstance(model_id, str) or not model_id:
-        return None  # the schema reports a missing or non-string id
-    unsafe = _unsafe_char(model_id)
-    if unsafe:
-        return unsafe
-    kind = model_id_kind(model_id)
-    if kind == "hub":
-        if len(model_id) > MAX_HUB_ID_CHARS:
-            return f"is {len(model_id)} characters long: a Hub id has at most {MAX_HUB_ID_CHARS}"
-        if not HUB_REPO_ID.match(model_id) or "--" in model_id or ".." in model_id:
-            return ("is not a Hub model id (ORG/NAME of letters, digits, '.', '_', '-'; no '--' or '..'), "
-                    "a builtin: or python: spec, or an absolute local folder path")
-        return None
-    if len(model_id) > MAX_OTHER_ID_CHARS:
-        return f"is {len(model_id)} characters long (at most {MAX_OTHER_ID_CHARS})"
-    if kind == "builtin" and not BUILTIN_ID.match(model_id):
-        return "is not a built-in model spec builtin:NAME"
-    if kind == "python" and not PYTHON_ID.match(model_id):
-        return "is not a callable spec python:module.path:function"
-    if kind == "images" and not IMAGES_ID.match(model_id):
-        return "is not images:NAME (letters, digits, '.', '_', '/', ' ', '+', '-')"
-    if kind == "api" and not API_ID.match(model_id):
-        return "is not an image API spec openai:MODEL"
-    return None
+# The rules themselves live in benchmark.contract.model_specs, which `t2ibench run`, `probes
+# export`, `submit` and the queue use too: nothing they accept is refused here.
 
 
 MAX_LINE_CHARS = 400
@@ -184,9 +121,8 @@ def _check_model(doc: Mapping, allow_demo: bool) -> list[tuple[str, str]]:
         if why:
             problems.append((f"model/{key}", f"{one_line(repr(model.get(key))[:120])} {why}"))
     revision = model.get("revision")
-    if isinstance(revision, str) and not REVISION.match(revision):
-        problems.append(("model/revision", f"{one_line(repr(revision)[:120])} is not a branch, tag or commit "
-                                           "(letters, digits, '.', '_', '/', '+', '-'; at most 255)"))
+    if isinstance(revision, str) and revision_problem(revision):
+        problems.append(("model/revision", f"{one_line(repr(revision)[:120])} {revision_problem(revision)}"))
     # an id with a problem is not repeated in the lines below
     name = "the model" if problems else model.get("spec") or model.get("id")
     builtin_named = any(is_builtin(model.get(k)) for k in ("spec", "id"))

@@ -179,7 +179,7 @@ def test_kill_mid_run_then_resume_requests_only_the_rest(server, tmp_path, cache
     proc = _cli(args, env)
     stdout, stderr = proc.communicate(timeout=600)
     assert proc.returncode == 0, stderr[-2000:]
-    second = [r["prompt"] for r in server.requests[n_before:]]
+    second = [r["prompt"] for r in server.requests[n_before:] if r["method"] == "POST"]
     assert not on_disk & set(second) and len(set(second)) == 8 - len(on_disk)
     results = json.loads((out / "results.json").read_text())
     assert results["run"]["n_withheld"]["refused"] == 1 and results["run"]["n_nsfw_excluded"] == 0

@@ -93,6 +93,15 @@ def test_lm_evaluation_harness_spellings_are_aliases(tmp_path):
     assert (ours.suites, ours.set, ours.batch_size) == (["a", "b"], ["x=1"], 3)
 
 
+@pytest.mark.parametrize("argv", [["--tasks", "gep_neutral,pst_single", "--suites", "mcas_targets"],
+                                  ["--suites", "mcas_targets", "--tasks", "gep_neutral,pst_single"],
+                                  ["--suites", "gep_neutral", "--suites", "pst_single", "mcas_targets"]])
+def test_tasks_and_suites_together_keep_both_in_either_order(argv):
+    for command in ("run", "generate"):
+        args = cli.build_parser().parse_args([command, "--model", "m", "--out", "o", *argv])
+        assert sorted(args.suites) == ["gep_neutral", "mcas_targets", "pst_single"], (command, argv)
+
+
 def _subparsers(parser):
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):

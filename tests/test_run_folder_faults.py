@@ -429,7 +429,7 @@ def test_verify_and_score_check_the_folder_against_what_the_run_asked_for(run, c
     assert_verifies(capsys, run)
     damage(run)
     rc, out, _ = t2ibench(capsys, "verify", run)
-    assert rc == 1 and out.splitlines()[0].startswith(first), out
+    assert rc == 1 and " ".join(out.splitlines()[0].split()).startswith(" ".join(first.split())), out
     rc, _, err = t2ibench(capsys, "score", run)
     # a run_config.json that is no run configuration at all is refused as the command reads the
     # folder (it names the file); every other damage by the folder check before scoring
@@ -479,4 +479,137 @@ def test_a_rolled_embedding_cache_is_rebuilt_not_trusted(run, capsys):
         rc, _, err = t2ibench(capsys, "annotate", run, "--quiet")
     assert rc == 0, err
     pd.testing.assert_frame_equal(pd.read_parquet(run / "labels" / "attributes.parquet"), before)
+    assert_verifies(capsys, run)
+
+
+# ------------------------------------------------------------------ issue 33: what the hostile-user audit found
+
+
+def first_problem(out: str) -> str:
+    """verify's first line with its padding squeezed: ``kind where: message``."""
+    return " ".join(out.splitlines()[0].split())
+
+
+def test_swapped_label_files_are_reported_refused_and_rebuilt(run, capsys):
+    before = {name: labels(run, name) for name in ("attributes", "gender")}
+    d = run / "labels"
+    for suffix in ("", ".sha256"):  # each file with its own record: both match their records
+        (d / f"attributes.parquet{suffix}").rename(d / "swap")
+        (d / f"gender.parquet{suffix}").rename(d / f"attributes.parquet{suffix}")
+        (d / "swap").rename(d / f"gender.parquet{suffix}")
+    rc, out, _ = t2ibench(capsys, "verify", run)
+    assert rc == 1 and first_problem(out).startswith("label-schema labels/attributes.parquet: lacks column "
+                                                     "'attribute'"), out
+    assert "label-schema  labels/gender.parquet" in out
+    results_before = (run / "results.json").read_bytes()
+    rc, _, err = t2ibench(capsys, "score", run)  # no KeyError: one line
+    line = one_error_line(err)
+    assert rc == 2 and "labels/attributes.parquet" in line and "t2ibench annotate" in line
+    assert (run / "results.json").read_bytes() == results_before
+    rc, _, err = t2ibench(capsys, "annotate", run, "--quiet")  # computes both files again
+    assert rc == 0, err
+    for name, frame in before.items():
+        pd.testing.assert_frame_equal(labels(run, name), frame)
+    assert_verifies(capsys, run)
+
+
+def test_a_label_column_of_another_type_is_reported(run, capsys):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from benchmark.contract.written_hashes import record_written
+
+    path = run / "labels" / "attributes.parquet"
+    table = pq.read_table(path)
+    i = table.schema.get_field_index("label")
+    pq.write_table(table.set_column(i, "label", table["label"].cast(pa.string())), path)
+    record_written(path)  # with a matching record: only the type tells
+    rc, out, _ = t2ibench(capsys, "verify", run)
+    assert rc == 1 and first_problem(out).startswith("label-schema labels/attributes.parquet: column 'label' is "
+                                                     "string, the annotate stage writes int64"), out
+    err = regenerate(capsys, run, "run")
+    assert "repaired: labels/attributes.parquet column 'label' is string" in err
+    assert_verifies(capsys, run)
+
+
+def _flip_nsfw(run: Path) -> str:
+    meta = run / "images" / "b000002" / "metadata.jsonl"
+    rows = [json.loads(ln) for ln in meta.read_text().splitlines()]
+    assert rows[0]["nsfw"] is not True
+    rows[0]["nsfw"] = True
+    meta.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    m = read_manifest(run)
+    m["nsfw"] = m["nsfw"].astype(object)
+    m.loc[m["probe_id"] == rows[0]["probe_id"], "nsfw"] = True
+    m.to_parquet(run / "manifest.parquet", index=False)
+    return rows[0]["probe_id"]
+
+
+def test_an_nsfw_flag_set_in_metadata_and_manifest_is_reported_refused_and_repaired(run, capsys):
+    before = png_bytes(run)
+    _flip_nsfw(run)
+    rc, out, _ = t2ibench(capsys, "verify", run)
+    assert rc == 1 and first_problem(out).startswith("metadata-sha256 images/b000002/metadata.jsonl: bytes do not "
+                                                     "match the sha256 recorded"), out
+    rc, _, err = t2ibench(capsys, "score", run)
+    assert rc == 2 and "images/b000002/metadata.jsonl" in one_error_line(err)
+    err = regenerate(capsys, run, "run")
+    assert "repaired: images/b000002 removed (images/b000002/metadata.jsonl: bytes do not match" in err
+    assert png_bytes(run) == before
+    assert_verifies(capsys, run)
+    results = json.loads((run / "results.json").read_text())
+    assert results["run"]["n_images"] == 8 and results["run"]["n_nsfw_excluded"] == 0
+
+
+def test_a_batch_without_its_metadata_record_is_reported(run, capsys):
+    (run / "images" / "b000004" / "metadata.sha256").unlink()
+    rc, out, _ = t2ibench(capsys, "verify", run)
+    assert rc == 1 and first_problem(out).startswith("metadata-sha256 images/b000004/metadata.jsonl: has no "
+                                                     "recorded sha256"), out
+
+
+@pytest.mark.parametrize("rel", ["labels/gender.parquet", "labels/attributes.parquet.sha256",
+                                 "images/b000000/metadata.jsonl", "manifest.parquet"],
+                         ids=["label-file", "label-record", "metadata", "manifest"])
+def test_a_file_symlinked_out_of_the_run_folder_is_reported_refused_and_repaired(run, tmp_path, capsys, rel):
+    outside = tmp_path / "elsewhere" / Path(rel).name
+    outside.parent.mkdir()
+    shutil.copyfile(run / rel, outside)  # the same bytes: only where it lies is wrong
+    (run / rel).unlink()
+    os.symlink(outside, run / rel)
+    named = rel.removesuffix(".sha256")
+    rc, out, _ = t2ibench(capsys, "verify", run)
+    assert rc == 1 and first_problem(out).startswith(f"file-outside {named}"), out
+    assert "outside the run folder" in out.splitlines()[0] and len(out.splitlines()) == 2, out
+    rc, _, err = t2ibench(capsys, "score", run)
+    assert rc == 2 and named in one_error_line(err)
+    # a label file is moved aside and computed again, a batch generated again, the manifest rewritten
+    repaired = {"labels": f"{named} ", "images": "images/b000000 removed (images/b000000/metadata",
+                "manifest.parquet": "manifest.parquet is rewritten"}[rel.split("/")[0]]
+    err = regenerate(capsys, run, "run" if rel.startswith("labels/") else "generate")
+    assert f"repaired: {repaired}" in err, err
+    assert not (run / rel).is_symlink() and outside.is_file()  # the file outside is never touched
+    assert_verifies(capsys, run)
+
+
+@pytest.mark.parametrize("record", [False, True], ids=["metadata-and-manifest", "with-its-record"])
+def test_a_model_id_edited_in_metadata_and_manifest_is_repaired_by_run(run, capsys, record):
+    from benchmark.contract.written_hashes import file_sha256
+
+    before = png_bytes(run)
+    meta = run / "images" / "b000000" / "metadata.jsonl"
+    rows = [json.loads(ln) for ln in meta.read_text().splitlines()]
+    rows[1]["model_id"] = "acme/other"
+    meta.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    if record:  # the record rewritten too: only run_config.json tells
+        (meta.parent / "metadata.sha256").write_text(file_sha256(meta) + "\n")
+    m = read_manifest(run)
+    m.loc[m["probe_id"] == rows[1]["probe_id"], "model_id"] = "acme/other"
+    m.to_parquet(run / "manifest.parquet", index=False)
+    rc, out, _ = t2ibench(capsys, "verify", run)
+    assert rc == 1 and first_problem(out).startswith("row-mismatch images/b000000/metadata.jsonl"), out
+    err = regenerate(capsys, run, "generate" if record else "run")
+    assert ("repaired: images/b000000 removed (images/b000000/metadata.jsonl (probe "
+            f"{rows[1]['probe_id']}): model_id is 'acme/other', run_config.json says 'builtin:tiny-sd')") in err, err
+    assert png_bytes(run) == before
     assert_verifies(capsys, run)

@@ -47,7 +47,8 @@ def test_sheet_rows_are_the_run_selection(sheet, tmp_path):
     assert list(rows.columns) == ["probe_id", "suite", "prompt", "sample_index", "seed", "file_name"]
     assert rows["probe_id"].tolist() == chosen.limited["probe_id"].tolist() and rows["file_name"].is_unique
     readme = sheet.with_name("sheet.README.md").read_text()
-    assert "t2ibench run --images FOLDER --model-name NAME --suites gep_neutral dalleval_bias --limit 8" in readme
+    assert ("t2ibench run --images FOLDER --model-name NAME --supplied-by WHO --suites gep_neutral dalleval_bias "
+            "--limit 8") in readme
     jsonl = tmp_path / "sheet.jsonl"
     assert main(["probes", "export", *SELECTION, "--out", str(jsonl)]) == 0
     assert [json.loads(line)["file_name"] for line in jsonl.read_text().splitlines()] == rows["file_name"].tolist()
@@ -75,6 +76,23 @@ def test_folder_audit_end_to_end(filled, tmp_path):
     assert main(["verify", str(out)]) == 0 and main(["score", str(out), "--n-resamples", "20"]) == 0
 
 
+def test_rerun_with_another_supplied_by_is_refused_first(filled, tmp_path, capsys):
+    """Who made the images is part of the run: a rerun into the folder with another --supplied-by
+    (or none) is one line before any file is read, and the folder is left as it was."""
+    out = tmp_path / "run"
+    args = ["run", "--images", str(filled), "--model-name", "my-model", *SELECTION, *TINY_ANNOTATORS,
+            "--out", str(out)]
+    assert main(args + ["--supplied-by", "lab A"]) == 0
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    capsys.readouterr()
+    for other in (["--supplied-by", "lab B"], []):
+        assert main(args + other) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and "--supplied-by 'lab A'" in err, err
+        assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    assert json.loads((out / "results.json").read_text())["provenance"]["supplied_by"] == "lab A"
+
+
 def test_missing_image_refused_then_counted(filled, tmp_path, capsys):
     folder = tmp_path / "folder"
     shutil.copytree(filled, folder)
@@ -94,7 +112,8 @@ def test_missing_image_refused_then_counted(filled, tmp_path, capsys):
     suite = next(s for s in results["suites"] if s["name"] == "dalleval_bias")
     assert suite["excluded"].get("missing") == 1 and suite["n_images"] == 8
     assert any("not supplied" in n for n in results["notes"])
-    assert "1 image(s) missing from the supplied folder" in (out / "report" / "report.md").read_text()
+    report = (out / "report" / "report.md").read_text()
+    assert "1 image not supplied (--allow-missing), left out of every score" in report
 
 
 def _probes():
@@ -160,7 +179,10 @@ def test_run_arguments_are_checked(tmp_path, capsys):
                         (["--images", str(tmp_path), "--model", "builtin:tiny-sd"], "not both"),
                         ([], "--model SPEC"),
                         (["--model", "builtin:tiny-sd", "--allow-missing"], "goes with --images"),
-                        (["--model", "builtin:tiny-sd", "--api-rpm", "5"], "--api-rpm applies to an image API")):
+                        (["--model", "builtin:tiny-sd", "--api-rpm", "5"], "--api-rpm applies to an image API"),
+                        (["--images", str(tmp_path), "--model-name", "org/my model <b>x</b>"], "--model-name"),
+                        (["--images", str(tmp_path), "--model-name", "my-model", "--mapping",
+                          str(tmp_path / "none.csv")], "cannot be read")):
         assert main(["run", *args, "--suites", "gep_neutral", "--limit", "2", "--out", str(out)]) == 2
         err = capsys.readouterr().err.strip()
         assert match in err and len(err.splitlines()) == 1 and not out.exists()

@@ -124,3 +124,28 @@ def test_quiet_run_prints_no_progress_bar(tmp_path):
     assert max(len(line) for line in table) <= 80
     results = json.loads((tmp_path / "run" / "results.json").read_text())
     assert any("GEP (neutral)" in line for line in table) and results["scores"]
+
+
+def test_images_left_out_are_called_what_they_are(monkeypatch):
+    """A content-policy refusal is a refusal in the printed table's notes and in the annotate
+    line, in the report's and the results' words; a safety-checker flag stays a flag."""
+    from pathlib import Path
+
+    from benchmark.runner.annotate import AnnotationSummary
+
+    monkeypatch.setenv("COLUMNS", "100")
+    doc = {**_doc(), "run": {"n_nsfw_excluded": 0, "n_withheld": {"refused": 1, "missing": 0}}}
+    out = io.StringIO()
+    terminal.print_results_summary(doc, out)
+    assert "left out of every score: 1 image refused by the image API (content policy)" in out.getvalue()
+    assert "safety" not in out.getvalue() and "nsfw" not in out.getvalue()
+    doc["run"] = {"n_nsfw_excluded": 2, "n_withheld": {"refused": 0, "missing": 3}}
+    out = io.StringIO()
+    terminal.print_results_summary({**doc, "scores": []}, out)  # said even when nothing could be scored
+    assert ("left out of every score: 3 images not supplied (--allow-missing), 2 images flagged by the safety "
+            "checker") in out.getvalue().replace("\n", " ")
+    line = AnnotationSummary(Path("run"), n_images=7, skipped={"refused": 1, "no annotator: x": 2}).format()
+    assert "left out: 1 image refused by the image API (content policy)" in line and "nsfw" not in line
+    assert "skipped: no annotator: x 2" in line
+    assert "left out: 1 image flagged by the safety checker" in AnnotationSummary(
+        Path("run"), skipped={"nsfw": 1}).format()

@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 
 from benchmark.commands.external_models import api_overrides, check_source
+from benchmark.contract.model_specs import check_model_spec
 from benchmark.commands.stage_inputs import (
     annotator_args, parse_overrides, print_outcome, task_input_args, stage_batch_size,
 )
@@ -18,6 +19,8 @@ from benchmark.tasks.paper_checks import all_checks
 
 def run(args: argparse.Namespace) -> int:
     check_source(args)
+    if args.model:
+        check_model_spec(args.model)  # the name rule `t2ibench validate` applies to the results
     if args.images:  # images made elsewhere
         print_outcome(_run_images(args, annotator_args(args)))
         return 0
@@ -45,6 +48,7 @@ def _run_images(args: argparse.Namespace, annotators: dict):
 
 
 def generate(args: argparse.Namespace) -> int:
+    check_model_spec(args.model)
     summary = run_generation(args.out, args.model, args.suites, args.limit, args.batch_size,
                              revision=args.revision, device=args.device, dtype=args.dtype,
                              overrides={**parse_overrides(args.set), **api_overrides(args)}, progress=not args.quiet,

@@ -29,7 +29,23 @@ def add_api_args(p: argparse.ArgumentParser) -> None:
                    "OPENAI_API_KEY); the key is never written to any file, log or result")
     g.add_argument("--api-concurrency", type=positive_int, metavar="N", help="requests in flight at once (default 4; at most --batch-size: "
                    "the requests of one batch run together)")
-    g.add_argument("--api-rpm", type=float, metavar="N", help="at most N requests started per minute (default 60)")
+    g.add_argument("--api-rpm", type=requests_per_minute, metavar="N", help="at most N requests started per minute "
+                   "(default 60; a finite number, at least 0.01)")
+
+
+def requests_per_minute(raw: str) -> float:
+    """``--api-rpm``: a finite number of at least 0.01 per minute (nan, inf, 0, negatives and rates
+    that would wait years are refused when the command line is parsed)."""
+    from benchmark.models.api_images import check_rpm
+
+    try:
+        value = float(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of requests per minute, got {raw!r}") from None
+    try:
+        return check_rpm(value)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err).removeprefix("--api-rpm ")) from None
 
 
 def add_images_args(p: argparse.ArgumentParser) -> None:

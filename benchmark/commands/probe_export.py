@@ -3,7 +3,7 @@ Options only: the body is :func:`benchmark.commands.probe_sheet.export`, importe
 
 from __future__ import annotations
 
-from benchmark.cli_types import positive_int
+from benchmark.cli_types import output_file, positive_int
 
 
 def add_export_command(probe_commands) -> None:
@@ -17,8 +17,9 @@ def add_export_command(probe_commands) -> None:
                    "(branch, tag or commit)")
     p.add_argument("--limit", type=positive_int, help="at most N probes per suite (the same subset `t2ibench run --limit N` "
                    "audits)")
-    p.add_argument("--model", metavar="SPEC", help="the model the images will come from; for an image API that "
-                   "takes no seed (openai:...) the seed column says 'not controllable'")
-    p.add_argument("--out", required=True, help="sheet.csv or sheet.jsonl; a README on filling the folder is "
+    p.add_argument("--model", metavar="SPEC", help="the model the images will come from, checked as `t2ibench run` "
+                   "checks it (no key, no download); for an image API that takes no seed (openai:...) the seed column "
+                   "says 'not controllable'")
+    p.add_argument("--out", required=True, type=output_file, help="sheet.csv or sheet.jsonl; a README on filling the folder is "
                    "written beside it")
     p.set_defaults(func="benchmark.commands.probe_sheet:export")

@@ -8,6 +8,7 @@ Layout written by generation::
       images/b000000/          one directory per finished batch, named by the global index
         000000.png ...           of its first probe; PNG files plus
         metadata.jsonl           one row per image (probe fields, sha256, model, settings...)
+        metadata.sha256          the sha256 of metadata.jsonl as it was written
       manifest.parquet         all metadata rows in global probe order (derived, rewritable)
       .partial/                batches being written; renamed into images/ when complete
 
@@ -43,6 +44,11 @@ MANIFEST_FILE = "manifest.parquet"
 IMAGES_DIR = "images"
 PARTIAL_DIR = ".partial"
 METADATA_FILE = "metadata.jsonl"
+# the sha256 of a batch's metadata.jsonl as the runner wrote it, beside it in the batch
+# (benchmark.contract.written_hashes): a flag or field edited afterwards no longer matches.
+# Not "metadata.jsonl.sha256": `datasets` counts every suffix of a data file, and a second
+# ".jsonl" per batch would make it read the folder as JSON instead of images.
+METADATA_RECORD = "metadata.sha256"
 CONFIG_FORMAT = 1
 # run_config.json keys compared on resume only when both runs record them
 OPTIONAL_IDENTITY_KEYS = ("probes",)
@@ -298,10 +304,15 @@ def write_batch(run_dir: str | Path, name: str, files: Sequence[tuple[str, bytes
                 fh.flush()
                 os.fsync(fh.fileno())
         lines = "".join(json.dumps(plain_value(r), ensure_ascii=False, default=_json_default) + "\n" for r in rows)
-        with open(tmp / METADATA_FILE, "w", encoding="utf-8") as fh:
-            fh.write(lines)
-            fh.flush()
-            os.fsync(fh.fileno())
+        data = lines.encode("utf-8")
+        # the rows, then the record of their bytes (verify compares: an nsfw flag or a model_id
+        # edited in metadata.jsonl and the manifest alike no longer matches it)
+        for file_name, content in ((METADATA_FILE, data),
+                                   (METADATA_RECORD, (hashlib.sha256(data).hexdigest() + "\n").encode("ascii"))):
+            with open(tmp / file_name, "wb") as fh:
+                fh.write(content)
+                fh.flush()
+                os.fsync(fh.fileno())
         fsync_dir(tmp)
         final.parent.mkdir(parents=True, exist_ok=True)
         os.rename(tmp, final)  # atomic: the batch appears whole or not at all

@@ -6,15 +6,22 @@ fixed order, the first problem first:
 1. ``batch``: a batch directory the runner cannot have written: no or unreadable
    ``metadata.jsonl``, a row without probe id / file name / sha256, a file name that is not a
    plain PNG name, a probe in two batches, a batch not named by its first probe;
+   ``file-outside``: a ``metadata.jsonl``, ``manifest.parquet`` or label file (or the sha256
+   record beside one) that resolves outside RUN_DIR (a symlink out);
 2. ``manifest``: ``manifest.parquet`` missing or unreadable, or a row added, dropped or edited
    (any metadata column, ``batch`` or ``image_path``) compared with the ``metadata.jsonl`` rows
    it is built from; ``image-outside``: a manifest ``image_path`` that leaves ``images/``;
-3. ``image-outside`` / ``image-missing`` / ``image-sha256``: per metadata row in probe order, the
+3. ``metadata-sha256``: a batch's ``metadata.jsonl`` whose bytes are not those recorded beside
+   it (``metadata.sha256``) when the batch was written: an ``nsfw`` flag or a
+   ``model_id`` edited there and in the manifest alike;
+4. ``image-outside`` / ``image-missing`` / ``image-sha256``: per metadata row in probe order, the
    PNG resolves outside ``RUN_DIR/images`` (a symlink out), is missing, or its bytes do not hash
    to the recorded sha256 (truncated, replaced, or swapped with another image's);
-4. ``orphan-image``: a PNG under ``images/`` that no ``metadata.jsonl`` row lists;
-5. ``label-unreadable``: a ``labels/*.parquet`` file that cannot be read; ``label-sha256``: one
+5. ``orphan-image``: a PNG under ``images/`` that no ``metadata.jsonl`` row lists;
+6. ``label-unreadable``: a ``labels/*.parquet`` file that cannot be read; ``label-sha256``: one
    whose bytes are not those recorded (``<file>.sha256``) when the annotate stage wrote it.
+   (``label-schema``, a label file without the columns and types its stage writes, e.g. two
+   files swapped with their records, is found by ``benchmark.runner.expected``.)
 
 Each PNG is read once (streamed through sha256). The repairs are elsewhere:
 ``t2ibench run`` (:mod:`benchmark.runner.repair`) regenerates what generation wrote, the
@@ -31,14 +38,19 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Iterable
 
 from benchmark.contract import run_folder as rf
-from benchmark.contract.written_hashes import written_hash_problem
+from benchmark.contract.written_hashes import sidecar_path, written_hash_problem
 
-__all__ = ["PROBLEM_KINDS", "Problem", "FolderCheck", "BatchScan", "inspect_run_folder", "check_run_folder",
-           "require_intact", "scan_batch_dirs", "image_path_error", "label_file_error", "hash_file", "hash_png"]
+__all__ = ["PROBLEM_KINDS", "LABEL_KINDS", "Problem", "FolderCheck", "BatchScan", "inspect_run_folder",
+           "check_run_folder", "require_intact", "scan_batch_dirs", "image_path_error", "label_file_error",
+           "hash_file", "hash_png"]
 
 # In the order they are reported.
-PROBLEM_KINDS = ("run-config", "batch", "manifest", "probe-missing", "row-mismatch", "image-outside", "image-missing",
-                 "image-sha256", "orphan-image", "label-unreadable", "label-sha256")
+PROBLEM_KINDS = ("run-config", "batch", "file-outside", "manifest", "probe-missing", "row-mismatch", "metadata-sha256",
+                 "image-outside", "image-missing", "image-sha256", "orphan-image", "label-unreadable", "label-schema",
+                 "label-sha256")
+#: kinds of a label file (the annotate stage computes it again); ``label-schema`` comes from the
+#: layer that knows the label files' columns (``benchmark.runner.expected``)
+LABEL_KINDS = ("label-unreadable", "label-schema", "label-sha256")
 _PNG_NAME = re.compile(r"^(\d+)\.png$")
 _PNG_END = b"IEND\xaeB`\x82"  # the last 8 bytes of every complete PNG (IEND chunk type and CRC)
 _CHUNK = 1 << 20
@@ -241,6 +253,52 @@ def scan_batch_dirs(run_dir: str | Path) -> list[BatchScan]:
     return scans
 
 
+# --------------------------------------------------------------------------- files outside, batch records
+
+
+def _outside(root: Path, path: Path) -> bool:
+    return (path.is_symlink() or path.exists()) and not resolves_inside(path, root)
+
+
+def _outside_problems(run_dir: Path, scans: list[BatchScan]) -> list[Problem]:
+    """``file-outside``: a file the later stages read (or the sha256 record beside it) that
+    resolves outside RUN_DIR: metadata.jsonl, manifest.parquet, label files."""
+    root = run_dir.resolve()
+    out = []
+    for scan in scans:
+        meta = scan.path / rf.METADATA_FILE
+        for path in (meta, scan.path / rf.METADATA_RECORD):
+            if _outside(root, path):
+                out.append(Problem("file-outside", path.relative_to(run_dir).as_posix(),
+                                   "resolves outside the run folder (a symlink out)", None, scan.name))
+                break
+    if _outside(root, run_dir / rf.MANIFEST_FILE):
+        out.append(Problem("file-outside", rf.MANIFEST_FILE, "resolves outside the run folder (a symlink out)"))
+    for path in label_files(run_dir):
+        rel = path.relative_to(run_dir).as_posix()
+        if _outside(root, path):
+            out.append(Problem("file-outside", rel, "resolves outside the run folder (a symlink out)"))
+        elif _outside(root, sidecar_path(path)):
+            out.append(Problem("file-outside", rel, f"its recorded sha256 ({sidecar_path(path).name}) resolves "
+                               "outside the run folder (a symlink out)"))
+    return out
+
+
+def _metadata_record_problems(run_dir: Path, scans: list[BatchScan], skip: set[str]) -> list[Problem]:
+    """``metadata-sha256``: a batch's metadata.jsonl that is not the file the runner wrote."""
+    out = []
+    for scan in scans:
+        meta = scan.path / rf.METADATA_FILE
+        if scan.name in skip or scan.problems or not meta.is_file():
+            continue  # already reported (no metadata, an unreadable row, a file outside)
+        edited = written_hash_problem(meta, scan.path / rf.METADATA_RECORD)
+        if edited:
+            out.append(Problem("metadata-sha256", f"{rf.IMAGES_DIR}/{scan.name}/{rf.METADATA_FILE}",
+                               edited.replace("the file was edited", "a row was edited (an nsfw flag, a "
+                                              "model_id...)"), None, scan.name))
+    return out
+
+
 # --------------------------------------------------------------------------- manifest
 
 
@@ -385,11 +443,13 @@ def label_files(run_dir: str | Path) -> list[Path]:
     return sorted(root.glob("*.parquet")) if root.is_dir() else []
 
 
-def _label_problems(run_dir: Path, check: FolderCheck) -> list[Problem]:
+def _label_problems(run_dir: Path, check: FolderCheck, skip: set[str]) -> list[Problem]:
     out = []
     for path in label_files(run_dir):
         rel = path.relative_to(run_dir).as_posix()
         check.label_files.append(rel)
+        if rel in skip:  # outside the run folder: reported, not read
+            continue
         err = label_file_error(path)
         if err:
             out.append(Problem("label-unreadable", rel, err))
@@ -432,18 +492,30 @@ def inspect_run_folder(run_dir: str | Path, *, verify_sha256: bool = True, manif
             rows.append({**row, "batch": scan.name, "image_path": f"{rf.IMAGES_DIR}/{scan.name}/{row['file_name']}"})
     rows.sort(key=lambda r: r["probe_index"])
     check.n_batches, check.n_images = len(scans), len(rows)
+    outside = _outside_problems(run_dir, scans)
+    if not labels:
+        outside = [p for p in outside if not p.where.startswith(f"{rf.LABELS_DIR}/")]
+    check.problems += outside
+    outside_at = {p.batch or p.where for p in outside}
     if manifest:
         check.manifest_checked = True
         check.problems += _manifest_problems(run_dir, rows)
+    found: list[Problem] = []
     if expected is not None:
         found, check.not_expected_why = expected(run_dir, rows)
         check.expected_checked = check.not_expected_why is None
         check.problems = ([p for p in found if p.kind == "run-config"] + check.problems
-                          + [p for p in found if p.kind != "run-config"])
+                          + [p for p in found if p.kind != "run-config" and p.kind not in LABEL_KINDS])
+    check.problems += _metadata_record_problems(run_dir, scans, outside_at)
     check.problems += _image_problems(run_dir, rows, verify_sha256, check)
     check.problems += _orphans(run_dir, rows)
     if labels:
-        check.problems += _label_problems(run_dir, check)
+        label_found = _label_problems(run_dir, check, outside_at)
+        damaged = outside_at | {p.where for p in label_found}
+        schema = {p.where: p for p in found if p.kind in LABEL_KINDS and p.where not in damaged}
+        # in file order, a file's own damage before what its columns say
+        check.problems += sorted(label_found + list(schema.values()),
+                                 key=lambda p: (p.where, LABEL_KINDS.index(p.kind)))
     return check
 
 
@@ -462,7 +534,8 @@ def require_intact(run_dir: str | Path, stage: str, *, labels: bool = True,
     if check.problems:
         first = check.problems[0]
         more = f" (and {len(check.problems) - 1} more)" if len(check.problems) > 1 else ""
-        fix = ("`t2ibench annotate RUN_DIR` rebuilds it" if first.kind.startswith("label-")
+        fix = ("`t2ibench annotate RUN_DIR --force` rebuilds it" if first.kind == "label-schema"
+               else "`t2ibench annotate RUN_DIR` rebuilds it" if first.kind in LABEL_KINDS
                else "no command repairs it: restore the file or start the run again in another folder"
                if first.kind == "run-config" else "`t2ibench run` with the run's arguments repairs it")
         raise rf.RunFolderError(f"{stage} refused: {run_dir} does not match its files: {first.line()}{more}; "

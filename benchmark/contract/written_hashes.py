@@ -4,6 +4,11 @@ Label files are what the scores read; a value edited afterwards, or a file writt
 something else, would change a score without any other file noticing. Each one is hashed
 when it is written; ``t2ibench verify`` and the score stage compare, and the annotate stage
 computes a file again when it does not match (never trusts it).
+
+Each batch's ``metadata.jsonl`` has the same kind of record, written by the runner into the
+batch before it is renamed into place (``images/<batch>/metadata.sha256``,
+:data:`benchmark.contract.run_folder.METADATA_RECORD`): an ``nsfw`` flag or a ``model_id``
+edited in ``metadata.jsonl`` and the manifest alike no longer matches it.
 """
 
 from __future__ import annotations
@@ -38,9 +43,10 @@ def record_written(path: Path) -> str:
     return digest
 
 
-def written_hash_problem(path: Path) -> str | None:
-    """Why ``path`` is not the file its stage wrote (None when its sha256 matches the record)."""
-    side = sidecar_path(path)
+def written_hash_problem(path: Path, record: Path | None = None) -> str | None:
+    """Why ``path`` is not the file its stage wrote (None when its sha256 matches the record,
+    ``record`` or by default ``<file>.sha256`` beside it)."""
+    side = sidecar_path(path) if record is None else record
     try:
         recorded = side.read_text(encoding="ascii").strip()
     except FileNotFoundError:

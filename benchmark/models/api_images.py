@@ -9,43 +9,67 @@ headers: it is never recorded in settings, files, logs or results, and error mes
 scrubbed of it.
 
 One request per image (so a content-policy refusal hits one probe, not its siblings), at most
-``concurrency`` in flight and at most ``rpm`` started per minute; 429 (honouring
+``concurrency`` in flight and at most ``rpm`` started per minute; 408, 409, 429 (honouring
 ``Retry-After`` / ``retry-after-ms``), 5xx, timeouts, dropped connections and malformed
 answers are retried with exponential back-off (tenacity). A content-policy refusal is not an
 error: the probe gets a placeholder flagged like a safety checker's refusal and a
 ``withheld.jsonl`` record with the API's message (:mod:`benchmark.contract.withheld`). These APIs take
 no seed, so the images are not reproducible and the results say so.
+
+Bounded on every side: before the plan, :func:`check_api_endpoint` asks ``GET {api_base}/models``
+(no image is made; it checks the URL, the key and the model name) and fails in one line; every
+answer is read within a total deadline (``deadline``, a watchdog closes the connection of a
+server that trickles its answer) and a size cap, as JSON by the strict bounded reader of
+request files (:func:`benchmark.contract.bounded_json.load_bounded_json`); ``Retry-After`` is
+capped (``retry_after_cap``); 4xx answers other than 408 / 409 / 429 are never retried. An
+image is checked from its header before it is decoded: one larger than the size asked for,
+or one the supplied-images rule refuses (transparency, a side under 32 px:
+:func:`benchmark.contract.image_provenance.load_scorable_image`, what ``--images`` calls), is a
+refusal of its probe, counted as a content-policy refusal is.
 """
 
 from __future__ import annotations
 
 import base64
 import io
+import math
 import os
 import re
+import socket
+import struct
+import sys
 import threading
 import time
+import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Any, Mapping
 
+from benchmark.contract.bounded_json import RefusedJson, load_bounded_json
 from benchmark.contract.image_provenance import api_provenance
 from benchmark.contract.withheld import placeholder_image
 
 from .errors import MalformedSpecError
 from .generation_output import GenerationOutput
 
-__all__ = ["API_MODELS", "DEFAULT_API_BASE", "ApiError", "OpenAIImagesModel", "check_api_model",
-           "estimate_requests", "split_api_options"]
+__all__ = ["API_MODELS", "DEFAULT_API_BASE", "ApiError", "OpenAIImagesModel", "check_api_endpoint",
+           "check_api_model", "check_rpm", "estimate_requests", "split_api_options"]
 
 PROVIDER = "openai"
 DEFAULT_API_BASE = "https://api.openai.com/v1"
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 # Options that say how to reach the API, not what it generates: kept out of the recorded
 # settings (a resume may change them).
-CONNECTION_OPTIONS = ("api_base", "api_key_env", "concurrency", "rpm", "timeout", "max_retries", "backoff")
+CONNECTION_OPTIONS = ("api_base", "api_key_env", "concurrency", "rpm", "timeout", "max_retries", "backoff",
+                      "deadline", "retry_after_cap", "preflight_deadline")
 REFUSAL_CODES = ("content_policy_violation", "moderation_blocked")
+RETRIED_4XX = (408, 409, 429)     # the only 4xx answers worth asking again; other 4xx stop at once
+MAX_ANSWER_BYTES = 64 * 2**20     # a 1536x1024 PNG in base64 is about 4 MB
+MAX_ANSWER_DEPTH = 16             # the API's answers nest 3 levels
+MIN_RPM = 0.01                    # one request every 100 minutes
+DEFAULTS = {"concurrency": 4, "rpm": 60.0, "timeout": 120.0, "max_retries": 6, "backoff": 1.0,
+            "deadline": 300.0, "retry_after_cap": 60.0, "preflight_deadline": 8.0}
 PRICES_AS_OF = "OpenAI's list prices of 2025"
 
 
@@ -118,15 +142,44 @@ def _request_settings(name: str, settings: Mapping[str, Any]) -> dict:
     return out
 
 
-def _positive(conn: Mapping, key: str, default: float, kind=float) -> Any:
-    value = conn.get(key, default)
+def _option_name(key: str) -> str:
+    return f"--api-{key}" if key in ("concurrency", "rpm") else f"--set {key}"
+
+
+def _positive(conn: Mapping, key: str, default: float | None = None, kind=float) -> Any:
+    value = conn.get(key, DEFAULTS[key] if default is None else default)
     try:
         value = kind(value)
-    except (TypeError, ValueError):
-        raise MalformedSpecError(f"--api-{key.replace('_', '-')} must be a number, got {value!r}") from None
-    if value <= 0 and not (key == "max_retries" and value == 0):
-        raise MalformedSpecError(f"--api-{key.replace('_', '-')} must be positive, got {value!r}")
+    except (TypeError, ValueError, OverflowError):
+        raise MalformedSpecError(f"{_option_name(key)} must be a number, got {value!r}") from None
+    if not math.isfinite(value) or (value <= 0 and not (key == "max_retries" and value == 0)):
+        raise MalformedSpecError(f"{_option_name(key)} must be a positive finite number, got {value!r}")
+    if key == "rpm":
+        check_rpm(value)
     return value
+
+
+def check_rpm(value: float) -> float:
+    """``--api-rpm``: a finite rate of at least :data:`MIN_RPM` per minute (ValueError otherwise)."""
+    if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= MIN_RPM):
+        raise MalformedSpecError(f"--api-rpm must be a finite number of requests per minute, at least {MIN_RPM:g} "
+                                 f"(one every {1 / MIN_RPM:g} min), got {value!r}")
+    return float(value)
+
+
+def _base_problem(base: str) -> str | None:
+    """Why ``base`` cannot be an API base URL, without echoing any part of it that may be a key."""
+    if not re.match(r"^https?://[^\s/]+", base):
+        return f"must be an http(s) URL such as {DEFAULT_API_BASE}"
+    parts = urllib.parse.urlsplit(base)
+    shown = f"{parts.scheme}://{parts.hostname or '?'}"
+    if parts.username is not None or parts.password is not None or "@" in parts.netloc:
+        return (f"holds credentials (user:...@ in {shown}/...): give the key only in the environment variable "
+                "--api-key-env names, never in a URL (URLs are recorded in the run's files)")
+    if parts.query or parts.fragment or "?" in base or "#" in base:
+        return (f"has a query string or fragment ({shown}/...?...): an API base is a plain URL; give the key only "
+                "in the environment variable --api-key-env names (URLs are recorded in the run's files)")
+    return None
 
 
 def check_api_model(name: str, options: Mapping[str, Any]) -> str:
@@ -137,16 +190,33 @@ def check_api_model(name: str, options: Mapping[str, Any]) -> str:
     conn, settings = split_api_options(options)
     _request_settings(name, settings)
     base = str(conn.get("api_base") or DEFAULT_API_BASE)
-    if not re.match(r"^https?://[^\s/]+", base):
-        raise MalformedSpecError(f"--api-base must be an http(s) URL such as {DEFAULT_API_BASE}, got {base!r}")
+    problem = _base_problem(base)
+    if problem:
+        raise MalformedSpecError(f"--api-base {problem}")
     env = str(conn.get("api_key_env") or DEFAULT_KEY_ENV)
     if not os.environ.get(env, "").strip():
         raise ApiError(f"openai:{name} needs an API key in the environment variable {env} (set it, or name "
                        "another with --api-key-env); the key is never written to any file")
-    for key, default, kind in (("concurrency", 4, int), ("rpm", 60, float), ("timeout", 120, float),
-                               ("max_retries", 6, int), ("backoff", 1.0, float)):
-        _positive(conn, key, default, kind)
+    for key, kind in (("concurrency", int), ("rpm", float), ("timeout", float), ("max_retries", int),
+                      ("backoff", float), ("deadline", float), ("retry_after_cap", float),
+                      ("preflight_deadline", float)):
+        _positive(conn, key, None, kind)
     return f"OpenAI Images API at {base.rstrip('/')}"
+
+
+def check_api_endpoint(name: str, options: Mapping[str, Any]) -> None:
+    """Preflight, before the plan and without generating an image: ``GET {api_base}/models`` with
+    the key. An API base that cannot be reached, answers 404 or a page that is not JSON, a key
+    it refuses, or a model list without ``name`` fail in one line (:class:`ApiError`), within
+    ``preflight_deadline`` seconds (default 8)."""
+    from benchmark.extras import require
+
+    require("PIL", "httpx", "tenacity", extra="audit", purpose="call an image-generation API")
+    model = OpenAIImagesModel(name, **options)
+    try:
+        model.check_endpoint()
+    finally:
+        model.close()
 
 
 def estimate_requests(name: str, options: Mapping[str, Any], n_images: int) -> str:
@@ -218,13 +288,21 @@ class OpenAIImagesModel:
         self.model_id = f"{PROVIDER}:{name}"
         self.request_settings = _request_settings(name, settings)
         self.api_base = str(conn.get("api_base") or DEFAULT_API_BASE).rstrip("/")
-        self.concurrency = _positive(conn, "concurrency", 4, int)
-        self.max_retries = _positive(conn, "max_retries", 6, int)
-        self.backoff = _positive(conn, "backoff", 1.0, float)
-        self._limiter = _RateLimiter(_positive(conn, "rpm", 60, float))
-        key = os.environ[str(conn.get("api_key_env") or DEFAULT_KEY_ENV)].strip()
-        self._scrub = re.compile(re.escape(key) + r"|sk-[A-Za-z0-9_*.-]{6,}")
-        self._client = httpx.Client(base_url=self.api_base, timeout=_positive(conn, "timeout", 120, float),
+        self.concurrency = _positive(conn, "concurrency", None, int)
+        self.max_retries = _positive(conn, "max_retries", None, int)
+        self.backoff = _positive(conn, "backoff")
+        self.deadline = _positive(conn, "deadline")
+        self.retry_after_cap = _positive(conn, "retry_after_cap")
+        self.preflight_deadline = _positive(conn, "preflight_deadline")
+        self._limiter = _RateLimiter(_positive(conn, "rpm"))
+        self.key_env = str(conn.get("api_key_env") or DEFAULT_KEY_ENV)
+        key = os.environ[self.key_env].strip()
+        self._scrub = _scrubber(key)
+        self._said_capped = threading.Event()
+        self.timeout = timeout = _positive(conn, "timeout")
+        # no keep-alive: every request has its own connection, which the deadline's watchdog can cut
+        self._client = httpx.Client(base_url=self.api_base, timeout=timeout, follow_redirects=False,
+                                    limits=httpx.Limits(max_keepalive_connections=0),
                                     headers={"Authorization": f"Bearer {key}"})
         # what determines the images (run_config.json identity); no key, no connection options
         self.settings = {"kind": "image API", "api": "openai-images", "api_base": self.api_base,
@@ -246,51 +324,168 @@ class OpenAIImagesModel:
             body["response_format"] = "b64_json"
         return body
 
+    def close(self) -> None:
+        self._client.close()
+
     def _clean(self, text: str) -> str:
-        return self._scrub.sub("***", " ".join(str(text).split()))[:300]
+        return self._scrub(" ".join(str(text).split()))[:300]
+
+    def _exchange(self, method: str, path: str, *, deadline: float, json: Any = None) -> _Answer:
+        """One HTTP exchange read in full within ``deadline`` seconds (a watchdog shuts the socket
+        of a server that trickles its answer, headers included) and :data:`MAX_ANSWER_BYTES`.
+        Transport failures and the deadline raise :class:`_Transient`; an oversized body ApiError."""
+        import httpx
+
+        streams: list = []
+
+        def trace(event: str, info: dict) -> None:
+            if event.endswith("connect_tcp.complete") and info.get("return_value") is not None:  # direct or proxy
+                streams.append(info["return_value"])
+
+        expired = threading.Event()
+
+        def cut() -> None:
+            expired.set()
+            for stream in streams:
+                sock = stream.get_extra_info("socket")
+                if sock is not None:
+                    try:
+                        sock.shutdown(socket.SHUT_RDWR)
+                    except OSError:
+                        pass
+
+        watchdog = threading.Timer(deadline, cut)
+        watchdog.daemon = True
+        watchdog.start()
+        late = f"no complete answer within the {deadline:g} s deadline"
+        t_end = time.monotonic() + deadline
+        try:
+            with self._client.stream(method, path, json=json, timeout=min(self.timeout, deadline),
+                                     extensions={"trace": trace}) as resp:
+                chunks, size = [], 0
+                for chunk in resp.iter_bytes():
+                    size += len(chunk)
+                    if size > MAX_ANSWER_BYTES:
+                        raise ApiError(f"{self.model_id} at {self.api_base}: an answer over "
+                                       f"{MAX_ANSWER_BYTES // 2**20} MiB, refused")
+                    if time.monotonic() > t_end:
+                        raise _Transient(late)
+                    chunks.append(chunk)
+                return _Answer(resp.status_code, resp.headers, b"".join(chunks), resp.reason_phrase or "")
+        except httpx.TimeoutException as err:
+            raise _Transient(late if expired.is_set() else f"timed out ({type(err).__name__})") from None
+        except (httpx.TransportError, httpx.StreamError) as err:
+            raise _Transient(late if expired.is_set() else f"connection failed ({type(err).__name__})") from None
+        finally:
+            watchdog.cancel()
+
+    def _json(self, answer: _Answer) -> Any:
+        """The answer's JSON by the bounded reader; RefusedJson when it is not JSON or over a limit."""
+        return load_bounded_json(answer.body, MAX_ANSWER_DEPTH)
+
+    def _error_message(self, answer: _Answer, doc: Any) -> tuple[str, str | None]:
+        error = doc.get("error") if isinstance(doc, dict) else None
+        error = error if isinstance(error, dict) else {}
+        code = error.get("code") if isinstance(error.get("code"), str) else None
+        return self._clean(error.get("message") or answer.reason or f"HTTP {answer.status}"), code
+
+    def check_endpoint(self) -> None:
+        """See :func:`check_api_endpoint`."""
+        where = f"{self.model_id}: --api-base {self.api_base}"
+        try:
+            answer = self._exchange("GET", "/models", deadline=self.preflight_deadline)
+        except _Transient as err:
+            raise ApiError(f"{where} cannot be reached: {self._clean(err)} (checked with GET /models before "
+                           "anything is written)") from None
+        status = answer.status
+        try:
+            doc = self._json(answer)
+        except RefusedJson as err:
+            doc, not_json = None, err
+        else:
+            not_json = None
+        message, _ = self._error_message(answer, doc)
+        if status in (401, 403):
+            raise ApiError(f"{where} refused the key in ${self.key_env} (HTTP {status}: {message})")
+        if status == 404:
+            raise ApiError(f"{where}: GET {self.api_base}/models answered HTTP 404: not the base URL of an "
+                           f"OpenAI-style API (it usually ends in /v1, as {DEFAULT_API_BASE} does)")
+        if status == 429:  # the URL and the key are right; the run waits as the server asks
+            return
+        if status >= 300 or status < 200:
+            raise ApiError(f"{where}: GET /models answered HTTP {status}: {message}")
+        if not_json is not None:
+            kind = self._clean(answer.headers.get("content-type", "no content type"))
+            raise ApiError(f"{where}: GET /models answered HTTP {status} with a body that is not JSON "
+                           f"({kind}; {not_json}): not an OpenAI-style API; check --api-base")
+        listed = doc.get("data") if isinstance(doc, dict) else None
+        ids = [m.get("id") for m in listed if isinstance(m, dict)] if isinstance(listed, list) else []
+        ids = [str(i) for i in ids if isinstance(i, str)]
+        if ids and self.name not in ids:
+            shown = [self._clean(i)[:40] for i in ids if "image" in i or "dall" in i][:5] or \
+                [self._clean(i)[:40] for i in ids[:5]]
+            raise ApiError(f"{where} does not list the model {self.name} (GET /models lists {len(ids)}, e.g. "
+                           f"{', '.join(shown)}); choose one it serves, or check that your key has access")
 
     def _post_once(self, prompt: str):
         """One request: ("image", PIL image) or ("refused", message); raises _Transient or ApiError."""
-        import httpx
-
         self._limiter.wait()
+        answer = self._exchange("POST", "/images/generations", json=self._body(prompt), deadline=self.deadline)
+        status = answer.status
+        if status in RETRIED_4XX or status >= 500:
+            raise _Transient(f"HTTP {status}", _retry_after(answer.headers))
         try:
-            resp = self._client.post("/images/generations", json=self._body(prompt))
-        except httpx.TimeoutException as err:
-            raise _Transient(f"timed out ({type(err).__name__})") from None
-        except httpx.TransportError as err:
-            raise _Transient(f"connection failed ({type(err).__name__})") from None
-        if resp.status_code == 429 or resp.status_code >= 500:
-            raise _Transient(f"HTTP {resp.status_code}", _retry_after(resp.headers))
-        try:
-            doc = resp.json()
-        except ValueError:
-            raise _Transient(f"HTTP {resp.status_code} with a body that is not JSON") from None
-        error = doc.get("error") if isinstance(doc, dict) else None
-        if resp.status_code >= 400 or error:
-            error = error if isinstance(error, dict) else {}
-            message = self._clean(error.get("message") or resp.reason_phrase)
-            if error.get("code") in REFUSAL_CODES or "safety system" in message.lower():
+            doc = self._json(answer)
+        except RefusedJson as err:
+            if err.refused:  # nested too deep, a number over the limits...: refused, not asked again
+                raise ApiError(f"{self.model_id} at {self.api_base}: HTTP {status}: an answer the bounded "
+                               f"JSON reader refuses ({self._clean(err)})") from None
+            if 200 <= status < 300:  # a cut or garbled answer: asked again
+                raise _Transient(f"HTTP {status} with a body that is not JSON") from None
+            doc = None
+        message, code = self._error_message(answer, doc)
+        if 400 <= status < 500 or (isinstance(doc, dict) and doc.get("error")):
+            if code in REFUSAL_CODES or "safety system" in message.lower():
                 return "refused", message
-            raise ApiError(f"{self.model_id} at {self.api_base}: HTTP {resp.status_code}: {message}")
-        return "image", self._decode(doc)
+            raise ApiError(f"{self.model_id} at {self.api_base}: HTTP {status}: {message}")
+        if not 200 <= status < 300:  # 1xx / 3xx: redirects are not followed
+            raise ApiError(f"{self.model_id} at {self.api_base}: HTTP {status} ({message}; redirects are not "
+                           "followed: give the final URL as --api-base)")
+        return self._decode(doc)
 
     def _decode(self, doc: Any):
-        from PIL import Image
-
+        """("image", RGB image) or ("refused", why) for an image the benchmark does not score."""
         try:
             data = base64.b64decode(doc["data"][0]["b64_json"], validate=True)
-            with Image.open(io.BytesIO(data)) as im:
-                return im.convert("RGB")
-        except (KeyError, IndexError, TypeError, ValueError, OSError):
+        except (KeyError, IndexError, TypeError, ValueError):
             raise _Transient("the answer has no decodable data[0].b64_json image") from None
+        asked = tuple(int(v) for v in self.request_settings["size"].split("x"))
+        size = _header_size(data)
+        if size is None:
+            raise _Transient("the answer's data[0].b64_json is not an image") from None
+        if size[0] > asked[0] or size[1] > asked[1]:
+            shown = f"a {size[0]}x{size[1]} image" if size != _BOMB else "an image its header declares enormous"
+            return "refused", (f"not scored: the API answered {shown} for a {asked[0]}x{asked[1]} request "
+                               "(larger than asked; not decoded)")
+        from benchmark.contract.image_provenance import load_scorable_image
+
+        try:  # the rule images supplied as a folder pass too (transparency, a side under 32 px...)
+            return "image", load_scorable_image(data, label="the API's image")
+        except ValueError as err:
+            if "cannot be decoded" in str(err):  # a cut answer: asked again
+                raise _Transient("the answer's image cannot be decoded") from None
+            return "refused", f"not scored: {self._clean(err)}"
 
     def _wait(self, retry_state) -> float:
         from tenacity import wait_exponential, wait_random
 
         exc = retry_state.outcome.exception()
         if isinstance(exc, _Transient) and exc.retry_after is not None:
-            return min(exc.retry_after, 300.0)  # what the server asked for
+            if exc.retry_after > self.retry_after_cap and not self._said_capped.is_set():
+                self._said_capped.set()
+                print(f"{self.model_id}: the server asked to wait {exc.retry_after:,.0f} s before retrying; waiting "
+                      f"{self.retry_after_cap:g} s at most (the cap) each time", file=sys.stderr)
+            return min(exc.retry_after, self.retry_after_cap)  # what the server asked for, capped
         return (wait_exponential(multiplier=self.backoff, max=60.0) + wait_random(0, self.backoff))(retry_state)
 
     def request(self, prompt: str):
@@ -324,3 +519,52 @@ class OpenAIImagesModel:
                 images.append(value)
                 flags.append(None)
         return GenerationOutput(images=images, nsfw=flags, withheld=withheld)
+
+
+@dataclass
+class _Answer:
+    status: int
+    headers: Any
+    body: bytes
+    reason: str
+
+
+def _scrubber(key: str):
+    """A function masking ``key`` in text: as is, reversed, URL-quoted, hex, base64 (standard and
+    URL-safe, at each alignment inside a longer encoded text), anything shaped like an OpenAI key,
+    and any run of 32 or more key-like characters (an encoding this list does not know)."""
+    forms = {key, key[::-1], urllib.parse.quote(key, safe=""), key.encode().hex()}
+    raw = key.encode()
+    for text in (raw, raw[::-1]):
+        for offset in range(3):
+            whole = text[offset:][: 3 * ((len(text) - offset) // 3)]
+            if whole:
+                forms.add(base64.b64encode(whole).decode())
+                forms.add(base64.urlsafe_b64encode(whole).decode())
+    forms = sorted((f for f in forms if len(f) >= 4), key=len, reverse=True)
+    pattern = re.compile("|".join(re.escape(f) for f in forms) + r"|sk-[A-Za-z0-9_*.-]{6,}|[A-Za-z0-9+/=_-]{32,}",
+                         re.IGNORECASE)
+    return lambda text: pattern.sub("***", text)
+
+
+_BOMB = (2**31, 2**31)  # what _header_size says of a header PIL refuses as a decompression bomb
+
+
+def _header_size(data: bytes) -> tuple[int, int] | None:
+    """(width, height) from the image's header, without decoding it (PNG: its IHDR chunk; other
+    formats: PIL's lazy open, which reads only the header); None when it is not an image."""
+    if data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) >= 24 and data[12:16] == b"IHDR":
+        return struct.unpack(">II", data[16:24])
+    import warnings
+
+    from PIL import Image
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            with Image.open(io.BytesIO(data)) as im:
+                return im.size
+    except Image.DecompressionBombError:
+        return _BOMB  # larger than any size asked for
+    except (OSError, ValueError, SyntaxError):
+        return None

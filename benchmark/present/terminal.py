@@ -16,7 +16,8 @@ import sys
 from typing import Any, Iterable, Mapping, TextIO
 
 from benchmark.scores.metadata import column_group
-from benchmark.present.text import direction_mark, paper_label, short_estimator, short_value_text
+from benchmark.present.text import (direction_mark, excluded_counts, excluded_text, paper_label, short_estimator,
+                                    short_value_text)
 
 ERROR_PREFIX = "t2ibench: error: "
 LONG_SUBSET = 24  # characters: longer subsets go to a note
@@ -120,21 +121,26 @@ def _column_group(e: Mapping) -> str:
 
 
 def print_results_summary(results: Mapping, file: TextIO | None = None) -> None:
-    """The run's results: the warning line first (built-in models), the scores table, its notes."""
+    """The run's results: the warning line first (built-in models), the scores table, its notes,
+    then the images left out of every score and why (refused by the image API, not supplied,
+    flagged by the safety checker)."""
     from rich.text import Text
 
     out = file or sys.stdout
     if results.get("warning"):
         print(f"WARNING: {results['warning']}", file=out, flush=True)
+    left_out = excluded_text(excluded_counts(results.get("run")))
     scores = list(results.get("scores", []))
     if not scores:
         print("no score could be computed (see the report's suites section)", file=out)
-        return
-    level = float((results.get("scoring") or {}).get("confidence_level", 0.95))
-    table, notes = results_table(scores, ci_label=f"{100 * level:g}% CI")
-    emit(table, out)
-    for i, note in enumerate(notes, 1):
-        emit(Text(f"[{i}] {note}"), out)
+    else:
+        level = float((results.get("scoring") or {}).get("confidence_level", 0.95))
+        table, notes = results_table(scores, ci_label=f"{100 * level:g}% CI")
+        emit(table, out)
+        for i, note in enumerate(notes, 1):
+            emit(Text(f"[{i}] {note}"), out)
+    if left_out:  # refused by an image API, not supplied, or flagged by a safety checker: never silent
+        emit(Text(f"left out of every score: {left_out}"), out)
 
 
 def print_score_metadata(metadata: Mapping, file: TextIO | None = None) -> None:

@@ -170,4 +170,40 @@ def paper_label(key: Any) -> str:
 
 __all__ = ["html_escape", "md_escape", "fmt_number", "is_number", "interval_text", "has_interval", "value_text",
            "short_value_text", "direction_mark", "direction_text", "short_estimator", "paper_label",
-           "NO_INTERVAL", "ZERO_WIDTH", "ESTIMATOR_RANK", "OTHER_ESTIMATOR_RANK", "entry_rank", "headline_entries"]
+           "NO_INTERVAL", "ZERO_WIDTH", "ESTIMATOR_RANK", "OTHER_ESTIMATOR_RANK", "entry_rank", "headline_entries",
+           "EXCLUDED_WHY", "excluded_why", "excluded_counts", "excluded_text"]
+
+
+# --------------------------------------------------------------------------- images left out
+
+#: Why an image of a run was left out of every score, in the one wording the terminal, the
+#: report, the results' notes and the leaderboard share. ``refused``: an image API's
+#: content-policy refusal (benchmark.contract.withheld); ``missing``: no file for the probe in a
+#: folder of ``--images --allow-missing``; ``nsfw``: flagged by a loaded pipeline's safety checker.
+EXCLUDED_WHY = {
+    "refused": "refused by the image API (content policy)",
+    "missing": "not supplied (--allow-missing)",
+    "nsfw": "flagged by the safety checker",
+}
+
+
+def excluded_why(reason: Any) -> str:
+    """Why an image was left out (``refused`` / ``missing`` / ``nsfw``), in words."""
+    return EXCLUDED_WHY.get(str(reason), str(reason))
+
+
+def excluded_counts(run: Mapping | None) -> dict[str, int]:
+    """reason -> images left out of every score, from results.json ``run``: its ``n_withheld``
+    (refused / missing) and ``n_nsfw_excluded`` (safety-checker flags only)."""
+    run = run if isinstance(run, Mapping) else {}
+    withheld = run.get("n_withheld") if isinstance(run.get("n_withheld"), Mapping) else {}
+    counts = {r: int(withheld.get(r) or 0) for r in ("refused", "missing")}
+    counts["nsfw"] = int(run.get("n_nsfw_excluded") or 0)
+    return {r: n for r, n in counts.items() if n}
+
+
+def excluded_text(counts: Mapping[str, int]) -> str:
+    """``1 image refused by the image API (content policy), 2 images flagged by the safety
+    checker`` ("" when none)."""
+    return ", ".join(f"{int(n):,} image{'' if int(n) == 1 else 's'} {excluded_why(r)}"
+                     for r, n in counts.items() if int(n))

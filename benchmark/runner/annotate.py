@@ -46,12 +46,17 @@ from benchmark.probes.source import configs_of_record, suite_families
 from benchmark.contract.run_folder_check import image_path_error, require_intact, resolves_inside
 from benchmark.runner.expected import expected_problems
 from benchmark.present.progress import progress_bar
+from benchmark.present.text import excluded_text
+from benchmark.contract.withheld import withheld_counts
 from benchmark.tasks import tasks_for_suites
 
 __all__ = ["AnnotationSummary", "DEFAULT_BATCH_SIZE", "LABEL_FILES", "annotate_run", "default_annotators",
            "read_labels"]
 
 DEFAULT_BATCH_SIZE = 32
+
+
+LEFT_OUT = ("refused", "missing", "nsfw")  # keys of AnnotationSummary.skipped: images left out of every score
 
 
 @dataclass
@@ -64,7 +69,8 @@ class AnnotationSummary:
     rows: dict[str, int] = field(default_factory=dict)       # rows per label file after this call
     new_rows: dict[str, int] = field(default_factory=dict)   # rows computed by this call
     n_images: int = 0                                        # images in scope (not nsfw)
-    skipped: dict[str, int] = field(default_factory=dict)    # "nsfw", "no annotator: <suite>", "<x> disabled"
+    # "nsfw" (safety checker), "refused" (image API), "missing" (not supplied), "no annotator: <suite>", "<x> disabled"
+    skipped: dict[str, int] = field(default_factory=dict)
     unannotated_suites: list[str] = field(default_factory=list)
     annotators: dict[str, Any] = field(default_factory=dict)  # run option -> model name(s)
     models_loaded: list[str] = field(default_factory=list)
@@ -82,8 +88,12 @@ class AnnotationSummary:
         parts = [f"annotation of {self.n_images:,} images in {self.run_dir}: wrote {written}"]
         if self.files_up_to_date:
             parts.append(f"up to date: {', '.join(self.files_up_to_date)}")
-        if self.skipped:
-            parts.append("skipped: " + ", ".join(f"{k} {v:,}" for k, v in self.skipped.items()))
+        left_out = excluded_text({k: v for k, v in self.skipped.items() if k in LEFT_OUT})
+        if left_out:  # in the words the report and the results use (benchmark.present.text)
+            parts.append(f"left out: {left_out}")
+        other = {k: v for k, v in self.skipped.items() if k not in LEFT_OUT}
+        if other:
+            parts.append("skipped: " + ", ".join(f"{k} {v:,}" for k, v in other.items()))
         if self.models_loaded:
             parts.append(f"models: {', '.join(self.models_loaded)}")
         total = self.timings.get("annotate/total", {}).get("seconds")
@@ -318,8 +328,11 @@ def _plan(run_dir: Path, given: dict, *, suites: Any, force: bool, device: str |
     in_scope = manifest[manifest["suite"].isin(scope)]
     nsfw = in_scope["nsfw"].fillna(False).astype(bool) if "nsfw" in in_scope.columns \
         else pd.Series(False, index=in_scope.index)
-    if int(nsfw.sum()):
-        summary.skipped["nsfw"] = int(nsfw.sum())
+    if int(nsfw.sum()):  # placeholders of withheld images (refused / missing) are counted by their reason
+        withheld = withheld_counts(run_dir, in_scope.loc[nsfw.to_numpy(), "probe_id"])
+        for reason, n in {**withheld, "nsfw": int(nsfw.sum()) - sum(withheld.values())}.items():
+            if n:
+                summary.skipped[reason] = n
     images = _Images(run_dir, in_scope[~nsfw.to_numpy()])
     images.check_paths()
     summary.n_images = len(images.rows)

@@ -11,7 +11,10 @@ that. This module compares them with what the run was asked for:
   together with its manifest rows);
 - ``row-mismatch``: a metadata row whose probe fields (``gender``, ``prompt``, ``seed``...)
   differ from the probe list's, or whose ``model_id`` / ``revision`` / ``settings`` differ from
-  ``run_config.json`` (a run config naming another model).
+  ``run_config.json`` (a run config naming another model);
+- ``label-schema``: a ``labels/<name>.parquet`` file whose columns and types are not those the
+  annotate stage writes for ``<name>`` (:func:`benchmark.runner.repair.label_schema_problems`): two
+  label files swapped together with their sha256 records match their records, not their names.
 
 A forgery consistent across every file (images, rows, manifest and run config all rewritten)
 is out of scope: the queue's provenance covers trust (docs/queue.md).
@@ -26,10 +29,11 @@ from benchmark.contract import run_folder as rf
 from benchmark.probes.source import open_probe_set
 from benchmark.contract.run_folder_check import Problem, comparable, inspect_run_folder
 from benchmark.runner.generate import build_probes, limit_probes, probes_fingerprint
+from benchmark.runner.repair import label_schema_problems
 
 __all__ = ["EXPECTED_KINDS", "config_problems", "expected_probes", "expected_problems", "check_run_folder"]
 
-EXPECTED_KINDS = ("run-config", "probe-missing", "row-mismatch")
+EXPECTED_KINDS = ("run-config", "probe-missing", "row-mismatch", "label-schema")
 _HEX64 = frozenset("0123456789abcdef")
 
 # (key, type(s), may be null) of the fields every later stage reads from run_config.json
@@ -125,7 +129,8 @@ def _row_problems(config: dict, probes, rows: list[dict]) -> list[Problem]:
 
 def expected_problems(run_dir: str | Path, rows: list[dict]) -> tuple[list[Problem], str | None]:
     """(problems, why the probe list was not checked or None) of RUN_DIR's metadata ``rows``
-    (each with ``batch``) against what its run_config.json asked for."""
+    (each with ``batch``) and label files against what its run_config.json asked for and what
+    the annotate stage writes."""
     try:
         config = rf.read_run_config(run_dir)
     except rf.RunFolderError as exc:
@@ -133,13 +138,14 @@ def expected_problems(run_dir: str | Path, rows: list[dict]) -> tuple[list[Probl
     problems = config_problems(config)
     if problems:
         return problems, "run_config.json unusable"
+    labels = label_schema_problems(run_dir)
     probes, why = expected_probes(config)
     if probes is None:
-        return [], why
+        return labels, why
     problems = _fingerprint_problems(config, probes)
     if problems:  # the rows compared with a list the run never asked for would only add noise
-        return problems, None
-    return _row_problems(config, probes, rows), None
+        return problems + labels, None
+    return _row_problems(config, probes, rows) + labels, None
 
 
 def check_run_folder(run_dir: str | Path, *, verify_sha256: bool = True) -> list[Problem]:

@@ -21,6 +21,7 @@ import hashlib
 import io
 import json
 import os
+import shutil
 import sys
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -609,12 +610,29 @@ def run_generation(run_dir: str | Path, model_spec: str, suites: Sequence[str] |
             speed["offload"] = offload
         model = models.load_text_to_image(model_spec, revision=revision, device=device, dtype=dtype, **speed,
                                           **(overrides or {}))
-    summary = generate(run_dir, model, all_probes, batch_size=batch_size, limit=limit_per_suite, progress=progress,
-                       model_spec=model_spec, revision_requested=revision, state=state, timer=timer,
-                       probe_record=record, inputs=chosen.inputs)
+    fresh = not Path(run_dir).exists()
+    try:
+        summary = generate(run_dir, model, all_probes, batch_size=batch_size, limit=limit_per_suite,
+                           progress=progress, model_spec=model_spec, revision_requested=revision, state=state,
+                           timer=timer, probe_record=record, inputs=chosen.inputs)
+    except Exception:
+        if fresh and int(state.num_processes) == 1:
+            remove_unstarted_run(run_dir)
+        raise
     if state.is_main_process:
         record_generation_timings(run_dir, summary)
     return summary
+
+
+def remove_unstarted_run(run_dir: str | Path) -> bool:
+    """Remove a run folder this run created that holds no image yet (a run that fails before its
+    first image, e.g. an image API that refuses every request, leaves no folder behind)."""
+    run_dir = Path(run_dir)
+    images = rf.images_dir(run_dir)
+    if images.is_dir() and any(images.iterdir()):  # a batch was written: kept, the rerun resumes
+        return False
+    shutil.rmtree(run_dir, ignore_errors=True)
+    return True
 
 
 def record_generation_timings(run_dir: str | Path, summary: GenerationSummary) -> None:

@@ -3,7 +3,8 @@ and, for the later stages, that the stage before has run.
 
 :func:`preflight` opens the probe set, checks the run folder's arguments, resolves the
 generator (spec, Hub cache or reachability, gated access, pipeline class, ``--set`` names and
-value types, ``--revision`` and ``--dtype`` that cannot apply) and every annotator the run's
+value types, ``--revision`` and ``--dtype`` that cannot apply; an image API's endpoint, key and
+model with ``GET /models``) and every annotator the run's
 tasks will use (CLIP encoders, VQA, detector, skin tone), and returns an :class:`AuditPlan`
 to print. It writes nothing: a bad argument costs seconds and leaves no half-made folder.
 """
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from benchmark.contract import run_folder as rf
-from benchmark.models.api_images import estimate_requests
+from benchmark.models.api_images import check_api_endpoint, estimate_requests
 from benchmark.models.text_to_image import check_text_to_image, planned_setting_sources
 from benchmark.probes.source import suite_families
 from benchmark.contract.results import RESULTS_FILE, UnreadableResults, load_results_file, validate_results
@@ -159,6 +160,8 @@ def preflight(run_dir: str | Path, model_spec: str, suites: Sequence[str] | None
     if str(model_spec).startswith("openai:"):
         requests = estimate_requests(str(model_spec).split(":", 1)[1], dict(overrides or {}),
                                      max(len(chosen.limited) - done, 0))
+        if done < len(chosen.limited):  # GET /models: the URL, the key, the model; no image made
+            check_api_endpoint(str(model_spec).split(":", 1)[1], dict(overrides or {}))
     return AuditPlan(requests=requests, run_dir=run_dir, model=model_spec, pipeline=pipeline, settings=dict(overrides or {}),
                      setting_sources=sources,
                      images={s: int(counts.get(s, 0)) for s in chosen.suites}, done=done,

@@ -4,13 +4,17 @@
 hashed) and, for each problem:
 
 * a batch with a missing, damaged, swapped or outside image, an orphan PNG, a removed or
-  unreadable metadata row, or rows that no longer match the probe list (an edited gender):
-  the whole batch directory is removed, so its probes are generated again (on CPU the images
-  are byte-identical) under the same name;
+  unreadable metadata row, a ``metadata.jsonl`` that is not the file the runner wrote (its
+  sha256 record) or a symlink out, or rows that no longer match the probe list (an edited
+  gender) or run_config.json (an edited model_id, revision or settings): the whole batch
+  directory is removed, so its probes are generated again (on CPU the images are
+  byte-identical) under the same name;
 * a PNG under ``images/`` outside any batch: removed;
 * an edited, extended or unreadable ``manifest.parquet``: reported; generation rewrites it from
   ``metadata.jsonl`` when it finishes (it always does);
-* an unreadable label file: moved aside to ``labels/<name>.parquet.corrupt-<time>``, so the
+* an unreadable label file, one whose bytes are not those recorded when it was written, one
+  without the columns its stage writes (two files swapped with their records) or one that is a
+  symlink out of the run folder: moved aside to ``labels/<name>.parquet.corrupt-<time>``, so the
   annotate stage computes it again.
 
 :func:`drop_label_rows` then removes the label rows of every probe about to be generated, so
@@ -28,11 +32,12 @@ from typing import Callable, Iterable
 import pandas as pd
 
 from benchmark.contract import run_folder as rf
-from benchmark.annotate.label_files import set_aside_label_file
-from benchmark.contract.run_folder_check import FolderCheck, Problem, comparable, inspect_run_folder, label_files
+from benchmark.annotate.label_files import LABEL_FILES, set_aside_label_file
+from benchmark.contract.run_folder_check import (LABEL_KINDS, FolderCheck, Problem, comparable, inspect_run_folder,
+                                                 label_files)
 from benchmark.contract.written_hashes import record_written, written_hash_problem
 
-__all__ = ["RepairOutcome", "repair_run_folder", "drop_label_rows"]
+__all__ = ["RepairOutcome", "repair_run_folder", "drop_label_rows", "label_schema_problems", "record_mismatches"]
 
 REPAIR_PREFIX = "repaired: "
 
@@ -72,6 +77,75 @@ def _probe_mismatches(check_rows: Iterable[tuple[str, dict]], probes: pd.DataFra
     return out
 
 
+def _schema_mismatch(schema, spec) -> str | None:
+    """How a label file's Arrow ``schema`` differs from what ``spec`` writes (None when it does not)."""
+    import pyarrow as pa
+
+    want = spec.schema()
+    have = {f.name: f.type for f in schema}
+    lacking = [c for c in want.names if c not in have]
+    extra = [c for c in have if c not in want.names]
+    if lacking or extra:
+        what = f"lacks column {lacking[0]!r}" if lacking else f"has column {extra[0]!r}"
+        return (f"{what}: its columns ({', '.join(have)}) are not those the annotate stage writes to "
+                f"{spec.relpath} (a label file swapped or written by something else)")
+
+    def plain(t):  # list types compare by their values, not by the name of the value field
+        return ("list", plain(t.value_type)) if pa.types.is_list(t) or pa.types.is_large_list(t) else \
+            ("string",) if pa.types.is_string(t) or pa.types.is_large_string(t) else (str(t),)
+
+    for field in want:
+        if plain(have[field.name]) != plain(field.type):
+            return (f"column {field.name!r} is {have[field.name]}, the annotate stage writes {field.type} to "
+                    f"{spec.relpath} (a label file swapped or written by something else)")
+    return None
+
+
+def label_schema_problems(run_dir: str | Path) -> list[Problem]:
+    """``label-schema``: each readable ``labels/<name>.parquet`` of a registered label file whose
+    columns or types are not those the annotate stage writes for that name."""
+    import pyarrow.parquet as pq
+
+    run_dir = Path(run_dir)
+    out = []
+    for path in label_files(run_dir):
+        spec = LABEL_FILES.get(path.stem)
+        if spec is None:
+            continue  # no annotator of this version writes it: nothing reads it
+        try:
+            schema = pq.read_schema(path)
+        except Exception:  # unreadable: a label-unreadable problem of the folder check
+            continue
+        why = _schema_mismatch(schema, spec)
+        if why:
+            out.append(Problem("label-schema", path.relative_to(run_dir).as_posix(), why))
+    return out
+
+
+def record_mismatches(run_dir: Path, check_rows: Iterable[tuple[str, dict]]) -> list[Problem]:
+    """Metadata rows whose ``model_id`` / ``revision`` / ``settings`` are not those of
+    ``run_config.json`` (edited in metadata.jsonl and the manifest alike); none when the run
+    configuration is unusable (the resume check refuses that)."""
+    try:
+        config = rf.read_run_config(run_dir)
+    except rf.RunFolderError:
+        return []
+    model = (config or {}).get("model")
+    if not isinstance(model, dict) or not isinstance(config.get("settings"), dict):
+        return []
+    want = {"model_id": model.get("model_id"), "revision": model.get("revision"),
+            "settings": rf.settings_json(config["settings"])}
+    out = []
+    for batch, row in check_rows:
+        wrong = [k for k, v in want.items() if row.get(k) != v]
+        if wrong:
+            k = wrong[0]
+            out.append(Problem("row-mismatch", f"{rf.IMAGES_DIR}/{batch}/{rf.METADATA_FILE}",
+                               f"{k} is {comparable(row.get(k))!r}, {rf.CONFIG_FILE} says {want[k]!r}",
+                               row["probe_id"], batch))
+    return out
+
+
 def repair_run_folder(run_dir: str | Path, probes: pd.DataFrame, *,
                       log: Callable[[str], None] | None = None) -> RepairOutcome:
     """Repair RUN_DIR before a resumed generation (see the module docstring); main process only.
@@ -90,7 +164,12 @@ def repair_run_folder(run_dir: str | Path, probes: pd.DataFrame, *,
         raise rf.RunFolderError(f"{run_dir} holds images for probes not in this probe list (e.g. {stray[0]!r}); "
                                 f"choose another --out folder")
     check: FolderCheck = inspect_run_folder(run_dir, verify_sha256=True, scans=scans)
-    problems = check.problems + _probe_mismatches(((s.name, r) for s in scans for r in s.rows), probes)
+    rows = [(s.name, r) for s in scans for r in s.rows]
+    reported = {p.where for p in check.problems}
+    edited = [p for p in check.problems if p.kind == "metadata-sha256"]  # named after a more precise cause
+    problems = ([p for p in check.problems if p.kind != "metadata-sha256"] + _probe_mismatches(rows, probes)
+                + record_mismatches(run_dir, rows) + edited
+                + [p for p in label_schema_problems(run_dir) if p.where not in reported])
     first_of_batch: dict[str, Problem] = {}
     for p in problems:
         if p.batch and (p.where != rf.MANIFEST_FILE):  # a manifest problem is the manifest's, not the batch's
@@ -117,7 +196,7 @@ def repair_run_folder(run_dir: str | Path, probes: pd.DataFrame, *,
         more = f" (and {len(manifest) - 1} more)" if len(manifest) > 1 else ""
         _say(out, f"{rf.MANIFEST_FILE} is rewritten from {rf.METADATA_FILE} ({manifest[0].line()}{more})", log)
     for p in problems:
-        if p.kind in ("label-unreadable", "label-sha256"):
+        if p.kind in LABEL_KINDS or (p.kind == "file-outside" and p.where.startswith(f"{rf.LABELS_DIR}/")):
             target = set_aside_label_file(run_dir / p.where)
             out.set_aside.append(target.relative_to(run_dir).as_posix())
             _say(out, f"{p.where} {p.message}: moved aside to {target.name}; the annotate stage computes it again",

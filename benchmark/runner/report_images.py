@@ -1,4 +1,4 @@
-"""The report's image grids: a few generated images per suite, laid out as the papers compare
+"""The report's image grids: a few of the run's images per suite, laid out as the papers compare
 them, each with its labels under it.
 
 Layouts come from each suite's task (:class:`benchmark.tasks.ImageLayout`): a GEP prompt pair
@@ -10,7 +10,9 @@ wrong), a target's MCAS.
 
 Images are downscaled with PIL to JPEG thumbnails in ``report/thumbnails/`` and referenced by
 relative path, so the report folder is self-contained: copy it anywhere and it still shows
-them. Images the safety checker flagged are never shown.
+them. Images left out of every score are never shown: a placeholder of an image the image API
+refused or a supplied folder lacked (``withheld.jsonl``), or an image the safety checker
+flagged; the cell says which, in :data:`benchmark.present.text.EXCLUDED_WHY`'s words.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ import pandas as pd
 
 from benchmark.annotate.label_files import LABEL_FILES
 from benchmark.contract.run_folder import MANIFEST_FILE
+from benchmark.contract.withheld import read_withheld
+from benchmark.present.text import excluded_why
 from benchmark.tasks import ImageLayout
 
 THUMB_DIR = "thumbnails"
@@ -241,6 +245,7 @@ def image_grids(run_dir: str | Path, results: Mapping, out_dir: str | Path,
     thumbs_dir.mkdir(parents=True, exist_ok=True)
     order = [s.get("name") for s in results.get("suites", [])]
     suites = sorted(manifest["suite"].dropna().unique(), key=lambda s: (order.index(s) if s in order else 99, s))
+    withheld = read_withheld(run_dir)  # placeholders: refused by the image API, or not supplied
     grids = []
     for suite in suites:
         frame = manifest[manifest["suite"] == suite]
@@ -252,7 +257,8 @@ def image_grids(run_dir: str | Path, results: Mapping, out_dir: str | Path,
                 thumb = Thumb(None, str(r.get("prompt", "")), _caption(r, layout), lines_of(r))
                 src = run_dir / str(r["image_path"])
                 if r.get("nsfw") is True:
-                    thumb.note, thumb.labels = "flagged by the safety checker: not shown, not scored", []
+                    reason = (withheld.get(str(r.get("probe_id"))) or {}).get("reason") or "nsfw"
+                    thumb.note, thumb.labels = f"{excluded_why(reason)}: not shown, not scored", []
                 elif not src.is_file():
                     thumb.note = "image file missing"
                 else:

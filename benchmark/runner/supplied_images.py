@@ -16,13 +16,15 @@ from __future__ import annotations
 import csv
 import hashlib
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
 import pandas as pd
 
 from benchmark.contract import run_folder as rf
-from benchmark.contract.image_provenance import supplied_provenance
+from benchmark.contract.image_provenance import (MAX_PIXELS, MIN_SIDE, check_scorable_image, load_scorable_image,
+                                                 supplied_provenance)
+from benchmark.contract.model_specs import check_model_name
 from benchmark.models.generation_output import GenerationOutput
 from benchmark.probes.sheet import IMAGE_SUFFIXES, selection_record, sheet_table
 from benchmark.probes.source import suite_families
@@ -34,11 +36,8 @@ from benchmark.runner.preflight import AuditPlan
 from benchmark.contract.withheld import placeholder_image
 
 __all__ = ["SuppliedImage", "SuppliedFolder", "SuppliedImagesModel", "match_folder", "check_folder",
-           "folder_fingerprint", "MIN_SIDE", "MAX_PIXELS"]
-
-MIN_SIDE = 32              # smaller images carry no face or object an annotator could find
-MAX_PIXELS = 4096 * 4096   # larger ones are not what any text-to-image model returns
-_CONVERTIBLE = ("RGB", "RGBA", "P")  # colour images (an alpha channel only when fully opaque)
+           "folder_fingerprint", "check_image", "check_scorable_image", "load_scorable_image", "MIN_SIDE",
+           "MAX_PIXELS"]
 
 
 @dataclass
@@ -91,13 +90,22 @@ def _match_by_name(folder: Path, sheet: pd.DataFrame) -> dict[str, Path]:
     return found
 
 
+def _inside(path: Path, folder: Path) -> bool:
+    """Whether ``path`` lies in ``folder`` once ``..`` and symbolic links are resolved."""
+    try:
+        path.resolve().relative_to(folder.resolve())
+    except (ValueError, OSError, RuntimeError):
+        return False
+    return True
+
+
 def _match_by_mapping(folder: Path, mapping: Path, probes: pd.DataFrame) -> dict[str, Path]:
     """CSV rows ``probe_id,path`` or ``probe_id,sample,path`` (probe_id then names the prompt, the
     id without its ``/NN`` sample suffix); paths relative to ``folder``."""
     ids = set(probes["probe_id"])
     by_prompt = {(str(p).rsplit("/", 1)[0], int(s)): p for p, s in zip(probes["probe_id"], probes["sample_index"])}
     try:
-        with open(mapping, newline="", encoding="utf-8") as fh:
+        with open(mapping, newline="", encoding="utf-8-sig") as fh:  # a BOM (Excel's "CSV UTF-8") is dropped
             rows = list(csv.DictReader(fh))
     except (OSError, UnicodeDecodeError, csv.Error) as err:
         raise ValueError(f"--mapping {mapping} cannot be read as CSV ({type(err).__name__})") from None
@@ -113,7 +121,12 @@ def _match_by_mapping(folder: Path, mapping: Path, probes: pd.DataFrame) -> dict
             raise ValueError(f"--mapping {mapping} line {line}: probe {pid!r} is not in this selection")
         if pid in found:
             raise ValueError(f"--mapping {mapping} line {line}: probe {pid!r} is mapped twice")
-        path = folder / str(row["path"]).strip()
+        raw = str(row["path"] or "").strip()
+        path = folder / raw
+        if not raw or PurePosixPath(raw).is_absolute() or PureWindowsPath(raw).is_absolute() \
+                or PureWindowsPath(raw).drive or not _inside(path, folder):
+            raise ValueError(f"--mapping {mapping} line {line}: path {raw!r} is not inside {folder}: paths are "
+                             "relative to the --images folder, without '..'")
         if not path.is_file():
             raise ValueError(f"--mapping {mapping} line {line}: {path} is not a file")
         found[pid] = path
@@ -122,26 +135,10 @@ def _match_by_mapping(folder: Path, mapping: Path, probes: pd.DataFrame) -> dict
 
 def check_image(path: Path) -> tuple[str, tuple[int, int]]:
     """(sha256 of the file's bytes, (width, height)); a one-line ValueError when the file is
-    not an image the benchmark can score."""
-    from PIL import Image, UnidentifiedImageError
-
+    not an image the benchmark can score (:func:`benchmark.contract.image_provenance.check_scorable_image`:
+    the size is read from the header before anything is decoded)."""
     data = path.read_bytes()
-    try:
-        with Image.open(path) as im:
-            im.load()
-            mode, size = im.mode, im.size
-            if mode == "RGBA":
-                opaque = im.getchannel("A").getextrema()[0] == 255
-            else:
-                opaque = mode == "RGB" or (mode == "P" and "transparency" not in im.info)
-    except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as err:
-        raise ValueError(f"{path} cannot be decoded as an image ({type(err).__name__}: {err})") from None
-    if mode not in _CONVERTIBLE or not opaque:
-        raise ValueError(f"{path} is a {mode} image{' with transparency' if mode in _CONVERTIBLE else ''}: "
-                         "the benchmark scores opaque colour (RGB) images")
-    if min(size) < MIN_SIDE or size[0] * size[1] > MAX_PIXELS:
-        raise ValueError(f"{path} is {size[0]}x{size[1]} pixels: images must be at least {MIN_SIDE} pixels a "
-                         f"side and at most {MAX_PIXELS:,} pixels")
+    size = check_scorable_image(data, label=str(path))
     return hashlib.sha256(data).hexdigest(), size
 
 
@@ -205,8 +202,6 @@ class SuppliedImagesModel:
         self._placeholder_size = max(sizes, key=sizes.get) if sizes else (512, 512)
 
     def generate_probes(self, rows: list[dict]):
-        from PIL import Image
-
         images, flags, withheld = [], [], []
         for row in rows:
             item = self.supplied.found.get(row["probe_id"])
@@ -216,10 +211,23 @@ class SuppliedImagesModel:
                 withheld.append({"probe_id": row["probe_id"], "reason": "missing",
                                  "message": f"no file {self.supplied.expected_name.get(row['probe_id'])}"})
                 continue
-            with Image.open(item.path) as im:
-                images.append(im.convert("RGB"))
+            images.append(load_scorable_image(item.path))
             flags.append(None)
         return GenerationOutput(images=images, nsfw=flags, withheld=withheld)
+
+
+def _check_supplied_by(run_dir: Path, supplied_by: str | None) -> None:
+    """Who supplied the images is part of the run's identity: a rerun into the folder with another
+    ``--supplied-by`` is refused (before the folder's images are read), never silently ignored."""
+    recorded = (rf.read_run_config(run_dir) or {}).get("provenance")
+    if not isinstance(recorded, dict) or "supplied_by" not in recorded:
+        return
+    asked = supplied_provenance(supplied_by=supplied_by, selection={}, folder_sha256="", n_supplied=0,
+                                n_missing=0, matched_by="")["supplied_by"]
+    if recorded.get("supplied_by") != asked:
+        raise rf.RunFolderError(f"{run_dir} was started with --supplied-by {str(recorded.get('supplied_by'))!r}, "
+                                f"not {asked!r}: who made the images is part of the run; rerun with the same "
+                                "--supplied-by, or choose another --out folder")
 
 
 def _check_resume(run_dir: Path, provenance: dict) -> None:
@@ -257,6 +265,8 @@ def run_supplied_audit(run_dir: str | Path, folder: str | Path, model_name: str,
     run_dir = Path(run_dir)
     if not (model_name or "").strip():
         raise ValueError("--images needs --model-name NAME: the name the results and the leaderboard show")
+    check_model_name(model_name)  # the rule `t2ibench validate` applies to the results' model id
+    _check_supplied_by(run_dir, supplied_by)
     chosen = choose_probes(probes, probes_revision, suites, limit_per_suite, run_dir=run_dir)
     supplied = match_folder(folder, chosen.limited, mapping)
     check_folder(supplied, allow_missing)

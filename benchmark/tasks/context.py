@@ -20,6 +20,7 @@ from benchmark.annotate.label_files import get_label_file
 from benchmark.probes.source import configs_of_record, suite_families
 from benchmark.contract.run_folder import CONFIG_FILE, MANIFEST_FILE
 from benchmark.contract.withheld import REASONS as WITHHELD_REASONS, read_withheld
+from benchmark.present.text import excluded_text, excluded_why
 
 __all__ = ["ScoreStageError", "ScoringOptions", "SuiteStatus", "ScoringContext", "groups_of"]
 
@@ -171,9 +172,14 @@ class ScoringContext:
         imgs = self.suite_images(suite)
         if imgs.empty:  # before the label file: an all-excluded suite has no labels to miss
             st = self.status.get(suite)
-            n = st.excluded.get("nsfw", 0) if st is not None else 0
-            return None, (f"every one of its {n} images was flagged by the safety checker and left out" if n
-                          else "no images in manifest.parquet")
+            why = {r: n for r in (*WITHHELD_REASONS, "nsfw")  # refused / missing / safety checker, by name
+                   if (n := int(st.excluded.get(r, 0) if st is not None else 0))}
+            if not why:
+                return None, "no images in manifest.parquet"
+            if len(why) == 1:
+                ((reason, n),) = why.items()
+                return None, f"every one of its {n} images was {excluded_why(reason)} and left out"
+            return None, f"every one of its {sum(why.values())} images was left out: {excluded_text(why)}"
         df = self.label(kind)
         if df is None:
             return None, self.missing(kind)

@@ -383,8 +383,8 @@ def _status(items: list, where: tuple[str, Any]) -> str:
     origin = "the run folder" if where[0] == "run" else f"the Hub dataset {where[1]}"
     if not items:
         return f"No image matches, in {data.md_escape(origin)}."
-    return (f"{len(items)} image(s) from {data.md_escape(origin)} (at most {image_data.MAX_IMAGES}; images the safety "
-            "checker flagged are not shown). Click one to enlarge it; its caption is the prompt and its labels.")
+    return (f"{len(items)} image(s) from {data.md_escape(origin)} (at most {image_data.MAX_IMAGES}; images left out of every "
+            "score are not shown: refused by the image API, not supplied, or flagged by the safety checker). Click one to enlarge it; its caption is the prompt and its labels.")
 
 
 TABS: list[Tab] = [

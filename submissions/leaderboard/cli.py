@@ -34,7 +34,12 @@ def register(subparsers) -> None:
     p.add_argument("--port", type=port, help="port (default: Gradio's, 7860 or the next free one)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0 to share)")
     p.set_defaults(func=f"{BODIES}:leaderboard")
-    sub = p.add_subparsers(dest="leaderboard_command", metavar="build-contents")
+    # the command is optional: without it the app starts, so the usage gives the two forms
+    sub = p.add_subparsers(dest="leaderboard_command", metavar="build-contents DIR", prog=p.prog,
+                           title="optional command", required=False)
+    p.usage = (f"{p.prog} [-h] [--results DIR | --repo ORG/NAME] [--revision REVISION]\n"
+               f"{' ' * len('usage: ' + p.prog)} [--requests-folder DIR | --requests ORG/NAME] [--port PORT] "
+               f"[--host HOST]\n       {p.prog} build-contents [-h] DIR")
     build = sub.add_parser("build-contents", help="(re)build DIR/contents/contents.parquet from the results files",
                            description="Read and check every results file under DIR once and write the "
                            "contents table (DIR/contents/contents.parquet) the app reads in one read; the JSON "

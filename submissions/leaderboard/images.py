@@ -1,10 +1,11 @@
-"""The leaderboard's image browser: a model's generated images with their prompts and labels.
+"""The leaderboard's image browser: a model's images with their prompts and labels.
 
 Two sources: the run folder, when the results file is a run's ``results.json`` (its
 ``manifest.parquet`` and ``images/``, labelled from ``labels/`` and ``scores/`` as the report
 labels its grids), and the Hub dataset the submission pushed (``submission.images_dataset``,
-a run folder pushed as is), streamed with ``datasets.load_dataset``. Images the safety
-checker flagged are never shown.
+a run folder pushed as is), streamed with ``datasets.load_dataset``. Images left out of every
+score (flagged ``nsfw`` in the manifest: refused by the image API, not supplied, or flagged by
+the safety checker) are never shown.
 """
 
 from __future__ import annotations

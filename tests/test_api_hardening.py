@@ -1,0 +1,220 @@
+"""The image-API path against a misbehaving server (issue 33): a preflight that checks the
+endpoint before the plan and writes nothing, answers read by the bounded reader within a
+deadline, oversized / transparent / tiny images refused per probe, Retry-After capped, no
+credentials in --api-base, --api-rpm refused at parse time. Every server is
+tests/openai_images_server.py on 127.0.0.1."""
+
+import base64
+import socket
+import time
+
+import pytest
+
+from benchmark.cli import main
+from benchmark.models.api_images import ApiError, check_api_endpoint
+from benchmark.models.text_to_image import load_text_to_image
+from tests.openai_images_server import FakeImagesServer
+
+KEY = "sk-test-DO-NOT-LEAK-0123456789abcdef"
+
+
+@pytest.fixture
+def server():
+    with FakeImagesServer() as srv:
+        yield srv
+
+
+@pytest.fixture
+def key(monkeypatch):
+    monkeypatch.setenv("T2IBENCH_TEST_KEY", KEY)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    return "T2IBENCH_TEST_KEY"
+
+
+def _model(server, key, **options):
+    opts = {"api_base": server.api_base, "api_key_env": key, "backoff": 0.05, "max_retries": 2, "timeout": 5,
+            "rpm": 6000, "size": "256x256", **options}
+    return load_text_to_image("openai:dall-e-2", **opts)
+
+
+def _rows(*prompts):
+    return [{"probe_id": f"p/{i:02d}", "prompt": p, "seed": i} for i, p in enumerate(prompts)]
+
+
+def _leaks(text: str) -> list[str]:
+    """The forms of KEY a server may echo, found in ``text``."""
+    forms = {"plain": KEY, "reversed": KEY[::-1],
+             "base64": base64.b64encode(f"Incorrect API key provided: {KEY}".encode()).decode()}
+    return [name for name, form in forms.items() if form in text or form[8:40] in text]
+
+
+def _run(base, key_env, out, *extra):
+    return main(["run", "--model", "openai:dall-e-2", "--set", "size=256x256", "--api-base", base, "--api-key-env",
+                 key_env, "--suites", "gep_neutral", "--limit", "2", "--encoder", "builtin:tiny-clip", "--quiet",
+                 "--out", str(out), *extra])
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# ------------------------------------------------------------------ 1. preflight before the plan
+
+
+@pytest.mark.parametrize("case", ["refused", "no-v1", "html-200", "html-404", "bad-key", "unknown-model"])
+def test_preflight_fails_in_one_line_before_the_plan_and_writes_nothing(server, key, tmp_path, capsys, case):
+    base = server.api_base
+    if case == "refused":
+        base = f"http://127.0.0.1:{_closed_port()}/v1"
+    elif case == "no-v1":
+        base = base.removesuffix("/v1")
+    elif case == "html-200":
+        server.models_action = "html"
+    elif case == "html-404":
+        server.models_action = "404-html"
+    elif case == "bad-key":
+        server.models_action = "401-b64"
+    elif case == "unknown-model":
+        server.models = ["gpt-4o", "whisper-1"]
+    options = {"api_base": base, "api_key_env": key, "size": "256x256"}
+    t0 = time.monotonic()
+    with pytest.raises(ApiError):
+        check_api_endpoint("dall-e-2", options)  # the preflight's own check: one request, no retry
+    assert time.monotonic() - t0 < 10
+    server.requests.clear()
+    out = tmp_path / "run"
+    t0 = time.monotonic()
+    assert _run(base, key, out) == 2
+    assert time.monotonic() - t0 < 30  # the whole command, imports included (under 5 s on an idle machine)
+    captured = capsys.readouterr()
+    err = captured.err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert "plan:" not in captured.err + captured.out and not out.exists()
+    assert not _leaks(err)
+    assert all(r["method"] == "GET" for r in server.requests), "no image is requested"
+    assert len(server.requests) <= 1
+    expected = {"refused": "cannot be reached", "no-v1": "HTTP 404", "html-200": "not JSON", "html-404": "HTTP 404",
+                "bad-key": "refused the key", "unknown-model": "does not list the model dall-e-2"}[case]
+    assert expected in err, err
+
+
+def test_preflight_passes_a_server_that_lists_the_model(server, key):
+    check_api_endpoint("dall-e-2", {"api_base": server.api_base, "api_key_env": key})
+    assert [(r["method"], r["path"], r["authorization"]) for r in server.requests] == [
+        ("GET", "/v1/models", f"Bearer {KEY}")]
+
+
+def test_a_run_that_fails_before_its_first_image_leaves_no_run_folder(server, key, tmp_path, capsys):
+    server.default_action = "404-html"  # the endpoint lists models, then every image request 404s
+    out = tmp_path / "run"
+    assert _run(server.api_base, key, out) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert "HTTP 404" in err[-1] and not out.exists()
+    posts = [r for r in server.requests if r["method"] == "POST"]
+    assert 1 <= len(posts) <= 2, "a 404 is not retried"  # the two probes of the first batch, once each
+
+
+def test_4xx_other_than_408_409_429_is_never_retried(server, key):
+    server.script["A cat."] = ["404-html"]
+    with pytest.raises(ApiError, match="HTTP 404"):
+        _model(server, key).generate_probes(_rows("A cat."))
+    assert len(server.requests) == 1
+
+
+# ------------------------------------------------------------------ 2. bounded answers
+
+
+def test_deeply_nested_json_is_refused_in_one_line(server, key):
+    server.script["A deep answer."] = ["deep"]
+    with pytest.raises(ApiError) as err:
+        _model(server, key).generate_probes(_rows("A deep answer."))
+    assert "nested" in str(err.value) and "\n" not in str(err.value) and len(server.requests) == 1
+
+
+@pytest.mark.parametrize("action, words", [("bomb", "30000x30000"), ("big", "512x512 image for a 256x256"),
+                                           ("rgba", "transparency"), ("tiny", "1x1 pixels")])
+def test_unscorable_images_are_refusals_of_their_probe(server, key, action, words):
+    server.script["A bad image."] = [action]
+    t0 = time.monotonic()
+    out = _model(server, key).generate_probes(_rows("A fine image.", "A bad image."))
+    assert time.monotonic() - t0 < 10
+    assert out.nsfw == [None, True] and len(server.requests) == 2  # counted like a refusal, not retried
+    assert out.withheld[0]["probe_id"] == "p/01" and out.withheld[0]["reason"] == "refused"
+    assert words in out.withheld[0]["message"] and "not scored" in out.withheld[0]["message"]
+    assert out.images[1].size == (256, 256) and out.images[1].getextrema() == ((0, 0), (0, 0), (0, 0))
+
+
+def test_api_images_and_supplied_images_pass_one_rule(server, key, monkeypatch):
+    import benchmark.contract.image_provenance as provenance
+    from benchmark.runner import supplied_images
+
+    assert supplied_images.load_scorable_image is provenance.load_scorable_image
+    labels, real = [], provenance.load_scorable_image
+    monkeypatch.setattr(provenance, "load_scorable_image",
+                        lambda data, label=None: labels.append(label) or real(data, label))
+    assert _model(server, key).generate_probes(_rows("A fine image.")).nsfw == [None]
+    assert labels == ["the API's image"]
+
+
+# ------------------------------------------------------------------ 3. Retry-After cap, total deadline
+
+
+def test_a_huge_retry_after_is_capped_and_said_once(server, key, capsys):
+    server.script["A patient cat."] = ["429-huge", "429-huge"]
+    t0 = time.monotonic()
+    out = _model(server, key, retry_after_cap=0.2).generate_probes(_rows("A patient cat."))
+    assert out.nsfw == [None] and time.monotonic() - t0 < 5 and len(server.requests) == 3
+    lines = [line for line in capsys.readouterr().err.splitlines() if "asked to wait" in line]
+    assert len(lines) == 1 and "86,400 s" in lines[0] and "0.2 s at most" in lines[0]
+
+
+@pytest.mark.parametrize("action", ["trickle", "trickle-head"])
+def test_a_trickling_server_meets_the_total_deadline(server, key, action):
+    server.script["A slow answer."] = [action] * 5
+    server.trickle_seconds = 0.2  # far under the per-read timeout: only a total deadline ends it
+    t0 = time.monotonic()
+    with pytest.raises(ApiError) as err:
+        _model(server, key, deadline=1.0, max_retries=1).generate_probes(_rows("A slow answer."))
+    assert time.monotonic() - t0 < 6
+    assert "1 s deadline" in str(err.value) and "gave up after 2 attempts" in str(err.value)
+
+
+# ------------------------------------------------------------------ 5. credentials
+
+
+@pytest.mark.parametrize("base", ["http://user:{key}@127.0.0.1:{port}/v1", "http://127.0.0.1:{port}/v1?api_key={key}",
+                                  "http://{key}@127.0.0.1:{port}/v1", "ftp://u:{key}@127.0.0.1/v1"])
+def test_credentials_in_the_api_base_are_refused_without_echo(server, key, tmp_path, capsys, base):
+    out = tmp_path / "run"
+    assert _run(base.format(key=KEY, port=server.server_address[1]), key, out) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--api-base" in err and KEY not in err and "DO-NOT-LEAK" not in err
+    assert not out.exists() and server.requests == []
+
+
+@pytest.mark.parametrize("action", ["401", "401-b64", "401-rev"])
+def test_a_401_echoing_the_key_in_any_form_is_scrubbed(server, key, action):
+    server.script["A tree."] = [action]
+    with pytest.raises(ApiError) as err:
+        _model(server, key).generate_probes(_rows("A tree."))
+    assert "HTTP 401" in str(err.value) and not _leaks(str(err.value)), str(err.value)
+
+
+# ------------------------------------------------------------------ 6. --api-rpm
+
+
+@pytest.mark.parametrize("rpm", ["1e-9", "nan", "inf", "-5", "0", "abc"])
+def test_api_rpm_refused_when_parsed(key, tmp_path, capsys, rpm):
+    with pytest.raises(SystemExit) as exit_:
+        _run("http://127.0.0.1:9/v1", key, tmp_path / "run", "--api-rpm", rpm)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "--api-rpm" in err and "Traceback" not in err and not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("rpm", [1e-9, float("nan"), float("inf"), -1])
+def test_api_rpm_refused_through_the_python_api(key, rpm):
+    with pytest.raises(ValueError, match="rpm"):
+        load_text_to_image("openai:dall-e-2", api_key_env=key, rpm=rpm)
