@@ -159,6 +159,8 @@ def test_offline_cached_model_loads_and_uncached_ones_fail_clearly(cache, tmp_pa
                       ("hfclip", "nobody-xyz/clip-not-cached"), ("vqa", "nobody-xyz/vqa-not-cached")]:
         assert out[key]["type"] == "ModelNotAvailableError", out[key]
         assert f"{name} is not in the local Hugging Face cache and the Hub cannot be reached" in out[key]["msg"]
+    # the default encoder offline says how to run anyway (issue 33: the README's first command, copied offline)
+    assert "--encoder builtin:tiny-clip" in out["clip"]["msg"] and "\n" not in out["clip"]["msg"]
 
 
 class FakeHub(BaseHTTPRequestHandler):

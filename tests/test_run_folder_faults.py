@@ -501,6 +501,7 @@ def test_swapped_label_files_are_reported_refused_and_rebuilt(run, capsys):
     assert rc == 1 and first_problem(out).startswith("label-schema labels/attributes.parquet: lacks column "
                                                      "'attribute'"), out
     assert "label-schema  labels/gender.parquet" in out
+    assert f"`t2ibench annotate {run} --force` the label files" in out  # the verify hint names what repairs it
     results_before = (run / "results.json").read_bytes()
     rc, _, err = t2ibench(capsys, "score", run)  # no KeyError: one line
     line = one_error_line(err)

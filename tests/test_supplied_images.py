@@ -68,6 +68,7 @@ def test_folder_audit_end_to_end(filled, tmp_path):
     prov = results["provenance"]
     assert prov["kind"] == "images supplied" and prov["supplied_by"] == "a test" and prov["seeds_controlled"] is False
     assert prov["n_supplied"] == 16 and prov["n_missing"] == 0 and prov["sheet"]["suites"] == SUITES
+    assert "torch.Generator" not in results["seeds"]["policy"] and "images supplied" in results["seeds"]["policy"]
     assert results["model"] == {"id": "my-model", "spec": "images:my-model", "revision": None, "builtin": False}
     from submissions.validate import check_results
 
@@ -186,3 +187,16 @@ def test_run_arguments_are_checked(tmp_path, capsys):
         assert main(["run", *args, "--suites", "gep_neutral", "--limit", "2", "--out", str(out)]) == 2
         err = capsys.readouterr().err.strip()
         assert match in err and len(err.splitlines()) == 1 and not out.exists()
+
+
+def test_seed_policy_follows_the_provenance():
+    """results.json seeds.policy of a supplied or API run does not claim torch.Generator seeds."""
+    from benchmark.contract import results as res
+    from benchmark.contract.image_provenance import SEEDS_NOT_CONTROLLED
+
+    assert res.seed_policy(None) == res.SEED_POLICY
+    supplied = res.seed_policy({"kind": "images supplied", "seeds": SEEDS_NOT_CONTROLLED})
+    api = res.seed_policy({"kind": "api", "seeds": SEEDS_NOT_CONTROLLED})
+    for policy in (supplied, api):
+        assert "torch.Generator" not in policy and "not controlled by the benchmark" in policy
+    assert "images supplied" in supplied and "made by an image API" in api

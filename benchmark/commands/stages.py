@@ -54,7 +54,8 @@ def verify(args: argparse.Namespace) -> int:
           + ("no command repairs run_config.json: restore it, or start the run again in another folder"
              if any(p.kind == "run-config" for p in check.problems) else
              f"`t2ibench run` with the run's arguments repairs the images and the manifest, "
-             f"`t2ibench annotate {check.run_dir}` the label files"))
+             f"`t2ibench annotate {check.run_dir}"
+             f"{' --force' if any(p.kind == 'label-schema' for p in check.problems) else ''}` the label files"))
     return 1
 
 

@@ -44,6 +44,16 @@ SEED_POLICY = ("one image per probe row, generated from its own torch.Generator 
                "the first 31 bits of sha256(probe id), independent of batch size, order and process")
 
 
+def seed_policy(provenance: Mapping[str, Any] | None) -> str:
+    """results.json ``seeds.policy``: :data:`SEED_POLICY` for images the benchmark generated; for
+    images made elsewhere (``provenance``: supplied or an image API) what their provenance says."""
+    if not isinstance(provenance, Mapping) or not provenance.get("kind"):
+        return SEED_POLICY
+    made = {"api": "made by an image API"}.get(str(provenance["kind"]), str(provenance["kind"]))
+    return (f"one image per probe row, {made}: seeds {provenance.get('seeds', 'not controlled')} (each probe's "
+            "`seed` is recorded; the benchmark did not make the image from it)")
+
+
 # --------------------------------------------------------------------------- JSON values
 
 

@@ -52,6 +52,11 @@ __all__ = [
 from benchmark.models.defaults import DEFAULT_ENCODER, GENERATED_BIAS_ENCODERS  # noqa: E402
 
 
+#: said when a default encoder cannot be had offline: the built-in annotators always can
+OFFLINE_ENCODER_HINT = ("; to try the audit offline, use the built-in tiny annotators (meaningless scores): "
+                        "--encoder builtin:tiny-clip --mcas-encoders builtin:tiny-clip --vqa builtin:tiny-vqa "
+                        "--detector builtin:tiny-detr")
+
 def _normalise(x) -> np.ndarray:
 
     x = x.float()
@@ -327,13 +332,17 @@ def _check_open_clip(name: str, pretrained: str | None, token) -> None:
                 names.append(filename[:-4] + ".safetensors")
         else:
             names = ["open_clip_model.safetensors", "open_clip_pytorch_model.bin"]
-        ensure_hub_model(repo, names, token=token, what=f"open_clip {arch}:{pretrained} weights")
+        try:
+            ensure_hub_model(repo, names, token=token, what=f"open_clip {arch}:{pretrained} weights")
+        except ModelNotAvailableError as err:
+            raise ModelNotAvailableError(f"{err}{OFFLINE_ENCODER_HINT}") from None
         return
     url = cfg.get("url", "")
     cached = Path(os.path.expanduser("~/.cache/clip")) / os.path.basename(url)
     if url and not cached.is_file() and hub_offline():
         raise ModelNotAvailableError(
             f"open_clip {arch}:{pretrained} weights are not cached ({cached}) and the network is off"
+            + OFFLINE_ENCODER_HINT
         )
 
 

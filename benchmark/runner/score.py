@@ -152,7 +152,7 @@ def _results(ctx: ScoringContext, details: dict, options: ScoringOptions, second
              "scored_with_package_version": _package_version()},
         suites=[st.to_dict() for st in ctx.status.values()],
         settings=settings,
-        seeds={"policy": res.SEED_POLICY, "bootstrap_random_state": options.random_state},
+        seeds={"policy": res.seed_policy(cfg.get("provenance")), "bootstrap_random_state": options.random_state},
         scoring={"confidence_level": options.confidence_level, "n_resamples": options.n_resamples,
                  "ci_method": "percentile", **_task_option_record(options), "nsfw": "excluded"},
         hardware=cfg.get("hardware") if isinstance(cfg.get("hardware"), dict) else res.hardware_info(device),
