@@ -218,3 +218,19 @@ def test_api_rpm_refused_when_parsed(key, tmp_path, capsys, rpm):
 def test_api_rpm_refused_through_the_python_api(key, rpm):
     with pytest.raises(ValueError, match="rpm"):
         load_text_to_image("openai:dall-e-2", api_key_env=key, rpm=rpm)
+
+
+@pytest.mark.parametrize("case", ["refused", "html-200"])
+def test_generate_checks_the_endpoint_too(server, key, tmp_path, capsys, case):
+    """`t2ibench generate` (no preflight of its own) checks the endpoint before any work, as `run` does."""
+    base = f"http://127.0.0.1:{_closed_port()}/v1" if case == "refused" else server.api_base
+    if case == "html-200":
+        server.models_action = "html"
+    out = tmp_path / "run"
+    t0 = time.monotonic()
+    rc = main(["generate", "--model", "openai:dall-e-2", "--set", "size=256x256", "--api-base", base,
+               "--api-key-env", key, "--suites", "gep_neutral", "--limit", "2", "--quiet", "--out", str(out)])
+    assert rc == 2 and time.monotonic() - t0 < 30
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert not out.exists() and all(r["method"] == "GET" for r in server.requests)

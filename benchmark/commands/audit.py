@@ -8,6 +8,7 @@ from pathlib import Path
 
 from benchmark.commands.external_models import api_overrides, check_source
 from benchmark.contract.model_specs import check_model_spec
+from benchmark.models.api_images import check_api_endpoint
 from benchmark.commands.stage_inputs import (
     annotator_args, parse_overrides, print_outcome, task_input_args, stage_batch_size,
 )
@@ -49,9 +50,12 @@ def _run_images(args: argparse.Namespace, annotators: dict):
 
 def generate(args: argparse.Namespace) -> int:
     check_model_spec(args.model)
+    overrides = {**parse_overrides(args.set), **api_overrides(args)}
+    if str(args.model).startswith("openai:"):  # `run` checks the endpoint in its preflight; so does `generate`
+        check_api_endpoint(str(args.model).split(":", 1)[1], overrides)
     summary = run_generation(args.out, args.model, args.suites, args.limit, args.batch_size,
                              revision=args.revision, device=args.device, dtype=args.dtype,
-                             overrides={**parse_overrides(args.set), **api_overrides(args)}, progress=not args.quiet,
+                             overrides=overrides, progress=not args.quiet,
                              probes=args.probes, probes_revision=args.probes_revision, **task_input_args(args),
                              compile=args.compile, offload=args.offload)
     print(summary.format())
