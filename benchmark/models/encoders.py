@@ -54,8 +54,8 @@ from benchmark.models.defaults import DEFAULT_ENCODER, GENERATED_BIAS_ENCODERS  
 
 #: said when a default encoder cannot be had offline: the built-in annotators always can
 OFFLINE_ENCODER_HINT = ("; to try the audit offline, use the built-in tiny annotators (meaningless scores): "
-                        "--encoder builtin:tiny-clip --mcas-encoders builtin:tiny-clip --vqa builtin:tiny-vqa "
-                        "--detector builtin:tiny-detr")
+                        "--encoder builtin:tiny-clip --vqa builtin:tiny-vqa --detector builtin:tiny-detr, and "
+                        "builtin:tiny-clip for every other encoder option of `t2ibench run --help`")
 
 def _normalise(x) -> np.ndarray:
 
