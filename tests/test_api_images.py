@@ -14,22 +14,7 @@ import pytest
 from benchmark.cli import main
 from benchmark.models.api_images import ApiError, OpenAIImagesModel, estimate_requests
 from benchmark.models.text_to_image import load_text_to_image
-from tests.openai_images_server import FakeImagesServer
-
-KEY = "sk-test-DO-NOT-LEAK-0123456789abcdef"
-
-
-@pytest.fixture
-def server():
-    with FakeImagesServer() as srv:
-        yield srv
-
-
-@pytest.fixture
-def key(monkeypatch):
-    monkeypatch.setenv("T2IBENCH_TEST_KEY", KEY)
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    return "T2IBENCH_TEST_KEY"
+from tests.api_fixtures import KEY, key, server  # noqa: F401 (pytest fixtures, used by name)
 
 
 def _model(server, key, **options):
