@@ -32,6 +32,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .errors import DeviceUnavailableError, MalformedSpecError
+
 __all__ = [
     "AUTO_MAX_BATCH",
     "COMPILE_MODES",
@@ -39,6 +41,7 @@ __all__ = [
     "MEMORY_MARGIN",
     "OFFLOAD_MODES",
     "apply_offload",
+    "check_offload",
     "choose_offload",
     "CONV_SHARE",
     "apply_cuda_layout",
@@ -193,18 +196,25 @@ def _weights_bytes(pipe) -> tuple[int, int]:
     return sum(sizes), max(sizes, default=0)
 
 
+def check_offload(requested: str | None, device) -> str:
+    """The offload mode asked for (None: ``auto``), or a one-line error for a mode that is not one
+    of :data:`OFFLOAD_MODES` or one that needs a CUDA GPU on another device."""
+    requested = requested or "auto"
+    if requested not in OFFLOAD_MODES:
+        raise MalformedSpecError(f"unknown offload mode {requested!r}; use one of {', '.join(OFFLOAD_MODES)}")
+    if requested in ("model", "sequential") and device.type != "cuda":
+        raise DeviceUnavailableError(f"--offload {requested} moves weights between the CPU and a CUDA GPU; "
+                                     f"device {device} has nothing to offload to")
+    return requested
+
+
 def choose_offload(requested: str | None, pipe, device) -> tuple[str, dict | None]:
     """The offload mode to use: an explicit ``none`` / ``model`` / ``sequential`` (CUDA only), or
     for ``auto`` (and None) the first that fits :data:`OFFLOAD_FIT_SHARE` of the free memory:
     every model on the GPU, else one model at a time (``model``), else layer by layer
     (``sequential``). Returns the mode and, for ``auto`` on CUDA, how it was chosen."""
-    requested = requested or "auto"
-    if requested not in OFFLOAD_MODES:
-        raise ValueError(f"unknown offload mode {requested!r}; use one of {', '.join(OFFLOAD_MODES)}")
+    requested = check_offload(requested, device)
     if device.type != "cuda":
-        if requested in ("model", "sequential"):
-            raise ValueError(f"--offload {requested} moves weights between the CPU and a CUDA GPU; "
-                             f"device {device} has nothing to offload to")
         return "none", None
     if requested != "auto":
         return requested, None

@@ -32,8 +32,8 @@ from benchmark.extras import require
 
 from .api_images import OpenAIImagesModel, check_api_model
 from .cuda_speed import (
-    OFFLOAD_MODES, apply_cuda_layout, apply_offload, choose_offload, compile_pipeline, probe_batch_size,
-    resolve_compile_mode, uncompile_pipeline,
+    OFFLOAD_MODES, apply_cuda_layout, apply_offload, check_offload, choose_offload, compile_pipeline,
+    probe_batch_size, resolve_compile_mode, uncompile_pipeline,
 )
 from .builtin_cache import BUILDER_VERSION, BUILTIN_SEED, build_builtin, check_builtin_name
 from .call_settings import PIPELINE_CALL_ARGUMENTS, check_call_settings, named_parameters
@@ -205,7 +205,6 @@ class DiffusersTextToImage(TextToImageModel):
 
         _replace_scheduler(pipe, overrides.pop("scheduler", None))
         call = self._choose_call(overrides, card_id=None if is_builtin else card_id, builtin=family == "tiny")
-        params = named_parameters(pipe.__call__)
 
         checker = getattr(pipe, "safety_checker", None)
         self.settings = {
@@ -227,7 +226,7 @@ class DiffusersTextToImage(TextToImageModel):
         if is_builtin:
             self.settings["builtin"] = "random weights: outputs are meaningless"
         pipe.set_progress_bar_config(disable=True)
-        if "height" not in params:
+        if "height" not in self.call_parameters:
             # the call sets no resolution (unCLIP: its super-resolution UNet decides): record the
             # size of the images it makes, from one short call
             self.settings["image_size"] = list(self._call(["a photo"], [0], **self._short_call()).images[0].size)
@@ -240,7 +239,7 @@ class DiffusersTextToImage(TextToImageModel):
         pipe = self.pipe
         # only named parameters of the pipeline's call (its **kwargs only takes
         # deprecated callback arguments, and would swallow typos silently)
-        params = named_parameters(pipe.__call__)
+        params = self.call_parameters = named_parameters(pipe.__call__)
         check_call_settings(pipe.__call__, overrides, what=type(pipe).__name__, reserved=PIPELINE_CALL_ARGUMENTS)
         call, self.setting_sources = choose_call_settings(
             params, pipeline_class=type(pipe).__name__, model_id=card_id, read_config=_component_config(pipe),
@@ -280,7 +279,7 @@ class DiffusersTextToImage(TextToImageModel):
     def _short_call(self) -> dict[str, int]:
         """Two denoising steps for every stage of the pipeline (a combined pipeline's prior and
         decoder too): the batch-size probe and the compile warm-up need shapes, not images."""
-        return {k: 2 for k in named_parameters(self.pipe.__call__) if k.endswith("num_inference_steps")}
+        return {k: 2 for k in self.call_parameters if k.endswith("num_inference_steps")}
 
     def auto_batch_size(self) -> tuple[int, dict] | None:
         """The largest batch that fits the GPU at this model's resolution (probed with two
@@ -502,7 +501,18 @@ def check_text_to_image(
     offload: str | None = None,
 ) -> str:
     """Everything about a text-to-image spec that can fail, checked before any weights load;
-    returns the pipeline's class name (or ``python-callable``). One-line errors for: the spec's
+    returns the pipeline's class name (or ``python-callable``, or the image API's model):
+    :func:`_check_spec`."""
+    checked = _check_spec(spec, revision=revision, device=device, dtype=dtype, token=token, overrides=overrides,
+                          offload=offload)
+    return checked.name if isinstance(checked, PipelineChoice) else checked
+
+
+def _check_spec(spec: str, *, revision: str | None, device, dtype, token: str | bool | None, overrides: dict | None,
+                offload: str | None) -> PipelineChoice | str:
+    """Everything about a text-to-image spec that can fail, checked before any weights load;
+    returns the class that will run a diffusers pipeline (or ``python-callable``, or the image
+    API's model), so that loading does not work it out again. One-line errors for: the spec's
     syntax, a missing local folder or Hub model (offline, gated, no such revision),
     ``revision`` with a built-in model or local folder (they have no revisions), float16 on a
     CPU, a device that is not there, a pipeline diffusers cannot run as text-to-image (the class
@@ -534,13 +544,9 @@ def check_text_to_image(
     scheduler = overrides.get("scheduler")
     if scheduler is not None and not hasattr(getattr(diffusers, str(scheduler), None), "from_config"):
         raise MalformedSpecError(f"unknown diffusers scheduler {scheduler!r}")
-    if offload not in (None, *OFFLOAD_MODES):
-        raise MalformedSpecError(f"unknown offload mode {offload!r}; use one of {', '.join(OFFLOAD_MODES)}")
-    if offload in ("model", "sequential") and dev.type != "cuda":
-        raise DeviceUnavailableError(f"--offload {offload} moves weights between the CPU and a CUDA GPU; "
-                                     f"device {dev} has nothing to offload to")
+    check_offload(offload, dev)
     check_call_settings(choice.cls.__call__, overrides, what=choice.name, reserved=PIPELINE_CALL_ARGUMENTS)
-    return choice.name
+    return choice
 
 
 def pipeline_choice(spec: str, *, revision: str | None = None, token: str | bool | None = None) -> PipelineChoice:
@@ -629,8 +635,8 @@ def load_text_to_image(
         module = getattr(spec, "__module__", None) or type(spec).__module__
         return CallableTextToImage(spec, model_id=f"python:{module}:{name}", revision=revision, overrides=overrides)
     kind, value = parse_text_to_image_spec(spec)
-    check_text_to_image(spec, revision=revision, device=device, dtype=dtype, token=token, overrides=overrides,
-                        offload=offload)
+    choice = _check_spec(spec, revision=revision, device=device, dtype=dtype, token=token, overrides=overrides,
+                         offload=offload)
     if kind == "python":
         require("PIL", extra="audit", purpose="generate images")
         return CallableTextToImage(_import_callable(value), model_id=value, revision=revision, overrides=overrides)
@@ -647,7 +653,6 @@ def load_text_to_image(
         return DiffusersTextToImage(pipe, model_id=f"builtin:{value}", revision=f"builtin-v{BUILDER_VERSION}",
                                     device=dev, dtype=dt, family="tiny", overrides=overrides, is_builtin=True,
                                     offload=mode, offload_auto=how, **speed)
-    choice = pipeline_choice(spec, revision=revision, token=token)
     if kind == "local":
         pipe, mode, how = _load_diffusers(value, revision=None, device=dev, dtype=dt, variant=variant,
                                           loader=choice.loader, offload=offload)
