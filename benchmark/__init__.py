@@ -1,13 +1,50 @@
 """t2i-bias-benchmark: audit text-to-image models for social bias and compositional skill.
 
-Layers (data flows one way): ``probes`` (what to generate) -> ``models`` (how images
-are made) -> ``annotate`` (images to labels) -> ``scores`` (pure functions over
-labels) -> ``runner`` (joins them) -> results, report and leaderboard.
+Data flows one way: ``probes`` (what to generate) -> ``models`` (how images are made) ->
+``annotate`` (images to labels) -> ``scores`` (pure functions over labels) -> ``runner``
+(joins them) -> results, report and leaderboard. Imports point down the layers, bottom to
+top (tests/test_layers.py ``LAYERS`` checks it):
+
+1. ``registries``, ``contract``, ``papers``, ``scores``, ``present``, ``extras``, ``cli_types``
+2. ``probes``, ``probe_build_args``, ``models``, ``hub``
+3. ``reference_attributes``
+4. ``annotate``
+5. ``tasks`` (one folder per paper; they fill the registries when imported)
+6. ``runner``, ``compare`` (two runs scored again in memory and compared)
+7. ``human``, ``commands``
+8. ``cli``, ``__main__``
+
+This package's ``__init__`` stands above them all: it installs the registries' loader
+(:func:`load_tasks`).
 """
 
+from collections.abc import Sequence
 from pathlib import Path
 
+from benchmark import registries
+
 __version__ = "0.1.0"
+
+
+def _import_task_folders() -> None:
+    # Imported when first called: ``import benchmark`` stays light (``t2ibench --help``), and
+    # the task folders import benchmark.registries, which is being imported when this is installed.
+    from benchmark.tasks.discovery import import_task_folders
+
+    import_task_folders()
+
+
+def load_tasks(plugins: Sequence[str] = ()) -> None:
+    """Import the task folders and the ``t2ibench.plugins`` entry points once, then the modules
+    ``plugins``: what fills the registries. The command line and the library's entry points
+    (``run_audit``, ``score_run``, the leaderboard) call it before they read a registry; a
+    registry read first calls it too (:mod:`benchmark.registries`)."""
+    from benchmark.tasks.registry import load_plugins  # the top imports down; see _import_task_folders
+
+    load_plugins(plugins)
+
+
+registries.install_loader(_import_task_folders)
 
 
 def metric_path(name: str) -> str:

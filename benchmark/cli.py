@@ -36,6 +36,8 @@ ALIASES_EPILOG = ("lm-evaluation-harness spellings are accepted as aliases: --ta
 COMMAND_MODULES = (
     "benchmark.human.cli",
     "benchmark.human.agreement_command",
+    "benchmark.compare.cli",
+    "benchmark.commands.new_task",
 )
 # Packages outside the core (submission and leaderboard, plugins) add their commands through
 # this entry-point group, so the core never imports them.
@@ -256,16 +258,14 @@ def command_body(func):
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    # The task registry and the terminal tables load pandas and scipy: imported once parsing is
-    # done, so `--help` and usage errors stay light.
-    from benchmark.tasks import load_plugins
+    # The terminal tables load pandas and scipy: imported once parsing is done, so `--help` and
+    # usage errors stay light.
     from benchmark.present.terminal import print_error, quiet_third_party
 
     if getattr(args, "quiet", False):
         quiet_third_party()
     try:
-        if args.plugin:
-            load_plugins(args.plugin)
+        benchmark.load_tasks(args.plugin)  # the task folders and plugins, once, before a command reads a registry
         return int(command_body(args.func)(args) or 0)
     except (ValueError, HubError) as exc:
         print_error(exc)

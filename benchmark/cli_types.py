@@ -74,14 +74,20 @@ def positive_int(raw: str) -> int:
     return value
 
 
-def batch_size(raw: str) -> int | str:
-    """A positive integer or ``auto`` (the spelling lm-evaluation-harness users type)."""
-    if raw.strip().lower() == AUTO:
+class BatchSizeError(ValueError, argparse.ArgumentTypeError):
+    """A bad batch size: a one-line ValueError to the library, a message argparse shows as it is."""
+
+
+def batch_size(value: object) -> int | str:
+    """A whole number >= 1 or ``auto`` (the spelling lm-evaluation-harness users type): the one
+    reading of ``--batch-size``, and of a batch size given to the runner
+    (:func:`benchmark.runner.batch_size.resolve_batch_size`)."""
+    text = str(value).strip().lower()
+    if text == AUTO:
         return AUTO
-    try:
-        return positive_int(raw)
-    except argparse.ArgumentTypeError:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1 or 'auto', got {raw!r}") from None
+    if isinstance(value, bool) or not text.isdigit() or int(text) < 1:
+        raise BatchSizeError(f"batch size: expected a whole number >= 1 or 'auto', got {value!r}")
+    return int(text)
 
 
 def port(raw: str) -> int:

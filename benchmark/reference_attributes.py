@@ -16,8 +16,8 @@ in place is read as it is now. Which configs there are is declared to this reade
 columns, whether every reference has it, and the checks and conversions of its rows) by
 whoever reads them: this module declares ``mst_swatches`` (the skin-tone annotator's swatches,
 read below the tasks); a task folder declares its own configs when it is imported, and the
-reader imports the task folders (by name, as the other registries do: they sit above it)
-before its first lookup. ``fingerprint`` is the sha256 of the data files of the declared
+registry of configs (:data:`benchmark.registries.REFERENCE_CONFIGS`) loads the task folders on
+its first read. ``fingerprint`` is the sha256 of the data files of the declared
 configs (recipe in :func:`data_fingerprint`): two references with the same fingerprint hold the
 same rows and images, wherever they were loaded from.
 """
@@ -28,13 +28,15 @@ import hashlib
 import io
 import re
 from dataclasses import dataclass
-from importlib import import_module
 from pathlib import Path
 from typing import Callable
 
 import pandas as pd
 
+from benchmark.contract.digest import file_sha256
+from benchmark.contract.model_specs import hub_id_problem
 from benchmark.hub.access import HubError, hub_errors
+from benchmark.registries import REFERENCE_CONFIGS, register_reference_config
 from benchmark.scores.skin_tone import swatch_itas
 
 __all__ = ["SPLIT", "MST_SWATCHES", "MST_COLUMNS", "BUILDER", "ReferenceAttributesError", "ReferenceIdentity",
@@ -48,7 +50,6 @@ MST_COLUMNS = ("image", "mst", "srgb_hex", "srgb_r", "srgb_g", "srgb_b", "cielab
 #: the command that builds a reference-attributes dataset
 BUILDER = "python -m dataset_builders.reference_attributes"
 
-_REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 
 
@@ -92,22 +93,13 @@ class ReferenceConfig:
     missing: str = f"build it with `{BUILDER}`"
 
 
-_CONFIGS: dict[str, ReferenceConfig] = {}
-
-
-def register_reference_config(config: ReferenceConfig) -> ReferenceConfig:
-    """Declare a config to the reader (in the order the configs are read and listed)."""
-    if config.name in _CONFIGS and _CONFIGS[config.name] != config:
-        raise ValueError(f"reference config {config.name!r} is declared twice")
-    _CONFIGS[config.name] = config
-    return config
+_CONFIGS = REFERENCE_CONFIGS  # the name tests/test_reference_attributes.py patches
 
 
 def reference_configs() -> dict[str, ReferenceConfig]:
-    """Every declared config, by name: this module's, then the task folders' (imported first, by
-    name, as the other registries do: they sit above this reader)."""
-    import_module("benchmark.tasks.discovery").import_task_folders()
-    return dict(_CONFIGS)
+    """Every declared config, by name: this module's, then the task folders' (the registry loads
+    them on first read, :mod:`benchmark.registries`)."""
+    return dict(REFERENCE_CONFIGS)
 
 
 @dataclass
@@ -195,8 +187,7 @@ def data_fingerprint(folder: str | Path, configs: dict[str, list[str]] | None = 
                    key=lambda p: p.relative_to(folder).as_posix())
     digest = hashlib.sha256()
     for path in files:
-        digest.update(f"{path.relative_to(folder).as_posix()}\t{hashlib.sha256(path.read_bytes()).hexdigest()}\n"
-                      .encode())
+        digest.update(f"{path.relative_to(folder).as_posix()}\t{file_sha256(path)}\n".encode())
     return digest.hexdigest()
 
 
@@ -311,7 +302,7 @@ def load_reference_attributes(source: str | Path, revision: str | None = None) -
         if revision is not None:
             raise ReferenceAttributesError(f"a revision applies to a Hub dataset only, and {text} is a local folder")
         folder, commit = path, None
-    elif _REPO_ID.match(text):
+    elif "/" in text and hub_id_problem(text) is None:  # ORG/NAME
         folder, commit = _snapshot(text, revision)
     else:
         raise ReferenceAttributesError(f"reference {text} is neither a folder nor a Hub dataset id ORG/NAME")

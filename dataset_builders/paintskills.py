@@ -202,36 +202,93 @@ def _split_on_disk(folder: Path, skill: str, split: str) -> tuple[int, int]:
             sum(m.row_group(i).total_byte_size for m in metas for i in range(m.num_row_groups)))
 
 
-def paintskills_card(folder: Path, counts: dict[tuple[str, str], int], size: int, seed: int,
-                     limit: int | None) -> tuple[dict, str]:
-    """(YAML header, markdown body) of the dataset card."""
-    from benchmark.tasks.paintskills.render import RELATION_MARGIN  # Pillow: the [audit] extra
+#: the card's opening paragraphs
+CARD_INTRO = (
+    "PaintSkills is the compositional diagnostic dataset of DALL-Eval (Cho, Zala and Bansal, ICCV 2023). "
+    "It measures three visual reasoning skills of text-to-image models: **object recognition** "
+    "(\"a photo of a dog\"), **object counting** (\"a photo of 3 dogs\") and **spatial relation "
+    "understanding** (\"a photo of a dog and a chair; the chair is to the left of the dog\"). A model "
+    "generates an image per prompt and a DETR detector fine-tuned on the train split checks it. Scene "
+    "configurations are controlled so that classes, counts and relations are uniformly distributed.",
+    "**This is a 2D stand-in, not the paper's images.** The paper renders scenes with a Unity 3D simulator "
+    "(3D assets with random pose and rotation, 13 HDR photographic backgrounds). Those assets are not "
+    "available, so this build draws each object as a Noto Color Emoji glyph, scaled and placed on a "
+    "procedural background named after the simulator's scenes. What is the same: the skills, classes "
+    "drawn from the simulator's shapes, counts 1-4, the four relations, the split sizes, the balance and "
+    "the prompt templates. What differs: flat cartoon glyphs instead of 3D objects, no rotation or "
+    "lighting, one glyph per class and pose (mirrored at random), 6 procedural backgrounds instead of 13 "
+    "photographs, and 15 classes chosen by us (the paper's exact list is not public). Detector accuracy "
+    "on these images is not comparable with the paper's numbers."
+)
+#: how to load a config and split
+CARD_LOAD = (
+    "```python\nfrom datasets import load_dataset\n\nds = load_dataset(\"ORG/NAME\", \"count\", split=\"test\")\n"
+    "row = ds[0]\nrow[\"image\"], row[\"text\"], row[\"objects\"][\"bbox\"]  # bbox: COCO [x, y, w, h] in pixels\n```"
+)
+#: what each column holds
+CARD_FIELDS = (
+    "## Fields\n"
+    "| field | meaning |\n| --- | --- |\n"
+    "| `image` | the rendered scene (PNG) |\n"
+    "| `id` | `<skill>_<split>_<index>`, stable |\n"
+    "| `skill`, `split` | config and split |\n"
+    "| `text` | the prompt from the official template |\n"
+    f"| `scene` | background: one of {', '.join(BACKGROUNDS)} (the simulator's scene names) |\n"
+    "| `target` | objA, the prompt's (first) class |\n"
+    "| `count` | number of objects (object: 1, count: 1-4, spatial: null) |\n"
+    "| `relation`, `target_b` | spatial only: objB is `relation` of objA (left, right, above, below) |\n"
+    "| `seed` | the layout seed of the renderer (the scene re-renders byte-identically from it) |\n"
+    "| `objects` | per object: `id`, `bbox` [x, y, w, h] (pixels, the tight box of the drawn glyph), "
+    "`category` (COCO id, 91-id scheme as DETR), `category_name`, `scale` (longer box side / image side), "
+    "`state` (pose, where the simulator has one) |\n"
+    "| `width`, `height` | image size in pixels |"
+)
+#: which of the simulator's shapes are drawn, before the table of classes
+CARD_CLASSES_NOTE = (
+    "15 of the simulator's shapes that map to a COCO class. Of its 21 shapes, van and dining table cannot "
+    "map to the paper's COCO evaluation, fire hydrant and bench have no emoji, bear is left out (Noto draws "
+    "only a bear's face) and stop sign too (a blank red octagon without the word STOP).\n\n"
+)
+CARD_LICENCE = (
+    "## Licence\n"
+    "Code and scene configurations: MIT. The simulator's vocabulary and templates come from "
+    "aszala/PaintSkills-Simulator (MIT). The object images are derived from the Noto Color Emoji font "
+    "(Google, SIL Open Font License 1.1, Debian package fonts-noto-color-emoji); the OFL permits "
+    "this use; the glyph artwork remains under the OFL."
+)
 
-    configs = _configs_on_disk(folder, counts)
-    on_disk = {(k, s): _split_on_disk(folder, k, s) for k, ss in configs.items() for s in ss}
-    rows = {key: n for key, (n, _) in on_disk.items()}
-    total = sum(rows.values())
+
+def _card_header(configs: dict[str, list[str]], on_disk: dict[tuple[str, str], tuple[int, int]]) -> dict:
+    """The card's YAML header: its tags, configs and each split's size."""
     feature_yaml = FEATURES._to_yaml_list()
-    header = {
+    return {
         "pretty_name": "PaintSkills (2D emoji rendering)",
         "license": "mit",
         "language": ["en"],
         "task_categories": ["text-to-image", "object-detection"],
         "tags": ["paintskills", "dall-eval", "compositional", "counting", "spatial-relations", "synthetic",
                  "t2i-bias-benchmark"],
-        "size_categories": [size_category(total)],
+        "size_categories": [size_category(sum(n for n, _ in on_disk.values()))],
         "configs": configs_yaml(configs, default=next(iter(configs))),
         "dataset_info": [{"config_name": k, "features": copy.deepcopy(feature_yaml),
-                          "splits": [{"name": s, "num_bytes": on_disk[(k, s)][1], "num_examples": rows[(k, s)]}
+                          "splits": [{"name": s, "num_bytes": on_disk[(k, s)][1], "num_examples": on_disk[(k, s)][0]}
                                      for s in ss]}
                          for k, ss in configs.items()],
     }
-    paper = PAPERS["dalleval"]
+
+
+def _size_table(configs: dict[str, list[str]], rows: dict[tuple[str, str], int]) -> list[str]:
+    """Markdown rows: each skill's template and split sizes, built and in the paper."""
     size_rows = ["| skill | template | train | test | paper train / test |", "| --- | --- | --- | --- | --- |"]
     for k in configs:
         cells = [f"{rows[(k, s)]:,}" if (k, s) in rows else "-" for s in SPLITS]
         size_rows.append(f"| `{k}` | `{TEMPLATES[k]}` | {cells[0]} | {cells[1]} | "
                          f"{SPLIT_SIZES[(k, 'train')]:,} / {SPLIT_SIZES[(k, 'test')]:,} |")
+    return size_rows
+
+
+def _class_table() -> list[str]:
+    """Markdown rows: each class's COCO id, simulator shape, glyphs and states."""
     class_rows = ["| COCO class | COCO id | simulator shape | glyph | code points | states | note |",
                   "| --- | --- | --- | --- | --- | --- | --- |"]
     for name in CLASSES:
@@ -240,51 +297,14 @@ def paintskills_card(folder: Path, counts: dict[tuple[str, str], int], size: int
         states = ", ".join(s or "default" for s in STATES.get(SHAPES[name], ())) or "-"
         class_rows.append(f"| {name} | {COCO_IDS[name]} | {SHAPES[name]} | {table[None]} | {points} | {states} | "
                           f"{glyphs.NOTES.get(name, '')} |")
-    partial = (f"\n\n**Partial build**: the first {limit:,} scenes of each split (`--limit {limit}`); "
-               "the full sizes are in the last column." if limit else "")
-    parts = [
-        "# PaintSkills (2D emoji rendering)",
-        "PaintSkills is the compositional diagnostic dataset of DALL-Eval (Cho, Zala and Bansal, ICCV 2023). "
-        "It measures three visual reasoning skills of text-to-image models: **object recognition** "
-        "(\"a photo of a dog\"), **object counting** (\"a photo of 3 dogs\") and **spatial relation "
-        "understanding** (\"a photo of a dog and a chair; the chair is to the left of the dog\"). A model "
-        "generates an image per prompt and a DETR detector fine-tuned on the train split checks it. Scene "
-        "configurations are controlled so that classes, counts and relations are uniformly distributed.",
-        "**This is a 2D stand-in, not the paper's images.** The paper renders scenes with a Unity 3D simulator "
-        "(3D assets with random pose and rotation, 13 HDR photographic backgrounds). Those assets are not "
-        "available, so this build draws each object as a Noto Color Emoji glyph, scaled and placed on a "
-        "procedural background named after the simulator's scenes. What is the same: the skills, classes "
-        "drawn from the simulator's shapes, counts 1-4, the four relations, the split sizes, the balance and "
-        "the prompt templates. What differs: flat cartoon glyphs instead of 3D objects, no rotation or "
-        "lighting, one glyph per class and pose (mirrored at random), 6 procedural backgrounds instead of 13 "
-        "photographs, and 15 classes chosen by us (the paper's exact list is not public). Detector accuracy "
-        "on these images is not comparable with the paper's numbers."
-        f"{partial}",
-        "## Load",
-        "```python\nfrom datasets import load_dataset\n\nds = load_dataset(\"ORG/NAME\", \"count\", split=\"test\")\n"
-        "row = ds[0]\nrow[\"image\"], row[\"text\"], row[\"objects\"][\"bbox\"]  # bbox: COCO [x, y, w, h] in pixels\n```",
-        "## Configs and sizes\n" + "\n".join(size_rows) +
-        f"\n\nImages are {size} x {size} PNG. Scenes built with seed {seed}.",
-        "## Fields\n"
-        "| field | meaning |\n| --- | --- |\n"
-        "| `image` | the rendered scene (PNG) |\n"
-        "| `id` | `<skill>_<split>_<index>`, stable |\n"
-        "| `skill`, `split` | config and split |\n"
-        "| `text` | the prompt from the official template |\n"
-        f"| `scene` | background: one of {', '.join(BACKGROUNDS)} (the simulator's scene names) |\n"
-        "| `target` | objA, the prompt's (first) class |\n"
-        "| `count` | number of objects (object: 1, count: 1-4, spatial: null) |\n"
-        "| `relation`, `target_b` | spatial only: objB is `relation` of objA (left, right, above, below) |\n"
-        "| `seed` | the layout seed of the renderer (the scene re-renders byte-identically from it) |\n"
-        "| `objects` | per object: `id`, `bbox` [x, y, w, h] (pixels, the tight box of the drawn glyph), "
-        "`category` (COCO id, 91-id scheme as DETR), `category_name`, `scale` (longer box side / image side), "
-        "`state` (pose, where the simulator has one) |\n"
-        "| `width`, `height` | image size in pixels |",
-        "## Classes and glyphs\n"
-        "15 of the simulator's shapes that map to a COCO class. Of its 21 shapes, van and dining table cannot "
-        "map to the paper's COCO evaluation, fire hydrant and bench have no emoji, bear is left out (Noto draws "
-        "only a bear's face) and stop sign too (a blank red octagon without the word STOP).\n\n"
-        + "\n".join(class_rows),
+    return class_rows
+
+
+def _balance_section() -> str:
+    """How classes, counts and relations are balanced and the prompts worded."""
+    from benchmark.tasks.paintskills.render import RELATION_MARGIN  # Pillow: the [audit] extra
+
+    return (
         "## Balance and prompts\n"
         "- object: scene i has class i mod 15: every class 1/15 of each split.\n"
         "- count: class i mod 15 and count (i mod 4) + 1: every (class, count) pair equally often.\n"
@@ -298,19 +318,33 @@ def paintskills_card(folder: Path, counts: dict[tuple[str, str], int], size: int
         "- Prompts: `a`/`an` before a class, digits for counts with English plurals (`1 person`, `3 people`, "
         "`2 buses`), relations as "
         + ", ".join(f"`{r}` -> \"{p}\"" for r, p in RELATION_PHRASES.items())
-        + ", and `the` in the clause after the semicolon.",
+        + ", and `the` in the clause after the semicolon."
+    )
+
+
+def paintskills_card(folder: Path, counts: dict[tuple[str, str], int], size: int, seed: int,
+                     limit: int | None) -> tuple[dict, str]:
+    """(YAML header, markdown body) of the dataset card."""
+    balance = _balance_section()
+    configs = _configs_on_disk(folder, counts)
+    on_disk = {(k, s): _split_on_disk(folder, k, s) for k, ss in configs.items() for s in ss}
+    rows = {key: n for key, (n, _) in on_disk.items()}
+    paper = PAPERS["dalleval"]
+    partial = (f"\n\n**Partial build**: the first {limit:,} scenes of each split (`--limit {limit}`); "
+               "the full sizes are in the last column." if limit else "")
+    parts = [
+        "# PaintSkills (2D emoji rendering)", CARD_INTRO[0], CARD_INTRO[1] + partial, "## Load", CARD_LOAD,
+        "## Configs and sizes\n" + "\n".join(_size_table(configs, rows)) +
+        f"\n\nImages are {size} x {size} PNG. Scenes built with seed {seed}.",
+        CARD_FIELDS, "## Classes and glyphs\n" + CARD_CLASSES_NOTE + "\n".join(_class_table()), balance,
         "## Build\n"
         "```bash\npython -m dataset_builders.paintskills --out paintskills --workers 8\n```\n"
         f"Built by t2i-bias-benchmark {benchmark.__version__}; `--limit N` builds the first N scenes of each split.",
-        "## Licence\n"
-        "Code and scene configurations: MIT. The simulator's vocabulary and templates come from "
-        "aszala/PaintSkills-Simulator (MIT). The object images are derived from the Noto Color Emoji font "
-        "(Google, SIL Open Font License 1.1, Debian package fonts-noto-color-emoji); the OFL permits "
-        "this use; the glyph artwork remains under the OFL.",
+        CARD_LICENCE,
         f"## Citation\n*{paper.title}*, {paper.authors}, {paper.venue} ({paper.url})\n\n"
         "```bibtex\n" + paper.bibtex + "\n```",
     ]
-    return header, "\n\n".join(parts)
+    return _card_header(configs, on_disk), "\n\n".join(parts)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

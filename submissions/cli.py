@@ -26,9 +26,18 @@ def validate_file(name: str, *, allow_demo: bool) -> tuple[int, list[str]]:
     Status 0: valid; 1: problems, or refused by a reading rule (size, depth, big integer,
     duplicate key, NaN); 2: not readable as a JSON object at all (missing, not JSON, an array).
     """
-    from submissions.validate import DEMO_NOTE, UnreadableResults, check_results, is_demo, load_results_file, one_line
+    from submissions.validate import (DEMO_NOTE, UnreadableResults, already_accepted, check_results, is_demo,
+                                      load_results_file, one_line)
 
     label = one_line(name)
+    accepted = already_accepted(name, allow_demo=allow_demo)
+    if accepted:  # a contents table accepted these very bytes with these checks
+        return EXIT_OK, [f"{label}: {accepted}"]
+    from benchmark.tasks.folder_record import missing_task_folder
+
+    missing = missing_task_folder(name)  # made with a task folder from outside the package, not loaded here
+    if missing:
+        return EXIT_PROBLEMS, [f"{label}: {one_line(missing)}"]
     try:
         doc = load_results_file(name)
         problems = check_results(doc, allow_demo=allow_demo)

@@ -24,7 +24,8 @@ from huggingface_hub import EvalResult, ModelCard
 from benchmark.hub.access import hub_errors
 from benchmark.scores.metadata import SCORE_METADATA
 from submissions.leaderboard.data import entry_rank
-from submissions.validate import HUB_REPO_ID, is_demo, model_id_kind, one_line
+from benchmark.contract.model_specs import hub_id_problem
+from submissions.validate import is_demo, model_id_kind, one_line
 
 TASK_TYPE = "text-to-image"
 TASK_NAME = "Social bias audit (t2i-bias-benchmark)"
@@ -39,7 +40,7 @@ def published_probes(doc: Mapping) -> tuple[str, str] | None:
     if not isinstance(probes, Mapping):
         return None
     source, revision = probes.get("source"), probes.get("revision")
-    if not (isinstance(source, str) and "/" in source and HUB_REPO_ID.match(source) and len(source) <= 96):
+    if not (isinstance(source, str) and "/" in source and hub_id_problem(source) is None):
         return None
     if not (isinstance(revision, str) and revision.strip()):
         return None

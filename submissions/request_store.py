@@ -18,7 +18,6 @@ Conflict and moves on.
 
 from __future__ import annotations
 
-import hashlib
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ from pathlib import Path
 from typing import Iterator
 
 from benchmark.contract.atomic import write_bytes_atomic
+from benchmark.contract.digest import sha256_hex
 from benchmark.hub.access import hub_errors, require_hub
 from submissions.requests import (
     MAX_RECORD_BYTES,
@@ -132,14 +132,10 @@ def _versioned(file: Path) -> tuple[bytes | InvalidRequest, str]:
         data = read_bounded(file)
     except InvalidRequest as exc:
         return exc, ""
-    return data, _sha256(data)
+    return data, sha256_hex(data)
 
 
 # --------------------------------------------------------------------------- local folder
-
-
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 class LocalRequestStore(RequestStore):
@@ -168,7 +164,7 @@ class LocalRequestStore(RequestStore):
         if not file.exists() and not file.is_symlink():
             return None
         data = read_bounded(file)
-        return _parse(path, data, _sha256(data))
+        return _parse(path, data, sha256_hex(data))
 
     def write(self, path: str, record: RequestRecord, *, expected: str | None, message: str) -> StoredRecord:
         from filelock import FileLock
@@ -184,7 +180,7 @@ class LocalRequestStore(RequestStore):
             if current != expected:
                 raise Conflict(f"{path} changed since it was read")
             write_bytes_atomic(target, data)
-        return StoredRecord(record, path, _sha256(data))
+        return StoredRecord(record, path, sha256_hex(data))
 
 
 # --------------------------------------------------------------------------- Hub dataset

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchmark.contract.bounded_json import RefusedJson, load_bounded_json
+from benchmark.contract.times import parse_iso_time
 from submissions.model_folders import model_folder_name
 
 REQUESTS_DIR_IN_REPO = "requests"
@@ -140,7 +141,7 @@ def parse_utc(value: str) -> _dt.datetime:
     if not isinstance(value, str) or not _TIME.match(value):
         raise InvalidRequest(f"{_shown(value)} is not a UTC time like 2026-11-24T09:30:00Z")
     try:  # the pattern lets 2026-13-45T99:99:99Z through; the calendar does not
-        return _dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+        return parse_iso_time(value)
     except ValueError:
         raise InvalidRequest(f"{value!r} is not a date and time of the calendar") from None
 

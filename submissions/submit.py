@@ -22,6 +22,7 @@ from benchmark.contract.atomic import fsync_dir
 from benchmark.contract.model_specs import hub_id_problem
 from benchmark.hub.access import HubFile, check_access, commit_files, require_hub
 from benchmark.contract.results import PACKAGE_NAME, dumps
+from benchmark.contract.times import parse_iso_time
 from submissions.model_card import (
     CARD_FILE,
     card_diff,
@@ -78,8 +79,8 @@ def md_code(value) -> str:
 def utc_stamp(created: str) -> str:
     """An ISO 8601 time with offset as a UTC file stamp: 2026-11-23T14:45:01+01:00 -> 20261123T134501Z."""
     try:
-        when = _dt.datetime.fromisoformat(created)
-    except (TypeError, ValueError):
+        when = parse_iso_time(created)
+    except ValueError:
         raise ValueError(f"created: {created!r} is not an ISO 8601 time") from None
     if when.tzinfo is None:
         raise ValueError(f"created: {created!r} has no UTC offset")

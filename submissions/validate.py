@@ -30,10 +30,10 @@ import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
+from benchmark.contract.times import parse_iso_time
 from benchmark.contract.model_specs import (  # noqa: F401 (re-exported: the one naming rule)
     API_ID,
     BUILTIN_ID,
-    HUB_REPO_ID,
     IMAGES_ID,
     LOCAL_PATH_ID,
     MAX_OTHER_ID_CHARS,
@@ -152,10 +152,8 @@ CLOCK_SKEW = _dt.timedelta(days=1)
 
 def parse_utc(value: Any) -> _dt.datetime | None:
     """An ISO 8601 time with a UTC offset as an aware datetime, or None."""
-    if not isinstance(value, str):
-        return None
     try:
-        when = _dt.datetime.fromisoformat(value.replace("Z", "+00:00") if value.endswith("Z") else value)
+        when = parse_iso_time(value)
     except ValueError:
         return None
     return when if when.tzinfo is not None else None
@@ -398,6 +396,23 @@ def _readable(line: str) -> tuple[str, str]:
         path = missing.group(1) if path == "(top level)" else f"{path}/{missing.group(1)}"
         message = "required field is missing"
     return path, message
+
+
+def already_accepted(name: str, *, allow_demo: bool) -> str | None:
+    """What ``t2ibench validate`` says of a file it need not check again, or None: a folder above
+    it has a leaderboard contents table whose row for it has its sha256, this package version's
+    checks and no problems (a demo row only with ``allow_demo``)."""
+    from submissions.leaderboard.accepted import accepted_row
+
+    try:
+        found = accepted_row(name)
+    except Exception:  # a path that cannot be resolved or read: the checks say what is wrong with it
+        return None
+    if found is None or (found[1] and not allow_demo):
+        return None
+    table, demo = found
+    return (f"ok, unchanged since {table} accepted it (not checked again)"
+            + (f" ({DEMO_NOTE})" if demo else ""))
 
 
 def check_results(doc: Mapping, *, allow_demo: bool = False, now: _dt.datetime | None = None) -> list[str]:

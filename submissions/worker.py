@@ -372,7 +372,7 @@ def post_results(record: RequestRecord, opts: WorkerOptions) -> tuple[str, str |
     plan.relpath = results_relpath(record)  # not the time stamp: a re-run finds it, two requests never collide
     outcome = send_submission(plan, token=opts.token)
     if opts.results_folder is not None:
-        build_contents(opts.results_folder)  # the leaderboard reads the folder through this table
+        build_contents(opts.results_folder)  # incremental: only the new file is read (the leaderboard reads the table)
         return str(outcome.local_path), outcome.pr_url
     return plan.results_file.path_in_repo, outcome.pr_url
 

@@ -15,12 +15,18 @@ FOUR_MODELS = (("acme/diffusion-xl", 0.02), ("beta-lab/sd-small", 0.10), ("gamma
                ("delta/photoreal-v2", 0.16))
 
 
-def shifted_results(doc: Mapping, model_id: str, shift: float, *, fill_undefined: bool = False) -> dict:
+def shifted_results(doc: Mapping, model_id: str, shift: float, *, fill_undefined: bool = False,
+                    annotator: str | None = None) -> dict:
     """A copy of results ``doc`` for ``model_id`` with every defined value moved by ``shift`` x its
     range (clipped to the range; the interval moves with it, so it still holds the value).
     ``fill_undefined`` also gives undefined headline scores a made-up value near the ideal and an
-    interval (the tiny model leaves most DALL-Eval and PST scores undefined)."""
+    interval (the tiny model leaves most DALL-Eval and PST scores undefined). ``annotator`` names
+    the annotator instead of the built-in tiny ones (the copy is then no demo)."""
     out = copy.deepcopy(dict(doc))
+    if annotator is not None:
+        for item in [*out.get("annotators", []), *out["scores"]]:
+            if str(item.get("annotator", "")).startswith("builtin:"):
+                item["annotator"] = annotator
     out.pop("warning", None)
     out["model"] = {**out["model"], "id": model_id, "spec": model_id, "revision": "main", "builtin": False}
     out["notes"] = [n for n in out.get("notes", []) if n != doc.get("warning")]
@@ -62,4 +68,31 @@ def write_four_models(results_json: Path, root: Path, *, fill_undefined: bool = 
         path.write_text(json.dumps(shifted_results(doc, model_id, shift, fill_undefined=fill_undefined),
                                    indent=1), encoding="utf-8")
         paths.append(path)
+    return paths
+
+
+#: the annotator the many synthetic models claim (an open_clip encoder id: they are no demo)
+SYNTHETIC_ANNOTATOR = "open_clip:ViT-L-14:openai"
+
+
+def many_model_ids(n: int) -> list[str]:
+    """``n`` distinct valid Hub model ids (``org017/model-00042``)."""
+    return [f"org{i % 211:03d}/model-{i:05d}" for i in range(n)]
+
+
+def write_many(results_json: Path, root: Path, n: int, *, progress=None) -> list[Path]:
+    """``n`` valid synthetic submissions made from ``results_json`` under ``root/results``: every
+    headline score defined, shifted by a different fraction of its range per model (so they
+    rank differently, many within each other's intervals). ``progress`` is called once per file."""
+    doc = json.loads(Path(results_json).read_text(encoding="utf-8"))
+    paths = []
+    for i, model_id in enumerate(many_model_ids(n)):
+        shift = ((i * 0.6180339887) % 1.0) * 0.3  # spread over [0, 0.3), no two alike
+        path = root / "results" / model_id.replace("/", "__") / "2025-01-01T00-00-00.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(shifted_results(doc, model_id, shift, fill_undefined=True,
+                                                                   annotator=SYNTHETIC_ANNOTATOR)), encoding="utf-8")
+        paths.append(path)
+        if progress is not None:
+            progress()
     return paths

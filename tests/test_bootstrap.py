@@ -64,3 +64,62 @@ def test_bca_corrects_the_upward_bias_of_an_absolute_difference():
     assert bca.low < pct.low and bca.method.startswith("BCa")
     with pytest.raises(ValueError, match="method must be"):
         bootstrap_ci(stat, 120, method="normal")
+
+
+# --------------------------------------------------------------------------- paired resample plans
+
+from benchmark.scores.bootstrap import PLANNED_RESAMPLES, ResamplePlan, active_plan, resample_plan  # noqa: E402
+
+
+def test_keys_change_nothing_outside_a_plan():
+    x = np.random.default_rng(2).normal(size=60)
+    keys = [f"p{i}" for i in range(60)]
+    plain = bootstrap_ci(lambda idx: x[idx].mean(), 60, n_resamples=100)
+    keyed = bootstrap_ci(lambda idx: x[idx].mean(), 60, n_resamples=100, keys=keys)
+    assert keyed == plain and keyed.resamples is None and PLANNED_RESAMPLES not in keyed.to_dict()
+    assert active_plan() is None
+
+
+def test_plan_resamples_a_probe_alike_whatever_the_other_rows():
+    """Pairing: a probe's multiplicity depends only on (random_state, probe, resample), so two runs
+    that keep different rows (a face found in one only) still resample the common probes alike."""
+    plan = ResamplePlan(300, random_state=5)
+    w_all = plan.row_weights([f"p{i}" for i in range(50)])
+    w_some = plan.row_weights([f"p{i}" for i in range(0, 50, 2)])
+    assert np.array_equal(w_all[:, ::2], w_some)
+    assert w_all.mean() == pytest.approx(1.0, abs=0.05)  # Poisson(1) multiplicities
+    assert not np.array_equal(ResamplePlan(300, random_state=6).row_weights(["p0", "p1"]), w_all[:, :2])
+
+
+def test_plan_keeps_every_stratum_non_empty():
+    plan = ResamplePlan(500, random_state=0)
+    strata = np.repeat(["a", "b", "c"], [1, 2, 40])
+    w = plan.row_weights([f"p{i}" for i in range(43)], strata)
+    for s in "abc":
+        assert (w[:, strata == s].sum(axis=1) > 0).all()
+
+
+def test_planned_distribution_of_a_mean_has_the_right_spread():
+    x = np.random.default_rng(1).normal(3.0, 2.0, size=400)
+    with resample_plan(ResamplePlan(1000, random_state=0)) as plan:
+        assert active_plan() is plan
+        ci = bootstrap_ci(lambda idx: x[idx].mean(), 400, n_resamples=200, keys=[f"k{i}" for i in range(400)])
+    assert active_plan() is None
+    assert ci.resamples.shape == (1000,) and PLANNED_RESAMPLES in ci.to_dict()
+    assert ci.resamples.std() == pytest.approx(x.std(ddof=1) / np.sqrt(400), rel=0.1)
+    with pytest.raises(ValueError, match="keys has 3 entries for 400 rows"), resample_plan(plan):
+        bootstrap_ci(lambda idx: 0.0, 400, keys=["a", "b", "c"])
+
+
+def test_paired_resamples_cancel_what_the_runs_share():
+    """Two runs on the same probes: the paired difference's spread is that of the per-probe
+    differences, far below what two independent resamplings would give."""
+    rng = np.random.default_rng(3)
+    probe = rng.normal(0, 1, size=200)  # what each probe's prompt and seed bring, shared by both runs
+    a, b = probe + rng.normal(0, 0.1, 200), probe + rng.normal(0, 0.1, 200)
+    keys = [f"p{i}" for i in range(200)]
+    with resample_plan(ResamplePlan(400, random_state=0)):
+        ra = bootstrap_ci(lambda idx: a[idx].mean(), 200, n_resamples=10, keys=keys).resamples
+        rb = bootstrap_ci(lambda idx: b[idx].mean(), 200, n_resamples=10, keys=keys).resamples
+    assert np.std(rb - ra) == pytest.approx(np.std(b - a, ddof=1) / np.sqrt(200), rel=0.15)
+    assert np.std(rb - ra) < 0.2 * np.hypot(np.std(ra), np.std(rb))

@@ -29,7 +29,7 @@ def test_parse_batch_size(value, expected):
 
 @pytest.mark.parametrize("value", ["0", "-2", "x", "2.5", "", True])
 def test_parse_batch_size_rejects(value):
-    with pytest.raises(ValueError, match="batch size must be 'auto' or a positive integer"):
+    with pytest.raises(ValueError, match="expected a whole number >= 1 or 'auto'"):
         parse_batch_size(value)
 
 

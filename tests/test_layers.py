@@ -1,11 +1,13 @@
-"""The package's layers point down (DESIGN.md "Where the architecture goes next"), checked on
-the source with the ast module:
+"""The package's layers point down (the layer order is the numbered list of
+``benchmark/__init__.py``'s docstring, read here), checked on the source with the ast module:
 
 * ``benchmark`` never imports ``submissions`` or ``dataset_builders``;
 * a subpackage imports only its own layer or layers below it (``models`` never imports a
-  feature package, the runner never imports ``human``);
+  feature package, the runner never imports ``human``), counting the modules named by a string
+  to ``import_module(...)`` / ``__import__(...)`` (an f-string: its text before the first
+  placeholder) as imports too;
 * no import cycle between the subpackages of one layer, nor between any two modules
-  (imports inside functions included);
+  (imports inside functions and by string included);
 * no private name (``_x``) is imported from another module;
 * no function of ``benchmark`` is longer than 80 lines;
 * fewer than 10% of the internal imports of ``benchmark`` sit inside a function (the rest
@@ -30,17 +32,17 @@ from import_census import census
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "benchmark"
 
-# Bottom to top. A unit is a top-level module or subpackage of `benchmark`.
-LAYERS = [
-    {"contract", "papers", "scores", "present", "extras", "cli_types"},
-    {"probes", "probe_build_args", "models", "hub"},
-    {"reference_attributes"},
-    {"annotate"},
-    {"tasks"},
-    {"runner"},
-    {"human", "commands"},
-    {"cli", "__main__"},
-]
+
+def _layers() -> list[set[str]]:
+    """Bottom to top, from the numbered list of ``benchmark/__init__.py``'s docstring (one order,
+    written once). A unit is a top-level module or subpackage of `benchmark`."""
+    doc = ast.get_docstring(ast.parse((PACKAGE / "__init__.py").read_text(encoding="utf-8"))) or ""
+    # a layer's line: "N. ``unit``, ``unit`` (a remark, not read)"
+    return [set(re.findall(r"``(\w+)``", line.split(" (", 1)[0])) for line in doc.splitlines()
+            if re.match(r"\d+\. ", line)]
+
+
+LAYERS = _layers()
 RANK = {unit: i for i, layer in enumerate(LAYERS) for unit in layer}
 SOURCES = sorted(p for d in ("benchmark", "submissions", "dataset_builders", "metrics", "bench")
                  for p in (ROOT / d).rglob("*.py"))
@@ -53,21 +55,46 @@ def _module(path: Path) -> str:
     return ".".join(parts)
 
 
-def _imports(path: Path) -> list[tuple[int, str, list[str]]]:
-    """(line, imported module, names) of every import in ``path``, relative ones resolved."""
-    me = _module(path)
+def _resolve(package: str, level: int, module: str) -> str:
+    """The absolute name of a relative import ``level`` dots up from ``package``."""
+    if not level:
+        return module
+    pkg = package.split(".")
+    return ".".join(pkg[:len(pkg) - (level - 1)] + ([module] if module else []))
+
+
+def _string_import(node: ast.Call, package: str) -> str | None:
+    """The module ``import_module("x")``, ``importlib.import_module(...)`` or ``__import__("x")``
+    names; for an f-string, its text before the first placeholder (``f"benchmark.tasks.{n}"``:
+    ``benchmark.tasks``), a relative one resolved against the module's package (the
+    ``__package__`` it passes); None for a name held in a variable (not knowable from the source)."""
+    func = node.func
+    called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+    if called not in ("import_module", "__import__") or not node.args:
+        return None
+    arg = node.args[0]
+    if isinstance(arg, ast.JoinedStr):
+        arg = arg.values[0] if arg.values else None
+    if not (isinstance(arg, ast.Constant) and isinstance(arg.value, str)):
+        return None
+    text = arg.value.rstrip(".") if arg.value.strip(".") else arg.value  # "benchmark.tasks." of an f-string
+    dots = len(text) - len(text.lstrip("."))
+    return _resolve(package, dots, text[dots:]) or None
+
+
+def _imports(path: Path, me: str | None = None) -> list[tuple[int, str, list[str]]]:
+    """(line, imported module, names) of every import in ``path`` (module ``me``, by default
+    its name under ROOT), relative ones resolved, imports by string included."""
+    me = me or _module(path)
     package = me if path.name == "__init__.py" else me.rsplit(".", 1)[0]
     out = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             out += [(node.lineno, a.name, []) for a in node.names]
         elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                pkg = package.split(".")
-                pkg = pkg[:len(pkg) - (node.level - 1)]
-                base = ".".join(pkg + ([node.module] if node.module else []))
-            out.append((node.lineno, base, [a.name for a in node.names]))
+            out.append((node.lineno, _resolve(package, node.level, node.module or ""), [a.name for a in node.names]))
+        elif isinstance(node, ast.Call) and (named := _string_import(node, package)):
+            out.append((node.lineno, named, []))
     return out
 
 
@@ -88,17 +115,38 @@ def test_core_never_imports_submissions_or_builders():
     assert not bad, bad
 
 
-def test_imports_point_down():
+def _imports_up(path: Path, module: str | None = None) -> list[str]:
+    """The imports of ``path`` (module ``module``) that point up the layers, or across a layer
+    at or above the runner; the package's ``__init__`` stands above every layer."""
+    me = _unit(module or _module(path)) or "__init__"
     bad = []
-    for path in PACKAGE.rglob("*.py"):
-        me = _unit(_module(path)) or "__init__"
-        for line, mod, _ in _imports(path):
-            other = _unit(mod)
-            if other is None or other == me or me == "__init__":
-                continue
-            if RANK[other] > RANK[me] or (RANK[other] == RANK[me] and RANK[me] >= RANK["runner"]):
-                bad.append(f"{path.relative_to(ROOT)}:{line} {me} -> {other} ({mod})")
+    for line, mod, _ in _imports(path, module):
+        other = _unit(mod)
+        if other is None or other == me or me == "__init__":
+            continue
+        if RANK[other] > RANK[me] or (RANK[other] == RANK[me] and RANK[me] >= RANK["runner"]):
+            where = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name
+            bad.append(f"{where}:{line} {me} -> {other} ({mod})")
+    return bad
+
+
+def test_the_layers_are_read_from_the_package_docstring():
+    assert len(LAYERS) >= 8 and {"registries", "contract"} <= LAYERS[0] and LAYERS[-1] == {"cli", "__main__"}
+
+
+def test_imports_point_down():
+    bad = [b for path in PACKAGE.rglob("*.py") for b in _imports_up(path)]
     assert not bad, "\n".join(bad)
+
+
+def test_the_layer_check_sees_an_import_by_string(tmp_path):
+    planted = tmp_path / "planted.py"
+    planted.write_text("import importlib\nfrom importlib import import_module\n\n\ndef f(name):\n"
+                       "    import_module('benchmark.tasks.discovery')\n    importlib.import_module(f'benchmark.runner.{name}')\n"
+                       "    __import__('benchmark.human')\n    import_module(name)\n    import_module('.kinds', __package__)\n")
+    assert [b.split(" ", 1)[1] for b in _imports_up(planted, "benchmark.probes.planted")] == [
+        "probes -> tasks (benchmark.tasks.discovery)", "probes -> runner (benchmark.runner)", "probes -> human (benchmark.human)"]
+    assert _imports(planted, "benchmark.annotate.planted")[-1][1] == "benchmark.annotate.kinds"
 
 
 def test_no_import_cycle_between_units():
@@ -201,18 +249,19 @@ def test_no_module_outside_the_tasks_imports_a_paper_folder_except_the_listed():
     assert not bad, bad
 
 
-def test_no_import_cycle_between_modules():
-    """No two modules import each other, directly or round a loop, counting the imports inside
-    functions too (a function-level import must not hide a cycle)."""
-    modules = {_module(p): p for d in ("benchmark", "submissions", "dataset_builders") for p in (ROOT / d).rglob("*.py")}
+def _module_edges(modules: dict[str, Path]) -> dict[str, set[str]]:
+    """module -> the modules among ``modules`` it imports (by statement or string)."""
     edges: dict[str, set[str]] = {}
     for me, path in modules.items():
-        for _, mod, names in _imports(path):
+        for _, mod, names in _imports(path, me):
             for other in [mod] + [f"{mod}.{n}" for n in names]:
                 # a submodule importing its own package's __init__ is the package loading, no cycle
                 if other in modules and other != me and not me.startswith(other + "."):
                     edges.setdefault(me, set()).add(other)
+    return edges
 
+
+def _loops(edges: dict[str, set[str]]) -> list[tuple[str, ...]]:
     def loop_from(start: str) -> list[str] | None:
         stack, seen = [(start, [start])], set()
         while stack:
@@ -225,5 +274,34 @@ def test_no_import_cycle_between_modules():
                     stack.append((n, path + [n]))
         return None
 
-    loops = {tuple(sorted(loop)) for m in modules if (loop := loop_from(m))}
-    assert not loops, sorted(loops)
+    return sorted({tuple(sorted(loop)) for m in edges if (loop := loop_from(m))})
+
+
+def test_no_import_cycle_between_modules():
+    """No two modules import each other, directly or round a loop, counting the imports inside
+    functions and by string too (neither may hide a cycle)."""
+    modules = {_module(p): p for d in ("benchmark", "submissions", "dataset_builders") for p in (ROOT / d).rglob("*.py")}
+    loops = _loops(_module_edges(modules))
+    assert not loops, loops
+
+
+def test_the_cycle_check_finds_a_loop_closed_by_a_string(tmp_path):
+    (tmp_path / "a.py").write_text("from benchmark.scores import b\n")
+    (tmp_path / "b.py").write_text("from importlib import import_module\n\n\ndef f():\n"
+                                   "    return import_module('benchmark.scores.a')\n")
+    modules = {"benchmark.scores.a": tmp_path / "a.py", "benchmark.scores.b": tmp_path / "b.py"}
+    assert _loops(_module_edges(modules)) == [("benchmark.scores.a", "benchmark.scores.b")]
+
+
+def test_task_folders_depend_one_way():
+    """Two task folders may share code (MCAS imports Generated Bias's checks), in one direction only."""
+    tasks = PACKAGE / "tasks"
+    folders = {p.name for p in tasks.iterdir() if (p / "__init__.py").is_file()}
+    edges: dict[str, set[str]] = {}
+    for path in tasks.rglob("*.py"):
+        me = path.relative_to(tasks).parts[0]
+        for _, mod, _names in _imports(path):
+            other = mod.split(".")[2] if mod.startswith("benchmark.tasks.") else None
+            if me in folders and other in folders and other != me:
+                edges.setdefault(me, set()).add(other)
+    assert not _loops(edges), edges

@@ -194,13 +194,13 @@ def test_default_table_order_values_cis_and_badges(board):
     t = _table(board.rows())
     frame, shown = t.frame(), t.shown()
     assert list(frame["Model"]) == EXPECTED_ORDER and t.keys[0] == "beta/model-b@main"
-    assert t.headers[3] == GEP and GEP.endswith("↓") and t.datatype[3] == "number"
+    assert t.headers[data.FIRST_SCORE] == GEP and GEP.endswith("↓") and t.datatype[data.FIRST_SCORE] == "number"
     row = frame.set_index("Model").loc["acme/model-a"]
     assert row[GEP] == pytest.approx(0.10)  # the number behind the cell: header menus sort by it
     # value and interval in one cell, from the CLS entry (not the C entry, 0.9)
     assert shown.set_index("Model").loc["acme/model-a", GEP] == "0.1 [0.08, 0.12]"
     assert shown.set_index("Model").loc["delta/undefined", GEP] == "undefined"
-    assert t.values[t.keys.index("delta/undefined@main")][3] is None  # blank: sorts apart from numbers
+    assert t.values[t.keys.index("delta/undefined@main")][data.FIRST_SCORE] is None  # blank: sorts apart from numbers
     badges = shown.set_index("Model")["Badge"]
     assert 'class="lb-badge lb-badge-demo"' in badges["builtin:tiny-sd"] and ">demo</span>" in badges["builtin:tiny-sd"]
     assert {b for m, b in badges.items() if m != "builtin:tiny-sd"} == {""}
@@ -209,7 +209,7 @@ def test_default_table_order_values_cis_and_badges(board):
     assert re.fullmatch(r'<span class="lb-suites" title="gep_neutral, mcas_targets, pst_paired_occupation">3</span>',
                         suites)
     # headline columns: only those some file has, in metadata order
-    assert t.headers[3:] == [data.value_column(n) for n in ("gep_score_neutral", "mad_gender",
+    assert t.headers[data.FIRST_SCORE:] == [data.value_column(n) for n in ("gep_score_neutral", "mad_gender",
                                                               "sts_occupation_paired", "mcas")]
     assert shown.set_index("Model").loc["beta/model-b", data.value_column("mad_gender")] == "0.2 [0.18, 0.22]"
     assert shown.set_index("Model").loc["acme/model-a", data.value_column("mad_gender")] == ""
@@ -235,7 +235,7 @@ def test_overview_keeps_one_score_per_paper(board):
     assert data.views(names) == [data.OVERVIEW, "GEP", "DALL-Eval", "PST", "MCAS", "Diffusion Bias", "PaintSkills",
                                  data.ALL_SCORES]
     # the default table shows the overview
-    assert data.leaderboard_table(board.rows()).headers[3:] == [data.value_column(n) for n in
+    assert data.leaderboard_table(board.rows()).headers[data.FIRST_SCORE:] == [data.value_column(n) for n in
                                                                  ("gep_score_neutral", "mad_gender",
                                                                   "sts_occupation_paired", "mcas")]
 
@@ -307,10 +307,10 @@ def test_badge_column_fits_every_badge(tmp_path):
                           finished={"builtin__tiny-sd@builtin-v1": request})
     names = [name for name, _ in data.badges(sub)]
     assert names == ["demo", "evaluated", "mcas-ref"]
-    width = int(data.leaderboard_table(data.model_rows([sub])).widths[1].removesuffix("px"))
+    width = int(data.leaderboard_table(data.model_rows([sub])).widths[data.FIRST_SCORE - 2].removesuffix("px"))
     assert width >= sum(len(n) * 7.5 + 24 for n in names)
     plain = data.Submission(doc=make_doc("acme/a", 0.1), source="y.json", path=Path("y.json"), run_dir=None)
-    assert data.leaderboard_table(data.model_rows([plain])).widths[1] == "84px"
+    assert data.leaderboard_table(data.model_rows([plain])).widths[data.FIRST_SCORE - 2] == "84px"
 
 
 def test_forest_panels_and_compare_table(board):

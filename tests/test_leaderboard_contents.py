@@ -15,23 +15,27 @@ from test_leaderboard import _write, make_doc
 N_RESULTS = 1000
 
 
+def counter(monkeypatch, owner, name: str) -> list[int]:
+    """Counts the calls of ``owner.name`` from now on (in the one item of the list returned)."""
+    real, calls = getattr(owner, name), [0]
+
+    def counted(*a, **k):
+        calls[0] += 1
+        return real(*a, **k)
+
+    monkeypatch.setattr(owner, name, counted)
+    return calls
+
+
 class Reads:
     """Counts per-file reads (the package's one results reader) and contents-table reads."""
 
     def __init__(self, monkeypatch):
-        self.files, self.tables = 0, 0
-        real_file, real_table = data.load_results_file, contents.pq.read_table
+        self._files = counter(monkeypatch, data, "load_results_file")
+        self._tables = counter(monkeypatch, contents.pq, "read_table")
 
-        def read_file(*a, **k):
-            self.files += 1
-            return real_file(*a, **k)
-
-        def read_table(*a, **k):
-            self.tables += 1
-            return real_table(*a, **k)
-
-        monkeypatch.setattr(data, "load_results_file", read_file)
-        monkeypatch.setattr(contents.pq, "read_table", read_table)
+    files = property(lambda self: self._files[0])
+    tables = property(lambda self: self._tables[0])
 
 
 @pytest.fixture(scope="module")
@@ -105,7 +109,12 @@ def test_build_contents_command(tmp_path, capsys):
     _write(root, "results/a--m/1.json", make_doc("a/m", 0.1))
     _write(root, "results/b--m/1.json", "{broken")
     code, out, _ = run_cli(["leaderboard", "build-contents", root], capsys)
-    assert code == 0 and out.strip() == f"wrote {root / contents.CONTENTS_FILE}: 2 files, 1 shown, 1 skipped"
+    assert code == 0 and out.strip() == (f"wrote {root / contents.CONTENTS_FILE}: 2 files, 1 shown, 1 skipped "
+                                         "(2 read, 0 touched but unchanged, 0 unchanged, 0 gone)")
+    _write(root, "results/c--m/1.json", make_doc("c/m", 0.2))  # a rebuild reads the new file only
+    code, out, _ = run_cli(["leaderboard", "build-contents", root], capsys)
+    assert code == 0 and out.strip().endswith("3 files, 2 shown, 1 skipped (1 read, 0 touched but unchanged, "
+                                              "2 unchanged, 0 gone)")
     rows = contents.read_contents(root / contents.CONTENTS_FILE)
     assert json.loads(json.dumps(rows["results/a--m/1.json"].document))["model"]["id"] == "a/m"
     assert rows["results/b--m/1.json"].document is None

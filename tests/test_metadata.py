@@ -95,6 +95,13 @@ def test_a_score_or_paper_cannot_be_redefined_and_a_lookup_imports_no_folder_twi
     assert list(SCORE_METADATA) == SCORE_ORDER
 
 
+def _fresh_process(script: str) -> str:
+    """What ``script`` prints, run in a new interpreter (nothing of the package imported yet)."""
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout
+
+
 def test_threads_reading_the_registries_at_once_wait_for_the_whole_load():
     """Two queue workers in one process ask for score metadata at the same moment: the second
     must wait for the task folders the first is importing, not read a half-filled registry."""
@@ -112,6 +119,19 @@ def test_threads_reading_the_registries_at_once_wait_for_the_whole_load():
         "threads = [threading.Thread(target=read, args=(i,)) for i in range(6)]\n"
         "[t.start() for t in threads]; [t.join() for t in threads]\n"
         "print(sorted(seen))\n")
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    assert proc.stdout.strip() == str(sorted([("score", True)] * 2 + [("paper", True)] * 2 + [("task", True)] * 2))
+    assert _fresh_process(script).strip() == str(sorted([("score", True)] * 2 + [("paper", True)] * 2 + [("task", True)] * 2))
+
+
+def test_the_task_folders_load_once_whoever_asks_first():
+    """A registry read before any entry point (a library user) loads the task folders through the
+    loader the top package installed; benchmark.load_tasks() and later reads do not load again."""
+    script = (
+        "import benchmark\n"
+        "from benchmark import registries\n"
+        "calls, real = [], registries._loader\n"
+        "registries.install_loader(lambda: (calls.append(1), real()))\n"
+        "from benchmark.scores.metadata import SCORE_METADATA\n"
+        "found = 'gep_score_neutral' in SCORE_METADATA\n"
+        "benchmark.load_tasks(); list(SCORE_METADATA)\n"
+        "print(found, len(calls))\n")
+    assert _fresh_process(script).split() == ["True", "1"]

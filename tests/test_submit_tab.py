@@ -50,7 +50,7 @@ def test_form_checks_and_messages(tmp_path):
     message = submit_from_form(store, "ann", "builtin:tiny-sd", "main", "float16",
                                {"num_inference_steps": "12", "guidance_scale": "0", "height": " ", "width": None},
                                allow_demo=True, rate_limit=RateLimit())
-    assert message.startswith("**Queued** builtin:tiny\\-sd at commit `builtin-v1` as PENDING (demo")
+    assert message.startswith("**Queued** builtin:tiny-sd at commit `builtin-v1` as PENDING (demo")
     [stored] = store.snapshot().records
     assert stored.record.settings == {"num_inference_steps": 12, "guidance_scale": 0.0}
     assert stored.record.dtype == "float16" and stored.record.submitter == "ann"

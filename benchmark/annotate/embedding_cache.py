@@ -30,6 +30,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from benchmark.contract.atomic import write_bytes_atomic
+from benchmark.contract.digest import sha256_hex
 from benchmark.contract.run_folder import EMBEDDINGS_DIR
 
 __all__ = ["EmbeddingCache", "encoder_slug"]
@@ -44,10 +45,6 @@ def encoder_slug(spec: str) -> str:
         short = hashlib.sha256(str(spec).encode()).hexdigest()[:8]
         slug = f"{slug[:70]}-{short}"
     return slug
-
-
-def _sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 class EmbeddingCache:
@@ -78,8 +75,8 @@ class EmbeddingCache:
         except (OSError, ValueError) as exc:
             warnings.warn(f"embedding cache {self.dir} is unreadable ({exc}); rebuilding it", stacklevel=3)
             return
-        if not isinstance(meta, dict) or meta.get("images_npy_sha256") != _sha(arr_bytes) \
-                or meta.get("ids_json_sha256") != _sha(ids_bytes):
+        if not isinstance(meta, dict) or meta.get("images_npy_sha256") != sha256_hex(arr_bytes) \
+                or meta.get("ids_json_sha256") != sha256_hex(ids_bytes):
             warnings.warn(f"embedding cache {self.dir} does not match the sha256 recorded when it was written; "
                           "rebuilding it", stacklevel=3)
             return
@@ -101,7 +98,7 @@ class EmbeddingCache:
         ids_bytes = json.dumps(self.ids).encode()
         write_bytes_atomic(self.dir / "images.npy", buf.getvalue())
         meta = {"encoder": self.encoder, "dim": int(self.array.shape[1]), "n": len(self.ids), "sha256": self.sha256,
-                "images_npy_sha256": _sha(buf.getvalue()), "ids_json_sha256": _sha(ids_bytes)}
+                "images_npy_sha256": sha256_hex(buf.getvalue()), "ids_json_sha256": sha256_hex(ids_bytes)}
         write_bytes_atomic(self.dir / "meta.json", json.dumps(meta).encode())
         write_bytes_atomic(self.dir / "ids.json", ids_bytes)
 

@@ -1,5 +1,6 @@
-"""Annotator kinds: the registry of what can label a run's images, by name, with the run option
-naming each kind's model (see :mod:`benchmark.annotate.registry` for the annotator interface).
+"""Annotator kinds: what can label a run's images, by name, with the run option naming each
+kind's model (see :mod:`benchmark.annotate.registry` for the annotator interface). The
+registry, :data:`ANNOTATOR_KINDS`, is one of :mod:`benchmark.registries`.
 
 Light on purpose (no pandas, no model library): a task folder declares its kinds in its
 ``inputs.py`` with the class as ``"module:Class"``, and the command line reads them to
@@ -8,10 +9,11 @@ generate their options (``--<option>``) for ``t2ibench --help``.
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from importlib import import_module
 from typing import Any, Callable, Mapping
+
+from benchmark.registries import ANNOTATOR_KINDS, register_annotator
 
 __all__ = ["AnnotatorKind", "ANNOTATOR_KINDS", "BUILTIN_ANNOTATOR_MODULES", "register_annotator",
            "load_builtin_annotators", "list_annotator_kinds", "get_annotator_kind"]
@@ -53,44 +55,20 @@ class AnnotatorKind:
         return factory(model, params, **settings)
 
 
-ANNOTATOR_KINDS: dict[str, AnnotatorKind] = {}
-_loaded = False
-#: held while a registry loads its entries (the generic annotator modules, the task folders,
-#: the plugins): a thread asking meanwhile (two queue workers in one process) waits for the
-#: whole load instead of reading half-filled registries. Re-entrant: loading one registry
-#: loads the others. The lowest of the lazy registries holds it; the others import it.
-LOADING = threading.RLock()
-
-
-def register_annotator(kind: AnnotatorKind) -> AnnotatorKind:
-    if kind.name in ANNOTATOR_KINDS and ANNOTATOR_KINDS[kind.name] is not kind:
-        raise ValueError(f"annotator kind {kind.name!r} is registered twice")
-    ANNOTATOR_KINDS[kind.name] = kind
-    return kind
-
-
 def load_builtin_annotators() -> None:
-    """Register the generic annotator kinds of this package, then those of the task folders."""
-    global _loaded
-    with LOADING:
-        if not _loaded:
-            _loaded = True
-            for name in BUILTIN_ANNOTATOR_MODULES:
-                import_module(f"benchmark.annotate.{name}")
-            # a task folder's own annotator kinds (e.g. MCAS's embeddings); by name, as the task
-            # folders sit above this registry
-            import_module("benchmark.tasks.discovery").import_task_folders()
+    """Register the generic annotator kinds of this package: the registries' loader calls it
+    before it imports the task folders (:func:`benchmark.tasks.discovery.import_task_folders`),
+    so that kinds are listed in the same order whoever asks first."""
+    for name in BUILTIN_ANNOTATOR_MODULES:
+        import_module(f"benchmark.annotate.{name}")
 
 
 def list_annotator_kinds() -> list[AnnotatorKind]:
     """Every kind: this package's generic ones, then the task folders' in folder order, then plugins'."""
-    load_builtin_annotators()
-    rank = import_module("benchmark.tasks.discovery").registration_rank
-    return sorted(ANNOTATOR_KINDS.values(), key=lambda kind: rank(kind.module))
+    return list(ANNOTATOR_KINDS.values())  # ranked by the module of each class (benchmark.registries)
 
 
 def get_annotator_kind(name: str) -> AnnotatorKind:
-    load_builtin_annotators()
     if name not in ANNOTATOR_KINDS:
         raise ValueError(f"unknown annotator kind {name!r}; known: {', '.join(ANNOTATOR_KINDS)}")
     return ANNOTATOR_KINDS[name]

@@ -26,6 +26,7 @@ import pandas as pd
 from benchmark.contract.atomic import atomic_path
 from benchmark.contract.run_folder import LABELS_DIR
 from benchmark.contract.written_hashes import record_written, sidecar_path, written_hash_problem
+from benchmark.registries import LABEL_FILES, register_label_file
 
 __all__ = ["LABELS_DIR", "LabelFile", "LABEL_FILES", "LabelStore", "register_label_file", "get_label_file",
            "read_labels", "key_part", "set_aside_label_file"]
@@ -62,20 +63,6 @@ class LabelFile:
 
     def row_key(self, row: Mapping[str, Any]) -> tuple:
         return tuple(key_part(row.get(c)) for c in self.key)
-
-
-LABEL_FILES: dict[str, LabelFile] = {}
-
-
-def register_label_file(spec: LabelFile) -> LabelFile:
-    """Add a label file (a new annotator's output); registering the same spec twice is a no-op."""
-    if spec.name in LABEL_FILES and LABEL_FILES[spec.name] != spec:
-        raise ValueError(f"label file {spec.name!r} is registered twice with different columns")
-    missing = [c for c in spec.key if c not in spec.columns]
-    if missing:
-        raise ValueError(f"label file {spec.name!r}: key columns {missing} are not among its columns")
-    LABEL_FILES[spec.name] = spec
-    return spec
 
 
 def get_label_file(name: str) -> LabelFile:

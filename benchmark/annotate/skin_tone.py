@@ -26,7 +26,8 @@ is the above, ITA on CIELAB as DALL-Eval Sec. 4.2.3 describes it. A task folder 
 register other ways of computing the angle (:func:`register_ita_variant`): DALL-Eval's
 registers ``"dalleval-release"``, the colour arithmetic of the paper's released ITA code,
 for comparison only (``benchmark/tasks/dalleval/release_ita.py``). The variants are looked
-up by name, the task folders imported first when a name is not known yet.
+up by name in :data:`ITA_VARIANTS` (a registry of :mod:`benchmark.registries`: its first read
+loads the task folders).
 
 Swatches: the CIELAB values below (``MST_LAB``) by default, or any table of swatches with
 ``mst``, ``cielab_l`` and ``cielab_b`` (``swatches=``), such as the ``mst_swatches``
@@ -39,7 +40,6 @@ import math
 import threading
 from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass
-from importlib import import_module
 from typing import Callable
 
 import numpy as np
@@ -47,6 +47,7 @@ import numpy as np
 # The colour maths of the scale are formulas: they live with the scores (reference datasets use them too).
 from benchmark.extras import require
 from benchmark.reference_attributes import load_reference_attributes
+from benchmark.registries import ITA_VARIANTS, register_ita_variant
 from benchmark.scores.skin_tone import MST_ITA, MST_LAB, MST_SOURCE, ita, nearest_mst, swatch_itas, swatch_records
 
 __all__ = [
@@ -84,32 +85,21 @@ class ItaVariant:
     help: str = ""
 
 
-#: the ITA variants by name: ``"paper"`` (ITA on CIELAB, DALL-Eval Sec. 4.2.3) and those the
-#: task folders register (module docstring)
-ITA_VARIANTS: dict[str, ItaVariant] = {}
+#: the default of the ITA variants (:data:`ITA_VARIANTS`, by name): ITA on CIELAB, DALL-Eval Sec. 4.2.3;
+#: the task folders register others (module docstring)
 DEFAULT_ITA_VARIANT = "paper"
 
 
-def register_ita_variant(variant: ItaVariant) -> ItaVariant:
-    if variant.name in ITA_VARIANTS and ITA_VARIANTS[variant.name] is not variant:
-        raise ValueError(f"ITA variant {variant.name!r} is registered twice")
-    ITA_VARIANTS[variant.name] = variant
-    return variant
-
-
 def ita_variants() -> dict[str, ItaVariant]:
-    """Every variant, the task folders' included: they are imported first (by name, as the
-    annotator registry does: they sit above the annotators)."""
-    import_module("benchmark.tasks.discovery").import_task_folders()
-    return ITA_VARIANTS
+    """Every variant, the task folders' included (:data:`ITA_VARIANTS` loads them on first read)."""
+    return dict(ITA_VARIANTS)
 
 
 def get_ita_variant(name: str) -> ItaVariant:
-    """The variant ``name`` (the task folders are imported first when it is not registered yet)."""
-    known = ITA_VARIANTS if name in ITA_VARIANTS else ita_variants()
-    if name not in known:
-        raise ValueError(f"unknown ita_variant {name!r}: use one of {', '.join(known)}")
-    return known[name]
+    """The variant ``name``."""
+    if name not in ITA_VARIANTS:
+        raise ValueError(f"unknown ita_variant {name!r}: use one of {', '.join(ITA_VARIANTS)}")
+    return ITA_VARIANTS[name]
 
 
 register_ita_variant(ItaVariant(DEFAULT_ITA_VARIANT, lambda crop, mask, L, b: ita(L, b), "ITA on CIELAB"))

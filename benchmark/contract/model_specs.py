@@ -41,8 +41,6 @@ def is_builtin(model) -> bool:
 # later. Standard library only at import (the command line parses options with it);
 # huggingface_hub's own repo-id rule is imported when a Hub id is checked.
 
-#: the Hub's repo-id shape (kept for callers that match a pattern; :func:`hub_id_problem` is the rule)
-HUB_REPO_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*(/[A-Za-z0-9_][A-Za-z0-9._-]*)?$")
 MAX_HUB_ID_CHARS = 96  # the whole id, as huggingface_hub documents it ("between 1 and 96 characters")
 BUILTIN_ID = re.compile(r"^builtin:[A-Za-z0-9][A-Za-z0-9._-]*$")
 # python:module.path:function (qualified names of nested functions hold "<locals>")
@@ -98,14 +96,10 @@ def hub_id_problem(repo_id: str) -> str | None:
     only, at most 96 characters in all."""
     if len(repo_id) > MAX_HUB_ID_CHARS:
         return f"is {len(repo_id)} characters long: a Hub id has at most {MAX_HUB_ID_CHARS}"
-    if not repo_id.isascii() or not HUB_REPO_ID.match(repo_id):
+    if not repo_id.isascii():  # validate_repo_id's \w takes any Unicode letter
         return f"is not {HUB_ID_RULE}"
-    try:
-        from huggingface_hub.utils import HFValidationError, validate_repo_id
-    except ImportError:  # pragma: no cover - huggingface_hub is a base dependency
-        ok = all(p[-1] not in "-." and p[0] not in "-." for p in repo_id.split("/"))
-        ok = ok and "--" not in repo_id and ".." not in repo_id and not repo_id.endswith(".git")
-        return None if ok else f"is not {HUB_ID_RULE}"
+    from huggingface_hub.utils import HFValidationError, validate_repo_id  # a base dependency, imported on use
+
     try:
         validate_repo_id(repo_id)
     except HFValidationError:

@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 
 from benchmark.contract.atomic import atomic_path, fsync_dir, write_bytes_atomic  # noqa: F401 (re-exported)
+from benchmark.contract.digest import file_sha256
 from benchmark.contract.values import plain_value
 
 CONFIG_FILE = "run_config.json"
@@ -274,7 +275,7 @@ def scan_batches(run_dir: str | Path, *, check_files: bool = True, verify_sha256
             if check_files and not path.is_file():
                 raise RunFolderError(f"{path} is listed in {batch_dir.name}/{METADATA_FILE} but missing; "
                                      f"remove {batch_dir} to regenerate that batch")
-            if verify_sha256 and hashlib.sha256(path.read_bytes()).hexdigest() != row["sha256"]:
+            if verify_sha256 and file_sha256(path) != row["sha256"]:
                 raise RunFolderError(f"{path} does not match its sha256 in {METADATA_FILE}; "
                                      f"remove {batch_dir} to regenerate that batch")
             row["batch"] = batch_dir.name

@@ -30,19 +30,20 @@ annotate stage rebuilds label files.
 
 from __future__ import annotations
 
-import hashlib
 import json
+import mmap
 import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Iterable
 
 from benchmark.contract import run_folder as rf
+from benchmark.contract.digest import file_sha256
 from benchmark.contract.written_hashes import sidecar_path, written_hash_problem
 
 __all__ = ["PROBLEM_KINDS", "LABEL_KINDS", "Problem", "FolderCheck", "BatchScan", "inspect_run_folder",
            "check_run_folder", "require_intact", "scan_batch_dirs", "image_path_error", "label_file_error",
-           "hash_file", "hash_png"]
+           "hash_png"]
 
 # In the order they are reported.
 PROBLEM_KINDS = ("run-config", "batch", "file-outside", "manifest", "probe-missing", "row-mismatch", "metadata-sha256",
@@ -53,7 +54,6 @@ PROBLEM_KINDS = ("run-config", "batch", "file-outside", "manifest", "probe-missi
 LABEL_KINDS = ("label-unreadable", "label-schema", "label-sha256")
 _PNG_NAME = re.compile(r"^(\d+)\.png$")
 _PNG_END = b"IEND\xaeB`\x82"  # the last 8 bytes of every complete PNG (IEND chunk type and CRC)
-_CHUNK = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -149,27 +149,18 @@ def resolves_inside(path: Path, root: Path) -> bool:
         return False
 
 
-def hash_file(path: Path) -> tuple[str, bool]:
-    """(sha256 hex digest, ends like a complete PNG) of a file, read once in 1 MiB chunks."""
-    sha, after_end = hash_png(path)
-    return sha, after_end == 0
-
-
 def hash_png(path: Path) -> tuple[str, int | None]:
     """(sha256 hex digest, bytes after the last PNG end chunk: 0 for a complete PNG, None when
-    the file holds no end chunk, i.e. it was cut short), read once in 1 MiB chunks."""
-    h = hashlib.sha256()
-    tail, size, end_at = b"", 0, None
+    the file holds no end chunk, i.e. it was cut short). The end chunk is looked for in a memory
+    map of the file, so a large file is never read into memory."""
+    sha = file_sha256(path)
     with open(path, "rb") as fh:
-        while chunk := fh.read(_CHUNK):
-            h.update(chunk)
-            window = tail + chunk  # an end chunk may straddle two reads
-            found = window.rfind(_PNG_END)
-            if found >= 0:
-                end_at = size - len(tail) + found + len(_PNG_END)
-            size += len(chunk)
-            tail = window[-(len(_PNG_END) - 1):]
-    return h.hexdigest(), None if end_at is None else size - end_at
+        size = fh.seek(0, 2)
+        if not size:  # an empty file cannot be mapped
+            return sha, None
+        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            found = mapped.rfind(_PNG_END)
+    return sha, None if found < 0 else size - found - len(_PNG_END)
 
 
 def label_file_error(path: Path) -> str | None:

@@ -13,27 +13,18 @@ edited in ``metadata.jsonl`` and the manifest alike no longer matches it.
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 from benchmark.contract.atomic import write_bytes_atomic
+from benchmark.contract.digest import file_sha256
 
 __all__ = ["SUFFIX", "sidecar_path", "file_sha256", "record_written", "written_hash_problem"]
 
 SUFFIX = ".sha256"
-_CHUNK = 1 << 20
 
 
 def sidecar_path(path: Path) -> Path:
     return path.with_name(path.name + SUFFIX)
-
-
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while chunk := fh.read(_CHUNK):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def record_written(path: Path) -> str:

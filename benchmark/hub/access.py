@@ -8,7 +8,6 @@ datasets, metric Spaces), so that a dry run can list byte for byte what would be
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -26,6 +25,8 @@ from huggingface_hub.errors import (
     RepositoryNotFoundError,
     RevisionNotFoundError,
 )
+
+from benchmark.contract.digest import file_sha256, sha256_hex
 
 REPO_TYPES = ("dataset", "model", "space")
 
@@ -50,7 +51,7 @@ class HubFile:
 
     @property
     def sha256(self) -> str:
-        return hashlib.sha256(self.data()).hexdigest()
+        return sha256_hex(self.source) if isinstance(self.source, bytes) else file_sha256(self.source)
 
     def operation(self) -> CommitOperationAdd:
         content = self.source if isinstance(self.source, bytes) else str(self.source)

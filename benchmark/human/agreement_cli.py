@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from benchmark.human import stats, validation
+from benchmark.present import text as present_text
 from benchmark.human.labels import answers_path, flagged_annotators, read_answers, run_item_ids, skipped_text
 from benchmark.contract.results import json_safe
 from benchmark.contract.run_folder import REPORT_DIR
@@ -137,11 +138,9 @@ def format_cell(v: Any) -> str:
 
 
 def markdown_table(df: pd.DataFrame, columns: list[str] | None = None) -> str:
+    """``df``'s ``columns`` (those it has) as a Markdown table, each cell through :func:`format_cell`."""
     cols = [c for c in (columns or list(df.columns)) if c in df.columns]
-    lines = ["| " + " | ".join(cols) + " |", "| " + " | ".join("---" for _ in cols) + " |"]
-    for row in df[cols].itertuples(index=False):
-        lines.append("| " + " | ".join(format_cell(v) for v in row) + " |")
-    return "\n".join(lines)
+    return present_text.markdown_table(cols, ([format_cell(v) for v in row] for row in df[cols].itertuples(index=False)))
 
 
 def task_tables() -> list[AgreementTable]:

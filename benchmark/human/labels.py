@@ -44,6 +44,7 @@ from pathlib import Path
 import pandas as pd
 
 from benchmark.contract.atomic import fsync_dir, write_bytes_atomic
+from benchmark.contract.times import parse_iso_time
 from benchmark.human import questions as q
 from benchmark.probes.registry import default_config_path, load_config
 from benchmark.contract.run_folder import IMAGES_DIR, MANIFEST_FILE, read_manifest
@@ -132,7 +133,7 @@ def validate_event(event: dict) -> dict:
     elif ev["answer"] is not None:
         raise ValueError(f"a {ev['event']} event carries no answer, got {ev['answer']!r}")
     try:
-        datetime.fromisoformat(ev["time"])
+        parse_iso_time(ev["time"])
     except ValueError:
         raise ValueError(f"event field 'time' must be an ISO 8601 time, got {ev['time']!r}") from None
     return {f: ev[f] for f in EVENT_FIELDS}

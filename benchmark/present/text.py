@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from markupsafe import escape as _markup_escape
 
@@ -40,6 +40,14 @@ def md_escape(value: Any) -> str:
     text = _MD_RULE.sub(lambda m: m.group(1) + "\\" + m.group(0)[len(m.group(1)):], text)
     # the backslash goes before the punctuation ("1\\." not "\\1."): only punctuation can be escaped
     return _MD_BLOCK_START.sub(lambda m: m.group(1) + m.group(2)[:-1] + "\\" + m.group(2)[-1], text)
+
+
+def markdown_table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
+    """A GFM table of ``headers`` and ``rows`` of cell text (escaped by the caller, e.g. with
+    :func:`md_escape`): the one Markdown table writer of the project."""
+    lines = ["| " + " | ".join(headers) + " |", "| " + " | ".join("---" for _ in headers) + " |"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
 
 
 def _plain(value: Any) -> str:

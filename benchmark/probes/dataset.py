@@ -39,13 +39,6 @@ def family_configs(suites: list[str], config_paths: dict[str, str] | None = None
     return {f: load_config(f, config_paths.get(f)) for f in families}
 
 
-def build_probe_tables(suites: list[str] | None = None, config_paths: dict[str, str] | None = None) -> dict[str, pd.DataFrame]:
-    """``{suite: rows}`` for the named suites (all by default), configs per family overridable."""
-    names = suites or list_suites()
-    configs = family_configs(names, config_paths)
-    return {name: build_suite(name, config=configs[get_suite(name).family]) for name in names}
-
-
 def _field_table(df: pd.DataFrame) -> str:
     lines = ["| field | type | example |", "| --- | --- | --- |"]
     first = df.iloc[0]

@@ -15,51 +15,19 @@ from __future__ import annotations
 import copy
 import hashlib
 import re
-from dataclasses import dataclass, field
-from importlib import import_module
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pandas as pd
 import yaml
 
+from benchmark.registries import PROBE_CONFIGS, SUITES, SuiteSpec, register_probe_config, register_suite
+
+__all__ = ["COMMON_COLUMNS", "SuiteSpec", "SUITES", "PROBE_CONFIGS", "register_suite", "register_probe_config",
+           "stable_seed", "slug", "make_probe_id", "expand_samples", "default_config_path", "load_config", "get_suite",
+           "list_suites", "build_suite"]
+
 COMMON_COLUMNS = ("probe_id", "suite", "prompt", "sample_index", "seed")
-
-
-@dataclass(frozen=True)
-class SuiteSpec:
-    """What a suite is: its name, family (config file), paper, and builder."""
-
-    name: str
-    family: str
-    paper: str
-    summary: str
-    build: Callable[[dict], pd.DataFrame]
-    # Markdown for the dataset card: what the suite is and the choices made where
-    # the paper is silent.
-    card: str = ""
-    expected_rows: int | None = None  # with the default config
-    extra: dict = field(default_factory=dict)
-
-
-SUITES: dict[str, SuiteSpec] = {}
-
-
-def register_suite(
-    name: str, *, family: str, paper: str, summary: str, card: str = "", expected_rows: int | None = None
-) -> Callable[[Callable[[dict], pd.DataFrame]], Callable[[dict], pd.DataFrame]]:
-    """Decorator registering ``build(config) -> DataFrame`` as suite ``name``."""
-
-    def wrap(fn: Callable[[dict], pd.DataFrame]) -> Callable[[dict], pd.DataFrame]:
-        if name in SUITES:
-            raise ValueError(f"suite {name!r} is registered twice")
-        SUITES[name] = SuiteSpec(
-            name=name, family=family, paper=paper, summary=summary, build=fn, card=card.strip(),
-            expected_rows=expected_rows,
-        )
-        return fn
-
-    return wrap
 
 
 def stable_seed(*parts: Any) -> int:
@@ -95,19 +63,8 @@ def expand_samples(suite: str, prompts: list[dict], n_samples: int, key_fields: 
     return pd.DataFrame(rows)
 
 
-#: family -> its default YAML config (registered by the task folder that builds its suites)
-PROBE_CONFIGS: dict[str, Path] = {}
-
-
-def register_probe_config(family: str, path: str | Path) -> Path:
-    """Name ``path`` as the default config of probe family ``family``."""
-    PROBE_CONFIGS[family] = Path(path)
-    return PROBE_CONFIGS[family]
-
-
 def default_config_path(family: str) -> Path:
     """The family's registered YAML file (a family without one gets a path that does not exist)."""
-    _load_builtin_suites()
     return PROBE_CONFIGS.get(family, Path(f"{family}.yaml"))
 
 
@@ -125,7 +82,6 @@ def load_config(family: str, path: str | Path | None = None, overrides: dict | N
 
 
 def get_suite(name: str) -> SuiteSpec:
-    _load_builtin_suites()
     if name not in SUITES:
         raise ValueError(f"unknown suite {name!r}; known suites: {', '.join(sorted(SUITES))}")
     return SUITES[name]
@@ -133,9 +89,7 @@ def get_suite(name: str) -> SuiteSpec:
 
 def list_suites() -> list[str]:
     """Every suite: the task folders' in folder order, then plugins' (in registration order)."""
-    _load_builtin_suites()
-    rank = import_module("benchmark.tasks.discovery").registration_rank
-    return sorted(SUITES, key=lambda name: rank(SUITES[name].build.__module__))
+    return list(SUITES)  # ranked by the module that defines each builder (benchmark.registries)
 
 
 def build_suite(name: str, config: dict | None = None, config_path: str | Path | None = None) -> pd.DataFrame:
@@ -152,9 +106,3 @@ def build_suite(name: str, config: dict | None = None, config_path: str | Path |
         raise AssertionError(f"suite {name!r} has duplicate probe ids, e.g. {dup.iloc[0]!r}")
     ordered = list(COMMON_COLUMNS) + [c for c in df.columns if c not in COMMON_COLUMNS]
     return df[ordered].reset_index(drop=True)
-
-
-def _load_builtin_suites() -> None:
-    # Importing the task folders registers their suites and configs; by name, as the task
-    # folders sit above this registry.
-    import_module("benchmark.tasks.discovery").import_task_folders()

@@ -15,20 +15,11 @@ from typing import Any
 
 from benchmark.contract import run_folder as rf
 from benchmark.cli_types import AUTO  # the one spelling of "auto", the command line's
+from benchmark.cli_types import batch_size as parse_batch_size  # the one reading of a batch size
 
 __all__ = ["AUTO", "DEFAULT_BATCH_SIZE", "parse_batch_size", "resolve_batch_size"]
 
 DEFAULT_BATCH_SIZE = 4
-
-
-def parse_batch_size(value: Any) -> int | str:
-    """``auto`` or a positive integer (what ``--batch-size`` accepts); ValueError otherwise."""
-    text = str(value).strip().lower()
-    if text == AUTO:
-        return AUTO
-    if isinstance(value, bool) or not text.isdigit() or int(text) < 1:
-        raise ValueError(f"batch size must be 'auto' or a positive integer, got {value!r}")
-    return int(text)
 
 
 def resolve_batch_size(requested: Any, model: Any, run_dir: str | Path | None = None) -> tuple[int, dict]:

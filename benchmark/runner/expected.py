@@ -30,6 +30,7 @@ from benchmark.probes.source import open_probe_set
 from benchmark.contract.run_folder_check import Problem, comparable, inspect_run_folder
 from benchmark.runner.generate import build_probes, limit_probes, probes_fingerprint
 from benchmark.runner.repair import label_schema_problems
+from benchmark.tasks.folder_record import missing_folder_line
 
 __all__ = ["EXPECTED_KINDS", "config_problems", "expected_probes", "expected_problems", "check_run_folder"]
 
@@ -140,8 +141,8 @@ def expected_problems(run_dir: str | Path, rows: list[dict]) -> tuple[list[Probl
         return problems, "run_config.json unusable"
     labels = label_schema_problems(run_dir)
     probes, why = expected_probes(config)
-    if probes is None:
-        return labels, why
+    if probes is None:  # a task folder the run used, missing here, is the likely reason: say where it is
+        return labels, missing_folder_line(config) or why
     problems = _fingerprint_problems(config, probes)
     if problems:  # the rows compared with a list the run never asked for would only add noise
         return problems + labels, None

@@ -40,6 +40,7 @@ from benchmark.runner.batch_size import AUTO, DEFAULT_BATCH_SIZE, resolve_batch_
 from benchmark.present.progress import StageTimer, progress_bar
 from benchmark.runner.repair import drop_label_rows, repair_run_folder
 from benchmark.tasks import check_probe_config
+from benchmark.tasks.folder_record import RECORD_KEY, outside_task_folders
 from benchmark.tasks.inputs import declared_inputs, plan_inputs
 from benchmark.contract.withheld import record_withheld
 from benchmark.runner.run_card import write_run_card
@@ -237,7 +238,8 @@ def make_run_config(*, model_spec: str | None, model_id: str | None, revision: s
     ``batch_size`` (recorded, and reused on resume). ``setting_sources``: where each call
     setting came from (benchmark.models.model_cards); ``speed``: what the CUDA set-up did (the
     modules compiled, laid out, offloaded; updated after the compile warm-up). Neither is part
-    of the run's identity."""
+    of the run's identity, nor is ``task_folders``: the task folders from outside the package
+    that registered the suites (:mod:`benchmark.tasks.folder_record`)."""
     suites = list(dict.fromkeys(probes["suite"])) if len(probes) else []
     cfg = {
         "format": rf.CONFIG_FORMAT,
@@ -265,6 +267,9 @@ def make_run_config(*, model_spec: str | None, model_id: str | None, revision: s
         cfg["setting_sources"] = dict(setting_sources)
     if speed:
         cfg["speed"] = json.loads(json.dumps(speed, default=str))
+    outside = outside_task_folders(suites)  # where a later stage finds them again (none for the built-in)
+    if outside:
+        cfg[RECORD_KEY] = outside
     return cfg
 
 

@@ -21,6 +21,7 @@ from benchmark.runner.generate import process_state, run_generation
 from benchmark.runner.preflight import preflight
 from benchmark.runner.report import write_report
 from benchmark.runner.score import score_run
+from benchmark.tasks.registry import load_plugins
 
 
 @dataclass
@@ -43,6 +44,7 @@ def run_audit(run_dir: str | Path, model_spec: str, suites: Sequence[str], *, li
     ``inputs``: the task inputs by name (:mod:`benchmark.tasks.inputs`), e.g. a reference dataset
     a task scores against (see :func:`benchmark.runner.generate.run_generation`). Returns where
     results and report are."""
+    load_plugins()  # the task folders fill the registries before any is read
     run_dir = Path(run_dir)
     # every input checked before the first image; nothing written if one is wrong
     plan = preflight(run_dir, model_spec, suites, limit_per_suite=limit_per_suite, batch_size=batch_size,

@@ -23,6 +23,7 @@ from benchmark.probes.source import suite_families
 from benchmark.contract.results import RESULTS_FILE, UnreadableResults, load_results_file, validate_results
 from benchmark.runner.annotate import annotator_options, choose_annotators
 from benchmark.runner.generate import DEFAULT_BATCH_SIZE, EARLY_IDENTITY_KEYS, choose_probes, make_run_config
+from benchmark.tasks.folder_record import missing_task_folder
 from benchmark.tasks.inputs import declared_inputs
 
 __all__ = ["AuditPlan", "preflight", "check_stage_inputs", "check_run_config_format", "check_results_file",
@@ -172,8 +173,11 @@ def preflight(run_dir: str | Path, model_spec: str, suites: Sequence[str] | None
 
 def check_stage_inputs(run_dir: str | Path, stage: str) -> None:
     """One line naming the command to run first when ``stage`` (annotate / score / report)
-    finds the stage before unfinished in ``run_dir``."""
+    finds the stage before unfinished in ``run_dir``, or a task folder the run used missing here."""
     run_dir = Path(run_dir)
+    missing = missing_task_folder(run_dir)  # before its suites and scores read as unknown
+    if missing:
+        raise StageOrderError(missing)
     if stage in ("annotate", "score", "report") and not (run_dir / rf.MANIFEST_FILE).is_file():
         raise StageOrderError(f"{run_dir} has no generated images yet: run `t2ibench run MODEL --out {run_dir}` "
                               "first")

@@ -29,13 +29,14 @@ from benchmark.contract import results as res
 from benchmark.annotate.label_files import LABEL_FILES
 from benchmark.contract.model_specs import is_builtin
 from benchmark.contract.run_folder import SCORES_DIR, TIMINGS_FILE
+from benchmark.tasks.folder_record import missing_task_folder
 from benchmark.tasks.inputs import results_references
 from benchmark.tasks.context import ScoreStageError, ScoringContext, ScoringOptions, SuiteStatus
 from benchmark.contract.withheld import REASONS as WITHHELD_REASONS
 from benchmark.contract.run_folder_check import require_intact
 from benchmark.runner.expected import expected_problems
 from benchmark.tasks.of_run import tasks_of_run
-from benchmark.tasks.registry import list_tasks
+from benchmark.tasks.registry import list_tasks, load_plugins
 
 __all__ = ["SCORES_DIR", "ScoreStageError", "ScoringOptions", "SuiteStatus", "score_run"]
 
@@ -191,9 +192,13 @@ def score_run(run_dir: str | Path, *, n_resamples: int = 1000, confidence_level:
     problems (``RunFolderError``, one line naming the first).
     """
     start = time.perf_counter()
+    load_plugins()  # the task folders fill the registries before any is read
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise ScoreStageError(f"{run_dir} is not a folder: give the run folder of `t2ibench run`")
+    missing = missing_task_folder(run_dir)  # its suites would be "not scored" and results.json overwritten
+    if missing:
+        raise ScoreStageError(missing)
     if verify:
         require_intact(run_dir, "score", expected=expected_problems)
     options = ScoringOptions(n_resamples, confidence_level, random_state, _task_options(task_options))

@@ -5,16 +5,35 @@ noise. The statistic is any function of a set of row indices (so it can be a who
 score pipeline). Resampling is over rows (images), optionally within strata (for
 example per prompt or per group x attribute cell) so that every cell of the design
 keeps its size, through ``scipy.stats.bootstrap`` with one sample per stratum.
+
+Paired resampling (``t2ibench compare``, :mod:`benchmark.compare`): inside
+``with resample_plan(plan):`` a call that passes ``keys=`` (the probe of each row) also
+evaluates the statistic on the plan's resamples and returns them in
+``ConfidenceInterval.resamples``. The plan gives each probe a multiplicity per resample that
+depends only on the probe, the resample number and ``random_state`` (a Poisson bootstrap,
+Hanley & MacGibbon 2006), so two runs scored under one plan are resampled with the same
+probes, whichever rows each keeps (a face found in one run and not in the other); a stratum
+left empty by a resample is drawn again, so every cell of the design stays non-empty.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import contextlib
+import contextvars
+import hashlib
+from dataclasses import asdict, dataclass, field
 import warnings
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 from scipy import stats
+
+
+#: the key under which ``ConfidenceInterval.to_dict`` carries the planned resamples (popped by
+#: :meth:`benchmark.tasks.context.ScoringContext.add`, never written to results.json)
+PLANNED_RESAMPLES = "_planned_resamples"
+#: the active :class:`ResamplePlan` (:func:`resample_plan`), None outside one
+_ACTIVE: contextvars.ContextVar = contextvars.ContextVar("resample_plan", default=None)
 
 
 @dataclass(frozen=True)
@@ -24,9 +43,15 @@ class ConfidenceInterval:
     confidence_level: float
     n_resamples: int
     method: str = "percentile bootstrap over images"
+    #: the statistic on each resample of the active :class:`ResamplePlan` (None outside one)
+    resamples: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        d = asdict(self)
+        planned = d.pop("resamples")
+        if planned is not None:  # popped again by ScoringContext.add: never written to results.json
+            d[PLANNED_RESAMPLES] = planned
+        return d
 
     def contains(self, value: float) -> bool:
         return bool(self.low - 1e-12 <= value <= self.high + 1e-12)
@@ -41,6 +66,7 @@ def bootstrap_ci(
     n_resamples: int = 1000,
     random_state: int = 0,
     method: str = "percentile",
+    keys: Sequence | None = None,
 ) -> ConfidenceInterval:
     """Bootstrap interval of ``statistic(indices)`` over ``n`` rows.
 
@@ -51,6 +77,11 @@ def bootstrap_ci(
     (default), "basic" or "BCa" (bias-corrected, for statistics such as a mean of
     absolute differences whose resampling distribution is biased near 0; it costs
     one extra statistic call per row for the jackknife).
+
+    ``keys`` (one probe id per row, optional) changes nothing outside a :func:`resample_plan`;
+    inside one, the statistic is evaluated on the plan's resamples instead (see
+    :class:`ResamplePlan`): the interval is their percentile interval and carries them in
+    ``resamples``.
     """
     if method not in ("percentile", "basic", "BCa"):
         raise ValueError(f"method must be 'percentile', 'basic' or 'BCa', got {method!r}")
@@ -76,6 +107,9 @@ def bootstrap_ci(
     # scipy needs >= 2 observations per sample to resample; a 1-row stratum is fixed.
     fixed = [s for s in samples if len(s) < 2]
     free = [s for s in samples if len(s) >= 2]
+    plan = _ACTIVE.get()
+    if plan is not None and keys is not None:  # inside a plan (t2ibench compare): resampled by the plan
+        return plan.interval(statistic, n, strata, keys, confidence_level)
     if not free:
         value = resampled_statistic(*samples)
         return ConfidenceInterval(value, value, confidence_level, 0)
@@ -94,3 +128,115 @@ def bootstrap_ci(
     if not np.all(np.isfinite(res.bootstrap_distribution)):
         low = high = float("nan")
     return ConfidenceInterval(low, high, confidence_level, n_resamples, f"{method} bootstrap over images")
+
+
+# --------------------------------------------------------------------------- paired resampling
+
+#: a stratum left empty by a resample is drawn again up to this many times, then kept as observed
+MAX_REDRAWS = 8
+_POISSON_CDF = stats.poisson.cdf(np.arange(40), 1.0)
+_M1, _M2, _GOLDEN = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB), np.uint64(0x9E3779B97F4A7C15)
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser, elementwise on uint64 (wrapping arithmetic)."""
+    x = np.asarray(x, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        x = (x ^ (x >> np.uint64(30))) * _M1
+        x = (x ^ (x >> np.uint64(27))) * _M2
+    return x ^ (x >> np.uint64(31))
+
+
+@dataclass
+class ResamplePlan:
+    """``n_resamples`` paired resamples of probes: the multiplicity of probe ``k`` in resample
+    ``b`` is a Poisson(1) draw that depends only on (``random_state``, ``k``, ``b``), so every
+    score of every run scored under this plan sees the same resampled probes (paired), and two
+    runs with no probe in common are resampled independently (unpaired)."""
+
+    n_resamples: int = 1000
+    random_state: int = 0
+    _hashes: dict = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.n_resamples < 2:
+            raise ValueError(f"a resample plan needs at least 2 resamples, got {self.n_resamples}")
+
+    def _hash(self, keys: np.ndarray) -> np.ndarray:
+        out = np.empty(len(keys), dtype=np.uint64)
+        for i, k in enumerate(keys):
+            h = self._hashes.get(k)
+            if h is None:
+                h = self._hashes[k] = int.from_bytes(hashlib.blake2b(str(k).encode(), digest_size=8).digest(), "little")
+            out[i] = h
+        return out
+
+    def draw(self, hashes: np.ndarray, attempt: int = 0, resamples: np.ndarray | None = None) -> np.ndarray:
+        """Multiplicities (len(resamples) x len(hashes)) of the probes with these key hashes."""
+        b = np.arange(self.n_resamples, dtype=np.uint64) if resamples is None else resamples.astype(np.uint64)
+        with np.errstate(over="ignore"):
+            base = _mix(np.uint64(self.random_state) * _GOLDEN + np.uint64(attempt) * _M1)
+            x = _mix(hashes[None, :] ^ _mix(base + b * _GOLDEN)[:, None])
+        u = (x >> np.uint64(11)).astype(np.float64) * 2.0 ** -53
+        return np.searchsorted(_POISSON_CDF, u, side="right").astype(np.int64)
+
+    def row_weights(self, keys: Sequence, strata: Sequence | None = None) -> np.ndarray:
+        """(n_resamples x rows) multiplicity of each row (its probe's), every stratum non-empty."""
+        uniq, code = np.unique(np.asarray([str(k) for k in keys], dtype=object), return_inverse=True)
+        hashes = self._hash(uniq)
+        weights = self.draw(hashes)[:, code]
+        labels = np.zeros(len(code), dtype=np.int64) if strata is None else np.unique(
+            np.asarray(strata), return_inverse=True)[1].reshape(-1)
+        for s in range(int(labels.max()) + 1 if len(labels) else 0):
+            rows = np.flatnonzero(labels == s)
+            empty = np.flatnonzero(weights[:, rows].sum(axis=1) == 0)
+            for attempt in range(1, MAX_REDRAWS + 1):
+                if not empty.size:
+                    break
+                weights[np.ix_(empty, rows)] = self.draw(hashes[code[rows]], attempt, empty)
+                empty = empty[weights[np.ix_(empty, rows)].sum(axis=1) == 0]
+            if empty.size:
+                weights[np.ix_(empty, rows)] = 1  # still empty: the stratum as observed
+        return weights
+
+    def evaluate(self, statistic: Callable[[np.ndarray], float], n: int, strata: Sequence | None,
+                 keys: Sequence) -> np.ndarray:
+        """``statistic`` on each resample (rows repeated by their probe's multiplicity); NaN where
+        it is undefined."""
+        if len(keys) != n:
+            raise ValueError(f"keys has {len(keys)} entries for {n} rows")
+        weights = self.row_weights(keys, strata)
+        rows = np.arange(n)
+        out = np.empty(self.n_resamples)
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for b in range(self.n_resamples):
+                try:
+                    out[b] = float(statistic(np.repeat(rows, weights[b])))
+                except (ValueError, ZeroDivisionError, FloatingPointError):
+                    out[b] = np.nan
+        return out
+
+    def interval(self, statistic: Callable[[np.ndarray], float], n: int, strata: Sequence | None, keys: Sequence,
+                 confidence_level: float = 0.95) -> ConfidenceInterval:
+        """The percentile interval of ``statistic`` over the plan's resamples, carrying them."""
+        planned = self.evaluate(statistic, n, strata, keys)
+        tail = 100 * (1 - confidence_level) / 2
+        low, high = (np.percentile(planned, [tail, 100 - tail]) if np.all(np.isfinite(planned))
+                     else (float("nan"), float("nan")))
+        return ConfidenceInterval(float(low), float(high), confidence_level, len(planned),
+                                  "percentile paired Poisson bootstrap over probes", resamples=planned)
+
+
+@contextlib.contextmanager
+def resample_plan(plan: ResamplePlan) -> Iterator[ResamplePlan]:
+    """Make ``plan`` active: :func:`bootstrap_ci` calls with ``keys=`` also evaluate it."""
+    token = _ACTIVE.set(plan)
+    try:
+        yield plan
+    finally:
+        _ACTIVE.reset(token)
+
+
+def active_plan() -> ResamplePlan | None:
+    return _ACTIVE.get()

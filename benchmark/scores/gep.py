@@ -64,6 +64,7 @@ def gep(
     confidence_level: float = 0.95,
     n_resamples: int = 1000,
     random_state: int = 0,
+    keys: Any = None,
 ) -> dict:
     """GEP vector and score between ``group_a`` and ``group_b`` (GEP, Eq. 1-2).
 
@@ -82,6 +83,8 @@ def gep(
     confidence_level, n_resamples, random_state : the bootstrap interval
         (:func:`benchmark.scores.bootstrap.bootstrap_ci`); ``n_resamples=0`` skips it and
         ``gep_score_ci`` is None.
+    keys : optional probe id per row, for paired resampling across runs
+        (:func:`benchmark.scores.bootstrap.resample_plan`); without a plan it changes nothing.
 
     Returns
     -------
@@ -92,7 +95,8 @@ def gep(
     """
     preds, grp, att = _validated(predictions, groups, attributes)
     check_binary_or_probability("predictions", preds)
-    return _gep(preds, grp, att, group_a, group_b, image_ids, confidence_level, n_resamples, random_state)
+    return _gep(preds, grp, att, group_a, group_b, image_ids, confidence_level, n_resamples, random_state,
+                keys)
 
 
 def gep_unbounded(
@@ -106,12 +110,14 @@ def gep_unbounded(
     confidence_level: float = 0.95,
     n_resamples: int = 1000,
     random_state: int = 0,
+    keys: Any = None,
 ) -> dict:
     """:func:`gep` for real-valued existence scores: GEP_C / GEP_CC (Sec. 4.1) average
     cosine similarities, which need not lie in [0, 1]. Their scale differs from human
     frequencies, so compare them by rank only (Sec. 4, Table 6)."""
     preds, grp, att = _validated(predictions, groups, attributes)
-    return _gep(preds, grp, att, group_a, group_b, image_ids, confidence_level, n_resamples, random_state)
+    return _gep(preds, grp, att, group_a, group_b, image_ids, confidence_level, n_resamples, random_state,
+                keys)
 
 
 def _validated(predictions: Any, groups: Any, attributes: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -122,7 +128,8 @@ def _validated(predictions: Any, groups: Any, attributes: Any) -> tuple[np.ndarr
     return preds, grp, att
 
 
-def _gep(preds, grp, att, group_a, group_b, image_ids, confidence_level, n_resamples, random_state) -> dict:
+def _gep(preds, grp, att, group_a, group_b, image_ids, confidence_level, n_resamples, random_state,
+         keys=None) -> dict:
     present = list(pd.unique(grp))
     for name, g in (("group_a", group_a), ("group_b", group_b)):
         if g not in present:
@@ -132,6 +139,11 @@ def _gep(preds, grp, att, group_a, group_b, image_ids, confidence_level, n_resam
 
     keep = (grp == group_a) | (grp == group_b)
     preds, grp, att = preds[keep], grp[keep], att[keep]
+    if keys is not None:
+        keys = np.asarray(as_str_array("keys", keys), dtype=object)
+        if len(keys) != len(keep):
+            raise ValueError(f"keys has {len(keys)} entries for {len(keep)} rows")
+        keys = keys[keep]
     attr_names = list(pd.unique(att))  # order of first appearance: keeps the probe's attribute order
     g_code = (grp == group_b).astype(np.int64)  # 0 = group_a, 1 = group_b
     a_index = {a: i for i, a in enumerate(attr_names)}
@@ -157,9 +169,9 @@ def _gep(preds, grp, att, group_a, group_b, image_ids, confidence_level, n_resam
 
     if image_ids is None:
         # Each row is a unit; strata = group x attribute cells, so every cell keeps its size.
-        n_units, strata, rows_of = len(preds), cell, (lambda idx: idx)
+        n_units, strata, rows_of, first = len(preds), cell, (lambda idx: idx), slice(None)
     else:
-        n_units, strata, rows_of = _image_units(image_ids, keep, g_code, a_code, n_attr)
+        n_units, strata, rows_of, first = _image_units(image_ids, keep, g_code, a_code, n_attr)
 
     def statistic(idx: np.ndarray) -> float:
         return float(np.mean(np.abs(vector_of(rows_of(idx)))))
@@ -167,7 +179,7 @@ def _gep(preds, grp, att, group_a, group_b, image_ids, confidence_level, n_resam
     # n_resamples=0 skips the interval (point estimates only, e.g. for the paper checks).
     ci = None if n_resamples == 0 else bootstrap_ci(
         statistic, n_units, strata=strata, confidence_level=confidence_level, n_resamples=n_resamples,
-        random_state=random_state)
+        random_state=random_state, keys=None if keys is None else keys[first])
     return {
         "gep_score": float(np.mean(np.abs(v))),
         "gep_vector": {a: float(v[j]) for j, a in enumerate(attr_names)},
@@ -183,8 +195,8 @@ def _gep(preds, grp, att, group_a, group_b, image_ids, confidence_level, n_resam
 
 
 def _image_units(image_ids: Any, keep: np.ndarray, g_code: np.ndarray, a_code: np.ndarray, n_attr: int):
-    """Images as bootstrap units: row ranges per image, and a stratum per image
-    (its group and the set of attributes checked on it)."""
+    """Images as bootstrap units: row ranges per image, a stratum per image (its group and the
+    set of attributes checked on it), and the first row of each image."""
     ids = np.asarray([str(i) for i in image_ids], dtype=object)
     if len(ids) != len(keep):
         raise ValueError(f"image_ids has {len(ids)} entries for {len(keep)} rows")
@@ -207,4 +219,4 @@ def _image_units(image_ids: Any, keep: np.ndarray, g_code: np.ndarray, a_code: n
         offsets = np.repeat(starts[idx] - np.concatenate([[0], np.cumsum(lens)[:-1]]), lens)
         return order[offsets + np.arange(lens.sum())]
 
-    return len(uniq), strata, rows_of
+    return len(uniq), strata, rows_of, order[starts]

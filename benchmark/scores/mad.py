@@ -110,6 +110,7 @@ def mad_score(
     confidence_level: float = 0.95,
     n_resamples: int = 1000,
     random_state: int = 0,
+    keys: Any = None,
 ) -> dict:
     """MAD as DALL-Eval reports it (Sec. 4.2.4, Table 8), with a bootstrap interval.
 
@@ -117,7 +118,9 @@ def mad_score(
     profession of each image): one MAD per group, and ``mad`` is their unweighted mean,
     as the authors' ``compute_mad.py`` averages per-prompt MADs. The interval resamples
     images within each group (``bootstrap_ci`` with ``strata=groups``), so every group
-    keeps its size; ``n_resamples=0`` skips it.
+    keeps its size; ``n_resamples=0`` skips it. ``keys`` (the probe of each image) serve paired
+    resampling across runs (:func:`benchmark.scores.bootstrap.resample_plan`) and change nothing
+    outside a plan.
 
     Returns ``mad``, ``distribution`` (category -> share, all images pooled),
     ``per_group_mad`` (group -> MAD; ``{}`` without groups), ``n_groups``, ``n_images``,
@@ -135,7 +138,7 @@ def mad_score(
     if n_resamples:
         ci = bootstrap_ci(statistic, len(codes), strata=None if groups is None else g_codes,
                           confidence_level=confidence_level, n_resamples=n_resamples,
-                          random_state=random_state).to_dict()
+                          random_state=random_state, keys=keys).to_dict()
     counts = np.bincount(codes, minlength=len(cats))
     return {
         "mad": float(np.mean(per_group)),
@@ -156,6 +159,7 @@ def average_value_score(
     confidence_level: float = 0.95,
     n_resamples: int = 1000,
     random_state: int = 0,
+    keys: Any = None,
 ) -> dict:
     """Average of a numeric value attached to each label (Sec. 4.2.4, Tables 6-7).
 
@@ -163,7 +167,8 @@ def average_value_score(
     (Table 6), Monk Skin Tone "1".."10" -> 1..10 (Table 7). With ``groups`` (profession)
     the per-group means are reported and ``average`` is their unweighted mean (Table 6's
     "Average" row; equal to the pooled mean when every group has as many labelled images).
-    Returns ``average``, ``per_group_average``, ``n_images``, ``average_ci`` (dict or None).
+    Returns ``average``, ``per_group_average``, ``n_images``, ``average_ci`` (dict or None);
+    ``keys`` as in :func:`mad_score`.
     """
     if not isinstance(values, Mapping) or not values:
         raise ValueError("values must be a non-empty mapping label -> number")
@@ -182,7 +187,7 @@ def average_value_score(
     if n_resamples:
         ci = bootstrap_ci(lambda idx: float(np.mean(group_means(idx))), len(x),
                           strata=None if groups is None else g_codes, confidence_level=confidence_level,
-                          n_resamples=n_resamples, random_state=random_state).to_dict()
+                          n_resamples=n_resamples, random_state=random_state, keys=keys).to_dict()
     return {
         "average": float(np.mean(per_group)),
         "per_group_average": {} if groups is None else {g: float(v) for g, v in zip(g_names, per_group)},

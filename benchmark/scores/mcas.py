@@ -254,6 +254,7 @@ class _OverEncoders:
         self.order = {e: [self.preps[e].target_names.index(t) for t in self.names] for e in self.encoders}
         # bootstrap strata: each target's images, the A images, the B images
         self.strata = np.array([f"{role[first_row[k]]}|{tgt[first_row[k]]}" for k in self.shared_ids], dtype=object)
+        self.first_rows = [first_row[k] for k in self.shared_ids]  # an input row of each resampled image
 
     def components(self, weights: np.ndarray) -> np.ndarray:
         """(n_targets x 4) components, mean over encoders, with image multiplicities ``weights``."""
@@ -279,6 +280,7 @@ def mcas_score(
     random_state: int = 0,
     zero_tol: float = DEFAULT_ZERO_TOL,
     drop_targets_without_images: bool = False,
+    keys: Any = None,
 ) -> dict:
     """MCAS, its components, Diffusion Bias and Bias Amplification, overall and per target,
     from one CLIP encoder or averaged over several.
@@ -305,6 +307,8 @@ def mcas_score(
     Intervals (``<key>_ci`` for mcas, II, ITP, ITA, diffusion_bias, bias_amplification):
     percentile bootstrap over *images*, resampled within each (role, target) stratum: each
     target's generated images, the A images, the B images; one resample serves every encoder.
+    ``keys`` (optional, one per row: the probe of an image row) serve paired resampling across
+    runs (:func:`benchmark.scores.bootstrap.resample_plan`) and change nothing outside a plan.
     Texts (attribute words, target keywords) are fixed lists, not samples, so TT has no
     sampling variation (``TT_ci`` is None). ``n_resamples=0`` skips the intervals.
     """
@@ -326,8 +330,9 @@ def mcas_score(
     result["per_target"] = _per_target(table)
     if categories is not None:
         result["per_category"] = _per_category(table, data.names, categories)
+    unit_keys = None if keys is None else np.asarray(list(keys), dtype=object)[data.first_rows]
     _add_intervals(result, data, zero_tol=zero_tol, confidence_level=confidence_level, n_resamples=n_resamples,
-                   random_state=random_state)
+                   random_state=random_state, keys=unit_keys)
     first = data.preps[data.encoders[0]]
     result.update({"n_targets": len(data.names), "n_images": data.n_images,
                    "n_rows": {r: int(len(first.rows[r])) for r in ROLES},
@@ -337,13 +342,14 @@ def mcas_score(
         result["per_encoder"] = {
             str(e): mcas_score([embeddings[i] for i in rows], role[rows], tgt[rows], categories=None,
                                confidence_level=confidence_level, n_resamples=n_resamples,
-                               random_state=random_state, zero_tol=zero_tol)
+                               random_state=random_state, zero_tol=zero_tol,
+                               keys=None if keys is None else np.asarray(list(keys), dtype=object)[rows])
             for e, rows in data.rows.items()}
     return result
 
 
 def _add_intervals(result: dict, data: "_OverEncoders", *, zero_tol: float, confidence_level: float,
-                   n_resamples: int, random_state: int) -> None:
+                   n_resamples: int, random_state: int, keys: Any = None) -> None:
     """``<key>_ci`` for each of CI_KEYS: percentile bootstrap over images (see :func:`mcas_score`)."""
     def stat(key: str):
         return lambda idx: _overall(data.components(np.bincount(idx, minlength=data.n_images).astype(np.float64)),
@@ -353,7 +359,7 @@ def _add_intervals(result: dict, data: "_OverEncoders", *, zero_tol: float, conf
         ci = None
         if n_resamples and result[key] is not None:
             ci = bootstrap_ci(stat(key), data.n_images, strata=data.strata, confidence_level=confidence_level,
-                              n_resamples=n_resamples, random_state=random_state).to_dict()
+                              n_resamples=n_resamples, random_state=random_state, keys=keys).to_dict()
         result[f"{key}_ci"] = ci
     result["TT_ci"] = None
 

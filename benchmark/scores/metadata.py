@@ -2,8 +2,9 @@
 :data:`SCORE_METADATA` (as HELM's MetricMetadata, but a score never needs it to run).
 
 Each paper's scores are declared in its task folder (``benchmark/tasks/<paper>/metadata.py``)
-and registered with :func:`register_score` when the folder is imported; the first lookup in
-:data:`SCORE_METADATA` imports the task folders (:class:`benchmark.papers.TaskRegistry`).
+and registered with :func:`register_score` when the folder is imported. :data:`SCORE_METADATA`
+and :func:`register_score` are those of :mod:`benchmark.registries` (re-exported here): its
+first lookup loads the task folders.
 """
 
 from __future__ import annotations
@@ -11,11 +12,16 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
-from benchmark.papers import TaskRegistry, caller_module, paper_label
+from benchmark.papers import paper_label
+from benchmark.registries import SCORE_METADATA, register_score
+
+__all__ = ["ScoreMetadata", "SCORE_METADATA", "register_score", "column_group", "get_metadata"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ScoreMetadata:
+    """What the report, the results schema and the leaderboard say about a score (keywords only)."""
+
     name: str
     display_name: str
     description: str
@@ -56,20 +62,6 @@ class ScoreMetadata:
         if self.lower_is_better is False:
             return -value
         return abs(value - (self.ideal or 0.0))
-
-
-#: every score's metadata by name, in folder order (a :class:`benchmark.papers.TaskRegistry`)
-SCORE_METADATA: TaskRegistry[ScoreMetadata] = TaskRegistry("score")
-
-
-def register_score(meta: ScoreMetadata) -> ScoreMetadata:
-    """Add a score's metadata (from its task folder's ``metadata.py``, or a plugin's); a score
-    cannot be redefined."""
-    if SCORE_METADATA.registered(meta.name) not in (None, meta):
-        raise ValueError(f"score {meta.name!r} already has other metadata")
-    if meta.min_value > meta.max_value:
-        raise ValueError(f"score {meta.name!r}: min {meta.min_value} > max {meta.max_value}")
-    return SCORE_METADATA.register(meta.name, meta, caller_module())
 
 
 def column_group(name: str, paper: str = "") -> str:

@@ -200,23 +200,26 @@ def image_outcome(skill: str, detection: Any, truth: Mapping, *, threshold: floa
 
 
 def _ci(values: np.ndarray, strata: np.ndarray | None, confidence_level: float, n_resamples: int,
-        random_state: int) -> dict | None:
+        random_state: int, keys: Any = None) -> dict | None:
     if not n_resamples or values.size == 0:
         return None
     ci = bootstrap_ci(lambda idx: 100.0 * float(np.mean(values[idx])), values.size, strata=strata,
-                      confidence_level=confidence_level, n_resamples=n_resamples, random_state=random_state)
+                      confidence_level=confidence_level, n_resamples=n_resamples, random_state=random_state,
+                      keys=keys)
     return ci.to_dict()
 
 
 def skill_accuracy(correct: Any, splits: Any = None, *, confidence_level: float = 0.95, n_resamples: int = 1000,
-                   random_state: int = 0) -> dict:
+                   random_state: int = 0, keys: Any = None) -> dict:
     """Accuracy in percent over images, overall and per split, with bootstrap intervals.
 
     ``correct``: one bool (or 0/1) per image. ``splits`` (optional): one label per image
     (count N, spatial relation); the overall interval then resamples within each split,
     so every split keeps its size, and each split gets its own interval.
     Returns ``accuracy``, ``accuracy_ci``, ``n_images``, ``n_correct``, ``per_split``
-    (split -> {accuracy, accuracy_ci, n_images, n_correct}; ``{}`` without splits).
+    (split -> {accuracy, accuracy_ci, n_images, n_correct}; ``{}`` without splits). ``keys``
+    (the probe of each image) serve paired resampling across runs
+    (:func:`benchmark.scores.bootstrap.resample_plan`) and change nothing outside a plan.
     """
     c = np.asarray(correct)
     if c.ndim != 1 or c.size == 0:
@@ -234,9 +237,11 @@ def skill_accuracy(correct: Any, splits: Any = None, *, confidence_level: float 
         strata = sp
         for name in sorted(set(sp), key=_split_key):
             v = c[sp == name]
-            per_split[name] = {"accuracy": 100.0 * float(v.mean()), "accuracy_ci": _ci(v, None, **kw),
+            split_keys = None if keys is None else np.asarray(list(keys), dtype=object)[sp == name]
+            per_split[name] = {"accuracy": 100.0 * float(v.mean()),
+                               "accuracy_ci": _ci(v, None, **kw, keys=split_keys),
                                "n_images": int(v.size), "n_correct": int(v.sum())}
-    return {"accuracy": 100.0 * float(c.mean()), "accuracy_ci": _ci(c, strata, **kw), "n_images": int(c.size),
+    return {"accuracy": 100.0 * float(c.mean()), "accuracy_ci": _ci(c, strata, **kw, keys=keys), "n_images": int(c.size),
             "n_correct": int(c.sum()), "per_split": per_split}
 
 
@@ -247,7 +252,8 @@ def _split_key(name: str) -> tuple:
 
 def evaluate_skill(skill: str, detections: Sequence[Any], truths: Sequence[Mapping], *,
                    threshold: float = DEFAULT_THRESHOLD, object_threshold: bool = True,
-                   confidence_level: float = 0.95, n_resamples: int = 1000, random_state: int = 0) -> dict:
+                   confidence_level: float = 0.95, n_resamples: int = 1000, random_state: int = 0,
+                   keys: Any = None) -> dict:
     """Accuracy of one skill over images: :func:`image_outcome` per image, then
     :func:`skill_accuracy` overall and per split (count N, spatial relation).
 
@@ -269,7 +275,7 @@ def evaluate_skill(skill: str, detections: Sequence[Any], truths: Sequence[Mappi
     elif skill == "spatial":
         splits = [str(t["relation"]) for t in truths]
     out = skill_accuracy([o["correct"] for o in outcomes], splits, confidence_level=confidence_level,
-                         n_resamples=n_resamples, random_state=random_state)
+                         n_resamples=n_resamples, random_state=random_state, keys=keys)
     sub = {"count": "count_right", "spatial": "objects_correct"}.get(skill)
     if sub:
         key = "count_right_accuracy" if skill == "count" else "objects_accuracy"

@@ -93,6 +93,7 @@ def sts(
     confidence_level: float = 0.95,
     n_resamples: int = 1000,
     random_state: int = 0,
+    keys: Any = None,
 ) -> dict:
     """Overall STS (Eq. 1) and micro STS per identity (Eq. 2), x100, with a bootstrap CI.
 
@@ -109,7 +110,7 @@ def sts(
     confidence_level, n_resamples, random_state : percentile bootstrap interval of the
         overall STS, resampling persons within each identity (strata = identity, so every
         identity keeps its number of appearances); ``n_resamples=0`` skips it (``sts_ci``
-        None).
+        None). ``keys``: the probe of each person, for paired resampling (``resample_plan``).
 
     Returns
     -------
@@ -148,7 +149,7 @@ def sts(
     ci = None
     if n_resamples:
         ci = bootstrap_ci(overall, len(values), strata=ids, confidence_level=confidence_level,
-                          n_resamples=n_resamples, random_state=random_state).to_dict()
+                          n_resamples=n_resamples, random_state=random_state, keys=keys).to_dict()
         ci["method"] = "percentile bootstrap over persons (= images in the single setting), stratified by identity"
     return {
         "sts": overall(np.arange(len(values))),

@@ -1,6 +1,7 @@
 """Tasks: one declaration per paper family (its suites, the annotators it needs, its scorer).
 
-``benchmark.tasks.registry`` holds the registry; every subfolder (``benchmark/tasks/<paper>/``)
+``benchmark.tasks.registry`` holds the task types (the registry itself, ``TASKS``, is one of
+:mod:`benchmark.registries`); every subfolder (``benchmark/tasks/<paper>/``)
 is one paper's task, found by :mod:`benchmark.tasks.discovery`; ``context`` is what a scorer
 works with; :mod:`benchmark.tasks.of_run` says which tasks a run holds;
 :mod:`benchmark.tasks.inputs` holds the run inputs a task declares (``TaskInput``).

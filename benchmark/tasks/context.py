@@ -21,8 +21,9 @@ from benchmark.probes.source import configs_of_record, suite_families
 from benchmark.contract.run_folder import CONFIG_FILE, MANIFEST_FILE
 from benchmark.contract.withheld import REASONS as WITHHELD_REASONS, read_withheld
 from benchmark.present.text import excluded_text, excluded_why
+from benchmark.scores.bootstrap import PLANNED_RESAMPLES
 
-__all__ = ["ScoreStageError", "ScoringOptions", "SuiteStatus", "ScoringContext", "groups_of"]
+__all__ = ["ScoreStageError", "ScoringOptions", "SuiteStatus", "ScoringContext", "entry_key", "groups_of"]
 
 
 class ScoreStageError(ValueError):
@@ -106,13 +107,20 @@ def labellers_of(frame: pd.DataFrame) -> list[tuple[str | None, str | None, pd.D
 
 
 class ScoringContext:
-    """The run's images, label files and probe configs, and the outputs being built."""
+    """The run's images, label files and probe configs, and the outputs being built.
 
-    def __init__(self, run_dir: Path, options: ScoringOptions):
+    ``probes`` (optional) keeps only those probe ids of the manifest (``t2ibench compare`` scores
+    two runs on the probes both hold). Under a :func:`benchmark.scores.bootstrap.resample_plan`,
+    :attr:`resamples` keeps each entry's statistic on the plan's resamples, keyed by
+    :func:`entry_key`."""
+
+    def __init__(self, run_dir: Path, options: ScoringOptions, probes: set | None = None):
         self.run_dir = run_dir
         self.options = options
         self.config = _read_json(run_dir / CONFIG_FILE) or {}
         self.manifest = manifest = _read_manifest(run_dir)
+        if probes is not None:
+            self.manifest = manifest = manifest[manifest["probe_id"].astype(str).isin(probes)].reset_index(drop=True)
         nsfw = manifest["nsfw"].map(lambda v: v is True or v == 1 or (isinstance(v, np.bool_) and bool(v))) \
             if "nsfw" in manifest.columns else pd.Series(False, index=manifest.index)
         self.nsfw = nsfw.astype(bool)
@@ -132,6 +140,7 @@ class ScoringContext:
                 st.reason = "no images in manifest.parquet"
         self.labels: dict[str, pd.DataFrame | None] = {}
         self.scores: list[dict] = []
+        self.resamples: dict[tuple, np.ndarray] = {}
         self.details: dict[str, pd.DataFrame] = {}
         self.notes: list[str] = []
 
@@ -200,7 +209,12 @@ class ScoringContext:
             self.notes.append(f"{name} ({where}) = "
                               f"{_fmt(value)} is in the detail tables only: SCORE_METADATA has no entry {name!r}")
             return None
+        ci = kw.get("ci")
+        if isinstance(ci, dict) and PLANNED_RESAMPLES in ci:  # paired resamples: kept here, not in results.json
+            kw["ci"] = {k: v for k, v in ci.items() if k != PLANNED_RESAMPLES}
         entry = res.score_entry(name, suite, value, **kw)
+        if isinstance(ci, dict) and PLANNED_RESAMPLES in ci:
+            self.resamples[entry_key(entry)] = np.asarray(ci[PLANNED_RESAMPLES], dtype=float)
         self.scores.append(entry)
         return entry
 
@@ -219,6 +233,11 @@ class ScoringContext:
             return
         prev = self.details.get(name)
         self.details[name] = frame if prev is None else pd.concat([prev, frame], ignore_index=True)
+
+
+def entry_key(entry: dict) -> tuple:
+    """(name, suite, subset, estimator, annotator): what tells a run's score entries apart."""
+    return tuple(entry.get(k) for k in ("name", "suite", "subset", "estimator", "annotator"))
 
 
 def _fmt(value: Any) -> str:

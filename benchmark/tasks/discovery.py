@@ -8,23 +8,27 @@ kinds. :func:`folder_declarations` imports only those modules (and the folders'
 ``__init__.py``, which must stay light in a folder with an ``inputs.py``), so that the
 command line generates its options without importing pandas or a model library.
 
-The suite, annotator and score registries sit below the tasks, so they call
-:func:`import_task_folders` by name (``import_module``) before their first lookup, as they
-imported their built-in modules before the tasks had folders.
+:func:`import_task_folders` is the registries' loader: ``benchmark/__init__.py`` installs it
+(:func:`benchmark.registries.install_loader`), and :func:`benchmark.registries.load` calls it
+once, from the command line, a library entry point or a registry's first read. The registries
+sit below the tasks and never import this module.
 """
 
 from __future__ import annotations
 
 import pkgutil
 from importlib import import_module
+from importlib.metadata import entry_points
 from pathlib import Path
 from types import ModuleType
 
-from benchmark.annotate.kinds import LOADING, load_builtin_annotators
+from benchmark.annotate.kinds import load_builtin_annotators
 from benchmark.cli_types import TASKS_PATH_ENV, task_search_path
+from benchmark.registries import set_folder_order
+from benchmark.tasks.registry import PLUGIN_ENTRY_POINTS
 
 __all__ = ["TASKS_PATH_ENV", "BUILTIN_ORDER", "DECLARATIONS", "TASK_MODULE", "task_folders", "import_task_folders",
-           "folder_declarations", "registration_rank"]
+           "folder_declarations"]
 
 #: the built-in folders in the order their suites, tasks and scores have always been listed
 #: (results.json and the report keep that order); any other folder follows, by name
@@ -34,10 +38,6 @@ BUILTIN_ORDER = ("gep", "dalleval", "pst", "mcas", "generated_bias", "paintskill
 DECLARATIONS = "inputs"
 #: a folder's module that registers its task (imported after the folder)
 TASK_MODULE = "task"
-
-_imported = False
-_done = False
-_folders: list[str] = []
 
 
 def _search_path() -> list[str]:
@@ -56,22 +56,19 @@ def task_folders() -> list[str]:
 
 
 def import_task_folders() -> None:
-    """Import every task folder once (later calls return at once; another thread's call waits
-    until the folders are imported, :data:`benchmark.annotate.kinds.LOADING`)."""
-    global _imported, _done
-    if _done:
-        return
-    with LOADING:
-        if _imported:  # done, or this thread is importing them (a folder asking a registry)
-            return
-        _imported = True
-        load_builtin_annotators()  # the generic kinds first, so kinds are listed in the same order whoever asks first
-        _folders[:] = task_folders()
-        for name in _folders:
-            import_module(f"benchmark.tasks.{name}")
-            if _folder_file(name, TASK_MODULE):
-                import_module(f"benchmark.tasks.{name}.{TASK_MODULE}")
-        _done = True
+    """The registries' loader: register the generic annotator kinds (so that kinds are listed in
+    the same order whoever asks first), import every task folder (and its ``task`` module), then
+    the ``t2ibench.plugins`` entry points. Call :func:`benchmark.load_tasks` (once only, thread-safe)
+    rather than this."""
+    load_builtin_annotators()
+    names = task_folders()
+    set_folder_order(names)
+    for name in names:
+        import_module(f"benchmark.tasks.{name}")
+        if _folder_file(name, TASK_MODULE):
+            import_module(f"benchmark.tasks.{name}.{TASK_MODULE}")
+    for ep in entry_points(group=PLUGIN_ENTRY_POINTS):
+        ep.load()
 
 
 def _folder_file(name: str, module: str) -> bool:
@@ -85,14 +82,3 @@ def folder_declarations() -> list[ModuleType]:
     or scorers: what ``t2ibench --help`` reads."""
     return [import_module(f"benchmark.tasks.{name}.{DECLARATIONS}") for name in task_folders()
             if _folder_file(name, DECLARATIONS)]
-
-
-def registration_rank(module: str) -> tuple[int, int]:
-    """Sort key of something registered by ``module``: the generic modules of the package first,
-    then the task folders in folder order, then plugins. The registries list their entries by
-    it (stable, so registration order breaks ties), whichever module was imported first."""
-    import_task_folders()
-    parts = module.split(".")
-    if parts[:2] == ["benchmark", "tasks"] and len(parts) > 2 and parts[2] in _folders:
-        return (1, _folders.index(parts[2]))
-    return (0, 0) if parts[0] == "benchmark" else (2, 0)

@@ -1,5 +1,5 @@
-"""The task registry: one declaration per paper family, the only map from suites to the
-labels they need and the scores they get.
+"""Tasks: one declaration per paper family, the only map from suites to the labels they need
+and the scores they get (the registry, ``TASKS``, is one of :mod:`benchmark.registries`).
 
 A :class:`Task` scores the suites of one probe family (``Task.family``; a suite's family is
 set where the suite is registered, or in a probe dataset's ``probe_set.json``). It names the
@@ -14,11 +14,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from importlib import import_module
-from importlib.metadata import entry_points
 from typing import Any, Callable, Mapping, Sequence
 
-from benchmark.annotate.kinds import LOADING
-from benchmark.tasks.discovery import import_task_folders, registration_rank
+from benchmark.registries import TASKS, load, register_task
 from benchmark.tasks.human_validation import HumanValidation
 
 __all__ = ["Task", "TaskReport", "HumanQuestion", "ImageLayout", "DetailReader", "TASKS", "register_task", "get_task", "list_tasks", "task_of_family", "tasks_for_suites",
@@ -112,30 +110,10 @@ class Task:
     human_validation: HumanValidation | None = None
 
 
-TASKS: dict[str, Task] = {}
-_loaded = False
-
-
-def register_task(task: Task) -> Task:
-    if task.name in TASKS and TASKS[task.name] is not task:
-        raise ValueError(f"task {task.name!r} is registered twice")
-    other = [t.name for t in TASKS.values() if t.family == task.family and t.name != task.name]
-    if other:
-        raise ValueError(f"probe family {task.family!r} is already scored by task {other[0]!r}")
-    TASKS[task.name] = task
-    return task
-
-
 def load_plugins(modules: Sequence[str] = ()) -> None:
-    """Import the task folders (:mod:`benchmark.tasks.discovery`), the ``t2ibench.plugins``
-    entry points and ``modules``."""
-    global _loaded
-    with LOADING:  # another thread waits for the whole load
-        if not _loaded:
-            _loaded = True
-            import_task_folders()
-            for ep in entry_points(group=PLUGIN_ENTRY_POINTS):
-                ep.load()
+    """Import the task folders and the ``t2ibench.plugins`` entry points once (the registries'
+    loader, :func:`benchmark.registries.load`), then ``modules``."""
+    load()
     for module in modules:
         try:
             import_module(module)
@@ -147,19 +125,16 @@ def load_plugins(modules: Sequence[str] = ()) -> None:
 
 def list_tasks() -> list[Task]:
     """Every task: the task folders' in folder order, then plugins' (in registration order)."""
-    load_plugins()
-    return sorted(TASKS.values(), key=lambda t: registration_rank(t.score.__module__))
+    return list(TASKS.values())  # ranked by the module of each scorer (benchmark.registries)
 
 
 def get_task(name: str) -> Task:
-    load_plugins()
     if name not in TASKS:
         raise ValueError(f"unknown task {name!r}; tasks: {', '.join(TASKS)}")
     return TASKS[name]
 
 
 def task_of_family(family: str) -> Task | None:
-    load_plugins()
     return next((t for t in TASKS.values() if t.family == family), None)
 
 

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from collections.abc import Sequence
+import contextvars
 from dataclasses import asdict
 from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 from typing import Callable
 import warnings
@@ -112,6 +114,12 @@ class Paper:
 
 # -- from benchmark/scores/bootstrap.py
 
+PLANNED_RESAMPLES = "_planned_resamples"
+
+
+_ACTIVE: contextvars.ContextVar = contextvars.ContextVar("resample_plan", default=None)
+
+
 @dataclass(frozen=True)
 class ConfidenceInterval:
     low: float
@@ -119,9 +127,15 @@ class ConfidenceInterval:
     confidence_level: float
     n_resamples: int
     method: str = "percentile bootstrap over images"
+    #: the statistic on each resample of the active :class:`ResamplePlan` (None outside one)
+    resamples: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        d = asdict(self)
+        planned = d.pop("resamples")
+        if planned is not None:  # popped again by ScoringContext.add: never written to results.json
+            d[PLANNED_RESAMPLES] = planned
+        return d
 
     def contains(self, value: float) -> bool:
         return bool(self.low - 1e-12 <= value <= self.high + 1e-12)
@@ -136,6 +150,7 @@ def bootstrap_ci(
     n_resamples: int = 1000,
     random_state: int = 0,
     method: str = "percentile",
+    keys: Sequence | None = None,
 ) -> ConfidenceInterval:
     """Bootstrap interval of ``statistic(indices)`` over ``n`` rows.
 
@@ -146,6 +161,11 @@ def bootstrap_ci(
     (default), "basic" or "BCa" (bias-corrected, for statistics such as a mean of
     absolute differences whose resampling distribution is biased near 0; it costs
     one extra statistic call per row for the jackknife).
+
+    ``keys`` (one probe id per row, optional) changes nothing outside a :func:`resample_plan`;
+    inside one, the statistic is evaluated on the plan's resamples instead (see
+    :class:`ResamplePlan`): the interval is their percentile interval and carries them in
+    ``resamples``.
     """
     if method not in ("percentile", "basic", "BCa"):
         raise ValueError(f"method must be 'percentile', 'basic' or 'BCa', got {method!r}")
@@ -171,6 +191,9 @@ def bootstrap_ci(
     # scipy needs >= 2 observations per sample to resample; a 1-row stratum is fixed.
     fixed = [s for s in samples if len(s) < 2]
     free = [s for s in samples if len(s) >= 2]
+    plan = _ACTIVE.get()
+    if plan is not None and keys is not None:  # inside a plan (t2ibench compare): resampled by the plan
+        return plan.interval(statistic, n, strata, keys, confidence_level)
     if not free:
         value = resampled_statistic(*samples)
         return ConfidenceInterval(value, value, confidence_level, 0)
@@ -338,23 +361,26 @@ def image_outcome(skill: str, detection: Any, truth: Mapping, *, threshold: floa
 
 
 def _ci(values: np.ndarray, strata: np.ndarray | None, confidence_level: float, n_resamples: int,
-        random_state: int) -> dict | None:
+        random_state: int, keys: Any = None) -> dict | None:
     if not n_resamples or values.size == 0:
         return None
     ci = bootstrap_ci(lambda idx: 100.0 * float(np.mean(values[idx])), values.size, strata=strata,
-                      confidence_level=confidence_level, n_resamples=n_resamples, random_state=random_state)
+                      confidence_level=confidence_level, n_resamples=n_resamples, random_state=random_state,
+                      keys=keys)
     return ci.to_dict()
 
 
 def skill_accuracy(correct: Any, splits: Any = None, *, confidence_level: float = 0.95, n_resamples: int = 1000,
-                   random_state: int = 0) -> dict:
+                   random_state: int = 0, keys: Any = None) -> dict:
     """Accuracy in percent over images, overall and per split, with bootstrap intervals.
 
     ``correct``: one bool (or 0/1) per image. ``splits`` (optional): one label per image
     (count N, spatial relation); the overall interval then resamples within each split,
     so every split keeps its size, and each split gets its own interval.
     Returns ``accuracy``, ``accuracy_ci``, ``n_images``, ``n_correct``, ``per_split``
-    (split -> {accuracy, accuracy_ci, n_images, n_correct}; ``{}`` without splits).
+    (split -> {accuracy, accuracy_ci, n_images, n_correct}; ``{}`` without splits). ``keys``
+    (the probe of each image) serve paired resampling across runs
+    (:func:`benchmark.scores.bootstrap.resample_plan`) and change nothing outside a plan.
     """
     c = np.asarray(correct)
     if c.ndim != 1 or c.size == 0:
@@ -372,9 +398,11 @@ def skill_accuracy(correct: Any, splits: Any = None, *, confidence_level: float 
         strata = sp
         for name in sorted(set(sp), key=_split_key):
             v = c[sp == name]
-            per_split[name] = {"accuracy": 100.0 * float(v.mean()), "accuracy_ci": _ci(v, None, **kw),
+            split_keys = None if keys is None else np.asarray(list(keys), dtype=object)[sp == name]
+            per_split[name] = {"accuracy": 100.0 * float(v.mean()),
+                               "accuracy_ci": _ci(v, None, **kw, keys=split_keys),
                                "n_images": int(v.size), "n_correct": int(v.sum())}
-    return {"accuracy": 100.0 * float(c.mean()), "accuracy_ci": _ci(c, strata, **kw), "n_images": int(c.size),
+    return {"accuracy": 100.0 * float(c.mean()), "accuracy_ci": _ci(c, strata, **kw, keys=keys), "n_images": int(c.size),
             "n_correct": int(c.sum()), "per_split": per_split}
 
 
@@ -385,7 +413,8 @@ def _split_key(name: str) -> tuple:
 
 def evaluate_skill(skill: str, detections: Sequence[Any], truths: Sequence[Mapping], *,
                    threshold: float = DEFAULT_THRESHOLD, object_threshold: bool = True,
-                   confidence_level: float = 0.95, n_resamples: int = 1000, random_state: int = 0) -> dict:
+                   confidence_level: float = 0.95, n_resamples: int = 1000, random_state: int = 0,
+                   keys: Any = None) -> dict:
     """Accuracy of one skill over images: :func:`image_outcome` per image, then
     :func:`skill_accuracy` overall and per split (count N, spatial relation).
 
@@ -407,7 +436,7 @@ def evaluate_skill(skill: str, detections: Sequence[Any], truths: Sequence[Mappi
     elif skill == "spatial":
         splits = [str(t["relation"]) for t in truths]
     out = skill_accuracy([o["correct"] for o in outcomes], splits, confidence_level=confidence_level,
-                         n_resamples=n_resamples, random_state=random_state)
+                         n_resamples=n_resamples, random_state=random_state, keys=keys)
     sub = {"count": "count_right", "spatial": "objects_correct"}.get(skill)
     if sub:
         key = "count_right_accuracy" if skill == "count" else "objects_accuracy"

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+import benchmark
 from benchmark.extras import require
 from benchmark.present.plotting import forest_figure as draw
 from benchmark.contract.run_folder import REPORT_DIR
@@ -35,11 +36,17 @@ import gradio as gr  # noqa: E402
 
 from benchmark.present.text import short_estimator  # noqa: E402
 from submissions import provenance as prov  # noqa: E402
-from submissions.leaderboard import contents, data  # noqa: E402
+from submissions.leaderboard import contents, data, paging  # noqa: E402
 from submissions.leaderboard import images as image_data  # noqa: E402
 from submissions.leaderboard import submit_tab  # noqa: E402
+from submissions.leaderboard.paired import paired_markdown  # noqa: E402
 
 TITLE = "Text-to-image bias leaderboard"
+#: a model picker lists at most this many models (the best ranked, and those picked)
+MAX_CHOICES = 100
+#: the forest plot draws the selected models, else this many of the table's current order
+FOREST_TOP = 20
+FOREST_TITLE = "Forest plots"
 CSS = """
 #lb-warnings {background:#fff4e5;border:2px solid #e07b00;border-radius:6px;padding:.6em 1em}
 #lb-detail-head blockquote {background:#fde8e8;border-left:6px solid #c62828;font-weight:bold}
@@ -78,7 +85,10 @@ class Source:
         try:
             table_folder = contents.download_contents(self.repo, self.revision)
             if table_folder is not None:  # one download: the table, not every JSON file
-                return contents.load_board(table_folder, f"{self.repo} (Hub dataset)", files_present=False)
+                try:
+                    return contents.load_board(table_folder, f"{self.repo} (Hub dataset)", files_present=False)
+                except contents.OldTable:
+                    pass  # a table of an older version: the JSON files are read
             folder = data.download_results(self.repo, self.revision)
         except ValueError as exc:
             board = data.Board(source=self.repo)
@@ -88,7 +98,8 @@ class Source:
 
 
 class BoardState:
-    """The rows the app shows, re-read by :meth:`reload`."""
+    """The rows the app shows, re-read by :meth:`reload`; labels and the default order are worked
+    out once per reload (nothing the page sends grows with the number of models)."""
 
     def __init__(self, source: Source, requests: Any = None) -> None:
         self.source = source
@@ -102,21 +113,40 @@ class BoardState:
             self.board.submissions = [replace(s, finished=finished) for s in self.board.submissions]
         self.rows = self.board.rows()
         self.by_key = {r.key: r for r in self.rows}
-        self.key_by_label = {label: key for key, label in data.model_labels(self.rows).items()}
+        self.labels = data.model_labels(self.rows)
+        self.key_by_label = {label: key for key, label in self.labels.items()}
+        self._names = data.headline_names([r.latest for r in self.rows])
+        overview = data.view_names(self._names, data.OVERVIEW)
+        self._ranked = data.sort_rows(self.rows, overview[0] if overview else None)
 
     def names(self, suites: Sequence[str] = ()) -> list[str]:
-        return data.headline_names([r.latest for r in self.rows], suites)
+        return self._names if not suites else data.headline_names([r.latest for r in self.rows], suites)
 
     def ranked(self) -> list[data.ModelRow]:
         """Rows in the leaderboard's default order (best first)."""
-        return [self.by_key[k] for k in data.leaderboard_table(self.rows).keys]
+        return self._ranked
 
-    def model_choices(self) -> list[tuple[str, str]]:
-        return [(data.row_label(r), r.key) for r in self.ranked()]
+    def table(self, **filters: Any) -> data.Table:
+        """One page of the leaderboard (``page``, ``page_size``: :mod:`paging`)."""
+        return data.leaderboard_table(self.rows, labels=self.labels, page_size=paging.PAGE_SIZE,
+                                      present=self.names(filters.get("suites") or ()), **filters)
+
+    def model_choices(self, keep: Sequence[str] = ()) -> list[tuple[str, str]]:
+        """A picker's choices: the first :data:`MAX_CHOICES` models of the default order and the
+        ones in ``keep`` (a picker never lists every model)."""
+        keys = [r.key for r in self._ranked[:MAX_CHOICES]]
+        keys += [k for k in dict.fromkeys(keep) if k in self.by_key and k not in keys]
+        return [(data.row_label(self.by_key[k]), k) for k in keys]
 
     def first_key(self) -> str | None:
-        ranked = self.ranked()
-        return ranked[0].key if ranked else None
+        return self._ranked[0].key if self._ranked else None
+
+    def detail_row(self, key: str | None) -> data.ModelRow | None:
+        """Row ``key`` with its whole results document (read on demand: the table holds a slim one)."""
+        row = self.by_key.get(key) if key else None
+        if row is None:
+            return None
+        return replace(row, latest=contents.full_document(row.latest, self.source.repo, self.source.revision))
 
 
 # --------------------------------------------------------------------------- tabs
@@ -131,6 +161,8 @@ class AppContext:
     state: BoardState
     tabs: gr.Tabs | None = None
     model: gr.Dropdown | None = None
+    selected: gr.Dropdown | None = None  # models selected in the table (forest plots, Compare)
+    top: gr.State | None = None  # keys of the table's current order, its first FOREST_TOP
     reloaders: list[tuple[Callable, list, list]] = field(default_factory=list)
     wiring: list[Callable[[], Any]] = field(default_factory=list)
 
@@ -154,11 +186,8 @@ def _table_component_value(table: data.Table) -> dict:
     return {"value": table.gradio_value(), "datatype": table.datatype, "column_widths": table.widths}
 
 
-def leaderboard_tab(ctx: AppContext) -> None:
-    """The table: one row per model, a view of the headline scores, filters; a row click opens
-    the model's details."""
-    st = ctx.state
-    views = data.views(st.names())
+def _filters_row(st: BoardState, views: list[str]) -> dict[str, gr.components.Component]:
+    """The leaderboard's search, view, order and filters (in the order :func:`_table_for` takes them)."""
     with gr.Row():
         search = gr.Textbox(label="Search model", placeholder="part of a model name", elem_id="lb-search", scale=3)
         view = gr.Dropdown(choices=views, value=views[0], label="Columns", elem_id="lb-view", scale=2)
@@ -175,47 +204,99 @@ def leaderboard_tab(ctx: AppContext) -> None:
                                  label="Suites (models that scored all of them)", elem_id="lb-suites")
             families = gr.Dropdown(choices=data.all_families(st.rows), multiselect=True, value=[],
                                    label="Model family", elem_id="lb-families")
-    first = data.leaderboard_table(st.rows, view=views[0])
-    table = gr.Dataframe(interactive=False, wrap=True, pinned_columns=1, elem_id="lb-table", max_height=720, elem_classes=["lb-sans"],
-                         label="Models, best first; a column's ⋮ menu sorts by its values; click a row for its details",
-                         **_table_component_value(first))
+    return {"search": search, "suites": suites, "families": families, "show_demo": show_demo, "sort_by": sort_by,
+            "view": view, "evaluated": provenance, "images": images}
+
+
+def _table_for(st: BoardState, page: Any, search_v, suites_v, families_v, demo_v, sort_v, view_v, prov_v,
+               images_v="all") -> tuple[data.Table, list[str]]:
+    """(the page of the table, the keys of its order's first FOREST_TOP) for the filters' values."""
+    filters = dict(suites=suites_v or (), families=families_v or (), search=search_v or "", show_demo=bool(demo_v),
+                   sort_by=sort_v, view=view_v, evaluated=prov_v or "all", images=images_v or "all")
+    table = st.table(page=page, **filters)
+    return table, table.order[:FOREST_TOP]
+
+
+def _paging_row(first: data.Table) -> tuple:
+    with gr.Row(equal_height=True):
+        prev_btn = gr.Button("◀ Previous", size="sm", elem_id="lb-prev", scale=0, min_width=110)
+        number = gr.Number(value=1, precision=0, minimum=1, label="Page", elem_id="lb-page-number", scale=0,
+                           min_width=90)
+        next_btn = gr.Button("Next ▶", size="sm", elem_id="lb-next", scale=0, min_width=110)
+        info = gr.Markdown(first.page.text(), elem_id="lb-page")
+    return prev_btn, number, next_btn, info
+
+
+def _selection_choices(st: BoardState, table: data.Table, selected: Sequence[str]) -> list[tuple[str, str]]:
+    keys = [k for k in dict.fromkeys([*(selected or []), *table.keys]) if k in st.by_key]
+    return [(st.labels[k], k) for k in keys]
+
+
+def leaderboard_tab(ctx: AppContext) -> None:
+    """The table, one page at a time (searched, filtered, sorted and ranked on the server): one
+    row per model, a view of the headline scores; a row click opens the model's details; the
+    models selected here are the forest plots' and Compare's."""
+    st = ctx.state
+    views = data.views(st.names())
+    comps = _filters_row(st, views)
+    filters = list(comps.values())
+    first, top0 = _table_for(st, 1, "", [], [], True, comps["sort_by"].value, views[0], "all")
+    prev_btn, number, next_btn, info = _paging_row(first)
+    table = gr.Dataframe(interactive=False, wrap=True, pinned_columns=1, elem_id="lb-table", max_height=720,
+                         elem_classes=["lb-sans"], label="Models, best first (Rank: its rank range, ≈ tied); "
+                         "click a row for its details", **_table_component_value(first))
+    ctx.selected = gr.Dropdown(choices=_selection_choices(st, first, []), value=[], multiselect=True,
+                               elem_id="lb-selected", label="Selected models (for the forest plots and Compare; "
+                               "pick from this page, or search first)")
+    ctx.top = gr.State(top0)
     legend = gr.Markdown(data.legend_markdown(data.view_names(st.names(), views[0])), elem_id="lb-legend")
 
-    filters = [search, suites, families, show_demo, sort_by, view, provenance, images]
+    def update(page, selected, *values):
+        t, top = _table_for(st, page, *values)
+        names = data.view_names(st.names(values[1] or ()), values[5])
+        return (gr.Dataframe(**_table_component_value(t)), data.legend_markdown(names), t.page.text(),
+                t.page.number, gr.Dropdown(choices=_selection_choices(st, t, selected), value=selected or []), top)
 
-    def update(search_v, suites_v, families_v, demo_v, sort_v, view_v, prov_v, images_v="all"):
-        t = data.leaderboard_table(st.rows, suites=suites_v or (), families=families_v or (), search=search_v or "",
-                                   show_demo=bool(demo_v), sort_by=sort_v, view=view_v, evaluated=prov_v,
-                                   images=images_v or "all")
-        names = data.view_names(st.names(suites_v or ()), view_v)
-        return gr.Dataframe(**_table_component_value(t)), data.legend_markdown(names)
+    outputs = [table, legend, info, number, ctx.selected, ctx.top]
+    for comp in filters:  # a filter resets the page to the first; "search" and "page" are API names (the bench)
+        comp.change(lambda *v: update(1, *v), inputs=[ctx.selected, *filters], outputs=outputs,
+                    api_name="search" if comp is comps["search"] else None)
+    paged = [number, ctx.selected, *filters]
+    number.submit(update, inputs=paged, outputs=outputs)
+    prev_btn.click(lambda p, *v: update((p or 1) - 1, *v), inputs=paged, outputs=outputs)
+    next_btn.click(lambda p, *v: update((p or 1) + 1, *v), inputs=paged, outputs=outputs, api_name="page")
+    comps["suites"].change(lambda s, cur: gr.Dropdown(choices=_sort_choices(st, s),
+                                                      value=_keep(cur, _sort_choices(st, s))),
+                           inputs=[comps["suites"], comps["sort_by"]], outputs=[comps["sort_by"]])
+    _wire_row_click(ctx, table)
 
-    for comp in filters:
-        comp.change(update, inputs=filters, outputs=[table, legend])
-    suites.change(lambda s, cur: gr.Dropdown(choices=_sort_choices(st, s), value=_keep(cur, _sort_choices(st, s))),
-                  inputs=[suites, sort_by], outputs=[sort_by])
+    def refresh(page, selected, search_v, suites_v, families_v, demo_v, sort_v, view_v, prov_v, images_v="all"):
+        views_now = data.views(st.names())
+        view_v = view_v if view_v in views_now else views_now[0]
+        sort_v = _keep(sort_v, _sort_choices(st, suites_v))
+        selected = [k for k in selected or [] if k in st.by_key]
+        out = update(page, selected, search_v, suites_v, families_v, demo_v, sort_v, view_v, prov_v, images_v)
+        return (*out, gr.Dropdown(choices=data.all_suites(st.rows)), gr.Dropdown(choices=data.all_families(st.rows)),
+                gr.Dropdown(choices=_sort_choices(st, suites_v), value=sort_v),
+                gr.Dropdown(choices=views_now, value=view_v))
+
+    ctx.on_reload(refresh, [number, ctx.selected, *filters],
+                  [*outputs, comps["suites"], comps["families"], comps["sort_by"], comps["view"]])
+
+
+def _wire_row_click(ctx: AppContext, table: gr.Dataframe) -> None:
+    """A row click opens its model in the detail tab (built later: it sets ``ctx.model``)."""
+    st = ctx.state
 
     def on_select(evt: gr.SelectData):
         row = evt.row_value or []
         key = st.key_by_label.get(str(row[0])) if row else None
         if key not in st.by_key or ctx.model is None:
             return gr.Dropdown(), gr.Tabs()
-        return gr.Dropdown(value=key), gr.Tabs(selected="detail")
+        return gr.Dropdown(choices=st.model_choices([key]), value=key), gr.Tabs(selected="detail")
 
-    # the detail tab (built later) sets ctx.model
     ctx.after_tabs(lambda: table.select(on_select, inputs=None, outputs=[ctx.model, ctx.tabs])
                    if ctx.model is not None else None)
-
-    def refresh(search_v, suites_v, families_v, demo_v, sort_v, view_v, prov_v, images_v="all"):
-        views_now = data.views(st.names())
-        view_v = view_v if view_v in views_now else views_now[0]
-        sort_v = _keep(sort_v, _sort_choices(st, suites_v))
-        tbl, leg = update(search_v, suites_v, families_v, demo_v, sort_v, view_v, prov_v, images_v)
-        return (tbl, leg, gr.Dropdown(choices=data.all_suites(st.rows)), gr.Dropdown(choices=data.all_families(st.rows)),
-                gr.Dropdown(choices=_sort_choices(st, suites_v), value=sort_v),
-                gr.Dropdown(choices=views_now, value=view_v))
-
-    ctx.on_reload(refresh, filters, [table, legend, suites, families, sort_by, view])
 
 
 def forest_figure(rows: Sequence[data.ModelRow], names: Sequence[str]):
@@ -235,59 +316,101 @@ def _detached(fig):
     return fig
 
 
+def forest_keys(st: BoardState, selected: Sequence[str] | None, top: Sequence[str] | None,
+                show_demo: bool) -> list[str]:
+    """The models the forest plots draw: those selected in the table, else the first
+    :data:`FOREST_TOP` of its current order (``top``; None without a table tab: the default
+    order's), never every model."""
+    if top is None:
+        top = [r.key for r in st.ranked()[:FOREST_TOP]]
+    keys = [k for k in selected or [] if k in st.by_key] or [k for k in top if k in st.by_key]
+    return [k for k in keys if show_demo or not st.by_key[k].latest.demo]
+
+
 def forest_tab(ctx: AppContext) -> None:
-    """Every model's value and interval per score, best first: who differs from whom beyond noise."""
+    """The selected models' values and intervals per score (else the table's first ones), best
+    first: who differs from whom beyond noise."""
     st = ctx.state
     views = data.views(st.names())
     with gr.Row():
         view = gr.Dropdown(choices=views, value=views[0], label="Scores", elem_id="lb-forest-view", scale=3)
         show_demo = gr.Checkbox(value=True, label="Show demo rows", elem_id="lb-forest-demo", scale=1)
-    gr.Markdown("Point: the value; bar: its bootstrap interval; dashed line: the ideal value. Rows are best first; "
+    gr.Markdown(f"The models selected on the Leaderboard tab, else its first {FOREST_TOP} in its current order. "
+                "Point: the value; bar: its bootstrap interval; dashed line: the ideal value. Rows are best first; "
                 "overlapping bars mean the audit cannot tell those models apart. Grey rows are demo models.")
+    inputs = [view, show_demo, *(c for c in (ctx.selected, ctx.top) if c is not None)]  # no table tab: none
 
-    def figure(view_v, demo_v):
-        rows = data.filter_rows(st.rows, show_demo=bool(demo_v))
+    def figure(view_v, demo_v, selected=None, top=None):
+        rows = [st.by_key[k] for k in forest_keys(st, selected, top, bool(demo_v))]
         return forest_figure(rows, data.view_names(st.names(), view_v))
 
-    plot = gr.Plot(value=figure(views[0], True), elem_id="lb-forest", show_label=False)
+    plot = gr.Plot(value=figure(views[0], True, [], ctx.top.value if ctx.top is not None else None),
+                   elem_id="lb-forest", show_label=False)
     for comp in (view, show_demo):
-        comp.change(figure, inputs=[view, show_demo], outputs=[plot])
+        comp.change(figure, inputs=inputs, outputs=[plot], api_name="forest" if comp is view else None)
 
-    def refresh(view_v, demo_v):
+    def on_tab(evt: gr.SelectData, *values):
+        """Drawn again when the tab is opened (the selection and the table's order change
+        elsewhere: no figure is drawn for each search or page turn)."""
+        return figure(*values) if evt.selected and str(evt.value) == FOREST_TITLE else gr.Plot()
+
+    ctx.after_tabs(lambda: ctx.tabs.select(on_tab, inputs=inputs, outputs=[plot]) if ctx.tabs is not None else None)
+
+    def refresh(view_v, demo_v, selected=None, top=None):
         views_now = data.views(st.names())
         view_v = view_v if view_v in views_now else views_now[0]
-        return gr.Dropdown(choices=views_now, value=view_v), figure(view_v, demo_v)
+        return gr.Dropdown(choices=views_now, value=view_v), figure(view_v, demo_v, selected, top)
 
-    ctx.on_reload(refresh, [view, show_demo], [view, plot])
+    ctx.on_reload(refresh, inputs, [view, plot])
+
+
+def compare_models(rows: Sequence[data.ModelRow], view: str | None) -> tuple[str, Any, Any]:
+    """What the Compare tab shows for ``rows``: (message, table, figure). The one function the
+    tab calls: swap it to change how models are compared."""
+    if len(rows) < 2:
+        return "Pick two or more models.", None, None
+    names = data.view_names(data.headline_names([r.latest for r in rows]), view)
+    return "", data.compare_table(rows, names), forest_figure(rows, names)
 
 
 def compare_tab(ctx: AppContext) -> None:
-    """Two or more models side by side: their cells in one table and their intervals in one plot."""
+    """Two or more models side by side: their cells in one table and their intervals in one plot.
+    The picker lists the best ranked models and those selected in the table."""
     st = ctx.state
     views = data.views(st.names())
+    first_four = [k for _, k in st.model_choices()[:4]]
     with gr.Row():
-        picked = gr.Dropdown(choices=st.model_choices(), value=[k for _, k in st.model_choices()[:4]],
+        picked = gr.Dropdown(choices=st.model_choices(), value=first_four,
                              multiselect=True, label="Models (two or more)", elem_id="lb-compare-models", scale=3)
         view = gr.Dropdown(choices=views, value=views[-1], label="Scores", elem_id="lb-compare-view", scale=1)
 
     def compare(keys, view_v):
-        rows = [st.by_key[k] for k in keys or [] if k in st.by_key]
-        if len(rows) < 2:
-            return "Pick two or more models.", None, None
-        names = data.view_names(data.headline_names([r.latest for r in rows]), view_v)
-        return "", data.compare_table(rows, names), forest_figure(rows, names)
+        return compare_models([st.by_key[k] for k in keys or [] if k in st.by_key], view_v)
 
-    msg0, table0, fig0 = compare(picked.value, views[-1])
+    msg0, table0, fig0 = compare(first_four, views[-1])
     msg = gr.Markdown(msg0, elem_id="lb-compare-msg")
     table = gr.Dataframe(value=table0, interactive=False, wrap=True, elem_id="lb-compare-table", show_label=False,
                          elem_classes=["lb-sans"])
     plot = gr.Plot(value=fig0, elem_id="lb-compare-plot", show_label=False)
     for comp in (picked, view):
         comp.change(compare, inputs=[picked, view], outputs=[msg, table, plot])
+    # Significance of a difference: the paired test of `t2ibench compare`, on demand (it scores both runs again)
+    paired_button = gr.Button("Paired test of the two models (run folders)", elem_id="lb-compare-paired-button",
+                              size="sm")
+    paired = gr.Markdown("", elem_id="lb-compare-paired")
+    paired_button.click(lambda keys: paired_markdown([st.by_key[k].latest for k in keys or [] if k in st.by_key]),
+                        inputs=[picked], outputs=[paired])
+
+    def take_selection(selected, keys):
+        keys = [k for k in selected or [] if k in st.by_key] if len(selected or []) >= 2 else keys
+        return gr.Dropdown(choices=st.model_choices(keys), value=keys)
+
+    if ctx.selected is not None:
+        ctx.selected.change(take_selection, inputs=[ctx.selected, picked], outputs=[picked])
 
     def refresh(keys, view_v):
         keys = [k for k in keys or [] if k in st.by_key]
-        return (gr.Dropdown(choices=st.model_choices(), value=keys), *compare(keys, view_v))
+        return (gr.Dropdown(choices=st.model_choices(keys), value=keys), *compare(keys, view_v))
 
     ctx.on_reload(refresh, [picked, view], [picked, msg, table, plot])
 
@@ -300,14 +423,14 @@ def detail_tab(ctx: AppContext) -> None:
 
     @gr.render(inputs=[picked])
     def _detail(key: str | None) -> None:
-        row = st.by_key.get(key) if key else None
+        row = st.detail_row(key)
         if row is None:
             gr.Markdown("No model to show: the results folder has no valid file." if not st.rows else
                         "Choose a model above, or click its row in the leaderboard.")
             return
         _render_detail(row)
 
-    ctx.on_reload(lambda key: gr.Dropdown(choices=st.model_choices(),
+    ctx.on_reload(lambda key: gr.Dropdown(choices=st.model_choices([key] if key in st.by_key else []),
                                           value=key if key in st.by_key else st.first_key()),
                   [picked], [picked])
 
@@ -318,11 +441,12 @@ def images_tab(ctx: AppContext) -> None:
     st = ctx.state
 
     def choices() -> list[tuple[str, str]]:
-        return [(label, key) for label, key in st.model_choices() if image_data.image_source(st.by_key[key].latest)]
+        rows = [r for r in st.ranked() if image_data.image_source(r.latest)][:MAX_CHOICES]
+        return [(data.row_label(r), r.key) for r in rows]
 
     def model_images(key: str | None) -> tuple[list[str], str | None, bool, str, list]:
         """(suites, suite shown, Hub button visible, status line, images) for model ``key``."""
-        row = st.by_key.get(key) if key else None
+        row = st.detail_row(key)  # the whole document: its labels caption the images
         where = image_data.image_source(row.latest) if row else None
         if where is None:
             return [], None, False, ("No model here has browsable images: results inside a run folder, or a "
@@ -354,7 +478,7 @@ def images_tab(ctx: AppContext) -> None:
         return gr.Dropdown(choices=suites, value=suite_v), gr.Button(visible=hub), text_v, items
 
     def show(key, suite_v, search_v, from_hub=False):
-        row = st.by_key.get(key) if key else None
+        row = st.detail_row(key)  # the whole document: its labels caption the images
         where = image_data.image_source(row.latest) if row else None
         if where is None or (where[0] == "hub" and not from_hub):
             return gr.Markdown(), gr.Gallery()
@@ -389,7 +513,7 @@ def _status(items: list, where: tuple[str, Any]) -> str:
 
 TABS: list[Tab] = [
     Tab("board", "Leaderboard", leaderboard_tab),
-    Tab("forest", "Forest plots", forest_tab),
+    Tab("forest", FOREST_TITLE, forest_tab),
     Tab("compare", "Compare models", compare_tab),
     Tab("detail", "Model details", detail_tab),
     Tab("images", "Images", images_tab),
@@ -405,6 +529,7 @@ def build_app(results_dir: str | Path | None = None, repo: str | None = None, *,
     """The leaderboard for the results in ``results_dir`` or the Hub dataset ``repo``; with a
     requests queue (``requests_dir`` or ``requests_repo``) also the "Submit a model" tab, and
     rows count as evaluated by the maintainers' workers only when the queue says so."""
+    benchmark.load_tasks()  # the task folders fill the registries once, before the board reads them
     requests = submit_tab.open_requests(requests_dir, requests_repo) \
         if requests_dir is not None or requests_repo is not None else None
     ctx = AppContext(BoardState(Source(results_dir, repo, revision), requests))

@@ -41,8 +41,10 @@ def register(subparsers) -> None:
                f"{' ' * len('usage: ' + p.prog)} [--requests-folder DIR | --requests ORG/NAME] [--port PORT] "
                f"[--host HOST]\n       {p.prog} build-contents [-h] DIR")
     build = sub.add_parser("build-contents", help="(re)build DIR/contents/contents.parquet from the results files",
-                           description="Read and check every results file under DIR once and write the "
-                           "contents table (DIR/contents/contents.parquet) the app reads in one read; the JSON "
-                           "files stay the source of truth.")
+                           description="Bring the contents table (DIR/contents/contents.parquet, one flat row "
+                           "per results file, a typed column per score value and bound; its card in "
+                           "DIR/contents/README.md) up to date with the results files under DIR: only new and "
+                           "changed files (their sha256) are read and checked. The app reads it in one read; the "
+                           "JSON files stay the source of truth.")
     build.add_argument("results_dir", metavar="DIR", type=existing_folder, help="results folder")
     build.set_defaults(func=f"{BODIES}:build_contents_table")

@@ -8,13 +8,16 @@ import argparse
 from pathlib import Path
 
 from submissions.leaderboard import data
-from submissions.leaderboard.contents import build_contents, download_contents, load_board
+from submissions.leaderboard.contents import BuildStats, build_contents, download_contents, load_board
 
 
 def build_contents_table(args: argparse.Namespace) -> int:
-    path, n = build_contents(args.results_dir)
+    stats = BuildStats()
+    path, n = build_contents(args.results_dir, stats, progress=True)
     board = load_board(args.results_dir)
-    print(f"wrote {path}: {n} files, {len(board.submissions)} shown, {len(board.skipped)} skipped")
+    print(f"wrote {path}: {n} files, {len(board.submissions)} shown, {len(board.skipped)} skipped "
+          f"({stats.read} read, {stats.hashed} touched but unchanged, {stats.kept} unchanged, "
+          f"{stats.dropped} gone)")
     return 0
 
 
@@ -23,7 +26,7 @@ def leaderboard(args: argparse.Namespace) -> int:
         raise ValueError("give --results DIR or --repo ORG/NAME (see `t2ibench leaderboard --help`)")
     if args.revision and not args.repo:
         raise ValueError("--revision applies to --repo only")
-    if args.requests is not None and not data.REPO_ID.match(args.requests):
+    if args.requests is not None and not data.is_dataset_id(args.requests):
         raise ValueError(f"--requests takes a Hub dataset id ORG/NAME, got {args.requests!r}")
     if args.results is not None:
         kwargs = {"results_dir": Path(args.results)}

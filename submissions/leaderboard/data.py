@@ -31,6 +31,9 @@ Rules (also in ``docs/leaderboard.md``):
   a family view its scores, "all" every one. When a name has several entries (estimators,
   encoders, subsets) the cell shows one, chosen by :func:`benchmark.present.text.entry_rank`; all of
   them are in the detail view.
+- Rank column: the rank range of each row by the ranking score, from the intervals
+  (:mod:`submissions.leaderboard.ranks`); the table is made one page at a time
+  (:mod:`submissions.leaderboard.paging`), the search, filters and order over every row.
 - Default order: best first by the first headline column, by
   :meth:`ScoreMetadata.badness` (so "closest to 0" scores rank by distance to 0); undefined
   values after, demo rows (built-in tiny models) last.
@@ -42,6 +45,7 @@ import datetime as _dt
 import re
 import threading
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -54,11 +58,14 @@ from benchmark.contract.results import MAX_RESULTS_BYTES, RESULTS_FILE, Unreadab
 from benchmark.contract.run_folder import CONFIG_FILE
 from benchmark.scores.metadata import SCORE_METADATA, column_group
 from benchmark.tasks import task_of_family
-from benchmark.tasks.inputs import declared_inputs, describe_identity, input_of_results_key
+from benchmark.tasks.inputs import declared_inputs, input_of_results_key
 from benchmark.present.text import ESTIMATOR_RANK, OTHER_ESTIMATOR_RANK, entry_rank, md_escape  # noqa: F401
 from benchmark.contract.image_provenance import API, KINDS as IMAGE_SOURCES, SUPPLIED, provenance_kind
 from submissions import provenance
-from benchmark.contract.model_specs import is_builtin
+from submissions.leaderboard.paging import Page, page_of
+from submissions.leaderboard.ranks import RankRange, badness_interval, rank_ranges
+from benchmark.contract.model_specs import hub_id_problem, is_builtin
+from benchmark.contract.times import parse_iso_time
 from submissions.validate import builtin_annotators, check_results, is_demo
 
 #: a results.json ``references`` key as the schema allows it (it becomes a CSS class and a row key)
@@ -67,8 +74,12 @@ REFERENCE_KEY = re.compile(r"[a-z][a-z0-9_]*")
 #: files larger than this are refused from their size, unread (a results document is tens of kB)
 MAX_FILE_BYTES = MAX_RESULTS_BYTES
 HUB_DATASETS = "https://huggingface.co/datasets/"
-# A Hub repo id: safe to put in a URL and a Markdown link as is.
-REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
+
+
+def is_dataset_id(repo: Any) -> bool:
+    """``repo`` is a Hub dataset id ORG/NAME by huggingface_hub's own rule (letters, digits, '.',
+    '_', '-'): safe to put in a URL and a Markdown link as is."""
+    return isinstance(repo, str) and repo.count("/") == 1 and hub_id_problem(repo) is None
 
 
 # --------------------------------------------------------------------------- validation
@@ -85,7 +96,8 @@ def check_document(doc: Any) -> list[str]:
 
 @dataclass(frozen=True)
 class Submission:
-    """One valid results file."""
+    """One valid results file (its derived facts are worked out once: the ranking asks them of
+    every row at every search)."""
 
     doc: dict
     source: str  # path relative to the folder read, for display
@@ -107,7 +119,7 @@ class Submission:
     def revision(self) -> str | None:
         return self.model.get("revision")
 
-    @property
+    @cached_property
     def probes(self) -> str | None:
         """The probe set of the results (``probes``: fingerprint, else source@revision), or None."""
         probes = self.doc.get("probes")
@@ -119,7 +131,7 @@ class Submission:
             return f"{probes['source']}@{probes.get('revision') or ''}"
         return None
 
-    @property
+    @cached_property
     def references(self) -> dict[str, dict]:
         """The reference datasets the scores were made against (results.json ``references``: key ->
         {source, revision, fingerprint}, by key), empty for the papers' protocol (the model's own
@@ -130,12 +142,12 @@ class Submission:
         return {str(k): dict(v) for k, v in sorted(refs.items(), key=lambda kv: str(kv[0]))
                 if REFERENCE_KEY.fullmatch(str(k)) and isinstance(v, Mapping) and v.get("fingerprint")}
 
-    @property
+    @cached_property
     def reference_fingerprint(self) -> str | None:
         """The fingerprints of the references, joined (None for the papers' protocol)."""
         return "+".join(str(r["fingerprint"]) for r in self.references.values()) or None
 
-    @property
+    @cached_property
     def key(self) -> str:
         """Row key: model id, revision, probe set and references ('@', '#' and '|' are in no Hub
         id, so it is unambiguous)."""
@@ -151,17 +163,17 @@ class Submission:
         sub = self.doc.get("submission")
         return sub if isinstance(sub, Mapping) else {}
 
-    @property
+    @cached_property
     def demo(self) -> bool:
         """Built-in tiny random-weight model (or a submission marked demo): meaningless scores."""
         return is_demo(self.doc) or bool(self.submission.get("demo"))
 
-    @property
+    @cached_property
     def family(self) -> str:
         settings = self.doc.get("settings") if isinstance(self.doc.get("settings"), Mapping) else {}
         return str(settings.get("family") or settings.get("kind") or "unknown")
 
-    @property
+    @cached_property
     def suites(self) -> list[str]:
         """Suites with scores (status ``scored``)."""
         return [str(s["name"]) for s in self.doc.get("suites", []) if s.get("status") == "scored"]
@@ -174,7 +186,7 @@ class Submission:
     def images_dataset(self) -> str | None:
         """The submitted images' Hub dataset id, when present and a well-formed repo id."""
         repo = self.submission.get("images_dataset")
-        return repo if isinstance(repo, str) and REPO_ID.match(repo) else None
+        return repo if is_dataset_id(repo) else None
 
 
 @dataclass(frozen=True)
@@ -205,7 +217,7 @@ class Board:
 def parse_time(value: Any) -> _dt.datetime:
     """An ISO 8601 time as an aware datetime; unparsable times sort first."""
     try:
-        t = _dt.datetime.fromisoformat(str(value))
+        t = parse_iso_time(value)
     except ValueError:
         return _dt.datetime.min.replace(tzinfo=_dt.timezone.utc)
     return t if t.tzinfo else t.replace(tzinfo=_dt.timezone.utc)
@@ -242,7 +254,8 @@ _PARSED_LOCK = threading.Lock()
 _FUTURE = "is in the future"
 
 
-def _read_and_check(path: Path, signature: tuple[int, int]) -> _Parsed:
+def read_and_check(path: Path, signature: tuple[int, int]) -> _Parsed:
+    """``path`` read with the package's one results reader and checked (never cached, never raises)."""
     try:
         doc = load_results_file(path, max_bytes=MAX_FILE_BYTES)
     except UnreadableResults as exc:
@@ -272,7 +285,7 @@ def parsed_file(path: Path) -> _Parsed:
         # "not in the future" is the one check that time can change: check that file again
         cached = _Parsed(signature, cached.doc, tuple(check_document(cached.doc)))
     else:
-        cached = _read_and_check(key, signature)
+        cached = read_and_check(key, signature)
     with _PARSED_LOCK:
         _PARSED[key] = cached
     return cached
@@ -331,7 +344,7 @@ DOWNLOAD_MESSAGES = {
 def download_results(repo: str, revision: str | None = None) -> Path:
     """A local copy of the JSON files of Hub results dataset ``repo``; ValueError (one line) when
     it cannot be had (offline, no connection, no such dataset)."""
-    if not REPO_ID.match(repo or ""):
+    if not is_dataset_id(repo):
         raise ValueError(f"--repo takes a Hub dataset id ORG/NAME, got {repo!r}")
     with hub_failures(DOWNLOAD_MESSAGES, error=ValueError, where=f"cannot read results dataset {repo}"):
         return Path(snapshot_download(repo, repo_type="dataset", revision=revision, allow_patterns=["*.json"]))
@@ -491,11 +504,6 @@ class ReferencedPapers:
 REFERENCED_PAPERS = ReferencedPapers()
 
 
-def reference_text(ref: Mapping) -> str:
-    """``SOURCE @ REVISION (fingerprint abcdef123456)`` of a reference."""
-    return describe_identity(ref)
-
-
 def reference_label(sub: Submission) -> str:
     """What the Model cell adds for a row scored against references ("" for the papers' protocol)."""
     return "".join(f" [{input_of_results_key(k).short_label} {str(r['fingerprint'])[:8]}]"
@@ -590,8 +598,10 @@ def suites_html(sub: Submission) -> str:
 # --------------------------------------------------------------------------- the table
 
 
-MODEL_COLUMN, BADGE_COLUMN, SUITES_COLUMN = "Model", "Badge", "Suites"
-BASE_WIDTHS = {MODEL_COLUMN: "210px", BADGE_COLUMN: "84px", SUITES_COLUMN: "62px"}
+MODEL_COLUMN, RANK_COLUMN, BADGE_COLUMN, SUITES_COLUMN = "Model", "Rank", "Badge", "Suites"
+#: the index of the first score column (Model, Rank, Badge, Suites come first)
+FIRST_SCORE = 4
+BASE_WIDTHS = {MODEL_COLUMN: "210px", RANK_COLUMN: "70px", BADGE_COLUMN: "84px", SUITES_COLUMN: "62px"}
 SCORE_WIDTH = "136px"
 
 
@@ -675,14 +685,16 @@ def model_labels(rows: Sequence[ModelRow]) -> dict[str, str]:
 
 @dataclass
 class Table:
-    """The leaderboard table: numbers behind the score cells (they sort), the text shown."""
+    """The leaderboard table (one page of it): numbers behind the score cells (they sort), the text shown."""
 
     headers: list[str]
     values: list[list[Any]]
     display: list[list[str]]
     datatype: list[str]
     widths: list[str]
-    keys: list[str]  # row keys, in row order
+    keys: list[str]  # row keys of the page, in row order
+    page: Page | None = None  # which page of how many matching rows
+    order: list[str] = field(default_factory=list)  # the keys of every matching row, in order
 
     def frame(self) -> pd.DataFrame:
         return pd.DataFrame(self.values, columns=self.headers)
@@ -699,36 +711,75 @@ class Table:
                                                                           for _ in self.display]}}
 
 
+def rank_group(sub: Submission, name: str) -> tuple | None:
+    """Which rows are ranked together by score ``name``: None for demo rows (never ranked), else
+    the reference group for a score a reference changes (never ranked across references)."""
+    if sub.demo:
+        return None
+    return (sub.reference_fingerprint or "",) if SCORE_METADATA[name].paper in REFERENCED_PAPERS else ()
+
+
+def score_ranks(rows: Iterable[ModelRow], name: str | None, suites: Sequence[str] = ()) -> dict[str, RankRange]:
+    """Row key -> its rank range by score ``name`` (:mod:`submissions.leaderboard.ranks`) among
+    ``rows`` with a defined value, in its :func:`rank_group`."""
+    if not name:
+        return {}
+    meta = SCORE_METADATA[name]
+    groups: dict[tuple, list] = {}
+    for r in rows:
+        group = rank_group(r.latest, name)
+        e = headline_entry(r.latest, name, suites) if group is not None else None
+        if e is None or not e.get("defined") or not text.is_number(e.get("value")):
+            continue
+        ci = e.get("ci") if isinstance(e.get("ci"), Mapping) else {}
+        groups.setdefault(group, []).append(
+            (r.key, badness_interval(meta, float(e["value"]), ci.get("low"), ci.get("high"))))
+    out: dict[str, RankRange] = {}
+    for items in groups.values():
+        out.update(rank_ranges(items))
+    return out
+
+
 def leaderboard_table(rows: Sequence[ModelRow], *, suites: Sequence[str] = (), families: Sequence[str] = (),
                       search: str = "", show_demo: bool = True, sort_by: str | None = None,
                       names: Sequence[str] | None = None, view: str | None = OVERVIEW,
-                      evaluated: str = "all", images: str = "all") -> Table:
-    """The leaderboard: one row per model, one "value [low, high]" column per headline score of
-    ``view`` (``names`` overrides it), best first by ``sort_by`` (default: the first column).
+                      evaluated: str = "all", images: str = "all", page: int = 1, page_size: int | None = None,
+                      labels: Mapping[str, str] | None = None, present: Sequence[str] | None = None) -> Table:
+    """The leaderboard: one row per model, a Rank column (the rank range by ``sort_by``, ties
+    marked), one "value [low, high]" column per headline score of ``view`` (``names`` overrides
+    it), best first by ``sort_by`` (default: the first column); with ``page_size`` only page
+    ``page`` of the matching rows is made (:mod:`submissions.leaderboard.paging`).
 
+    Ranks count the rows the filters keep, the search apart (searching does not re-rank).
     Score cells hold the value as a number (None when undefined, so it sorts) and show
     :func:`cell_text`; the Badge and Suites cells are HTML made here from fixed names and
-    escaped text; the Model cell is plain text (the page shows it as text).
+    escaped text; the Model cell is plain text (the page shows it as text). ``labels`` and
+    ``present`` (the headline names the rows have) may be given, worked out once.
     """
-    present = headline_names([r.latest for r in rows], suites)
+    present = headline_names([r.latest for r in rows], suites) if present is None else present
     names = list(names) if names is not None else view_names(present, view)
     if sort_by not in present:
         sort_by = names[0] if names else None
-    kept = sort_rows(filter_rows(rows, suites=suites, families=families, search=search, show_demo=show_demo,
-                                 provenance_filter=evaluated, images=images), sort_by, suites)
-    labels = model_labels(rows)
-    headers = [MODEL_COLUMN, BADGE_COLUMN, SUITES_COLUMN] + [value_column(n) for n in names]
+    filtered = filter_rows(rows, suites=suites, families=families, show_demo=show_demo,
+                           provenance_filter=evaluated, images=images)
+    ranks = score_ranks(filtered, sort_by, suites)
+    ordered = sort_rows(filter_rows(filtered, search=search), sort_by, suites)
+    shown = page_of(len(ordered), page, page_size or max(1, len(ordered)))
+    kept = ordered[shown.start:shown.stop]
+    labels = labels if labels is not None else model_labels(rows)
+    headers = [MODEL_COLUMN, RANK_COLUMN, BADGE_COLUMN, SUITES_COLUMN] + [value_column(n) for n in names]
     values, display = [], []
     for r in kept:
         s = r.latest
-        base = [labels[r.key], badges_html(s), suites_html(s)]
+        rank = ranks.get(r.key)
+        base = [labels[r.key], rank.best if rank else None, badges_html(s), suites_html(s)]
         entries = [headline_entry(s, n, suites) for n in names]
         values.append(base + [rounded(e.get("value")) if e and e.get("defined") else None for e in entries])
-        display.append(base + [cell_text(e) for e in entries])
-    return Table(headers, values, display, datatype=["str", "html", "html"] + ["number"] * len(names),
-                 widths=[BASE_WIDTHS[MODEL_COLUMN], badge_width(r.latest for r in kept), BASE_WIDTHS[SUITES_COLUMN]]
-                 + [SCORE_WIDTH] * len(names),
-                 keys=[r.key for r in kept])
+        display.append([base[0], rank.text() if rank else "", *base[2:]] + [cell_text(e) for e in entries])
+    return Table(headers, values, display, datatype=["str", "number", "html", "html"] + ["number"] * len(names),
+                 widths=[BASE_WIDTHS[MODEL_COLUMN], BASE_WIDTHS[RANK_COLUMN], badge_width(r.latest for r in kept),
+                         BASE_WIDTHS[SUITES_COLUMN]] + [SCORE_WIDTH] * len(names),
+                 keys=[r.key for r in kept], page=shown, order=[r.key for r in ordered])
 
 
 def all_suites(rows: Iterable[ModelRow]) -> list[str]:

@@ -9,12 +9,11 @@ or a configured name for local use. The checks are those of ``t2ibench request``
 
 Escaping: everything shown comes from requests written by others. Table cells are plain
 text (Gradio renders Dataframe strings as text); Markdown text goes through
-:func:`md_escape`. No HTML is built here.
+:func:`benchmark.present.text.md_escape`, the project's one escaper. No HTML is built here.
 """
 
 import getpass
 import os
-import re
 from collections.abc import Callable, Mapping
 from typing import Any, Optional
 
@@ -22,6 +21,7 @@ import gradio as gr
 import pandas as pd
 
 from benchmark.hub.access import HubError
+from benchmark.present.text import md_escape
 from submissions.request_checks import RateLimit, RequestRefused, build_request, resolve_model, submit_request
 from submissions.request_store import RequestStore, Snapshot, open_store
 from submissions.requests import (
@@ -47,13 +47,6 @@ INTRO = ("Ask for a model to be audited: the maintainers' GPU workers take reque
          "leaderboard, marked *evaluated by the maintainers' worker*. The model must be a public diffusers "
          "text-to-image pipeline on the Hugging Face Hub. One request per model commit. Results you computed "
          "yourself go another way: `t2ibench submit` opens a pull request (shown as *self-reported*).")
-
-
-def md_escape(value: Any) -> str:
-    """Text that renders literally inside Markdown (HTML and markup characters escaped)."""
-    text = "" if value is None else str(value)
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\n", " ")
-    return re.sub(r"([\\`*_\[\]{}()#+\-.!|~])", r"\\\1", text)
 
 
 # --------------------------------------------------------------------------- the queue view
@@ -285,6 +278,6 @@ from submissions.provenance import (  # noqa: E402
 
 __all__ = [
     "PENDING", "RUNNING", "FINISHED", "FAILED", "PROVENANCE_CHOICES", "PROVENANCE_SELF", "PROVENANCE_WORKER",
-    "add_submit_tab", "filter_by_provenance", "finished_requests", "md_escape", "open_requests",
+    "add_submit_tab", "filter_by_provenance", "finished_requests", "open_requests",
     "options_from_env", "provenance", "queue_tables", "submit_from_form",
 ]

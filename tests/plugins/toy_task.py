@@ -44,8 +44,10 @@ class BrightnessAnnotator(Annotator):
 
 register_annotator(AnnotatorKind("brightness", BrightnessAnnotator, option="brightness",
                                  default=lambda builtin: "mean-pixel", help="toy brightness annotator"))
-register_score(ScoreMetadata("toy_brightness", "Toy brightness", "Mean pixel value of the images (a toy score).",
-                             "gep", 0.0, 255.0, None, None))
+register_score(ScoreMetadata(
+    name="toy_brightness", display_name="Toy brightness",
+    description="Mean pixel value of the images (a toy score).", paper="gep", min_value=0.0, max_value=255.0,
+    lower_is_better=None, ideal=None))
 
 
 def score_toy(ctx, suites):

@@ -14,19 +14,31 @@ from benchmark.scores.metadata import ScoreMetadata, register_score
 from benchmark.tasks.dalleval.citation import DALLEVAL_PAPER
 
 SCORES = (
-    ScoreMetadata("mad_gender", "Gender MAD", "Mean absolute deviation of the perceived-gender distribution from "
-                  "uniform (2 categories), averaged over professions.", "dalleval", 0.0, 0.5, True, 0.0,
-                  headline=True, absolute_value=True),
-    ScoreMetadata("mad_skin_tone", "Skin tone MAD", "Mean absolute deviation of the Monk Skin Tone distribution "
-                  "from uniform (10 categories), one distribution per prompt, averaged over all prompts.",
-                  "dalleval", 0.0, 0.18, True, 0.0,
-                  headline=True, absolute_value=True),
-    ScoreMetadata("mad_attribute", "Attribute MAD", "Mean absolute deviation of the attribute distribution from "
-                  "uniform (yes / no per attribute).", "dalleval", 0.0, 0.5, True, 0.0, absolute_value=True),
-    ScoreMetadata("average_gender", "Average gender", "Mean perceived gender, male -1 and female +1.", "dalleval",
-                  -1.0, 1.0, None, 0.0),
-    ScoreMetadata("average_skin_tone", "Average skin tone", "Mean Monk Skin Tone (1 lightest to 10 darkest).",
-                  "dalleval", 1.0, 10.0, None, None),
+    ScoreMetadata(
+        name="mad_gender", display_name="Gender MAD",
+        description="Mean absolute deviation of the perceived-gender distribution from "
+                    "uniform (2 categories), averaged over professions.",
+        paper="dalleval", min_value=0.0, max_value=0.5, lower_is_better=True, ideal=0.0, headline=True,
+        absolute_value=True),
+    ScoreMetadata(
+        name="mad_skin_tone", display_name="Skin tone MAD",
+        description="Mean absolute deviation of the Monk Skin Tone distribution "
+                    "from uniform (10 categories), one distribution per prompt, averaged over all prompts.",
+        paper="dalleval", min_value=0.0, max_value=0.18, lower_is_better=True, ideal=0.0, headline=True,
+        absolute_value=True),
+    ScoreMetadata(
+        name="mad_attribute", display_name="Attribute MAD",
+        description="Mean absolute deviation of the attribute distribution from "
+                    "uniform (yes / no per attribute).",
+        paper="dalleval", min_value=0.0, max_value=0.5, lower_is_better=True, ideal=0.0, absolute_value=True),
+    ScoreMetadata(
+        name="average_gender", display_name="Average gender",
+        description="Mean perceived gender, male -1 and female +1.", paper="dalleval", min_value=-1.0,
+        max_value=1.0, lower_is_better=None, ideal=0.0),
+    ScoreMetadata(
+        name="average_skin_tone", display_name="Average skin tone",
+        description="Mean Monk Skin Tone (1 lightest to 10 darkest).", paper="dalleval", min_value=1.0,
+        max_value=10.0, lower_is_better=None, ideal=None),
 )
 
 register_paper(DALLEVAL_PAPER)

@@ -48,8 +48,9 @@ def _score_gender(ctx: ScoringContext, suite: str, frame: pd.DataFrame) -> None:
             continue
         labels = known["label"].astype(str).to_numpy()
         prof = known["profession"].astype(str).to_numpy()
-        m = mad_score(labels, cats, groups=prof, **ctx.options.ci_kwargs())
-        a = average_value_score(labels, values, groups=prof, **ctx.options.ci_kwargs())
+        keys = known["probe_id"].to_numpy()  # paired resampling across runs (t2ibench compare)
+        m = mad_score(labels, cats, groups=prof, keys=keys, **ctx.options.ci_kwargs())
+        a = average_value_score(labels, values, groups=prof, keys=keys, **ctx.options.ci_kwargs())
         note = f"{n_unid} unidentifiable left out" if n_unid else None
         ctx.add("mad_gender", suite, m["mad"], ci=m["mad_ci"], n=m["n_images"], estimator=estimator,
                 annotator=annotator, subset=subset, ci_note=note)
@@ -82,8 +83,9 @@ def _score_skin_tone(ctx: ScoringContext, suite: str, frame: pd.DataFrame) -> No
         mst = known["mst"].astype(int).astype(str).to_numpy()
         prompt = known["prompt"].astype(str).to_numpy()
         note = f"{int((~face).sum())} images without a face left out" if (~face).any() else None
-        m = mad_score(mst, cats, groups=prompt, **ctx.options.ci_kwargs())
-        a = average_value_score(mst, values, groups=prompt, **ctx.options.ci_kwargs())
+        keys = known["probe_id"].to_numpy()
+        m = mad_score(mst, cats, groups=prompt, keys=keys, **ctx.options.ci_kwargs())
+        a = average_value_score(mst, values, groups=prompt, keys=keys, **ctx.options.ci_kwargs())
         ctx.add("mad_skin_tone", suite, m["mad"], ci=m["mad_ci"], n=m["n_images"], annotator=annotator,
                 subset="per prompt", ci_note=note)
         ctx.add("average_skin_tone", suite, a["average"], ci=a["average_ci"], n=a["n_images"],
@@ -124,7 +126,8 @@ def _score_attributes(ctx: ScoringContext, suite: str, frame: pd.DataFrame) -> N
         if neutral.empty:
             continue
         yn = np.where(neutral["label"].astype(float) >= 0.5, "yes", "no")
-        m = mad_score(yn, ["yes", "no"], groups=neutral["attribute"].astype(str).to_numpy(), **ctx.options.ci_kwargs())
+        m = mad_score(yn, ["yes", "no"], groups=neutral["attribute"].astype(str).to_numpy(),
+                      keys=neutral["probe_id"].to_numpy(), **ctx.options.ci_kwargs())
         ctx.add("mad_attribute", suite, m["mad"], ci=m["mad_ci"], n=int(neutral["probe_id"].nunique()),
                 estimator=estimator, annotator=annotator, subset="gender-neutral prompts, per attribute")
         ctx.scored(suite, int(sub["probe_id"].nunique()))

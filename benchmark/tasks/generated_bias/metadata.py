@@ -13,16 +13,25 @@ import math
 from benchmark.papers import register_paper
 from benchmark.scores.metadata import ScoreMetadata, register_score
 from benchmark.tasks.generated_bias.citation import GENERATED_BIAS_PAPER
-from benchmark.tasks.mcas.metadata import MCAS_SUITES
+
+# The MCAS suites these scores are computed over (the MCAS task computes them). Written out, not
+# imported: the MCAS folder imports this one (its checks and headline), so this one imports nothing
+# of it and the two folders depend one way.
+MCAS_SUITES = ("mcas_targets", "mcas_attributes")
 
 SCORES = (
-    ScoreMetadata("diffusion_bias", "Diffusion Bias", "abs(abs(II) - abs(TT)): bias introduced by the diffusion "
-                  "stage.", "diffusion_bias", 0.0, 2.0, True, 0.0, headline=True, absolute_value=True,
-                  spans=MCAS_SUITES),
-    ScoreMetadata("bias_amplification", "Bias Amplification", "abs((ITP + ITA) / (2 TT)): above 1 the model "
-                  "amplifies the text encoder's bias, below 1 it damps it; undefined when TT = 0.", "diffusion_bias",
-                  0.0, math.inf, True, 0.0, absolute_value=True,
-                  spans=MCAS_SUITES),
+    ScoreMetadata(
+        name="diffusion_bias", display_name="Diffusion Bias",
+        description="abs(abs(II) - abs(TT)): bias introduced by the diffusion "
+                    "stage.",
+        paper="diffusion_bias", min_value=0.0, max_value=2.0, lower_is_better=True, ideal=0.0, headline=True,
+        absolute_value=True, spans=MCAS_SUITES),
+    ScoreMetadata(
+        name="bias_amplification", display_name="Bias Amplification",
+        description="abs((ITP + ITA) / (2 TT)): above 1 the model "
+                    "amplifies the text encoder's bias, below 1 it damps it; undefined when TT = 0.",
+        paper="diffusion_bias", min_value=0.0, max_value=math.inf, lower_is_better=True, ideal=0.0,
+        absolute_value=True, spans=MCAS_SUITES),
 )
 
 register_paper(GENERATED_BIAS_PAPER)

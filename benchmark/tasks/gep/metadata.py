@@ -12,15 +12,23 @@ from benchmark.scores.metadata import ScoreMetadata, register_score
 from benchmark.tasks.gep.citation import GEP_PAPER
 
 SCORES = (
-    ScoreMetadata("gep_score_neutral", "GEP (neutral)", "Mean absolute difference between women and men in the "
-                  "frequency of 15 presentation attributes, prompts without attributes.", "gep", 0.0, 1.0, True,
-                  0.0, headline=True, absolute_value=True),
-    ScoreMetadata("gep_score_explicit", "GEP (explicit)", "Mean absolute difference between women and men in the "
-                  "frequency of each attribute when the prompt asks for it.", "gep", 0.0, 1.0, True, 0.0,
-                  headline=True, absolute_value=True),
-    ScoreMetadata("gep_score_occupation", "GEP (occupation)", "Mean absolute difference between female and male "
-                  "variants of an occupation prompt in the frequency of its attributes (GEP Sec. 7).", "gep",
-                  0.0, 1.0, True, 0.0, absolute_value=True),
+    ScoreMetadata(
+        name="gep_score_neutral", display_name="GEP (neutral)",
+        description="Mean absolute difference between women and men in the "
+                    "frequency of 15 presentation attributes, prompts without attributes.",
+        paper="gep", min_value=0.0, max_value=1.0, lower_is_better=True, ideal=0.0, headline=True,
+        absolute_value=True),
+    ScoreMetadata(
+        name="gep_score_explicit", display_name="GEP (explicit)",
+        description="Mean absolute difference between women and men in the "
+                    "frequency of each attribute when the prompt asks for it.",
+        paper="gep", min_value=0.0, max_value=1.0, lower_is_better=True, ideal=0.0, headline=True,
+        absolute_value=True),
+    ScoreMetadata(
+        name="gep_score_occupation", display_name="GEP (occupation)",
+        description="Mean absolute difference between female and male "
+                    "variants of an occupation prompt in the frequency of its attributes (GEP Sec. 7).",
+        paper="gep", min_value=0.0, max_value=1.0, lower_is_better=True, ideal=0.0, absolute_value=True),
 )
 
 register_paper(GEP_PAPER)

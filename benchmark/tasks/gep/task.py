@@ -74,7 +74,7 @@ def _score_pair(ctx: ScoringContext, name: str, suite: str, sub: pd.DataFrame, p
     fn = gep_unbounded if estimator in SIMILARITY_ESTIMATORS else gep
     out = fn(pair[column].astype(float).to_numpy(), pair[group_col].astype(str).to_numpy(),
              pair["attribute"].astype(str).to_numpy(), group_a=ga, group_b=gb,
-             image_ids=pair["probe_id"].to_numpy(), **ctx.options.ci_kwargs())
+             image_ids=pair["probe_id"].to_numpy(), keys=pair["probe_id"].to_numpy(), **ctx.options.ci_kwargs())
     ctx.add(name, suite, out["gep_score"], ci=out["gep_score_ci"], n=int(pair["probe_id"].nunique()),
             estimator=estimator, annotator=annotator, subset=subset,
             ci_note=SIMILARITY_NOTE if estimator in SIMILARITY_ESTIMATORS else None)

@@ -79,12 +79,6 @@ def mcas_text_embedding_rows(encoder: str, texts: pd.DataFrame, text_embeddings:
             for t, r, g, e in zip(texts["text"], texts["role"], texts["target"], _vectors(text_embeddings))]
 
 
-def check_roles(roles: Sequence[str]) -> None:
-    unknown = set(roles) - set(ROLES)
-    if unknown:
-        raise ValueError(f"unknown MCAS roles {sorted(unknown)}")
-
-
 class MCASEmbeddingAnnotator(Annotator):
     """``labels/embeddings.parquet`` rows of one CLIP encoder: every MCAS image (its role from
     its probe row) and every text of the MCAS config (attributes and targets)."""

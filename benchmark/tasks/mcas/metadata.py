@@ -16,21 +16,32 @@ from benchmark.tasks.mcas.citation import MCAS_PAPER
 MCAS_SUITES = ("mcas_targets", "mcas_attributes")
 
 SCORES = (
-    ScoreMetadata("mcas", "MCAS", "Multimodal Composite Association Score: II + ITP + ITA + TT; positive leans male "
-                  "(attribute set A), negative female.", "mcas", -8.0, 8.0, None, 0.0,
-                  headline=True, spans=MCAS_SUITES),
-    ScoreMetadata("II", "Image-Image association", "Association of generated target images with image gender "
-                  "attributes.", "mcas", -2.0, 2.0, None, 0.0,
-                  spans=MCAS_SUITES),
-    ScoreMetadata("ITP", "Image-Text Prompt association", "Association of target texts (prompts / keywords) with "
-                  "image gender attributes.", "mcas", -2.0, 2.0, None, 0.0,
-                  spans=MCAS_SUITES),
-    ScoreMetadata("ITA", "Image-Text Attribute association", "Association of generated target images with text "
-                  "gender attributes.", "mcas", -2.0, 2.0, None, 0.0,
-                  spans=MCAS_SUITES),
-    ScoreMetadata("TT", "Text-Text association", "Association of text targets with text gender attributes "
-                  "(the text encoder's own bias).", "mcas", -2.0, 2.0, None, 0.0,
-                  spans=MCAS_SUITES),
+    ScoreMetadata(
+        name="mcas", display_name="MCAS",
+        description="Multimodal Composite Association Score: II + ITP + ITA + TT; positive leans male "
+                    "(attribute set A), negative female.",
+        paper="mcas", min_value=-8.0, max_value=8.0, lower_is_better=None, ideal=0.0, headline=True,
+        spans=MCAS_SUITES),
+    ScoreMetadata(
+        name="II", display_name="Image-Image association",
+        description="Association of generated target images with image gender "
+                    "attributes.",
+        paper="mcas", min_value=-2.0, max_value=2.0, lower_is_better=None, ideal=0.0, spans=MCAS_SUITES),
+    ScoreMetadata(
+        name="ITP", display_name="Image-Text Prompt association",
+        description="Association of target texts (prompts / keywords) with "
+                    "image gender attributes.",
+        paper="mcas", min_value=-2.0, max_value=2.0, lower_is_better=None, ideal=0.0, spans=MCAS_SUITES),
+    ScoreMetadata(
+        name="ITA", display_name="Image-Text Attribute association",
+        description="Association of generated target images with text "
+                    "gender attributes.",
+        paper="mcas", min_value=-2.0, max_value=2.0, lower_is_better=None, ideal=0.0, spans=MCAS_SUITES),
+    ScoreMetadata(
+        name="TT", display_name="Text-Text association",
+        description="Association of text targets with text gender attributes "
+                    "(the text encoder's own bias).",
+        paper="mcas", min_value=-2.0, max_value=2.0, lower_is_better=None, ideal=0.0, spans=MCAS_SUITES),
 )
 
 register_paper(MCAS_PAPER)

@@ -133,7 +133,8 @@ def score_mcas(ctx: ScoringContext, suites: list[str]) -> None:
     try:
         out = mcas_score(list(use["embedding"]), use["role"].astype(str), use["target"].fillna("").astype(str),
                          encoders=use["encoder"].astype(str), image_ids=np.where(image, use["probe_id"], ""),
-                         drop_targets_without_images=True, **ctx.options.ci_kwargs())
+                         keys=np.where(image, use["probe_id"], ""), drop_targets_without_images=True,
+                         **ctx.options.ci_kwargs())
     except ValueError as exc:
         for s in present:
             ctx.not_scored(s, f"{LABEL_FILES['embeddings'].relpath} cannot be scored: {exc}")

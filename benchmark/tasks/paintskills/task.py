@@ -26,17 +26,17 @@ def _split_subset(skill: str, split: str) -> str:
     return f"N = {split}" if skill == "count" else f"relation: {split}"
 
 
-def _mean_ci(flags: list, opts: ScoringOptions) -> dict | None:
+def _mean_ci(flags: list, opts: ScoringOptions, keys: list | None = None) -> dict | None:
     v = np.asarray(flags, dtype=float)
     if not opts.n_resamples or v.size == 0:
         return None
-    return bootstrap_ci(lambda idx: 100.0 * float(np.mean(v[idx])), v.size, **opts.ci_kwargs()).to_dict()
+    return bootstrap_ci(lambda idx: 100.0 * float(np.mean(v[idx])), v.size, keys=keys, **opts.ci_kwargs()).to_dict()
 
 
 def _score_detector(ctx: ScoringContext, suite: str, skill: str, detector: str | None,
-                    sub: pd.DataFrame) -> np.ndarray | None:
+                    sub: pd.DataFrame) -> tuple[np.ndarray, list] | None:
     """Accuracy of one detector on one suite, per split, and the per-image rows; returns the
-    per-image correctness (for the average over skills)."""
+    per-image correctness and probe ids (for the average over skills)."""
     config = ctx.family_config("paintskills")
     opts = ctx.options
     threshold = ps_probes.threshold(config)
@@ -44,9 +44,10 @@ def _score_detector(ctx: ScoringContext, suite: str, skill: str, detector: str |
     records = sub.to_dict("records")
     truths = [{"target": r["target"], "count": None if pd.isna(r.get("count")) else int(r["count"]),
                "relation": r.get("relation"), "target_b": r.get("target_b")} for r in records]
+    keys = [r["probe_id"] for r in records]  # paired resampling across runs (t2ibench compare)
     try:
         out = evaluate_skill(skill, [Detections.from_record(r) for r in records], truths, threshold=threshold,
-                             object_threshold=ps_probes.object_threshold(config), **opts.ci_kwargs())
+                             object_threshold=ps_probes.object_threshold(config), keys=keys, **opts.ci_kwargs())
     except ValueError as exc:
         ctx.add(f"paintskills_{skill}", suite, None, n=len(sub), annotator=detector,
                 reason=f"{LABEL_FILES['detections'].relpath} cannot be scored: {exc}")
@@ -58,10 +59,10 @@ def _score_detector(ctx: ScoringContext, suite: str, skill: str, detector: str |
                 annotator=detector, subset=_split_subset(skill, split))
     if skill == "count":
         ctx.add("paintskills_count_number", suite, out["count_right_accuracy"], n=n, annotator=detector,
-                ci=_mean_ci([o["count_right"] for o in out["outcomes"]], opts))
+                ci=_mean_ci([o["count_right"] for o in out["outcomes"]], opts, keys))
     elif skill == "spatial":
         ctx.add("paintskills_spatial_objects", suite, out["objects_accuracy"], n=n, annotator=detector,
-                ci=_mean_ci([o["objects_correct"] for o in out["outcomes"]], opts))
+                ci=_mean_ci([o["objects_correct"] for o in out["outcomes"]], opts, keys))
     rows = sub[[c for c in DETECTION_COLUMNS if c in sub.columns]].reset_index(drop=True)
     rows = pd.concat([rows, pd.DataFrame(out["outcomes"])], axis=1)
     rows.insert(0, "detector", detector)
@@ -70,15 +71,16 @@ def _score_detector(ctx: ScoringContext, suite: str, skill: str, detector: str |
     rows["threshold"] = threshold
     ctx.detail("paintskills", rows)
     ctx.scored(suite, n)
-    return np.asarray([o["correct"] for o in out["outcomes"]], float)
+    return np.asarray([o["correct"] for o in out["outcomes"]], float), keys
 
 
-def _average(ctx: ScoringContext, suite: str, detector: str | None, skills: dict[str, np.ndarray]) -> None:
+def _average(ctx: ScoringContext, suite: str, detector: str | None, skills: dict[str, tuple]) -> None:
     """Table 2's "Avg.": with all three skills scored by one detector; the interval resamples
     images within each skill."""
     opts = ctx.options
-    values = np.concatenate(list(skills.values()))
-    strata = np.concatenate([[k] * len(v) for k, v in skills.items()])
+    values = np.concatenate([v for v, _ in skills.values()])
+    keys = [k for _, ks in skills.values() for k in ks]
+    strata = np.concatenate([[k] * len(v) for k, (v, _) in skills.items()])
     names = list(skills)
 
     def avg(idx: np.ndarray) -> float:
@@ -87,7 +89,7 @@ def _average(ctx: ScoringContext, suite: str, detector: str | None, skills: dict
     ci = None
     if opts.n_resamples:
         ci = bootstrap_ci(avg, len(values), strata=strata, confidence_level=opts.confidence_level,
-                          n_resamples=opts.n_resamples, random_state=opts.random_state).to_dict()
+                          n_resamples=opts.n_resamples, random_state=opts.random_state, keys=keys).to_dict()
     ctx.add("paintskills_average", suite, avg(np.arange(len(values))), ci=ci, n=len(values), annotator=detector,
             subset="mean of object, count, spatial")
 
@@ -96,7 +98,7 @@ def score_paintskills(ctx: ScoringContext, suites: list[str]) -> None:
     """Skill accuracy per suite and detector (Table 2), per count N / relation (Fig. 5a), the
     first task of Fig. 5b, the mean of the three skills; one row per image in
     ``scores/paintskills.parquet``."""
-    per_detector: dict[str | None, dict[str, np.ndarray]] = {}
+    per_detector: dict[str | None, dict[str, tuple]] = {}
     last_suite = None
     for suite in suites:
         if not ctx.has_suite(suite):

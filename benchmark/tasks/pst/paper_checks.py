@@ -58,10 +58,6 @@ def load(name: str) -> pd.DataFrame:
     return pd.read_csv(task_data(__file__, f"pst_{name}.csv"), comment="#")
 
 
-def _opposite(gender: str) -> str:
-    return {"male": "female", "female": "male"}[gender]
-
-
 def labels_from_percent_feminine(pct_f: float, n: int) -> list[str]:
     """``n`` perceived genders of which round(n %F / 100) are feminine."""
     k = int(round(n * pct_f / 100.0))

@@ -46,7 +46,8 @@ def _sts_entry(ctx: ScoringContext, name: str, suite: str, persons: pd.DataFrame
     try:
         out = sts(persons["perceived"].astype(str).to_numpy(), persons["stereotyped_gender"].astype(str).to_numpy(),
                   persons["identity"].astype(str).to_numpy(),
-                  unidentifiable=opts.of("pst")["unidentifiable"], **opts.ci_kwargs())
+                  unidentifiable=opts.of("pst")["unidentifiable"], keys=persons["probe_id"].to_numpy(),
+                  **opts.ci_kwargs())
     except ValueError as exc:
         ctx.add(name, suite, None, n=n_img, estimator=estimator, annotator=annotator, subset=subset, reason=str(exc))
         return None

@@ -8,8 +8,9 @@ from benchmark.scores.bootstrap import bootstrap_ci
 from benchmark.scores.metadata import ScoreMetadata, register_score
 from benchmark.tasks.registry import HumanQuestion, Task, TaskReport, register_task
 
-SCORE = register_score(ScoreMetadata("lightness_mean", "Mean lightness", "Mean pixel lightness of the images.",
-                                     "lightness", 0.0, 255.0, None, 127.5, headline=True))
+SCORE = register_score(ScoreMetadata(
+    name="lightness_mean", display_name="Mean lightness", description="Mean pixel lightness of the images.",
+    paper="lightness", min_value=0.0, max_value=255.0, lower_is_better=None, ideal=127.5, headline=True))
 
 def score_lightness(ctx, suites):
     for suite in suites:

@@ -1,0 +1,20 @@
+"""Comparing audits: did a change reduce bias? (``t2ibench compare``, docs/compare.md)
+
+:func:`compare_runs` rescores two or more run folders on the probes they share under one paired
+bootstrap (:class:`benchmark.scores.bootstrap.ResamplePlan`) and returns a :class:`Comparison`
+(``.rows``, ``.to_dict()``): per score the difference, its interval, the Holm-corrected p-value,
+the minimum detectable difference and better / worse by the score's direction. The names load
+lazily, so that ``t2ibench --help`` (which reads :mod:`benchmark.compare.cli`) stays light.
+"""
+
+from importlib import import_module
+
+__all__ = ["CompareError", "Comparison", "compare_runs"]
+_WHERE = {"CompareError": "benchmark.compare.runs", "Comparison": "benchmark.compare.comparison",
+          "compare_runs": "benchmark.compare.comparison"}
+
+
+def __getattr__(name: str):
+    if name in _WHERE:
+        return getattr(import_module(_WHERE[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

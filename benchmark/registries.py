@@ -1,0 +1,251 @@
+"""Every registry of the package, by name -> entry: the papers' citations, the scores' metadata,
+the probe suites and their default configs, the annotator kinds, the label files, the ITA
+variants, the reference-attributes configs and the tasks; and the one ``register_*`` function
+of each. The types of the entries stay beside their code (``benchmark.probes``,
+``benchmark.annotate``, ...), which re-export their registry and ``register_*`` function.
+
+The task folders (``benchmark/tasks/<paper>/``) and plugins fill the registries when they are
+imported. They sit above every registry (they import the registries), so no registry imports
+them: the top package (``benchmark/__init__.py``) installs the loader with
+:func:`install_loader` when ``benchmark`` is imported, and the command line and the library's
+entry points call :func:`benchmark.load_tasks` before they read a registry. A registry read
+before that (a library user reading ``SCORE_METADATA`` first) calls the loader itself
+(:func:`load`): the dependency points down, the loading still happens.
+
+Standard library only: the lowest layer, imported by every other.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Iterator, MutableMapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, TypeVar
+
+__all__ = ["Registry", "install_loader", "load", "set_folder_order", "registration_rank", "caller_module",
+           "SuiteSpec", "PAPERS", "SCORE_METADATA", "SUITES", "PROBE_CONFIGS", "ANNOTATOR_KINDS", "LABEL_FILES",
+           "ITA_VARIANTS", "REFERENCE_CONFIGS", "TASKS", "register_paper", "register_score", "register_suite",
+           "register_probe_config", "register_annotator", "register_label_file", "register_ita_variant",
+           "register_reference_config", "register_task"]
+
+V = TypeVar("V")
+
+_loader: Callable[[], None] | None = None
+_started = False  # the loader is running, or ran and failed
+_done = False
+# Held while the loader runs: another thread reading a registry meanwhile (two queue workers in
+# one process) waits for the whole load instead of reading half-filled registries. Re-entrant
+# because a task folder being imported may read a registry (it gets what is registered so far).
+_loading = threading.RLock()
+_folder_order: list[str] = []
+
+
+def install_loader(loader: Callable[[], None]) -> None:
+    """Name the function that imports the task folders and plugins (the top package's)."""
+    global _loader
+    _loader = loader
+
+
+def load() -> None:
+    """Run the installed loader once: later calls return at once, another thread's call waits
+    until it is done, and a call made by the loader itself (a folder reading a registry) gets
+    what is registered so far."""
+    global _started, _done
+    if _done:
+        return
+    with _loading:
+        if _done or _started or _loader is None:
+            return
+        _started = True
+        _loader()
+        _done = True
+
+
+def set_folder_order(names: list[str]) -> None:
+    """The task folders in the order their entries are listed (set by the task discovery)."""
+    _folder_order[:] = names
+
+
+def registration_rank(module: str) -> tuple[int, int]:
+    """Sort key of something registered by ``module``: the generic modules of the package first,
+    then the task folders in folder order, then plugins. The registries list their entries by
+    it (stable, so registration order breaks ties), whichever module was imported first."""
+    load()
+    parts = module.split(".")
+    if parts[:2] == ["benchmark", "tasks"] and len(parts) > 2 and parts[2] in _folder_order:
+        return (1, _folder_order.index(parts[2]))
+    return (0, 0) if parts[0] == "benchmark" else (2, 0)
+
+
+def caller_module(depth: int = 1) -> str:
+    """The module ``depth`` frames above the caller (as :func:`collections.namedtuple` finds
+    its ``__module__``): who registers an entry, which decides where it is listed."""
+    return str(sys._getframe(depth + 1).f_globals.get("__name__", ""))
+
+
+class Registry(MutableMapping[str, V]):
+    """A name -> entry mapping filled by the task folders and plugins.
+
+    Reading it (a lookup, ``in``, iteration, ``len``) first runs the loader (:func:`load`);
+    entries are listed by :func:`registration_rank` of the module that registered each (the
+    package's generic modules, the task folders in folder order, then plugins), registration
+    order breaking ties. Registering never loads (:meth:`registered` reads without loading).
+    """
+
+    def __init__(self, what: str):
+        self.what = what  # "score", "paper": for messages
+        self._entries: dict[str, V] = {}
+        self._module: dict[str, str] = {}  # name -> module that registered it
+        self._ordered = True
+
+    def register(self, name: str, entry: V, module: str) -> V:
+        self._module.setdefault(name, module)  # a re-registration keeps its place
+        self._ordered = self._ordered and name in self._entries
+        self._entries[name] = entry
+        return entry
+
+    def registered(self, name: str) -> V | None:
+        """The entry registered as ``name`` so far (None), without loading the task folders."""
+        return self._entries.get(name)
+
+    def so_far(self) -> dict[str, V]:
+        """The entries registered so far, without loading the task folders."""
+        return dict(self._entries)
+
+    def _ready(self) -> dict[str, V]:
+        load()
+        if not self._ordered:
+            self._ordered = True
+            self._entries = dict(sorted(self._entries.items(), key=lambda kv: registration_rank(self._module[kv[0]])))
+        return self._entries
+
+    def __getitem__(self, name: str) -> V:
+        return self._ready()[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._ready()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._ready())
+
+    def __len__(self) -> int:
+        return len(self._ready())
+
+    def __setitem__(self, name: str, entry: V) -> None:
+        self.register(name, entry, self._module.get(name, ""))
+
+    def __delitem__(self, name: str) -> None:
+        del self._entries[name]
+        del self._module[name]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.what}: {', '.join(self)})"
+
+
+@dataclass(frozen=True)
+class SuiteSpec:
+    """What a suite is: its name, family (config file), paper, and builder
+    (``build(config) -> pandas.DataFrame``, :mod:`benchmark.probes.registry`)."""
+
+    name: str
+    family: str
+    paper: str
+    summary: str
+    build: Callable[[dict], Any]
+    # Markdown for the dataset card: what the suite is and the choices made where
+    # the paper is silent.
+    card: str = ""
+    expected_rows: int | None = None  # with the default config
+    extra: dict = field(default_factory=dict)
+
+
+PAPERS: Registry = Registry("paper")  # key -> benchmark.papers.Paper
+SCORE_METADATA: Registry = Registry("score")  # name -> benchmark.scores.metadata.ScoreMetadata
+SUITES: Registry[SuiteSpec] = Registry("suite")
+PROBE_CONFIGS: Registry[Path] = Registry("probe config")  # probe family -> its default YAML file
+ANNOTATOR_KINDS: Registry = Registry("annotator kind")  # name -> benchmark.annotate.kinds.AnnotatorKind
+LABEL_FILES: Registry = Registry("label file")  # name -> benchmark.annotate.label_files.LabelFile
+ITA_VARIANTS: Registry = Registry("ITA variant")  # name -> benchmark.annotate.skin_tone.ItaVariant
+REFERENCE_CONFIGS: Registry = Registry("reference config")  # name -> benchmark.reference_attributes.ReferenceConfig
+TASKS: Registry = Registry("task")  # name -> benchmark.tasks.registry.Task
+
+
+def register_paper(paper: Any) -> Any:
+    """Add a paper's citation (from its task folder, or a plugin's)."""
+    if PAPERS.registered(paper.key) not in (None, paper):
+        raise ValueError(f"paper {paper.key!r} is already cited differently")
+    return PAPERS.register(paper.key, paper, caller_module())
+
+
+def register_score(meta: Any) -> Any:
+    """Add a score's metadata (from its task folder's ``metadata.py``, or a plugin's); a score
+    cannot be redefined."""
+    if SCORE_METADATA.registered(meta.name) not in (None, meta):
+        raise ValueError(f"score {meta.name!r} already has other metadata")
+    if meta.min_value > meta.max_value:
+        raise ValueError(f"score {meta.name!r}: min {meta.min_value} > max {meta.max_value}")
+    return SCORE_METADATA.register(meta.name, meta, caller_module())
+
+
+def register_suite(
+    name: str, *, family: str, paper: str, summary: str, card: str = "", expected_rows: int | None = None
+) -> Callable[[Callable[[dict], Any]], Callable[[dict], Any]]:
+    """Decorator registering ``build(config) -> DataFrame`` as suite ``name``."""
+
+    def wrap(fn: Callable[[dict], Any]) -> Callable[[dict], Any]:
+        if SUITES.registered(name) is not None:
+            raise ValueError(f"suite {name!r} is registered twice")
+        spec = SuiteSpec(name=name, family=family, paper=paper, summary=summary, build=fn, card=card.strip(),
+                         expected_rows=expected_rows)
+        SUITES.register(name, spec, fn.__module__)
+        return fn
+
+    return wrap
+
+
+def register_probe_config(family: str, path: str | Path) -> Path:
+    """Name ``path`` as the default config of probe family ``family``."""
+    return PROBE_CONFIGS.register(family, Path(path), caller_module())
+
+
+def register_annotator(kind: Any) -> Any:
+    """Add an annotator kind (:class:`benchmark.annotate.kinds.AnnotatorKind`)."""
+    if ANNOTATOR_KINDS.registered(kind.name) not in (None, kind):
+        raise ValueError(f"annotator kind {kind.name!r} is registered twice")
+    return ANNOTATOR_KINDS.register(kind.name, kind, kind.module)
+
+
+def register_label_file(spec: Any) -> Any:
+    """Add a label file (a new annotator's output); registering the same spec twice is a no-op."""
+    if LABEL_FILES.registered(spec.name) not in (None, spec):
+        raise ValueError(f"label file {spec.name!r} is registered twice with different columns")
+    missing = [c for c in spec.key if c not in spec.columns]
+    if missing:
+        raise ValueError(f"label file {spec.name!r}: key columns {missing} are not among its columns")
+    return LABEL_FILES.register(spec.name, spec, caller_module())
+
+
+def register_ita_variant(variant: Any) -> Any:
+    """Add an ITA variant (:class:`benchmark.annotate.skin_tone.ItaVariant`)."""
+    if ITA_VARIANTS.registered(variant.name) not in (None, variant):
+        raise ValueError(f"ITA variant {variant.name!r} is registered twice")
+    return ITA_VARIANTS.register(variant.name, variant, caller_module())
+
+
+def register_reference_config(config: Any) -> Any:
+    """Declare a config to the reference-attributes reader (in the order the configs are read and listed)."""
+    if REFERENCE_CONFIGS.registered(config.name) not in (None, config):
+        raise ValueError(f"reference config {config.name!r} is declared twice")
+    return REFERENCE_CONFIGS.register(config.name, config, caller_module())
+
+
+def register_task(task: Any) -> Any:
+    """Add a task (:class:`benchmark.tasks.registry.Task`); one task per probe family."""
+    if TASKS.registered(task.name) not in (None, task):
+        raise ValueError(f"task {task.name!r} is registered twice")
+    other = [name for name, t in TASKS.so_far().items() if t.family == task.family and name != task.name]
+    if other:
+        raise ValueError(f"probe family {task.family!r} is already scored by task {other[0]!r}")
+    return TASKS.register(task.name, task, task.score.__module__)

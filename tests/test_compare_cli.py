@@ -1,0 +1,86 @@
+"""End to end: ``t2ibench compare`` on two real ``builtin:tiny-sd`` audits of the same probes, one
+made with another ``guidance_scale``: the table, compare.json, the Markdown and the forest plot,
+the built-in model warning, and the exit status of ``--fail-if-worse``."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from benchmark.cli import main
+
+
+def _t2ibench(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "benchmark.cli", *map(str, args)], capture_output=True, text=True,
+                          env=env, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def other_guidance(tiny_audit, tmp_path_factory):
+    """The tiny audit again (same suites, limit and resamples) with guidance_scale 2."""
+    root = tmp_path_factory.mktemp("guidance")
+    env = {**os.environ, "T2IBENCH_CACHE": str(root / "cache"), "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    proc = _t2ibench("run", "--model", "builtin:tiny-sd", "--suites", "gep_neutral", "pst_single", "--limit", "4",
+                     "--n-resamples", "50", "--set", "guidance_scale=2", "--quiet", "--out", root / "run", env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return root / "run"
+
+
+def test_compare_two_tiny_audits(tiny_audit, other_guidance, tmp_path, capsys):
+    out = tmp_path / "compare.json"
+    proc = _t2ibench("compare", tiny_audit, other_guidance / "results.json", "--out", out, "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("WARNING: Scores from a tiny random-weight model: meaningless")
+    assert any(line.startswith("score ") and "Δ [95% CI]" in line and "MDD" in line and "p (Holm)" in line
+               for line in lines)
+    text = " ".join(proc.stdout.split())
+    assert "paired by (probe, seed)" in text and "Holm-corrected" in text
+    doc = json.loads(out.read_text())
+    assert next(iter(doc)) == "warning" and "meaningless" in doc["warning"]
+    (pairing,) = doc["pairings"]
+    n_probes = len(pd.read_parquet(tiny_audit / "manifest.parquet"))
+    assert pairing["same_probe_set"] and pairing["n_common_probes"] == n_probes
+    assert doc["method"]["n_resamples"] == 50
+    settings = [r["settings"]["guidance_scale"] for r in doc["runs"]]
+    assert settings[0] != settings[1] == 2
+    names = {r["name"] for r in doc["scores"] if r["status"] == "compared"}
+    assert {"gep_score_neutral", "sts_occupation_single"} <= names
+    for r in doc["scores"]:
+        if r["status"] == "compared":
+            assert r["ci"][0] <= r["estimate"] + 1e-9 or r["ci"][1] >= r["estimate"] - 1e-9
+            assert r["mdd"] >= 0 and 0 <= r["p_holm"] <= 1
+    md = out.with_suffix(".md").read_text()
+    assert "| score | estimator |" in md and "meaningless" in md
+    assert out.with_suffix(".png").read_bytes()[:4] == b"\x89PNG"
+
+    worse = doc["summary"]["significantly_worse"]
+    assert main(["compare", str(tiny_audit), str(other_guidance), "--quiet", "--fail-if-worse", "all"]) == \
+        (1 if worse else 0)
+    capsys.readouterr()
+    # the baseline against itself: nothing can be worse
+    assert main(["compare", str(tiny_audit), str(tiny_audit), "--quiet", "--fail-if-worse", "all"]) == 0
+    assert "no sig. change" in capsys.readouterr().out
+
+
+def test_leaderboard_compare_tab_runs_the_paired_test_on_two_run_folders(tiny_audit, other_guidance):
+    """The leaderboard's Compare tab asks the same compare_runs for two rows of run folders; a row
+    read from a results file alone gets one line saying why there is no paired test."""
+    from submissions.leaderboard.data import Submission
+    from submissions.leaderboard.paired import paired_markdown
+
+    def submission(run, run_dir):
+        path = run / "results.json"
+        return Submission(doc=json.loads(path.read_text()), source=path.name, path=path, run_dir=run_dir)
+
+    md = paired_markdown([submission(tiny_audit, tiny_audit), submission(other_guidance, other_guidance)])
+    assert "| score | estimator |" in md and "meaningless" in md and "Holm" in md
+    assert "gep\\_score\\_neutral" in md or "gep_score_neutral" in md or "GEP" in md
+    lone = paired_markdown([submission(tiny_audit, tiny_audit), submission(other_guidance, None)])
+    assert lone.startswith("No paired test") and "run folder" in lone and "|" not in lone
+    assert "exactly two" in paired_markdown([submission(tiny_audit, tiny_audit)])
