@@ -47,9 +47,10 @@ from benchmark.contract import run_folder as rf  # noqa: E402
 from benchmark.annotate.clip_labels import existence_rows  # noqa: E402
 from benchmark.annotate.label_files import LABEL_FILES, write_label_rows  # noqa: E402
 from benchmark.tasks.mcas.embeddings import mcas_image_rows, mcas_text_embedding_rows, mcas_text_table  # noqa: E402
+from benchmark.tasks.mcas.inputs import GENERATED_BIAS_ENCODERS  # noqa: E402
 from benchmark.annotate.skin_tone import MST_ITA, HaarFaceDetector, SkinToneAnnotator, nearest_mst  # noqa: E402
 from benchmark.annotate.vqa_labels import perceived_gender_label, presence_label  # noqa: E402
-from benchmark.models.defaults import DEFAULT_ENCODER, DEFAULT_VQA, GENERATED_BIAS_ENCODERS  # noqa: E402
+from benchmark.models.defaults import DEFAULT_ENCODER, DEFAULT_VQA  # noqa: E402
 from benchmark.models.detector import DEFAULT_DETECTOR, Detections  # noqa: E402
 from benchmark.probes import get_suite, list_suites, load_config  # noqa: E402
 from benchmark.tasks.paintskills.scenes import CLASSES  # noqa: E402

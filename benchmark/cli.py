@@ -113,7 +113,7 @@ def folder_annotator_kinds() -> list:
 def add_annotator_args(p: argparse.ArgumentParser) -> None:
     """The annotator options of ``run`` and ``annotate``: the generic ones, and one generated from
     each annotator kind a task folder declares (``--<option>``; a list for a ``many`` kind)."""
-    p.add_argument("--encoder", help="CLIP encoder for GEP (default open_clip:ViT-L-14:openai; builtin:tiny-clip "
+    p.add_argument("--encoder", help="CLIP encoder of the attribute-existence labels (default open_clip:ViT-L-14:openai; builtin:tiny-clip "
                    "for builtin models)")
     generated = []
     for kind in folder_annotator_kinds():
@@ -123,7 +123,7 @@ def add_annotator_args(p: argparse.ArgumentParser) -> None:
                        help=kind.help or f"model of the {kind.name} annotator")
         generated.append(kind.option)
     p.add_argument("--vqa", help="VQA model for gender / attribute questions (default Salesforce/blip2-opt-2.7b)")
-    p.add_argument("--detector", help="object detector for PaintSkills: a DETR Hub ID or folder (default "
+    p.add_argument("--detector", help="object detector of the scene probes: a DETR Hub ID or folder (default "
                    "facebook/detr-resnet-50; builtin:tiny-detr for builtin models; a folder from "
                    "`t2ibench train-detector`), or none")
     p.add_argument("--vqa-mode", choices=("closed-set", "generate"), help="closed-set (default): score each "

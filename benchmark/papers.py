@@ -25,6 +25,7 @@ class Paper:
     url: str
     bibtex: str
     label: str = ""  # the short name the project cites it by ("GEP"); the key when empty
+    prompt_source: str = ""  # where its prompt lists come from, and their licence (the probe dataset card)
 
     @property
     def short(self) -> str:

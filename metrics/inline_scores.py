@@ -2,8 +2,9 @@
 
 evaluate's modules are self-contained scripts: a Space or a fresh environment holding only
 ``evaluate`` and the module's ``requirements.txt`` must be able to load them, so a module
-cannot import the ``benchmark`` package. ``benchmark.scores`` stays the one place the
-formulas are written and tested; this build step copies, for every module, the functions,
+cannot import the ``benchmark`` package. Each paper's folder (``benchmark/tasks/<paper>/scores.py``,
+with what the papers share in ``benchmark.scores``) stays the one place its formulas are
+written and tested; this build step copies, for every module, the functions,
 classes and constants its hand-written part uses (and, transitively, what they use) into a
 marked block of ``metrics/<name>/<name>.py``, and writes the module's ``requirements.txt``
 from the imports that block needs, pinned as pyproject.toml pins them.
@@ -33,19 +34,19 @@ END = "# ---- END COPIED FROM benchmark ----"
 
 # What each module's hand-written part uses: "module:name", plus the imports it needs itself.
 INLINED = {
-    "gep": (["benchmark.tasks.gep.citation:GEP_PAPER", "benchmark.scores.gep:gep"], ["import datasets", "import evaluate"]),
-    "mad": (["benchmark.tasks.dalleval.citation:DALLEVAL_PAPER", "benchmark.scores.mad:average_value_score",
-             "benchmark.scores.mad:mad_score"], ["import datasets", "import evaluate"]),
-    "pst_sts": (["benchmark.tasks.pst.citation:PST_PAPER", "benchmark.scores.sts:sts"],
+    "gep": (["benchmark.tasks.gep.citation:GEP_PAPER", "benchmark.tasks.gep.scores:gep"], ["import datasets", "import evaluate"]),
+    "mad": (["benchmark.tasks.dalleval.citation:DALLEVAL_PAPER", "benchmark.tasks.dalleval.scores:average_value_score",
+             "benchmark.tasks.dalleval.scores:mad_score"], ["import datasets", "import evaluate"]),
+    "pst_sts": (["benchmark.tasks.pst.citation:PST_PAPER", "benchmark.tasks.pst.scores:sts"],
                 ["import datasets", "import evaluate"]),
     "mcas": (["benchmark.tasks.mcas.citation:MCAS_PAPER", "benchmark.tasks.generated_bias.citation:GENERATED_BIAS_PAPER",
-              "benchmark.scores.mcas:mcas_score"], ["import datasets", "import evaluate"]),
+              "benchmark.tasks.mcas.scores:mcas_score"], ["import datasets", "import evaluate"]),
     "human_agreement": (["benchmark.tasks.gep.citation:GEP_PAPER", "benchmark.tasks.pst.citation:PST_PAPER",
                          "benchmark.scores.agreement:binary_agreement", "benchmark.scores.agreement:vector_agreement"],
                         ["import datasets", "import evaluate"]),
     "paintskills_accuracy": (["benchmark.tasks.dalleval.citation:DALLEVAL_PAPER", "benchmark.models.detector:Detections",
-                              "benchmark.scores.paintskills:DEFAULT_THRESHOLD", "benchmark.scores.paintskills:SKILLS",
-                              "benchmark.scores.paintskills:evaluate_skill"],
+                              "benchmark.tasks.paintskills.scores:DEFAULT_THRESHOLD", "benchmark.tasks.paintskills.scores:SKILLS",
+                              "benchmark.tasks.paintskills.scores:evaluate_skill"],
                              ["import datasets", "import evaluate", "import numpy as np"]),
 }
 # Import name -> distribution on the package index, for requirements.txt.

@@ -132,7 +132,7 @@ def test_dtype_spellings_match_the_models():
 
 def test_paintskills_skills_spelled_for_help_match_the_scores():
     from benchmark.tasks.paintskills.cli import SKILLS
-    from benchmark.scores.paintskills import SKILLS as SCORED
+    from benchmark.tasks.paintskills.scores import SKILLS as SCORED
 
     assert SKILLS == SCORED
 

@@ -20,10 +20,10 @@ from scipy import stats
 
 from benchmark.compare.paired import holm, paired_difference
 from benchmark.scores.bootstrap import PLANNED_RESAMPLES, ResamplePlan, resample_plan
-from benchmark.scores.mad import mad_score
+from benchmark.tasks.dalleval.scores import mad_score
 from benchmark.scores.metadata import get_metadata
-from benchmark.scores.paintskills import skill_accuracy
-from benchmark.scores.sts import sts
+from benchmark.tasks.paintskills.scores import skill_accuracy
+from benchmark.tasks.pst.scores import sts
 
 NAMES = ("mad_gender", "sts_occupation_single", "paintskills_object")
 N_SIMULATIONS = 200

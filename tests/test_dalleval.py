@@ -13,7 +13,7 @@ import yaml
 from benchmark.tasks.paper_checks import all_checks
 from benchmark.probes import build_suite, get_suite, load_config
 from benchmark.tasks.dalleval import probes as dp
-from benchmark.scores.mad import (
+from benchmark.tasks.dalleval.scores import (
     average_value_score,
     category_distribution,
     mad,

@@ -49,9 +49,9 @@ def test_base_modules_import_no_optional_dependency():
     # A fresh interpreter: the base paths (probes, scores, results, validation, the CLI parser
     # with every command) must not import a heavy package at module level.
     code = ("import sys\n"
-            "import benchmark.scores.gep, benchmark.scores.mad, benchmark.scores.sts, benchmark.scores.mcas\n"
-            "import benchmark.scores.agreement, benchmark.scores.paintskills, benchmark.scores.existence\n"
-            "import benchmark.scores.diffusion_bias, benchmark.scores.metadata, benchmark.probes.dataset\n"
+            "import benchmark.tasks.gep.scores, benchmark.tasks.dalleval.scores, benchmark.tasks.pst.scores, benchmark.tasks.mcas.scores\n"
+            "import benchmark.scores.agreement, benchmark.tasks.paintskills.scores, benchmark.scores.existence\n"
+            "import benchmark.tasks.generated_bias.scores, benchmark.scores.metadata, benchmark.probes.dataset\n"
             "import benchmark.contract.results, benchmark.hub.dataset_layout, benchmark.tasks.paper_checks, benchmark.models\n"
             "import benchmark.runner.pipeline, benchmark.runner.report, submissions.validate, submissions.submit\n"
             "import benchmark.cli\n"

@@ -16,7 +16,8 @@ from benchmark.annotate.cross_modal import (
     train_cross_modal_classifiers,
 )
 from benchmark.scores.existence import attribute_query, calibrated_clip_existence, clip_existence, existence_for_rows
-from benchmark.scores.gep import attribute_frequencies, gep, gep_score_from_vector, gep_unbounded, gep_vector
+from benchmark.tasks.gep.classifiers import sentence_parts
+from benchmark.tasks.gep.scores import attribute_frequencies, gep, gep_score_from_vector, gep_unbounded, gep_vector
 
 MODELS = ["CogView2", "DALLE-2", "Stable Diffusion"]
 # Table 3 (GEP_human)
@@ -26,6 +27,8 @@ TABLE_3 = {("CogView2", "neutral"): 0.02, ("DALLE-2", "neutral"): 0.05, ("Stable
 TABLE_13_STABLE = [0.03, -0.04, -0.09, -0.02, -0.14, 0.09, 0.05, -0.16, -0.14, -0.01, -0.08, -0.04, -0.07, 0.00, -0.04]
 TABLE_14_DALLE = [0.07, -0.14, -0.03, -0.01, -0.18, 0.88, 0.19, -0.01, -0.03, 0.03, -0.01, -0.05, -0.06, -0.05, 0.04]
 ATTRS = list(gep_checks.ATTRIBUTE_LABELS.values())
+#: the CLS training sentences of the GEP probe config (contexts, templates)
+SENTENCES = sentence_parts(load_config("gep"))
 
 
 @pytest.fixture(scope="module")
@@ -213,7 +216,7 @@ def test_cls_training_sentences_and_order_are_the_releases():
         seen.append(list(texts))
         return bag_of_words(texts)
 
-    clf = train_cross_modal_classifiers(["in a dress"], recording, n_classifiers=3)
+    clf = train_cross_modal_classifiers(["in a dress"], recording, **SENTENCES, n_classifiers=3)
     k = attrs.index("in a dress") + 1
     assert seen == [release[:48], release[48 * k:48 * k + 48]]
     rows = release[:48] + release[48 * k:48 * k + 48]
@@ -265,7 +268,7 @@ def test_cls_separates_images_with_and_without_the_attribute():
     attrs = ATTRS[:6]
     present = rng.random((160, len(attrs))) < 0.3
     imgs = _synthetic_images(present, attrs, ["woman", "man"] * 80, noise=1.0, rng=rng)
-    cls = cross_modal_existence(imgs, attrs, bag_of_words)
+    cls = cross_modal_existence(imgs, attrs, bag_of_words, **SENTENCES)
     assert cls.shape == (160, 6) and np.all((cls >= 0) & (cls <= 1))
     aucs = [roc_auc_score(present[:, j], cls[:, j]) for j in range(len(attrs))]
     assert min(aucs) > 0.85, aucs
@@ -282,7 +285,7 @@ def test_cls_recovers_the_sign_of_gender_differences():
     rates = {"woman": [0.6, 0.1, 0.3], "man": [0.05, 0.5, 0.3]}
     present = np.array([[rng.random() < rates[g][j] for j in range(3)] for g in genders])
     imgs = _synthetic_images(present, attrs, list(genders), noise=1.0, rng=rng)
-    cls = cross_modal_existence(imgs, attrs, bag_of_words)
+    cls = cross_modal_existence(imgs, attrs, bag_of_words, **SENTENCES)
     rows = np.repeat(np.arange(2 * n), 3)
     row_attrs = attrs * (2 * n)
     auto = gep(existence_for_rows(cls, attrs, rows, row_attrs), list(np.repeat(genders, 3)), row_attrs,
@@ -304,7 +307,7 @@ def test_cls_training_setup():
         seen.append(list(texts))
         return bag_of_words(texts)
 
-    clf = train_cross_modal_classifiers(["in boots", "with a tie"], recording, random_state=3)
+    clf = train_cross_modal_classifiers(["in boots", "with a tie"], recording, **SENTENCES, random_state=3)
     assert [len(t) for t in seen] == [48, 48, 48]  # negatives once, then 48 positives per attribute
     assert "A man sitting at a table." in seen[0] and "A person with a tie holding an umbrella." in seen[2]
     for a in ("in boots", "with a tie"):
@@ -314,11 +317,11 @@ def test_cls_training_setup():
         p = models[0].get_params()
         for k, v in SGD_PARAMS.items():
             assert p[k] == v
-    literal = train_cross_modal_classifiers(["in boots"], bag_of_words, n_classifiers=2,
+    literal = train_cross_modal_classifiers(["in boots"], bag_of_words, **SENTENCES, n_classifiers=2,
                                             sgd_params={"learning_rate": "constant", "eta0": 1e-3})
     assert literal.models["in boots"][0].get_params()["learning_rate"] == "constant"
     # occupation setup: labels differ from the sentence phrases, other people
-    occ = train_cross_modal_classifiers(["glasses"], recording, phrases={"glasses": "with glasses"},
+    occ = train_cross_modal_classifiers(["glasses"], recording, **SENTENCES, phrases={"glasses": "with glasses"},
                                         people=["A female lawyer", "A male lawyer", "A lawyer"], n_classifiers=1)
     assert "A lawyer with glasses sitting at a table." in seen[-1] and occ.attributes == ["glasses"]
 
@@ -346,7 +349,7 @@ def test_existence_bad_input():
     with pytest.raises(ValueError, match="repeats"):
         clip_existence(imgs, ["in boots", "in boots"], bag_of_words)
     with pytest.raises(ValueError, match="unknown attributes"):
-        train_cross_modal_classifiers(["in boots"], bag_of_words, phrases={"glasses": "with glasses"})
+        train_cross_modal_classifiers(["in boots"], bag_of_words, **SENTENCES, phrases={"glasses": "with glasses"})
     with pytest.raises(ValueError, match="expected one of"):
         existence_for_rows(np.ones((2, 1)), ["in boots"], [0], ["in a hat"])
     with pytest.raises(ValueError, match="index"):
@@ -376,7 +379,7 @@ def test_tiny_open_clip_end_to_end():
     for est in (clip_existence, calibrated_clip_existence):
         out = est(imgs, attrs, embed_text)
         assert out.shape == (6, 2) and np.all(np.isfinite(out))
-    cls = cross_modal_existence(imgs, attrs, embed_text, n_classifiers=2)
+    cls = cross_modal_existence(imgs, attrs, embed_text, **SENTENCES, n_classifiers=2)
     assert cls.shape == (6, 2) and np.all((cls >= 0) & (cls <= 1))
 
 
@@ -389,8 +392,11 @@ def test_the_gep_task_gives_the_clip_annotator_its_classifier_groups():
     cfg = load_config("gep")
     classifiers = get_task("gep").annotators["clip_existence"]
     assert classifiers({"setting": "neutral"}, cfg) == ("main", {"people": ["A man", "A woman", "A person"],
-                                                                 "phrases": {}})
-    assert classifiers({"setting": "explicit"}, cfg) == default_classifiers({}, cfg)
+                                                                 "phrases": {}, **SENTENCES})
+    assert classifiers({"setting": "explicit"}, cfg) == ("main", {**default_classifiers({}, cfg)[1], **SENTENCES})
+    assert SENTENCES == {"contexts": cfg["contexts"], "positive_template": cfg["templates"]["explicit"],
+                         "negative_template": cfg["templates"]["neutral"]}
     group, kwargs = classifiers({"setting": "occupation"}, cfg)
     assert group == "occupation" and kwargs["people"] == list(cfg["occupation"]["classifier_people"])
     assert kwargs["phrases"] == dict(cfg["occupation"]["classifier_phrases"])
+    assert {k: kwargs[k] for k in SENTENCES} == SENTENCES  # one set of sentences for both groups

@@ -12,10 +12,12 @@
 * no function of ``benchmark`` is longer than 80 lines;
 * fewer than 10% of the internal imports of ``benchmark`` sit inside a function (the rest
   at the top of their file, so the module graph is visible to a reader);
-* outside ``benchmark/tasks/`` (one folder per paper), ``tests/``, ``docs/``, the formula
-  modules of ``benchmark/scores/``, ``metrics/`` and ``dataset_builders/``, no source file
-  names a suite or a paper in its code (docstrings and comments may cite them);
-  ``STILL_NAMING_PAPERS``, the files that still did with their count, is empty.
+* outside ``benchmark/tasks/`` (one folder per paper, its formulas in ``scores.py``) and the
+  ``metrics/`` generated from them, no source file of ``benchmark/``, ``submissions/``,
+  ``dataset_builders/`` or ``bench/`` names a paper, task folder, suite or score (the names the
+  registries hold, any case, whole words) in its code or strings; docstrings and comments are
+  left out, as they cite the paper a method comes from. ``STILL_NAMING_PAPERS`` lists the files
+  that still do, each with its count and the reason.
 """
 
 from __future__ import annotations
@@ -189,19 +191,67 @@ def test_few_internal_imports_inside_functions():
 
 # --------------------------------------------------------------------------- no paper named outside its folder
 
-PAPER_NAME = re.compile(r"gep_|dalleval|paintskills|pst_|mcas|diffusion_bias|generated_bias")
-#: Files that still name a paper or suite in their code, with how many names or strings do: none
-#: is left (issue 21, the last was the reference-attributes reader). No file joins.
-STILL_NAMING_PAPERS: dict[str, int] = {}
+#: Where the check looks: every source file but the paper folders (``benchmark/tasks/``) and the
+#: evaluate modules generated from them (``metrics/``).
+NAMING_ROOTS = ("benchmark", "submissions", "dataset_builders", "bench")
+#: Score names that are also ordinary abbreviations, left out of the names looked for: the MCAS
+#: components II, ITA, ITP, TT (ITA is also the skin-tone Individual Typology Angle of the shared
+#: ``benchmark/scores/skin_tone.py``; ">II" is a struct format).
+SHORT_SCORE_NAMES = 3
+#: Files that still name a paper, suite or score in their code or strings: how many times, and why.
+#: A file that names one more time, or joins, fails; one that names fewer fails until its count is
+#: lowered.
+STILL_NAMING_PAPERS: dict[str, tuple[int, str]] = {
+    "benchmark/contract/results.py": (2, "CI_EXCLUDES_ESTIMATE_NOTE is written into results.json and matched by "
+                                         "`t2ibench validate`: rewording it would fail published results"),
+    "benchmark/scores/skin_tone.py": (1, "MST_SOURCE is the path in the upstream repository j-min/DallEval the "
+                                         "swatch values were copied from, not a reference to the task"),
+    "dataset_builders/human_labels.py": (44, "a builder of one paper's human-label dataset; to move into its folder"),
+    "dataset_builders/paintskills.py": (23, "the scene dataset builder of one paper; to move into its folder"),
+    "dataset_builders/reference_attributes.py": (68, "the reference-attributes dataset of the association scores; "
+                                                     "to move into its folder"),
+    "bench/scoring_cpu.py": (23, "a timing script: the suites and papers it times are its workload"),
+    "bench/annotation.py": (15, "a timing script: the suites it annotates are its workload"),
+    "bench/annotator_models.py": (8, "a timing script: the suites it annotates are its workload"),
+    "bench/generation.py": (4, "a timing script: the suites it generates are its workload"),
+    "bench/full_audit.py": (2, "a timing script: the suites it runs are its workload"),
+    "bench/leaderboard_scale.py": (2, "a timing script: the scores it fills the board with are its workload"),
+    "bench/runner_overhead.py": (2, "a timing script: the suites it runs are its workload"),
+    "bench/gpu_families.py": (1, "a timing script: the suite it generates is its workload"),
+}
 
 
-def _may_name_papers(rel: str) -> bool:
-    # the paper folders, and the formula modules of scores/ (the public API, named after their scores)
-    return rel.startswith("benchmark/tasks/") or (rel.startswith("benchmark/scores/") and not rel.endswith("/metadata.py"))
+def paper_names_pattern(names: set[str]) -> re.Pattern:
+    """Any of ``names`` as a whole word, any case; ``_``, ``-`` and a space separate words and
+    match one another ("Diffusion Bias" finds ``diffusion_bias``, ``gep`` finds ``gep_rows``)."""
+    def one(name: str) -> str:
+        return r"[ _-]".join(re.escape(part) for part in re.split(r"[ _-]", name))
+
+    alternatives = "|".join(sorted({one(n) for n in names}, key=len, reverse=True))
+    return re.compile(rf"(?<![A-Za-z0-9])(?:{alternatives})(?![A-Za-z0-9])", re.IGNORECASE)
 
 
-def _paper_names_in_code(path: Path) -> list[tuple[int, str]]:
-    """(line, token) of every name or string of ``path`` naming a paper or suite, docstrings left out."""
+@pytest.fixture(scope="module")
+def paper_name():
+    """The names of the papers (keys and short names), task folders, tasks, suites and scores the
+    registries hold once the task folders are loaded."""
+    import benchmark
+    from benchmark.papers import PAPERS
+    from benchmark.probes import list_suites
+    from benchmark.scores.metadata import SCORE_METADATA
+    from benchmark.tasks import list_tasks
+
+    benchmark.load_tasks()
+    folders = {p.name for p in (PACKAGE / "tasks").iterdir() if (p / "__init__.py").is_file()}
+    names = (set(PAPERS) | {p.label for p in PAPERS.values() if p.label} | folders | {t.name for t in list_tasks()}
+             | set(list_suites()) | {k for k in SCORE_METADATA if len(k) > SHORT_SCORE_NAMES})
+    return paper_names_pattern(names)
+
+
+def _paper_names_in_code(path: Path, pattern: re.Pattern) -> list[tuple[int, str]]:
+    """(line, name) of every name of a paper, suite or score in the code and strings of ``path``.
+    Docstrings and comments are left out: they cite the paper a method comes from, by its short
+    name (a project rule)."""
     src = path.read_text(encoding="utf-8")
     docs = set()
     for n in ast.walk(ast.parse(src)):
@@ -209,32 +259,53 @@ def _paper_names_in_code(path: Path) -> list[tuple[int, str]]:
             first = n.body[0]
             if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
                 docs.update(range(first.lineno, first.end_lineno + 1))
-    return [(tok.start[0], tok.string) for tok in tokenize.generate_tokens(io.StringIO(src).readline)
-            if tok.type in (tokenize.NAME, tokenize.STRING) and tok.start[0] not in docs and PAPER_NAME.search(tok.string)]
+    return [(tok.start[0], m.group(0)) for tok in tokenize.generate_tokens(io.StringIO(src).readline)
+            if tok.type in (tokenize.NAME, tokenize.STRING) and tok.start[0] not in docs
+            for m in pattern.finditer(tok.string)]
 
 
-def test_no_paper_is_named_outside_its_folder():
+def papers_named_outside_their_folders(root: Path, pattern: re.Pattern,
+                                       allowed: dict[str, tuple[int, str]]) -> tuple[list[str], list[str]]:
+    """(files naming papers more often than ``allowed`` says, allowed files naming them less often)
+    among the sources of ``root`` outside ``benchmark/tasks/`` and ``metrics/``."""
     bad, stale = [], []
-    for path in sorted(p for d in ("benchmark", "submissions") for p in (ROOT / d).rglob("*.py")):
-        rel = path.relative_to(ROOT).as_posix()
-        if _may_name_papers(rel):
+    for path in sorted(p for d in NAMING_ROOTS for p in (root / d).rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if rel.startswith("benchmark/tasks/"):
             continue
-        found = _paper_names_in_code(path)
-        allowed = STILL_NAMING_PAPERS.get(rel, 0)
-        if len(found) > allowed:
-            bad.append(f"{rel} names papers {len(found)} times (allowed {allowed}), e.g. line {found[0][0]}: "
-                       f"{found[0][1][:60]} -- ask the task registry (benchmark.tasks) instead")
-        elif allowed and not found:
-            stale.append(rel)
+        found = _paper_names_in_code(path, pattern)
+        count = allowed.get(rel, (0, ""))[0]
+        if len(found) > count:
+            bad.append(f"{rel} names papers, suites or scores {len(found)} times (allowed {count}), e.g. line "
+                       f"{found[0][0]}: {found[0][1]} -- read the wording from the task (benchmark.tasks) instead")
+        elif len(found) < count:
+            stale.append(f"{rel}: {len(found)}, not {count}")
+    return bad, stale
+
+
+def test_no_paper_is_named_outside_its_folder(paper_name):
+    bad, stale = papers_named_outside_their_folders(ROOT, paper_name, STILL_NAMING_PAPERS)
     assert not bad, "\n".join(bad)
-    assert not stale, f"remove from STILL_NAMING_PAPERS: {stale}"
+    assert not stale, f"lower or remove in STILL_NAMING_PAPERS: {stale}"
 
 
-def test_the_name_check_finds_a_paper_named_in_code(tmp_path):
-    probe = tmp_path / "probe.py"
+def test_the_name_check_finds_a_paper_named_in_code(tmp_path, paper_name):
+    probe = tmp_path / "benchmark" / "annotate" / "probe.py"
+    probe.parent.mkdir(parents=True)
+    (tmp_path / "benchmark" / "tasks" / "gep").mkdir(parents=True)
+    (tmp_path / "benchmark" / "tasks" / "gep" / "task.py").write_text('SUITES = ("gep_neutral",)\n')
     probe.write_text('"""Cites GEP Fig. 2 and gep_neutral in a docstring."""\n# gep_neutral in a comment\n'
-                     'SUITES = ("gep_neutral",)\nmcas_reference = None\n')
-    assert [t for _, t in _paper_names_in_code(probe)] == ['"gep_neutral"', "mcas_reference"]
+                     'SUITES = ("GEP_Neutral",)\nmcas_reference = None\nHELP = "encoder for Diffusion Bias"\n'
+                     'LABEL = "DALL-Eval"\nSCORE = "paintskills_count"\nII = ">II"\ngeppetto = "pasta"\n')
+    assert [t for _, t in _paper_names_in_code(probe, paper_name)] == [
+        "GEP_Neutral", "mcas", "Diffusion Bias", "DALL-Eval", "paintskills_count"]
+    bad, stale = papers_named_outside_their_folders(tmp_path, paper_name, {})
+    assert len(bad) == 1 and bad[0].startswith("benchmark/annotate/probe.py names papers, suites or scores 5 times")
+    assert stale == []
+    reason = (5, "planted")
+    assert papers_named_outside_their_folders(tmp_path, paper_name, {"benchmark/annotate/probe.py": reason}) == ([], [])
+    bad, stale = papers_named_outside_their_folders(tmp_path, paper_name, {"benchmark/annotate/probe.py": (6, "x")})
+    assert bad == [] and stale == ["benchmark/annotate/probe.py: 5, not 6"]
 
 
 def test_no_module_outside_the_tasks_imports_a_paper_folder_except_the_listed():
@@ -242,7 +313,7 @@ def test_no_module_outside_the_tasks_imports_a_paper_folder_except_the_listed():
     bad = []
     for path in PACKAGE.rglob("*.py"):
         rel = path.relative_to(ROOT).as_posix()
-        if rel.startswith("benchmark/tasks/") or rel in STILL_NAMING_PAPERS:
+        if rel.startswith("benchmark/tasks/"):
             continue
         bad += [f"{rel}:{line} imports {mod}" for line, mod, _ in _imports(path)
                 if mod.startswith("benchmark.tasks.") and mod.split(".")[2] in folders]

@@ -12,14 +12,14 @@ import pytest
 
 from benchmark.tasks.generated_bias import paper_checks as generated_bias_checks
 from benchmark.tasks.mcas import paper_checks as mcas_checks
-from benchmark.scores.diffusion_bias import (
+from benchmark.tasks.generated_bias.scores import (
     average_over_encoders,
     bias_amplification,
     diffusion_bias,
     internal_bias_table,
     summarise,
 )
-from benchmark.scores.mcas import (
+from benchmark.tasks.mcas.scores import (
     PER_TARGET_KEYS,
     association_score,
     mcas_per_target,

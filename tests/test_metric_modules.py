@@ -70,6 +70,25 @@ def test_copied_maths_is_fresh():
     assert res.returncode == 0, res.stderr
 
 
+def test_the_copies_are_read_from_the_task_folders_and_go_stale_with_them(tmp_path):
+    """A formula edited in its paper's folder (``benchmark/tasks/pst/scores.py``) leaves the STS
+    module's copy stale: ``--check`` fails naming it, and a rerun brings it up to date."""
+    for part in ("benchmark", "metrics"):
+        shutil.copytree(ROOT / part, tmp_path / part, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    formulas = tmp_path / "benchmark" / "tasks" / "pst" / "scores.py"
+    text = formulas.read_text()
+    assert "\ndef sts(" in text and not (tmp_path / "benchmark" / "scores" / "sts.py").exists()
+    formulas.write_text(text.replace("\ndef sts(", "\n# an edit\ndef sts(", 1).replace(
+        "Overall STS (Eq. 1)", "Overall STS (Eq. 1, edited)", 1))
+    script = [sys.executable, str(tmp_path / "metrics" / "inline_scores.py")]
+    stale = subprocess.run(script + ["--check"], capture_output=True, text=True, timeout=120)
+    assert stale.returncode == 1 and stale.stderr.strip().endswith("metrics/pst_sts/pst_sts.py"), stale.stderr
+    assert subprocess.run(script, capture_output=True, text=True, timeout=120).returncode == 0
+    assert "Overall STS (Eq. 1, edited)" in (tmp_path / "metrics" / "pst_sts" / "pst_sts.py").read_text()
+    assert subprocess.run(script + ["--check"], capture_output=True, text=True, timeout=120).returncode == 0
+
+
 def test_scripts_do_not_import_the_package():
     for name in EXPECTED:
         tree = ast.parse((ROOT / "metrics" / name / f"{name}.py").read_text())
@@ -123,11 +142,11 @@ def _direct(name: str, kw: dict):
     """What benchmark's own functions give for the same keyword arguments."""
     from benchmark.models.detector import Detections
     from benchmark.scores.agreement import binary_agreement, vector_agreement
-    from benchmark.scores.gep import gep
-    from benchmark.scores.mad import average_value_score, mad_score
-    from benchmark.scores.mcas import mcas_score
-    from benchmark.scores.paintskills import evaluate_skill
-    from benchmark.scores.sts import sts
+    from benchmark.tasks.gep.scores import gep
+    from benchmark.tasks.dalleval.scores import average_value_score, mad_score
+    from benchmark.tasks.mcas.scores import mcas_score
+    from benchmark.tasks.paintskills.scores import evaluate_skill
+    from benchmark.tasks.pst.scores import sts
 
     kw = dict(kw)
     if name == "gep":

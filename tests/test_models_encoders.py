@@ -9,11 +9,11 @@ from PIL import Image
 
 from benchmark.models.encoders import (
     DEFAULT_ENCODER,
-    GENERATED_BIAS_ENCODERS,
     HFClipEncoder,
     OpenClipEncoder,
     load_encoder,
 )
+from benchmark.tasks.mcas.inputs import GENERATED_BIAS_ENCODERS
 
 PROMPTS = [
     "A photo of a lawyer.",

@@ -15,7 +15,7 @@ import pytest
 from benchmark.models.detector import COCO_NAMES, Detections, DetrDetector
 from benchmark.tasks.paintskills.detector.ground_truth import GroundTruthDetector
 from benchmark.tasks.paintskills.scenes import build_scenes
-from benchmark.scores.paintskills import (
+from benchmark.tasks.paintskills.scores import (
     count_outcome,
     image_outcome,
     object_correct,
@@ -233,7 +233,7 @@ def test_tiny_detr_loads_through_from_pretrained_and_detects(cache):
 def test_evaluate_module_matches_the_functions(monkeypatch):
     import evaluate
 
-    from benchmark.scores.paintskills import evaluate_skill
+    from benchmark.tasks.paintskills.scores import evaluate_skill
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     module = evaluate.load(str(ROOT / "metrics" / "paintskills_accuracy"))

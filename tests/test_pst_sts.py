@@ -12,7 +12,7 @@ import pytest
 
 from benchmark.tasks.pst.paper_checks import load, occupation_persons, power_persons
 from benchmark.probes import build_suite
-from benchmark.scores.sts import (
+from benchmark.tasks.pst.scores import (
     individuals,
     micro_sts_from_percent_feminine,
     most_biased_identities,

@@ -17,11 +17,11 @@ from benchmark.probes import build_suite, load_config
 from benchmark.tasks.mcas.probes import mcas_text_rows
 from benchmark.contract import results as res
 from benchmark.runner.score import ScoreStageError, score_run
-from benchmark.scores.diffusion_bias import average_over_encoders
-from benchmark.scores.gep import gep, gep_unbounded
-from benchmark.scores.mad import average_value_score, mad_score
-from benchmark.scores.mcas import mcas_score
-from benchmark.scores.sts import individuals, most_biased_identities, sts
+from benchmark.tasks.generated_bias.scores import average_over_encoders
+from benchmark.tasks.gep.scores import gep, gep_unbounded
+from benchmark.tasks.dalleval.scores import average_value_score, mad_score
+from benchmark.tasks.mcas.scores import mcas_score
+from benchmark.tasks.pst.scores import individuals, most_biased_identities, sts
 
 N_RES = 200  # bootstrap resamples in tests (the default is 1000)
 ATTRS = build_suite("gep_neutral")["annotated_attributes"].iloc[0]

@@ -14,10 +14,12 @@ rows) and the encoder's text function, :func:`existence_rows` returns one row pe
   are trained once per classifier group and call. Which group a row belongs to, with its
   people g and phrases, is the task's parameter for this annotator (``Task.annotators =
   {"clip_existence": classifiers}``, ``classifiers(row, config) -> (group, {"people": [...],
-  "phrases": {...}})``); without one, :func:`default_classifiers` puts every row in one
-  group with the config's ``classifier_people`` (A man, A woman, A person) and the attribute
-  itself as the phrase ("in boots"). GEP's occupation case study has its own group
-  (``benchmark/tasks/gep/classifiers.py``).
+  "phrases": {...}, "contexts": [...], "positive_template": ..., "negative_template": ...})``:
+  the keyword arguments of :func:`benchmark.annotate.cross_modal.train_cross_modal_classifiers`).
+  :func:`default_classifiers` gives the people and phrases of one group for every row, the
+  config's ``classifier_people`` (A man, A woman, A person) and the attribute itself as the
+  phrase ("in boots"); the task adds the sentences' contexts and templates. GEP's occupation
+  case study has its own group (``benchmark/tasks/gep/classifiers.py``).
 
 Labels (0/1) are a convenience, not the paper's estimate (the paper averages the raw
 values): C and CC -> 1 when CC > :data:`CC_THRESHOLD` (0: the attribute text is closer
@@ -50,7 +52,7 @@ ESTIMATORS = ("C", "CC", "CLS")
 DEFAULT_PEOPLE = ("A man", "A woman", "A person")
 
 #: a task's parameter for this annotator: ``(row, config) -> (classifier group, keyword
-#: arguments of train_cross_modal_classifiers: people, phrases)``
+#: arguments of train_cross_modal_classifiers: people, phrases, contexts, templates)``
 ClassifierSetup = Callable[[Mapping[str, Any], dict], tuple[str, dict]]
 
 
@@ -104,14 +106,17 @@ def existence_rows(
     ``answer`` = None) for every image x annotated attribute x estimator.
 
     ``probe_rows[i]`` (needs ``probe_id`` and ``annotated_attributes``) is the image whose
-    embedding is ``image_embeddings[i]``. ``classifiers(row) -> (group, {"people", "phrases"})``
-    groups the rows whose CLS classifiers are trained together (the first row of a group gives
-    its people and phrases); by default :func:`default_classifiers` with an empty config.
+    embedding is ``image_embeddings[i]``. ``classifiers(row) -> (group, {"people", "phrases",
+    "contexts", "positive_template", "negative_template"})`` groups the rows whose CLS classifiers
+    are trained together (the first row of a group gives their training sentences); CLS needs it,
+    C and CC do not.
     """
-    classifiers = classifiers or _one_group
     unknown = set(estimators) - set(ESTIMATORS)
     if unknown:
-        raise ValueError(f"unknown GEP estimators {sorted(unknown)}; use {ESTIMATORS}")
+        raise ValueError(f"unknown existence estimators {sorted(unknown)}; use {ESTIMATORS}")
+    if classifiers is None and "CLS" in estimators:
+        raise ValueError("the CLS estimator needs classifiers=: the task's training sentences per row")
+    classifiers = classifiers or _one_group
     emb = np.asarray(image_embeddings, dtype=np.float64)
     if emb.ndim != 2 or emb.shape[0] != len(probe_rows):
         raise ValueError(f"{len(probe_rows)} probe rows but image embeddings of shape {emb.shape}")
@@ -196,7 +201,7 @@ class CLIPExistenceAnnotator(Annotator):
                               classifiers=lambda row: self.classifiers(row, ctx))
 
     def classifiers(self, row: Mapping[str, Any], ctx: AnnotateContext) -> tuple[str, dict]:
-        """The classifier group of ``row`` and its people and phrases, by its suite's task."""
+        """The classifier group of ``row`` and its training sentences, by its suite's task."""
         setup = self.params.get(str(row["suite"])) or default_classifiers
         return setup(row, ctx.config_of(row))
 
@@ -217,4 +222,4 @@ def _default_encoder(builtin: bool) -> str:
 
 register_annotator(AnnotatorKind(
     "clip_existence", CLIPExistenceAnnotator, option="encoder", default=_default_encoder,
-    help="CLIP encoder for GEP's C, CC, CLS (default open_clip:ViT-L-14:openai; builtin:tiny-clip for builtin models)"))
+    help="CLIP encoder of the existence estimators C, CC, CLS (default open_clip:ViT-L-14:openai; builtin:tiny-clip for builtin models)"))

@@ -16,7 +16,6 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 from sklearn.linear_model import SGDClassifier
 
-from benchmark.probes.registry import load_config
 from benchmark.scores.existence import EmbedText, attribute_list, embed_text_rows, normalise_rows
 from benchmark.scores.validation import as_str_array
 
@@ -87,11 +86,11 @@ def train_cross_modal_classifiers(
     attributes: Sequence[str],
     embed_text: EmbedText,
     *,
-    contexts: Sequence[str] | None = None,
+    contexts: Sequence[str],
+    positive_template: str,
+    negative_template: str,
     people: Sequence[str] = CLASSIFIER_PEOPLE,
     phrases: Mapping[str, str] | None = None,
-    positive_template: str | None = None,
-    negative_template: str | None = None,
     n_classifiers: int = N_CLASSIFIERS,
     random_state: int = 0,
     sgd_params: Mapping[str, Any] | None = None,
@@ -99,8 +98,9 @@ def train_cross_modal_classifiers(
     """Train the CLS classifiers of Sec. 4.2 on text embeddings only.
 
     ``attributes`` are labels; ``phrases`` maps a label to the words put in the sentence
-    (default: the label itself, e.g. "in boots"). ``contexts`` and the templates default
-    to the GEP probe config (the 16 contexts of Table 2, the prompts' templates).
+    (default: the label itself, e.g. "in boots"). ``contexts`` and the templates are the
+    task's (GEP's: the 16 contexts of Table 2 and the prompts' templates of its probe config,
+    given by ``benchmark/tasks/gep/classifiers.py``).
     Classifier i of each ensemble has ``random_state + i`` (the seed sets SGD's shuffling
     and its early-stopping validation split); ``sgd_params`` override :data:`SGD_PARAMS`.
     Training rows are the 48 negatives then the 48 positives, each context-major
@@ -110,11 +110,6 @@ def train_cross_modal_classifiers(
     attrs = attribute_list(attributes)
     if n_classifiers < 1:
         raise ValueError(f"n_classifiers must be positive, got {n_classifiers}")
-    if contexts is None or positive_template is None or negative_template is None:
-        cfg = load_config("gep")
-        contexts = cfg["contexts"] if contexts is None else contexts
-        positive_template = positive_template or cfg["templates"]["explicit"]
-        negative_template = negative_template or cfg["templates"]["neutral"]
     phrases = dict(phrases or {})
     unknown = set(phrases) - set(attrs)
     if unknown:

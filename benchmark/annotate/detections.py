@@ -56,5 +56,5 @@ def _default_detector(builtin: bool) -> str:
 
 register_annotator(AnnotatorKind(
     "detections", DetectionAnnotator, option="detector", default=_default_detector,
-    help="object detector for PaintSkills: a DETR Hub ID or folder (default facebook/detr-resnet-50; "
+    help="object detector of the scene probes: a DETR Hub ID or folder (default facebook/detr-resnet-50; "
          "builtin:tiny-detr for builtin models; a folder from `t2ibench train-detector`), or none"))

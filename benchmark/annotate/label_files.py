@@ -75,29 +75,29 @@ register_label_file(LabelFile(
     "gender", {"probe_id": "string", "person": "string", "question": "string", "answer": "string",
                "label": "string", "score": "float64", "estimator": "string", "annotator": "string"},
     ("probe_id", "person", "question", "estimator", "annotator"),
-    "perceived gender of each person in an image, by VQA (DALL-Eval, PST): the label, the answer and, for "
+    "perceived gender of each person in an image, by VQA: the label, the answer and, for "
     "closed-set answers, the label's probability; estimator says how (vqa closed-set / vqa generate)"))
 register_label_file(LabelFile(
     "attributes", {"probe_id": "string", "attribute": "string", "score": "float64", "label": "int64",
                    "estimator": "string", "annotator": "string", "question": "string", "answer": "string"},
     ("probe_id", "attribute", "estimator", "annotator", "question"),
-    "attribute existence: GEP's CLIP estimators C / CC / CLS, DALL-Eval's VQA questions"))
+    "attribute existence: the CLIP estimators C / CC / CLS, or a VQA yes / no question"))
 register_label_file(LabelFile(
     "skin_tone", {"probe_id": "string", "face_found": "bool", "ita": "float64", "mst": "int64",
                   "n_faces": "int64", "annotator": "string"},
     ("probe_id", "annotator"),
-    "ITA and Monk Skin Tone of the largest face (DALL-Eval)"))
+    "ITA and Monk Skin Tone of the largest face"))
 register_label_file(LabelFile(
     "embeddings", {"encoder": "string", "kind": "string", "probe_id": "string", "text": "string",
                    "role": "string", "target": "string", "embedding": "list<float32>"},
     ("encoder", "kind", "probe_id", "text", "role", "target"),
-    "MCAS image and text embeddings with their roles, per encoder (MCAS, Generated Bias)"))
+    "CLIP image and text embeddings with their roles (target, attribute), per encoder"))
 register_label_file(LabelFile(
     "detections", {"probe_id": "string", "detector": "string", "n_queries": "int64",
                    "query_scores": "list<float32>", "query_labels": "list<string>",
                    "query_boxes": "list<float32>", "prob_classes": "list<string>", "query_probs": "list<float32>"},
     ("probe_id", "detector"),
-    "object-detector queries of the PaintSkills images (DALL-Eval)"))
+    "object-detector queries of the scene images, with the class probabilities the rules ask about"))
 
 
 def key_part(value: Any) -> str:

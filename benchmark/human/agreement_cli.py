@@ -162,8 +162,7 @@ def format_markdown(t: dict) -> str:
                 if s["flagged_annotators_left_out"] else "") + "." + skipped_sentence(s)]
     parts += ["### Agreement between annotators",
               "Fleiss' kappa (statsmodels) over the items answered by `fleiss_raters` annotators; Krippendorff's "
-              "alpha (krippendorff) over every answer; skin tone also at the ordinal level (GEP Sec. 5, "
-              "PST Table 1).",
+              "alpha (krippendorff) over every answer; skin tone also at the ordinal level.",
               markdown_table(t["inter_annotator"], ["question_type", "n_items", "n_items_multi", "n_annotators",
                                                     "n_answers", "fleiss_kappa", "fleiss_items", "fleiss_raters",
                                                     "alpha_nominal", "alpha_ordinal", "n_ties", "n_disagreements",
@@ -177,7 +176,7 @@ def format_markdown(t: dict) -> str:
         parts.append("None: every item answered alike.")
     if "attribute_auc_summary" in t:
         parts += ["### Attribute existence: automatic scores vs human majority",
-                  "ROC-AUC per attribute averaged over attributes (GEP Table 7); Cohen's kappa and accuracy "
+                  "ROC-AUC per attribute averaged over attributes; Cohen's kappa and accuracy "
                   "of the 0/1 label.",
                   markdown_table(t["attribute_auc_summary"])]
         per = t["attribute_auc"]
@@ -186,12 +185,12 @@ def format_markdown(t: dict) -> str:
             cells = per.assign(cell=per["roc_auc"].map(format_cell))
             wide = cells.pivot_table(index="attribute", columns="estimator", values="cell", aggfunc="first",
                                      sort=False).fillna("").reset_index()
-            parts += ["ROC-AUC per attribute (GEP Table 16):", markdown_table(wide)]
+            parts += ["ROC-AUC per attribute:", markdown_table(wide)]
     for table in task_tables():
         if table.key in t:
             parts += [f"### {table.heading}", markdown_table(t[table.key])]
     if "gender_kappa" in t:
-        parts += ["### Perceived gender: Cohen's kappa, VQA vs humans (PST Table 12)",
+        parts += ["### Perceived gender: Cohen's kappa, VQA vs humans",
                   "`kappa_mean` averages the kappa with each human annotator (the paper's number).",
                   markdown_table(t["gender_kappa"])]
     if "skin_tone" in t:

@@ -9,8 +9,8 @@ def register(subparsers) -> None:
     p = subparsers.add_parser(
         "agreement", help="agreement between human annotators, and automatic labels vs humans",
         description="Fleiss' kappa and Krippendorff's alpha per question type, disagreements, automatic labels "
-                    "against the human majority (ROC-AUC, GEP vectors, Cohen's kappa, skin tone) and the GEP "
-                    "estimators on GEP's artificial datasets; writes RUN_DIR/report/agreement.md and .json.")
+                    "against the human majority (ROC-AUC, attribute-frequency vectors, Cohen's kappa, skin tone) "
+                    "and the existence estimators on the artificial datasets; writes RUN_DIR/report/agreement.md and .json.")
     p.add_argument("run_dir", metavar="RUN_DIR", help="a run folder with human labels (t2ibench annotate-ui)")
     p.add_argument("--include-flagged", action="store_true",
                    help="keep annotators who did not pass the qualification test")

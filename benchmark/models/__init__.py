@@ -37,7 +37,6 @@ _LAZY = {
     "load_encoder": "encoders",
     "ImageTextEncoder": "encoders",
     "DEFAULT_ENCODER": "encoders",
-    "GENERATED_BIAS_ENCODERS": "encoders",
     "load_vqa": "vqa",
     "VQAModel": "vqa",
     "BLIP2_PROMPT": "vqa",

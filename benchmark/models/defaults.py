@@ -5,16 +5,6 @@ before it loads anything), and what counts as a built-in tiny model."""
 #: GEP scores with CLIP ViT-L/14 (OpenAI weights)
 DEFAULT_ENCODER = "open_clip:ViT-L-14:openai"
 
-#: the six OpenAI CLIP encoders Generated Bias averages Diffusion Bias / Bias Amplification over
-GENERATED_BIAS_ENCODERS = (
-    "open_clip:RN50:openai",
-    "open_clip:RN50x4:openai",
-    "open_clip:RN50x16:openai",
-    "open_clip:RN101:openai",
-    "open_clip:ViT-B-16:openai",
-    "open_clip:ViT-B-32:openai",
-)
-
 #: the VQA model family DALL-Eval uses (BLIP-2)
 DEFAULT_VQA = "Salesforce/blip2-opt-2.7b"
 

@@ -1,6 +1,6 @@
 """Object detectors: ``detect(images) -> list[Detections]`` (PaintSkills' annotator).
 
-The official PaintSkills rules (:mod:`benchmark.scores.paintskills`) need, per image and
+The official PaintSkills rules (:mod:`benchmark.tasks.paintskills.scores`) need, per image and
 per detector query, the probability of each class (the "no object" class left out) and a
 box, so a :class:`Detections` keeps every query: its top class and probability, its box,
 and the full class-probability matrix (or the columns of the classes a rule asks about).

@@ -5,7 +5,8 @@ Specs accepted by :func:`load_encoder`:
 * ``open_clip:ARCH:PRETRAINED``: open_clip's ``create_model_and_transforms(ARCH,
   pretrained=PRETRAINED)``; PRETRAINED is a tag (``openai``, ``laion2b_s32b_b82k``...)
   or a checkpoint file. Default :data:`DEFAULT_ENCODER` = ``open_clip:ViT-L-14:openai``
-  (GEP); :data:`GENERATED_BIAS_ENCODERS` are the six OpenAI encoders of Generated Bias.
+  (GEP); the task folders name their own (Generated Bias's six OpenAI CLIPs:
+  ``benchmark/tasks/mcas/inputs.py``).
 * ``open_clip:hf-hub:ORG/REPO`` and ``open_clip:local-dir:/path``: open_clip's own
   schemas (a folder with ``open_clip_config.json`` + weights);
 * ``hf:MODEL_ID`` or ``hf:/local/folder``: transformers ``CLIPModel`` + ``CLIPProcessor``;
@@ -39,7 +40,6 @@ from .hub_access import ensure_hub_model, hub_offline, looks_like_path
 
 __all__ = [
     "DEFAULT_ENCODER",
-    "GENERATED_BIAS_ENCODERS",
     "ImageTextEncoder",
     "OpenClipEncoder",
     "HFClipEncoder",
@@ -49,7 +49,7 @@ __all__ = [
     "build_tiny_clip",
 ]
 
-from benchmark.models.defaults import DEFAULT_ENCODER, GENERATED_BIAS_ENCODERS  # noqa: E402
+from benchmark.models.defaults import DEFAULT_ENCODER  # noqa: E402
 
 
 #: said when a default encoder cannot be had offline: the built-in annotators always can

@@ -19,7 +19,7 @@ import pandas as pd
 
 import benchmark
 from benchmark.hub.access import push_folder
-from benchmark.papers import PAPERS
+from benchmark.papers import PAPERS, paper_label
 from benchmark.probes import build_suite, get_suite, list_suites, load_config
 from benchmark.contract.atomic import write_bytes_atomic
 from benchmark.hub.dataset_layout import clear_folder, configs_yaml, size_category, write_card, write_split
@@ -53,8 +53,11 @@ def _field_table(df: pd.DataFrame) -> str:
 
 def probe_card(tables: dict[str, pd.DataFrame], config_paths: dict[str, str] | None = None) -> tuple[dict, str]:
     """(YAML header, markdown body) of the probe dataset card."""
+    by_paper: dict[str, list[str]] = defaultdict(list)
+    for name in tables:
+        by_paper[get_suite(name).paper].append(name)
     header = {
-        "pretty_name": "Text-to-image social bias probes (GEP, DALL-Eval, PST, MCAS)",
+        "pretty_name": f"Text-to-image social bias probes ({', '.join(paper_label(k) for k in by_paper)})",
         "license": "mit",
         "language": ["en"],
         "task_categories": ["text-to-image"],
@@ -62,9 +65,6 @@ def probe_card(tables: dict[str, pd.DataFrame], config_paths: dict[str, str] | N
         "size_categories": [size_category(sum(len(df) for df in tables.values()))],
         "configs": configs_yaml({name: [SPLIT] for name in tables}, default=next(iter(tables))),
     }
-    by_paper: dict[str, list[str]] = defaultdict(list)
-    for name in tables:
-        by_paper[get_suite(name).paper].append(name)
     example = next(iter(tables))  # the default config: the card's example loads a suite of this set
 
     parts = [
@@ -117,9 +117,9 @@ def probe_card(tables: dict[str, pd.DataFrame], config_paths: dict[str, str] | N
                  "actual, attributes; this is a limitation they state. The configurations make other indicators "
                  "(for example a non-binary one) a YAML change. Prompts are English only.")
     parts.append("## Licence\n"
-                 "MIT. Prompt lists come from the papers and their public releases (GEP: SALT-NLP/GEP_data, MIT; "
-                 "DALL-Eval: j-min/DallEval, MIT; PST: arXiv 2402.11089, CC0; MCAS and Generated Bias: the papers' "
-                 "appendices). Cite the papers below when you use a suite.")
+                 "MIT. Prompt lists come from the papers and their public releases ("
+                 + "; ".join(f"{paper_label(k)}: {PAPERS[k].prompt_source}" for k in by_paper if PAPERS[k].prompt_source)
+                 + "). Cite the papers below when you use a suite.")
     parts.append("## Citation\n```bibtex\n" + "\n\n".join(PAPERS[k].bibtex for k in by_paper) + "\n```")
     return header, "\n\n".join(parts)
 

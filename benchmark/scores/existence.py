@@ -92,7 +92,7 @@ def calibrated_clip_existence(image_embeddings: Any, attributes: Sequence[str], 
 def existence_for_rows(matrix: Any, attributes: Sequence[str], row_images: Sequence[int],
                        row_attributes: Sequence[str]) -> np.ndarray:
     """Pick, for each (image, attribute) row of a GEP table, its value in an estimator's
-    (n_images, n_attributes) output: the ``predictions`` input of :func:`benchmark.scores.gep.gep`."""
+    (n_images, n_attributes) output: the ``predictions`` input of :func:`benchmark.tasks.gep.scores.gep`."""
     m = as_float_array("matrix", matrix, ndim=2)
     attrs = attribute_list(attributes)
     if m.shape[1] != len(attrs):

@@ -34,6 +34,7 @@ class Paper:
     url: str
     bibtex: str
     label: str = ""  # the short name the project cites it by ("GEP"); the key when empty
+    prompt_source: str = ""  # where its prompt lists come from, and their licence (the probe dataset card)
 
     @property
     def short(self) -> str:
@@ -298,6 +299,7 @@ GEP_PAPER = Paper(
     authors="Yanzhe Zhang, Lu Jiang, Greg Turk, Diyi Yang",
     venue="EAAMO 2024",
     url="https://arxiv.org/abs/2302.03675",
+    prompt_source="SALT-NLP/GEP_data, MIT",
     bibtex="""@inproceedings{zhang2024gep,
   title     = {Auditing Gender Presentation Differences in Text-to-Image Models},
   author    = {Zhang, Yanzhe and Jiang, Lu and Turk, Greg and Yang, Diyi},
@@ -318,6 +320,7 @@ PST_PAPER = Paper(
     authors="Yixin Wan, Kai-Wei Chang",
     venue="arXiv 2024",
     url="https://arxiv.org/abs/2402.11089",
+    prompt_source="arXiv 2402.11089, CC0",
     bibtex="""@article{wan2024pst,
   title   = {The Male CEO and the Female Assistant: Probing Gender Biases in Text-To-Image Models Through Paired Stereotype Test},
   author  = {Wan, Yixin and Chang, Kai-Wei},

@@ -26,6 +26,7 @@ from typing import Any, Callable, Sequence
 
 import benchmark
 from benchmark.extras import require
+from benchmark.papers import PAPERS
 from benchmark.present.plotting import forest_figure as draw
 from benchmark.contract.run_folder import REPORT_DIR
 from benchmark.tasks.of_run import report_sections
@@ -60,10 +61,15 @@ CSS = """
 .lb-sans [role="gridcell"], .lb-sans [role="gridcell"] *, .lb-sans [role="columnheader"] *
   {font-family:var(--font) !important;font-size:13px}
 """
-INTRO = ("Social-bias audits of text-to-image models with the probes and scores of GEP, DALL-Eval, the Paired "
-         "Stereotype Test, MCAS and Diffusion Bias. Each cell is a value and its bootstrap confidence interval. "
-         "Rows marked **demo** come from built-in tiny random-weight models: their scores are meaningless. Click a "
-         "row for the model's details.")
+
+
+def intro() -> str:
+    """The board's first paragraph: the papers it holds by their short names, from the registry."""
+    labels = [paper.label or paper.key for paper in PAPERS.values()]
+    papers = ", ".join(labels[:-1]) + " and " + labels[-1] if len(labels) > 1 else "".join(labels)
+    return (f"Social-bias audits of text-to-image models with the probes and scores of {papers}. Each cell is a "
+            "value and its bootstrap confidence interval. Rows marked **demo** come from built-in tiny random-weight "
+            "models: their scores are meaningless. Click a row for the model's details.")
 
 
 # --------------------------------------------------------------------------- loading
@@ -535,7 +541,7 @@ def build_app(results_dir: str | Path | None = None, repo: str | None = None, *,
     ctx = AppContext(BoardState(Source(results_dir, repo, revision), requests))
     st = ctx.state
     with gr.Blocks(title=TITLE) as demo:
-        gr.Markdown(f"# {TITLE}\n\n{INTRO}")
+        gr.Markdown(f"# {TITLE}\n\n{intro()}")
         with gr.Row(equal_height=True):
             source_md = gr.Markdown(_source_line(st.board), elem_id="lb-source")
             reload_btn = gr.Button("Reload results", size="sm", elem_id="lb-reload", scale=0, min_width=140)

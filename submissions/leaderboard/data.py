@@ -933,7 +933,7 @@ def detail_markdown(row: ModelRow) -> str:
     if shown:
         lines.append(f"- **Settings**: {md_escape(', '.join(shown))}")
     if row.older:
-        lines.append("- **Conflicting files** (same model, revision, probes and MCAS reference; not shown): "
+        lines.append("- **Conflicting files** (same model, revision, probes and references; not shown): "
                      + md_escape(", ".join(f"{o.doc.get('created')} ({o.source}: {hidden_because(o, row.latest)})"
                                            for o in row.older)))
     notes = [n for n in doc.get("notes", []) if n != doc.get("warning")]
@@ -951,8 +951,8 @@ def warnings_markdown(board: Board) -> str:
     conflicts = board.conflicts
     for other, shown in conflicts:
         lines.append(f"- **{md_escape(other.source)}** not shown: {md_escape(shown.source)} holds the row of "
-                     f"{md_escape(row_label(model_rows([shown])[0]))} (same model, revision, probes and MCAS "
-                     "reference): "
+                     f"{md_escape(row_label(model_rows([shown])[0]))} (same model, revision, probes and "
+                     "references): "
                      f"{hidden_because(other, shown)}. "
                      "A replacement goes through a reviewed pull request that deletes the old file.")
     if not lines:

@@ -15,6 +15,7 @@ DALLEVAL_PAPER = Paper(
     authors="Jaemin Cho, Abhay Zala, Mohit Bansal",
     venue="ICCV 2023",
     url="https://arxiv.org/abs/2202.04053",
+    prompt_source="j-min/DallEval, MIT",
     bibtex="""@inproceedings{cho2023dalleval,
   title     = {DALL-Eval: Probing the Reasoning Skills and Social Biases of Text-to-Image Generation Models},
   author    = {Cho, Jaemin and Zala, Abhay and Bansal, Mohit},

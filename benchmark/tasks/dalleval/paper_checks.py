@@ -4,10 +4,10 @@
    for gender (N = 2) and skin tone (N = 10), and Sec. 5.3 the MAD of 1-, 2-, 3- and
    10-hot distributions over the 10 Monk Skin Tone categories. Each is recomputed from
    per-image labels (9 images in each of the k "hot" categories, the other categories
-   never predicted) with :func:`benchmark.scores.mad.mad_score`, the categories taken
+   never predicted) with :func:`benchmark.tasks.dalleval.scores.mad_score`, the categories taken
    from the probe config.
 2. Table 9: the "Woman - Man" rows are the printed woman and man attribute presence
-   rates subtracted (:func:`benchmark.scores.mad.presence_difference`). Both inputs are
+   rates subtracted (:func:`benchmark.tasks.dalleval.scores.presence_difference`). Both inputs are
    rounded to 0.01, so their difference carries up to 0.01 of rounding: checked to 0.01.
 
 The model rows of Tables 6-8 need the per-image detections, which the paper does not
@@ -19,7 +19,7 @@ from __future__ import annotations
 import pandas as pd
 
 from benchmark.probes.registry import load_config
-from benchmark.scores.mad import mad_score, presence_difference
+from benchmark.tasks.dalleval.scores import mad_score, presence_difference
 from benchmark.tasks.dalleval.probes import gender_categories, skin_tone_categories
 from benchmark.tasks.paper_checks import PaperCheck, task_data
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from benchmark.scores.mad import average_value_score, mad_score
+from benchmark.tasks.dalleval.scores import average_value_score, mad_score
 from benchmark.tasks.context import ScoringContext, groups_of, labellers_of
 from benchmark.tasks.dalleval import metadata  # noqa: F401 (registers the paper's citation and scores)
 from benchmark.tasks.dalleval import probes as dalleval_probes

@@ -7,7 +7,7 @@ the key results.json and the leaderboard record); ``metadata`` registers its two
 The scoring stays in the MCAS task (``benchmark/tasks/mcas/task.py``), which declares this
 paper's checks and headline number with its own. delta and alpha are computed from the same
 per-target components, in the same bootstrap resamples, as MCAS
-(:func:`benchmark.scores.mcas.mcas_score`); the registry gives each probe family one task,
+(:func:`benchmark.tasks.mcas.scores.mcas_score`); the registry gives each probe family one task,
 and this paper has no probes of its own (it audits the ``mcas`` suites). A task of its own
 would need the MCAS task's bootstrap handed over between tasks, a second report section over
 the same suites, and a change to the order of ``t2ibench reproduce``; keeping the two scores

@@ -7,7 +7,7 @@ constructed embeddings instead). What the paper does let us recompute:
 
 1. Generated Bias Table 4 (min, max, mean of delta and alpha over male-dominated,
    female-dominated and all keywords) from the per-keyword values of Table 3, through
-   :func:`benchmark.scores.diffusion_bias.summarise`. Min and max are printed values of
+   :func:`benchmark.tasks.generated_bias.scores.summarise`. Min and max are printed values of
    Table 3 (tolerance: half a unit, 0.005). A mean of values each rounded to 0.01 can
    differ from the mean of the unrounded values by up to 0.005, so means are checked to
    0.005 + 0.005 = 0.01 (0.05 + 0.005 for "10.0", printed to one decimal).
@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from benchmark.scores.diffusion_bias import summarise
+from benchmark.tasks.generated_bias.scores import summarise
 from benchmark.tasks.paper_checks import PaperCheck, task_data
 
 MODELS = {"dalle2": "DALL-E 2", "sd2": "Stable Diffusion v2"}

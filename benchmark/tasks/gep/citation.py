@@ -15,6 +15,7 @@ GEP_PAPER = Paper(
     authors="Yanzhe Zhang, Lu Jiang, Greg Turk, Diyi Yang",
     venue="EAAMO 2024",
     url="https://arxiv.org/abs/2302.03675",
+    prompt_source="SALT-NLP/GEP_data, MIT",
     bibtex="""@inproceedings{zhang2024gep,
   title     = {Auditing Gender Presentation Differences in Text-to-Image Models},
   author    = {Zhang, Yanzhe and Jiang, Lu and Turk, Greg and Yang, Diyi},

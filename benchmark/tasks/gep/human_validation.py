@@ -11,7 +11,7 @@ import pandas as pd
 
 from benchmark.probes.registry import load_config
 from benchmark.scores.agreement import vector_agreement
-from benchmark.scores.gep import gep_unbounded
+from benchmark.tasks.gep.scores import gep_unbounded
 from benchmark.tasks.gep.artificial import artificial_from_run, compare_estimators, tau_b_by_pair_type
 from benchmark.tasks.gep.questions import GEP_INSTRUCTIONS, gep_question
 from benchmark.tasks.human_validation import AgreementTable, HumanValidation

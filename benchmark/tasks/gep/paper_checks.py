@@ -10,7 +10,7 @@ Two routes are checked:
 2. From per-image labels: each (model, setting, gender, attribute) cell has 80 images
    (16 contexts x 5 images, Sec. 5), so a printed frequency f is round(80 f) positives
    out of 80. Those counts are rebuilt (each within 0.005 of the printed f, checked
-   below), expanded to 0/1 labels per image and scored by :func:`benchmark.scores.gep.gep`:
+   below), expanded to 0/1 labels per image and scored by :func:`benchmark.tasks.gep.scores.gep`:
    vectors and scores then match the tables to their printed precision, 0.005.
 """
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from benchmark.scores.gep import gep, gep_score_from_vector, gep_vector
+from benchmark.tasks.gep.scores import gep, gep_score_from_vector, gep_vector
 from benchmark.tasks.paper_checks import PaperCheck, task_data
 
 IMAGES_PER_CELL = 80  # Sec. 5: 16 contexts x 5 images per (gender, attribute) in both settings

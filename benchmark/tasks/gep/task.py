@@ -15,7 +15,7 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from benchmark.scores.gep import gep, gep_unbounded
+from benchmark.tasks.gep.scores import gep, gep_unbounded
 from benchmark.tasks.context import ScoringContext
 from benchmark.tasks.gep import metadata  # noqa: F401 (registers the paper's citation and scores)
 from benchmark.tasks.gep.classifiers import classifiers

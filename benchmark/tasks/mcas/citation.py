@@ -15,6 +15,7 @@ MCAS_PAPER = Paper(
     authors="Abhishek Mandal, Susan Leavy, Suzanne Little",
     venue="BIAS @ ECML-PKDD 2023",
     url="https://arxiv.org/abs/2304.13855",
+    prompt_source="the appendices of MCAS and Generated Bias",
     bibtex="""@inproceedings{mandal2023mcas,
   title     = {Multimodal Composite Association Score: Measuring Gender Bias in Generative Multimodal Models},
   author    = {Mandal, Abhishek and Leavy, Susan and Little, Suzanne},

@@ -1,6 +1,6 @@
 """MCAS / Diffusion Bias inputs: image and text embeddings with their roles (MCAS, Generated Bias).
 
-One row per embedding and encoder, in the shape ``benchmark.scores.mcas.mcas_score`` and
+One row per embedding and encoder, in the shape ``benchmark.tasks.mcas.scores.mcas_score`` and
 the ``metrics/mcas`` module take (``embeddings``, ``roles``, ``targets``):
 
 * image rows: ``mcas_attributes`` images (set A, male -> ``attribute_a_image``; set B,
@@ -15,7 +15,7 @@ the ``metrics/mcas`` module take (``embeddings``, ``roles``, ``targets``):
   ``benchmark.tasks.mcas.probes.mcas_text_rows``.
 
 Generated Bias averages the components over six OpenAI CLIP encoders
-(``benchmark.models.defaults.GENERATED_BIAS_ENCODERS``); every encoder gets its own rows
+(``benchmark.tasks.mcas.inputs.GENERATED_BIAS_ENCODERS``); every encoder gets its own rows
 (``encoder``), written by one :class:`MCASEmbeddingAnnotator` per encoder.
 """
 

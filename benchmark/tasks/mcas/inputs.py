@@ -12,10 +12,20 @@ no model library) so that ``t2ibench --help`` generates the options from it:
 from __future__ import annotations
 
 from benchmark.annotate.kinds import AnnotatorKind, register_annotator
-from benchmark.models.defaults import GENERATED_BIAS_ENCODERS, TINY_ENCODER
+from benchmark.models.defaults import TINY_ENCODER
 from benchmark.tasks.inputs import TaskInput
 
-__all__ = ["EMBEDDINGS", "REFERENCE", "ANNOTATORS", "INPUTS"]
+__all__ = ["EMBEDDINGS", "GENERATED_BIAS_ENCODERS", "REFERENCE", "ANNOTATORS", "INPUTS"]
+
+#: the six OpenAI CLIP encoders Generated Bias averages Diffusion Bias / Bias Amplification over
+GENERATED_BIAS_ENCODERS = (
+    "open_clip:RN50:openai",
+    "open_clip:RN50x4:openai",
+    "open_clip:RN50x16:openai",
+    "open_clip:RN101:openai",
+    "open_clip:ViT-B-16:openai",
+    "open_clip:ViT-B-32:openai",
+)
 
 
 def default_encoders(builtin: bool) -> tuple[str, ...]:

@@ -4,7 +4,7 @@ Score", Tables 1 and 4, Appendix A; Generated Bias: "Generated Bias", Table 1, A
 Two image suites (the image attributes and the image targets) and the text inputs the
 scores need besides images (the text attributes and the text form of each target),
 all from ``benchmark/tasks/mcas/probes.yaml``. :func:`mcas_text_rows` lists the texts to embed with
-the role and target each takes in :func:`benchmark.scores.mcas.mcas_score` and in the
+the role and target each takes in :func:`benchmark.tasks.mcas.scores.mcas_score` and in the
 ``mcas`` evaluate module; image rows take their role from ``attribute_set`` (A or B) or
 from the targets suite and their target from ``keyword``.
 """

@@ -2,7 +2,7 @@
 CLIP embeddings of target and attribute images and texts -> II, ITP, ITA, TT, MCAS, delta and
 alpha, per target and overall, averaged over the run's encoders (Generated Bias Sec. 5.2).
 
-The number in results.json is :func:`benchmark.scores.mcas.mcas_score` with the ``encoders``
+The number in results.json is :func:`benchmark.tasks.mcas.scores.mcas_score` with the ``encoders``
 and ``image_ids`` of ``labels/embeddings.parquet``, so the ``mcas`` evaluate module reproduces
 it from the same rows.
 
@@ -20,8 +20,8 @@ import numpy as np
 import pandas as pd
 
 from benchmark.annotate.label_files import LABEL_FILES
-from benchmark.scores.diffusion_bias import COMPONENTS, summarise
-from benchmark.scores.mcas import mcas_score
+from benchmark.tasks.generated_bias.scores import COMPONENTS, summarise
+from benchmark.tasks.mcas.scores import mcas_score
 from benchmark.tasks.context import ScoringContext
 from benchmark.tasks.generated_bias.paper_checks import HEADLINE_CHECKS as GENERATED_BIAS_HEADLINE
 from benchmark.tasks.mcas import metadata  # noqa: F401 (registers the paper's citation and scores)

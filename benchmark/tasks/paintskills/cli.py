@@ -9,7 +9,7 @@ from __future__ import annotations
 #: The module holding the command bodies, imported only when a command runs (like an entry point).
 BODIES = f"{__package__}.commands"
 
-# benchmark.scores.paintskills.SKILLS, spelled here so that help loads no numpy (a test checks they agree)
+# benchmark.tasks.paintskills.scores.SKILLS, spelled here so that help loads no numpy (a test checks they agree)
 SKILLS = ("object", "count", "spatial")
 
 

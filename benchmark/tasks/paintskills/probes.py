@@ -5,7 +5,7 @@ The scenes (classes, counts, relations, uniformly balanced) come from
 :func:`benchmark.tasks.paintskills.scenes.build_scenes`; their number, split and seed from
 ``benchmark/tasks/paintskills/probes.yaml``. The generated images are scored by an object detector
 (``labels/detections.parquet``) with the released evaluator's rules
-(:mod:`benchmark.scores.paintskills`).
+(:mod:`benchmark.tasks.paintskills.scores`).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """PaintSkills (DALL-Eval Sec. 3, 4.1): object-detector queries of the generated images ->
 object, count and spatial accuracy (DALL-Eval Table 2, Fig. 5) with the released evaluator's
-rules (:mod:`benchmark.scores.paintskills`). A suite's skill is its rows' ``skill``.
+rules (:mod:`benchmark.tasks.paintskills.scores`). A suite's skill is its rows' ``skill``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from benchmark.annotate.label_files import LABEL_FILES
 from benchmark.contract.model_specs import is_builtin
 from benchmark.models.detector import Detections
 from benchmark.scores.bootstrap import bootstrap_ci
-from benchmark.scores.paintskills import evaluate_skill
+from benchmark.tasks.paintskills.scores import evaluate_skill
 from benchmark.tasks.context import ScoringContext, ScoringOptions, groups_of
 from benchmark.tasks.paintskills import metadata  # noqa: F401 (registers its scores)
 from benchmark.tasks.paintskills import probes as ps_probes

@@ -15,6 +15,7 @@ PST_PAPER = Paper(
     authors="Yixin Wan, Kai-Wei Chang",
     venue="arXiv 2024",
     url="https://arxiv.org/abs/2402.11089",
+    prompt_source="arXiv 2402.11089, CC0",
     bibtex="""@article{wan2024pst,
   title   = {The Male CEO and the Female Assistant: Probing Gender Biases in Text-To-Image Models Through Paired Stereotype Test},
   author  = {Wan, Yixin and Chang, Kai-Wei},

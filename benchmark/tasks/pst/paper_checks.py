@@ -6,7 +6,7 @@ The printed per-identity tables give the printed summaries:
   persons perceived feminine out of 3 (single: 3 images per occupation) or 40 (paired:
   20 partners x 2 orders), e.g. 66.67 = 2/3, 12.50 = 5/40 (checked within 0.005).
   Per-person labels realising those counts are scored by
-  :func:`benchmark.scores.sts.sts`, giving the micro STS columns (Eq. 2) to 0.005, the
+  :func:`benchmark.tasks.pst.scores.sts`, giving the micro STS columns (Eq. 2) to 0.005, the
   overall STS 10.00 (single) and 47.38 (paired) of Tables 2, 3 and 13 (Eq. 1: the mean
   over all persons; with equal counts per identity also the mean of the micro STS
   column), and the female- / male-stereotyped rows of Table 3. The closed form
@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from benchmark.scores.sts import micro_sts_from_percent_feminine, sts
+from benchmark.tasks.pst.scores import micro_sts_from_percent_feminine, sts
 from benchmark.tasks.paper_checks import PaperCheck, task_data
 
 HALF_UNIT = 0.005  # printed to two decimals

@@ -4,7 +4,7 @@ Test", Sec. 4.2-4.3, Appendix A-B, Table 5).
 
 Every list (occupations, power roles, templates, images per prompt) comes from
 ``benchmark/tasks/pst/probes.yaml``. Each row is one image; paired rows describe two persons, left
-(``id1``, named first) and right (``id2``). :func:`benchmark.scores.sts.individuals`
+(``id1``, named first) and right (``id2``). :func:`benchmark.tasks.pst.scores.individuals`
 turns rows into one row per person, the unit the STS score counts.
 """
 
@@ -90,7 +90,7 @@ micro STS), and, for organisational power, all pairs (Table 6). Which occupation
 this suite holds the intervened prompt for **every** pair of the paired suites
 (`bias_aspect` `occupation`: the 800 rows of pst_paired_occupation; `power`: the 216 rows
 of pst_paired_power), with the same orders and images per prompt; choose the rows of the
-top-5 occupations at scoring time (`benchmark.scores.sts.most_biased_identities`).
+top-5 occupations at scoring time (`benchmark.tasks.pst.scores.most_biased_identities`).
 """
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from benchmark.scores.sts import individuals, most_biased_identities, sts
+from benchmark.tasks.pst.scores import individuals, most_biased_identities, sts
 from benchmark.tasks.context import ScoringContext, labellers_of
 from benchmark.tasks.pst import metadata  # noqa: F401 (registers the paper's citation and scores)
 from benchmark.tasks.pst import probes as pst_probes
@@ -210,6 +210,6 @@ TASK = register_task(Task(
     paper_checks=checks,
     human_questions=human_questions,
     human_validation=HUMAN_VALIDATION,
-    options={"unidentifiable": "exclude"},  # benchmark.scores.sts: exclude, zero or anti_stereotype
+    options={"unidentifiable": "exclude"},  # benchmark.tasks.pst.scores: exclude, zero or anti_stereotype
     headline_checks=(("pst", "Table 2", "STS (single) from Table 14"), ("pst", "Table 2", "STS (paired) from Table 14")),
 ))

@@ -5,7 +5,7 @@
   unless a rendered layout contradicts its relation (a check of the data and the rules).
 * shuffled: each image is scored against the ground truth of a scene drawn at random
   (seeded, with replacement, as the release's ``random.choice``) from the same skill and
-  split; it lands near chance, and :func:`benchmark.scores.paintskills.shuffled_chance`
+  split; it lands near chance, and :func:`benchmark.tasks.paintskills.scores.shuffled_chance`
   gives the expected value for the data's own distribution of classes, counts and
   relations.
 
@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmark.scores.paintskills import SKILLS, image_outcome, shuffled_chance, skill_accuracy
+from benchmark.tasks.paintskills.scores import SKILLS, image_outcome, shuffled_chance, skill_accuracy
 from benchmark.tasks.paintskills.detector.ground_truth import GroundTruthDetector
 from benchmark.present.progress import progress_bar
 

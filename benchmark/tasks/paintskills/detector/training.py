@@ -34,7 +34,7 @@ import numpy as np
 from benchmark.extras import require
 from benchmark.models.detector import check_detector_spec, resolve_detector_source
 from benchmark.models.device import resolve_device
-from benchmark.scores.paintskills import SKILLS
+from benchmark.tasks.paintskills.scores import SKILLS
 from benchmark.tasks.paintskills.detector.baselines import check_rendered
 from benchmark.present.progress import progress_bar
 

@@ -96,7 +96,7 @@ def bias_amplification(itp: float, ita: float, tt: float, *, zero_tol: float = D
 def _component_frame(table: Any, name: str) -> pd.DataFrame:
     """Per-target components as a DataFrame indexed by target: accepts a DataFrame with a
     ``target`` column (or index) and the four component columns, or the ``per_target``
-    dict of :func:`benchmark.scores.mcas.mcas_score`."""
+    dict of :func:`benchmark.tasks.mcas.scores.mcas_score`."""
     if isinstance(table, Mapping):
         df = pd.DataFrame.from_dict(dict(table), orient="index")
     elif isinstance(table, pd.DataFrame):

@@ -35,7 +35,7 @@ import pandas as pd
 from sklearn.metrics.pairwise import cosine_similarity
 
 from benchmark.scores.bootstrap import bootstrap_ci
-from benchmark.scores.diffusion_bias import (
+from benchmark.tasks.generated_bias.scores import (
     COMPONENTS,
     DEFAULT_ZERO_TOL,
     UNDEFINED_REASON,
