@@ -71,7 +71,8 @@ sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
 from benchmark.contract import run_folder as rf  # noqa: E402
 from benchmark.probes.source import open_probe_set  # noqa: E402
-from benchmark.runner.generate import build_probes, generate  # noqa: E402
+from benchmark.runner.generate import generate  # noqa: E402
+from benchmark.runner.probe_choice import build_probes  # noqa: E402
 from benchmark.present.terminal import print_error  # noqa: E402
 
 

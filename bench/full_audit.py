@@ -66,7 +66,7 @@ def annotator_weights(run_dir: Path, suites: list[str], options: dict) -> dict[s
     """Per suite, the number of annotator kinds that read its images (the tasks' own choice)."""
     from benchmark.contract import run_folder as rf
     from benchmark.probes.source import suite_families
-    from benchmark.runner.annotate import annotator_options, choose_annotators
+    from benchmark.runner.annotate_plan import annotator_options, choose_annotators
 
     cfg = rf.read_run_config(run_dir) or {}
     families = suite_families(cfg.get("probes"), suites)

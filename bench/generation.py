@@ -75,7 +75,8 @@ from benchmark.models.device import resolve_dtype  # noqa: E402
 from benchmark.models.encoders import OpenClipEncoder  # noqa: E402
 from benchmark.models.tiny import TINY_CLIP_CONFIG  # noqa: E402
 from benchmark.runner.batch_size import resolve_batch_size  # noqa: E402
-from benchmark.runner.generate import DEFAULT_BATCH_SIZE, build_probes, generate  # noqa: E402
+from benchmark.runner.generate import generate  # noqa: E402
+from benchmark.runner.probe_choice import build_probes  # noqa: E402
 
 CONFIG_DIR = Path(__file__).resolve().parent / "configs"
 UNET_MODELS = ("sd15", "sd2", "sdxl")
@@ -670,7 +671,7 @@ def measure_runner(model: str, folder: Path, args, dev: Device) -> Row:
     run_root = Path(tempfile.mkdtemp(prefix="t2ibench-bench-run-"))
     try:
         t0 = time.perf_counter()
-        batch, _ = resolve_batch_size(requested, m)  # the size generate() will find, to size the run
+        batch = resolve_batch_size(requested, m).size  # the size generate() will find, to size the run
         probe_s = time.perf_counter() - t0 if requested == "auto" else 0.0
         if not m.compiled and requested != "auto":  # uncompiled: one untimed batch loads kernels
             m.generate(list(probes["prompt"].head(batch)), list(probes["seed"].head(batch)))

@@ -38,7 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 
 from benchmark.contract import run_folder as rf  # noqa: E402
 from benchmark.models import load_text_to_image  # noqa: E402
-from benchmark.runner.generate import build_probes, generate  # noqa: E402
+from benchmark.runner.generate import generate  # noqa: E402
+from benchmark.runner.probe_choice import build_probes  # noqa: E402
 from benchmark.present.progress import StageTimer  # noqa: E402
 
 

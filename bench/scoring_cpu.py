@@ -56,7 +56,9 @@ from benchmark.probes import get_suite, list_suites, load_config  # noqa: E402
 from benchmark.tasks.paintskills.scenes import CLASSES  # noqa: E402
 from benchmark.probes.registry import stable_seed  # noqa: E402
 from benchmark.contract.run_folder import LABELS_DIR  # noqa: E402
-from benchmark.runner.generate import build_probes, limit_probes, make_run_config  # noqa: E402
+from benchmark.runner.batch_size import BatchSize  # noqa: E402
+from benchmark.runner.probe_choice import build_probes, limit_probes  # noqa: E402
+from benchmark.runner.run_config import make_run_config  # noqa: E402
 import benchmark.runner.score as score  # noqa: E402
 from benchmark.tasks import TASKS, get_task, list_tasks  # noqa: E402
 from benchmark.tasks.context import ScoringContext  # noqa: E402
@@ -111,7 +113,7 @@ def write_manifest_and_config(run_dir: Path, probes: pd.DataFrame, rng: np.rando
                 "family": "sd1", "dtype": "bfloat16", "note": "synthetic labels for bench/scoring_cpu.py"}
     model_id = "bench/synthetic-audit"
     config = make_run_config(model_spec=model_id, model_id=model_id, revision=None, settings=settings,
-                             probes=probes, limit_per_suite=None, batch_size=8, builtin=False)
+                             probes=probes, limit_per_suite=None, batch=BatchSize(8), builtin=False)
     rf.write_json_atomic(run_dir / rf.CONFIG_FILE, config)
     n = len(probes)
     probe_columns = list(probes.columns)

@@ -2,7 +2,7 @@
 
 The Hub shows evaluation results from the ``model-index`` block of a model card's YAML
 metadata. :func:`card_with_results` adds one result per headline score (the entry the
-leaderboard shows: :func:`submissions.leaderboard.data.entry_rank`) with
+leaderboard shows: :func:`benchmark.present.text.entry_rank`) with
 ``huggingface_hub``'s card classes (``ModelCard``, ``EvalResult``): dataset = the probe
 dataset (its Hub id, the suite as config, the ``test`` split, its revision); metric = the
 score (name, display name, value, estimator as config); source = the results file on the
@@ -23,7 +23,7 @@ from huggingface_hub import EvalResult, ModelCard
 
 from benchmark.hub.access import hub_errors
 from benchmark.scores.metadata import SCORE_METADATA
-from submissions.leaderboard.data import entry_rank
+from benchmark.present.text import entry_rank
 from benchmark.contract.model_specs import hub_id_problem
 from submissions.validate import is_demo, model_id_kind, one_line
 

@@ -83,7 +83,8 @@ def _interrupt(signum, frame):
 
 def _cmd_worker(args: argparse.Namespace) -> int:
     from submissions.request_store import open_store
-    from submissions.worker import WorkerOptions, default_worker_id, work_forever, work_once
+    from submissions.worker import work_forever, work_once
+    from submissions.worker_options import WorkerOptions, default_worker_id
 
     if args.poll <= 0:
         raise ValueError(f"--poll must be a positive number of seconds, got {args.poll}")

@@ -3,7 +3,7 @@ audit replaced by a copy of a real tiny audit (so that a kill costs seconds, not
 
     python tests/_queue_worker.py QUEUE RESULTS RUNS WORKER_ID TINY_AUDIT HEARTBEAT_TIMEOUT
 
-The environment variable ``T2IBENCH_WORKER_KILL_AT`` (submissions.worker.KILL_AT_ENV) makes
+The environment variable ``T2IBENCH_WORKER_KILL_AT`` (submissions.worker_options.KILL_AT_ENV) makes
 the worker SIGKILL itself at that point. Prints ``audited`` each time the audit runs.
 """
 
@@ -15,7 +15,8 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from submissions.request_store import LocalRequestStore
-from submissions.worker import WorkerOptions, work_once
+from submissions.worker import work_once
+from submissions.worker_options import WorkerOptions
 
 
 def main() -> int:

@@ -374,7 +374,7 @@ def test_models_prepare_images_on_the_decode_threads_with_the_same_labels(run, t
     whole skin-tone measurement); the labels equal those of preparing inline on the main thread."""
     import threading
 
-    import benchmark.runner.annotate as stage
+    import benchmark.runner.annotate_pass as stage
     from benchmark.annotate.skin_tone import SkinToneAnnotator
     from benchmark.models.encoders import OpenClipEncoder
     from benchmark.models.vqa import Blip2VQA
@@ -424,7 +424,7 @@ def test_models_prepare_images_on_the_decode_threads_with_the_same_labels(run, t
 def test_image_pass_mixes_the_suites_in_every_stretch(run, monkeypatch):
     """The pass visits each group of images read by the same models evenly spread over the pass,
     in manifest order within the group; every image some work needs is decoded exactly once."""
-    import benchmark.runner.annotate as stage
+    import benchmark.runner.annotate_pass as stage
 
     orders: list[list[str]] = []
     real = stage._batches

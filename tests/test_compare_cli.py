@@ -71,7 +71,7 @@ def test_compare_two_tiny_audits(tiny_audit, other_guidance, tmp_path, capsys):
 def test_leaderboard_compare_tab_runs_the_paired_test_on_two_run_folders(tiny_audit, other_guidance):
     """The leaderboard's Compare tab asks the same compare_runs for two rows of run folders; a row
     read from a results file alone gets one line saying why there is no paired test."""
-    from submissions.leaderboard.data import Submission
+    from submissions.leaderboard.board_model import Submission
     from submissions.leaderboard.paired import paired_markdown
 
     def submission(run, run_dir):

@@ -13,7 +13,7 @@ from PIL import Image
 from benchmark.cli import main
 from benchmark.contract.image_provenance import MAX_PIXELS, check_scorable_image, load_scorable_image
 from benchmark.contract.model_specs import model_id_problem, model_name_problem, model_spec_problem
-from benchmark.runner.generate import choose_probes
+from benchmark.runner.probe_choice import choose_probes
 from benchmark.runner.supplied_images import match_folder
 
 

@@ -11,7 +11,7 @@ import pytest
 
 import _gen_worker as worker
 from benchmark.runner import build_probes, generate, read_manifest
-from benchmark.runner.batch_size import AUTO, DEFAULT_BATCH_SIZE, parse_batch_size, resolve_batch_size
+from benchmark.runner.batch_size import AUTO, DEFAULT_BATCH_SIZE, BatchSize, parse_batch_size, resolve_batch_size
 
 SUITES = ["gep_neutral"]
 
@@ -103,9 +103,9 @@ def test_auto_batch_size_is_recorded_and_reused_on_resume(tmp_path):
     assert summary.n_done == 8 and summary.n_generated == 5
     assert "compile" in summary.timings  # the warm-up is timed apart ...
     assert summary.images_per_second > 0  # ... and not part of the time per image
-    batch, info = resolve_batch_size(AUTO, _ProbedModel(probed=9), tmp_path)
-    assert batch == 3 and info["rule"].startswith("auto: the size this run folder was started with")
-    assert resolve_batch_size(5, _ProbedModel(probed=9), tmp_path) == (5, {})
+    chosen = resolve_batch_size(AUTO, _ProbedModel(probed=9), tmp_path)
+    assert chosen.size == 3 and chosen.auto["rule"].startswith("auto: the size this run folder was started with")
+    assert resolve_batch_size(5, _ProbedModel(probed=9), tmp_path) == BatchSize(5)
 
 
 def test_static_batch_pads_and_resume_writes_same_bytes(tmp_path):

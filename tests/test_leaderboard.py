@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 
 from benchmark.contract import results as res
-from submissions.leaderboard import data
+from submissions.leaderboard import board_model, board_table, comparison, detail, results_files, score_columns, wording
 
 # Model ids are Hub ids, builtin: / python: specs or local folder paths (submissions.validate);
 # a folder path may hold any printable ASCII, so markup reaches the page through one.
 XSS = "/<script>window.__xss=1</script><img src=x onerror=\"window.__xss=2\">"
-GEP = data.value_column("gep_score_neutral")
+GEP = score_columns.value_column("gep_score_neutral")
 
 
 def _ci(v: float, w: float = 0.02) -> dict:
@@ -112,7 +112,7 @@ def sample(tmp_path):
 
 @pytest.fixture()
 def board(sample):
-    return data.load_folder(sample)
+    return results_files.load_folder(sample)
 
 
 def test_sample_documents_are_valid_except_the_bad_ones(board):
@@ -128,13 +128,13 @@ def test_one_row_per_model_revision_and_probe_set(board):
     rows = {r.latest.model_id: r for r in board.rows()}
     assert len(rows) == 6 and not any(r.older for r in rows.values()) and not board.conflicts
     # a different revision of one model id is another row, and so is another probe set
-    extra = data.Submission(doc=make_doc("gamma/model-c", 0.3, revision="v2"), source="x.json", path=Path("x.json"),
+    extra = board_model.Submission(doc=make_doc("gamma/model-c", 0.3, revision="v2"), source="x.json", path=Path("x.json"),
                             run_dir=None)
     probes = make_doc("gamma/model-c", 0.3, revision="main")
     probes["probes"] = {"source": "org/probes", "revision": "abc123", "fingerprint": "0f" * 32}
-    other = data.Submission(doc=probes, source="y.json", path=Path("y.json"), run_dir=None)
+    other = board_model.Submission(doc=probes, source="y.json", path=Path("y.json"), run_dir=None)
     assert other.key == "gamma/model-c@main#" + "0f" * 32
-    assert len(data.model_rows(board.submissions + [extra, other])) == 8
+    assert len(board_model.model_rows(board.submissions + [extra, other])) == 8
 
 
 def _mcas_doc(model_id: str, value: float, reference: str | None, gep: float = 0.1) -> dict:
@@ -155,7 +155,7 @@ def test_each_mcas_reference_gets_its_own_row_and_ranking(tmp_path):
     _write(root, "r/ref_b.json", _mcas_doc("acme/model-a", -0.01, ref_b))
     _write(root, "r/other_own.json", _mcas_doc("beta/model-b", -0.25, None, gep=0.05))
     _write(root, "r/other_ref_a.json", _mcas_doc("beta/model-b", -0.40, ref_a, gep=0.05))
-    board = data.load_folder(root)
+    board = results_files.load_folder(root)
     assert not board.skipped and not board.conflicts  # other references: other rows, no conflict
     rows = board.rows()
     by_key = {r.key: r for r in rows}
@@ -164,43 +164,43 @@ def test_each_mcas_reference_gets_its_own_row_and_ranking(tmp_path):
                            f"beta/model-b@main|mcas-reference={ref_a}"}
     assert by_key["acme/model-a@main"].latest.reference_fingerprint is None
     # marked: the Model cell names the reference, the badge says what it means
-    labels = data.model_labels(rows)
+    labels = wording.model_labels(rows)
     assert labels["acme/model-a@main"] == "acme/model-a @ main"
     assert labels[f"acme/model-a@main|mcas-reference={ref_a}"] == "acme/model-a @ main [MCAS ref aaaaaaaa]"
     assert len(set(labels.values())) == len(rows)
-    badges = data.badges_html(by_key[f"acme/model-a@main|mcas-reference={ref_a}"].latest)
+    badges = wording.badges_html(by_key[f"acme/model-a@main|mcas-reference={ref_a}"].latest)
     assert 'class="lb-badge lb-badge-mcas-ref"' in badges and "org/mcas-reference @ " + "1" * 40 in badges
-    assert data.badges_html(by_key["acme/model-a@main"].latest) == ""
-    md = data.detail_markdown(by_key[f"acme/model-a@main|mcas-reference={ref_a}"])
+    assert wording.badges_html(by_key["acme/model-a@main"].latest) == ""
+    md = detail.detail_markdown(by_key[f"acme/model-a@main|mcas-reference={ref_a}"])
     assert "**MCAS reference**: attribute images from org/mcas-reference" in md and "aaaaaaaaaaaa" in md
-    assert "papers' protocol" in data.detail_markdown(by_key["acme/model-a@main"])
+    assert "papers' protocol" in detail.detail_markdown(by_key["acme/model-a@main"])
     # ranked by MCAS (closest to 0 first): the papers' protocol, then each reference's rows among themselves,
     # though ref_b's -0.01 is the closest of all
-    t = data.leaderboard_table(rows, names=["mcas"], sort_by="mcas")
+    t = board_table.leaderboard_table(rows, names=["mcas"], sort_by="mcas")
     assert t.keys == ["beta/model-b@main", "acme/model-a@main", f"acme/model-a@main|mcas-reference={ref_a}",
                       f"beta/model-b@main|mcas-reference={ref_a}", f"acme/model-a@main|mcas-reference={ref_b}"]
-    (panel,) = data.forest_panels(rows, ["mcas"])
+    (panel,) = comparison.forest_panels(rows, ["mcas"])
     assert [r["label"] for r in panel["rows"]] == [labels[k] for k in t.keys]
     # a score the reference does not touch ranks every row together
-    gep = data.leaderboard_table(rows, names=["gep_score_neutral"], sort_by="gep_score_neutral")
+    gep = board_table.leaderboard_table(rows, names=["gep_score_neutral"], sort_by="gep_score_neutral")
     assert [k.split("@")[0] for k in gep.keys] == ["beta/model-b"] * 2 + ["acme/model-a"] * 3
 
 
 def _table(rows, **kw):
-    return data.leaderboard_table(rows, view=data.ALL_SCORES, **kw)
+    return board_table.leaderboard_table(rows, view=score_columns.ALL_SCORES, **kw)
 
 
 def test_default_table_order_values_cis_and_badges(board):
     t = _table(board.rows())
     frame, shown = t.frame(), t.shown()
     assert list(frame["Model"]) == EXPECTED_ORDER and t.keys[0] == "beta/model-b@main"
-    assert t.headers[data.FIRST_SCORE] == GEP and GEP.endswith("↓") and t.datatype[data.FIRST_SCORE] == "number"
+    assert t.headers[board_table.FIRST_SCORE] == GEP and GEP.endswith("↓") and t.datatype[board_table.FIRST_SCORE] == "number"
     row = frame.set_index("Model").loc["acme/model-a"]
     assert row[GEP] == pytest.approx(0.10)  # the number behind the cell: header menus sort by it
     # value and interval in one cell, from the CLS entry (not the C entry, 0.9)
     assert shown.set_index("Model").loc["acme/model-a", GEP] == "0.1 [0.08, 0.12]"
     assert shown.set_index("Model").loc["delta/undefined", GEP] == "undefined"
-    assert t.values[t.keys.index("delta/undefined@main")][data.FIRST_SCORE] is None  # blank: sorts apart from numbers
+    assert t.values[t.keys.index("delta/undefined@main")][board_table.FIRST_SCORE] is None  # blank: sorts apart from numbers
     badges = shown.set_index("Model")["Badge"]
     assert 'class="lb-badge lb-badge-demo"' in badges["builtin:tiny-sd"] and ">demo</span>" in badges["builtin:tiny-sd"]
     assert {b for m, b in badges.items() if m != "builtin:tiny-sd"} == {""}
@@ -209,10 +209,10 @@ def test_default_table_order_values_cis_and_badges(board):
     assert re.fullmatch(r'<span class="lb-suites" title="gep_neutral, mcas_targets, pst_paired_occupation">3</span>',
                         suites)
     # headline columns: only those some file has, in metadata order
-    assert t.headers[data.FIRST_SCORE:] == [data.value_column(n) for n in ("gep_score_neutral", "mad_gender",
+    assert t.headers[board_table.FIRST_SCORE:] == [score_columns.value_column(n) for n in ("gep_score_neutral", "mad_gender",
                                                               "sts_occupation_paired", "mcas")]
-    assert shown.set_index("Model").loc["beta/model-b", data.value_column("mad_gender")] == "0.2 [0.18, 0.22]"
-    assert shown.set_index("Model").loc["acme/model-a", data.value_column("mad_gender")] == ""
+    assert shown.set_index("Model").loc["beta/model-b", score_columns.value_column("mad_gender")] == "0.2 [0.18, 0.22]"
+    assert shown.set_index("Model").loc["acme/model-a", score_columns.value_column("mad_gender")] == ""
     value = t.gradio_value()
     assert value["data"] == t.values and value["metadata"]["display_value"] == t.display
 
@@ -221,21 +221,21 @@ def test_zero_width_and_missing_intervals_are_not_shown_as_intervals(tmp_path):
     flat = {"low": 0.3, "high": 0.3, "confidence_level": 0.95, "n_resamples": 200, "method": "percentile"}
     mad = [res.score_entry("mad_gender", "dalleval_bias", 0.3, ci=flat, n=4)]
     _write(tmp_path, "a.json", make_doc("a/flat", 0.1, extra=mad, suites=("gep_neutral", "dalleval_bias")))
-    t = _table(data.load_folder(tmp_path).rows())
-    assert t.shown().loc[0, data.value_column("mad_gender")] == "0.3 (zero-width CI)"
+    t = _table(results_files.load_folder(tmp_path).rows())
+    assert t.shown().loc[0, score_columns.value_column("mad_gender")] == "0.3 (zero-width CI)"
 
 
 def test_overview_keeps_one_score_per_paper(board):
     names = ["gep_score_neutral", "gep_score_explicit", "mad_gender", "mad_skin_tone", "sts_occupation_paired",
              "mcas", "diffusion_bias", "paintskills_object", "paintskills_count"]
-    assert data.view_names(names, data.OVERVIEW) == ["gep_score_neutral", "mad_gender", "sts_occupation_paired",
+    assert score_columns.view_names(names, score_columns.OVERVIEW) == ["gep_score_neutral", "mad_gender", "sts_occupation_paired",
                                                       "mcas", "diffusion_bias", "paintskills_object"]
-    assert data.view_names(names, "GEP") == ["gep_score_neutral", "gep_score_explicit"]
-    assert data.view_names(names, "PaintSkills") == ["paintskills_object", "paintskills_count"]
-    assert data.views(names) == [data.OVERVIEW, "GEP", "DALL-Eval", "PST", "MCAS", "Diffusion Bias", "PaintSkills",
-                                 data.ALL_SCORES]
+    assert score_columns.view_names(names, "GEP") == ["gep_score_neutral", "gep_score_explicit"]
+    assert score_columns.view_names(names, "PaintSkills") == ["paintskills_object", "paintskills_count"]
+    assert score_columns.views(names) == [score_columns.OVERVIEW, "GEP", "DALL-Eval", "PST", "MCAS", "Diffusion Bias", "PaintSkills",
+                                 score_columns.ALL_SCORES]
     # the default table shows the overview
-    assert data.leaderboard_table(board.rows()).headers[data.FIRST_SCORE:] == [data.value_column(n) for n in
+    assert board_table.leaderboard_table(board.rows()).headers[board_table.FIRST_SCORE:] == [score_columns.value_column(n) for n in
                                                                  ("gep_score_neutral", "mad_gender",
                                                                   "sts_occupation_paired", "mcas")]
 
@@ -245,9 +245,9 @@ def test_rank_by_closest_to_ideal_score(tmp_path):
     for name, v in (("a/plus", 30.0), ("a/minus", -10.0), ("a/far", -80.0)):
         sts = [res.score_entry("sts_occupation_paired", "pst_paired_occupation", v, ci=_ci(v, 3), n=10)]
         _write(root, f"{name}.json", make_doc(name, 0.1, extra=sts, suites=("gep_neutral", "pst_paired_occupation")))
-    t = _table(data.load_folder(root).rows(), sort_by="sts_occupation_paired")
+    t = _table(results_files.load_folder(root).rows(), sort_by="sts_occupation_paired")
     assert list(t.frame()["Model"]) == ["a/minus", "a/plus", "a/far"]  # |STS| ascending: closest to 0 first
-    assert data.value_column("sts_occupation_paired").endswith("→0")
+    assert score_columns.value_column("sts_occupation_paired").endswith("→0")
 
 
 def test_filters(board):
@@ -263,15 +263,15 @@ def test_filters(board):
     assert models(suites=["gep_neutral", "dalleval_bias"]) == ["beta/model-b"]
     t = _table(rows, suites=["dalleval_bias"])
     assert [c for c in t.headers if c.startswith("Gender MAD")] and GEP not in t.headers
-    assert data.all_families(rows) == ["sd1", "sd2", "sdxl", "tiny"]
-    assert "pst_paired_occupation" in data.all_suites(rows)
+    assert board_table.all_families(rows) == ["sd1", "sd2", "sdxl", "tiny"]
+    assert "pst_paired_occupation" in board_table.all_suites(rows)
 
 
 def test_model_cell_shows_the_revision_only_when_needed(board):
-    extra = data.Submission(doc=make_doc("gamma/model-c", 0.3, revision="v2"), source="x.json", path=Path("x.json"),
+    extra = board_model.Submission(doc=make_doc("gamma/model-c", 0.3, revision="v2"), source="x.json", path=Path("x.json"),
                             run_dir=None)
-    rows = data.model_rows(board.submissions + [extra])
-    labels = data.model_labels(rows)
+    rows = board_model.model_rows(board.submissions + [extra])
+    labels = wording.model_labels(rows)
     assert labels["acme/model-a@main"] == "acme/model-a"
     assert labels["gamma/model-c@main"] == "gamma/model-c @ main" and labels["gamma/model-c@v2"] == "gamma/model-c @ v2"
 
@@ -283,13 +283,13 @@ def test_no_two_rows_share_a_label(board):
                                 {"source": "org/probes", "revision": "v1"})):
         doc = make_doc("gamma/model-c", 0.3)
         doc["probes"] = probes
-        subs.append(data.Submission(doc=doc, source=f"p{i}.json", path=Path(f"p{i}.json"), run_dir=None))
-    rows = data.model_rows(board.submissions + subs)
-    labels = data.model_labels(rows)
+        subs.append(board_model.Submission(doc=doc, source=f"p{i}.json", path=Path(f"p{i}.json"), run_dir=None))
+    rows = board_model.model_rows(board.submissions + subs)
+    labels = wording.model_labels(rows)
     assert len(set(labels.values())) == len(rows)
     assert labels[f"gamma/model-c@main#{'f' * 64}"] == "gamma/model-c @ main [probes ffffffffffff]"
     assert labels["gamma/model-c@main"] == "gamma/model-c @ main [probes built-in]"
-    table = data.leaderboard_table(rows)
+    table = board_table.leaderboard_table(rows)
     assert len(set(r[0] for r in table.values)) == len(table.values)
 
 
@@ -303,19 +303,19 @@ def test_badge_column_fits_every_badge(tmp_path):
     doc["references"] = {"mcas": {"source": "org/ref", "revision": "1" * 40, "fingerprint": "a" * 64}}
     # evaluated only with the FINISHED request of the queue that names this file (issue 23)
     request = SimpleNamespace(model_id="builtin:tiny-sd", worker_id="gpu-1", results_path="/srv/r/a/x.json")
-    sub = data.Submission(doc=doc, source="a/x.json", path=Path("x.json"), run_dir=None,
+    sub = board_model.Submission(doc=doc, source="a/x.json", path=Path("x.json"), run_dir=None,
                           finished={"builtin__tiny-sd@builtin-v1": request})
-    names = [name for name, _ in data.badges(sub)]
+    names = [name for name, _ in wording.badges(sub)]
     assert names == ["demo", "evaluated", "mcas-ref"]
-    width = int(data.leaderboard_table(data.model_rows([sub])).widths[data.FIRST_SCORE - 2].removesuffix("px"))
+    width = int(board_table.leaderboard_table(board_model.model_rows([sub])).widths[board_table.FIRST_SCORE - 2].removesuffix("px"))
     assert width >= sum(len(n) * 7.5 + 24 for n in names)
-    plain = data.Submission(doc=make_doc("acme/a", 0.1), source="y.json", path=Path("y.json"), run_dir=None)
-    assert data.leaderboard_table(data.model_rows([plain])).widths[data.FIRST_SCORE - 2] == "84px"
+    plain = board_model.Submission(doc=make_doc("acme/a", 0.1), source="y.json", path=Path("y.json"), run_dir=None)
+    assert board_table.leaderboard_table(board_model.model_rows([plain])).widths[board_table.FIRST_SCORE - 2] == "84px"
 
 
 def test_forest_panels_and_compare_table(board):
     rows = board.rows()
-    (gep,) = [p for p in data.forest_panels(rows, ["gep_score_neutral"])]
+    (gep,) = [p for p in comparison.forest_panels(rows, ["gep_score_neutral"])]
     labels = [r["label"] for r in gep["rows"]]
     # best first, undefined after, the demo row last and muted
     assert labels == ["beta/model-b", "acme/model-a", XSS, "gamma/model-c", "delta/undefined",
@@ -324,12 +324,12 @@ def test_forest_panels_and_compare_table(board):
     assert gep["rows"][-1]["muted"] and not gep["rows"][0]["muted"]
     assert gep["rows"][1]["low"] == pytest.approx(0.08) and gep["rows"][1]["high"] == pytest.approx(0.12)
     assert gep["ideal"] == 0.0 and gep["bounds"] == (0.0, 1.0)
-    from submissions.leaderboard.app import forest_figure
+    from submissions.leaderboard.figures import forest_figure
 
     fig = forest_figure(rows, ["gep_score_neutral", "mcas"])
     assert len([ax for ax in fig.axes if ax.get_visible() and ax.axison]) == 2
     pair = [r for r in rows if r.latest.model_id in ("acme/model-a", "beta/model-b")]
-    cmp = data.compare_table(pair, ["gep_score_neutral", "mad_gender"])
+    cmp = comparison.compare_table(pair, ["gep_score_neutral", "mad_gender"])
     assert list(cmp.columns) == ["Score", "acme/model-a", "beta/model-b"]
     assert list(cmp["acme/model-a"]) == ["0.1 [0.08, 0.12]", "not scored"]
     assert list(cmp["beta/model-b"]) == ["0.05 [0.03, 0.07]", "0.2 [0.18, 0.22]"]
@@ -338,9 +338,9 @@ def test_forest_panels_and_compare_table(board):
     flat["scores"][0]["ci"] = {**flat["scores"][0]["ci"], "low": 0.1, "high": 0.1}
     none = make_doc("none/model", 0.1)
     none["scores"][0]["ci"] = None
-    subs = [data.Submission(doc=d, source=f"{i}.json", path=Path(f"{i}.json"), run_dir=None)
+    subs = [board_model.Submission(doc=d, source=f"{i}.json", path=Path(f"{i}.json"), run_dir=None)
             for i, d in enumerate((flat, none))]
-    cmp = data.compare_table(data.model_rows(subs), ["gep_score_neutral"])
+    cmp = comparison.compare_table(board_model.model_rows(subs), ["gep_score_neutral"])
     assert list(cmp.iloc[0])[1:] == ["0.1 (no interval: resamples all equal)", "0.1 (no interval)"]
 
 
@@ -350,80 +350,80 @@ def test_evaluated_badge_follows_the_queue(board):
     from types import SimpleNamespace
 
     sub = board.submissions[0]
-    assert data.evaluated_by(sub) is None and "evaluated" not in data.badges_html(sub)
+    assert board_model.evaluated_by(sub) is None and "evaluated" not in wording.badges_html(sub)
     doc = {**sub.doc, "evaluated_by": "maintainers' worker gpu-<b>1</b>", "request_id": "acme__m@abc"}
-    marked = data.Submission(doc=doc, source=sub.source, path=sub.path, run_dir=None)
-    assert data.evaluated_by(marked) is None  # no queue: the fields alone prove nothing
+    marked = board_model.Submission(doc=doc, source=sub.source, path=sub.path, run_dir=None)
+    assert board_model.evaluated_by(marked) is None  # no queue: the fields alone prove nothing
     request = SimpleNamespace(model_id=sub.model_id, worker_id="gpu-<b>1</b>", results_path=f"/srv/r/{sub.source}")
-    checked = data.Submission(doc=doc, source=sub.source, path=sub.path, run_dir=None,
+    checked = board_model.Submission(doc=doc, source=sub.source, path=sub.path, run_dir=None,
                               finished={"acme__m@abc": request})
-    assert data.evaluated_by(checked) == "maintainers' worker gpu-<b>1</b>"
-    html_cell = data.badges_html(checked)
+    assert board_model.evaluated_by(checked) == "maintainers' worker gpu-<b>1</b>"
+    html_cell = wording.badges_html(checked)
     assert ">evaluated</span>" in html_cell and "<b>" not in html_cell and "&lt;b&gt;" in html_cell
-    forged = data.Submission(doc=doc, source=sub.source, path=sub.path, run_dir=None, finished={})
-    assert data.evaluated_by(forged) is None  # not a FINISHED request of the queue
-    copied = data.Submission(doc=doc, source="elsewhere/copy.json", path=sub.path, run_dir=None,
+    forged = board_model.Submission(doc=doc, source=sub.source, path=sub.path, run_dir=None, finished={})
+    assert board_model.evaluated_by(forged) is None  # not a FINISHED request of the queue
+    copied = board_model.Submission(doc=doc, source="elsewhere/copy.json", path=sub.path, run_dir=None,
                              finished={"acme__m@abc": request})
-    assert data.evaluated_by(copied) is None  # the request names another file
+    assert board_model.evaluated_by(copied) is None  # the request names another file
     for claim in ({"evaluated_by": "self"}, {"evaluated_by": "maintainers' worker x"}):  # no request id
-        assert data.evaluated_by(data.Submission(doc={**sub.doc, **claim}, source="s", path=sub.path,
+        assert board_model.evaluated_by(board_model.Submission(doc={**sub.doc, **claim}, source="s", path=sub.path,
                                                  run_dir=None, finished={"acme__m@abc": request})) is None
-    rows = [data.ModelRow(checked), data.ModelRow(sub)]
-    assert data.filter_rows(rows, provenance_filter="maintainers' worker") == [rows[0]]
-    assert data.filter_rows(rows, provenance_filter="self-reported") == [rows[1]]
+    rows = [board_model.ModelRow(checked), board_model.ModelRow(sub)]
+    assert board_table.filter_rows(rows, provenance_filter="maintainers' worker") == [rows[0]]
+    assert board_table.filter_rows(rows, provenance_filter="self-reported") == [rows[1]]
 
 
 def test_detail_tables_and_markdown(board):
     row = {r.latest.model_id: r for r in board.rows()}["acme/model-a"]
-    table, notes = data.scores_table(row.latest)
+    table, notes = detail.scores_table(row.latest)
     assert list(dict.fromkeys(table["Suite"])) == ["gep_neutral", "mcas_targets", "pst_paired_occupation"]
     gep = table[table["Suite"] == "gep_neutral"]
     assert list(gep["Estimator"]) == ["CLS", "C"] and list(gep["Score"]) == ["GEP (neutral) *", "GEP (neutral)"]
     assert list(gep["Value [CI]"]) == ["0.1 [0.08, 0.12]", "0.9 [0.85, 0.95]"]
-    md = data.detail_markdown(row)
+    md = detail.detail_markdown(row)
     assert "https://huggingface.co/datasets/acme/model-a-images" in md and "note about acme/model-a" in md
     assert "Suites scored (3)" in md and "self-reported" in md
     undefined = {r.latest.model_id: r for r in board.rows()}["delta/undefined"]
-    table, notes = data.scores_table(undefined.latest)
+    table, notes = detail.scores_table(undefined.latest)
     assert notes == ["undefined: no attribute is labelled for both groups"] and table["Notes"].iloc[0] == "[1]"
     assert "no attribute is labelled" not in " ".join(table.astype(str).to_numpy().ravel())
-    assert data.notes_markdown(notes) == "1. undefined: no attribute is labelled for both groups"
+    assert detail.notes_markdown(notes) == "1. undefined: no attribute is labelled for both groups"
     demo = {r.latest.model_id: r for r in board.rows()}["builtin:tiny-sd"]
-    assert data.detail_markdown(demo).startswith("> **DEMO**")
+    assert detail.detail_markdown(demo).startswith("> **DEMO**")
 
 
 def test_detail_notes_are_listed_once():
     doc = make_doc("a/b", 0.1)
     for e in doc["scores"]:
         e["ci_note"] = "the same long note"
-    sub = data.Submission(doc=doc, source="a.json", path=Path("a.json"), run_dir=None)
-    table, notes = data.scores_table(sub)
+    sub = board_model.Submission(doc=doc, source="a.json", path=Path("a.json"), run_dir=None)
+    table, notes = detail.scores_table(sub)
     assert notes == ["interval: the same long note"] and set(table["Notes"]) == {"[1]"}
 
 
 def test_escaping_of_results_text(board):
     xss = {r.latest.model_id: r for r in board.rows()}[XSS]
-    md = data.detail_markdown(xss)
+    md = detail.detail_markdown(xss)
     assert "<script>" not in md and "<img" not in md and "&lt;script&gt;" in md
-    bad = data.Board(source="<b>src</b>", skipped=[data.Skipped("<i>f</i>.json", "x <script>y</script>", 2)])
-    warn = data.warnings_markdown(bad)
+    bad = board_model.Board(source="<b>src</b>", skipped=[board_model.Skipped("<i>f</i>.json", "x <script>y</script>", 2)])
+    warn = wording.warnings_markdown(bad)
     assert "<" not in warn.replace("&lt;", "") and "(and 1 more)" in warn
     # one escaper for the project: the leaderboard's is benchmark.present.text's
     from benchmark.present import text
 
-    assert data.md_escape is text.md_escape
-    assert data.md_escape("a*b_[c](d)") == "a\\*b\\_\\[c\\](d)"
+    assert wording.md_escape is text.md_escape
+    assert wording.md_escape("a*b_[c](d)") == "a\\*b\\_\\[c\\](d)"
     # HTML cells escape suite names too
     doc = make_doc("s/uite", 0.1, suites=("gep_neutral", '"><script>x</script>'))
-    sub = data.Submission(doc=doc, source="s.json", path=Path("s.json"), run_dir=None)
-    assert "<script>" not in data.suites_html(sub) and "&#34;&gt;&lt;script&gt;" in data.suites_html(sub)
+    sub = board_model.Submission(doc=doc, source="s.json", path=Path("s.json"), run_dir=None)
+    assert "<script>" not in wording.suites_html(sub) and "&#34;&gt;&lt;script&gt;" in wording.suites_html(sub)
 
 
 def test_images_link_only_for_valid_repo_ids(tmp_path):
     evil = make_doc("e/vil", 0.1, submission=submission_block("x/y) [click](javascript:alert(1)"))
     _write(tmp_path, "e.json", evil)
-    rows = data.load_folder(tmp_path).rows()
-    md = data.detail_markdown(rows[0])
+    rows = results_files.load_folder(tmp_path).rows()
+    md = detail.detail_markdown(rows[0])
     assert not re.search(r"(?<!\\)\]\(javascript", md) and "(not a valid dataset id, no link)" in md
     from submissions.leaderboard.images import image_source
 
@@ -439,20 +439,20 @@ def test_folder_rules_run_folders_hidden_and_garbage(tmp_path):
     _write(root, ".cache/huggingface/download/x.json", {"not": "results"})
     _write(root, "list.json", [1, 2])
     _write(root, "nan.json", '{"a": NaN}')
-    board = data.load_folder(root)
+    board = results_files.load_folder(root)
     assert [s.source for s in board.submissions] == ["runs/one/results.json"]
     assert board.submissions[0].run_dir == run
     assert {s.source: s.problem for s in board.skipped} == {
         "list.json": "not a results document: the top level is a JSON array, not an object",
         "nan.json": "a: NaN is not valid JSON (use null)"}
-    missing = data.load_folder(tmp_path / "nope")
-    assert missing.errors and "is not a folder" in data.warnings_markdown(missing)
+    missing = results_files.load_folder(tmp_path / "nope")
+    assert missing.errors and "is not a folder" in wording.warnings_markdown(missing)
 
 
 def test_submission_block_is_accepted(tmp_path):
     # the optional `submission` object written by `t2ibench submit` must not make a file invalid
     _write(tmp_path, "a.json", make_doc("a/b", 0.1, submission=submission_block("a/b-images")))
-    board = data.load_folder(tmp_path)
+    board = results_files.load_folder(tmp_path)
     assert [s.problem for s in board.skipped] == [] and board.submissions[0].images_dataset == "a/b-images"
 
 
@@ -464,14 +464,14 @@ def test_hub_offline_is_one_line_error(monkeypatch, tmp_path):
     monkeypatch.setattr(c, "HF_HUB_OFFLINE", True)
     monkeypatch.setattr(c, "HF_HUB_CACHE", str(tmp_path / "hub"))
     with pytest.raises(ValueError, match=r"^cannot read results dataset org/results: the Hub is offline"):
-        data.download_results("org/results")
+        results_files.download_results("org/results")
     with pytest.raises(ValueError, match="ORG/NAME"):
-        data.download_results("not a repo")
+        results_files.download_results("not a repo")
     # in the app the same failure is a visible warning on an empty board
-    from submissions.leaderboard.app import Source
+    from submissions.leaderboard.app_state import Source
 
     board = Source(repo="org/results").load()
-    assert not board.submissions and "the Hub is offline" in data.warnings_markdown(board)
+    assert not board.submissions and "the Hub is offline" in wording.warnings_markdown(board)
 
 
 def test_cli_errors_are_one_line(tmp_path, capsys, monkeypatch):
@@ -500,17 +500,17 @@ def test_cli_errors_are_one_line(tmp_path, capsys, monkeypatch):
 def test_real_tiny_run_is_a_demo_row_with_plots(tmp_path_factory, cache, monkeypatch):
     """A real `t2ibench run` of the built-in tiny model: a demo row, and its report plots in the detail view."""
     from benchmark.cli import main
-    from submissions.leaderboard.app import report_plots
+    from submissions.leaderboard.figures import report_plots
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     root = tmp_path_factory.mktemp("lb_real")
     assert main(["run", "--model", "builtin:tiny-sd", "--suites", "gep_neutral", "--limit", "4",
                  "--n-resamples", "50", "--quiet", "--out", str(root / "runs" / "tiny")]) == 0
-    board = data.load_folder(root)
+    board = results_files.load_folder(root)
     assert not board.skipped, board.skipped
     (row,) = board.rows()
     assert row.latest.demo and row.latest.family == "tiny" and row.latest.run_dir == root / "runs" / "tiny"
-    (badge,) = data.leaderboard_table(board.rows()).shown()["Badge"]
+    (badge,) = board_table.leaderboard_table(board.rows()).shown()["Badge"]
     assert ">demo</span>" in badge
     plots = report_plots(row.latest)
     assert plots and all(Path(p).is_file() and Path(p).suffix == ".png" for p, _ in plots)
@@ -518,7 +518,7 @@ def test_real_tiny_run_is_a_demo_row_with_plots(tmp_path_factory, cache, monkeyp
     # without the detail tables the run's report/ PNGs are shown
     shutil.rmtree(root / "runs" / "tiny" / "scores")
     (root / "runs" / "tiny" / "results.json").touch()
-    again = data.load_folder(root).rows()[0].latest
+    again = results_files.load_folder(root).rows()[0].latest
     assert [Path(p).parent.name for p, _ in report_plots(again)] == ["report"] * len(plots)
 
 
@@ -532,7 +532,7 @@ def test_space_app_reads_env(sample, monkeypatch, tmp_path):
 
     demo = app_from_env({"RESULTS_DIR": str(sample)}.get)
     assert "6 model(s)" in _component(demo, "lb-source").value
-    assert data.md_escape("results/bad/out_of_range.json") in _component(demo, "lb-warnings").value
+    assert wording.md_escape("results/bad/out_of_range.json") in _component(demo, "lb-warnings").value
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     import huggingface_hub.constants as c
 
@@ -548,7 +548,7 @@ def test_image_browser_reads_the_run_folder(tiny_audit):
     from submissions.leaderboard import images
 
     doc = json.loads((tiny_audit / "results.json").read_text())
-    sub = data.Submission(doc=doc, source="results.json", path=tiny_audit / "results.json", run_dir=tiny_audit)
+    sub = board_model.Submission(doc=doc, source="results.json", path=tiny_audit / "results.json", run_dir=tiny_audit)
     assert images.image_source(sub) == ("run", tiny_audit)
     assert images.run_suites(tiny_audit) == ["gep_neutral", "pst_single"]
     items = images.run_images(tiny_audit, doc, "pst_single")

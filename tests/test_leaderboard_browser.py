@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import pytest
 
-from submissions.leaderboard import data
+from submissions.leaderboard import score_columns
 from submissions.request_store import LocalRequestStore
 from submissions.requests import FINISHED, RequestRecord
 from lb_synthetic import FOUR_MODELS, shifted_results
@@ -196,7 +196,7 @@ def test_sorting_by_column_header(page):
     sort_column(page, GEP, "ascending")
     wait_for_column(page, "Model", BY_GEP, among=True)
     # numbers, not text: STS 5 (beta) before 20 (acme) ascending, though "20" < "5" as text
-    sts = data.value_column("sts_occupation_paired")
+    sts = score_columns.value_column("sts_occupation_paired")
     sort_column(page, GEP, "clear")
     sort_column(page, sts, "ascending")
     wait_for_column(page, "Model", ["beta/model-b", "acme/model-a"], among=True)

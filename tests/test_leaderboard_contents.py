@@ -9,7 +9,7 @@ import json
 import pytest
 
 from benchmark import cli
-from submissions.leaderboard import contents, data
+from submissions.leaderboard import board_table, contents, results_files
 from test_leaderboard import _write, make_doc
 
 N_RESULTS = 1000
@@ -31,7 +31,7 @@ class Reads:
     """Counts per-file reads (the package's one results reader) and contents-table reads."""
 
     def __init__(self, monkeypatch):
-        self._files = counter(monkeypatch, data, "load_results_file")
+        self._files = counter(monkeypatch, results_files, "load_results_file")
         self._tables = counter(monkeypatch, contents.pq, "read_table")
 
     files = property(lambda self: self._files[0])
@@ -51,20 +51,20 @@ def thousand(tmp_path_factory):
 
 
 def test_a_thousand_results_load_in_one_read(thousand, monkeypatch):
-    data.clear_cache()  # nothing served from the in-memory cache of the build
+    results_files.clear_cache()  # nothing served from the in-memory cache of the build
     reads = Reads(monkeypatch)
     board = contents.load_board(thousand)
     assert (reads.tables, reads.files) == (1, 0)
     assert len(board.submissions) == N_RESULTS and len(board.rows()) == N_RESULTS
     assert [s.source for s in board.skipped] == ["results/bad--range/1.json"]
     assert "outside its range" in board.skipped[0].problem
-    table = data.leaderboard_table(board.rows())
+    table = board_table.leaderboard_table(board.rows())
     assert len(table.keys) == N_RESULTS
 
 
 def test_the_table_alone_is_the_board(thousand, monkeypatch):
     """A Hub results dataset: only the table is downloaded; its rows are the board."""
-    data.clear_cache()
+    results_files.clear_cache()
     reads = Reads(monkeypatch)
     board = contents.load_board(thousand, files_present=False)
     assert (reads.tables, reads.files) == (1, 0) and len(board.submissions) == N_RESULTS
@@ -78,7 +78,7 @@ def test_files_changed_since_the_table_are_read_again(tmp_path, monkeypatch):
     _write(root, "results/org1--m/1.json", make_doc("org1/m", 0.77, created="2025-01-01T00:00:01+00:00"))
     _write(root, "results/new--m/1.json", make_doc("new/m", 0.5))
     (root / "results/org4--m/1.json").unlink()
-    data.clear_cache()
+    results_files.clear_cache()
     reads = Reads(monkeypatch)
     board = contents.load_board(root)
     assert (reads.tables, reads.files) == (1, 2)  # the changed file and the new one
@@ -90,7 +90,7 @@ def test_without_a_table_every_file_is_read(tmp_path, monkeypatch):
     root = tmp_path / "lb"
     for i in range(3):
         _write(root, f"results/org{i}--m/1.json", make_doc(f"org{i}/m", 0.1))
-    data.clear_cache()
+    results_files.clear_cache()
     reads = Reads(monkeypatch)
     assert len(contents.load_board(root).submissions) == 3 and (reads.tables, reads.files) == (0, 3)
 
@@ -145,9 +145,9 @@ def test_leaderboard_command_opens_the_submit_tab_with_a_queue(tmp_path, capsys,
 
 def test_the_app_reads_the_folder_through_the_table(thousand, monkeypatch):
     pytest.importorskip("gradio")
-    from submissions.leaderboard import app
+    from submissions.leaderboard import app_state
 
-    data.clear_cache()
+    results_files.clear_cache()
     reads = Reads(monkeypatch)
-    board = app.Source(results_dir=thousand).load()
+    board = app_state.Source(results_dir=thousand).load()
     assert (reads.tables, reads.files) == (1, 0) and len(board.submissions) == N_RESULTS

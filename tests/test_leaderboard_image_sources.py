@@ -4,7 +4,7 @@ carry their provenance in a badge and the detail page, and readers filter on it.
 from __future__ import annotations
 
 from benchmark.contract.image_provenance import api_provenance, supplied_provenance
-from submissions.leaderboard import data
+from submissions.leaderboard import board_table, detail, results_files
 from submissions.validate import check_results
 from tests.test_leaderboard import _write, make_doc
 
@@ -46,16 +46,16 @@ def test_provenance_validates_and_is_checked():
 def test_badges_details_and_filter(tmp_path):
     for name, doc in _docs().items():
         _write(tmp_path, f"{name}.json", doc)
-    board = data.load_folder(tmp_path)
+    board = results_files.load_folder(tmp_path)
     assert not board.skipped, board.skipped
     rows = board.rows()
-    shown = data.leaderboard_table(rows).shown()
+    shown = board_table.leaderboard_table(rows).shown()
     badge = dict(zip(shown["Model"], shown["Badge"]))
     assert ">supplied</span>" in badge["my-model"] and "images supplied by a lab" in badge["my-model"]
     assert ">api</span>" in badge["openai:dall-e-2"] and "not controlled" in badge["openai:dall-e-2"]
     assert "supplied" not in badge["org/sd"] and "api" not in badge["org/sd"]
     for choice, models in (("images supplied", ["my-model"]), ("api", ["openai:dall-e-2"]),
                            ("generated", ["org/sd"]), ("all", ["org/sd", "my-model", "openai:dall-e-2"])):
-        assert data.leaderboard_table(rows, images=choice).shown()["Model"].tolist() == models, choice
+        assert board_table.leaderboard_table(rows, images=choice).shown()["Model"].tolist() == models, choice
     row = next(r for r in rows if r.latest.model_id == "my-model")
-    assert "images supplied by a lab" in data.detail_markdown(row)
+    assert "images supplied by a lab" in detail.detail_markdown(row)

@@ -16,7 +16,7 @@ import pytest
 
 from benchmark import cli
 from benchmark.scores.metadata import SCORE_METADATA
-from submissions.leaderboard import contents, contents_schema, data, paging, ranks
+from submissions.leaderboard import board_table, contents, contents_schema, paging, ranks, results_files
 from test_leaderboard import _ci, _write, make_doc
 from test_leaderboard_contents import counter
 
@@ -28,7 +28,7 @@ class Counts:
     """Counts results files parsed (the package's one reader) and files hashed."""
 
     def __init__(self, monkeypatch):
-        self._parsed = counter(monkeypatch, data, "load_results_file")
+        self._parsed = counter(monkeypatch, results_files, "load_results_file")
         self._hashed = counter(monkeypatch, contents, "file_sha256")
 
     parsed = property(lambda self: self._parsed[0])
@@ -128,47 +128,47 @@ def test_the_table_shows_rank_ranges_and_ties(tmp_path):
             make_doc("builtin:tiny-sd", 0.0, builtin=True)]
     for i, doc in enumerate(subs):
         _write(tmp_path, f"r/{i}.json", doc)
-    t = data.leaderboard_table(data.load_folder(tmp_path).rows())
-    shown = dict(zip(t.shown()["Model"], t.shown()[data.RANK_COLUMN]))
+    t = board_table.leaderboard_table(results_files.load_folder(tmp_path).rows())
+    shown = dict(zip(t.shown()["Model"], t.shown()[board_table.RANK_COLUMN]))
     # a (0.08-0.12) and b (0.09-0.13) overlap: tied for 1-2; c is third; undefined and demo: no rank
     assert shown == {"a/m": "1–2 ≈", "b/m": "1–2 ≈", "c/m": "3", "d/m": "", "builtin:tiny-sd": ""}
-    assert t.frame().set_index("Model")[data.RANK_COLUMN]["c/m"] == 3  # a number: the column sorts
+    assert t.frame().set_index("Model")[board_table.RANK_COLUMN]["c/m"] == 3  # a number: the column sorts
     # searching does not re-rank
-    t = data.leaderboard_table(data.load_folder(tmp_path).rows(), search="c/")
-    assert t.shown()[data.RANK_COLUMN].tolist() == ["3"]
+    t = board_table.leaderboard_table(results_files.load_folder(tmp_path).rows(), search="c/")
+    assert t.shown()[board_table.RANK_COLUMN].tolist() == ["3"]
 
 
 def test_pages_and_server_side_search(thousand):
     board = contents.load_board(thousand)
     rows = board.rows()
-    everything = data.leaderboard_table(rows).keys
-    page2 = data.leaderboard_table(rows, page=2, page_size=50)
+    everything = board_table.leaderboard_table(rows).keys
+    page2 = board_table.leaderboard_table(rows, page=2, page_size=50)
     assert page2.keys == everything[50:100] and len(page2.values) == 50
     assert page2.page.text() == "Models 51–100 of 1,000 (page 2 of 20)"
-    last = data.leaderboard_table(rows, page=999, page_size=50)
+    last = board_table.leaderboard_table(rows, page=999, page_size=50)
     assert last.page.number == 20 and last.keys == everything[950:]
-    found = data.leaderboard_table(rows, search="org0999", page_size=50)
+    found = board_table.leaderboard_table(rows, search="org0999", page_size=50)
     assert found.shown()["Model"].tolist() == ["org0999/model"] and found.page.total == 1
     assert paging.page_of(0, 3).text() == "No model matches."
 
 
 def test_the_page_holds_one_page_of_rows(thousand):
     pytest.importorskip("gradio")
-    from submissions.leaderboard import app
+    from submissions.leaderboard import app, app_state, forest_tab
 
     demo = app.build_app(results_dir=thousand)
     config = json.dumps(demo.get_config_file(), default=str)
-    ranked = [r.latest.model_id for r in data.sort_rows(contents.load_board(thousand).rows(), "gep_score_neutral")]
+    ranked = [r.latest.model_id for r in board_table.sort_rows(contents.load_board(thousand).rows(), "gep_score_neutral")]
     assert ranked[0] in config and ranked[-1] not in config  # the last model is on the last page only
     assert len(config) < 400_000, len(config)  # one page of rows, pickers of at most MAX_CHOICES models
-    state = app.BoardState(app.Source(results_dir=thousand))
-    assert len(state.model_choices()) == app.MAX_CHOICES
+    state = app_state.BoardState(app_state.Source(results_dir=thousand))
+    assert len(state.model_choices()) == app_state.MAX_CHOICES
     assert state.model_choices([ranked[-1] + "@main"])[-1][1] == ranked[-1] + "@main"
     # the detail view reads the model's whole file on demand (the table holds a slim document)
     key = ranked[0] + "@main"
     assert "pipeline" not in state.by_key[key].latest.doc["settings"]
     assert state.detail_row(key).latest.doc["settings"]["pipeline"] == "StableDiffusionPipeline"
-    assert len(app.forest_keys(state, [], [r.key for r in state.ranked()[:app.FOREST_TOP]], True)) == app.FOREST_TOP
+    assert len(forest_tab.forest_keys(state, [], [r.key for r in state.ranked()[:app_state.FOREST_TOP]], True)) == app_state.FOREST_TOP
 
 
 def _validate(capsys, *argv):
@@ -214,11 +214,11 @@ def test_a_table_of_an_older_version_is_rebuilt(tmp_path):
 
 def test_tabs_without_the_table_still_plot(thousand):
     pytest.importorskip("gradio")
-    from submissions.leaderboard import app
+    from submissions.leaderboard import app, app_state, forest_tab
 
-    state = app.BoardState(app.Source(results_dir=thousand))
-    assert len(app.forest_keys(state, None, None, True)) == app.FOREST_TOP  # the default order's first
-    assert app.forest_keys(state, None, [], True) == []  # filters that keep nothing: nothing drawn
+    state = app_state.BoardState(app_state.Source(results_dir=thousand))
+    assert len(forest_tab.forest_keys(state, None, None, True)) == app_state.FOREST_TOP  # the default order's first
+    assert forest_tab.forest_keys(state, None, [], True) == []  # filters that keep nothing: nothing drawn
     app.build_app(results_dir=thousand, tabs=[t for t in app.TABS if t.id in ("forest", "compare")])
 
 
@@ -228,7 +228,7 @@ def test_a_file_changed_since_the_table_is_read_once_across_reloads(tmp_path, mo
         _write(root, f"results/org{i}--m/1.json", make_doc(f"org{i}/m", 0.1))
     contents.build_contents(root)
     _write(root, "results/org1--m/1.json", make_doc("org1/m", 0.3))
-    data.clear_cache()
+    results_files.clear_cache()
     counts = Counts(monkeypatch)
     for _ in range(3):  # the app's "Reload results", the table not rebuilt
         board = contents.load_board(root)
@@ -239,7 +239,7 @@ def test_from_the_hub_the_detail_view_downloads_its_one_file(tmp_path, monkeypat
     pytest.importorskip("gradio")
     import huggingface_hub
 
-    from submissions.leaderboard import app
+    from submissions.leaderboard import app_state
 
     root = tmp_path / "lb"
     for i in range(3):
@@ -256,7 +256,7 @@ def test_from_the_hub_the_detail_view_downloads_its_one_file(tmp_path, monkeypat
         return str(root / filename)
 
     monkeypatch.setattr(huggingface_hub, "hf_hub_download", download)
-    state = app.BoardState(app.Source(repo="org/results"))
+    state = app_state.BoardState(app_state.Source(repo="org/results"))
     assert len(state.rows) == 3 and asked == []  # the table alone at start-up
     row = state.detail_row("org1/m@main")
     assert asked == [("org/results", "results/org1--m/1.json", "dataset")]

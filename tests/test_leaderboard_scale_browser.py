@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from submissions.leaderboard import contents, data
+from submissions.leaderboard import board_table, contents
 from test_leaderboard import _write, make_doc
 from test_leaderboard_browser import _open, _serve, browser, column, open_tab, wait_for_plot  # noqa: F401
 
@@ -21,7 +21,7 @@ def big(tmp_path_factory):
     for i in range(N_MODELS):
         _write(root, f"results/org{i:04d}--model/1.json", make_doc(f"org{i:04d}/model", (i % 97) / 100))
     contents.build_contents(root)
-    ranked = [r.latest.model_id for r in data.sort_rows(contents.load_board(root).rows(), "gep_score_neutral")]
+    ranked = [r.latest.model_id for r in board_table.sort_rows(contents.load_board(root).rows(), "gep_score_neutral")]
     demo, srv = _serve(root)
     yield srv, ranked
     demo.close()

@@ -200,14 +200,14 @@ def test_bad_references_are_one_line_errors(runs, tmp_path):
 
 
 def test_leaderboard_gives_each_reference_its_own_row(runs, tmp_path):
-    from submissions.leaderboard import data
+    from submissions.leaderboard import detail, results_files, wording
 
     root = runs["root"]
     board_dir = tmp_path / "board"
     for name in ("x_own", "x_ref"):
         (board_dir / name).mkdir(parents=True)
         shutil.copy(root / name / "results.json", board_dir / name / "results.json")
-    board = data.load_folder(board_dir)
+    board = results_files.load_folder(board_dir)
     assert not board.skipped and not board.conflicts
     rows = board.rows()
     assert len(rows) == 2
@@ -215,8 +215,8 @@ def test_leaderboard_gives_each_reference_its_own_row(runs, tmp_path):
     by_ref = {r.latest.reference_fingerprint: r for r in rows}
     assert set(by_ref) == {None, fp}
     assert by_ref[fp].key.endswith(f"|mcas-reference={fp}") and "mcas-reference" not in by_ref[None].key
-    labels = data.model_labels(rows)
+    labels = wording.model_labels(rows)
     assert labels[by_ref[fp].key].endswith(f"[MCAS ref {fp[:8]}]") and "MCAS ref" not in labels[by_ref[None].key]
-    assert "lb-badge-mcas-ref" in data.badges_html(by_ref[fp].latest)
-    assert "lb-badge-mcas-ref" not in data.badges_html(by_ref[None].latest)
-    assert fp[:12] in data.detail_markdown(by_ref[fp])
+    assert "lb-badge-mcas-ref" in wording.badges_html(by_ref[fp].latest)
+    assert "lb-badge-mcas-ref" not in wording.badges_html(by_ref[None].latest)
+    assert fp[:12] in detail.detail_markdown(by_ref[fp])

@@ -117,10 +117,11 @@ def _simulated_cuda_model(folder: Path, overrides: dict, **speed):
     run their real code; the kernels stay the CPU's."""
     import torch
 
-    from benchmark.models.text_to_image import DiffusersTextToImage, _load_diffusers, pipeline_choice
+    from benchmark.models.diffusers_model import DiffusersTextToImage, load_diffusers
+    from benchmark.models.text_to_image import pipeline_choice
 
     choice = pipeline_choice(str(folder))
-    pipe, _, _ = _load_diffusers(str(folder), revision=None, device=torch.device("cpu"), dtype=torch.float32,
+    pipe, _, _ = load_diffusers(str(folder), revision=None, device=torch.device("cpu"), dtype=torch.float32,
                                  loader=choice.loader, offload="none")
     return DiffusersTextToImage(pipe, model_id=str(folder), revision=None, device=torch.device("cuda"),
                                 dtype=torch.float32, overrides=dict(overrides), offload="none", **speed)

@@ -9,12 +9,9 @@ import pytest
 from PIL import Image
 
 from benchmark.models import MalformedSpecError
-from benchmark.models.text_to_image import (
-    CallableTextToImage,
-    DiffusersTextToImage,
-    GenerationOutput,
-    load_text_to_image,
-)
+from benchmark.models.callable_model import CallableTextToImage
+from benchmark.models.diffusers_model import DiffusersTextToImage
+from benchmark.models.text_to_image import GenerationOutput, load_text_to_image
 
 
 @pytest.fixture(scope="module")

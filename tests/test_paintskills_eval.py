@@ -354,7 +354,7 @@ def test_tiny_detr_run_is_meaningless_and_says_so(tmp_path, cache, monkeypatch):
     import shutil
     import threading
 
-    import benchmark.runner.annotate as stage
+    import benchmark.runner.annotate_pass as stage
     from benchmark.models import load_text_to_image
     from benchmark.models.detector import DetrDetector
     from benchmark.runner import build_probes, generate

@@ -24,7 +24,9 @@ from submissions.request_store import HubRequestStore
 from submissions.requests import FINISHED, PENDING, RUNNING, RequestRecord, utc_now
 from submissions.submit import model_folder_name
 from submissions.validate import check_results
-from submissions.worker import WorkerOptions, claim_next, owned_by, requeue_stale, update_request, work_once
+from submissions.worker import work_once
+from submissions.worker_claims import claim_next, owned_by, requeue_stale, update_request
+from submissions.worker_options import WorkerOptions
 
 REQUESTS = "org/requests"
 RESULTS = "org/results"

@@ -25,7 +25,8 @@ from submissions.posted_results import results_relpath
 from submissions.request_store import LocalRequestStore
 from submissions.requests import FINISHED, PENDING, RequestRecord, utc_now
 from submissions.validate import load_results_file
-from submissions.worker import KILL_AT_ENV, KILL_POINTS, WorkerOptions, work_forever, work_once
+from submissions.worker import work_forever, work_once
+from submissions.worker_options import KILL_AT_ENV, KILL_POINTS, WorkerOptions
 
 HELPER = Path(__file__).with_name("_queue_worker.py")
 DEMO_PATH = "requests/_builtin--tiny-sd/builtin-v1.json"
@@ -228,7 +229,7 @@ def test_two_revisions_of_one_model_finishing_in_the_same_second(tmp_path, tiny_
 
     # Provenance as the leaderboard decides it: both files are referenced by FINISHED requests;
     # a copy under another name is not, and without the queue nothing is evaluated.
-    from submissions.leaderboard.data import load_folder
+    from submissions.leaderboard.results_files import load_folder
     from submissions.provenance import PROVENANCE_SELF, PROVENANCE_WORKER, finished_requests, provenance
 
     shutil.copy(files[0], files[0].with_name("copied.json"))

@@ -35,7 +35,8 @@ from submissions.requests import (
     request_id,
     request_path,
 )
-from submissions.worker import WorkerOptions, claim_next
+from submissions.worker_claims import claim_next
+from submissions.worker_options import WorkerOptions
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
 NOW = "2026-11-24T09:30:00.000Z"

@@ -11,7 +11,7 @@ import pytest
 from PIL import Image
 
 from benchmark.cli import main
-from benchmark.runner.generate import choose_probes
+from benchmark.runner.probe_choice import choose_probes
 from benchmark.runner.supplied_images import check_folder, match_folder
 
 SUITES = ["gep_neutral", "dalleval_bias"]

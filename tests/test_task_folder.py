@@ -60,10 +60,10 @@ def test_validate_the_leaderboard_and_the_human_labeller_ask_the_folder(sixth):
     proc = call("-m", "benchmark.cli", "validate", "--allow-demo", str(run / "results.json"))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     script = ("import json, sys\n"
-              "from submissions.leaderboard import data\n"
+              "from submissions.leaderboard import board_model, board_table, results_files, score_columns\n"
               "from benchmark.human.labels import build_items\n"
-              "board = data.load_folder(sys.argv[1])\n"
-              "table = data.leaderboard_table(data.model_rows(board.submissions), view=data.ALL_SCORES)\n"
+              "board = results_files.load_folder(sys.argv[1])\n"
+              "table = board_table.leaderboard_table(board_model.model_rows(board.submissions), view=score_columns.ALL_SCORES)\n"
               "items = build_items(sys.argv[1])\n"
               "print(json.dumps({'headers': table.headers, 'skipped': len(board.skipped),\n"
               "                  'questions': sorted({(i.question_type, i.question) for i in items})}))\n")

@@ -24,7 +24,7 @@ import pytest
 
 from benchmark.contract.results import MAX_RESULTS_BYTES, UnreadableResults, load_results_file, score_entry
 from submissions import submit as submit_module
-from submissions.leaderboard import data
+from submissions.leaderboard import board_table, results_files, score_columns, wording
 from submissions.submit import model_folder_name, plan_submission
 from submissions.validate import check_results
 from test_validate import hub_doc
@@ -334,51 +334,51 @@ def test_300_character_id_is_one_line_not_a_traceback(tmp_path):
 
 
 def test_a_file_cannot_take_over_another_models_row(tmp_path):
-    data.clear_cache()
+    results_files.clear_cache()
     root = tmp_path / "lb"
     original = hub_doc()
     _write(root / "results/someorg--some-model/20251123T134501Z.json", original)
-    board = data.load_folder(root)
+    board = results_files.load_folder(root)
     (row,) = board.rows()
-    assert not board.conflicts and data.warnings_markdown(board) == ""
+    assert not board.conflicts and wording.warnings_markdown(board) == ""
     # a newer file claiming the same model and revision, with a better score
     claim = hub_doc()
     claim["created"] = "2026-01-01T00:00:00+00:00"
     claim["scores"][0].update(value=0.0, ci=None)
     _write(root / "results/someorg--some-model/20260101T000000Z.json", claim)
-    board = data.load_folder(root)
+    board = results_files.load_folder(root)
     (row,) = board.rows()
     assert row.latest.source == "results/someorg--some-model/20251123T134501Z.json"
     assert [s.source for s in row.conflicts] == ["results/someorg--some-model/20260101T000000Z.json"]
-    warning = data.warnings_markdown(board)
+    warning = wording.warnings_markdown(board)
     assert warning.startswith("**Warning: 1 conflicting file(s) not shown**")
     assert "20260101T000000Z.json** not shown" in warning and "reviewed pull request" in warning
-    frame = data.leaderboard_table(board.rows()).frame()
-    assert frame[data.value_column("gep_score_neutral")].tolist() == [0.08]
+    frame = board_table.leaderboard_table(board.rows()).frame()
+    assert frame[score_columns.value_column("gep_score_neutral")].tolist() == [0.08]
 
 
 def test_reload_reads_only_changed_files(tmp_path, monkeypatch):
-    data.clear_cache()
+    results_files.clear_cache()
     root = tmp_path / "lb"
     for i in range(3):
         doc = hub_doc()
         doc["model"].update(id=f"org/model-{i}", spec=f"org/model-{i}")
         _write(root / f"r{i}.json", doc)
     reads = []
-    real = data.load_results_file
-    monkeypatch.setattr(data, "load_results_file", lambda p, **kw: reads.append(Path(p).name) or real(p, **kw))
-    assert len(data.load_folder(root).submissions) == 3 and sorted(reads) == ["r0.json", "r1.json", "r2.json"]
+    real = results_files.load_results_file
+    monkeypatch.setattr(results_files, "load_results_file", lambda p, **kw: reads.append(Path(p).name) or real(p, **kw))
+    assert len(results_files.load_folder(root).submissions) == 3 and sorted(reads) == ["r0.json", "r1.json", "r2.json"]
     reads.clear()
-    assert len(data.load_folder(root).submissions) == 3 and reads == []
+    assert len(results_files.load_folder(root).submissions) == 3 and reads == []
     changed = json.loads((root / "r1.json").read_text())
     changed["scores"][0]["value"] = 0.09
     _write(root / "r1.json", changed)
     os.utime(root / "r1.json", ns=(time.time_ns(), time.time_ns() + 10**9))
-    board = data.load_folder(root)
+    board = results_files.load_folder(root)
     assert reads == ["r1.json"]
     assert {s.model_id: s.scores[0]["value"] for s in board.submissions}["org/model-1"] == 0.09
     (root / "r2.json").unlink()
-    assert len(data.load_folder(root).submissions) == 2 and reads == ["r1.json"]
+    assert len(results_files.load_folder(root).submissions) == 2 and reads == ["r1.json"]
 
 
 # --------------------------------------------------------------------------- train-detector checkpoints

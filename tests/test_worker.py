@@ -29,7 +29,8 @@ from submissions.request_store import LocalRequestStore
 from submissions.requests import FAILED, FINISHED, PENDING, RUNNING, RequestRecord, parse_utc, utc_now
 from submissions.submit import model_folder_name
 from submissions.validate import check_results, load_results_file
-from submissions.worker import WorkerOptions, work_once
+from submissions.worker import work_once
+from submissions.worker_options import WorkerOptions
 
 DEMO_PATH = "requests/_builtin--tiny-sd/builtin-v1.json"
 DEMO_ID = "builtin__tiny-sd@builtin-v1"

@@ -7,7 +7,7 @@ import argparse
 
 from benchmark.contract.model_specs import check_model_spec
 from benchmark.probes.sheet import export_sheet, selection_record
-from benchmark.runner.generate import choose_probes, probes_fingerprint
+from benchmark.runner.probe_choice import choose_probes, probes_fingerprint
 
 
 def sheet_model_takes_seeds(spec: str | None) -> bool:

@@ -31,7 +31,7 @@ from .errors import (
 
 _LAZY = {
     "load_text_to_image": "text_to_image",
-    "TextToImageModel": "text_to_image",
+    "TextToImageModel": "text_to_image_base",
     "GenerationOutput": "text_to_image",
     "MODEL_CARD_SETTINGS": "model_cards",
     "load_encoder": "encoders",

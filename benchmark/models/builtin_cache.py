@@ -1,7 +1,7 @@
 """Where the built-in tiny models live on disk and how a folder is built once, atomically.
 
 Each loader module holds the builder of its own tiny model (``builtin:tiny-sd`` in
-``text_to_image.py``, ``builtin:tiny-clip`` in ``encoders.py``, ``builtin:tiny-vqa`` in
+``tiny_sd.py``, ``builtin:tiny-clip`` in ``encoders.py``, ``builtin:tiny-vqa`` in
 ``vqa_blip2.py``, ``builtin:tiny-detr`` in ``detector.py``) and hands it to
 :func:`build_builtin`; ``tiny.py`` gathers them for callers that only know a name. This
 module imports no loader, so the loaders and ``tiny.py`` never import each other.

@@ -6,7 +6,7 @@ first use (``builtin_cache.py``), and from then on loaded back through the same 
 loading path a real model takes:
 
 * ``builtin:tiny-sd``   -> ``diffusers.AutoPipelineForText2Image.from_pretrained(folder)``
-  (built by :func:`benchmark.models.text_to_image.build_tiny_sd`)
+  (built by :func:`benchmark.models.tiny_sd.build_tiny_sd`)
 * ``builtin:tiny-clip`` -> ``open_clip.create_model_and_transforms("local-dir:" + folder)``
   (:func:`benchmark.models.encoders.build_tiny_clip`)
 * ``builtin:tiny-vqa``  -> ``transformers`` ``Blip2ForConditionalGeneration`` /
@@ -36,7 +36,7 @@ from .builtin_cache import (
 )
 from .detector import build_tiny_detr
 from .encoders import TINY_CLIP_CONFIG, build_tiny_clip
-from .text_to_image import TINY_SD_SETTINGS, build_tiny_sd
+from .tiny_sd import TINY_SD_SETTINGS, build_tiny_sd
 from .vqa_blip2 import build_tiny_vqa
 
 __all__ = [

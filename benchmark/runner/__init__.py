@@ -4,14 +4,9 @@ Generation (``benchmark.runner.generate``) writes the images of a run folder; se
 ``docs/runner.md`` for the folder layout, atomic batches, resume and sharding.
 """
 
-from benchmark.runner.generate import (
-    DEFAULT_BATCH_SIZE,
-    GenerationSummary,
-    build_probes,
-    generate,
-    limit_probes,
-    run_generation,
-)
+from benchmark.runner.batch_size import DEFAULT_BATCH_SIZE
+from benchmark.runner.generate import GenerationSummary, generate, run_generation
+from benchmark.runner.probe_choice import build_probes, limit_probes
 from benchmark.contract.run_folder import VOLATILE_COLUMNS, RunFolderError, read_manifest, scan_batches
 
 __all__ = [

@@ -28,7 +28,7 @@ from typing import Any
 from benchmark.contract import run_folder as rf
 from benchmark.probes.source import open_probe_set
 from benchmark.contract.run_folder_check import Problem, comparable, inspect_run_folder
-from benchmark.runner.generate import build_probes, limit_probes, probes_fingerprint
+from benchmark.runner.probe_choice import build_probes, limit_probes, probes_fingerprint
 from benchmark.runner.repair import label_schema_problems
 from benchmark.tasks.folder_record import missing_folder_line
 

@@ -6,13 +6,9 @@ under ``accelerate launch``, and rebuilds ``manifest.parquet`` and the card at t
 ``run_generation(run_dir, model_spec, suites, ...)`` does the same from plain arguments
 (what the CLI calls).
 
-Limit semantics (``limit`` = N probes per suite): probes of a suite are ranked by
-sample round first (sample 0 of every prompt, then sample 1, ...) and, inside a round,
-by prompts spread evenly over the suite's prompt list (van der Corput order of prompt
-positions); the first N of that ranking are kept, in suite order. So with N >= the
-number of prompts every prompt gets floor(N/P) or ceil(N/P) samples, and with fewer,
-the prompts kept are spread over the whole list (both genders, many groups) instead of
-being its first block. A smaller limit's probes are a subset of a larger limit's.
+``generate`` and ``run_generation`` use ``probe_choice`` (which probes, the ``--limit``
+semantics), ``processes`` (sharding under ``accelerate launch``) and ``run_config``
+(run_config.json and the resume identity).
 """
 
 from __future__ import annotations
@@ -20,42 +16,30 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
 import shutil
 import sys
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Sequence
 
 import pandas as pd
 
-import benchmark
 from benchmark import models
 from benchmark.contract import run_folder as rf
 from benchmark.contract.model_specs import is_builtin
-from benchmark.probes.source import open_probe_set
-from benchmark.runner.batch_size import AUTO, DEFAULT_BATCH_SIZE, resolve_batch_size  # noqa: F401 (re-exported)
+from benchmark.runner.batch_size import AUTO, BatchSize, resolve_batch_size
 from benchmark.present.progress import StageTimer, progress_bar
 from benchmark.runner.repair import drop_label_rows, repair_run_folder
-from benchmark.tasks import check_probe_config
-from benchmark.tasks.folder_record import RECORD_KEY, outside_task_folders
-from benchmark.tasks.inputs import declared_inputs, plan_inputs
 from benchmark.contract.withheld import record_withheld
 from benchmark.runner.run_card import write_run_card
+from benchmark.runner.probe_choice import ChosenProbes, announce_inputs, choose_probes, limit_probes
+from benchmark.runner.processes import process_state
+from benchmark.runner.run_config import EARLY_IDENTITY_KEYS, IDENTITY_KEYS, make_run_config, recorded_settings
 
 #: timings.json key of the batch loop's wall time (generation and background writes overlap)
 WALL_STAGE = "batches (wall)"
-# Settings keys that describe where a process runs, not what it generates; they are
-# left out of the recorded settings so every rank records the same thing.
-PROCESS_LOCAL_SETTINGS = ("device",)
-# run_config.json keys that must match to resume into an existing run folder.
-IDENTITY_KEYS = ("format", "package_version", "model", "settings", "suites", "limit_per_suite", "n_probes",
-                 "probes_sha256", "probes")
-# Those that can be checked before the model is loaded (model: spec and requested revision only).
-EARLY_IDENTITY_KEYS = ("format", "package_version", "model", "suites", "limit_per_suite", "n_probes", "probes_sha256",
-                       "probes")
 
 
 # --------------------------------------------------------------------------- summary
@@ -98,181 +82,6 @@ class GenerationSummary:
                 "timings": dict(self.timings)}
 
 
-# --------------------------------------------------------------------------- probes and limit
-
-
-def _spread_order(n: int) -> list[int]:
-    """Positions 0..n-1 in van der Corput order: every prefix is spread over the whole range."""
-    if n <= 0:
-        return []
-    bits = max(1, (n - 1).bit_length())
-    order, seen = [], set()
-    for j in range(1 << bits):
-        rev = int(format(j, f"0{bits}b")[::-1], 2)  # radical inverse of j in base 2, times 2**bits
-        pos = (rev * n) >> bits
-        if pos not in seen:
-            seen.add(pos)
-            order.append(pos)
-    return order
-
-
-def _prompt_key(probe_id: str) -> str:
-    """The prompt a probe belongs to: its id without the trailing ``/NN`` sample number."""
-    return probe_id.rsplit("/", 1)[0] if "/" in probe_id else probe_id
-
-
-def limit_probes(probes: pd.DataFrame, limit: int | None) -> pd.DataFrame:
-    """Keep ``limit`` probes per suite (see the module docstring), rows in their original order."""
-    probes = probes.reset_index(drop=True)
-    if limit is None:
-        return probes
-    limit = int(limit)
-    if limit < 1:
-        raise ValueError(f"limit must be a positive number of probes per suite, got {limit}")
-    keep = []
-    for _, df in probes.groupby("suite", sort=False):
-        if len(df) <= limit:
-            keep.extend(df.index)
-            continue
-        prompts = list(dict.fromkeys(_prompt_key(p) for p in df["probe_id"]))
-        rank_of_prompt = {prompts[pos]: r for r, pos in enumerate(_spread_order(len(prompts)))}
-        round_in_prompt: dict[str, int] = {}
-        keys = []
-        for idx, pid in zip(df.index, df["probe_id"]):
-            pk = _prompt_key(pid)
-            rnd = round_in_prompt.get(pk, 0)
-            round_in_prompt[pk] = rnd + 1
-            keys.append((rnd, rank_of_prompt[pk], idx))
-        keep.extend(idx for _, _, idx in sorted(keys)[:limit])
-    return probes.loc[sorted(keep)].reset_index(drop=True)
-
-
-def build_probes(suites: Sequence[str], limit_per_suite: int | None = None, probe_set: Any = None) -> pd.DataFrame:
-    """The ordered probe list of ``suites`` (suite order as given), limited per suite, from
-    ``probe_set`` (:class:`benchmark.probes.source.ProbeSet`; default: the built-in probes)."""
-    if not suites:
-        raise ValueError("no suites to generate")
-    probe_set = probe_set if probe_set is not None else open_probe_set()
-    return limit_probes(probe_set.table(list(suites)), limit_per_suite)
-
-
-def probes_fingerprint(probes: pd.DataFrame) -> str:
-    """sha256 over (probe_id, prompt, seed) of every probe, in order."""
-    h = hashlib.sha256()
-    for pid, prompt, seed in zip(probes["probe_id"], probes["prompt"], probes["seed"]):
-        h.update(f"{pid}\x1f{prompt}\x1f{int(seed)}\x1e".encode("utf-8"))
-    return h.hexdigest()
-
-
-# --------------------------------------------------------------------------- processes
-
-
-class _SingleProcess:
-    """Stand-in for accelerate's PartialState when there is one process."""
-
-    num_processes = 1
-    process_index = 0
-    is_main_process = True
-    is_local_main_process = True
-    device = None
-
-    def wait_for_everyone(self) -> None:
-        pass
-
-    def split_between_processes(self, inputs):  # pragma: no cover - trivial
-        from contextlib import nullcontext
-
-        return nullcontext(inputs)
-
-
-def _env_flag(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes")
-
-
-def process_state():
-    """accelerate's ``PartialState`` when launched with several processes, else a single-process stand-in.
-
-    Several processes on CPU (torch.distributed with gloo) need ``PartialState(cpu=True)``:
-    it is asked for when ``ACCELERATE_USE_CPU`` is set or no CUDA device is visible.
-    """
-    world = max(int(os.environ.get(k, "1") or 1) for k in ("WORLD_SIZE", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE"))
-    if world <= 1:
-        # One process (plain python, or `accelerate launch` of a single process): no distributed state.
-        return _SingleProcess()
-    try:
-        from accelerate import PartialState
-    except ImportError:
-        raise RuntimeError(f"{world} processes were launched but accelerate is not installed: "
-                           f"pip install accelerate") from None
-    import torch
-
-    cpu = _env_flag("ACCELERATE_USE_CPU") or not torch.cuda.is_available()
-    state = PartialState(cpu=cpu)
-    if state.num_processes != world:
-        raise RuntimeError(f"{world} processes were launched but accelerate sees {state.num_processes}; "
-                           f"launch with `accelerate launch --multi_gpu --num_processes N` or torchrun")
-    return state
-
-
-# --------------------------------------------------------------------------- run config
-
-
-def _package_version() -> str:
-    return getattr(benchmark, "__version__", "unknown")
-
-
-def recorded_settings(settings: dict | None) -> dict:
-    return {k: v for k, v in dict(settings or {}).items() if k not in PROCESS_LOCAL_SETTINGS}
-
-
-def make_run_config(*, model_spec: str | None, model_id: str | None, revision: str | None, settings: dict | None,
-                    probes: pd.DataFrame, limit_per_suite: int | None, batch_size: int | str,
-                    revision_requested: str | None = None, builtin: bool | None = None,
-                    probe_record: dict | None = None, inputs: dict | None = None,
-                    batch_size_auto: dict | None = None, provenance: dict | None = None,
-                    setting_sources: dict | None = None, speed: dict | None = None) -> dict:
-    """run_config.json: what was asked. ``probe_record`` (:meth:`ProbeSet.record`) names the
-    probe set, each suite's family and the family configs the annotate and score stages use.
-    ``inputs``: the identity of each task input the run was given, by its name
-    (:mod:`benchmark.tasks.inputs`). ``batch_size_auto``: how ``--batch-size auto`` chose
-    ``batch_size`` (recorded, and reused on resume). ``setting_sources``: where each call
-    setting came from (benchmark.models.model_cards); ``speed``: what the CUDA set-up did (the
-    modules compiled, laid out, offloaded; updated after the compile warm-up). Neither is part
-    of the run's identity, nor is ``task_folders``: the task folders from outside the package
-    that registered the suites (:mod:`benchmark.tasks.folder_record`)."""
-    suites = list(dict.fromkeys(probes["suite"])) if len(probes) else []
-    cfg = {
-        "format": rf.CONFIG_FORMAT,
-        "package_version": _package_version(),
-        "model": {"spec": model_spec, "revision_requested": revision_requested, "model_id": model_id,
-                  "revision": revision, "builtin": builtin},
-        "settings": json.loads(rf.settings_json(recorded_settings(settings))),
-        "suites": suites,
-        "limit_per_suite": limit_per_suite,
-        "n_probes": int(len(probes)),
-        "probes_sha256": probes_fingerprint(probes),
-        # recorded, not checked (CPU images do not depend on it; on a GPU an ``auto`` resume reuses it)
-        "batch_size": batch_size if batch_size == AUTO else int(batch_size),
-    }
-    if batch_size_auto is not None:
-        cfg["batch_size_requested"] = AUTO
-        cfg["batch_size_auto"] = json.loads(json.dumps(batch_size_auto, default=str))
-    if probe_record is not None:
-        cfg["probes"] = json.loads(json.dumps(probe_record, default=str))
-    for name, identity in (inputs or {}).items():  # checked on resume by the input's plan
-        cfg[name] = dict(identity)
-    if provenance is not None:  # images not generated by the benchmark (benchmark.contract.image_provenance)
-        cfg["provenance"] = json.loads(json.dumps(provenance, default=str))
-    if setting_sources:
-        cfg["setting_sources"] = dict(setting_sources)
-    if speed:
-        cfg["speed"] = json.loads(json.dumps(speed, default=str))
-    outside = outside_task_folders(suites)  # where a later stage finds them again (none for the built-in)
-    if outside:
-        cfg[RECORD_KEY] = outside
-    return cfg
-
-
 def _model_attr(model: Any, name: str, default: Any = None) -> Any:
     return getattr(model, name, default)
 
@@ -299,7 +108,8 @@ def _checked_probes(probes: pd.DataFrame, limit: int | None) -> pd.DataFrame:
     return probes
 
 
-def _prepare(run_dir: Path, config: dict, probes: pd.DataFrame, state: Any, timer: StageTimer) -> tuple[set, list]:
+def _prepare(run_dir: Path, config: dict, probes: pd.DataFrame, batch: BatchSize, state: Any,
+             timer: StageTimer) -> tuple[set, list]:
     """Write run_config.json (first), remove stray partial batches, and scan what is done; every
     rank scans before any rank writes, so all see the same set. Returns (done ids, removed)."""
     with timer.stage("prepare"):
@@ -326,7 +136,7 @@ def _prepare(run_dir: Path, config: dict, probes: pd.DataFrame, state: Any, time
     if state.is_main_process:  # no label of an old image outlives its regeneration
         drop_label_rows(run_dir, [p for p in probes["probe_id"] if p not in done])
         if len(done) < len(probes):
-            _record_batch_size(run_dir, int(config["batch_size"]))
+            _record_batch_size(run_dir, batch.size)
     return done, removed
 
 
@@ -437,18 +247,22 @@ def _finish_manifest(run_dir: Path, config: dict, probes: pd.DataFrame, features
             pass
 
 
-def _choose_batch_size(requested: int | str, model: Any, run_dir: Path, state: Any) -> tuple[int, dict | None]:
-    """Resolve ``auto`` (every rank the same: the smallest probed size), then let the model
-    prepare for it (static batch, compile: ``DiffusersTextToImage.prepare_batches``)."""
-    batch_size, info = resolve_batch_size(requested, model, run_dir)
-    if info and "free_gib" in info and int(state.num_processes) > 1:
+def _choose_batch_size(requested: int | str, model: Any, run_dir: Path, state: Any, timer: StageTimer) -> BatchSize:
+    """Resolve ``auto`` (every rank the same: the smallest probed size; a memory probe is timed
+    as its own stage), then let the model prepare for it (static batch, compile:
+    ``DiffusersTextToImage.prepare_batches``)."""
+    t0 = time.perf_counter()
+    batch = resolve_batch_size(requested, model, run_dir)
+    if batch.probed and int(state.num_processes) > 1:
         from accelerate.utils import gather_object
 
-        batch_size = min(int(b) for b in gather_object([batch_size]))
+        batch = replace(batch, size=min(int(b) for b in gather_object([batch.size])))
     prepare = getattr(model, "prepare_batches", None)
     if callable(prepare):
-        prepare(batch_size)
-    return batch_size, (info if info else None)
+        prepare(batch.size)
+    if batch.probed:
+        timer.add("batch size probe", time.perf_counter() - t0)
+    return batch
 
 
 def _warm_up(model: Any, timer: StageTimer, run_dir: Path, state: Any) -> None:
@@ -495,20 +309,16 @@ def generate(run_dir: str | Path, model: Any, probes: pd.DataFrame, *, batch_siz
     rank, world = int(state.process_index), int(state.num_processes)
     run_dir = Path(run_dir)
     probes = _checked_probes(probes, limit)
-    t0 = time.perf_counter()
-    batch_size, batch_size_auto = _choose_batch_size(batch_size, model, run_dir, state)
-    if batch_size_auto and "free_gib" in batch_size_auto:  # a memory probe ran: its own stage
-        timer.add("batch size probe", time.perf_counter() - t0)
+    batch = _choose_batch_size(batch_size, model, run_dir, state, timer)
     model_id = _model_attr(model, "model_id")
     provenance = provenance if provenance is not None else _model_attr(model, "provenance")  # e.g. an image API
     config = make_run_config(model_spec=model_spec or model_id, model_id=model_id,
                              revision=_model_attr(model, "revision"), revision_requested=revision_requested,
                              settings=_model_attr(model, "settings", {}) or {}, probes=probes, limit_per_suite=limit,
-                             batch_size=batch_size, builtin=is_builtin(model) or is_builtin(model_spec or model_id),
-                             probe_record=probe_record, inputs=inputs,
-                             batch_size_auto=batch_size_auto, provenance=provenance,
+                             batch=batch, builtin=is_builtin(model) or is_builtin(model_spec or model_id),
+                             probe_record=probe_record, inputs=inputs, provenance=provenance,
                              setting_sources=_model_attr(model, "setting_sources"), speed=_model_attr(model, "speed"))
-    done, removed = _prepare(run_dir, config, probes, state, timer)
+    done, removed = _prepare(run_dir, config, probes, batch, state, timer)
     features = rf.image_features_yaml(probes.to_dict("records"), list(probes.columns))
     pending = [i for i, pid in enumerate(probes["probe_id"]) if pid not in done]
     if state.is_main_process and not done:
@@ -522,7 +332,7 @@ def generate(run_dir: str | Path, model: Any, probes: pd.DataFrame, *, batch_siz
         _warm_up(model, timer, run_dir, state)
     writer = _BatchWriter(run_dir, model, list(probes.columns), len(probes), rank, timer, overlap_writes)
     t0 = time.perf_counter()
-    n_generated, n_batches = _generate_batches(model, probes.to_dict("records"), mine, batch_size, writer, timer, bar)
+    n_generated, n_batches = _generate_batches(model, probes.to_dict("records"), mine, batch.size, writer, timer, bar)
     loop_seconds = time.perf_counter() - t0  # generate and write overlap: the wall time per image
     state.wait_for_everyone()
     summary = GenerationSummary(run_dir=run_dir, n_probes=len(probes), n_done_before=len(done),
@@ -535,47 +345,6 @@ def generate(run_dir: str | Path, model: Any, probes: pd.DataFrame, *, batch_siz
     if progress and state.is_main_process:
         print(summary.format(), file=sys.stderr)
     return summary
-
-
-@dataclass
-class ChosenProbes:
-    """The probes a run generates: the probe set's record (source, revision, configs), every
-    probe of the chosen suites, the ``--limit`` subset, and the task inputs the run was given
-    (``inputs``: name -> identity) with the suites each replaces (``replaced``: name -> suites)."""
-
-    suites: list[str]
-    record: dict
-    all_probes: pd.DataFrame
-    limited: pd.DataFrame
-    inputs: dict[str, dict] = field(default_factory=dict)
-    replaced: dict[str, list[str]] = field(default_factory=dict)
-
-
-def choose_probes(probes: Any, probes_revision: str | None, suites: Sequence[str] | None,
-                  limit_per_suite: int | None, *, run_dir: str | Path | None = None, **inputs: Any) -> ChosenProbes:
-    """Open the probe set (``probes``: None for the built-in probes, a probe dataset folder or a
-    Hub dataset ID at ``probes_revision``; :func:`benchmark.probes.source.open_probe_set`),
-    check the suites (an unknown one fails here), load and check the task inputs given by name
-    in ``inputs`` (:func:`benchmark.tasks.inputs.plan_inputs`: e.g. a reference whose images
-    replace the suites that would generate them) and refuse a probe config no task can score."""
-    probe_set = open_probe_set(probes, probes_revision)
-    asked = probe_set.check_suites(list(suites) if suites else probe_set.suites())
-    planned = plan_inputs(run_dir, probe_set, asked, inputs)
-    suites = planned.suites
-    record = probe_set.record(suites)
-    for family, config in record["configs"].items():
-        check_probe_config(family, config)
-    all_probes = build_probes(suites, None, probe_set)
-    return ChosenProbes(list(suites), record, all_probes, limit_probes(all_probes, limit_per_suite),
-                        planned.identities, planned.replaced)
-
-
-def announce_inputs(chosen: ChosenProbes) -> None:
-    """One line on stderr per task input that replaces generated suites."""
-    for task_input in declared_inputs():
-        replaced = chosen.replaced.get(task_input.name)
-        if replaced:
-            print(task_input.replaced_text(chosen.inputs[task_input.name], replaced), file=sys.stderr)
 
 
 def run_generation(run_dir: str | Path, model_spec: str, suites: Sequence[str] | None,
@@ -604,8 +373,8 @@ def run_generation(run_dir: str | Path, model_spec: str, suites: Sequence[str] |
     announce_inputs(chosen)
     # Cheap checks first: a folder made with other arguments fails before any model is loaded.
     early = make_run_config(model_spec=model_spec, revision_requested=revision, model_id=None, revision=None,
-                            settings=None, probes=limited, limit_per_suite=limit_per_suite, batch_size=batch_size,
-                            probe_record=record, inputs=chosen.inputs)
+                            settings=None, probes=limited, limit_per_suite=limit_per_suite, probe_record=record,
+                            inputs=chosen.inputs)
     rf.check_run_config(run_dir, early, EARLY_IDENTITY_KEYS, model_keys=("spec", "revision_requested"))
     if device is None and state.num_processes > 1 and state.device is not None:
         device = "cpu" if state.device.type == "cpu" else str(state.device)  # this rank's device

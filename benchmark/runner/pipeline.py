@@ -17,7 +17,8 @@ from benchmark.contract.model_specs import is_builtin
 from benchmark.contract.results import BUILTIN_WARNING, RESULTS_FILE
 from benchmark.runner.batch_size import AUTO
 from benchmark.runner.annotate import annotate_run
-from benchmark.runner.generate import process_state, run_generation
+from benchmark.runner.generate import run_generation
+from benchmark.runner.processes import process_state
 from benchmark.runner.preflight import preflight
 from benchmark.runner.report import write_report
 from benchmark.runner.score import score_run
@@ -47,8 +48,8 @@ def run_audit(run_dir: str | Path, model_spec: str, suites: Sequence[str], *, li
     load_plugins()  # the task folders fill the registries before any is read
     run_dir = Path(run_dir)
     # every input checked before the first image; nothing written if one is wrong
-    plan = preflight(run_dir, model_spec, suites, limit_per_suite=limit_per_suite, batch_size=batch_size,
-                     revision=revision, device=device, dtype=dtype, overrides=overrides, annotators=annotators,
+    plan = preflight(run_dir, model_spec, suites, limit_per_suite=limit_per_suite, revision=revision,
+                     device=device, dtype=dtype, overrides=overrides, annotators=annotators,
                      probes=probes, probes_revision=probes_revision, offload=offload, **inputs)
     if is_builtin(model_spec):
         print(f"WARNING: {model_spec}: {BUILTIN_WARNING}", file=sys.stderr)

@@ -21,8 +21,9 @@ from benchmark.models.api_images import check_api_endpoint, estimate_requests
 from benchmark.models.text_to_image import check_text_to_image, planned_setting_sources
 from benchmark.probes.source import suite_families
 from benchmark.contract.results import RESULTS_FILE, UnreadableResults, load_results_file, validate_results
-from benchmark.runner.annotate import annotator_options, choose_annotators
-from benchmark.runner.generate import DEFAULT_BATCH_SIZE, EARLY_IDENTITY_KEYS, choose_probes, make_run_config
+from benchmark.runner.annotate_plan import annotator_options, choose_annotators
+from benchmark.runner.probe_choice import choose_probes
+from benchmark.runner.run_config import EARLY_IDENTITY_KEYS, make_run_config
 from benchmark.tasks.folder_record import missing_task_folder
 from benchmark.tasks.inputs import declared_inputs
 
@@ -133,7 +134,7 @@ def _measured_rates(run_dir: Path) -> tuple[int, float | None, float | None]:
 
 
 def preflight(run_dir: str | Path, model_spec: str, suites: Sequence[str] | None, *,
-              limit_per_suite: int | None = None, batch_size: int | str | None = None, revision: str | None = None,
+              limit_per_suite: int | None = None, revision: str | None = None,
               device: str | None = None, dtype: str | None = None, overrides: dict | None = None,
               annotators: dict | None = None, probes: Any = None, probes_revision: str | None = None,
               offload: str | None = None, **inputs: Any) -> AuditPlan:
@@ -144,8 +145,7 @@ def preflight(run_dir: str | Path, model_spec: str, suites: Sequence[str] | None
     chosen = choose_probes(probes, probes_revision, suites, limit_per_suite, run_dir=run_dir, **inputs)
     early = make_run_config(model_spec=model_spec, revision_requested=revision, model_id=None, revision=None,
                             settings=None, probes=chosen.limited, limit_per_suite=limit_per_suite,
-                            batch_size=batch_size or DEFAULT_BATCH_SIZE, probe_record=chosen.record,
-                            inputs=chosen.inputs)
+                            probe_record=chosen.record, inputs=chosen.inputs)
     rf.check_run_config(run_dir, early, EARLY_IDENTITY_KEYS, model_keys=("spec", "revision_requested"))
     pipeline = check_text_to_image(model_spec, revision=revision, device=device, dtype=dtype, overrides=overrides,
                                    offload=offload)

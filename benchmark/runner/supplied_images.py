@@ -28,9 +28,10 @@ from benchmark.contract.model_specs import check_model_name
 from benchmark.models.generation_output import GenerationOutput
 from benchmark.probes.sheet import IMAGE_SUFFIXES, selection_record, sheet_table
 from benchmark.probes.source import suite_families
-from benchmark.runner.annotate import annotator_options, choose_annotators
-from benchmark.runner.generate import (EARLY_IDENTITY_KEYS, choose_probes, generate, make_run_config,
-                                       probes_fingerprint)
+from benchmark.runner.annotate_plan import annotator_options, choose_annotators
+from benchmark.runner.generate import generate
+from benchmark.runner.probe_choice import choose_probes, probes_fingerprint
+from benchmark.runner.run_config import EARLY_IDENTITY_KEYS, make_run_config
 from benchmark.runner.pipeline import AuditOutcome, finish_audit
 from benchmark.runner.preflight import AuditPlan
 from benchmark.contract.withheld import placeholder_image
@@ -276,7 +277,7 @@ def run_supplied_audit(run_dir: str | Path, folder: str | Path, model_name: str,
                                      folder_sha256=folder_fingerprint(supplied), n_supplied=len(supplied.found),
                                      n_missing=len(supplied.missing), matched_by="mapping" if mapping else "file name")
     early = make_run_config(model_spec=spec, model_id=None, revision=None, settings=None, probes=chosen.limited,
-                            limit_per_suite=limit_per_suite, batch_size=batch_size, probe_record=chosen.record)
+                            limit_per_suite=limit_per_suite, probe_record=chosen.record)
     rf.check_run_config(run_dir, early, EARLY_IDENTITY_KEYS, model_keys=("spec", "revision_requested"))
     _check_resume(run_dir, provenance)
     plan = plan_supplied(run_dir, model_name.strip(), supplied, chosen, annotators)

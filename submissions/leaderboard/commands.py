@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from submissions.leaderboard import data
+from submissions.leaderboard import board_model, results_files
 from submissions.leaderboard.contents import BuildStats, build_contents, download_contents, load_board
 
 
@@ -26,14 +26,14 @@ def leaderboard(args: argparse.Namespace) -> int:
         raise ValueError("give --results DIR or --repo ORG/NAME (see `t2ibench leaderboard --help`)")
     if args.revision and not args.repo:
         raise ValueError("--revision applies to --repo only")
-    if args.requests is not None and not data.is_dataset_id(args.requests):
+    if args.requests is not None and not board_model.is_dataset_id(args.requests):
         raise ValueError(f"--requests takes a Hub dataset id ORG/NAME, got {args.requests!r}")
     if args.results is not None:
         kwargs = {"results_dir": Path(args.results)}
     else:
         # Download before starting the server, so that offline / no such dataset is one line here.
         if download_contents(args.repo, args.revision) is None:
-            data.download_results(args.repo, args.revision)
+            results_files.download_results(args.repo, args.revision)
         kwargs = {"repo": args.repo, "revision": args.revision}
 
     from submissions.leaderboard.app import build_app, launch  # Gradio: after the cheap checks

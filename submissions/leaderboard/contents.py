@@ -29,7 +29,7 @@ from benchmark.contract.run_folder import CONFIG_FILE
 from benchmark.present.progress import progress_bar
 from submissions.leaderboard import contents_schema as cs
 from submissions.leaderboard.accepted import CONTENTS_FILE, contents_path, file_sha256  # noqa: F401 (re-exported)
-from submissions.leaderboard import data
+from submissions.leaderboard import board_model, results_files
 
 CARD_FILE = "contents/README.md"
 
@@ -68,7 +68,7 @@ def _is_run_results(path: Path) -> bool:
 
 
 def _uncached(path: Path):
-    return data.read_and_check(path, _signature(path))
+    return results_files.read_and_check(path, _signature(path))
 
 
 def _row_of_file(root: Path, path: Path, sha: str | None = None, reader=_uncached) -> ContentsRow:
@@ -82,7 +82,7 @@ def _row_of_file(root: Path, path: Path, sha: str | None = None, reader=_uncache
     run_folder = _is_run_results(path)
     cells: dict[str, Any] = {}
     if parsed.doc is not None and not problems:
-        sub = data.Submission(doc=parsed.doc, source=rel, path=path, run_dir=None)
+        sub = board_model.Submission(doc=parsed.doc, source=rel, path=path, run_dir=None)
         cells = {**cs.row_cells(sub), **cs.score_cells(parsed.doc)}
     board = cs.board_json(parsed.doc, valid=not problems)
     document = None if board is None else json.loads(board)
@@ -100,7 +100,7 @@ def updated_rows(root: Path, old: dict[str, ContentsRow], stats: BuildStats | No
     stderr with ``progress``)."""
     stats = stats if stats is not None else BuildStats()
     out = []
-    files = data.candidate_files(root)
+    files = results_files.candidate_files(root)
     with progress_bar(len(files), "contents table", unit="file", enabled=progress) as bar:
         for path in files:
             out.append(_updated_row(root, path, old.get(path.relative_to(root).as_posix()), stats, reader))
@@ -196,23 +196,23 @@ def _checked(row: ContentsRow) -> tuple[str, ...]:
     if row.document is None:
         return row.problems or ("not read",)
     if row.problems:
-        return tuple(data.check_document(row.document))
+        return tuple(results_files.check_document(row.document))
     return ()
 
 
-def _add(board: data.Board, root: Path, row: ContentsRow) -> None:
+def _add(board: board_model.Board, root: Path, row: ContentsRow) -> None:
     problems = _checked(row)
     if problems or row.document is None:
         problems = problems or ("not read",)
-        board.skipped.append(data.Skipped(row.source, problems[0], len(problems)))
+        board.skipped.append(board_model.Skipped(row.source, problems[0], len(problems)))
         return
     path = root / row.source
     doc = row.document if row.document.get("slim") else cs.board_document(row.document)
-    board.submissions.append(data.Submission(doc=doc, source=row.source, path=path,
+    board.submissions.append(board_model.Submission(doc=doc, source=row.source, path=path,
                                              run_dir=path.parent if row.run_folder else None))
 
 
-def load_board(root: str | Path, source: str | None = None, *, files_present: bool = True) -> data.Board:
+def load_board(root: str | Path, source: str | None = None, *, files_present: bool = True) -> board_model.Board:
     """The board of ``root`` from its contents table (one read), or from the files when it has none.
 
     With ``files_present`` (a local folder) the files are listed, never read, unless one is
@@ -225,16 +225,16 @@ def load_board(root: str | Path, source: str | None = None, *, files_present: bo
     root = Path(root)
     table_path = contents_path(root)
     if not table_path.is_file():
-        return data.load_folder(root, source)
+        return results_files.load_folder(root, source)
     try:
         rows = read_contents(table_path)
     except OldTable:
         if not files_present:
             raise  # a Hub dataset: its JSON files are downloaded instead
-        return data.load_folder(root, source)
-    board = data.Board(source=source or str(root))
-    # a file changed since the table is read once per change, not at each reload (data.parsed_file)
-    for row in (updated_rows(root, rows, reader=data.parsed_file) if files_present else rows.values()):
+        return results_files.load_folder(root, source)
+    board = board_model.Board(source=source or str(root))
+    # a file changed since the table is read once per change, not at each reload (results_files.parsed_file)
+    for row in (updated_rows(root, rows, reader=results_files.parsed_file) if files_present else rows.values()):
         _add(board, root, row)
     return board
 
@@ -251,7 +251,8 @@ def download_contents(repo: str, revision: str | None = None) -> Path | None:
     return Path(path).parent.parent
 
 
-def full_document(sub: data.Submission, repo: str | None = None, revision: str | None = None) -> data.Submission:
+def full_document(sub: board_model.Submission, repo: str | None = None,
+                  revision: str | None = None) -> board_model.Submission:
     """``sub`` with its whole document (the detail view): itself when it holds it, else its file
     read again (a local folder) or downloaded alone (``hf_hub_download``, a Hub results dataset).
     A file that cannot be had leaves the slim document (the view then shows what it has)."""
@@ -263,7 +264,7 @@ def full_document(sub: data.Submission, repo: str | None = None, revision: str |
             from huggingface_hub import hf_hub_download
 
             path = Path(hf_hub_download(repo, sub.source, repo_type="dataset", revision=revision))
-        doc = data.load_results_file(path, max_bytes=data.MAX_FILE_BYTES)
+        doc = results_files.load_results_file(path, max_bytes=results_files.MAX_FILE_BYTES)
     except Exception:  # offline, gone, refused: the slim document is what there is
         return sub
     return replace(sub, doc=doc)

@@ -142,7 +142,7 @@ def score_cells(doc: Mapping) -> dict[str, Any]:
 
 
 def row_cells(sub) -> dict[str, Any]:
-    """The row columns of a valid submission (:class:`submissions.leaderboard.data.Submission`)."""
+    """The row columns of a valid submission (:class:`submissions.leaderboard.board_model.Submission`)."""
     doc = sub.doc
     annotators = doc.get("annotators") if isinstance(doc.get("annotators"), list) else []
     package = doc.get("package") if isinstance(doc.get("package"), Mapping) else {}

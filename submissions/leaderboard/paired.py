@@ -11,7 +11,7 @@ or on each pick: scoring two runs again takes seconds to minutes.
 from __future__ import annotations
 
 from benchmark.present.text import md_escape
-from submissions.leaderboard.data import Submission
+from submissions.leaderboard.board_model import Submission
 
 __all__ = ["paired_markdown"]
 

@@ -11,7 +11,7 @@ scores; an interval holding the ideal starts at 0). Then, among the models ranke
 
 A model whose best and worst ranks differ is **tied** with some other model: their intervals
 overlap, so the audit cannot order them. A value without an interval counts as a zero-width
-interval. Pure functions: the leaderboard (:mod:`submissions.leaderboard.data`) says which
+interval. Pure functions: the leaderboard (:mod:`submissions.leaderboard.board_table`) says which
 models are ranked together (not demo rows; scores made against another reference apart).
 """
 
