@@ -14,17 +14,11 @@ import pytest
 from benchmark.cli import main
 from benchmark.models.api_images import ApiError, OpenAIImagesModel, estimate_requests
 from benchmark.models.text_to_image import load_text_to_image
-from tests.api_fixtures import KEY, key, server  # noqa: F401 (pytest fixtures, used by name)
+from tests.api_fixtures import KEY, api_model, key, probe_rows as _rows, server  # noqa: F401 (fixtures used by name)
 
 
-def _model(server, key, **options):
-    opts = {"api_base": server.api_base, "api_key_env": key, "backoff": 0.05, "max_retries": 3, "timeout": 5,
-            "rpm": 6000, "size": "256x256", **options}
-    return load_text_to_image("openai:dall-e-2", **opts)
-
-
-def _rows(*prompts):
-    return [{"probe_id": f"p/{i:02d}", "prompt": p, "seed": i} for i, p in enumerate(prompts)]
+def _model(server, key, max_retries=3, **options):
+    return api_model(server, key, max_retries=max_retries, **options)
 
 
 def test_success_speaks_the_images_api(server, key):

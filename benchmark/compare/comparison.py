@@ -18,6 +18,7 @@ from benchmark.present.progress import progress_bar
 from benchmark.scores.bootstrap import ResamplePlan
 from benchmark.scores.metadata import SCORE_METADATA, get_metadata
 from benchmark.tasks.context import ScoringContext, ScoringOptions, entry_key
+from benchmark.tasks.registry import task_options
 
 __all__ = ["Comparison", "compare_runs"]
 
@@ -185,7 +186,7 @@ def compare_runs(run_a, run_b, *more, scores: Sequence[str] | None = None, n_res
     runs = [load_run(p, label) for p, label in zip(paths, _labels(paths))]
     names = _check_names(scores, "--scores")
     plan = ResamplePlan(resamples_of(runs, n_resamples), random_state)
-    options = ScoringOptions(plan.n_resamples, confidence_level, random_state, _default_task_options())
+    options = ScoringOptions(plan.n_resamples, confidence_level, random_state, task_options())
     pairings = [pairing(runs[0], r) for r in runs[1:]]
     rows: list[dict] = []
     notes: list[str] = []
@@ -205,10 +206,3 @@ def compare_runs(run_a, run_b, *more, scores: Sequence[str] | None = None, n_res
               "correction": HOLM_NOTE.format(n=n_tested, alpha=alpha), "mdd": MDD_NOTE.format(alpha=alpha,
                                                                                             factor=MDD_FACTOR)}
     return Comparison(runs, pairings, rows, method, list(dict.fromkeys(notes)))
-
-
-def _default_task_options() -> dict:
-    """Each task's declared scoring options (PST's unidentifiable policy), as ``t2ibench score`` uses."""
-    from benchmark.tasks.registry import list_tasks
-
-    return {t.name: dict(t.options) for t in list_tasks() if t.options}

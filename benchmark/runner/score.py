@@ -36,7 +36,7 @@ from benchmark.contract.withheld import REASONS as WITHHELD_REASONS
 from benchmark.contract.run_folder_check import require_intact
 from benchmark.runner.expected import expected_problems
 from benchmark.tasks.of_run import tasks_of_run
-from benchmark.tasks.registry import list_tasks, load_plugins
+from benchmark.tasks.registry import load_plugins, task_options as declared_task_options
 
 __all__ = ["SCORES_DIR", "ScoreStageError", "ScoringOptions", "SuiteStatus", "score_run"]
 
@@ -162,17 +162,6 @@ def _results(ctx: ScoringContext, details: dict, options: ScoringOptions, second
     )
 
 
-def _task_options(given: Mapping[str, Mapping] | None) -> dict:
-    """Each task's scoring options: its declared defaults, updated by ``given`` (task -> option -> value)."""
-    given = given or {}
-    unknown = [f"{t}.{o}" for t, opts in given.items() for o in opts
-               if o not in (next((k.options for k in list_tasks() if k.name == t), None) or {})]
-    if unknown:
-        raise ValueError(f"unknown task option {unknown[0]!r}; options: "
-                         f"{', '.join(f'{k.name}.{o}' for k in list_tasks() for o in k.options) or 'none'}")
-    return {t.name: {**t.options, **dict(given.get(t.name) or {})} for t in list_tasks() if t.options}
-
-
 def _task_option_record(options: ScoringOptions) -> dict:
     # results.json `scoring`: "<task>_<option>" for every declared option (e.g. pst_unidentifiable)
     return {f"{task}_{name}": value for task, opts in options.task_options.items() for name, value in opts.items()}
@@ -201,7 +190,7 @@ def score_run(run_dir: str | Path, *, n_resamples: int = 1000, confidence_level:
         raise ScoreStageError(missing)
     if verify:
         require_intact(run_dir, "score", expected=expected_problems)
-    options = ScoringOptions(n_resamples, confidence_level, random_state, _task_options(task_options))
+    options = ScoringOptions(n_resamples, confidence_level, random_state, declared_task_options(task_options))
     ctx = ScoringContext(run_dir, options)
     for task, suites in tasks_of_run(run_dir, list(ctx.status), ctx.config):
         task.score(ctx, suites)

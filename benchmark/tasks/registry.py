@@ -20,7 +20,7 @@ from benchmark.registries import TASKS, load, register_task
 from benchmark.tasks.human_validation import HumanValidation
 
 __all__ = ["Task", "TaskReport", "HumanQuestion", "ImageLayout", "DetailReader", "TASKS", "register_task", "get_task", "list_tasks", "task_of_family", "tasks_for_suites",
-           "check_probe_config", "PLUGIN_ENTRY_POINTS", "load_plugins"]
+           "check_probe_config", "PLUGIN_ENTRY_POINTS", "load_plugins", "task_options"]
 
 #: packages outside this one register suites, annotators, scores and tasks when imported:
 #: name them in this entry-point group (or import them with ``t2ibench --plugin MODULE``)
@@ -121,6 +121,18 @@ def load_plugins(modules: Sequence[str] = ()) -> None:
             if exc.name == module:
                 raise ValueError(f"--plugin {module}: no such module (is it on PYTHONPATH?)") from None
             raise
+
+
+def task_options(given: Mapping[str, Mapping] | None = None) -> dict:
+    """Each task's scoring options: its declared defaults, updated by ``given`` (task -> option ->
+    value); ValueError (one line) for an option no task declares."""
+    given = given or {}
+    unknown = [f"{t}.{o}" for t, opts in given.items() for o in opts
+               if o not in (next((k.options for k in list_tasks() if k.name == t), None) or {})]
+    if unknown:
+        raise ValueError(f"unknown task option {unknown[0]!r}; options: "
+                         f"{', '.join(f'{k.name}.{o}' for k in list_tasks() for o in k.options) or 'none'}")
+    return {t.name: {**t.options, **dict(given.get(t.name) or {})} for t in list_tasks() if t.options}
 
 
 def list_tasks() -> list[Task]:

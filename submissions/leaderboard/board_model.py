@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from benchmark.contract.model_specs import hub_id_problem
-from benchmark.contract.times import parse_iso_time
+from benchmark.contract.times import utc_time_or_none
 from submissions import provenance
 from submissions.validate import is_demo
 
@@ -164,11 +164,7 @@ class Board:
 
 def parse_time(value: Any) -> _dt.datetime:
     """An ISO 8601 time as an aware datetime; unparsable times sort first."""
-    try:
-        t = parse_iso_time(value)
-    except ValueError:
-        return _dt.datetime.min.replace(tzinfo=_dt.timezone.utc)
-    return t if t.tzinfo else t.replace(tzinfo=_dt.timezone.utc)
+    return utc_time_or_none(value) or _dt.datetime.min.replace(tzinfo=_dt.timezone.utc)
 
 
 @dataclass(frozen=True)

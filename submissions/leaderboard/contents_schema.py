@@ -22,7 +22,6 @@ Column names are stable: they are listed in ``docs/leaderboard.md`` and in the d
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 from typing import Any, Mapping
 
@@ -30,7 +29,7 @@ import pyarrow as pa
 
 from benchmark.contract.image_provenance import provenance_kind
 from benchmark.contract.results import builtin_annotators
-from benchmark.contract.times import parse_iso_time
+from benchmark.contract.times import utc_time_or_none
 from benchmark.present.text import entry_rank, is_number
 from benchmark.scores.metadata import SCORE_METADATA
 from benchmark.tasks import load_plugins
@@ -90,14 +89,6 @@ def _text(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-def _created(value: Any) -> _dt.datetime | None:
-    try:
-        t = parse_iso_time(value)
-    except ValueError:
-        return None
-    return t if t.tzinfo else t.replace(tzinfo=_dt.timezone.utc)
-
-
 def board_document(doc: Mapping) -> dict:
     """What the leaderboard needs of a valid document: provenance, suites' names and status, the
     headline entries, and the built-in annotators (so a slim document is still a demo)."""
@@ -152,7 +143,7 @@ def row_cells(sub) -> dict[str, Any]:
                                   for a in annotators if isinstance(a, Mapping)} - {"None"}),
             "images": provenance_kind(doc),
             "evaluation": "evaluated" if doc.get("evaluated_by") and doc.get("request_id") else "self-reported",
-            "demo": sub.demo, "family": sub.family, "created": _created(doc.get("created")),
+            "demo": sub.demo, "family": sub.family, "created": utc_time_or_none(doc.get("created")),
             "package_version": _text(package.get("version")), "suites": sub.suites}
 
 
