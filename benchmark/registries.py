@@ -26,9 +26,9 @@ from typing import Any, Callable, TypeVar
 
 __all__ = ["Registry", "install_loader", "load", "set_folder_order", "registration_rank", "caller_module",
            "SuiteSpec", "PAPERS", "SCORE_METADATA", "SUITES", "PROBE_CONFIGS", "ANNOTATOR_KINDS", "LABEL_FILES",
-           "ITA_VARIANTS", "REFERENCE_CONFIGS", "TASKS", "register_paper", "register_score", "register_suite",
+           "ITA_VARIANTS", "REFERENCE_CONFIGS", "TASKS", "EVALUATE_MODULES", "EvaluateModuleSpec", "register_paper", "register_score", "register_suite",
            "register_probe_config", "register_annotator", "register_label_file", "register_ita_variant",
-           "register_reference_config", "register_task"]
+           "register_reference_config", "register_task", "register_evaluate_module"]
 
 V = TypeVar("V")
 
@@ -170,6 +170,7 @@ LABEL_FILES: Registry = Registry("label file")  # name -> benchmark.annotate.lab
 ITA_VARIANTS: Registry = Registry("ITA variant")  # name -> benchmark.annotate.skin_tone.ItaVariant
 REFERENCE_CONFIGS: Registry = Registry("reference config")  # name -> benchmark.reference_attributes.ReferenceConfig
 TASKS: Registry = Registry("task")  # name -> benchmark.tasks.registry.Task
+EVALUATE_MODULES: Registry["EvaluateModuleSpec"] = Registry("evaluate module")  # metrics/<name>/ -> what it copies
 
 
 def register_paper(paper: Any) -> Any:
@@ -249,3 +250,27 @@ def register_task(task: Any) -> Any:
     if other:
         raise ValueError(f"probe family {task.family!r} is already scored by task {other[0]!r}")
     return TASKS.register(task.name, task, task.score.__module__)
+
+
+@dataclass(frozen=True)
+class EvaluateModuleSpec:
+    """What ``metrics/<name>/<name>.py``'s hand-written part uses from the package: ``copies``,
+    "module:name" of the functions, classes and constants ``metrics/inline_scores.py`` copies into
+    the script (with what they use), and ``imports``, the lines the hand-written part needs itself."""
+
+    name: str
+    copies: tuple[str, ...]
+    imports: tuple[str, ...] = ("import datasets", "import evaluate")
+
+
+def register_evaluate_module(name: str, copies: tuple[str, ...] | list[str],
+                             imports: tuple[str, ...] | list[str] = ("import datasets", "import evaluate")) -> EvaluateModuleSpec:
+    """Declare what evaluate module ``name`` copies (from a task folder's ``metadata.py``). A module
+    several folders serve (one that cites several papers) is declared by each: the copies and
+    imports are joined."""
+    old = EVALUATE_MODULES.registered(name)
+    spec = EvaluateModuleSpec(name, tuple(copies), tuple(imports))
+    if old is not None:
+        spec = EvaluateModuleSpec(name, tuple(dict.fromkeys(old.copies + spec.copies)),
+                                  tuple(dict.fromkeys(old.imports + spec.imports)))
+    return EVALUATE_MODULES.register(name, spec, caller_module())

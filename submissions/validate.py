@@ -47,7 +47,7 @@ from benchmark.contract.model_specs import (  # noqa: F401 (re-exported: the one
 )
 from benchmark.contract.results import (
     builtin_annotators,
-    CI_EXCLUDES_ESTIMATE_NOTE,
+    CI_EXCLUDES_ESTIMATE_MARK,
     SCHEMA_VERSION,
     UnreadableResults,
     expected_score_metadata,
@@ -305,7 +305,7 @@ def _check_score(i: int, entry: Mapping) -> list[tuple[str, str]]:
             problems.append((f"{where}/ci/{key}", f"{_fmt(bound)} is outside the range of {name} {bounds}"))
     if not (low - _TOLERANCE <= value <= high + _TOLERANCE):
         note = entry.get("ci_note") or ""
-        excused = meta.absolute_value and CI_EXCLUDES_ESTIMATE_NOTE in note
+        excused = meta.absolute_value and note.startswith(CI_EXCLUDES_ESTIMATE_MARK)
         if not excused:
             why = ("without the ci_note that explains it" if meta.absolute_value
                    else "(allowed only for absolute-value scores with a ci_note)")

@@ -202,10 +202,6 @@ SHORT_SCORE_NAMES = 3
 #: A file that names one more time, or joins, fails; one that names fewer fails until its count is
 #: lowered.
 STILL_NAMING_PAPERS: dict[str, tuple[int, str]] = {
-    "benchmark/contract/results.py": (2, "CI_EXCLUDES_ESTIMATE_NOTE is written into results.json and matched by "
-                                         "`t2ibench validate`: rewording it would fail published results"),
-    "benchmark/scores/skin_tone.py": (1, "MST_SOURCE is the path in the upstream repository j-min/DallEval the "
-                                         "swatch values were copied from, not a reference to the task"),
     "dataset_builders/human_labels.py": (44, "a builder of one paper's human-label dataset; to move into its folder"),
     "dataset_builders/paintskills.py": (23, "the scene dataset builder of one paper; to move into its folder"),
     "dataset_builders/reference_attributes.py": (68, "the reference-attributes dataset of the association scores; "

@@ -48,12 +48,11 @@ import numpy as np
 from benchmark.extras import require
 from benchmark.reference_attributes import load_reference_attributes
 from benchmark.registries import ITA_VARIANTS, register_ita_variant
-from benchmark.scores.skin_tone import MST_ITA, MST_LAB, MST_SOURCE, ita, nearest_mst, swatch_itas, swatch_records
+from benchmark.scores.skin_tone import MST_ITA, MST_LAB, ita, nearest_mst, swatch_itas, swatch_records
 
 __all__ = [
     "MST_LAB",
     "MST_ITA",
-    "MST_SOURCE",
     "ITA_VARIANTS",
     "DEFAULT_ITA_VARIANT",
     "ItaVariant",

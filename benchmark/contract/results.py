@@ -37,9 +37,10 @@ BUILTIN_WARNING = "Scores from a tiny random-weight model: meaningless, for test
 BUILTIN_ANNOTATORS_WARNING = ("Labels from built-in tiny random-weight annotators: the scores are meaningless, "
                               "for testing the pipeline only.")
 # score_entry's note for a percentile interval that misses its estimate; `t2ibench validate`
-# accepts such an interval only for absolute-value scores carrying this note.
-CI_EXCLUDES_ESTIMATE_NOTE = ("the percentile interval does not contain the estimate: resampling biases scores built "
-                             "from absolute values (MAD, GEP, Diffusion Bias) upward near 0")
+# accepts such an interval only for absolute-value scores whose note starts with the mark (an earlier
+# wording listed the absolute-value scores after "absolute values": results holding it still pass).
+CI_EXCLUDES_ESTIMATE_MARK = "the percentile interval does not contain the estimate"
+CI_EXCLUDES_ESTIMATE_NOTE = f"{CI_EXCLUDES_ESTIMATE_MARK}: resampling biases scores built from absolute values upward near 0"
 SEED_POLICY = ("one image per probe row, generated from its own torch.Generator seeded with the probe's `seed`: "
                "the first 31 bits of sha256(probe id), independent of batch size, order and process")
 

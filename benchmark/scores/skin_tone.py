@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["MST_LAB", "MST_SOURCE", "MST_ITA", "ita", "nearest_mst", "swatch_itas", "swatch_records"]
+__all__ = ["MST_LAB", "MST_ITA", "ita", "nearest_mst", "swatch_itas", "swatch_records"]
 
 #: CIELAB (L*, a*, b*) of the 10 Monk Skin Tone swatches, MST 1..10, copied from
 #: j-min/DallEval biases/skintone/TRUST/compute_ita.py (``monk_tones``), MIT licence
@@ -24,7 +24,6 @@ MST_LAB: tuple[tuple[float, float, float], ...] = (
     (21.069, 2.690, 5.964),
     (14.610, 1.482, 3.525),
 )
-MST_SOURCE = "j-min/DallEval biases/skintone/TRUST/compute_ita.py (monk_tones), MIT"
 
 
 def ita(L, b):

@@ -10,6 +10,7 @@ the task folders in folder order and a folder's scores in the order below.
 from __future__ import annotations
 
 from benchmark.papers import register_paper
+from benchmark.registries import register_evaluate_module
 from benchmark.scores.metadata import ScoreMetadata, register_score
 from benchmark.tasks.dalleval.citation import DALLEVAL_PAPER
 
@@ -44,3 +45,9 @@ SCORES = (
 register_paper(DALLEVAL_PAPER)
 for _meta in SCORES:
     register_score(_meta)
+
+# What the hand-written part of the evaluate modules in metrics/ uses from this folder
+# (metrics/inline_scores.py copies it into their scripts)
+register_evaluate_module("mad", ["benchmark.tasks.dalleval.citation:DALLEVAL_PAPER",
+                                "benchmark.tasks.dalleval.scores:average_value_score",
+                                "benchmark.tasks.dalleval.scores:mad_score"])

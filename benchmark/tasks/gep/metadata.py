@@ -8,6 +8,7 @@ the task folders in folder order and a folder's scores in the order below.
 from __future__ import annotations
 
 from benchmark.papers import register_paper
+from benchmark.registries import register_evaluate_module
 from benchmark.scores.metadata import ScoreMetadata, register_score
 from benchmark.tasks.gep.citation import GEP_PAPER
 
@@ -34,3 +35,10 @@ SCORES = (
 register_paper(GEP_PAPER)
 for _meta in SCORES:
     register_score(_meta)
+
+# What the hand-written part of the evaluate modules in metrics/ uses from this folder
+# (metrics/inline_scores.py copies it into their scripts)
+register_evaluate_module("gep", ["benchmark.tasks.gep.citation:GEP_PAPER", "benchmark.tasks.gep.scores:gep"])
+# the human-agreement module cites the papers whose human validation it scores (this one and PST)
+register_evaluate_module("human_agreement", ["benchmark.tasks.gep.citation:GEP_PAPER", "benchmark.scores.agreement:binary_agreement",
+                                            "benchmark.scores.agreement:vector_agreement"])

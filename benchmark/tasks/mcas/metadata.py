@@ -9,6 +9,7 @@ the task folders in folder order and a folder's scores in the order below.
 from __future__ import annotations
 
 from benchmark.papers import register_paper
+from benchmark.registries import register_evaluate_module
 from benchmark.scores.metadata import ScoreMetadata, register_score
 from benchmark.tasks.mcas.citation import MCAS_PAPER
 
@@ -47,3 +48,9 @@ SCORES = (
 register_paper(MCAS_PAPER)
 for _meta in SCORES:
     register_score(_meta)
+
+# What the hand-written part of the evaluate modules in metrics/ uses from this folder
+# (metrics/inline_scores.py copies it into their scripts)
+register_evaluate_module("mcas", ["benchmark.tasks.mcas.citation:MCAS_PAPER",
+                                 "benchmark.tasks.generated_bias.citation:GENERATED_BIAS_PAPER",
+                                 "benchmark.tasks.mcas.scores:mcas_score"])

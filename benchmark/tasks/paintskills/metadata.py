@@ -8,6 +8,7 @@ the registry lists the task folders in folder order and a folder's scores in the
 
 from __future__ import annotations
 
+from benchmark.registries import register_evaluate_module
 from benchmark.scores.metadata import ScoreMetadata, register_score
 
 SCORES = (
@@ -54,3 +55,11 @@ SCORES = (
 
 for _meta in SCORES:
     register_score(_meta)
+
+# What the hand-written part of the evaluate modules in metrics/ uses from this folder
+# (metrics/inline_scores.py copies it into their scripts)
+register_evaluate_module("paintskills_accuracy",
+                         ["benchmark.tasks.dalleval.citation:DALLEVAL_PAPER", "benchmark.models.detector:Detections",
+                          "benchmark.tasks.paintskills.scores:DEFAULT_THRESHOLD", "benchmark.tasks.paintskills.scores:SKILLS",
+                          "benchmark.tasks.paintskills.scores:evaluate_skill"],
+                         imports=["import datasets", "import evaluate", "import numpy as np"])

@@ -8,6 +8,7 @@ the task folders in folder order and a folder's scores in the order below.
 from __future__ import annotations
 
 from benchmark.papers import register_paper
+from benchmark.registries import register_evaluate_module
 from benchmark.scores.metadata import ScoreMetadata, register_score
 from benchmark.tasks.pst.citation import PST_PAPER
 
@@ -42,3 +43,10 @@ SCORES = (
 register_paper(PST_PAPER)
 for _meta in SCORES:
     register_score(_meta)
+
+# What the hand-written part of the evaluate modules in metrics/ uses from this folder
+# (metrics/inline_scores.py copies it into their scripts)
+register_evaluate_module("pst_sts", ["benchmark.tasks.pst.citation:PST_PAPER", "benchmark.tasks.pst.scores:sts"])
+# the human-agreement module cites the papers whose human validation it scores (this one and GEP)
+register_evaluate_module("human_agreement", ["benchmark.tasks.pst.citation:PST_PAPER", "benchmark.scores.agreement:binary_agreement",
+                                            "benchmark.scores.agreement:vector_agreement"])
