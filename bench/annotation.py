@@ -74,19 +74,21 @@ from benchmark.probes.source import open_probe_set  # noqa: E402
 from benchmark.runner.generate import generate  # noqa: E402
 from benchmark.runner.probe_choice import build_probes  # noqa: E402
 from benchmark.present.terminal import print_error  # noqa: E402
+from benchmark.probes import list_suites  # noqa: E402
+from benchmark.tasks import list_tasks  # noqa: E402
 
 
 DRIVER = Path(__file__).resolve().parent / "_annotate_driver.py"
-SUITES = ("gep_neutral", "gep_explicit", "gep_occupation", "dalleval_bias", "pst_single", "pst_paired_occupation",
-          "pst_paired_power", "pst_intervention", "mcas_attributes", "mcas_targets", "paintskills_object",
-          "paintskills_count", "paintskills_spatial")
+#: every registered suite, in registration order
+SUITES = tuple(list_suites())
 DEFAULT_BEFORE = "4bc1128"
 TARGET_HOST_GAIN = 3.0
-#: earlier timings.json names -> this tree's annotator kinds
-KIND_ALIASES = {"gep_clip": "clip_existence"}
+#: earlier timings.json names -> this tree's annotator kinds: the earlier version named the CLIP
+#: existence annotator after the task that asked for it ("<task>_clip")
+KIND_ALIASES = {f"{t.name}_clip": "clip_existence" for t in list_tasks() if "clip_existence" in t.annotators}
 #: a word on the kinds whose name says little
-KIND_NOTES = {"clip_existence": " (gep_clip before)", "images": " (the one image pass)",
-              "embed_images": " (CLIP cache fill)"}
+KIND_NOTES = {**{kind: f" ({old} before)" for old, kind in KIND_ALIASES.items()},
+              "images": " (the one image pass)", "embed_images": " (CLIP cache fill)"}
 
 
 # --------------------------------------------------------------------------- the synthetic run

@@ -1,7 +1,12 @@
 """The default annotators with random weights, built from their published configs
 (``bench/configs/``) into folders the real loaders read (no weights are downloaded):
 
-* CLIP ViT-L/14 (GEP) and the six OpenAI CLIPs of Generated Bias: open_clip's own
+The annotators are those a real audit runs: every annotator kind's default model outside
+built-in runs (:mod:`benchmark.annotate.kinds`), so a kind a task folder adds is built here
+when its model is one of these architectures.
+
+* the CLIP encoders (``open_clip:<name>:openai``: ViT-L/14 (GEP) and the six OpenAI CLIPs of
+  Generated Bias): open_clip's own
   ``local-dir`` layout (``open_clip_config.json`` + ``open_clip_model.safetensors``), loaded
   as ``open_clip:local-dir:FOLDER``;
 * BLIP-2 OPT-2.7b: ``Blip2ForConditionalGeneration`` + ``Blip2Processor`` (CLIP BPE tokenizer:
@@ -17,7 +22,13 @@ from __future__ import annotations
 import gc
 import json
 import shutil
+import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
+
+from benchmark.annotate.kinds import list_annotator_kinds  # noqa: E402
+from benchmark.models.defaults import DEFAULT_DETECTOR, DEFAULT_VQA  # noqa: E402
 
 CONFIG_DIR = Path(__file__).resolve().parent / "configs"
 
@@ -150,13 +161,41 @@ def build_detr_folder(folder: Path, device: str, tiny: bool = False) -> str:
     return str(folder)
 
 
+def audit_models() -> dict[str, tuple[bool, list[str]]]:
+    """Each annotator run option -> (whether it takes several models, the models a real audit
+    gives it: its kind's default outside built-in runs), in annotator-kind order."""
+    out: dict[str, tuple[bool, list[str]]] = {}
+    for kind in list_annotator_kinds():
+        default = kind.default(False)
+        out.setdefault(kind.option, (kind.many, list(default) if kind.many else [default]))
+    return out
+
+
+def clip_name(spec: str) -> str | None:
+    """The open_clip model name of an ``open_clip:<name>:openai`` spec (None for another model)."""
+    parts = spec.split(":")
+    return parts[1] if len(parts) == 3 and parts[0] == "open_clip" else None
+
+
 def build_annotators(root: Path, device: str, tiny: bool = False) -> dict:
-    """Every default annotator into ``root``; returns the ``t2ibench run`` options naming them."""
-    clips = load_config("clip_encoders")
-    encoder = build_clip_folder(clips["gep"], root / "clip-gep", device, tiny)
-    mcas = [build_clip_folder(n, root / f"clip-{n}", device, tiny) for n in clips["generated_bias"]]
-    return {"encoder": encoder, "mcas_encoders": mcas, "vqa": build_blip2_folder(root / "blip2", device, tiny),
-            "detector": build_detr_folder(root / "detr", device, tiny)}
+    """Every default annotator with weights into ``root`` (:func:`audit_models` whose models all
+    have a config here; each model built once); returns the ``t2ibench run`` options naming them."""
+    builders = {DEFAULT_VQA: lambda: build_blip2_folder(root / "blip2", device, tiny),
+                DEFAULT_DETECTOR: lambda: build_detr_folder(root / "detr", device, tiny)}
+    built: dict[str, str] = {}
+
+    def build(spec: str) -> str:
+        if spec not in built:
+            name = clip_name(spec)
+            built[spec] = build_clip_folder(name, root / f"clip-{name}", device, tiny) if name else builders[spec]()
+        return built[spec]
+
+    options: dict = {}
+    for option, (many, specs) in audit_models().items():
+        if specs and all(clip_name(s) or s in builders for s in specs):
+            folders = [build(s) for s in specs]
+            options[option] = folders if many else folders[0]
+    return options
 
 
 def parameter_counts(device: str = "meta") -> dict[str, int]:
@@ -167,10 +206,10 @@ def parameter_counts(device: str = "meta") -> dict[str, int]:
                               DetrConfig, DetrForObjectDetection, OPTConfig, ResNetConfig)
 
     out = {}
-    clips = load_config("clip_encoders")
+    clips = [n for _, specs in audit_models().values() for n in map(clip_name, specs) if n]
     b, d = load_config("blip2_opt_2.7b"), load_config("detr_resnet50")
     with torch.device(device):
-        for name in [clips["gep"], *clips["generated_bias"]]:
+        for name in dict.fromkeys(clips):
             out[f"CLIP {name}"] = sum(p.numel() for p in open_clip.CLIP(**clip_model_config(name, False)).parameters())
         config = Blip2Config(vision_config=Blip2VisionConfig(**b["vision_config"]).to_dict(),
                              qformer_config=Blip2QFormerConfig(**b["qformer_config"]).to_dict(),

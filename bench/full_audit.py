@@ -62,6 +62,13 @@ def limit_for(counts: dict[str, int], target: int) -> int:
     return lo
 
 
+def annotator_flags(options: dict) -> list[str]:
+    """``t2ibench run`` flags naming the built annotators: ``--<option>`` (as the command line
+    generates each annotator kind's flag), then its model or models."""
+    return [a for option, value in options.items()
+            for a in ("--" + option.replace("_", "-"), *(value if isinstance(value, list) else [value]))]
+
+
 def annotator_weights(run_dir: Path, suites: list[str], options: dict) -> dict[str, int]:
     """Per suite, the number of annotator kinds that read its images (the tasks' own choice)."""
     from benchmark.contract import run_folder as rf
@@ -217,10 +224,8 @@ def main(argv=None) -> int:
         limit = limit_for(counts_full, args.images)
         run_dir = work / "run"
         argv = ["run", "--model", str(model), "--out", str(run_dir), "--limit", str(limit), "--device", args.device,
-                "--encoder", options["encoder"], "--mcas-encoders", *options["mcas_encoders"],
-                "--vqa", options["vqa"], "--detector", options["detector"], "--n-resamples", str(args.n_resamples),
-                "--quiet"] + (["--no-compile"] if args.no_compile else []) + (["--set", "num_inference_steps=2"]
-                                                                              if args.tiny else [])
+                *annotator_flags(options), "--n-resamples", str(args.n_resamples), "--quiet"]
+        argv += (["--no-compile"] if args.no_compile else []) + (["--set", "num_inference_steps=2"] if args.tiny else [])
         dev.reset_peak()
         t0 = time.perf_counter()
         stages, _ = run_audit_command(argv)

@@ -77,6 +77,7 @@ from benchmark.models.tiny import TINY_CLIP_CONFIG  # noqa: E402
 from benchmark.runner.batch_size import resolve_batch_size  # noqa: E402
 from benchmark.runner.generate import generate  # noqa: E402
 from benchmark.runner.probe_choice import build_probes  # noqa: E402
+from bench.workload import add_suites_option  # noqa: E402
 
 CONFIG_DIR = Path(__file__).resolve().parent / "configs"
 UNET_MODELS = ("sd15", "sd2", "sdxl")
@@ -538,8 +539,8 @@ class Device:
         return self.torch.cuda.max_memory_allocated(self.dev) / 2 ** 30 if self.cuda else None
 
 
-def _prompts(n: int) -> list[str]:
-    probes = build_probes(["gep_neutral", "gep_explicit"])
+def _prompts(suites: list[str], n: int) -> list[str]:
+    probes = build_probes(suites)
     return [str(p) for p in probes["prompt"].head(n)] + [str(probes["prompt"].iloc[0])] * max(0, n - len(probes))
 
 
@@ -667,7 +668,7 @@ def measure_runner(model: str, folder: Path, args, dev: Device) -> Row:
     steps = args._steps[model]
     overrides = {"num_inference_steps": steps} if args.tiny or steps != 50 else {}
     m = load_text_to_image(str(folder), device=str(dev.dev), **speed, **overrides)
-    probes = build_probes(["gep_neutral", "gep_explicit"])
+    probes = build_probes(args.suites)
     run_root = Path(tempfile.mkdtemp(prefix="t2ibench-bench-run-"))
     try:
         t0 = time.perf_counter()
@@ -868,7 +869,8 @@ def format_report(env: dict, floors: dict, rows: list[Row], args) -> str:
              f"diffusers {env['diffusers']}, transformers {env['transformers']}, {env['cpu_cores']} CPU cores",
              f"steps {f'{args.steps}, every model' if args.steps else 'per model (table)'}, guidance per model "
              f"(guidance batch 2: classifier-free), {'tiny configs' if args.tiny else 'published configs'}, "
-             f"random weights; peak {_fmt(args._peak, '.1f')} TFLOP/s ({args._peak_source})", ""]
+             f"random weights; peak {_fmt(args._peak, '.1f')} TFLOP/s ({args._peak_source}); prompts of "
+             f"{', '.join(args.suites)}", ""]
     if floors:
         lines += ["| model | px | steps | denoiser fwd GFLOP/img | denoiser evals | guidance batch | VAE decode GFLOP "
                   "| text GFLOP/prompt | TFLOP/image | floor images/s |",
@@ -924,6 +926,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--clip-batch", type=int, default=256, help="the larger CLIP batch (default 256)")
     ap.add_argument("--clip-resolution", type=int, default=512, help="pixels of the images CLIP embeds (default 512)")
     ap.add_argument("--out", help="folder for generation.json and generation.md")
+    add_suites_option(ap, 2, "suites whose prompts are generated")
     args = ap.parse_args(argv)
     configs = [c.strip() for c in args.configs.split(",") if c.strip()]
     unknown = [c for c in configs if c not in CONFIGS]
@@ -954,19 +957,17 @@ def parse_args(argv=None) -> argparse.Namespace:
     return args
 
 
-def main(argv=None) -> int:
-    args = parse_args(argv)
-    import torch
-
-    warnings.filterwarnings("ignore")  # random weights: NaN casts in postprocessing, etc.
+def _quiet_libraries() -> None:
     import diffusers
     import transformers
 
     for lib in (diffusers, transformers):  # one progress line per row is enough
         lib.utils.logging.disable_progress_bar()
         lib.utils.logging.set_verbosity_error()
-    dev = Device(args.device)
-    env = environment(dev)
+
+
+def model_configs(args, dev: Device, env: dict) -> dict[str, dict]:
+    """The configs of the pipeline models asked for; sets the peak, guidance, steps and prompts on ``args``."""
     args._peak, args._peak_source = (peak_tflops(env["device"], args.peak_tflops) if dev.cuda or args.peak_tflops
                                      else (None, "CPU: no peak table, pass --peak-tflops"))
     if args.flops_only and not dev.cuda and not args.peak_tflops:
@@ -977,8 +978,12 @@ def main(argv=None) -> int:
     args._guidance = {m: c.get("guidance_scale", 5.0 if c["pipeline"] == "StableDiffusionXLPipeline" else 7.5)
                       for m, c in cfgs.items()}
     args._steps = {m: args.steps or c.get("steps", 50) for m, c in cfgs.items()}
-    args._prompts = _prompts(max(args.batch_sizes + [args.batch_size, 16]))
+    args._prompts = _prompts(args.suites, max(args.batch_sizes + [args.batch_size, 16]))
+    return cfgs
 
+
+def model_floors(cfgs: dict[str, dict], args) -> dict[str, dict]:
+    """FLOPs per image and the arithmetic floor of each model (and CLIP's)."""
     floors = {}
     for m, c in cfgs.items():
         try:
@@ -992,68 +997,84 @@ def main(argv=None) -> int:
         fl = clip_flops(tiny=args.tiny)
         floors["clip"] = {"resolution": 32 if args.tiny else 224, "per_image": fl,
                           "floor_images_per_s": args._peak * 1e12 / fl if args._peak else None}
+    return floors
 
+
+def _finish(rows: list[Row], model: str, floors: dict, base: float | None) -> None:
+    """Each row's share of the floor and speed-up over ``base`` images/s, printed as it comes."""
+    for r in rows:
+        if not r.error:
+            fl = floors[model]["floor_images_per_s"]
+            r.pct_of_floor = 100 * r.images_per_s / fl if fl else None
+            r.speedup = r.images_per_s / base if base else None
+        print(f"[{model}] {r.config} batch {r.batch}: "
+              f"{'failed: ' + r.error if r.error else f'{r.images_per_s:.3f} images/s'}", file=sys.stderr)
+
+
+def measure_unet(m: str, c: dict, args, dev: Device, floors: dict, work: Path) -> list[Row]:
+    """Every config of a UNet model, from a folder built from its config; batch1-fp16 first (the base)."""
+    import torch
+
+    folder = build_pipeline_folder(c, work / m, args.device)
+    runner_dtype = str(torch.float32 if not dev.cuda else
+                       (torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16))
+    runner_dtype = runner_dtype.removeprefix("torch.")
+    base = None
+    rows: list[Row] = []
+    for config in ["batch1-fp16"] + [k for k in args.configs if k != "batch1-fp16"]:
+        args._config = config
+        try:
+            if config in RUNNER_ROWS:
+                got = [measure_runner(m, folder, args, dev)]
+            else:
+                got = [measure_variant(m, folder, c, v, args, dev) for v in variants(config, args, runner_dtype)]
+        except Exception as exc:  # a failed optimisation is a row, not the end of the run
+            got = [Row(m, config, 0, "", error=_error(exc))]
+        for r in got:
+            r.config = config
+        if config == "batch1-fp16":
+            base = next((r.images_per_s for r in got if not r.error), base)
+        _finish(got, m, floors, base)
+        if config in args.configs:
+            rows += got
+    shutil.rmtree(folder, ignore_errors=True)
+    return rows
+
+
+def measure_all(cfgs: dict[str, dict], floors: dict, args, dev: Device) -> list[Row]:
     rows: list[Row] = []
     work = Path(tempfile.mkdtemp(prefix="t2ibench-bench-"))
     try:
-        if not args.flops_only:
-            for m, c in cfgs.items():
-                print(f"[{m}] building from {'tiny ' if args.tiny else ''}config ...", file=sys.stderr)
-                if is_dit(c):  # no folder (34 GB for FLUX): no runner rows; DIT_ROWS on the pipeline built in memory
-                    got = measure_dit(m, c, args, dev)
-                    base = next((r.images_per_s for r in got if r.config == DIT_ROWS[0][0] and not r.error), None)
-                    for r in got:
-                        if not r.error:
-                            fl = floors[m]["floor_images_per_s"]
-                            r.pct_of_floor = 100 * r.images_per_s / fl if fl else None
-                            r.speedup = r.images_per_s / base if base else None
-                        print(f"[{m}] {r.config} batch {r.batch}: "
-                              f"{'failed: ' + r.error if r.error else f'{r.images_per_s:.3f} images/s'}",
-                              file=sys.stderr)
-                    rows += got
-                    continue
-                folder = build_pipeline_folder(c, work / m, args.device)
-                runner_dtype = str(torch.float32 if not dev.cuda else
-                                   (torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16))
-                runner_dtype = runner_dtype.removeprefix("torch.")
-                base = None
-                order = ["batch1-fp16"] + [k for k in args.configs if k != "batch1-fp16"]
-                for config in order:
-                    if config not in args.configs and config != "batch1-fp16":
-                        continue
-                    args._config = config
-                    try:
-                        if config in RUNNER_ROWS:
-                            got = [measure_runner(m, folder, args, dev)]
-                        else:
-                            got = [measure_variant(m, folder, c, v, args, dev)
-                                   for v in variants(config, args, runner_dtype)]
-                    except Exception as exc:  # a failed optimisation is a row, not the end of the run
-                        got = [Row(m, config, 0, "", error=_error(exc))]
-                    for r in got:
-                        r.config = config
-                        if config == "batch1-fp16" and not r.error:
-                            base = r.images_per_s
-                        if not r.error:
-                            fl = floors[m]["floor_images_per_s"]
-                            r.pct_of_floor = 100 * r.images_per_s / fl if fl else None
-                            r.speedup = r.images_per_s / base if base else None
-                        print(f"[{m}] {config} batch {r.batch}: "
-                              f"{'failed: ' + r.error if r.error else f'{r.images_per_s:.3f} images/s'}",
-                              file=sys.stderr)
-                    if config in args.configs:
-                        rows += got
-                shutil.rmtree(folder, ignore_errors=True)
-            if "clip" in args.models:
-                args._config = "clip"
-                clip_rows = measure_clip(args, dev)
-                fl = floors["clip"]["floor_images_per_s"]
-                for r in clip_rows:
-                    r.pct_of_floor = 100 * r.images_per_s / fl if fl else None
-                rows += clip_rows
+        for m, c in cfgs.items():
+            print(f"[{m}] building from {'tiny ' if args.tiny else ''}config ...", file=sys.stderr)
+            if is_dit(c):  # no folder (34 GB for FLUX): no runner rows; DIT_ROWS on the pipeline built in memory
+                got = measure_dit(m, c, args, dev)
+                _finish(got, m, floors, next((r.images_per_s for r in got if r.config == DIT_ROWS[0][0]
+                                              and not r.error), None))
+                rows += got
+            else:
+                rows += measure_unet(m, c, args, dev, floors, work)
+        if "clip" in args.models:
+            args._config = "clip"
+            clip_rows = measure_clip(args, dev)
+            fl = floors["clip"]["floor_images_per_s"]
+            for r in clip_rows:
+                r.pct_of_floor = 100 * r.images_per_s / fl if fl else None
+            rows += clip_rows
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    return rows
 
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    warnings.filterwarnings("ignore")  # random weights: NaN casts in postprocessing, etc.
+    _quiet_libraries()
+    dev = Device(args.device)
+    env = environment(dev)
+    cfgs = model_configs(args, dev, env)
+    floors = model_floors(cfgs, args)
+    rows = [] if args.flops_only else measure_all(cfgs, floors, args, dev)
     text = format_report(env, floors, rows, args)
     print(text)
     if args.out:
@@ -1065,7 +1086,6 @@ def main(argv=None) -> int:
         (out / "generation.json").write_text(json.dumps(doc, indent=2, default=str) + "\n", encoding="utf-8")
         (out / "generation.md").write_text(text + "\n", encoding="utf-8")
     return 0
-
 
 if __name__ == "__main__":
     with contextlib.suppress(KeyboardInterrupt):

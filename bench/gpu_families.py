@@ -26,9 +26,10 @@ sys.path.insert(0, str(ROOT / "tests"))  # the tiny pipelines live beside the te
 from benchmark.models import load_text_to_image  # noqa: E402
 from benchmark.runner import build_probes, generate  # noqa: E402
 from tiny_pipelines import CALL_ARGUMENTS, FAMILIES, build_family  # noqa: E402
+from bench.workload import add_suites_option  # noqa: E402
 
 
-def check_family(key: str, root: Path, device: str) -> dict:
+def check_family(key: str, root: Path, device: str, suites: list[str]) -> dict:
     row: dict = {"family": key}
     t0 = time.perf_counter()
     try:
@@ -36,7 +37,7 @@ def check_family(key: str, root: Path, device: str) -> dict:
         model = load_text_to_image(str(folder), device=device, **CALL_ARGUMENTS[key])
         row["pipeline"] = type(model.pipe).__name__
         run_dir = root / "runs" / key
-        summary = generate(run_dir, model, build_probes(["gep_neutral"]), limit=4, progress=False)
+        summary = generate(run_dir, model, build_probes(suites), limit=4, progress=False)
         config = json.loads((run_dir / "run_config.json").read_text())
         speed = config.get("speed", {})
         row.update({"images": summary.n_generated, "batch": config.get("batch_size"),
@@ -68,11 +69,13 @@ def main(argv=None) -> int:
     ap.add_argument("--families", nargs="+", default=sorted(FAMILIES), choices=sorted(FAMILIES))
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--out", help="folder for families.json and families.md")
+    add_suites_option(ap, 1, "suites each family generates 4 images of (the runner's spread subset)")
     args = ap.parse_args(argv)
+    print(f"prompts: 4 per suite of {', '.join(args.suites)}", flush=True)
     rows = []
     with tempfile.TemporaryDirectory(prefix="t2ibench-families-") as tmp:
         for key in args.families:
-            rows.append(check_family(key, Path(tmp), args.device))
+            rows.append(check_family(key, Path(tmp), args.device, args.suites))
             r = rows[-1]
             print(f"[{key}] {r.get('error') or r.get('compile_error') or 'ok'} ({r['seconds']} s; compiled "
                   f"{r.get('compiled')})", flush=True)

@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 sys.path.insert(0, str(ROOT / "tests"))  # the synthetic results generator the tests use
 
 from benchmark.present.progress import progress_bar  # noqa: E402
-from lb_synthetic import many_model_ids, write_many  # noqa: E402
+from lb_synthetic import many_model_ids, tiny_audit_argv, write_many  # noqa: E402
 from submissions.leaderboard import contents  # noqa: E402
 
 COLUMNS = ("models", "write_s", "build_s", "rebuild_s", "rebuild_reads", "start_s", "search_s", "page_s",
@@ -43,8 +43,8 @@ def tiny_results(work: Path) -> Path:
     """A real (meaningless) tiny audit's results.json, as the tests make it."""
     out = work / "tiny-run"
     env = {**os.environ, "T2IBENCH_CACHE": str(work / "cache"), "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
-    cmd = [sys.executable, "-m", "benchmark.cli", "run", "--model", "builtin:tiny-sd", "--suites", "gep_neutral",
-           "pst_single", "--limit", "4", "--n-resamples", "50", "--quiet", "--out", str(out)]
+    cmd = [sys.executable, "-m", "benchmark.cli", *tiny_audit_argv(out)]
+    print(f"tiny audit: t2ibench {' '.join(cmd[3:-2])}", file=sys.stderr)
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     if proc.returncode != 0:
         raise SystemExit(f"leaderboard_scale: error: the tiny audit failed: {proc.stderr.strip()[-300:]}")

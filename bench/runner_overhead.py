@@ -41,6 +41,7 @@ from benchmark.models import load_text_to_image  # noqa: E402
 from benchmark.runner.generate import generate  # noqa: E402
 from benchmark.runner.probe_choice import build_probes  # noqa: E402
 from benchmark.present.progress import StageTimer  # noqa: E402
+from bench.workload import add_suites_option  # noqa: E402
 
 
 def _ms(seconds: float, n: int) -> float:
@@ -209,6 +210,7 @@ def parse_args(argv=None) -> argparse.Namespace:
                     help="simulated accelerator for the overlap table: image size and seconds per image "
                          "(default 512 0.25, the 4 images/s target; 0 seconds skips the table)")
     ap.add_argument("--out", help="folder for runner_overhead.json and runner_overhead.md")
+    add_suites_option(ap, 2, "suites whose first --n-images prompts are generated")
     args = ap.parse_args(argv)
     for name in ("n_images", "batch_size", "repeats", "rounds", "threads"):
         if getattr(args, name) < 1:
@@ -216,6 +218,86 @@ def parse_args(argv=None) -> argparse.Namespace:
     if any(s < 8 for s in args.sizes):
         ap.error("--sizes must be at least 8 px")
     return args
+
+
+def measure_rounds(model, probes, batch_size: int, rounds: int) -> tuple[dict[str, float], dict]:
+    """Rounds alternate bare and runner; the fastest of each is kept (a shared machine is noisy).
+    Returns the best seconds by step and the fastest runner round's stage timings."""
+    prompts, seeds = [str(p) for p in probes["prompt"]], [int(s) for s in probes["seed"]]
+    bare_pipeline(model, prompts[:1], seeds[:1], 1)  # warm-up (first call allocates)
+    best: dict[str, float] = {}
+    tm: dict[str, float] = {}
+    for r in range(rounds):
+        tmp = Path(tempfile.mkdtemp(prefix="t2ibench-overhead-"))
+        try:
+            images, bare_s = bare_pipeline(model, prompts, seeds, batch_size)
+            timer = StageTimer()
+            t0 = time.perf_counter()
+            summary = generate(tmp / "run", model, probes, batch_size=batch_size, progress=False, timer=timer)
+            runner_s = time.perf_counter() - t0
+            t0 = time.perf_counter()  # the same run with each batch written before the next generates
+            generate(tmp / "inline", model, probes, batch_size=batch_size, progress=False, overlap_writes=False)
+            inline_s = time.perf_counter() - t0
+            steps = write_steps(images, batch_size, tmp / "steps")
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        got = {"bare": bare_s, "runner": runner_s, **{f"stage:{k}": v for k, v in summary.timings.items()},
+               **{f"step:{k}": v for k, v in steps.items()}}
+        # the breakdown comes from the fastest runner round, so its parts add up to its total
+        if runner_s < best.get("runner", float("inf")):
+            best.update({k: v for k, v in got.items() if k != "bare"})
+            tm = summary.timings
+        best["bare"] = min(best.get("bare", float("inf")), bare_s)
+        best["inline"] = min(best.get("inline", float("inf")), inline_s)
+    best["overhead"] = best["runner"] - best["bare"]
+    best["untimed"] = best["runner"] - sum(v for k, v in best.items() if k.startswith("stage:"))
+    return best, tm
+
+
+#: (row of the table, key of ``measure_rounds``'s seconds)
+STEP_ROWS = (
+    ("bare pipeline calls", "bare"),
+    ("runner: model calls (generate stage)", "stage:generate"),
+    ("runner: write stage (PNG + sha256 + batch)", "stage:write"),
+    ("  of which PNG encode", "step:png"),
+    ("  of which sha256", "step:sha256"),
+    ("  of which batch write (fsync, rename, metadata)", "step:batch"),
+    ("runner: prepare (config, card, resume scan; once)", "stage:prepare"),
+    ("runner: manifest + card (once)", "stage:manifest"),
+    ("runner: outside the stages (< 0: writes overlap)", "untimed"),
+    ("runner: total wall", "runner"),
+    ("runner, writes inline (no overlap): total wall", "inline"),
+    ("runner overhead (total - bare)", "overhead"),
+)
+
+
+def step_lines(header: str, rows: list[dict], share: float) -> list[str]:
+    lines = [header, "", f"| {'step':<50} | {'ms / image':>10} | {'s / run':>8} |",
+             "|" + "-" * 52 + "|" + "-" * 12 + "|" + "-" * 10 + "|"]
+    lines += [f"| {r['step']:<50} | {r['ms_per_image']:>10.2f} | {r['per_run_s']:>8.3f} |" for r in rows]
+    lines.append(f"\nrunner overhead: {share:.1f}% of the runner's wall time on tiny-sd (fastest bare round vs fastest "
+                 "runner round; a negative value means the machine's noise is larger than the overhead)")
+    return lines
+
+
+def overlap_lines(overlap: list[dict], sim_px: int, sim_s: float, n: int, batch_size: int) -> list[str]:
+    if not overlap:
+        return []
+    lines = ["", f"Writing beside a simulated accelerator ({sim_px} px images, {sim_s * 1000:.0f} ms per image of "
+             f"waiting, {n} images, batch {batch_size}; no model runs, only the runner's writing is timed):",
+             "", f"| {'writes':<56} | {'wall s':>7} | {'images/s':>8} | {'accelerator busy':>16} |",
+             "|" + "-" * 58 + "|" + "-" * 9 + "|" + "-" * 10 + "|" + "-" * 18 + "|"]
+    return lines + [f"| {r['writes']:<56} | {r['wall_s']:>7.2f} | {r['images_per_s']:>8.2f} | "
+                    f"{r['accelerator_busy_percent']:>15.1f}% |" for r in overlap]
+
+
+def encode_lines(enc: list[dict]) -> list[str]:
+    lines = ["", "PNG encode and sha256 per image at real sizes (what the write stage costs per image on a GPU run):",
+             "", f"| {'px':>5} | {'image':<6} | {'zlib':>4} | {'threads':>7} | {'PNG ms':>8} | {'sha256 ms':>9} | "
+                 f"{'KiB':>7} |",
+             "|-------|--------|------|---------|----------|-----------|---------|"]
+    return lines + [f"| {r['size']:>5} | {r['image']:<6} | {r['zlib_level']:>4} | {r['threads']:>7} | "
+                    f"{r['png_ms']:>8.2f} | {_na(r['sha256_ms'], '9.2f')} | {_na(r['png_kib'], '7.0f')} |" for r in enc]
 
 
 def main(argv=None) -> int:
@@ -227,89 +309,22 @@ def main(argv=None) -> int:
     for lib in (diffusers, transformers):  # the loading bars would bury the table
         lib.utils.logging.disable_progress_bar()
         lib.utils.logging.set_verbosity_error()
-    probes = build_probes(["gep_neutral", "gep_explicit"], None).head(args.n_images).reset_index(drop=True)
+    probes = build_probes(args.suites, None).head(args.n_images).reset_index(drop=True)
     n = len(probes)
     model = load_text_to_image("builtin:tiny-sd", device="cpu")
-    prompts, seeds = [str(p) for p in probes["prompt"]], [int(s) for s in probes["seed"]]
-    bare_pipeline(model, prompts[:1], seeds[:1], 1)  # warm-up (first call allocates)
-
-    # Rounds alternate bare and runner; the fastest of each is kept (a shared machine is noisy).
-    best: dict[str, float] = {}
-    tm: dict[str, float] = {}
-    for r in range(args.rounds):
-        tmp = Path(tempfile.mkdtemp(prefix="t2ibench-overhead-"))
-        try:
-            images, bare_s = bare_pipeline(model, prompts, seeds, args.batch_size)
-            timer = StageTimer()
-            t0 = time.perf_counter()
-            summary = generate(tmp / "run", model, probes, batch_size=args.batch_size, progress=False, timer=timer)
-            runner_s = time.perf_counter() - t0
-            t0 = time.perf_counter()  # the same run with each batch written before the next generates
-            generate(tmp / "inline", model, probes, batch_size=args.batch_size, progress=False, overlap_writes=False)
-            inline_s = time.perf_counter() - t0
-            steps = write_steps(images, args.batch_size, tmp / "steps")
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-        got = {"bare": bare_s, "runner": runner_s, **{f"stage:{k}": v for k, v in summary.timings.items()},
-               **{f"step:{k}": v for k, v in steps.items()}}
-        # the breakdown comes from the fastest runner round, so its parts add up to its total
-        if runner_s < best.get("runner", float("inf")):
-            best.update({k: v for k, v in got.items() if k != "bare"})
-            tm = summary.timings
-        best["bare"] = min(best.get("bare", float("inf")), bare_s)
-        best["inline"] = min(best.get("inline", float("inf")), inline_s)
-    bare_s, runner_s = best["bare"], best["runner"]
-    best["overhead"] = runner_s - bare_s
-    best["untimed"] = runner_s - sum(v for k, v in best.items() if k.startswith("stage:"))
-    rows = [
-        {"step": "bare pipeline calls", "ms_per_image": _ms(bare_s, n), "per_run_s": bare_s},
-        {"step": "runner: model calls (generate stage)", "ms_per_image": _ms(best["stage:generate"], n),
-         "per_run_s": best["stage:generate"]},
-        {"step": "runner: write stage (PNG + sha256 + batch)", "ms_per_image": _ms(best["stage:write"], n),
-         "per_run_s": best["stage:write"]},
-        {"step": "  of which PNG encode", "ms_per_image": _ms(best["step:png"], n), "per_run_s": best["step:png"]},
-        {"step": "  of which sha256", "ms_per_image": _ms(best["step:sha256"], n), "per_run_s": best["step:sha256"]},
-        {"step": "  of which batch write (fsync, rename, metadata)", "ms_per_image": _ms(best["step:batch"], n),
-         "per_run_s": best["step:batch"]},
-        {"step": "runner: prepare (config, card, resume scan; once)", "ms_per_image": _ms(best["stage:prepare"], n),
-         "per_run_s": best["stage:prepare"]},
-        {"step": "runner: manifest + card (once)", "ms_per_image": _ms(best["stage:manifest"], n),
-         "per_run_s": best["stage:manifest"]},
-        {"step": "runner: outside the stages (< 0: writes overlap)", "ms_per_image": _ms(best["untimed"], n),
-         "per_run_s": best["untimed"]},
-        {"step": "runner: total wall", "ms_per_image": _ms(runner_s, n), "per_run_s": runner_s},
-        {"step": "runner, writes inline (no overlap): total wall", "ms_per_image": _ms(best["inline"], n),
-         "per_run_s": best["inline"]},
-        {"step": "runner overhead (total - bare)", "ms_per_image": _ms(best["overhead"], n),
-         "per_run_s": best["overhead"]},
-    ]
-    share = best["overhead"] / runner_s * 100 if runner_s > 0 else float("nan")
+    best, tm = measure_rounds(model, probes, args.batch_size, args.rounds)
+    rows = [{"step": step, "ms_per_image": _ms(best[key], n), "per_run_s": best[key]} for step, key in STEP_ROWS]
+    share = best["overhead"] / best["runner"] * 100 if best["runner"] > 0 else float("nan")
     header = (f"runner overhead: {time.strftime('%Y-%m-%d %H:%M %Z')}, {platform.node()}, {os.cpu_count()} CPU cores, "
               f"torch {torch.__version__} ({torch.get_num_threads()} threads), diffusers {diffusers.__version__}; "
               f"builtin:tiny-sd {model.call_kwargs.get('height')} px, {model.call_kwargs.get('num_inference_steps')} "
-              f"steps, {n} images, batch {args.batch_size}, batch_invariant={model.batch_invariant}; "
-              f"fastest of {args.rounds} rounds")
-    lines = [header, "", f"| {'step':<50} | {'ms / image':>10} | {'s / run':>8} |",
-             "|" + "-" * 52 + "|" + "-" * 12 + "|" + "-" * 10 + "|"]
-    lines += [f"| {r['step']:<50} | {r['ms_per_image']:>10.2f} | {r['per_run_s']:>8.3f} |" for r in rows]
-    lines.append(f"\nrunner overhead: {share:.1f}% of the runner's wall time on tiny-sd (fastest bare round vs fastest "
-                 "runner round; a negative value means the machine's noise is larger than the overhead)")
+              f"steps, {n} images (the first of {', '.join(args.suites)}), batch {args.batch_size}, "
+              f"batch_invariant={model.batch_invariant}; fastest of {args.rounds} rounds")
     sim_px, sim_s = int(args.simulate[0]), float(args.simulate[1])
     overlap = overlap_rows(probes, sim_px, sim_s, args.batch_size, args.rounds) if sim_s > 0 else []
-    if overlap:
-        lines += ["", f"Writing beside a simulated accelerator ({sim_px} px images, {sim_s * 1000:.0f} ms per image of "
-                  f"waiting, {n} images, batch {args.batch_size}; no model runs, only the runner's writing is timed):",
-                  "", f"| {'writes':<56} | {'wall s':>7} | {'images/s':>8} | {'accelerator busy':>16} |",
-                  "|" + "-" * 58 + "|" + "-" * 9 + "|" + "-" * 10 + "|" + "-" * 18 + "|"]
-        lines += [f"| {r['writes']:<56} | {r['wall_s']:>7.2f} | {r['images_per_s']:>8.2f} | "
-                  f"{r['accelerator_busy_percent']:>15.1f}% |" for r in overlap]
     enc = encode_sizes(args.sizes, args.repeats, args.threads)
-    lines += ["", "PNG encode and sha256 per image at real sizes (what the write stage costs per image on a GPU run):",
-              "", f"| {'px':>5} | {'image':<6} | {'zlib':>4} | {'threads':>7} | {'PNG ms':>8} | {'sha256 ms':>9} | {'KiB':>7} |",
-              "|-------|--------|------|---------|----------|-----------|---------|"]
-    lines += [f"| {r['size']:>5} | {r['image']:<6} | {r['zlib_level']:>4} | {r['threads']:>7} | {r['png_ms']:>8.2f} | "
-              f"{_na(r['sha256_ms'], '9.2f')} | {_na(r['png_kib'], '7.0f')} |" for r in enc]
-    text = "\n".join(lines)
+    text = "\n".join(step_lines(header, rows, share) + overlap_lines(overlap, sim_px, sim_s, n, args.batch_size)
+                     + encode_lines(enc))
     print(text)
     if args.out:
         out = Path(args.out)
@@ -320,7 +335,6 @@ def main(argv=None) -> int:
         (out / "runner_overhead.json").write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
         (out / "runner_overhead.md").write_text(text + "\n", encoding="utf-8")
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -7,12 +7,16 @@ Builds a synthetic run folder the size of a full audit and times
   ``--scale`` > 1 each prompt gets proportionally more samples, < 1 keeps a spread
   subset with the runner's ``limit_probes`` rule);
 * ``manifest.parquet`` has the columns generation writes;
-* the label files are written by the annotate stage's own writer and row builders
-  (``benchmark.runner.annotate``, ``benchmark.annotate.*``) with random answers, cosines
-  and embeddings in place of model outputs: GEP C / CC / CLS rows from random CLIP
-  ViT-L/14-sized embeddings (the CLS classifiers are really trained), VQA gender and
-  attribute answers, skin tone, and MCAS embeddings for the six Generated Bias encoders at
-  their real widths.
+* the label files are those of the annotators a real audit of these suites runs (each kind
+  the suites' tasks declare, once per default model of the kind, made as the annotate stage
+  makes them), with random answers and embeddings in place of model outputs, keyed by
+  annotator kind (``SYNTHETIC_ROWS``): an annotator that reads CLIP embeddings gets random
+  ones at its encoder's real width and writes its own rows (GEP's C / CC / CLS, its CLS
+  classifiers really trained; MCAS's image and text rows for each of the six Generated Bias
+  encoders); VQA gender and attribute answers to the tasks' own questions, skin tone and DETR
+  queries are drawn at random in the annotators' row shapes, each annotator with its own
+  random generator.
+  Every registered label file is written, by the annotate stage's writer.
 
 The labels are random, so the scores are meaningless; the work done (rows, groups,
 bootstrap resamples) is that of a real audit. Per-suite seconds are the time between
@@ -44,23 +48,19 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
 from benchmark.contract import run_folder as rf  # noqa: E402
-from benchmark.annotate.clip_labels import existence_rows  # noqa: E402
 from benchmark.annotate.label_files import LABEL_FILES, write_label_rows  # noqa: E402
-from benchmark.tasks.mcas.embeddings import mcas_image_rows, mcas_text_embedding_rows, mcas_text_table  # noqa: E402
-from benchmark.tasks.mcas.inputs import GENERATED_BIAS_ENCODERS  # noqa: E402
-from benchmark.annotate.skin_tone import MST_ITA, HaarFaceDetector, SkinToneAnnotator, nearest_mst  # noqa: E402
+from benchmark.annotate.registry import AnnotateContext, Annotator, WorkItem, list_annotator_kinds  # noqa: E402
+from benchmark.annotate.skin_tone import MST_ITA, nearest_mst  # noqa: E402
 from benchmark.annotate.vqa_labels import perceived_gender_label, presence_label  # noqa: E402
-from benchmark.models.defaults import DEFAULT_ENCODER, DEFAULT_VQA  # noqa: E402
-from benchmark.models.detector import DEFAULT_DETECTOR, Detections  # noqa: E402
+from benchmark.models.detector import Detections  # noqa: E402
 from benchmark.probes import get_suite, list_suites, load_config  # noqa: E402
-from benchmark.tasks.paintskills.scenes import CLASSES  # noqa: E402
 from benchmark.probes.registry import stable_seed  # noqa: E402
 from benchmark.contract.run_folder import LABELS_DIR  # noqa: E402
 from benchmark.runner.batch_size import BatchSize  # noqa: E402
 from benchmark.runner.probe_choice import build_probes, limit_probes  # noqa: E402
 from benchmark.runner.run_config import make_run_config  # noqa: E402
 import benchmark.runner.score as score  # noqa: E402
-from benchmark.tasks import TASKS, get_task, list_tasks  # noqa: E402
+from benchmark.tasks import TASKS, list_tasks, tasks_for_suites  # noqa: E402
 from benchmark.tasks.context import ScoringContext  # noqa: E402
 from benchmark.present.terminal import print_error  # noqa: E402
 
@@ -79,7 +79,6 @@ TARGET_SECONDS = 60.0
 # Shares of random answers: roughly what a real VQA model gives on these prompts.
 GENDER_ANSWERS = (("a male", 0.55), ("a female", 0.35), ("i don't know", 0.10))
 FACE_RATE = 0.8
-VQA_ESTIMATOR = "vqa closed-set"  # the annotate stage's default mode, as its label files name it
 DETR_QUERIES = 100  # facebook/detr-resnet-50's num_queries
 
 
@@ -147,75 +146,115 @@ def _text_embedder(dim: int, salt: str):
     return embed
 
 
-def write_labels(run_dir: Path, probes: pd.DataFrame, rng: np.random.Generator) -> dict[str, int]:
-    """Every label file a full audit has, built by the annotate stage's row builders."""
-    (run_dir / LABELS_DIR).mkdir(parents=True, exist_ok=True)
-    records = probes.to_dict("records")
-    family = {s: get_suite(s).family for s in probes["suite"].unique()}
-    counts = {}
-    # the questions each task asks, as the annotate stage gets them
-    ask_gender = {s: get_task(family[s]).annotators.get("vqa_gender") for s in family}
-    ask_attribute = {s: get_task(family[s]).annotators.get("vqa_attributes") for s in family}
+class StandInEncoder:
+    """A CLIP encoder's place in the annotate context: ``embed_texts`` gives one deterministic
+    random unit vector per text, at the encoder's width."""
 
-    configs = {f: load_config(f) for f in set(family.values())}
-    # GEP: C, CC, CLS from CLIP ViT-L/14-sized embeddings (CLS classifiers trained for real), in the
-    # classifier groups the GEP task gives the annotator.
-    gep_rows = [r for r in records if family[r["suite"]] == "gep"]
-    dim = ENCODER_DIMS[DEFAULT_ENCODER]
-    classifiers = get_task("gep").annotators["clip_existence"]
-    attributes = existence_rows(gep_rows, _unit_rows(rng, len(gep_rows), dim), _text_embedder(dim, DEFAULT_ENCODER),
-                                DEFAULT_ENCODER, classifiers=lambda row: classifiers(row, configs["gep"]))
-    # DALL-Eval: one VQA yes/no question per attribute, one gender question per image.
-    gender = []
-    answers, p = [a for a, _ in GENDER_ANSWERS], [w for _, w in GENDER_ANSWERS]
+    def __init__(self, spec: str):
+        self.embed_texts = _text_embedder(ENCODER_DIMS[spec], spec)
+
+
+def embedding_rows(a: Annotator, records: list[dict], ctx: AnnotateContext, rng: np.random.Generator) -> list[dict]:
+    """The rows of an annotator that reads CLIP embeddings, written by the annotator itself from
+    random image embeddings at its encoder's width (and a stand-in encoder for texts)."""
+    ctx.model(a.model_key, a.model, StandInEncoder)
+    emb = _unit_rows(rng, len(records), ENCODER_DIMS[a.encoder])
+    items = [WorkItem(row=r, keys=a.keys(r, ctx), embedding=e) for r, e in zip(records, emb)]
+    return a.annotate(items, ctx) + a.annotate_extra(a.extra_keys(ctx), ctx)
+
+
+def vqa_gender_rows(a: Annotator, records: list[dict], ctx: AnnotateContext, rng: np.random.Generator) -> list[dict]:
+    """A random answer to each gender question the task asks of an image."""
+    answers, p = [x for x, _ in GENDER_ANSWERS], [w for _, w in GENDER_ANSWERS]
+    rows = []
     for r in records:
-        config = configs[family[r["suite"]]]
-        for attr, q, *_ in (ask_attribute[r["suite"]] or (lambda row, cfg: []))(r, config):
-            ans = "yes" if rng.uniform() < 0.3 else "no"
-            attributes.append({"probe_id": r["probe_id"], "attribute": attr, "score": float(presence_label(ans)),
-                               "label": presence_label(ans), "estimator": VQA_ESTIMATOR, "annotator": DEFAULT_VQA,
-                               "question": q, "answer": ans})
-        for person, q, *_ in (ask_gender[r["suite"]] or (lambda row, cfg: []))(r, config):
+        for q in a.questions(r, ctx):
             ans = str(rng.choice(answers, p=p))
-            gender.append({"probe_id": r["probe_id"], "person": person, "question": q, "answer": ans,
-                           "label": perceived_gender_label(ans), "score": 1.0, "estimator": VQA_ESTIMATOR,
-                           "annotator": DEFAULT_VQA})
-    # Skin tone of the DALL-Eval images (the Haar annotator's name, random ITA).
-    skin_name = SkinToneAnnotator(HaarFaceDetector()).name
-    skin = []
+            rows.append({"probe_id": r["probe_id"], "person": q.key, "question": q.question, "answer": ans,
+                         "label": perceived_gender_label(ans), "score": 1.0, "estimator": a.estimator,
+                         "annotator": a.name})
+    return rows
+
+
+def vqa_attribute_rows(a: Annotator, records: list[dict], ctx: AnnotateContext,
+                       rng: np.random.Generator) -> list[dict]:
+    """A random yes / no to each attribute question the task asks of an image."""
+    rows = []
     for r in records:
-        if r["suite"] != "dalleval_bias":
-            continue
+        for q in a.questions(r, ctx):
+            ans = "yes" if rng.uniform() < 0.3 else "no"
+            rows.append({"probe_id": r["probe_id"], "attribute": q.key, "score": float(presence_label(ans)),
+                         "label": presence_label(ans), "estimator": a.estimator, "annotator": a.name,
+                         "question": q.question, "answer": ans})
+    return rows
+
+
+def skin_tone_rows(a: Annotator, records: list[dict], ctx: AnnotateContext, rng: np.random.Generator) -> list[dict]:
+    """A face in ``FACE_RATE`` of the images, with a random ITA."""
+    rows = []
+    for r in records:
         face = bool(rng.uniform() < FACE_RATE)
         angle = float(rng.uniform(min(MST_ITA), max(MST_ITA))) if face else None
-        skin.append({"probe_id": r["probe_id"], "face_found": face, "ita": angle,
-                     "mst": None if angle is None else nearest_mst(angle), "n_faces": int(face), "annotator": skin_name})
-    # MCAS: image and text embeddings for each of the six Generated Bias encoders.
-    mcas = probes[probes["suite"].map(family) == "mcas"].reset_index(drop=True)
-    texts = mcas_text_table()
-    embeddings = []
-    for enc in GENERATED_BIAS_ENCODERS:
-        d = ENCODER_DIMS[enc]
-        embeddings += mcas_image_rows(enc, mcas, _unit_rows(rng, len(mcas), d))
-        embeddings += mcas_text_embedding_rows(enc, texts, _unit_rows(rng, len(texts), d))
+        rows.append({"probe_id": r["probe_id"], "face_found": face, "ita": angle,
+                     "mst": None if angle is None else nearest_mst(angle), "n_faces": int(face), "annotator": a.name})
+    return rows
 
-    # PaintSkills: every DETR query of every image, as the annotate stage stores them (top
-    # class, probability and box per query, plus the target classes' probabilities).
-    detections = []
+
+def detection_rows(a: Annotator, records: list[dict], ctx: AnnotateContext, rng: np.random.Generator) -> list[dict]:
+    """Every DETR query of every image, as the annotate stage stores them (top class, probability
+    and box per query, plus the target classes' probabilities), over the classes the annotator's
+    suites ask about (``target``, ``target_b`` of every one of their probes)."""
+    asked = build_probes(a.suites).to_dict("records")
+    classes = list(dict.fromkeys(c for r in asked for c in (r.get("target"), r.get("target_b"))
+                                 if isinstance(c, str) and c))
+    rows = []
     for r in records:
-        if family[r["suite"]] != "paintskills":
-            continue
-        logits = rng.normal(0.0, 2.0, (DETR_QUERIES, len(CLASSES)))
+        logits = rng.normal(0.0, 2.0, (DETR_QUERIES, len(classes)))
         probs = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
         boxes = rng.uniform(0.05, 0.5, (DETR_QUERIES, 4))
-        det = Detections.from_probs(probs, boxes, CLASSES).restrict(
+        det = Detections.from_probs(probs, boxes, classes).restrict(
             [r.get("target"), r.get("target_b") if isinstance(r.get("target_b"), str) else None])
-        detections.append({"probe_id": r["probe_id"], "detector": DEFAULT_DETECTOR, **det.to_record()})
+        rows.append({"probe_id": r["probe_id"], "detector": a.name, **det.to_record()})
+    return rows
 
-    for name, rows in (("attributes", attributes), ("gender", gender), ("skin_tone", skin),
-                       ("embeddings", embeddings), ("detections", detections)):
-        write_label_rows(LABEL_FILES[name].path(run_dir), rows, LABEL_FILES[name])
-        counts[LABEL_FILES[name].relpath] = len(rows)
+
+#: annotator kind -> its synthetic rows ``(annotator, probe records, context, rng) -> rows``; an
+#: annotator that reads CLIP embeddings (``inputs == "embeddings"``) gets :func:`embedding_rows`
+SYNTHETIC_ROWS = {"vqa_gender": vqa_gender_rows, "vqa_attributes": vqa_attribute_rows, "skin_tone": skin_tone_rows,
+                  "detections": detection_rows}
+
+
+def audit_annotators(families: dict[str, str]) -> list[Annotator]:
+    """The annotators a real audit of suites ``families`` runs: each kind its tasks declare, with
+    their parameters, once per default model of the kind (as the annotate stage makes them, but
+    without checking that the models can be loaded: none is)."""
+    params: dict[str, dict] = {}
+    for task, suites in tasks_for_suites(families):
+        for kind_name, param in task.annotators.items():
+            params.setdefault(kind_name, {}).update({s: param for s in suites})
+    kinds = [(k, k.default(False)) for k in list_annotator_kinds() if k.name in params]
+    return [k.create(m, params[k.name]) for k, default in kinds for m in (default if k.many else [default])]
+
+
+def write_labels(run_dir: Path, probes: pd.DataFrame, seed: int = 0) -> dict[str, int]:
+    """Every label file a full audit has: the rows of each annotator the annotate stage would
+    run on these suites (each with its own random generator), by label file."""
+    (run_dir / LABELS_DIR).mkdir(parents=True, exist_ok=True)
+    records = probes.to_dict("records")
+    families = {s: get_suite(s).family for s in probes["suite"].unique()}
+    ctx = AnnotateContext(run_dir, configs={f: load_config(f) for f in set(families.values())}, families=families)
+    rows: dict[str, list[dict]] = {name: [] for name in LABEL_FILES}
+    for a in audit_annotators(families):
+        make = SYNTHETIC_ROWS.get(a.kind) or (embedding_rows if a.inputs == "embeddings" else None)
+        if make is None:
+            raise SystemExit(f"scoring_cpu: no synthetic rows for the annotator kind {a.kind!r}: add them to "
+                             "SYNTHETIC_ROWS")
+        rng = np.random.default_rng([seed, stable_seed(a.kind, a.name)])
+        rows[a.label_file] += make(a, [r for r in records if r["suite"] in a.suites], ctx, rng)
+    counts = {}
+    for name, spec in LABEL_FILES.items():
+        write_label_rows(spec.path(run_dir), rows[name], spec)
+        counts[spec.relpath] = len(rows[name])
     return counts
 
 
@@ -224,7 +263,7 @@ def build_run(run_dir: Path, scale: float, seed: int = 0) -> tuple[pd.DataFrame,
     probes = scaled_probes(scale)
     run_dir.mkdir(parents=True, exist_ok=True)
     write_manifest_and_config(run_dir, probes, rng)
-    return probes, write_labels(run_dir, probes, rng)
+    return probes, write_labels(run_dir, probes, seed)
 
 
 # --------------------------------------------------------------------------- timing

@@ -1,7 +1,7 @@
 """Every registry of the package, by name -> entry: the papers' citations, the scores' metadata,
 the probe suites and their default configs, the annotator kinds, the label files, the ITA
-variants, the reference-attributes configs and the tasks; and the one ``register_*`` function
-of each. The types of the entries stay beside their code (``benchmark.probes``,
+variants, the reference-attributes configs, the tasks, the dataset builders and what the evaluate
+modules copy; and the one ``register_*`` function of each. The types of the entries stay beside their code (``benchmark.probes``,
 ``benchmark.annotate``, ...), which re-export their registry and ``register_*`` function.
 
 The task folders (``benchmark/tasks/<paper>/``) and plugins fill the registries when they are
@@ -21,14 +21,16 @@ import sys
 import threading
 from collections.abc import Iterator, MutableMapping
 from dataclasses import dataclass, field
+from importlib import import_module
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
 __all__ = ["Registry", "install_loader", "load", "set_folder_order", "registration_rank", "caller_module",
            "SuiteSpec", "PAPERS", "SCORE_METADATA", "SUITES", "PROBE_CONFIGS", "ANNOTATOR_KINDS", "LABEL_FILES",
-           "ITA_VARIANTS", "REFERENCE_CONFIGS", "TASKS", "EVALUATE_MODULES", "EvaluateModuleSpec", "register_paper", "register_score", "register_suite",
-           "register_probe_config", "register_annotator", "register_label_file", "register_ita_variant",
-           "register_reference_config", "register_task", "register_evaluate_module"]
+           "ITA_VARIANTS", "REFERENCE_CONFIGS", "TASKS", "DatasetBuilderSpec", "DATASET_BUILDERS", "EVALUATE_MODULES",
+           "EvaluateModuleSpec", "register_paper", "register_score", "register_suite", "register_probe_config",
+           "register_annotator", "register_label_file", "register_ita_variant", "register_reference_config",
+           "register_task", "register_dataset_builder", "register_evaluate_module"]
 
 V = TypeVar("V")
 
@@ -161,6 +163,25 @@ class SuiteSpec:
     extra: dict = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class DatasetBuilderSpec:
+    """A dataset builder (``python -m dataset_builders NAME``): its name, a one-line description
+    and the module that builds the dataset, which has ``add_arguments(parser)`` (its command-line
+    options) and ``run(args) -> exit status``. The module is imported when the builder runs, not
+    when it is registered: listing the builders (and loading the task folders) imports no
+    dataset library."""
+
+    name: str
+    description: str
+    module: str
+
+    def add_arguments(self, parser: Any) -> None:
+        import_module(self.module).add_arguments(parser)
+
+    def run(self, args: Any) -> int:
+        return import_module(self.module).run(args)
+
+
 PAPERS: Registry = Registry("paper")  # key -> benchmark.papers.Paper
 SCORE_METADATA: Registry = Registry("score")  # name -> benchmark.scores.metadata.ScoreMetadata
 SUITES: Registry[SuiteSpec] = Registry("suite")
@@ -170,6 +191,7 @@ LABEL_FILES: Registry = Registry("label file")  # name -> benchmark.annotate.lab
 ITA_VARIANTS: Registry = Registry("ITA variant")  # name -> benchmark.annotate.skin_tone.ItaVariant
 REFERENCE_CONFIGS: Registry = Registry("reference config")  # name -> benchmark.reference_attributes.ReferenceConfig
 TASKS: Registry = Registry("task")  # name -> benchmark.tasks.registry.Task
+DATASET_BUILDERS: Registry[DatasetBuilderSpec] = Registry("dataset builder")
 EVALUATE_MODULES: Registry["EvaluateModuleSpec"] = Registry("evaluate module")  # metrics/<name>/ -> what it copies
 
 
@@ -250,6 +272,16 @@ def register_task(task: Any) -> Any:
     if other:
         raise ValueError(f"probe family {task.family!r} is already scored by task {other[0]!r}")
     return TASKS.register(task.name, task, task.score.__module__)
+
+
+def register_dataset_builder(name: str, description: str, module: str) -> DatasetBuilderSpec:
+    """Declare a dataset builder (``python -m dataset_builders NAME``): ``module`` (imported when
+    the builder runs) has ``add_arguments(parser)`` and ``run(args) -> exit status``;
+    ``description`` is one line (``python -m dataset_builders --list`` and the builder's help)."""
+    spec = DatasetBuilderSpec(name, " ".join(description.split()), module)
+    if DATASET_BUILDERS.registered(name) not in (None, spec):
+        raise ValueError(f"dataset builder {name!r} is registered twice")
+    return DATASET_BUILDERS.register(name, spec, caller_module())
 
 
 @dataclass(frozen=True)

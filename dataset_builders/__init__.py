@@ -1,20 +1,32 @@
-"""Builders of the benchmark's Hub datasets: probes, PaintSkills renders, human labels.
+"""Builders of the benchmark's Hub datasets, each registered by the code that builds it
+(:data:`benchmark.registries.DATASET_BUILDERS`): a task folder registers its own datasets when
+imported (``register_dataset_builder(NAME, DESCRIPTION, MODULE)``), the package its generic ones
+(probe sets, human labels).
 
-Each is ``python -m dataset_builders.NAME --out DIR [--push-to-hub ORG/NAME]``; the
-Hub-layout folder contract (parquet shards + card) is :mod:`benchmark.hub.dataset_layout`.
+    python -m dataset_builders --list                 # the registered builders, one a line
+    python -m dataset_builders NAME --out DIR ...     # run one (NAME --help: its options)
+    python -m dataset_builders.NAME --out DIR ...     # the same, for the builders with a module here
+
+The Hub-layout folder contract (parquet shards + card) is :mod:`benchmark.hub.dataset_layout`.
 """
 
 from __future__ import annotations
 
+import argparse
+from importlib import import_module
+from pathlib import Path
+
+import benchmark
 from benchmark.hub.access import HubError
 from benchmark.present.terminal import print_error
+from benchmark.registries import DATASET_BUILDERS, DatasetBuilderSpec
+
+PROG = "python -m dataset_builders"
 
 
 def builder_main(prog: str, description: str, add_arguments, run, argv: list[str] | None = None) -> int:
     """``python -m dataset_builders.NAME``: parse ``argv``, ``run(args)``, and on bad input or a
     Hub failure print one ``t2ibench: error: ...`` line and return 2."""
-    import argparse
-
     parser = argparse.ArgumentParser(prog=prog, description=description)
     add_arguments(parser)
     args = parser.parse_args(argv)
@@ -23,3 +35,33 @@ def builder_main(prog: str, description: str, add_arguments, run, argv: list[str
     except (ValueError, HubError) as exc:
         print_error(exc)
         return 2
+
+
+def registered_builders() -> dict[str, DatasetBuilderSpec]:
+    """Every registered dataset builder, the task folders (and ``$T2IBENCH_TASKS_PATH``'s) loaded."""
+    benchmark.load_tasks()
+    import_module("benchmark.human")  # registers the human-labels builder, which no task folder owns
+    return dict(DATASET_BUILDERS)
+
+
+def run_builder(name: str, argv: list[str] | None = None, prog: str | None = None) -> int:
+    """Run the dataset builder registered as ``name`` on ``argv``; an unknown name is one
+    ``t2ibench: error: ...`` line naming the known ones, and 2."""
+    builders = registered_builders()
+    if name not in builders:
+        print_error(f"unknown dataset builder {name!r}; the builders are: {', '.join(builders) or 'none'} "
+                    f"({PROG} --list describes them)")
+        return 2
+    spec = builders[name]
+    return builder_main(prog or f"{PROG} {name}", spec.description, spec.add_arguments, spec.run, argv)
+
+
+def builder_command(module_file: str):
+    """``main(argv=None) -> exit status`` of ``python -m dataset_builders.NAME`` (``module_file``'s
+    stem): the builder registered under that name, with that command as its usage line."""
+    name = Path(module_file).stem
+
+    def main(argv: list[str] | None = None) -> int:
+        return run_builder(name, argv, prog=f"{PROG}.{name}")
+
+    return main

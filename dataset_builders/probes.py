@@ -5,20 +5,17 @@
         [--config gep=my_gep.yaml ...] [--push-to-hub ORG/NAME [--create-pr]]
 
 ``datasets.load_dataset(DIR, "gep_neutral", split="test")`` then loads it offline; ``t2ibench
-run --probes DIR`` audits it. The builder itself is :mod:`benchmark.probes.dataset`.
-"""
+run --probes DIR`` audits it.
 
-from __future__ import annotations
+The builder registered as ``probes`` (:data:`benchmark.registries.DATASET_BUILDERS`):
+:mod:`benchmark.probes.dataset`.
+"""
 
 import sys
 
-from benchmark.probes.dataset import add_arguments, run
-from dataset_builders import builder_main
+from dataset_builders import builder_command
 
-
-def main(argv: list[str] | None = None) -> int:
-    return builder_main("python -m dataset_builders.probes", __doc__.split("\n\n")[0], add_arguments, run, argv)
-
+main = builder_command(__file__)  # the builder registered under this module's name
 
 if __name__ == "__main__":
     sys.exit(main())

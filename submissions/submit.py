@@ -20,9 +20,11 @@ from pathlib import Path
 import benchmark
 from benchmark.contract.atomic import fsync_dir
 from benchmark.contract.model_specs import hub_id_problem
+from benchmark.contract.run_folder import CONFIG_FILE, RunFolderError, json_bytes, read_run_config
 from benchmark.hub.access import HubFile, check_access, commit_files, require_hub
 from benchmark.contract.results import PACKAGE_NAME, dumps
 from benchmark.contract.times import parse_iso_time
+from benchmark.tasks.folder_record import without_local_paths
 from submissions.model_card import (
     CARD_FILE,
     card_diff,
@@ -42,7 +44,7 @@ from submissions.validate import (
 
 RESULTS_DIR_IN_REPO = "results"
 # The run folder is a Hub-layout image dataset: these are the files that make it one.
-IMAGES_DATASET_FILES = ("README.md", "manifest.parquet", "run_config.json")
+IMAGES_DATASET_FILES = ("README.md", "manifest.parquet", CONFIG_FILE)
 IMAGES_DIR = "images"
 
 
@@ -210,7 +212,21 @@ def images_dataset_files(run_dir: Path) -> list[HubFile]:
     paths += [run_dir / name for name in IMAGES_DATASET_FILES if (run_dir / name).is_file()]
     if not (run_dir / "README.md").is_file():
         raise ValueError(f"--push-images: {run_dir} has no README.md dataset card")
-    return sorted((HubFile(p.relative_to(run_dir).as_posix(), p) for p in paths), key=lambda f: f.path_in_repo)
+    files = [HubFile(p.relative_to(run_dir).as_posix(), p) for p in paths]
+    return sorted((_published(f) for f in files), key=lambda f: f.path_in_repo)
+
+
+def _published(file: HubFile) -> HubFile:
+    """The run config as published: the local paths of outside task folders it records cut to
+    their names (its bytes unchanged when it records none)."""
+    if file.path_in_repo != CONFIG_FILE:
+        return file
+    try:
+        config = read_run_config(Path(file.source).parent)
+    except RunFolderError as exc:
+        raise ValueError(f"--push-images: {exc}") from None
+    public = without_local_paths(config)
+    return file if public == config else HubFile(CONFIG_FILE, json_bytes(public))
 
 
 def _repo_id(value: str | None, option: str) -> str | None:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from lb_synthetic import tiny_audit_argv
 from shared_folders import shared_across_workers
 
 # datasets caches a local folder under ~/.cache/huggingface/datasets keyed by the folder's
@@ -41,9 +42,8 @@ def tiny_audit(tmp_path_factory):
     def build(root: Path) -> None:
         out = root / "run"
         env = {**os.environ, "T2IBENCH_CACHE": str(root / "cache"), "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
-        proc = subprocess.run([sys.executable, "-m", "benchmark.cli", "run", "--model", "builtin:tiny-sd",
-                               "--suites", "gep_neutral", "pst_single", "--limit", "4", "--n-resamples", "50",
-                               "--quiet", "--out", str(out)], capture_output=True, text=True, env=env, timeout=600)
+        proc = subprocess.run([sys.executable, "-m", "benchmark.cli", *tiny_audit_argv(out)], capture_output=True,
+                              text=True, env=env, timeout=600)
         assert proc.returncode == 0, proc.stderr[-2000:]
 
     return shared_across_workers(tmp_path_factory, "tiny_audit", build) / "run"

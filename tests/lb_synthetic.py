@@ -75,6 +75,14 @@ def write_four_models(results_json: Path, root: Path, *, fill_undefined: bool = 
 SYNTHETIC_ANNOTATOR = "open_clip:ViT-L-14:openai"
 
 
+def tiny_audit_argv(out: Path) -> list[str]:
+    """``t2ibench`` arguments of the tiny audit whose results.json the synthetic submissions copy
+    (the ``tiny_audit`` fixture of the tests, bench/leaderboard_scale.py): builtin:tiny-sd, two
+    suites, 4 images each, into ``out``."""
+    return ["run", "--model", "builtin:tiny-sd", "--suites", "gep_neutral", "pst_single", "--limit", "4",
+            "--n-resamples", "50", "--quiet", "--out", str(out)]
+
+
 def many_model_ids(n: int) -> list[str]:
     """``n`` distinct valid Hub model ids (``org017/model-00042``)."""
     return [f"org{i % 211:03d}/model-{i:05d}" for i in range(n)]

@@ -15,7 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.human import labels as L
+from benchmark.human.answers_file import LABELS_DIR, answers_path, read_events
+from benchmark.human.items import build_items
+from benchmark.human.qualification import flagged_annotators
+from benchmark.human.replay import done_item_ids, read_answers
 
 REPO = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
@@ -74,7 +77,7 @@ def serve(run_dir, users, **kwargs):
 def fresh_copy(run_dir: Path, tmp_path: Path) -> Path:
     """The run folder without any human labels (each test starts from none)."""
     dst = tmp_path / "run"
-    shutil.copytree(run_dir, dst, ignore=shutil.ignore_patterns(L.LABELS_DIR))
+    shutil.copytree(run_dir, dst, ignore=shutil.ignore_patterns(LABELS_DIR))
     return dst
 
 
@@ -102,7 +105,7 @@ def wait_answered(page, run_dir: Path, who: str, n: int, key: str) -> None:
     try:
         wait_status(page, f"· {n} of ", timeout=TIMEOUT // 2)
     except PlaywrightTimeout:
-        saved = len(L.done_item_ids(run_dir, who))
+        saved = len(done_item_ids(run_dir, who))
         assert saved < n, f"{who}'s answer {n} was saved but the page still shows: {page.inner_text('#status')}"
         page.keyboard.press(key)
         wait_done(page, n)
@@ -124,13 +127,13 @@ def start(page, url: str, name: str, password: str | None = None) -> None:
 
 
 def answers_of(run_dir, who):
-    a = L.read_answers(run_dir).query("annotator == @who")
+    a = read_answers(run_dir).query("annotator == @who")
     return dict(zip(a.item_id, a.answer))
 
 
 def test_label_by_click_and_key_with_undo_skip_reload_and_restart(run_dir, users_file, browser, tmp_path):
     rd = fresh_copy(run_dir, tmp_path)
-    items = L.build_items(rd, attributes=ATTRS)
+    items = build_items(rd, attributes=ATTRS)
     ids = [it.item_id for it in items]
     demo, url = serve(rd, users_file, attributes=ATTRS)
     try:
@@ -149,10 +152,10 @@ def test_label_by_click_and_key_with_undo_skip_reload_and_restart(run_dir, users
         page.keyboard.press("s")                                 # skip item 3
         wait_done(page, 3)
         assert answers_of(rd, "alice") == {ids[0]: "yes", ids[1]: "no"}
-        assert ids[2] in L.done_item_ids(rd, "alice")
+        assert ids[2] in done_item_ids(rd, "alice")
         page.keyboard.press("u")                                 # undo the skip: item 3 again
         wait_done(page, 2)
-        assert ids[2] not in L.done_item_ids(rd, "alice")
+        assert ids[2] not in done_item_ids(rd, "alice")
         page.click("#ans-no")
         wait_done(page, 3)
         page.keyboard.press("y")
@@ -160,7 +163,7 @@ def test_label_by_click_and_key_with_undo_skip_reload_and_restart(run_dir, users
         page.keyboard.press("u")                                 # undo an answer
         wait_done(page, 3)
         assert answers_of(rd, "alice") == {ids[0]: "yes", ids[1]: "no", ids[2]: "no"}
-        events = L.read_events(rd)
+        events = read_events(rd)
         assert list(events.event) == ["answer", "answer", "skip", "undo", "answer", "answer", "undo"]
         assert set(events.annotator) == {"alice"} and events.session.nunique() == 1
 
@@ -228,7 +231,7 @@ def test_label_by_click_and_key_with_undo_skip_reload_and_restart(run_dir, users
 
 def test_two_annotators_at_once(run_dir, users_file, browser, tmp_path):
     rd = fresh_copy(run_dir, tmp_path)
-    items = L.build_items(rd, attributes=ATTRS)
+    items = build_items(rd, attributes=ATTRS)
     demo, url = serve(rd, users_file, attributes=ATTRS)
     try:
         pages = {}
@@ -248,7 +251,7 @@ def test_two_annotators_at_once(run_dir, users_file, browser, tmp_path):
     ids = [it.item_id for it in items[:6]]
     assert answers_of(rd, "bob") == dict.fromkeys(ids, "yes")
     assert answers_of(rd, "carol") == dict.fromkeys(ids, "no")
-    assert len(L.read_events(rd)) == 12 and L.read_events(rd).attrs["ignored_lines"] == 0
+    assert len(read_events(rd)) == 12 and read_events(rd).attrs["ignored_lines"] == 0
 
 
 def test_qualification_first_and_failure_flagged(run_dir, users_file, browser, tmp_path):
@@ -277,8 +280,8 @@ def test_qualification_first_and_failure_flagged(run_dir, users_file, browser, t
         page.context.close()
     finally:
         demo.close()
-    assert L.flagged_annotators(rd) == {"dave"}
-    assert L.read_answers(rd).empty and len(L.read_answers(rd, include_qualification=True)) == 2
+    assert flagged_annotators(rd) == {"dave"}
+    assert read_answers(rd).empty and len(read_answers(rd, include_qualification=True)) == 2
 
 
 def test_cli_refuses_a_folder_that_is_not_a_run(tmp_path):
@@ -302,7 +305,7 @@ def test_wrong_password_stays_on_the_login_page(run_dir, users_file, browser, tm
         page.context.close()
     finally:
         demo.close()
-    assert not L.answers_path(rd).exists()
+    assert not answers_path(rd).exists()
 
 
 def wait_for_server(proc, url: str, deadline_s: float = 90) -> None:

@@ -22,7 +22,10 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from benchmark.human import labels as L
+from benchmark.human.answers_file import LABELS_DIR, answers_path, append_event, read_events
+from benchmark.human.events import MAX_LINE_BYTES
+from benchmark.human.items import Item, event_for
+from benchmark.human.replay import read_answers
 
 REPO = Path(__file__).resolve().parents[1]
 PASSWORDS = {"alice": "alice-secret", "bob": "bob-secret"}
@@ -54,7 +57,7 @@ def users_file(tmp_path_factory):
 def rd(run_dir, tmp_path):
     """A copy of the run with the files an attacker wants: answers, results, a hidden file."""
     dst = tmp_path / "run"
-    shutil.copytree(run_dir, dst, ignore=shutil.ignore_patterns(L.LABELS_DIR))
+    shutil.copytree(run_dir, dst, ignore=shutil.ignore_patterns(LABELS_DIR))
     (dst / "results.json").write_text('{"secret": "results"}')
     (dst / ".hidden").write_text("TOKEN=do-not-serve-0123456789")
     (dst / "images" / ".hidden.png").write_bytes((dst / "results.json").read_bytes())
@@ -123,7 +126,7 @@ class Page:
 
 
 def answers_of(run, who):
-    a = L.read_answers(run).query("annotator == @who")
+    a = read_answers(run).query("annotator == @who")
     return dict(zip(a.item_id, a.answer))
 
 
@@ -153,7 +156,7 @@ def test_a_logged_in_user_cannot_answer_or_undo_as_another(rd, serve):
     hijack.call("undo", forged)
 
     assert answers_of(rd, "alice") == alice_before
-    events = L.read_events(rd)
+    events = read_events(rd)
     assert set(events.loc[events.annotator == "alice", "event"]) == {"answer"}  # alice never undid anything
     assert (events.annotator == "alice").sum() == 3
     assert set(events.annotator) == {"alice", "bob"}
@@ -176,7 +179,7 @@ def test_every_route_needs_a_login(rd, serve):
         assert response.status_code == 200  # a logged-in page keeps its heartbeat
     assert anon.post("login", data={"username": "alice", "password": "bob-secret"}).status_code == 400
     assert anon.post("login", data={"username": "mallory", "password": "alice-secret"}).status_code == 400
-    assert not L.answers_path(rd).exists()
+    assert not answers_path(rd).exists()
 
 
 def test_gradio_client_sees_and_calls_no_endpoint(rd, serve):
@@ -193,7 +196,7 @@ def test_gradio_client_sees_and_calls_no_endpoint(rd, serve):
     for api_name in page.api_names:
         with pytest.raises(ValueError):
             client.predict(api_name=f"/{api_name}")
-    assert not L.answers_path(rd).exists()
+    assert not answers_path(rd).exists()
 
 
 def test_the_http_call_route_cannot_name_another_annotator(rd, serve):
@@ -211,7 +214,7 @@ def test_the_http_call_route_cannot_name_another_annotator(rd, serve):
             event_id = r.json()["event_id"]
             bob.http.get(f"gradio_api/call/{api_name}/{event_id}")  # let it finish
     assert answers_of(rd, "alice") == before
-    assert set(L.read_events(rd).annotator) <= {"alice", "bob"}
+    assert set(read_events(rd).annotator) <= {"alice", "bob"}
 
 
 @pytest.mark.parametrize("text, message", [
@@ -271,7 +274,7 @@ def test_no_run_file_is_downloadable(rd, serve):
     alice = Page(url, "alice")
     shown = alice.call("load")["output"]["data"][3]                 # the picture the page shows
     alice.call("ans-yes")                                           # answers.jsonl now exists
-    assert L.answers_path(rd).is_file()
+    assert answers_path(rd).is_file()
     picture = alice.http.get(shown["url"])
     assert picture.status_code == 200 and picture.content[:8] == b"\x89PNG\r\n\x1a\n"
     cache = Path(demo.annotation_cache)
@@ -280,7 +283,7 @@ def test_no_run_file_is_downloadable(rd, serve):
     assert {p.suffix for p in cache.rglob("*") if p.is_file()} == {".png"}
 
     png = next((rd / "images").glob("*/*.png"))
-    secrets = [L.answers_path(rd), rd / "results.json", rd / "manifest.parquet", rd / "run_config.json",
+    secrets = [answers_path(rd), rd / "results.json", rd / "manifest.parquet", rd / "run_config.json",
                rd / ".hidden", rd / "images" / ".hidden.png", png, rd / "images"]
     routes = path_routes(demo)
     assert {"/gradio_api/file={path_or_url:path}", "/gradio_api/file/{path:path}"} <= set(routes)
@@ -339,7 +342,7 @@ def test_a_crafted_image_path_is_refused_and_never_served(rd, serve, tmp_path):
         msg = alice.call("skip")
     assert "all items done" in alice.status(msg)
     assert hashlib_of(outside.read_bytes()) not in seen
-    done = L.read_events(rd)
+    done = read_events(rd)
     assert not set(done.probe_id) & refused_probes and len(done) == len(app.items)
     for secret in (outside, link, rd / "results.json"):
         assert alice.http.get(f"gradio_api/file={secret}").status_code == 403
@@ -390,7 +393,7 @@ def test_handlers_reject_unknown_items_and_invalid_answers(rd):
     # a name the login cannot produce is no annotator
     for who in (None, "", "a\nb", "x" * 500, 7):
         assert app.on_answer("yes", state, who)[0]["annotator"] is None
-    assert not L.answers_path(rd).exists()
+    assert not answers_path(rd).exists()
     app.on_answer("yes", state, "alice")
     assert answers_of(rd, "alice") == {item.item_id: "yes"}
 
@@ -426,7 +429,7 @@ def test_oauth_handlers_take_the_annotator_from_the_hugging_face_profile(rd):
     assert signed_out[0]["annotator"] is None and "Sign in with Hugging Face" in signed_out[1]
     expired = {"oauth_info": {**signed_in["oauth_info"], "expires_at": time.time() - 1}}
     run(answer_yes, expired, view[0])
-    assert len(L.read_events(rd)) == 1
+    assert len(read_events(rd)) == 1
 
 
 def test_oauth_is_chosen_on_a_space_and_needs_its_libraries(monkeypatch):
@@ -449,10 +452,10 @@ def test_oauth_is_chosen_on_a_space_and_needs_its_libraries(monkeypatch):
 
 
 def bad_lines() -> list[bytes]:
-    event = L.event_for(L.Item("p|attribute|in boots", "p", "gep_neutral", "attribute", "in boots", "q", "/x",
-                               ("yes", "no")), "answer", "alice", "yes")
+    event = event_for(Item("p|attribute|in boots", "p", "gep_neutral", "attribute", "in boots", "q", "/x",
+                           ("yes", "no")), "answer", "alice", "yes")
     return [b"[" * 20_000 + b"]" * 20_000,                          # nested too deeply
-            b"{" + b" " * (L.MAX_LINE_BYTES + 10) + b"}",           # too long
+            b"{" + b" " * (MAX_LINE_BYTES + 10) + b"}",           # too long
             b'{"event": "answer", "item_id": 1',                      # not JSON (a torn line)
             b"9" * 5000,                                            # an integer over Python's digit limit
             json.dumps({**event, "answer": {"nested": ["x"]}}).encode(),  # wrong type
@@ -463,8 +466,8 @@ def bad_lines() -> list[bytes]:
 def test_the_app_and_agreement_survive_malformed_lines(rd, serve):
     from benchmark.human.agreement_cli import agreement_tables, format_markdown
 
-    L.answers_path(rd).parent.mkdir(parents=True)
-    L.answers_path(rd).write_bytes(b"\n".join(bad_lines()) + b"\n")
+    answers_path(rd).parent.mkdir(parents=True)
+    answers_path(rd).write_bytes(b"\n".join(bad_lines()) + b"\n")
     log: list[str] = []
     demo, url = serve(rd, log=log.append)
     assert log == ["7 lines of answers.jsonl skipped (2 not JSON, 2 not an event, 1 nested too deeply, "
@@ -475,9 +478,9 @@ def test_the_app_and_agreement_survive_malformed_lines(rd, serve):
         page.call(answer)
         page.call(answer)
     # an answer about an item this run does not have (written by another tool, or by hand)
-    item = L.Item("gep_neutral/nobody/nowhere/00|attribute|in boots", "gep_neutral/nobody/nowhere/00",
-                  "gep_neutral", "attribute", "in boots", "q", "/x", ("yes", "no"))
-    L.append_event(rd, L.event_for(item, "answer", "bob", "yes"))
+    item = Item("gep_neutral/nobody/nowhere/00|attribute|in boots", "gep_neutral/nobody/nowhere/00",
+                "gep_neutral", "attribute", "in boots", "q", "/x", ("yes", "no"))
+    append_event(rd, event_for(item, "answer", "bob", "yes"))
     t = agreement_tables(rd, artificial=False)
     assert t["summary"]["n_answers"] == 4
     assert t["summary"]["skipped_lines"] == {"nested too deeply": 1, "too long": 1, "not JSON": 2, "not an event": 2,
@@ -501,8 +504,8 @@ def test_the_app_and_agreement_survive_malformed_lines(rd, serve):
 def test_agreement_says_why_when_every_line_is_skipped(rd):
     from benchmark.human.agreement_cli import agreement_tables
 
-    L.answers_path(rd).parent.mkdir(parents=True)
-    L.answers_path(rd).write_bytes(b"\n".join(bad_lines()) + b"\n")
+    answers_path(rd).parent.mkdir(parents=True)
+    answers_path(rd).write_bytes(b"\n".join(bad_lines()) + b"\n")
     with pytest.raises(ValueError, match=r"has no human answers; 7 lines of answers.jsonl skipped") as info:
         agreement_tables(rd, artificial=False)
     assert "\n" not in str(info.value)

@@ -16,8 +16,10 @@ import pytest
 from benchmark.cli import main
 from benchmark.compare import CompareError, compare_runs
 from benchmark.compare.present import comparison_markdown, print_comparison
-from benchmark.compare.runs import load_run, pairing
+from benchmark.compare.runs import load_run, pairing, score_in_memory
 from benchmark.probes import build_suite, load_config
+from benchmark.scores.bootstrap import ResamplePlan
+from benchmark.tasks import context
 from benchmark.tasks.mcas.probes import mcas_text_rows
 from test_score_stage import write_labels, write_run
 
@@ -233,6 +235,26 @@ def test_results_file_alone_is_refused(tmp_path):
     (tmp_path / "results.json").write_text("{}")
     with pytest.raises(CompareError, match="a results.json alone cannot be paired"):
         load_run(tmp_path / "results.json")
+
+
+def test_each_run_file_is_read_once_and_its_errors_name_compare_inputs(pair, tmp_path, monkeypatch):
+    run = load_run(pair["a"])
+
+    def read_again(run_dir):
+        raise AssertionError(f"{run_dir} read again")
+
+    monkeypatch.setattr(context, "load_run_config", read_again)
+    monkeypatch.setattr(context, "load_run_manifest", read_again)
+    probes = set(run.manifest["probe_id"].astype(str)[:40])
+    ctx = score_in_memory(run, probes, context.ScoringOptions(n_resamples=N_RES), ResamplePlan(N_RES, 0))
+    assert ctx.config is run.config and set(ctx.manifest["probe_id"]) == probes
+    monkeypatch.undo()
+    broken = tmp_path / "broken"
+    shutil.copytree(pair["a"], broken)
+    (broken / "run_config.json").write_text("{not json")
+    with pytest.raises(CompareError, match="run_config.json is not valid JSON") as info:
+        load_run(broken)
+    assert "--out" not in str(info.value)
 
 
 def test_different_resample_counts_need_a_choice(pair, tmp_path):

@@ -209,8 +209,8 @@ def _check_hub_card(folder):
 
 
 def test_reference_and_paintskills_cards_are_complete_hub_cards(tmp_path, monkeypatch):
-    from dataset_builders.paintskills import build_dataset
-    from dataset_builders.reference_attributes import build_reference_dataset
+    from benchmark.tasks.paintskills.scene_dataset import build_dataset
+    from benchmark.tasks.mcas.reference_dataset import build_reference_dataset
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     build_reference_dataset(tmp_path / "ref")

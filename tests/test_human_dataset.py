@@ -15,11 +15,13 @@ import pandas as pd
 import pytest
 import yaml
 
-from benchmark.human import labels
 from benchmark.human.agreement_cli import agreement_markdown, agreement_tables
+from benchmark.human.answers_file import append_event
+from benchmark.human.items import build_items, event_for
+from benchmark.human.replay import read_answers
 from benchmark.tasks.gep.questions import GEP_INSTRUCTIONS
 from benchmark.tasks.pst.questions import PST_PREAMBLE
-from dataset_builders.human_labels import build_labels_dataset
+from benchmark.human.label_dataset import build_labels_dataset
 
 ANNOTATORS = ("ann1", "ann2", "ann3")
 
@@ -33,19 +35,19 @@ def run_dir(tmp_path_factory):
                            "--suites", "gep_neutral", "pst_paired_occupation", "dalleval_bias", "--limit", "4",
                            "--n-resamples", "50", "--quiet"], env=env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    items = labels.build_items(out)
+    items = build_items(out)
     rng = np.random.default_rng(0)
     for it in items:
         truth = it.options[rng.integers(len(it.options))]
         for ann in ANNOTATORS:
             answer = truth if rng.random() < 0.75 else it.options[rng.integers(len(it.options))]
-            labels.append_event(out, labels.event_for(it, "answer", ann, answer))
+            append_event(out, event_for(it, "answer", ann, answer))
     return out
 
 
 def test_agreement_tables_from_the_run(run_dir):
     t = agreement_tables(run_dir)
-    answers = labels.read_answers(run_dir)
+    answers = read_answers(run_dir)
     ia = t["inter_annotator"].set_index("question_type")
     assert set(ia.index) == set(answers["question_type"])
     assert ia["n_answers"].sum() == len(answers) and (ia["n_annotators"] == 3).all()
@@ -68,7 +70,7 @@ def test_agreement_command_writes_report(run_dir, tmp_path):
     md = (run_dir / "report" / "agreement.md").read_text()
     doc = json.loads((run_dir / "report" / "agreement.json").read_text())  # strict JSON: no NaN
     assert md.startswith("## Human labels and agreement")
-    assert doc["summary"]["n_answers"] == len(labels.read_answers(run_dir))
+    assert doc["summary"]["n_answers"] == len(read_answers(run_dir))
     assert {r["question_type"] for r in doc["inter_annotator"]} >= {"attribute", "gender_paired"}
     bad = subprocess.run([sys.executable, "-m", "benchmark.cli", "agreement", str(tmp_path)], env=env,
                          capture_output=True, text=True, timeout=600)
@@ -96,7 +98,7 @@ def test_labels_dataset_loads_offline(run_dir, tmp_path, monkeypatch, embed):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     out = tmp_path / "labels"
     info = build_labels_dataset(run_dir, out, embed_images=embed, license="cc-by-sa-4.0", pay="$1 per 10 images")
-    answers = labels.read_answers(run_dir)
+    answers = read_answers(run_dir)
     # a cache of our own: datasets may reuse a cached build of an earlier folder at the same path
     cache = str(tmp_path / "hf-cache")
     items = datasets.load_dataset(str(out), "items", split="train", cache_dir=cache)

@@ -14,8 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.human import labels as L
 from benchmark.human import questions as Q
+from benchmark.human.answers_file import answers_path, append_event, read_events, skipped_text
+from benchmark.human.events import EVENT_FIELDS, MAX_LINE_BYTES, now_iso, parse_line
+from benchmark.human.items import build_items, event_for, image_in_run, next_item
+from benchmark.human.qualification import (flagged_annotators, load_qualification, qualification_items,
+                                           qualification_status, qualification_table, save_qualification)
+from benchmark.human.replay import ANSWER_COLUMNS, annotators, done_item_ids, read_answers, undo_last
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -46,41 +51,41 @@ def test_replay_answer_replace_skip_undo(tmp_path):
     a, b, c = "p1|attribute|x", "p2|attribute|x", "p3|attribute|x"
     for e in [ev(a, answer="yes"), ev(b, answer="no"), ev(a, answer="no"),  # later answer replaces
               ev(c, event="skip"), ev(a, answer="yes", annotator="other")]:
-        L.append_event(tmp_path, e)
-    ans = L.read_answers(tmp_path)
-    assert list(ans.columns) == L.ANSWER_COLUMNS
+        append_event(tmp_path, e)
+    ans = read_answers(tmp_path)
+    assert list(ans.columns) == ANSWER_COLUMNS
     mine = dict(zip(ans[ans.annotator == "ann"].item_id, ans[ans.annotator == "ann"].answer))
     assert mine == {a: "no", b: "no"}  # the skip gives no answer row
-    assert L.done_item_ids(tmp_path, "ann") == {a, b, c}
+    assert done_item_ids(tmp_path, "ann") == {a, b, c}
 
-    assert L.undo_last(tmp_path, "ann")["item_id"] == c  # undo the skip
-    assert L.done_item_ids(tmp_path, "ann") == {a, b}
-    assert L.undo_last(tmp_path, "ann")["answer"] == "no"  # undo the replacing answer: the earlier one is back
-    mine = L.read_answers(tmp_path).query("annotator == 'ann'")
+    assert undo_last(tmp_path, "ann")["item_id"] == c  # undo the skip
+    assert done_item_ids(tmp_path, "ann") == {a, b}
+    assert undo_last(tmp_path, "ann")["answer"] == "no"  # undo the replacing answer: the earlier one is back
+    mine = read_answers(tmp_path).query("annotator == 'ann'")
     assert dict(zip(mine.item_id, mine.answer)) == {a: "yes", b: "no"}
     # undo only ever touches the annotator's own events
-    other = L.read_answers(tmp_path).query("annotator == 'other'")
+    other = read_answers(tmp_path).query("annotator == 'other'")
     assert list(other.answer) == ["yes"]
-    events = L.read_events(tmp_path)
-    assert list(events.columns) == list(L.EVENT_FIELDS)
+    events = read_events(tmp_path)
+    assert list(events.columns) == list(EVENT_FIELDS)
     assert list(events.event) == ["answer"] * 3 + ["skip", "answer", "undo", "undo"]
 
 
 def test_undo_with_nothing_left_writes_nothing(tmp_path):
-    assert L.undo_last(tmp_path, "ann") is None
-    L.append_event(tmp_path, ev())
-    L.append_event(tmp_path, ev(event="undo"))  # an undo event appended directly replays the same way
-    L.append_event(tmp_path, ev(event="undo"))  # nothing left to undo: ignored on replay
-    assert L.read_answers(tmp_path).empty
-    L.append_event(tmp_path, ev(answer="no"))
-    assert list(L.read_answers(tmp_path).answer) == ["no"]
+    assert undo_last(tmp_path, "ann") is None
+    append_event(tmp_path, ev())
+    append_event(tmp_path, ev(event="undo"))  # an undo event appended directly replays the same way
+    append_event(tmp_path, ev(event="undo"))  # nothing left to undo: ignored on replay
+    assert read_answers(tmp_path).empty
+    append_event(tmp_path, ev(answer="no"))
+    assert list(read_answers(tmp_path).answer) == ["no"]
 
 
 def test_qualification_answers_are_separate(tmp_path):
-    L.append_event(tmp_path, ev("qual:1|attribute|x", qualification=True))
-    L.append_event(tmp_path, ev())
-    assert len(L.read_answers(tmp_path)) == 1
-    both = L.read_answers(tmp_path, include_qualification=True)
+    append_event(tmp_path, ev("qual:1|attribute|x", qualification=True))
+    append_event(tmp_path, ev())
+    assert len(read_answers(tmp_path)) == 1
+    both = read_answers(tmp_path, include_qualification=True)
     assert sorted(both.qualification) == [False, True]
 
 
@@ -102,32 +107,32 @@ def test_bad_events_are_refused_with_one_line(tmp_path, bad, message):
     if bad.get("event") == "skip":
         e["answer"] = "yes"
     with pytest.raises(ValueError, match=message) as info:
-        L.append_event(tmp_path, e)
+        append_event(tmp_path, e)
     assert "\n" not in str(info.value)
-    assert not L.answers_path(tmp_path).exists() or L.read_events(tmp_path).empty
+    assert not answers_path(tmp_path).exists() or read_events(tmp_path).empty
 
 
 def test_every_answer_value_of_the_papers_is_accepted(tmp_path):
     cases = [("attribute", "yes"), ("attribute", "no"), ("gender_paired", "cannot identify"),
              ("gender_single", "feminine"), ("gender_single", "male"), ("skin_tone", "1"), ("skin_tone", "10")]
     for i, (qtype, answer) in enumerate(cases):
-        L.append_event(tmp_path, ev(f"p{i}|{qtype}|", question_type=qtype, answer=answer))
-    assert sorted(L.read_answers(tmp_path).answer) == sorted(a for _, a in cases)
+        append_event(tmp_path, ev(f"p{i}|{qtype}|", question_type=qtype, answer=answer))
+    assert sorted(read_answers(tmp_path).answer) == sorted(a for _, a in cases)
 
 
 # ----------------------------------------------------------------------------- torn lines, kill -9
 
 
 def test_torn_last_line_is_ignored_and_the_next_append_is_intact(tmp_path):
-    L.append_event(tmp_path, ev("p1|attribute|x"))
-    path = L.answers_path(tmp_path)
+    append_event(tmp_path, ev("p1|attribute|x"))
+    path = answers_path(tmp_path)
     whole = path.read_bytes()
     with open(path, "ab") as fh:  # a writer killed mid-line
         fh.write(whole[: len(whole) // 2])
-    events = L.read_events(tmp_path)
+    events = read_events(tmp_path)
     assert len(events) == 1 and events.attrs["ignored_lines"] == 1
-    L.append_event(tmp_path, ev("p2|attribute|x"))  # must not be glued onto the torn fragment
-    events = L.read_events(tmp_path)
+    append_event(tmp_path, ev("p2|attribute|x"))  # must not be glued onto the torn fragment
+    events = read_events(tmp_path)
     assert list(events.item_id) == ["p1|attribute|x", "p2|attribute|x"]
     assert events.attrs["ignored_lines"] == 1
 
@@ -135,8 +140,8 @@ def test_torn_last_line_is_ignored_and_the_next_append_is_intact(tmp_path):
 @pytest.mark.parametrize("line, reason", [
     (b"[" * 30_000 + b"]" * 30_000, "nested too deeply"),
     (b'{"a":' * 10_000 + b"1" + b"}" * 10_000, "nested too deeply"),
-    (b'"' + b"x" * (L.MAX_LINE_BYTES + 1) + b'"', "too long"),
-    (b"[" * (L.MAX_LINE_BYTES + 1), "too long"),
+    (b'"' + b"x" * (MAX_LINE_BYTES + 1) + b'"', "too long"),
+    (b"[" * (MAX_LINE_BYTES + 1), "too long"),
     (b"{not json", "not JSON"),
     (b"1" * 5000, "not JSON"),                      # over Python's integer digit limit
     (b"\xff\xfe", "not UTF-8"),
@@ -144,7 +149,7 @@ def test_torn_last_line_is_ignored_and_the_next_append_is_intact(tmp_path):
     (b'{"event": "answer"}', "not an event"),
 ])
 def test_a_malformed_line_is_skipped_with_its_reason(line, reason):
-    assert L.parse_line(line) == (None, reason)
+    assert parse_line(line) == (None, reason)
 
 
 def test_malformed_lines_are_skipped_and_counted_and_never_stop_a_reader(tmp_path):
@@ -152,45 +157,45 @@ def test_malformed_lines_are_skipped_and_counted_and_never_stop_a_reader(tmp_pat
     wrong_types = [{**good, "answer": ["yes"]}, {**good, "annotator": {"name": "x"}}, {**good, "qualification": 1},
                    {**good, "item_id": None}, {**good, "time": 5}]
     duplicate = json.dumps(good)[:-1] + ', "annotator": "mallory"}'   # a second "annotator" key
-    path = L.answers_path(tmp_path)
+    path = answers_path(tmp_path)
     path.parent.mkdir(parents=True)
-    bad = [b"[" * 30_000 + b"]" * 30_000, b"x" * (L.MAX_LINE_BYTES + 5), b"{torn", b"\xff",
-           duplicate.encode(), *(json.dumps({**e, "time": L.now_iso()} if e.get("time") != 5 else e).encode()
+    bad = [b"[" * 30_000 + b"]" * 30_000, b"x" * (MAX_LINE_BYTES + 5), b"{torn", b"\xff",
+           duplicate.encode(), *(json.dumps({**e, "time": now_iso()} if e.get("time") != 5 else e).encode()
                                  for e in wrong_types)]
     path.write_bytes(b"\n".join(bad) + b"\n")
-    L.append_event(tmp_path, good)
-    L.append_event(tmp_path, ev("p2|attribute|x", answer="no"))
-    events = L.read_events(tmp_path)
+    append_event(tmp_path, good)
+    append_event(tmp_path, ev("p2|attribute|x", answer="no"))
+    events = read_events(tmp_path)
     assert list(events.item_id) == ["p1|attribute|x", "p2|attribute|x"]
     assert events.attrs["skipped_lines"] == {"nested too deeply": 1, "too long": 1, "not JSON": 1, "not UTF-8": 1,
                                              "duplicate keys": 1, "not an event": 5}
     assert events.attrs["ignored_lines"] == 10
-    answers = L.read_answers(tmp_path)
+    answers = read_answers(tmp_path)
     assert dict(zip(answers.item_id, answers.answer)) == {"p1|attribute|x": "yes", "p2|attribute|x": "no"}
     assert answers.attrs["skipped_lines"] == events.attrs["skipped_lines"]
-    assert L.done_item_ids(tmp_path, "ann") == {"p1|attribute|x", "p2|attribute|x"}
-    assert L.undo_last(tmp_path, "ann")["item_id"] == "p2|attribute|x"
-    assert L.annotators(tmp_path) == ["ann"]                          # "mallory" came from a skipped line
-    assert L.skipped_text(events.attrs["skipped_lines"]) == (
+    assert done_item_ids(tmp_path, "ann") == {"p1|attribute|x", "p2|attribute|x"}
+    assert undo_last(tmp_path, "ann")["item_id"] == "p2|attribute|x"
+    assert annotators(tmp_path) == ["ann"]                          # "mallory" came from a skipped line
+    assert skipped_text(events.attrs["skipped_lines"]) == (
         "10 lines of answers.jsonl skipped (5 not an event, 1 duplicate keys, 1 nested too deeply, 1 not JSON, "
         "1 not UTF-8, 1 too long)")
-    assert L.skipped_text({}) == ""
+    assert skipped_text({}) == ""
 
 
 def test_answers_about_unknown_items_are_skipped_and_counted(tmp_path):
     for e in [ev("p1|attribute|x"), ev("ghost|attribute|x"), ev("ghost|attribute|x", event="undo"),
               ev("ghost|attribute|y", answer="no"), ev("qual:1|attribute|x", qualification=True)]:
-        L.append_event(tmp_path, e)
-    answers = L.read_answers(tmp_path, include_qualification=True, items={"p1|attribute|x"})
+        append_event(tmp_path, e)
+    answers = read_answers(tmp_path, include_qualification=True, items={"p1|attribute|x"})
     assert sorted(answers.item_id) == ["p1|attribute|x", "qual:1|attribute|x"]   # qualification items are kept
     assert answers.attrs["skipped_lines"] == {"unknown item": 3}
-    assert len(L.read_answers(tmp_path)) == 2 and L.read_answers(tmp_path).attrs["skipped_lines"] == {}
+    assert len(read_answers(tmp_path)) == 2 and read_answers(tmp_path).attrs["skipped_lines"] == {}
 
 
 def test_an_event_too_long_to_read_back_is_never_written(tmp_path):
     with pytest.raises(ValueError, match="must encode to at most") as info:
-        L.append_event(tmp_path, ev(question="x" * L.MAX_LINE_BYTES))
-    assert "\n" not in str(info.value) and not L.answers_path(tmp_path).exists()
+        append_event(tmp_path, ev(question="x" * MAX_LINE_BYTES))
+    assert "\n" not in str(info.value) and not answers_path(tmp_path).exists()
 
 
 def test_image_in_run_accepts_only_files_inside_images(tmp_path):
@@ -201,20 +206,20 @@ def test_image_in_run_accepts_only_files_inside_images(tmp_path):
     (tmp_path / "outside.png").write_bytes(b"png")
     (run / "images" / "b0" / "link.png").symlink_to(run / "results.json")
     (run / "images" / "b0" / "loop.png").symlink_to(run / "images" / "b0" / "loop.png")
-    assert L.image_in_run(run, "images/b0/a.png") == (run / "images" / "b0" / "a.png").resolve()
-    assert L.image_in_run(run, str((run / "images" / "b0" / "a.png").resolve())) is not None
+    assert image_in_run(run, "images/b0/a.png") == (run / "images" / "b0" / "a.png").resolve()
+    assert image_in_run(run, str((run / "images" / "b0" / "a.png").resolve())) is not None
     for bad in ("images/b0/link.png", "images/../results.json", "../outside.png", str(tmp_path / "outside.png"),
                 "images", "images/b0", "images/b0/missing.png", "images/b0/loop.png", "manifest.parquet"):
-        assert L.image_in_run(run, bad) is None, bad
+        assert image_in_run(run, bad) is None, bad
 
 
 _KILL_WORKER = """
 import sys
-from benchmark.human import labels as L
+from benchmark.human.answers_file import append_event
 run_dir = sys.argv[1]
 i = 0
 while True:
-    L.append_event(run_dir, {"event": "answer", "item_id": f"p{i}|skin_tone|", "probe_id": f"p{i}",
+    append_event(run_dir, {"event": "answer", "item_id": f"p{i}|skin_tone|", "probe_id": f"p{i}",
         "suite": "dalleval_bias", "question_type": "skin_tone", "question_key": "", "question": "q" * 500,
         "answer": str(i % 10 + 1), "annotator": "killed"})
     print(i, flush=True)  # printed only once the append returned (written and fsynced)
@@ -232,12 +237,12 @@ def test_kill_9_mid_stream_loses_no_completed_append(tmp_path):
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     assert done >= 30, "the worker did not get going"
-    events = L.read_events(tmp_path)
+    events = read_events(tmp_path)
     ids = set(events.item_id)
     assert {f"p{i}|skin_tone|" for i in range(done + 1)} <= ids  # every acknowledged append is there
     assert events.attrs["ignored_lines"] <= 1
-    L.append_event(tmp_path, ev("after|attribute|x"))  # still appendable and readable
-    assert "after|attribute|x" in set(L.read_events(tmp_path).item_id)
+    append_event(tmp_path, ev("after|attribute|x"))  # still appendable and readable
+    assert "after|attribute|x" in set(read_events(tmp_path).item_id)
 
 
 # ----------------------------------------------------------------------------- concurrency
@@ -249,8 +254,8 @@ def _append_many(run_dir: str, proc: int) -> None:
     def work(thread: int) -> None:
         for k in range(N_EVENTS):
             # long, varied lines so that an interleaved or partial write would show
-            L.append_event(run_dir, ev(f"p{proc}-{thread}-{k}|attribute|x", annotator=f"ann{proc}-{thread}",
-                                       question="Do you see a person " + "x" * (k * 97 % 3000) + "?"))
+            append_event(run_dir, ev(f"p{proc}-{thread}-{k}|attribute|x", annotator=f"ann{proc}-{thread}",
+                                     question="Do you see a person " + "x" * (k * 97 % 3000) + "?"))
     threads = [threading.Thread(target=work, args=(t,)) for t in range(N_THREADS)]
     for t in threads:
         t.start()
@@ -266,17 +271,17 @@ def test_processes_and_threads_appending_at_once_lose_nothing(tmp_path):
     for p in procs:
         p.join(120)
     assert all(p.exitcode == 0 for p in procs)
-    lines = L.answers_path(tmp_path).read_bytes().split(b"\n")
+    lines = answers_path(tmp_path).read_bytes().split(b"\n")
     assert lines[-1] == b""
     parsed = [json.loads(line) for line in lines[:-1]]  # every line is whole JSON
     total = N_PROCS * N_THREADS * N_EVENTS
     assert len(parsed) == total
     assert len({p["item_id"] for p in parsed}) == total
-    answers = L.read_answers(tmp_path)
+    answers = read_answers(tmp_path)
     assert len(answers) == total
     # each writer's lines are in its own order
     for name, group in answers.groupby("annotator"):
-        ks = [int(i.split("|")[0].rsplit("-", 1)[1]) for i in L.read_events(tmp_path).query(
+        ks = [int(i.split("|")[0].rsplit("-", 1)[1]) for i in read_events(tmp_path).query(
             "annotator == @name").item_id]
         assert ks == list(range(N_EVENTS))
 
@@ -285,7 +290,7 @@ def test_processes_and_threads_appending_at_once_lose_nothing(tmp_path):
 
 
 def test_items_from_a_real_run_follow_the_papers(run_dir):
-    items = L.build_items(run_dir)
+    items = build_items(run_dir)
     by = {}
     for it in items:
         by.setdefault((it.suite, it.question_type), []).append(it)
@@ -308,43 +313,44 @@ def test_items_from_a_real_run_follow_the_papers(run_dir):
     assert by[("dalleval_bias", "gender_single")][0].options[:2] == ("male", "female")
     assert len(by[("dalleval_bias", "attribute")]) == 4 * 15
     # limiting
-    limited = L.build_items(run_dir, ["attribute"], attributes=["in a dress"], suites=["gep_neutral"])
+    limited = build_items(run_dir, ["attribute"], attributes=["in a dress"], suites=["gep_neutral"])
     assert [it.question_key for it in limited] == ["in a dress"] * 4
-    assert {it.question_type for it in L.build_items(run_dir, ["skin_tone", "gender_paired"])} == {
+    assert {it.question_type for it in build_items(run_dir, ["skin_tone", "gender_paired"])} == {
         "skin_tone", "gender_paired"}
 
 
 def test_bad_item_requests_fail_with_one_line(run_dir, tmp_path):
     with pytest.raises(ValueError, match="not a run folder"):
-        L.build_items(tmp_path)
+        build_items(tmp_path)
     with pytest.raises(ValueError, match="unknown question types"):
-        L.build_items(run_dir, ["colour"])
+        build_items(run_dir, ["colour"])
     with pytest.raises(ValueError, match="not in"):
-        L.build_items(run_dir, suites=["mcas_targets"])
+        build_items(run_dir, suites=["mcas_targets"])
 
 
 _ANSWER_SOME = """
 import sys
-from benchmark.human import labels as L
-items = L.build_items(sys.argv[1], ["gender_paired"])
+from benchmark.human.answers_file import append_event
+from benchmark.human.items import build_items, event_for
+items = build_items(sys.argv[1], ["gender_paired"])
 for it in items[:3]:
-    L.append_event(sys.argv[1], L.event_for(it, "answer", "ann", "feminine"))
-L.append_event(sys.argv[1], L.event_for(items[3], "skip", "ann"))
+    append_event(sys.argv[1], event_for(it, "answer", "ann", "feminine"))
+append_event(sys.argv[1], event_for(items[3], "skip", "ann"))
 """
 
 
 def test_resume_after_restart_at_first_unanswered_item(run_dir):
-    items = L.build_items(run_dir, ["gender_paired"])
-    assert L.next_item(run_dir, "ann", items) == items[0]
+    items = build_items(run_dir, ["gender_paired"])
+    assert next_item(run_dir, "ann", items) == items[0]
     # another process (a server that was then stopped) answered three and skipped one
     subprocess.run([sys.executable, "-c", _ANSWER_SOME, str(run_dir)], check=True, cwd=REPO)
-    assert L.next_item(run_dir, "ann", items) == items[4]
-    assert L.next_item(run_dir, "someone else", items) == items[0]
-    L.undo_last(run_dir, "ann")  # undoing the skip brings that item back
-    assert L.next_item(run_dir, "ann", items) == items[3]
+    assert next_item(run_dir, "ann", items) == items[4]
+    assert next_item(run_dir, "someone else", items) == items[0]
+    undo_last(run_dir, "ann")  # undoing the skip brings that item back
+    assert next_item(run_dir, "ann", items) == items[3]
     for it in items[3:]:
-        L.append_event(run_dir, L.event_for(it, "answer", "ann", "masculine"))
-    assert L.next_item(run_dir, "ann", items) is None
+        append_event(run_dir, event_for(it, "answer", "ann", "masculine"))
+    assert next_item(run_dir, "ann", items) is None
 
 
 # ----------------------------------------------------------------------------- qualification
@@ -366,9 +372,9 @@ def write_qual(path: Path, run_dir: Path, min_correct=None) -> Path:
 
 @pytest.mark.parametrize("suffix", [".yaml", ".json"])
 def test_qualification_file_and_items(run_dir, tmp_path, suffix):
-    qual = L.load_qualification(write_qual(tmp_path / f"qual{suffix}", run_dir))
+    qual = load_qualification(write_qual(tmp_path / f"qual{suffix}", run_dir))
     assert qual.min_correct == 3 and [qi.expected for qi in qual] == ["yes", "masculine", "3"]
-    items = L.qualification_items(run_dir, qual)
+    items = qualification_items(run_dir, qual)
     assert all(it.qualification for it in items)
     assert items[0].question == "Do you see a person in a dress?"
     assert items[1].question == "Does the carpenter on the left demonstrate feminine or masculine traits?"
@@ -382,7 +388,7 @@ def test_qualification_yaml_with_unquoted_yes_no(run_dir, tmp_path):
                     "     question_key: in boots, expected: yes}\n"
                     "  - {probe_id: 'gep_neutral/woman/sitting-at-a-table/00', question_type: attribute,\n"
                     "     question_key: in a hat, expected: No}\n")
-    qual = L.load_qualification(path)
+    qual = load_qualification(path)
     assert [qi.expected for qi in qual] == ["yes", "no"] and qual.min_correct == 1
 
 
@@ -391,40 +397,40 @@ def test_qualification_pass_fail_and_flags(run_dir, tmp_path):
     rd.mkdir()
     (rd / "manifest.parquet").symlink_to(run_dir / "manifest.parquet")
     (rd / "images").symlink_to(run_dir / "images")
-    qual = L.load_qualification(write_qual(tmp_path / "q.yaml", run_dir))
-    items = L.qualification_items(rd, qual)
-    L.save_qualification(rd, qual)
+    qual = load_qualification(write_qual(tmp_path / "q.yaml", run_dir))
+    items = qualification_items(rd, qual)
+    save_qualification(rd, qual)
     right = ["yes", "masculine", "3"]
 
     def answer(who, answers):
         for it, a in zip(items, answers):
-            L.append_event(rd, L.event_for(it, "answer", who, a))
+            append_event(rd, event_for(it, "answer", who, a))
 
     answer("good", right)
     answer("bad", ["no", "masculine", "3"])
     answer("half", right[:2])
-    assert L.qualification_status(rd, "good", qual).status == "passed"
-    bad = L.qualification_status(rd, "bad", qual)
+    assert qualification_status(rd, "good", qual).status == "passed"
+    bad = qualification_status(rd, "bad", qual)
     assert bad.status == "failed" and bad.wrong == (items[0].item_id,) and bad.n_correct == 2
-    assert L.qualification_status(rd, "half", qual).status == "incomplete"
-    assert L.qualification_status(rd, "half", qual, min_correct=2).status == "passed"
+    assert qualification_status(rd, "half", qual).status == "incomplete"
+    assert qualification_status(rd, "half", qual, min_correct=2).status == "passed"
     # an undo and a corrected answer do not rescue a failed test: the first answer counts
-    L.undo_last(rd, "bad"), L.undo_last(rd, "bad"), L.undo_last(rd, "bad")
+    undo_last(rd, "bad"), undo_last(rd, "bad"), undo_last(rd, "bad")
     answer("bad", right)
-    assert L.qualification_status(rd, "bad", qual).status == "failed"
+    assert qualification_status(rd, "bad", qual).status == "failed"
     # failing fast: one wrong answer of three with min_correct 3 is enough to fail
     answer("early", ["no"])
-    assert L.qualification_status(rd, "early", qual).status == "failed"
-    assert L.flagged_annotators(rd) == {"bad", "half", "early"}
-    table = L.qualification_table(rd).set_index("annotator")
+    assert qualification_status(rd, "early", qual).status == "failed"
+    assert flagged_annotators(rd) == {"bad", "half", "early"}
+    table = qualification_table(rd).set_index("annotator")
     assert table.loc["good", "status"] == "passed" and table.loc["good", "n_correct"] == 3
     # qualification answers are not labels
-    assert L.read_answers(rd).empty
+    assert read_answers(rd).empty
 
 
 def test_no_qualification_flags_nobody(tmp_path):
-    L.append_event(tmp_path, ev())
-    assert L.flagged_annotators(tmp_path) == set()
+    append_event(tmp_path, ev())
+    assert flagged_annotators(tmp_path) == set()
 
 
 @pytest.mark.parametrize("doc, message", [
@@ -444,7 +450,7 @@ def test_bad_qualification_files_fail_with_one_line(tmp_path, doc, message):
     path = tmp_path / "q.json"
     path.write_text(json.dumps(doc))
     with pytest.raises(ValueError, match=message) as info:
-        L.load_qualification(path)
+        load_qualification(path)
     assert "\n" not in str(info.value)
     with pytest.raises(ValueError, match="does not exist"):
-        L.load_qualification(tmp_path / "missing.yaml")
+        load_qualification(tmp_path / "missing.yaml")

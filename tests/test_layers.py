@@ -16,8 +16,7 @@
   ``metrics/`` generated from them, no source file of ``benchmark/``, ``submissions/``,
   ``dataset_builders/`` or ``bench/`` names a paper, task folder, suite or score (the names the
   registries hold, any case, whole words) in its code or strings; docstrings and comments are
-  left out, as they cite the paper a method comes from. ``STILL_NAMING_PAPERS`` lists the files
-  that still do, each with its count and the reason.
+  left out, as they cite the paper a method comes from.
 """
 
 from __future__ import annotations
@@ -198,25 +197,6 @@ NAMING_ROOTS = ("benchmark", "submissions", "dataset_builders", "bench")
 #: components II, ITA, ITP, TT (ITA is also the skin-tone Individual Typology Angle of the shared
 #: ``benchmark/scores/skin_tone.py``; ">II" is a struct format).
 SHORT_SCORE_NAMES = 3
-#: Files that still name a paper, suite or score in their code or strings: how many times, and why.
-#: A file that names one more time, or joins, fails; one that names fewer fails until its count is
-#: lowered.
-STILL_NAMING_PAPERS: dict[str, tuple[int, str]] = {
-    "dataset_builders/human_labels.py": (44, "a builder of one paper's human-label dataset; to move into its folder"),
-    "dataset_builders/paintskills.py": (23, "the scene dataset builder of one paper; to move into its folder"),
-    "dataset_builders/reference_attributes.py": (68, "the reference-attributes dataset of the association scores; "
-                                                     "to move into its folder"),
-    "bench/scoring_cpu.py": (23, "a timing script: the suites and papers it times are its workload"),
-    "bench/annotation.py": (15, "a timing script: the suites it annotates are its workload"),
-    "bench/annotator_models.py": (8, "a timing script: the suites it annotates are its workload"),
-    "bench/generation.py": (4, "a timing script: the suites it generates are its workload"),
-    "bench/full_audit.py": (2, "a timing script: the suites it runs are its workload"),
-    "bench/leaderboard_scale.py": (2, "a timing script: the scores it fills the board with are its workload"),
-    "bench/runner_overhead.py": (2, "a timing script: the suites it runs are its workload"),
-    "bench/gpu_families.py": (1, "a timing script: the suite it generates is its workload"),
-}
-
-
 def paper_names_pattern(names: set[str]) -> re.Pattern:
     """Any of ``names`` as a whole word, any case; ``_``, ``-`` and a space separate words and
     match one another ("Diffusion Bias" finds ``diffusion_bias``, ``gep`` finds ``gep_rows``)."""
@@ -260,29 +240,24 @@ def _paper_names_in_code(path: Path, pattern: re.Pattern) -> list[tuple[int, str
             for m in pattern.finditer(tok.string)]
 
 
-def papers_named_outside_their_folders(root: Path, pattern: re.Pattern,
-                                       allowed: dict[str, tuple[int, str]]) -> tuple[list[str], list[str]]:
-    """(files naming papers more often than ``allowed`` says, allowed files naming them less often)
-    among the sources of ``root`` outside ``benchmark/tasks/`` and ``metrics/``."""
-    bad, stale = [], []
+def papers_named_outside_their_folders(root: Path, pattern: re.Pattern) -> list[str]:
+    """One line per source file of ``root`` outside ``benchmark/tasks/`` and ``metrics/`` that names a
+    paper, suite or score in its code or strings."""
+    bad = []
     for path in sorted(p for d in NAMING_ROOTS for p in (root / d).rglob("*.py")):
         rel = path.relative_to(root).as_posix()
         if rel.startswith("benchmark/tasks/"):
             continue
         found = _paper_names_in_code(path, pattern)
-        count = allowed.get(rel, (0, ""))[0]
-        if len(found) > count:
-            bad.append(f"{rel} names papers, suites or scores {len(found)} times (allowed {count}), e.g. line "
-                       f"{found[0][0]}: {found[0][1]} -- read the wording from the task (benchmark.tasks) instead")
-        elif len(found) < count:
-            stale.append(f"{rel}: {len(found)}, not {count}")
-    return bad, stale
+        if found:
+            bad.append(f"{rel} names papers, suites or scores {len(found)} times, e.g. line {found[0][0]}: "
+                       f"{found[0][1]} -- read the wording from the task (benchmark.tasks) instead")
+    return bad
 
 
 def test_no_paper_is_named_outside_its_folder(paper_name):
-    bad, stale = papers_named_outside_their_folders(ROOT, paper_name, STILL_NAMING_PAPERS)
+    bad = papers_named_outside_their_folders(ROOT, paper_name)
     assert not bad, "\n".join(bad)
-    assert not stale, f"lower or remove in STILL_NAMING_PAPERS: {stale}"
 
 
 def test_the_name_check_finds_a_paper_named_in_code(tmp_path, paper_name):
@@ -295,13 +270,11 @@ def test_the_name_check_finds_a_paper_named_in_code(tmp_path, paper_name):
                      'LABEL = "DALL-Eval"\nSCORE = "paintskills_count"\nII = ">II"\ngeppetto = "pasta"\n')
     assert [t for _, t in _paper_names_in_code(probe, paper_name)] == [
         "GEP_Neutral", "mcas", "Diffusion Bias", "DALL-Eval", "paintskills_count"]
-    bad, stale = papers_named_outside_their_folders(tmp_path, paper_name, {})
-    assert len(bad) == 1 and bad[0].startswith("benchmark/annotate/probe.py names papers, suites or scores 5 times")
-    assert stale == []
-    reason = (5, "planted")
-    assert papers_named_outside_their_folders(tmp_path, paper_name, {"benchmark/annotate/probe.py": reason}) == ([], [])
-    bad, stale = papers_named_outside_their_folders(tmp_path, paper_name, {"benchmark/annotate/probe.py": (6, "x")})
-    assert bad == [] and stale == ["benchmark/annotate/probe.py: 5, not 6"]
+    assert papers_named_outside_their_folders(tmp_path, paper_name) == [
+        "benchmark/annotate/probe.py names papers, suites or scores 5 times, e.g. line 3: GEP_Neutral -- read the "
+        "wording from the task (benchmark.tasks) instead"]
+    probe.write_text('"""Cites GEP Fig. 2."""\nSUITES = ()\n')
+    assert papers_named_outside_their_folders(tmp_path, paper_name) == []
 
 
 def test_no_module_outside_the_tasks_imports_a_paper_folder_except_the_listed():

@@ -114,3 +114,22 @@ def test_a_run_of_the_builtin_folders_records_none_and_a_missing_plugin_is_named
     assert missing_folder_line({"task_folders": [present, plugin]}) == (
         "this run used plugin mine.toy_plugin from /src/mine/toy_plugin.py (sha256 abababababab...): pass --plugin "
         "mine.toy_plugin with /src on PYTHONPATH")
+
+
+def test_the_published_run_config_keeps_the_folder_hash_not_the_local_path(toy):
+    # `t2ibench submit --push-images` publishes run_config.json: the outside folder's path on this
+    # machine is cut to its name; the hash stays, and the line for a missing folder still helps.
+    base, tasks, _ = toy
+    from benchmark.tasks.folder_record import missing_folder_line
+    from submissions.submit import images_dataset_files
+
+    (config_file,) = [f for f in images_dataset_files(base / "run") if f.path_in_repo == "run_config.json"]
+    published = json.loads(config_file.data())
+    local = json.loads((base / "run" / "run_config.json").read_text())
+    assert str(tasks.resolve()) not in config_file.data().decode()
+    assert published["task_folders"] == [{**local["task_folders"][0], "path": "toy"}]
+    assert {k: v for k, v in published.items() if k != "task_folders"} == {
+        k: v for k, v in local.items() if k != "task_folders"}
+    assert missing_folder_line(published) == (
+        f"this run used task folder toy (sha256 {local['task_folders'][0]['sha256'][:12]}...): set "
+        "T2IBENCH_TASKS_PATH to the folder holding toy/")

@@ -21,7 +21,8 @@ from benchmark.tasks.paintskills.render import RELATION_MARGIN, relation_of, ren
 from benchmark.tasks.paintskills.scenes import (BACKGROUNDS, CLASSES, COCO_IDS, COUNTS, RELATIONS, SHAPES,
                                                  SKILLS, SPLIT_SIZES, SPLITS, STATES, TEMPLATES, build_scenes,
                                                  prompt_text)
-from dataset_builders.paintskills import build_dataset, main as builder_main
+from benchmark.tasks.paintskills.scene_dataset import build_dataset
+from dataset_builders.paintskills import main as builder_main
 
 SIZE = 128  # small images keep the rendering tests fast
 

@@ -403,7 +403,7 @@ def test_tiny_detr_run_is_meaningless_and_says_so(tmp_path, cache, monkeypatch):
 
 @pytest.fixture(scope="module")
 def rendered_data(tmp_path_factory):
-    from dataset_builders.paintskills import build_dataset
+    from benchmark.tasks.paintskills.scene_dataset import build_dataset
 
     out = tmp_path_factory.mktemp("paintskills") / "data"
     build_dataset(out, limit=60, size=64, progress=False)

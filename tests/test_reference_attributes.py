@@ -25,7 +25,8 @@ from benchmark.reference_attributes import (
     reference_configs,
 )
 from benchmark.tasks.mcas.reference_configs import IMAGE_ATTRIBUTES, TEXT_ATTRIBUTES
-from dataset_builders import reference_attributes as builder
+from benchmark.tasks.mcas import reference_dataset as builder
+from dataset_builders.reference_attributes import main as builder_main
 
 LIMIT = 16
 #: the configs of the dataset, in the order of the card (declared by the skin-tone side and MCAS)
@@ -287,7 +288,7 @@ def test_refusals_are_one_line_and_exit_2(case, run_dir, tmp_path, capsys):
     else:
         args = ["--out", str(out), "--create-pr"]
         expect = "--create-pr needs --push-to-hub"
-    assert builder.main(args) == 2
+    assert builder_main(args) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and err.startswith("t2ibench: error: ") and expect in err, err
     assert not out.exists()
@@ -391,7 +392,7 @@ def test_push_to_hub_uploads_the_folder(built, tmp_path, monkeypatch, capsys):
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.setenv("HF_TOKEN", "hf_test")
     out = tmp_path / "ref"
-    assert builder.main(["--out", str(out), "--push-to-hub", "someone/reference", "--create-pr"]) == 0
+    assert builder_main(["--out", str(out), "--push-to-hub", "someone/reference", "--create-pr"]) == 0
     assert calls[0] == ("create_repo", "someone/reference", {"repo_type": "dataset", "exist_ok": True})
     upload = calls[1][1]
     assert upload["folder_path"] == str(out) and upload["repo_id"] == "someone/reference"

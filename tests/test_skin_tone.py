@@ -155,7 +155,7 @@ RELEASE_TONES_OF_SWATCHES = [5, 5, 5, 5, 5, 5, 6, 6, 6, 4]
 def reference(tmp_path_factory):
     """A reference-attributes folder without image attributes (no run needed), loaded back."""
     from benchmark.reference_attributes import load_reference_attributes
-    from dataset_builders.reference_attributes import build_reference_dataset
+    from benchmark.tasks.mcas.reference_dataset import build_reference_dataset
 
     out = tmp_path_factory.mktemp("reference") / "ref"
     build_reference_dataset(out)

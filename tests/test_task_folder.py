@@ -61,7 +61,7 @@ def test_validate_the_leaderboard_and_the_human_labeller_ask_the_folder(sixth):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     script = ("import json, sys\n"
               "from submissions.leaderboard import board_model, board_table, results_files, score_columns\n"
-              "from benchmark.human.labels import build_items\n"
+              "from benchmark.human.items import build_items\n"
               "board = results_files.load_folder(sys.argv[1])\n"
               "table = board_table.leaderboard_table(board_model.model_rows(board.submissions), view=score_columns.ALL_SCORES)\n"
               "items = build_items(sys.argv[1])\n"

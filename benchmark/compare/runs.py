@@ -11,7 +11,6 @@ made elsewhere (seeds not controlled), unpaired when the runs share no probe.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -19,9 +18,9 @@ from typing import Mapping, Sequence
 import pandas as pd
 
 from benchmark.contract import results as res
-from benchmark.contract.run_folder import CONFIG_FILE, MANIFEST_FILE
+from benchmark.contract.run_folder import MANIFEST_FILE
 from benchmark.scores.bootstrap import ResamplePlan, resample_plan
-from benchmark.tasks.context import ScoreStageError, ScoringContext, ScoringOptions
+from benchmark.tasks.context import ScoreStageError, ScoringContext, ScoringOptions, load_run_config, load_run_manifest
 from benchmark.tasks.of_run import tasks_of_run
 
 __all__ = ["CompareError", "Comparison", "Run", "compare_runs", "load_run"]
@@ -86,19 +85,16 @@ def load_run(path: str | Path, label: str | None = None) -> Run:
         raise CompareError(f"{what}: compare rescores each probe from the run folder (manifest.parquet and "
                            "labels/), a results.json alone cannot be paired")
     try:
-        config = json.loads((folder / CONFIG_FILE).read_text(encoding="utf-8")) if (folder / CONFIG_FILE).is_file() \
-            else {}
-    except ValueError as exc:
-        raise CompareError(f"{folder / CONFIG_FILE} is not valid JSON ({exc})") from None
+        config = load_run_config(folder)
+        manifest = load_run_manifest(folder)
+    except ScoreStageError as exc:
+        raise CompareError(str(exc)) from None
     results = None
     if (folder / res.RESULTS_FILE).is_file():
         try:
             results = res.read_results(folder)
         except ValueError as exc:
             raise CompareError(str(exc).splitlines()[0]) from None
-    manifest = pd.read_parquet(folder / MANIFEST_FILE)
-    if "probe_id" not in manifest.columns:
-        raise CompareError(f"{folder / MANIFEST_FILE} has no 'probe_id' column: not a run manifest")
     return Run(label or folder.name, folder, config, manifest, results)
 
 
@@ -152,11 +148,9 @@ def resamples_of(runs: Sequence[Run], n_resamples: int | None) -> int:
 
 
 def score_in_memory(run: Run, probes: set | None, options: ScoringOptions, plan: ResamplePlan) -> ScoringContext:
-    """Score ``run`` (only ``probes``) by its tasks under ``plan``; nothing is written."""
-    try:
-        ctx = ScoringContext(run.path, options, probes)
-    except ScoreStageError as exc:
-        raise CompareError(str(exc)) from None
+    """Score ``run`` (only ``probes``) by its tasks under ``plan``; nothing is written, and
+    nothing of run_config.json and manifest.parquet is read again (:func:`load_run` read them)."""
+    ctx = ScoringContext(run.path, options, probes, config=run.config, manifest=run.manifest)
     with resample_plan(plan):
         for task, suites in tasks_of_run(run.path, list(ctx.status), ctx.config):
             task.score(ctx, suites)

@@ -101,8 +101,13 @@ def image_file_name(probe_index: int, n_total: int) -> str:
 # --------------------------------------------------------------------------- small atomic writes
 
 
+def json_bytes(obj: Any) -> bytes:
+    """The bytes the run folder's JSON files hold (indented, numpy numbers as Python's)."""
+    return (json.dumps(obj, indent=2, sort_keys=False, default=_json_default) + "\n").encode()
+
+
 def write_json_atomic(path: str | Path, obj: Any) -> Path:
-    return write_bytes_atomic(path, (json.dumps(obj, indent=2, sort_keys=False, default=_json_default) + "\n").encode())
+    return write_bytes_atomic(path, json_bytes(obj))
 
 
 # --------------------------------------------------------------------------- JSON values

@@ -31,7 +31,10 @@ import pandas as pd
 
 from benchmark.human import stats, validation
 from benchmark.present import text as present_text
-from benchmark.human.labels import answers_path, flagged_annotators, read_answers, run_item_ids, skipped_text
+from benchmark.human.answers_file import answers_path, skipped_text
+from benchmark.human.items import run_item_ids
+from benchmark.human.qualification import flagged_annotators
+from benchmark.human.replay import read_answers
 from benchmark.contract.results import json_safe
 from benchmark.contract.run_folder import REPORT_DIR
 from benchmark.scores.agreement import UndefinedStatisticWarning

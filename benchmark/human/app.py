@@ -1,7 +1,7 @@
 """The annotation app: one image and one of the papers' questions at a time (Gradio 6 Blocks).
 
 Every click is appended to ``RUN_DIR/human_labels/answers.jsonl`` on the server before the
-next item is shown (:mod:`benchmark.human.labels`), and the page keeps no state of its own:
+next item is shown (:mod:`benchmark.human.answers_file`), and the page keeps no state of its own:
 reloading the page, closing the browser or restarting the server resumes at the first
 item the annotator has neither answered nor skipped.
 
@@ -43,8 +43,14 @@ require("gradio", extra="app", purpose="run the annotation app")
 import gradio as gr  # noqa: E402
 from PIL import Image  # noqa: E402
 
-from benchmark.human import labels as L
+from benchmark.contract.run_folder import IMAGES_DIR
 from benchmark.human import questions as Q
+from benchmark.human.answers_file import ANSWERS_FILE, LABELS_DIR, append_event, read_events, skipped_text
+from benchmark.human.events import check_annotator
+from benchmark.human.items import Item, build_items, event_for, image_in_run
+from benchmark.human.qualification import (QualificationItems, load_qualification, qualification_items,
+                                           qualification_status, save_qualification)
+from benchmark.human.replay import done_item_ids, undo_last
 
 #: Answer buttons other than the swatches: value -> elem_id.
 ANSWER_BUTTONS = {v: "ans-" + v.replace(" ", "-") for v in
@@ -108,7 +114,7 @@ class AnnotationApp:
     """The items of one run and the handlers of the page; :meth:`build` makes the Blocks."""
 
     def __init__(self, run_dir: str | Path, question_types: Sequence[str] | None = None,
-                 qualification: str | Path | L.QualificationItems | None = None, *,
+                 qualification: str | Path | QualificationItems | None = None, *,
                  attributes: Sequence[str] | None = None, suites: Sequence[str] | None = None,
                  auth: str = "users", local_annotator: str = LOCAL_ANNOTATOR,
                  log: Callable[[str], None] = _stderr):
@@ -116,29 +122,29 @@ class AnnotationApp:
             raise ValueError(f"auth must be one of {list(AUTH_MODES)}, got {auth!r}")
         self.run_dir = Path(run_dir)
         self.auth = auth
-        self.local_annotator = L.check_annotator(local_annotator)
+        self.local_annotator = check_annotator(local_annotator)
         self.log = log
         self.qual = None
         if qualification is not None:
-            self.qual = (qualification if isinstance(qualification, L.QualificationItems)
-                         else L.load_qualification(qualification))
+            self.qual = (qualification if isinstance(qualification, QualificationItems)
+                         else load_qualification(qualification))
         # The qualification file's own images are the only files outside RUN_DIR/images/ shown:
         # the operator named them.
         self._qual_files = {Path(qi.image).resolve() for qi in (self.qual or []) if qi.image}
-        qual_items = L.qualification_items(self.run_dir, self.qual) if self.qual else []
-        run_items = L.build_items(self.run_dir, question_types, attributes=attributes, suites=suites)
+        qual_items = qualification_items(self.run_dir, self.qual) if self.qual else []
+        run_items = build_items(self.run_dir, question_types, attributes=attributes, suites=suites)
         bad_qual = [it for it in qual_items if self._image_file(it) is None]
         if bad_qual:
             raise ValueError(f"qualification item {bad_qual[0].item_id} has an image outside "
-                             f"{self.run_dir / L.IMAGES_DIR} or missing: {bad_qual[0].image_path}")
+                             f"{self.run_dir / IMAGES_DIR} or missing: {bad_qual[0].image_path}")
         self.items = list(qual_items)
-        self.refused: list[L.Item] = []
+        self.refused: list[Item] = []
         for it in run_items:
             (self.items if self._image_file(it) is not None else self.refused).append(it)
         if self.refused:
             first = self.refused[0]
             self.log(f"refused {len(self.refused)} item(s) whose image is not a file inside "
-                     f"{self.run_dir / L.IMAGES_DIR} (first: {first.probe_id} -> {first.image_path})")
+                     f"{self.run_dir / IMAGES_DIR} (first: {first.probe_id} -> {first.image_path})")
         if len(self.items) == len(qual_items):
             raise ValueError(f"{run_dir} has no images with the questions asked "
                              f"({', '.join(question_types or Q.QUESTION_TYPES)})")
@@ -147,22 +153,22 @@ class AnnotationApp:
         self._refused_ids: set[str] = set()  # items whose image became unreadable while serving
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
-        skipped = L.read_events(self.run_dir).attrs["skipped_lines"]
+        skipped = read_events(self.run_dir).attrs["skipped_lines"]
         if skipped:
-            self.log(L.skipped_text(skipped))
+            self.log(skipped_text(skipped))
         if self.qual:
-            L.save_qualification(self.run_dir, self.qual)  # lets the statistics flag annotators later
+            save_qualification(self.run_dir, self.qual)  # lets the statistics flag annotators later
 
     # ------------------------------------------------------------------ images
 
-    def _image_file(self, item: L.Item) -> Path | None:
+    def _image_file(self, item: Item) -> Path | None:
         """The item's image file, resolved, if it may be shown (inside RUN_DIR/images/, or a qualification file)."""
         if item.qualification and not item.probe_id:
             path = Path(item.image_path).resolve()
             return path if path in self._qual_files and path.is_file() else None
-        return L.image_in_run(self.run_dir, item.image_path)
+        return image_in_run(self.run_dir, item.image_path)
 
-    def _picture(self, item: L.Item) -> Image.Image | None:
+    def _picture(self, item: Item) -> Image.Image | None:
         """The item's image decoded (checked again now: the file may have changed since start), or None."""
         path = self._image_file(item)
         if path is not None:
@@ -174,7 +180,7 @@ class AnnotationApp:
                 pass
         self._refused_ids.add(item.item_id)
         self.log(f"refused to show item {item.item_id}: its image {item.image_path} is not a readable image "
-                 f"inside {self.run_dir / L.IMAGES_DIR}")
+                 f"inside {self.run_dir / IMAGES_DIR}")
         return None
 
     # ------------------------------------------------------------------ server side
@@ -187,7 +193,7 @@ class AnnotationApp:
             prompt = ("**Sign in with Hugging Face** (the button above) to start." if self.auth == "oauth"
                       else "Not signed in: reload the page to log in.")
             return (state, prompt, "", None, "", "", *hidden, gr.update(visible=False), gr.update(visible=False))
-        done = L.done_item_ids(self.run_dir, who)
+        done = done_item_ids(self.run_dir, who)
         item = picture = None
         for it in self.items:
             if it.item_id not in done and it.item_id not in self._refused_ids:
@@ -217,7 +223,7 @@ class AnnotationApp:
     def _flag(self, name: str) -> str:
         if not self.qual:
             return ""
-        result = L.qualification_status(self.run_dir, name, self.qual)
+        result = qualification_status(self.run_dir, name, self.qual)
         if result.status == "failed":
             return (f"**Qualification not passed** ({result.n_correct} of {result.n_items} correct, "
                     f"{result.min_correct} needed): your answers are still saved, but flagged and left out "
@@ -229,7 +235,7 @@ class AnnotationApp:
     @staticmethod
     def _who(who) -> str | None:
         try:
-            return L.check_annotator(who)
+            return check_annotator(who)
         except ValueError:
             return None
 
@@ -240,7 +246,7 @@ class AnnotationApp:
             return state["session"]
         return uuid.uuid4().hex[:12]
 
-    def _shown(self, state, who: str) -> L.Item | None:
+    def _shown(self, state, who: str) -> Item | None:
         """The item the server last showed this annotator in this page (never one named by the client)."""
         if not isinstance(state, dict) or state.get("annotator") != who:
             return None
@@ -270,8 +276,8 @@ class AnnotationApp:
         # overwrite the answer just given: only an item still open is answered. The
         # per-annotator lock makes check-then-append atomic for two tabs of one server.
         with self._lock(who):
-            if item.item_id not in L.done_item_ids(self.run_dir, who):
-                L.append_event(self.run_dir, L.event_for(item, "answer", who, value, session=session))
+            if item.item_id not in done_item_ids(self.run_dir, who):
+                append_event(self.run_dir, event_for(item, "answer", who, value, session=session))
         return self._view(who, session)
 
     def on_skip(self, state, who):
@@ -281,8 +287,8 @@ class AnnotationApp:
         session, item = self._session(state, who), self._shown(state, who)
         if item is not None and not item.qualification:
             with self._lock(who):
-                if item.item_id not in L.done_item_ids(self.run_dir, who):
-                    L.append_event(self.run_dir, L.event_for(item, "skip", who, session=session))
+                if item.item_id not in done_item_ids(self.run_dir, who):
+                    append_event(self.run_dir, event_for(item, "skip", who, session=session))
         return self._view(who, session, "skipped" if item is not None else "")
 
     def on_undo(self, state, who):
@@ -291,7 +297,7 @@ class AnnotationApp:
             return self._view(None, "")
         session = self._session(state, who)
         with self._lock(who):
-            undone = L.undo_last(self.run_dir, who, session=session)  # this annotator's own events only
+            undone = undo_last(self.run_dir, who, session=session)  # this annotator's own events only
         message = "nothing to undo" if undone is None else f"undid your last {undone['event']}"
         return self._view(who, session, message)
 
@@ -313,7 +319,7 @@ class AnnotationApp:
     def build(self) -> gr.Blocks:
         with gr.Blocks(title="t2i-bias-benchmark: label images", analytics_enabled=False) as demo:
             gr.Markdown(f"## Label images of `{self.run_dir.name}`\n"
-                        f"Each answer is saved at once to `{L.LABELS_DIR}/{L.ANSWERS_FILE}`; you can close "
+                        f"Each answer is saved at once to `{LABELS_DIR}/{ANSWERS_FILE}`; you can close "
                         f"the page at any time and come back to where you stopped."
                         + (" [Log out](logout)" if self.auth == "users" else ""))
             if self.auth == "oauth":
@@ -437,7 +443,7 @@ def _gradio_cache(folder: Path) -> Iterator[None]:
 
 
 def build_app(run_dir: str | Path, question_types: Sequence[str] | None = None,
-              qualification: str | Path | L.QualificationItems | None = None, **kwargs) -> gr.Blocks:
+              qualification: str | Path | QualificationItems | None = None, **kwargs) -> gr.Blocks:
     """The annotation app for RUN_DIR (serve it with :func:`launch_app`, which adds the login, the
     file restrictions, the key script and the CSS)."""
     app = AnnotationApp(run_dir, question_types, qualification, **kwargs)
@@ -447,7 +453,7 @@ def build_app(run_dir: str | Path, question_types: Sequence[str] | None = None,
 
 
 def launch_app(run_dir: str | Path, question_types: Sequence[str] | None = None,
-               qualification: str | Path | L.QualificationItems | None = None, *,
+               qualification: str | Path | QualificationItems | None = None, *,
                users: str | Path | None = None, oauth: bool = False, no_auth: bool = False,
                local_annotator: str = LOCAL_ANNOTATOR, host: str = "127.0.0.1", port: int | None = None,
                prevent_thread_lock: bool = False, quiet: bool = False, **kwargs):

@@ -9,11 +9,14 @@ import getpass
 import sys
 from pathlib import Path
 
-from benchmark.human import labels, users
+from benchmark.human import users
+from benchmark.human.answers_file import answers_path
+from benchmark.human.events import check_annotator
+from benchmark.human.items import read_run_manifest
 
 
 def annotate_ui(args: argparse.Namespace) -> int:
-    labels.read_run_manifest(args.run_dir)  # a one-line error before Gradio is imported
+    read_run_manifest(args.run_dir)  # a one-line error before Gradio is imported
     if args.qualification is not None and not Path(args.qualification).is_file():
         raise ValueError(f"qualification file {args.qualification} does not exist")
     if args.port is not None and not 1 <= args.port <= 65535:
@@ -24,12 +27,12 @@ def annotate_ui(args: argparse.Namespace) -> int:
     from benchmark.human.app import LOCAL_ANNOTATOR, launch_app, login_settings  # Gradio: after the cheap checks
 
     mode, _ = login_settings(users=args.users, oauth=args.oauth, no_auth=args.no_auth, host=args.host)
-    annotator = labels.check_annotator(args.annotator or LOCAL_ANNOTATOR)
+    annotator = check_annotator(args.annotator or LOCAL_ANNOTATOR)
     print({"users": f"Login: the accounts of {args.users}.",
            "oauth": "Login: Sign in with Hugging Face.",
            "local": f"No login: every answer is recorded as annotator {annotator!r}; listening on {args.host} only."
            }[mode])
-    print(f"Labels are appended to {labels.answers_path(args.run_dir)}; stop with Ctrl+C (nothing is lost).")
+    print(f"Labels are appended to {answers_path(args.run_dir)}; stop with Ctrl+C (nothing is lost).")
     launch_app(args.run_dir, args.questions, args.qualification, users=args.users, oauth=args.oauth,
                no_auth=args.no_auth, local_annotator=annotator, host=args.host, port=args.port,
                attributes=args.attributes, suites=args.suites)

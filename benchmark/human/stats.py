@@ -1,7 +1,7 @@
 """Agreement between human annotators: majority vote per item, Fleiss' kappa and
 Krippendorff's alpha per question type, and the items they disagree on.
 
-Input is the answers table of the annotation app (``benchmark.human.labels.read_answers``):
+Input is the answers table of the annotation app (``benchmark.human.replay.read_answers``):
 one row per answer with the columns :data:`ANSWER_COLUMNS`. An item is one question about
 one image (``item_id = f"{probe_id}|{question_type}|{question_key}"``).
 

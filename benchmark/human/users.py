@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from benchmark.contract.atomic import atomic_path
-from benchmark.human.labels import check_annotator
+from benchmark.human.events import check_annotator
 
 SCHEME = "scrypt"
 #: scrypt cost: 2**15 x 8 x 128 bytes = 32 MiB and about 0.1 s per check.
@@ -33,7 +33,7 @@ MIN_PASSWORD_LENGTH, MAX_PASSWORD_LENGTH = 8, 1024
 
 
 def check_user_name(name) -> str:
-    """An annotator name usable as an account: :func:`labels.check_annotator`, without ``:`` or a leading ``#``."""
+    """An annotator name usable as an account: :func:`events.check_annotator`, without ``:`` or a leading ``#``."""
     name = check_annotator(name)
     if ":" in name:
         raise ValueError(f"a user name must not contain ':', got {name!r}")

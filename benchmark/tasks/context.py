@@ -23,7 +23,8 @@ from benchmark.contract.withheld import REASONS as WITHHELD_REASONS, read_withhe
 from benchmark.present.text import excluded_text, excluded_why
 from benchmark.scores.bootstrap import PLANNED_RESAMPLES
 
-__all__ = ["ScoreStageError", "ScoringOptions", "SuiteStatus", "ScoringContext", "entry_key", "groups_of"]
+__all__ = ["ScoreStageError", "ScoringOptions", "SuiteStatus", "ScoringContext", "entry_key", "groups_of",
+           "load_run_config", "load_run_manifest"]
 
 
 class ScoreStageError(ValueError):
@@ -67,16 +68,22 @@ class SuiteStatus:
                 "excluded": {k: int(v) for k, v in sorted(self.excluded.items())}}
 
 
-def _read_json(path: Path) -> dict | None:
+def load_run_config(run_dir: Path) -> dict:
+    """RUN_DIR's run_config.json ({} when it has none); a one-line :class:`ScoreStageError` if
+    it is not JSON. Read once by whoever scores (the score stage here, ``t2ibench compare``
+    before it scores a run in memory)."""
+    path = run_dir / CONFIG_FILE
     if not path.is_file():
-        return None
+        return {}
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
+        return json.loads(path.read_text(encoding="utf-8")) or {}
+    except ValueError as exc:  # JSONDecodeError, or not UTF-8
         raise ScoreStageError(f"{path} is not valid JSON ({exc})") from None
 
 
-def _read_manifest(run_dir: Path) -> pd.DataFrame:
+def load_run_manifest(run_dir: Path) -> pd.DataFrame:
+    """RUN_DIR's manifest.parquet, checked (probe_id and suite columns, no probe twice); a
+    one-line :class:`ScoreStageError` otherwise."""
     path = run_dir / MANIFEST_FILE
     if not path.is_file():
         raise ScoreStageError(f"{path} not found: run the generation stage first (t2ibench run) or give a run folder")
@@ -112,13 +119,16 @@ class ScoringContext:
     ``probes`` (optional) keeps only those probe ids of the manifest (``t2ibench compare`` scores
     two runs on the probes both hold). Under a :func:`benchmark.scores.bootstrap.resample_plan`,
     :attr:`resamples` keeps each entry's statistic on the plan's resamples, keyed by
-    :func:`entry_key`."""
+    :func:`entry_key`. ``config`` and ``manifest``: the run's run_config.json and manifest as
+    the caller already read them (:func:`load_run_config`, :func:`load_run_manifest`); read
+    from ``run_dir`` when not given."""
 
-    def __init__(self, run_dir: Path, options: ScoringOptions, probes: set | None = None):
+    def __init__(self, run_dir: Path, options: ScoringOptions, probes: set | None = None, *,
+                 config: dict | None = None, manifest: pd.DataFrame | None = None):
         self.run_dir = run_dir
         self.options = options
-        self.config = _read_json(run_dir / CONFIG_FILE) or {}
-        self.manifest = manifest = _read_manifest(run_dir)
+        self.config = load_run_config(run_dir) if config is None else config
+        self.manifest = manifest = load_run_manifest(run_dir) if manifest is None else manifest
         if probes is not None:
             self.manifest = manifest = manifest[manifest["probe_id"].astype(str).isin(probes)].reset_index(drop=True)
         nsfw = manifest["nsfw"].map(lambda v: v is True or v == 1 or (isinstance(v, np.bool_) and bool(v))) \

@@ -23,7 +23,8 @@ from benchmark.registries import SUITES
 from benchmark.tasks.discovery import task_folders
 from benchmark.tasks.registry import task_of_family
 
-__all__ = ["RECORD_KEY", "tree_sha256", "outside_task_folders", "missing_folder_line", "missing_task_folder"]
+__all__ = ["RECORD_KEY", "tree_sha256", "outside_task_folders", "missing_folder_line", "missing_task_folder",
+           "without_local_paths"]
 
 #: the key of run_config.json that lists them
 RECORD_KEY = "task_folders"
@@ -80,15 +81,29 @@ def missing_folder_line(run_config: Mapping[str, Any]) -> str | None:
         if not isinstance(record, Mapping):
             continue
         name, path, digest = str(record.get("name")), str(record.get("path")), str(record.get("sha256"))[:_SHOWN]
+        local = Path(path).is_absolute()  # a published run config holds the file or folder name only
+        used = f"{name} from {path}" if local else name
         if record.get("kind") == "plugin":
             if name not in sys.modules:
-                root = Path(path).parents[name.count(".") + (Path(path).name == "__init__.py")]
-                return (f"this run used plugin {name} from {path} (sha256 {digest}...): pass --plugin {name} "
-                        f"with {root} on PYTHONPATH")
+                root = Path(path).parents[name.count(".") + (Path(path).name == "__init__.py")] if local else None
+                return (f"this run used plugin {used} (sha256 {digest}...): pass --plugin {name} with "
+                        f"{root or 'the folder holding its package'} on PYTHONPATH")
         elif name not in task_folders():
-            return (f"this run used task folder {name} from {path} (sha256 {digest}...): set "
-                    f"{TASKS_PATH_ENV}={Path(path).parent}")
+            where = f"={Path(path).parent}" if local else f" to the folder holding {name}/"
+            return f"this run used task folder {used} (sha256 {digest}...): set {TASKS_PATH_ENV}{where}"
     return None
+
+
+def without_local_paths(run_config: Mapping[str, Any]) -> dict:
+    """``run_config`` for publishing: each recorded outside task folder or plugin keeps its name,
+    kind and content hash, and its path on this machine becomes its last part (a folder or file
+    name), which says nothing of the machine and is all another one can use."""
+    config = dict(run_config)
+    records = config.get(RECORD_KEY)
+    if isinstance(records, list):
+        config[RECORD_KEY] = [{**r, "path": Path(str(r.get("path", ""))).name} if isinstance(r, Mapping) else r
+                              for r in records]
+    return config
 
 
 def missing_task_folder(where: str | Path) -> str | None:

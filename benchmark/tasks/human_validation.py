@@ -7,15 +7,16 @@ The generic code (:mod:`benchmark.human`) knows the question *types* (``attribut
 statistics that compare automatic labels with the human majority; a task says how its
 questions are put to a person (answer options, instructions, the wording of a qualification
 question) and which analyses of its own the agreement tables add (GEP's vectors, PST's
-subsets of the perceived-gender table).
+subsets of the perceived-gender table), and what the card of a human-labels dataset says of
+its questions (:class:`LabelsCard`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
-__all__ = ["AgreementTable", "HumanValidation"]
+__all__ = ["AgreementTable", "LabelsCard", "HumanValidation"]
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,25 @@ class AgreementTable:
     key: str
     heading: str
     report_title: str
+
+
+@dataclass(frozen=True)
+class LabelsCard:
+    """What a task adds to the card of a human-labels dataset
+    (:mod:`benchmark.human.label_dataset`, ``python -m dataset_builders.human_labels``).
+
+    ``paper``: the citation key of the paper whose questions the task asks (the card names it by
+    its label and cites it). ``instructions(question_types, suites)``: the Markdown paragraphs
+    quoting the task's questions and instructions, given the question types and suites the
+    dataset has answers for ([] when it has none of the task's). ``setting``: how the paper's
+    annotators were recruited and paid, for comparison ("" when it says nothing). ``order``: the
+    card's paragraphs follow it (ties in task order).
+    """
+
+    paper: str
+    instructions: Callable[[Sequence[str], Sequence[str]], list[str]]
+    setting: str = ""
+    order: int = 0
 
 
 @dataclass(frozen=True)
@@ -51,6 +71,7 @@ class HumanValidation:
     ``markdown(tables) -> [str | DataFrame]``: the task's sections of agreement.md after the
     label comparisons (a DataFrame is written as a table), [] when it has none.
     ``gender_subset(manifest row)``: the row of the perceived-gender table an image belongs to.
+    ``labels_card``: what the card of a human-labels dataset says of the task's questions.
     """
 
     options: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
@@ -62,3 +83,4 @@ class HumanValidation:
     attribute_analyses: Callable[[Any, Any, int], tuple[dict, list[str]]] | None = None
     markdown: Callable[[Mapping], list] | None = None
     gender_subset: Callable[[Mapping], str] | None = None
+    labels_card: LabelsCard | None = None

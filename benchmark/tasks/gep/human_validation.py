@@ -13,8 +13,8 @@ from benchmark.probes.registry import load_config
 from benchmark.scores.agreement import vector_agreement
 from benchmark.tasks.gep.scores import gep_unbounded
 from benchmark.tasks.gep.artificial import artificial_from_run, compare_estimators, tau_b_by_pair_type
-from benchmark.tasks.gep.questions import GEP_INSTRUCTIONS, gep_question
-from benchmark.tasks.human_validation import AgreementTable, HumanValidation
+from benchmark.tasks.gep.questions import GEP_INSTRUCTIONS, GEP_QUESTION, gep_question
+from benchmark.tasks.human_validation import AgreementTable, HumanValidation, LabelsCard
 
 #: The settings whose human and automatic GEP vectors are compared (GEP Tables 4, 19), in order.
 VECTOR_SUITES = ("gep_neutral", "gep_explicit")
@@ -123,12 +123,26 @@ def artificial_markdown(t: Mapping) -> list:
             t["artificial_pair_types"]]
 
 
+def labels_card_instructions(question_types, suites) -> list[str]:
+    """The card of a human-labels dataset: the attribute question and the workers' instructions."""
+    if "attribute" not in question_types or not any(s.startswith("gep") for s in suites):
+        return []
+    return ["**GEP attribute questions** (GEP, Sec. 5 and Appendix B): "
+            f"\u201c{GEP_QUESTION.replace('{phrase}', '[a]')}\u201d, answers Yes / No. Instructions:",
+            "\n".join(f"> {t}" for t in GEP_INSTRUCTIONS)]
+
+
+#: GEP Sec. 5 and Appendix B: who answered, where, for what pay
+LABELS_SETTING = ("GEP three Amazon Mechanical Turk workers per item in the United States, $0.17 per 10 (image, "
+                  "attribute) pairs ($12-15 per hour), a six-image qualification test per attribute")
+
 HUMAN_VALIDATION = HumanValidation(
     instructions={"attribute": GEP_INSTRUCTIONS},
     qualification_question=qualification_question,
     attribute_tables=vector_agreement_tables,
     attribute_analyses=artificial_analyses,
     markdown=artificial_markdown,
+    labels_card=LabelsCard("gep", labels_card_instructions, LABELS_SETTING, order=0),
     tables=(AgreementTable("gep_agreement", "GEP vectors: automatic vs human (GEP Tables 4, 19)",
                            "GEP vectors: automatic vs human (Kendall tau-b, MCC of signs, Pearson)"),),
 )

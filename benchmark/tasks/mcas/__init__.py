@@ -5,12 +5,21 @@ the ``--mcas-reference`` input); ``probes`` builds ``mcas_attributes`` / ``mcas_
 ``probes.yaml``; ``embeddings`` is the annotator of ``mcas_embeddings``; ``reference`` plans a
 run audited against a reference's attribute images; ``task`` declares the task (II, ITP, ITA,
 TT, MCAS, Diffusion Bias, Bias Amplification); ``figures`` draws MCAS Figs. 3-6;
-``paper_checks`` recomputes the printed tables from ``data/``.
+``paper_checks`` recomputes the printed tables from ``data/``; ``reference_dataset`` builds the
+reference-attributes dataset (``reference_configs`` declares its configs to the reader),
+registered here as the dataset builder ``reference_attributes``.
 
 This ``__init__`` stays light (``t2ibench --help`` imports it to read ``inputs``); the task
 discovery imports ``task``, which imports the parts it registers.
 """
 
+from benchmark.registries import register_dataset_builder
 from benchmark.tasks.mcas import inputs
+
+register_dataset_builder(
+    "reference_attributes", "Publish reference attributes as a Hub dataset: the ten Monk Skin Tone swatches, the "
+    "text gender attributes of MCAS and Generated Bias, and (from an audited run) MCAS image attributes one trusted "
+    "model generated, so that audits of other models can score against the same images.",
+    f"{__name__}.reference_dataset")
 
 __all__ = ["inputs"]

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from benchmark.tasks.human_validation import HumanValidation
-from benchmark.tasks.pst.questions import (PST_PAIRED_INSTRUCTION, PST_PREAMBLE, PST_SINGLE_INSTRUCTION,
-                                           pst_paired_question, pst_single_question)
+from benchmark.tasks.human_validation import HumanValidation, LabelsCard
+from benchmark.tasks.pst.questions import (PST_PAIRED_INSTRUCTION, PST_PAIRED_QUESTION, PST_PREAMBLE,
+                                           PST_SINGLE_INSTRUCTION, PST_SINGLE_QUESTION, pst_paired_question,
+                                           pst_single_question)
 
 #: PST App. C.2, Table 10: feminine / masculine traits, or "cannot identify" (answer values of
 #: :mod:`benchmark.human.questions`).
@@ -40,6 +41,22 @@ def gender_subset(row: Mapping) -> str:
     return ""
 
 
+def labels_card_instructions(question_types, suites) -> list[str]:
+    """The card of a human-labels dataset: the preamble, instructions and questions of Table 10."""
+    if not any(t in question_types for t in ("gender_single", "gender_paired")) \
+            or not any(s.startswith("pst") for s in suites):
+        return []
+    paired = PST_PAIRED_QUESTION.replace('{identity}', '{id}').replace('{position}', 'left/right')
+    return ["**PST perceived gender** (PST, Appendix C.2, Table 10), answers Feminine / Masculine / "
+            "Cannot Identify:",
+            f"> {PST_PREAMBLE}",
+            f"> Single: {PST_SINGLE_INSTRUCTION} \u201c{PST_SINGLE_QUESTION.replace('{identity}', '{id}')}\u201d",
+            f"> Paired: {PST_PAIRED_INSTRUCTION} \u201c{paired}\u201d"]
+
+
+#: PST App. C.2: who answered, where, for what pay
+LABELS_SETTING = "PST three MTurk workers in the US or UK, $0.10 per image"
+
 HUMAN_VALIDATION = HumanValidation(
     options={"gender_single": GENDER_OPTIONS, "gender_paired": GENDER_OPTIONS},
     instructions={"gender_single": (PST_PREAMBLE, PST_SINGLE_INSTRUCTION),
@@ -47,4 +64,5 @@ HUMAN_VALIDATION = HumanValidation(
     qualification_question=qualification_question,
     needs_identity=("gender_single", "gender_paired"),
     gender_subset=gender_subset,
+    labels_card=LabelsCard("pst", labels_card_instructions, LABELS_SETTING, order=1),
 )

@@ -1,0 +1,113 @@
+"""`python -m dataset_builders`: the builders the task folders (and the package) register, listed
+with `--list` and run by name; an unknown name is one error line; a task folder on
+$T2IBENCH_TASKS_PATH publishes a dataset of its own without a file of dataset_builders/ edited."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from benchmark.registries import DATASET_BUILDERS, register_dataset_builder
+from dataset_builders import registered_builders
+
+ROOT = Path(__file__).resolve().parents[1]
+FOLDER = ROOT / "tests" / "data" / "task_folder" / "lightness"
+SHELLS = sorted(p.stem for p in (ROOT / "dataset_builders").glob("*.py") if not p.stem.startswith("__"))
+
+
+def _call(*args: str, tasks: Path | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1",
+           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    if tasks is not None:
+        env["T2IBENCH_TASKS_PATH"] = str(tasks)
+    return subprocess.run([sys.executable, "-m", "dataset_builders", *args], capture_output=True, text=True,
+                          env=env, timeout=300, cwd=ROOT)
+
+
+def test_every_module_of_dataset_builders_runs_a_registered_builder():
+    builders = registered_builders()
+    assert {"probes", "human_labels", "reference_attributes", "paintskills"} <= set(builders)
+    assert set(SHELLS) <= set(builders), SHELLS
+    for name in SHELLS:
+        spec = builders[name]
+        assert spec.name == name and spec.description and "\n" not in spec.description
+        assert importlib.util.find_spec(spec.module) is not None, spec.module
+
+
+def test_a_builder_is_registered_once():
+    spec = DATASET_BUILDERS["probes"]
+    assert register_dataset_builder(spec.name, spec.description, spec.module) == spec  # the same: a no-op
+    with pytest.raises(ValueError, match="dataset builder 'probes' is registered twice"):
+        register_dataset_builder("probes", "something else", spec.module)
+
+
+def test_list_names_each_builder_on_one_line():
+    proc = _call("--list")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    names = [line.split()[0] for line in lines]
+    assert names == list(registered_builders())
+    assert {"probes", "human_labels", "reference_attributes", "paintskills"} <= set(names)
+    assert all(len(line.split(None, 1)) == 2 for line in lines)  # name, then its description
+
+
+def test_an_unknown_builder_is_one_line_naming_the_known_ones():
+    proc = _call("nope", "--out", "x")
+    assert proc.returncode == 2
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith("t2ibench: error: unknown dataset builder 'nope'; the builders are: ")
+    assert all(name in line for name in ("probes", "human_labels", "reference_attributes", "paintskills"))
+    proc = _call()
+    assert proc.returncode == 2 and proc.stderr.startswith("t2ibench: error: name a dataset builder")
+
+
+#: a toy builder of the outside task folder: writes one file per --n
+TOY_BUILDER = '''\
+"""A toy dataset builder of an outside task folder."""
+from pathlib import Path
+
+
+def add_arguments(parser):
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--n", type=int, default=2)
+
+
+def run(args):
+    out = Path(args.out)
+    out.mkdir(parents=True)
+    for i in range(args.n):
+        (out / f"row{i}.txt").write_text(str(i))
+    print(f"wrote {args.n} rows to {out}")
+    return 0
+'''
+
+
+def test_an_outside_task_folder_publishes_its_own_dataset(tmp_path):
+    folder = tmp_path / "tasks" / "lightness"
+    shutil.copytree(FOLDER, folder)
+    (folder / "dataset.py").write_text(TOY_BUILDER)
+    with (folder / "__init__.py").open("a") as f:
+        f.write(textwrap.dedent('''
+            from benchmark.registries import register_dataset_builder
+
+            register_dataset_builder("lightness_rows", "Toy rows of the lightness folder.", f"{__name__}.dataset")
+        '''))
+    listed = _call("--list", tasks=tmp_path / "tasks")
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.splitlines()[-1].split() == ["lightness_rows", "Toy", "rows", "of", "the", "lightness",
+                                                      "folder."]
+    proc = _call("lightness_rows", "--out", str(tmp_path / "out"), "--n", "3", tasks=tmp_path / "tasks")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == f"wrote 3 rows to {tmp_path / 'out'}"
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["row0.txt", "row1.txt", "row2.txt"]
+    usage = _call("lightness_rows", "--help", tasks=tmp_path / "tasks")
+    assert usage.returncode == 0 and usage.stdout.startswith("usage: python -m dataset_builders lightness_rows")
+    assert "Toy rows of the lightness folder." in usage.stdout
+    assert "lightness_rows" not in _call("--list").stdout  # only where the folder is on the path
