@@ -41,7 +41,8 @@ from pathlib import Path
 
 import torch
 
-from benchmark.models.clip_tokenizer import CLIP_MAX_LENGTH, CLIP_VOCAB_SIZE, build_clip_tokenizer
+from benchmark.models.clip_tokenizer import build_clip_tokenizer
+from benchmark.models.tiny_sd import TINY_SD_SCHEDULER, TINY_SD_TEXT, TINY_SD_UNET, TINY_SD_VAE
 
 __all__ = [
     "UNET_FAMILIES",
@@ -108,23 +109,7 @@ def _tokenizer():
 def _text_config(**overrides):
     from transformers import CLIPTextConfig
 
-    # Ids of the offline tokenizer: BOS 49406, EOS (= pad) 49407. The EOS id matters: CLIP
-    # pools the text at the first EOS token.
-    kwargs = dict(
-        vocab_size=CLIP_VOCAB_SIZE,
-        hidden_size=HIDDEN,
-        intermediate_size=64,
-        num_attention_heads=4,
-        num_hidden_layers=2,  # >= 2: SDXL reads the penultimate hidden state
-        max_position_embeddings=CLIP_MAX_LENGTH,
-        projection_dim=HIDDEN,
-        bos_token_id=49406,
-        eos_token_id=49407,
-        pad_token_id=49407,
-    )
-    kwargs.update(overrides)
-    return CLIPTextConfig(**kwargs)
-
+    return CLIPTextConfig(**{**TINY_SD_TEXT, "hidden_size": HIDDEN, "projection_dim": HIDDEN, **overrides})
 
 def _text_encoder(with_projection: bool = False):
     from transformers import CLIPTextModel, CLIPTextModelWithProjection
@@ -172,40 +157,14 @@ def _vae(**overrides):
 
     torch.manual_seed(SEED)
     # Two blocks: vae_scale_factor 2, so a 32 latent decodes to 64 px.
-    kwargs = dict(
-        in_channels=3,
-        out_channels=3,
-        down_block_types=("DownEncoderBlock2D", "DownEncoderBlock2D"),
-        up_block_types=("UpDecoderBlock2D", "UpDecoderBlock2D"),
-        block_out_channels=(16, 32),
-        layers_per_block=1,
-        norm_num_groups=8,
-        latent_channels=4,
-        sample_size=64,
-    )
-    kwargs.update(overrides)
-    return AutoencoderKL(**kwargs)
-
+    return AutoencoderKL(**{**TINY_SD_VAE, **overrides})
 
 def _sd_unet(**overrides):
     from diffusers import UNet2DConditionModel
 
     torch.manual_seed(SEED)
-    kwargs = dict(
-        sample_size=32,  # latent size; x vae_scale_factor 2 = 64 px (the pipeline's default size)
-        in_channels=4,
-        out_channels=4,
-        block_out_channels=(16, 32),
-        layers_per_block=1,
-        norm_num_groups=8,
-        down_block_types=("DownBlock2D", "CrossAttnDownBlock2D"),
-        up_block_types=("CrossAttnUpBlock2D", "UpBlock2D"),
-        cross_attention_dim=HIDDEN,
-        attention_head_dim=8,
-    )
-    kwargs.update(overrides)
-    return UNet2DConditionModel(**kwargs)
-
+    # latent size 32; x vae_scale_factor 2 = 64 px (the pipeline's default size)
+    return UNet2DConditionModel(**{**TINY_SD_UNET, "cross_attention_dim": HIDDEN, **overrides})
 
 def _save(pipe, folder: Path) -> Path:
     folder = Path(folder)
@@ -250,15 +209,7 @@ def _sd(folder: Path, *, v_prediction: bool) -> None:
     text_encoder = _text_encoder()
     # The Hub's SD 1.5 / SD 2.1 scheduler settings (DDIM instead of SD 1.5's PNDM: fewer
     # quirks at 2 steps); SD 2.1 (768-v) predicts v.
-    scheduler = DDIMScheduler(
-        beta_start=0.00085,
-        beta_end=0.012,
-        beta_schedule="scaled_linear",
-        clip_sample=False,
-        set_alpha_to_one=False,
-        steps_offset=1,
-        prediction_type="v_prediction" if v_prediction else "epsilon",
-    )
+    scheduler = DDIMScheduler(**TINY_SD_SCHEDULER, prediction_type="v_prediction" if v_prediction else "epsilon")
     pipe = StableDiffusionPipeline(
         vae=vae,
         text_encoder=text_encoder,

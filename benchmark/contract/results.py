@@ -135,13 +135,7 @@ def score_entry(name: str, suite: str, value: float | None, *, ci: Mapping | Non
         "ci": ci_dict,
         "ci_note": "; ".join(x for x in (ci_note, why) if x) or None,
         "n": int(n),
-        "lower_is_better": meta.lower_is_better,
-        "ideal": meta.ideal,
-        "min": meta.min_value,
-        "max": None if math.isinf(meta.max_value) else meta.max_value,
-        "unit": meta.unit,
-        "headline": meta.headline,
-        "paper": meta.paper,
+        **{k: v for k, v in expected_score_metadata(name).items() if k != "display_name"},
     }
 
 

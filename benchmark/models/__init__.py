@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import importlib
 
+from . import errors
 from .errors import (
     DeviceUnavailableError,
     GatedModelError,
@@ -46,16 +47,7 @@ _LAZY = {
     "resolve_device": "device",
 }
 
-__all__ = [
-    "ModelSpecError",
-    "MalformedSpecError",
-    "UnknownBuiltinError",
-    "ModelNotFoundError",
-    "ModelNotAvailableError",
-    "GatedModelError",
-    "DeviceUnavailableError",
-    *_LAZY,
-]
+__all__ = [*errors.__all__, *_LAZY]
 
 
 def __getattr__(name: str):

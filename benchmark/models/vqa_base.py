@@ -166,6 +166,23 @@ class VQAModel(ABC):
     stats: VQAStats
     processor: Any
 
+    def _set_up(self, model, processor, tokenizer, *, name: str, device, dtype, batch_size: int,
+                max_new_tokens: int, score_batch_size: int, score_normalisation: str, feature_reuse: bool) -> None:
+        """The attributes every VQA model sets from its constructor's arguments (checked first)."""
+        if score_normalisation not in SCORE_NORMALISATIONS:
+            raise ValueError(f"score_normalisation must be one of {SCORE_NORMALISATIONS}, got {score_normalisation!r}")
+        self.model = model.eval()
+        self.processor = processor
+        self.tokenizer = tokenizer
+        self.name = name
+        self.device = device
+        self.dtype = dtype
+        self.batch_size = int(batch_size)
+        self.score_batch_size = int(score_batch_size)
+        self.score_normalisation = score_normalisation
+        self.generate_kwargs = {"max_new_tokens": max_new_tokens, "do_sample": False, "num_beams": 1}
+        self.stats = VQAStats(feature_reuse=feature_reuse)
+
     # ------------------------------------------------------------------ to implement
 
     @property

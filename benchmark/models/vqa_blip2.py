@@ -9,7 +9,7 @@ from pathlib import Path
 
 from .builtin_cache import BUILTIN_SEED
 from .clip_tokenizer import CLIP_VOCAB_SIZE, build_clip_tokenizer
-from .vqa_base import SCORE_NORMALISATIONS, VQAModel, VQAStats
+from .vqa_base import VQAModel
 from .vqa_tokens import AnswerTokens, gather_answer_scores
 
 __all__ = ["BLIP2_PROMPT", "Blip2VQA", "build_tiny_vqa"]
@@ -26,21 +26,11 @@ class Blip2VQA(VQAModel):
 
     def __init__(self, model, processor, *, name, device, dtype, batch_size=16, max_new_tokens=10, is_builtin=False,
                  score_batch_size=64, score_normalisation="sum"):
-        if score_normalisation not in SCORE_NORMALISATIONS:
-            raise ValueError(f"score_normalisation must be one of {SCORE_NORMALISATIONS}, got {score_normalisation!r}")
-        self.model = model.eval()
-        self.processor = processor
-        self.tokenizer = processor.tokenizer
-        self.name = name
-        self.device = device
-        self.dtype = dtype
-        self.batch_size = int(batch_size)
-        self.score_batch_size = int(score_batch_size)
-        self.score_normalisation = score_normalisation
+        self._set_up(model, processor, processor.tokenizer, name=name, device=device, dtype=dtype,
+                     batch_size=batch_size, max_new_tokens=max_new_tokens, score_batch_size=score_batch_size,
+                     score_normalisation=score_normalisation, feature_reuse=True)
         self.is_builtin = is_builtin
         self.prompt_template = BLIP2_PROMPT
-        self.generate_kwargs = {"max_new_tokens": max_new_tokens, "do_sample": False, "num_beams": 1}
-        self.stats = VQAStats(feature_reuse=True)
         self._tok = AnswerTokens(self.tokenizer)
         cfg = model.config
         self.image_token_id = int(getattr(cfg, "image_token_id", None) or cfg.image_token_index)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .vqa_base import SCORE_NORMALISATIONS, VQAModel, VQAStats
+from .vqa_base import VQAModel
 from .vqa_tokens import AnswerTokens, answer_separator, gather_answer_scores, padding_side
 
 __all__ = ["ImageTextToTextVQA"]
@@ -20,20 +20,10 @@ class ImageTextToTextVQA(VQAModel):
 
     def __init__(self, model, processor, *, name, device, dtype, batch_size=16, max_new_tokens=10,
                  score_batch_size=64, score_normalisation="sum"):
-        if score_normalisation not in SCORE_NORMALISATIONS:
-            raise ValueError(f"score_normalisation must be one of {SCORE_NORMALISATIONS}, got {score_normalisation!r}")
-        self.model = model.eval()
-        self.processor = processor
-        self.tokenizer = getattr(processor, "tokenizer", processor)
-        self.name = name
-        self.device = device
-        self.dtype = dtype
-        self.batch_size = int(batch_size)
-        self.score_batch_size = int(score_batch_size)
-        self.score_normalisation = score_normalisation
-        self.generate_kwargs = {"max_new_tokens": max_new_tokens, "do_sample": False, "num_beams": 1}
+        self._set_up(model, processor, getattr(processor, "tokenizer", processor), name=name, device=device,
+                     dtype=dtype, batch_size=batch_size, max_new_tokens=max_new_tokens,
+                     score_batch_size=score_batch_size, score_normalisation=score_normalisation, feature_reuse=False)
         self.use_chat_template = bool(getattr(processor, "chat_template", None))
-        self.stats = VQAStats(feature_reuse=False)
         self._tok = AnswerTokens(self.tokenizer)
         self.settings = {"kind": "image-text-to-text", "chat_template": self.use_chat_template,
                          **self.common_settings(dtype)}
