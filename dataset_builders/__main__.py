@@ -6,7 +6,9 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
+import textwrap
 
 from benchmark.present.terminal import print_error
 from dataset_builders import PROG, registered_builders, run_builder
@@ -20,8 +22,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["--list"]:
         builders = registered_builders()
         width = max(map(len, builders), default=0)
+        room = max(40, shutil.get_terminal_size().columns - width - 2)  # one terminal line each
         for name, spec in builders.items():
-            print(f"{name:<{width}}  {spec.description}")
+            print(f"{name:<{width}}  {textwrap.shorten(spec.description, room, placeholder=' ...', break_on_hyphens=False)}")
         return 0
     if not argv or argv[0].startswith("-"):
         print_error(f"name a dataset builder: {PROG} NAME [ARGS] ({PROG} --list lists them)")

@@ -23,7 +23,7 @@ SHELLS = sorted(p.stem for p in (ROOT / "dataset_builders").glob("*.py") if not 
 
 
 def _call(*args: str, tasks: Path | None = None) -> subprocess.CompletedProcess:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1",
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "COLUMNS": "100",
            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     if tasks is not None:
         env["T2IBENCH_TASKS_PATH"] = str(tasks)
@@ -56,6 +56,10 @@ def test_list_names_each_builder_on_one_line():
     assert names == list(registered_builders())
     assert {"probes", "human_labels", "reference_attributes", "paintskills"} <= set(names)
     assert all(len(line.split(None, 1)) == 2 for line in lines)  # name, then its description
+    # each fits the terminal (COLUMNS=100): a long description is cut at a word, marked " ..."
+    assert all(len(line) <= 100 for line in lines), lines
+    human = next(line for line in lines if line.startswith("human_labels"))
+    assert human.endswith(" ...") and "Publish a run's human labels as a Hub dataset" in human
 
 
 def test_an_unknown_builder_is_one_line_naming_the_known_ones():

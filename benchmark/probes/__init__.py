@@ -15,7 +15,7 @@ from benchmark.probes.registry import (
 from benchmark.registries import register_dataset_builder
 
 register_dataset_builder(
-    "probes", "Build the probe sets as one Hub-layout dataset folder (a config per suite, split ``test``) with its "
+    "probes", "Build the probe sets as one Hub-layout dataset folder (a config per suite, split `test`) with its "
     "dataset card, and optionally publish it.", f"{__name__}.dataset")
 
 __all__ = [
