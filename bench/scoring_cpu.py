@@ -57,10 +57,11 @@ from benchmark.probes import get_suite, list_suites, load_config  # noqa: E402
 from benchmark.probes.registry import stable_seed  # noqa: E402
 from benchmark.contract.run_folder import LABELS_DIR  # noqa: E402
 from benchmark.runner.batch_size import BatchSize  # noqa: E402
+from benchmark.runner.annotate_plan import annotator_parameters  # noqa: E402
 from benchmark.runner.probe_choice import build_probes, limit_probes  # noqa: E402
 from benchmark.runner.run_config import make_run_config  # noqa: E402
 import benchmark.runner.score as score  # noqa: E402
-from benchmark.tasks import TASKS, list_tasks, tasks_for_suites  # noqa: E402
+from benchmark.tasks import TASKS, list_tasks  # noqa: E402
 from benchmark.tasks.context import ScoringContext  # noqa: E402
 from benchmark.present.terminal import print_error  # noqa: E402
 
@@ -228,10 +229,7 @@ def audit_annotators(families: dict[str, str]) -> list[Annotator]:
     """The annotators a real audit of suites ``families`` runs: each kind its tasks declare, with
     their parameters, once per default model of the kind (as the annotate stage makes them, but
     without checking that the models can be loaded: none is)."""
-    params: dict[str, dict] = {}
-    for task, suites in tasks_for_suites(families):
-        for kind_name, param in task.annotators.items():
-            params.setdefault(kind_name, {}).update({s: param for s in suites})
+    params = annotator_parameters(families)
     kinds = [(k, k.default(False)) for k in list_annotator_kinds() if k.name in params]
     return [k.create(m, params[k.name]) for k, default in kinds for m in (default if k.many else [default])]
 

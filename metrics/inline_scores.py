@@ -180,9 +180,9 @@ def evaluate_modules() -> dict:
     return dict(EVALUATE_MODULES)
 
 
-def inline_block(name: str) -> tuple[str, list[str]]:
-    """(the generated block of metrics/<name>/<name>.py, the distributions it imports)."""
-    spec = evaluate_modules()[name]
+def inline_block(spec) -> tuple[str, list[str]]:
+    """(the generated block of metrics/<name>/<name>.py, the distributions it imports), for the
+    module ``spec`` (an ``EvaluateModuleSpec``) declares."""
     wanted, own_imports = list(spec.copies), list(spec.imports)
     modules, chosen, imports = _closure(wanted)
     parts = []
@@ -227,8 +227,10 @@ def _bound_names(code: str) -> set[str]:
     return names
 
 
-def render(name: str) -> dict[Path, str]:
-    """The generated text of metrics/<name>/<name>.py and requirements.txt."""
+def render(spec) -> dict[Path, str]:
+    """The generated text of metrics/<name>/<name>.py and requirements.txt, ``name`` being
+    ``spec.name`` (an ``EvaluateModuleSpec``)."""
+    name = spec.name
     script = METRICS / name / f"{name}.py"
     if not script.is_file():
         raise InlineError(f"{name} is declared (register_evaluate_module) but {script.relative_to(ROOT)} does not exist")
@@ -237,7 +239,7 @@ def render(name: str) -> dict[Path, str]:
         raise InlineError(f"{script.relative_to(ROOT)} needs one {BEGIN!r} line and one {END!r} line")
     head, rest = text.split(BEGIN)
     _, tail = rest.split(END)
-    block, dists = inline_block(name)
+    block, dists = inline_block(spec)
     tail_names, copied = _bound_names(tail), _bound_names(block)
     if tail_names & copied:
         raise InlineError(f"{name}: the hand-written part redefines copied names {sorted(tail_names & copied)}")
@@ -255,8 +257,8 @@ def main(argv: list[str] | None = None) -> int:
         if undeclared:
             raise InlineError(f"metrics/{undeclared[0]}/ is declared by no task folder: add register_evaluate_module("
                               f"{undeclared[0]!r}, ...) to the metadata.py of the folder whose formulas it copies")
-        for name in modules:
-            for path, new in render(name).items():
+        for spec in modules.values():
+            for path, new in render(spec).items():
                 old = path.read_text() if path.exists() else None
                 if old != new:
                     stale.append(path.relative_to(ROOT).as_posix())

@@ -34,6 +34,7 @@ from benchmark.human.agreement_cli import load_answers, markdown_table
 from benchmark.human.answers_file import read_events
 from benchmark.human.stats import agreement_by_question_type, item_majorities
 from benchmark.papers import PAPERS
+from benchmark.registries import SUITES
 from benchmark.scores.agreement import UndefinedStatisticWarning
 from benchmark.tasks import LabelsCard, list_tasks
 
@@ -151,16 +152,19 @@ def build_tables(run_dir: str | Path, *, embed_images: bool = True,
     return items, raw_ds, info
 
 
-def _cards() -> list[LabelsCard]:
-    """What the tasks say of their questions on the card, in the card's order."""
-    cards = [t.human_validation.labels_card for t in list_tasks()
+def _cards() -> list[tuple[str, LabelsCard]]:
+    """(probe family, what its task says of its questions on the card), in the card's order."""
+    cards = [(t.family, t.human_validation.labels_card) for t in list_tasks()
              if t.human_validation is not None and t.human_validation.labels_card is not None]
-    return sorted(cards, key=lambda c: c.order)
+    return sorted(cards, key=lambda fc: fc[1].order)
 
 
 def _instructions_md(question_types: list[str], suites: list[str]) -> str:
-    """The questions and instructions shown, quoted from the tasks' questions (the papers' wording)."""
-    parts = [p for card in _cards() for p in card.instructions(question_types, suites)]
+    """The questions and instructions shown, quoted from the tasks' questions (the papers' wording);
+    each task is given the dataset's suites of its own probe family."""
+    family = {s: spec.family for s in suites if (spec := SUITES.get(s)) is not None}
+    parts = [p for fam, card in _cards()
+             for p in card.instructions(question_types, [s for s in suites if family.get(s) == fam])]
     return "\n\n".join(parts) or "No question of the papers' annotation tasks was answered."
 
 
@@ -183,8 +187,9 @@ def labels_card(info: dict, *, license: str, setting: str, pay: str, embed_image
         "size_categories": [size_category(n)],
         "configs": configs_yaml({"items": [SPLIT], "answers": [SPLIT]}, default="items"),
     }
-    papers = [PAPERS[c.paper] for c in _cards() if c.paper in PAPERS]
-    settings = [c.setting for c in _cards() if c.setting]
+    cards = [c for _, c in _cards()]
+    papers = [PAPERS[c.paper] for c in cards if c.paper in PAPERS]
+    settings = [c.setting for c in cards if c.setting]
     image_note = ("embedded as PNG (`image`)" if embed_images else
                   "referenced by their path in the run folder (`image_file`) and sha256 (`image_sha256`)")
     body = [

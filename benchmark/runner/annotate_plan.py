@@ -154,15 +154,22 @@ class AnnotatorChoice:
         return names if self.kind.many else (names[0] if names else None)
 
 
+def annotator_parameters(families: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """Annotator kind -> {suite: the parameter its task gives the kind} for the suites of
+    ``families`` (suite -> probe family): what each kind is asked to label, and how."""
+    params: dict[str, dict[str, Any]] = {}
+    for task, suites in tasks_for_suites(families):
+        for kind_name, param in task.annotators.items():
+            params.setdefault(kind_name, {}).update({s: param for s in suites})
+    return params
+
+
 def choose_annotators(families: dict[str, str], scope: list[str], options: dict) -> tuple[list[AnnotatorChoice],
                                                                                           list[str]]:
     """The annotators the tasks of ``scope`` need, in annotator-kind order, each model spec
     checked (one line) before anything is loaded; and the suites no task annotates. Needs no
     image, so ``run`` checks them before generating."""
-    params: dict[str, dict[str, Any]] = {}
-    for task, suites in tasks_for_suites({s: families[s] for s in scope}):
-        for kind_name, param in task.annotators.items():
-            params.setdefault(kind_name, {}).update({s: param for s in suites})
+    params = annotator_parameters({s: families[s] for s in scope})
     covered = {s for p in params.values() for s in p}
     choices = []
     for kind in [k for k in list_annotator_kinds() if k.name in params]:

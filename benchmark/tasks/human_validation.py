@@ -36,8 +36,8 @@ class LabelsCard:
 
     ``paper``: the citation key of the paper whose questions the task asks (the card names it by
     its label and cites it). ``instructions(question_types, suites)``: the Markdown paragraphs
-    quoting the task's questions and instructions, given the question types and suites the
-    dataset has answers for ([] when it has none of the task's). ``setting``: how the paper's
+    quoting the task's questions and instructions, given the question types the dataset has
+    answers for and its suites of the task's probe family ([] when it has none of the task's). ``setting``: how the paper's
     annotators were recruited and paid, for comparison ("" when it says nothing). ``order``: the
     card's paragraphs follow it (ties in task order).
     """

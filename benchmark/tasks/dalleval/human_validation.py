@@ -31,7 +31,7 @@ def qualification_question(question_type: str, key: str, identity: str | None, p
 def labels_card_instructions(question_types, suites) -> list[str]:
     """The card of a human-labels dataset: the gender, attribute and skin tone questions and
     this benchmark's instructions (the paper prints no wording for humans)."""
-    if "dalleval_bias" not in suites:
+    if not suites:
         return []
     return ["**DALL-Eval** (DALL-Eval, Sec. 4.2.3; the paper prints no wording for humans, so the "
             "instructions are this benchmark's): gender \u201c"

@@ -125,7 +125,7 @@ def artificial_markdown(t: Mapping) -> list:
 
 def labels_card_instructions(question_types, suites) -> list[str]:
     """The card of a human-labels dataset: the attribute question and the workers' instructions."""
-    if "attribute" not in question_types or not any(s.startswith("gep") for s in suites):
+    if "attribute" not in question_types or not suites:
         return []
     return ["**GEP attribute questions** (GEP, Sec. 5 and Appendix B): "
             f"\u201c{GEP_QUESTION.replace('{phrase}', '[a]')}\u201d, answers Yes / No. Instructions:",

@@ -43,8 +43,7 @@ def gender_subset(row: Mapping) -> str:
 
 def labels_card_instructions(question_types, suites) -> list[str]:
     """The card of a human-labels dataset: the preamble, instructions and questions of Table 10."""
-    if not any(t in question_types for t in ("gender_single", "gender_paired")) \
-            or not any(s.startswith("pst") for s in suites):
+    if not suites or not any(t in question_types for t in ("gender_single", "gender_paired")):
         return []
     paired = PST_PAIRED_QUESTION.replace('{identity}', '{id}').replace('{position}', 'left/right')
     return ["**PST perceived gender** (PST, Appendix C.2, Table 10), answers Feminine / Masculine / "
