@@ -72,7 +72,8 @@ sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 from benchmark.contract import run_folder as rf  # noqa: E402
 from benchmark.probes.source import open_probe_set  # noqa: E402
 from benchmark.runner.generate import generate  # noqa: E402
-from benchmark.runner.probe_choice import build_probes  # noqa: E402
+from benchmark.runner.probe_choice import ChosenProbes, build_probes, limit_probes  # noqa: E402
+from bench.workload import generation_request  # noqa: E402
 from benchmark.present.terminal import print_error  # noqa: E402
 from benchmark.probes import list_suites  # noqa: E402
 from benchmark.tasks import list_tasks  # noqa: E402
@@ -134,8 +135,9 @@ def build_run(run_dir: Path, limit: int, size: int) -> dict[str, int]:
     probe_set = open_probe_set()
     suites = probe_set.check_suites(list(SUITES))
     probes = build_probes(suites, None, probe_set)
-    generate(run_dir, SyntheticImages(size), probes, limit=limit, batch_size=8, progress=False,
-             model_spec="builtin:tiny-sd", probe_record=probe_set.record(suites))
+    chosen = ChosenProbes(list(suites), probe_set.record(suites), probes, limit_probes(probes, limit))
+    model = SyntheticImages(size)
+    generate(generation_request(run_dir, model, batch_size=8, limit=limit, spec="builtin:tiny-sd"), model, chosen)
     manifest = rf.read_manifest(run_dir)
     return {s: int(n) for s, n in manifest["suite"].value_counts(sort=False).items()}
 

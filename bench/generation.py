@@ -77,7 +77,7 @@ from benchmark.models.tiny import TINY_CLIP_CONFIG  # noqa: E402
 from benchmark.runner.batch_size import resolve_batch_size  # noqa: E402
 from benchmark.runner.generate import generate  # noqa: E402
 from benchmark.runner.probe_choice import build_probes  # noqa: E402
-from bench.workload import add_suites_option  # noqa: E402
+from bench.workload import add_suites_option, generation_request  # noqa: E402
 
 CONFIG_DIR = Path(__file__).resolve().parent / "configs"
 UNET_MODELS = ("sd15", "sd2", "sdxl")
@@ -680,7 +680,7 @@ def measure_runner(model: str, folder: Path, args, dev: Device) -> Row:
         n = max(args.n_images, (4 if requested == "auto" and not args.tiny else 1) * batch)
         n = min(len(probes), math.ceil(n / batch) * batch)
         t0 = time.perf_counter()
-        summary = generate(run_root / "run", m, probes.head(n), batch_size=batch, progress=False)
+        summary = generate(generation_request(run_root / "run", m, batch_size=batch), m, probes.head(n))
         dev.sync()
         compile_s = summary.timings.get("compile", 0.0)
         secs = time.perf_counter() - t0 - compile_s

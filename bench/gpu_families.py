@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT / "tests"))  # the tiny pipelines live beside the te
 from benchmark.models import load_text_to_image  # noqa: E402
 from benchmark.runner import build_probes, generate  # noqa: E402
 from tiny_pipelines import CALL_ARGUMENTS, FAMILIES, build_family  # noqa: E402
-from bench.workload import add_suites_option  # noqa: E402
+from bench.workload import add_suites_option, generation_request  # noqa: E402
 
 
 def check_family(key: str, root: Path, device: str, suites: list[str]) -> dict:
@@ -37,7 +37,7 @@ def check_family(key: str, root: Path, device: str, suites: list[str]) -> dict:
         model = load_text_to_image(str(folder), device=device, **CALL_ARGUMENTS[key])
         row["pipeline"] = type(model.pipe).__name__
         run_dir = root / "runs" / key
-        summary = generate(run_dir, model, build_probes(suites), limit=4, progress=False)
+        summary = generate(generation_request(run_dir, model, batch_size="auto", limit=4), model, build_probes(suites))
         config = json.loads((run_dir / "run_config.json").read_text())
         speed = config.get("speed", {})
         row.update({"images": summary.n_generated, "batch": config.get("batch_size"),

@@ -41,7 +41,7 @@ from benchmark.models import load_text_to_image  # noqa: E402
 from benchmark.runner.generate import generate  # noqa: E402
 from benchmark.runner.probe_choice import build_probes  # noqa: E402
 from benchmark.present.progress import StageTimer  # noqa: E402
-from bench.workload import add_suites_option  # noqa: E402
+from bench.workload import add_suites_option, generation_request  # noqa: E402
 
 
 def _ms(seconds: float, n: int) -> float:
@@ -144,7 +144,7 @@ def overlap_rows(probes, size: int, seconds_per_image: float, batch_size: int, r
             tmp = Path(tempfile.mkdtemp(prefix="t2ibench-overlap-"))
             try:
                 t0 = time.perf_counter()
-                generate(tmp / "run", model, probes, batch_size=batch_size, progress=False, overlap_writes=overlap)
+                generate(generation_request(tmp / "run", model, batch_size=batch_size), model, probes, overlap_writes=overlap)
                 best[overlap] = min(best[overlap], time.perf_counter() - t0)
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)
@@ -233,10 +233,10 @@ def measure_rounds(model, probes, batch_size: int, rounds: int) -> tuple[dict[st
             images, bare_s = bare_pipeline(model, prompts, seeds, batch_size)
             timer = StageTimer()
             t0 = time.perf_counter()
-            summary = generate(tmp / "run", model, probes, batch_size=batch_size, progress=False, timer=timer)
+            summary = generate(generation_request(tmp / "run", model, batch_size=batch_size), model, probes, timer=timer)
             runner_s = time.perf_counter() - t0
             t0 = time.perf_counter()  # the same run with each batch written before the next generates
-            generate(tmp / "inline", model, probes, batch_size=batch_size, progress=False, overlap_writes=False)
+            generate(generation_request(tmp / "inline", model, batch_size=batch_size), model, probes, overlap_writes=False)
             inline_s = time.perf_counter() - t0
             steps = write_steps(images, batch_size, tmp / "steps")
         finally:

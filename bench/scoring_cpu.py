@@ -40,6 +40,7 @@ import shutil
 import sys
 import tempfile
 import time
+from types import SimpleNamespace
 from pathlib import Path
 
 import numpy as np
@@ -59,6 +60,7 @@ from benchmark.contract.run_folder import LABELS_DIR  # noqa: E402
 from benchmark.runner.batch_size import BatchSize  # noqa: E402
 from benchmark.runner.annotate_plan import annotator_parameters  # noqa: E402
 from benchmark.runner.probe_choice import build_probes, limit_probes  # noqa: E402
+from benchmark.contract.audit_request import AuditRequest  # noqa: E402
 from benchmark.runner.run_config import make_run_config  # noqa: E402
 import benchmark.runner.score as score  # noqa: E402
 from benchmark.tasks import TASKS, list_tasks  # noqa: E402
@@ -112,8 +114,8 @@ def write_manifest_and_config(run_dir: Path, probes: pd.DataFrame, rng: np.rando
     settings = {"num_inference_steps": 50, "guidance_scale": 7.5, "height": 512, "width": 512,
                 "family": "sd1", "dtype": "bfloat16", "note": "synthetic labels for bench/scoring_cpu.py"}
     model_id = "bench/synthetic-audit"
-    config = make_run_config(model_spec=model_id, model_id=model_id, revision=None, settings=settings,
-                             probes=probes, limit_per_suite=None, batch=BatchSize(8), builtin=False)
+    model = SimpleNamespace(model_id=model_id, revision=None, settings=settings, is_builtin=False)
+    config = make_run_config(AuditRequest(run_dir, model_id), probes, model=model, batch=BatchSize(8))
     rf.write_json_atomic(run_dir / rf.CONFIG_FILE, config)
     n = len(probes)
     probe_columns = list(probes.columns)

@@ -10,11 +10,14 @@ short prompts of one person, the kind of prompt most suites have.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+from typing import Any
 
+from benchmark.contract.audit_request import AuditRequest, ProbeChoice, Runtime
 from benchmark.probes import get_suite, list_suites
 from benchmark.tasks import list_tasks
 
-__all__ = ["suites_of_task", "prompt_suites", "add_suites_option"]
+__all__ = ["suites_of_task", "prompt_suites", "add_suites_option", "generation_request"]
 
 
 def suites_of_task(task) -> list[str]:
@@ -33,3 +36,11 @@ def add_suites_option(ap: argparse.ArgumentParser, n: int, what: str) -> None:
     ap.add_argument("--suites", nargs="+", default=default, choices=list_suites(), metavar="SUITE",
                     help=f"{what} (default: the first {n} suite{'s' if n > 1 else ''} of the first registered "
                          f"task, {' '.join(default)})")
+
+
+def generation_request(run_dir: str | Path, model: Any, *, batch_size: int | str, limit: int | None = None,
+                       spec: str | None = None) -> AuditRequest:
+    """The audit request the timing scripts hand ``generate`` with a loaded ``model`` (recorded as
+    ``spec``, default its ``model_id``), no progress bars."""
+    return AuditRequest(run_dir, spec or model.model_id, probes=ProbeChoice(limit_per_suite=limit),
+                        runtime=Runtime(batch_size=batch_size), progress=False)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Callable
 
 from benchmark.contract.atomic import write_bytes_atomic
+from benchmark.contract.audit_request import AuditRequest, ModelChoice, ProbeChoice, Runtime
 from benchmark.contract.results import dumps
 from benchmark.runner.batch_size import AUTO
 from benchmark.runner.pipeline import run_audit
@@ -31,26 +32,23 @@ def run_dir_of(record: RequestRecord, opts: WorkerOptions) -> Path:
     return opts.runs_dir / record.request_id
 
 
-def run_request_audit(record: RequestRecord, opts: WorkerOptions):
-    """``t2ibench run`` with the request's model, commit, dtype and settings (keywords only), at
-    the worker's speed options (batch size, compile, offload: the same as `t2ibench run`'s)."""
-    return run_audit(
+def audit_request_for(record: RequestRecord, opts: WorkerOptions) -> AuditRequest:
+    """The audit of a claimed request: ``t2ibench run`` with the request's model, commit, dtype
+    and settings, over the worker's probes, at the worker's speed options (batch size, compile,
+    offload: the same as `t2ibench run`'s)."""
+    return AuditRequest(
         run_dir=run_dir_of(record, opts),
-        model_spec=record.model_id,
-        suites=list(opts.suites) if opts.suites else None,
-        probes=opts.probes,
-        probes_revision=opts.probes_revision,
-        limit_per_suite=opts.limit_per_suite,
-        batch_size=opts.batch_size or AUTO,
-        revision=None if record.demo else record.commit,
-        device=opts.device,
-        dtype=record.dtype,
-        overrides=dict(record.settings),
-        n_resamples=opts.n_resamples,
-        progress=opts.progress,
-        compile=opts.compile,
-        offload=opts.offload,
-    )
+        model=ModelChoice(record.model_id, revision=None if record.demo else record.commit,
+                          settings=dict(record.settings)),
+        probes=ProbeChoice(opts.probes, opts.probes_revision, opts.suites, opts.limit_per_suite),
+        runtime=Runtime(device=opts.device, dtype=record.dtype, batch_size=opts.batch_size or AUTO,
+                        compile=opts.compile, offload=opts.offload),
+        n_resamples=opts.n_resamples, progress=opts.progress)
+
+
+def run_request_audit(record: RequestRecord, opts: WorkerOptions):
+    """Run the audit of a claimed request (:func:`audit_request_for`)."""
+    return run_audit(audit_request_for(record, opts))
 
 
 def add_provenance(results_path: Path, record: RequestRecord, opts: WorkerOptions) -> dict:

@@ -29,7 +29,7 @@ import numpy as np
 import torch
 from PIL import Image
 
-STANDIN_SPEC = "standin:tiny"
+STANDIN_SPEC = "python:standin:tiny"  # a valid spec; only the monkeypatched loader below builds it
 
 
 @dataclass
@@ -147,10 +147,13 @@ def main(argv=None) -> int:
         os.environ["GEN_WORKER_DELAY"] = str(args.delay)
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     install_loader()
+    from benchmark.contract.audit_request import AuditRequest, ProbeChoice, Runtime
     from benchmark.runner import run_generation
 
-    summary = run_generation(args.run_dir, args.model, args.suites.split(","), args.limit, args.batch_size,
-                             progress=False)
+    request = AuditRequest(args.run_dir, args.model, probes=ProbeChoice(suites=args.suites.split(","),
+                                                                         limit_per_suite=args.limit),
+                           runtime=Runtime(batch_size=args.batch_size), progress=False)
+    summary = run_generation(request)
     print(f"rank {summary.rank}/{summary.world_size}: generated {summary.n_generated} in {summary.n_batches} batches",
           flush=True)
     return 0

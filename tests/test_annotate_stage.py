@@ -19,7 +19,8 @@ import pytest
 
 from benchmark.annotate.vqa_labels import perceived_gender_label, presence_label
 from benchmark.probes import load_config
-from benchmark.runner import build_probes, generate, read_manifest
+from audit_requests import generate_into
+from benchmark.runner import build_probes, read_manifest
 from benchmark.runner.annotate import (
     LABEL_FILES,
     AnnotationSummary,
@@ -68,7 +69,7 @@ def base_run(tmp_path_factory) -> Path:
     run = tmp_path_factory.mktemp("annotate") / "run"
     probes = build_probes(SUITES, LIMIT)
     flagged = [int(probes[probes["suite"] == s]["seed"].iloc[0]) for s in NSFW_SUITES]
-    generate(run, FlaggingModel(flagged), probes, batch_size=8, progress=False, model_spec="builtin:tiny-sd")
+    generate_into(run, FlaggingModel(flagged), probes, batch_size=8, spec="builtin:tiny-sd")
     return run
 
 
@@ -85,7 +86,7 @@ def annotated(base_run, tmp_path_factory):
     dst = tmp_path_factory.mktemp("annotated") / "run"
     shutil.copytree(base_run, dst)
     (dst / "timings.json").write_text(json.dumps({"generate/total": {"seconds": 1.0}}))
-    summary = annotate_run(dst, progress=False, batch_size=4)
+    summary = annotate_run(dst, batch_size=4)
     return dst, summary
 
 
@@ -316,13 +317,13 @@ def test_rerun_skips_complete_files_and_force_redoes(annotated, annotated_copy, 
     before = {n: (p.stat().st_mtime_ns, p.read_bytes()) for n, p in paths.items()}
     with monkeypatch.context() as mp:
         _no_loading(mp)
-        again = annotate_run(run, progress=False)
+        again = annotate_run(run)
     assert again.files_written == [] and again.models_loaded == []
     assert sorted(again.files_up_to_date) == sorted(first.files_written)
     assert {n: (p.stat().st_mtime_ns, p.read_bytes()) for n, p in paths.items()} == before
     assert not list((run / "labels").glob(".*tmp"))
 
-    forced = annotate_run(run, progress=False, force=True)
+    forced = annotate_run(run, force=True)
     assert sorted(forced.files_written) == sorted(first.files_written)
     assert sorted(forced.models_loaded) == ["builtin:tiny-clip", "builtin:tiny-vqa"]  # each once
     assert forced.new_rows == {f: n for f, n in first.rows.items()}
@@ -350,17 +351,17 @@ def test_cached_embeddings_are_reused(run, monkeypatch):
     n_neutral = int((m["suite"] == "gep_neutral").sum())
     n_needed = int(m["suite"].isin(GEP + ("mcas_attributes", "mcas_targets")).sum())
 
-    s1 = annotate_run(run, progress=False, suites=["gep_neutral"])
+    s1 = annotate_run(run, suites=["gep_neutral"])
     assert sum(calls) == n_neutral and s1.images_embedded == {"builtin:tiny-clip": n_neutral}
     assert s1.files_written == ["labels/attributes.parquet"]
     calls.clear()
-    s2 = annotate_run(run, progress=False)  # the later pass embeds only the images not cached
+    s2 = annotate_run(run)  # the later pass embeds only the images not cached
     assert sum(calls) == n_needed - n_neutral
     assert s2.images_embedded == {"builtin:tiny-clip": n_needed - n_neutral}
     calls.clear()
     for n in ("attributes", "embeddings"):
         (run / "labels" / f"{n}.parquet").unlink()
-    s3 = annotate_run(run, progress=False)  # labels rebuilt from the cache: no image embedded
+    s3 = annotate_run(run)  # labels rebuilt from the cache: no image embedded
     assert sum(calls) == 0 and s3.images_embedded == {"builtin:tiny-clip": 0}
     assert sorted(s3.files_written) == ["labels/attributes.parquet", "labels/embeddings.parquet"]
     assert sorted(s3.files_up_to_date) == ["labels/gender.parquet", "labels/skin_tone.parquet"]
@@ -400,14 +401,14 @@ def test_models_prepare_images_on_the_decode_threads_with_the_same_labels(run, t
     monkeypatch.setattr(SkinToneAnnotator, "measure", measure)
     # batches of 1: many more batches than decode threads
     suites = [*GEP, "dalleval_bias", "pst_single"]  # CLIP, then VQA and skin tone
-    annotate_run(run, progress=False, batch_size=1, suites=suites)
+    annotate_run(run, batch_size=1, suites=suites)
     assert {cls for cls, _ in where} == {"OpenClipEncoder", "Blip2VQA", "SkinToneAnnotator"}
     assert all(thread.startswith("t2ibench-decode") for _, thread in where), where
     assert measured and all(thread.startswith("t2ibench-decode") for thread in measured), measured
     monkeypatch.setattr(stage, "_preparers", lambda *a: {})
     where.clear()
     measured.clear()
-    annotate_run(inline, progress=False, batch_size=1, suites=suites)
+    annotate_run(inline, batch_size=1, suites=suites)
     assert where and all(thread == "MainThread" for _, thread in where)
     assert measured and all(thread == "MainThread" for thread in measured)
     written = [n for n in BIAS_LABEL_FILES if (run / "labels" / f"{n}.parquet").exists()]
@@ -434,7 +435,7 @@ def test_image_pass_mixes_the_suites_in_every_stretch(run, monkeypatch):
         return real(plan, order, *args)
 
     monkeypatch.setattr(stage, "_batches", spy)
-    summary = annotate_run(run, progress=False, batch_size=4)
+    summary = annotate_run(run, batch_size=4)
     (order,) = orders
     manifest = read_manifest(run)
     manifest = manifest[~manifest["nsfw"].fillna(False).astype(bool)]
@@ -454,7 +455,7 @@ def test_image_pass_mixes_the_suites_in_every_stretch(run, monkeypatch):
 def test_suite_subset_keeps_other_rows(annotated_copy):
     run = annotated_copy
     g0 = read_labels(run, "gender")
-    s = annotate_run(run, progress=False, suites=["pst_single"], force=True)
+    s = annotate_run(run, suites=["pst_single"], force=True)
     assert s.files_written == ["labels/gender.parquet"] and s.models_loaded == ["builtin:tiny-vqa"]
     g1 = read_labels(run, "gender")
     pd.testing.assert_frame_equal(g0, g1)
@@ -485,14 +486,14 @@ def test_crash_mid_vqa_resumes_with_missing_rows_only(run):
 
     flaky = Flaky(fail_after=3)
     with pytest.raises(RuntimeError, match="simulated crash"):
-        annotate_run(run, progress=False, suites=["pst_single", "pst_paired_power"], vqa=flaky, batch_size=1,
+        annotate_run(run, suites=["pst_single", "pst_paired_power"], vqa=flaky, batch_size=1,
                      checkpoint_every=1)
     partial = read_labels(run, "gender")
     assert 0 < len(partial) < 3 * 2 * LIMIT - 1  # checkpointed rows survive the crash
     assert not list((run / "labels").glob(".*tmp"))
 
     resume = Flaky()
-    annotate_run(run, progress=False, suites=["pst_single", "pst_paired_power"], vqa=resume, batch_size=1)
+    annotate_run(run, suites=["pst_single", "pst_paired_power"], vqa=resume, batch_size=1)
     full = read_labels(run, "gender")
     m = usable(run)
     n_expected = int((m["suite"] == "pst_single").sum()) + 2 * int((m["suite"] == "pst_paired_power").sum())
@@ -509,13 +510,13 @@ def test_errors(run):
     from benchmark.models import ModelSpecError
 
     with pytest.raises(ValueError, match="unknown suite"):
-        annotate_run(run, suites=["no_such_suite"], progress=False)
+        annotate_run(run, suites=["no_such_suite"])
     with pytest.raises(ModelSpecError):  # a bad spec fails before anything is loaded or written
-        annotate_run(run, encoder="nonsense-spec", progress=False)
+        annotate_run(run, encoder="nonsense-spec")
     assert not (run / "labels").exists()
     (run / "manifest.parquet").unlink()
     with pytest.raises(RunFolderError, match="generation stage first"):
-        annotate_run(run, progress=False)
+        annotate_run(run)
 
 
 def test_generate_mode_keeps_the_papers_free_text_protocol(annotated_copy):
@@ -523,7 +524,7 @@ def test_generate_mode_keeps_the_papers_free_text_protocol(annotated_copy):
     generate"); they replace the suite's closed-set rows, other suites' rows are kept."""
     run = annotated_copy
     before = read_labels(run, "gender")
-    s = annotate_run(run, progress=False, suites=["pst_single"], annotators={"vqa_mode": "generate"})
+    s = annotate_run(run, suites=["pst_single"], annotators={"vqa_mode": "generate"})
     assert s.files_written == ["labels/gender.parquet"]
     g = read_labels(run, "gender")
     single = set(usable(run).query("suite == 'pst_single'")["probe_id"])
@@ -533,4 +534,4 @@ def test_generate_mode_keeps_the_papers_free_text_protocol(annotated_copy):
     others = g[~g["probe_id"].isin(single)].reset_index(drop=True)
     pd.testing.assert_frame_equal(others, before[~before["probe_id"].isin(single)].reset_index(drop=True))
     with pytest.raises(ValueError, match="unknown VQA mode"):
-        annotate_run(run, progress=False, suites=["pst_single"], annotators={"vqa_mode": "guess"})
+        annotate_run(run, suites=["pst_single"], annotators={"vqa_mode": "guess"})

@@ -13,6 +13,7 @@ from PIL import Image
 from benchmark.cli import main
 from benchmark.contract.image_provenance import MAX_PIXELS, check_scorable_image, load_scorable_image
 from benchmark.contract.model_specs import model_id_problem, model_name_problem, model_spec_problem
+from benchmark.contract.audit_request import ProbeChoice
 from benchmark.runner.probe_choice import choose_probes
 from benchmark.runner.supplied_images import match_folder
 
@@ -158,7 +159,7 @@ def test_requests_and_submit_use_the_same_hub_rule():
 
 
 def _probes():
-    return choose_probes(None, None, ["gep_neutral"], 4).limited
+    return choose_probes(ProbeChoice(suites=["gep_neutral"], limit_per_suite=4)).limited
 
 
 def _mapped_folder(tmp_path, paths):

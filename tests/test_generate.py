@@ -21,11 +21,11 @@ import pandas as pd
 import pytest
 
 import _gen_worker as worker
+from audit_requests import audit_request, generate_into
 from benchmark.runner import (
     VOLATILE_COLUMNS,
     RunFolderError,
     build_probes,
-    generate,
     limit_probes,
     read_manifest,
     run_generation,
@@ -87,7 +87,7 @@ def reference(tmp_path_factory) -> Path:
     run_dir = tmp_path_factory.mktemp("reference") / "run"
     with pytest.MonkeyPatch.context() as mp:
         worker.install_loader(mp)
-        summary = run_generation(run_dir, E2E_SPEC, SUITES, LIMIT, 2, progress=False)
+        summary = run_generation(audit_request(run_dir, E2E_SPEC, suites=SUITES, limit=LIMIT, batch_size=2))
     assert summary.n_generated == summary.n_done == 2 * LIMIT
     return run_dir
 
@@ -125,7 +125,7 @@ def test_determinism_and_batch_size(tmp_path):
     probes = build_probes(SUITES)
     runs = {}
     for name, bs in (("a", 3), ("b", 3), ("c", 1)):
-        summary = generate(tmp_path / name, worker.StandInModel(), probes, batch_size=bs, limit=LIMIT, progress=False)
+        summary = generate_into(tmp_path / name, worker.StandInModel(), probes, batch_size=bs, limit=LIMIT)
         assert summary.n_generated == summary.n_done == 2 * LIMIT
         runs[name] = tmp_path / name
     assert_same_run(runs["a"], runs["b"])
@@ -140,7 +140,7 @@ def test_determinism_and_batch_size(tmp_path):
     assert not (runs["a"] / ".partial").exists()
     assert {p.name for p in runs["a"].iterdir()} == {"README.md", "run_config.json", "images", "manifest.parquet"}
     # A second run into a finished folder generates nothing.
-    again = generate(runs["a"], worker.StandInModel(), probes, batch_size=5, limit=LIMIT, progress=False)
+    again = generate_into(runs["a"], worker.StandInModel(), probes, batch_size=5, limit=LIMIT)
     assert again.n_generated == 0 and again.n_done_before == 2 * LIMIT
     assert_same_run(runs["a"], runs["b"])
 
@@ -148,7 +148,7 @@ def test_determinism_and_batch_size(tmp_path):
 def test_background_writes_equal_inline_writes_and_surface_errors(tmp_path, monkeypatch):
     probes = build_probes(SUITES)
     for name, overlap in (("inline", False), ("overlap", True)):
-        generate(tmp_path / name, worker.StandInModel(), probes, batch_size=3, limit=LIMIT, progress=False,
+        generate_into(tmp_path / name, worker.StandInModel(), probes, batch_size=3, limit=LIMIT,
                  overlap_writes=overlap)
     assert_same_run(tmp_path / "inline", tmp_path / "overlap")
     assert list(read_manifest(tmp_path / "inline")["sha256"]) == list(read_manifest(tmp_path / "overlap")["sha256"])
@@ -167,13 +167,13 @@ def test_background_writes_equal_inline_writes_and_surface_errors(tmp_path, monk
 
     monkeypatch.setattr(rf, "write_batch", failing_write_batch)
     with pytest.raises(OSError, match="disk full"):
-        generate(tmp_path / "failing", worker.StandInModel(), probes, batch_size=3, limit=LIMIT, progress=False)
+        generate_into(tmp_path / "failing", worker.StandInModel(), probes, batch_size=3, limit=LIMIT)
     assert len(scan_batches(tmp_path / "failing")) == 6  # the first two batches of 3
 
 
 def test_manifest_rows_and_run_config(tmp_path):
     probes = build_probes(SUITES)
-    generate(tmp_path, worker.StandInModel(), probes, batch_size=4, limit=LIMIT, progress=False)
+    generate_into(tmp_path, worker.StandInModel(), probes, batch_size=4, limit=LIMIT)
     m = read_manifest(tmp_path)
     expected = limit_probes(probes, LIMIT)
     assert list(m["probe_id"]) == list(expected["probe_id"])
@@ -196,7 +196,7 @@ def test_run_folder_loads_as_image_dataset(tmp_path):
     import datasets
 
     run_dir = tmp_path / "run"
-    generate(run_dir, worker.StandInModel(), build_probes(SUITES), batch_size=3, limit=LIMIT, progress=False)
+    generate_into(run_dir, worker.StandInModel(), build_probes(SUITES), batch_size=3, limit=LIMIT)
     # Files of later stages must not leak into the image config.
     (run_dir / "labels").mkdir()
     pd.DataFrame({"probe_id": ["x"], "label": [1]}).to_parquet(run_dir / "labels" / "gender.parquet")
@@ -219,12 +219,12 @@ def test_run_folder_loads_as_image_dataset(tmp_path):
 def test_card_says_builtin_images_are_meaningless(tmp_path):
     probes = build_probes(["gep_occupation"])
     model = worker.StandInModel()
-    generate(tmp_path / "std", model, probes, batch_size=4, limit=4, progress=False)
+    generate_into(tmp_path / "std", model, probes, batch_size=4, limit=4)
     body = (tmp_path / "std" / "README.md").read_text().split("---\n", 2)[2].lstrip()
     assert not body.lower().startswith("**these images come from a tiny random-weight model")
     for name, spec, flag in (("spec", "builtin:tiny-sd", False), ("flag", None, True)):
         model.is_builtin = flag  # TextToImageModel.is_builtin, or a builtin: spec
-        generate(tmp_path / name, model, probes, batch_size=4, limit=4, progress=False, model_spec=spec)
+        generate_into(tmp_path / name, model, probes, batch_size=4, limit=4, spec=spec)
         body = (tmp_path / name / "README.md").read_text().split("---\n", 2)[2].lstrip()
         first_line = body.splitlines()[0]
         assert "tiny random-weight model" in first_line and "meaningless" in first_line
@@ -236,14 +236,13 @@ def test_card_says_builtin_images_are_meaningless(tmp_path):
 def test_rerun_with_other_arguments_is_one_line_error(tmp_path, standin_loader):
     probes = build_probes(SUITES)
     run = tmp_path / "run"
-    generate(run, worker.StandInModel(), probes, batch_size=4, limit=4, progress=False)
+    generate_into(run, worker.StandInModel(), probes, batch_size=4, limit=4)
     cases = [
-        lambda: generate(run, worker.StandInModel(), probes, batch_size=4, limit=5, progress=False),
-        lambda: generate(run, worker.StandInModel(steps=3), probes, batch_size=4, limit=4, progress=False),
-        lambda: generate(run, worker.StandInModel(), build_probes(["gep_neutral"]), limit=4, progress=False),
-        lambda: run_generation(run, worker.STANDIN_SPEC, ["gep_neutral"], 4, progress=False),
-        lambda: run_generation(run, worker.STANDIN_SPEC, SUITES, 4, overrides={"height": 16},
-                               progress=False),
+        lambda: generate_into(run, worker.StandInModel(), probes, batch_size=4, limit=5),
+        lambda: generate_into(run, worker.StandInModel(steps=3), probes, batch_size=4, limit=4),
+        lambda: generate_into(run, worker.StandInModel(), build_probes(["gep_neutral"]), limit=4),
+        lambda: run_generation(audit_request(run, worker.STANDIN_SPEC, suites=["gep_neutral"], limit=4)),
+        lambda: run_generation(audit_request(run, worker.STANDIN_SPEC, suites=SUITES, limit=4, settings={"height": 16})),
     ]
     for case in cases:
         with pytest.raises(RunFolderError) as info:
@@ -257,14 +256,14 @@ def test_rerun_with_other_arguments_is_one_line_error(tmp_path, standin_loader):
     other.mkdir()
     (other / "notes.txt").write_text("mine")
     with pytest.raises(RunFolderError, match="not a run folder"):
-        generate(other, worker.StandInModel(), probes, limit=4, progress=False)
+        generate_into(other, worker.StandInModel(), probes, limit=4)
     # A different batch size is not a different run: images do not depend on it.
-    again = run_generation(run, worker.STANDIN_SPEC, SUITES, 4, batch_size=7, progress=False)
+    again = run_generation(audit_request(run, worker.STANDIN_SPEC, suites=SUITES, limit=4, batch_size=7))
     assert again.n_generated == 0
 
 
 def test_run_generation_checks_folder_before_loading_model(tmp_path, monkeypatch, standin_loader):
-    run_generation(tmp_path, worker.STANDIN_SPEC, SUITES, 2, progress=False)
+    run_generation(audit_request(tmp_path, worker.STANDIN_SPEC, suites=SUITES, limit=2))
     import benchmark.models as models
 
     def boom(*a, **k):
@@ -272,14 +271,14 @@ def test_run_generation_checks_folder_before_loading_model(tmp_path, monkeypatch
 
     monkeypatch.setattr(models, "load_text_to_image", boom)
     with pytest.raises(RunFolderError):
-        run_generation(tmp_path, worker.STANDIN_SPEC, SUITES, 3, progress=False)
+        run_generation(audit_request(tmp_path, worker.STANDIN_SPEC, suites=SUITES, limit=3))
     with pytest.raises(ValueError, match="unknown suite"):
-        run_generation(tmp_path / "new", worker.STANDIN_SPEC, ["no_such_suite"], 3, progress=False)
+        run_generation(audit_request(tmp_path / "new", worker.STANDIN_SPEC, suites=["no_such_suite"], limit=3))
 
 
 def test_stray_partial_batch_is_removed(tmp_path):
     probes = build_probes(SUITES)
-    generate(tmp_path / "ref", worker.StandInModel(), probes, batch_size=2, limit=LIMIT, progress=False)
+    generate_into(tmp_path / "ref", worker.StandInModel(), probes, batch_size=2, limit=LIMIT)
     run = tmp_path / "run"
     shutil.copytree(tmp_path / "ref", run)
     # Simulate a kill mid-batch: two finished batches lost, one half-written batch left in .partial.
@@ -288,7 +287,7 @@ def test_stray_partial_batch_is_removed(tmp_path):
     shutil.move(run / "images" / "b000006", stray)
     (stray / "metadata.jsonl").write_text('{"file_name": "000006.png", "probe_id": "trunc')
     (run / "manifest.parquet").unlink()
-    summary = generate(run, worker.StandInModel(), probes, batch_size=2, limit=LIMIT, progress=False)
+    summary = generate_into(run, worker.StandInModel(), probes, batch_size=2, limit=LIMIT)
     assert summary.removed_partial == ["b000004.r0.99999"]
     assert summary.n_generated == 4 and summary.n_done_before == 2 * LIMIT - 4
     assert not (run / ".partial").exists()
@@ -297,7 +296,7 @@ def test_stray_partial_batch_is_removed(tmp_path):
 
 def test_half_batch_in_images_is_reported(tmp_path):
     probes = build_probes(["gep_occupation"])
-    generate(tmp_path, worker.StandInModel(), probes, batch_size=2, limit=4, progress=False)
+    generate_into(tmp_path, worker.StandInModel(), probes, batch_size=2, limit=4)
     (tmp_path / "images" / "b000002" / "000003.png").unlink()
     with pytest.raises(RunFolderError, match="missing"):
         scan_batches(tmp_path)
@@ -335,7 +334,7 @@ def test_resume_after_kill_9(tmp_path, reference, standin_loader):
     assert not (run_dir / "manifest.parquet").exists()
     # Run again with the same arguments (another batch size is allowed); in this process,
     # which saves a second model load in a fresh interpreter.
-    summary = run_generation(run_dir, E2E_SPEC, SUITES, LIMIT, 2, progress=False)
+    summary = run_generation(audit_request(run_dir, E2E_SPEC, suites=SUITES, limit=LIMIT, batch_size=2))
     assert summary.n_done_before == len(before) and summary.n_generated == 2 * LIMIT - len(before)
     assert len(summary.removed_partial) == 1
     rows = scan_batches(run_dir, verify_sha256=True)

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import _gen_worker as worker
-from benchmark.runner import build_probes, generate, read_manifest
+from audit_requests import generate_into
+from benchmark.runner import build_probes, read_manifest
 from benchmark.runner.batch_size import AUTO, DEFAULT_BATCH_SIZE, BatchSize, parse_batch_size, resolve_batch_size
 
 SUITES = ["gep_neutral"]
@@ -46,8 +47,8 @@ def test_cpu_defaults_change_nothing(tmp_path):
     """auto + compile's default on a CPU = the explicit pre-change settings (batch 4, no
     compile): same bytes, no speed setting recorded, batch 4 in run_config.json."""
     probes = build_probes(SUITES)
-    default = generate(tmp_path / "default", _tiny(), probes, limit=2, progress=False)
-    legacy = generate(tmp_path / "legacy", _tiny(compile=False), probes, batch_size=4, limit=2, progress=False)
+    default = generate_into(tmp_path / "default", _tiny(), probes, limit=2)
+    legacy = generate_into(tmp_path / "legacy", _tiny(compile=False), probes, batch_size=4, limit=2)
     assert default.n_generated == legacy.n_generated == 2
     assert "compile" not in default.timings
     a, b = read_manifest(tmp_path / "default"), read_manifest(tmp_path / "legacy")
@@ -91,14 +92,14 @@ def test_auto_batch_size_is_recorded_and_reused_on_resume(tmp_path):
                 raise RuntimeError("killed")
             return _real(prompts, seeds)
         first.generate = dying
-        generate(tmp_path, first, probes, limit=8, progress=False)
+        generate_into(tmp_path, first, probes, limit=8)
     assert first.prepared == [3]
     cfg = json.loads((tmp_path / "run_config.json").read_text())
     assert cfg["batch_size"] == 3 and cfg["batch_size_requested"] == AUTO
     assert cfg["batch_size_auto"]["free_gib"] == 1.0
     # the resumed process probes another size (less free memory): the recorded one wins
     second = _ProbedModel(probed=2)
-    summary = generate(tmp_path, second, probes, limit=8, progress=False)
+    summary = generate_into(tmp_path, second, probes, limit=8)
     assert second.prepared == [3] and second.calls == [3, 2]
     assert summary.n_done == 8 and summary.n_generated == 5
     assert "compile" in summary.timings  # the warm-up is timed apart ...
@@ -125,7 +126,7 @@ def test_static_batch_pads_and_resume_writes_same_bytes(tmp_path):
         m.pipe = type("Spy", (), {"__call__": staticmethod(spy), "scheduler": m.pipe.scheduler})()
         return m
 
-    whole = generate(tmp_path / "whole", model(), probes, batch_size=2, limit=3, progress=False)
+    whole = generate_into(tmp_path / "whole", model(), probes, batch_size=2, limit=3)
     assert whole.n_generated == 3 and sizes == [2, 2]  # the last batch of 1 padded to 2
     cfg = json.loads((tmp_path / "whole" / "run_config.json").read_text())
     assert cfg["settings"]["static_batch"] == 2 and "batch_size_requested" not in cfg
@@ -139,8 +140,8 @@ def test_static_batch_pads_and_resume_writes_same_bytes(tmp_path):
         return real_generate(prompts, seeds)
     killed.generate = dying
     with pytest.raises(RuntimeError, match="killed"):
-        generate(tmp_path / "resumed", killed, probes, batch_size=2, limit=3, progress=False)
-    resumed = generate(tmp_path / "resumed", model(), probes, batch_size=2, limit=3, progress=False)
+        generate_into(tmp_path / "resumed", killed, probes, batch_size=2, limit=3)
+    resumed = generate_into(tmp_path / "resumed", model(), probes, batch_size=2, limit=3)
     assert resumed.n_done_before == 2 and resumed.n_generated == 1
     assert list(read_manifest(tmp_path / "whole")["sha256"]) == list(read_manifest(tmp_path / "resumed")["sha256"])
 

@@ -44,16 +44,17 @@ def make_doc(model_id: str, gep: float | None, *, created: str = "2025-01-01T00:
               res.score_entry("gep_score_neutral", "gep_neutral", 0.9, ci=_ci(0.9, 0.05), n=40, estimator="C",
                               annotator="open_clip:ViT-L-14:openai")]
     scores += extra or []
-    doc = res.build_results(
-        model={"id": model_id, "spec": model_id, "revision": revision, "builtin": builtin},
-        package_version="0.1.0", suites=[_suite(s) for s in suites],
+    audited = res.AuditedRun(
+        model={"id": model_id, "spec": model_id, "revision": revision, "builtin": builtin}, package_version="0.1.0",
         settings={"family": family, "num_inference_steps": 50, "pipeline": "StableDiffusionPipeline"},
         seeds={"policy": res.SEED_POLICY, "bootstrap_random_state": 0},
-        scoring={"confidence_level": 0.95, "n_resamples": 200, "ci_method": "percentile"},
-        hardware={"platform": "linux", "python": "3.11", "torch": "2.4", "device": "cuda", "gpu": "H100"},
-        timings={"generate": 10.0}, annotators=[], scores=scores, details={},
-        notes=[f"note about {model_id}"], run={"n_images": 40 * len(suites), "n_nsfw_excluded": 0},
-        created=created)
+        hardware={"platform": "linux", "python": "3.11", "torch": "2.4", "device": "cuda", "gpu": "H100"})
+    scored = res.ScoredRun(
+        suites=[_suite(s) for s in suites], scoring={"confidence_level": 0.95, "n_resamples": 200,
+                                                    "ci_method": "percentile"},
+        timings={"generate": 10.0}, annotators=[], scores=scores, details={}, notes=[f"note about {model_id}"],
+        run={"n_images": 40 * len(suites), "n_nsfw_excluded": 0})
+    doc = res.build_results(audited, scored, created=created)
     if submission is not None:
         doc["submission"] = submission
     return doc

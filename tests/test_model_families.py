@@ -156,7 +156,8 @@ STEPS = 5
 def test_simulated_cuda_compiles_the_modules_that_denoise(folders, key, tmp_path, monkeypatch):
     import torch
 
-    from benchmark.runner import build_probes, generate
+    from audit_requests import generate_into
+    from benchmark.runner import build_probes
 
     recorder = CompileRecorder()
     monkeypatch.setattr(torch, "compile", recorder)
@@ -165,8 +166,7 @@ def test_simulated_cuda_compiles_the_modules_that_denoise(folders, key, tmp_path
     calls, counting = _count_calls(model.pipe)
     warm_up = model.warm_up
     monkeypatch.setattr(model, "warm_up", lambda: [warm_up(), counting.append(True)][0])  # count the batch only
-    summary = generate(tmp_path / "run", model, build_probes(["gep_neutral"]), batch_size=2, limit=2,
-                       progress=False)
+    summary = generate_into(tmp_path / "run", model, build_probes(["gep_neutral"]), batch_size=2, limit=2)
     assert summary.n_generated == 2
     config = json.loads((tmp_path / "run" / "run_config.json").read_text())
     speed = config["speed"]
@@ -193,12 +193,12 @@ def test_simulated_cuda_compiles_the_modules_that_denoise(folders, key, tmp_path
 def test_a_failed_compile_is_undone_recorded_and_the_run_goes_on(folders, tmp_path, monkeypatch, capsys):
     import torch
 
-    from benchmark.runner import build_probes, generate, read_manifest
+    from audit_requests import generate_into
+    from benchmark.runner import build_probes, read_manifest
 
     monkeypatch.setattr(torch, "compile", CompileRecorder(fail=True))
     model = _simulated_cuda_model(folders["flux_schnell"], CALL_ARGUMENTS["flux_schnell"])
-    summary = generate(tmp_path / "run", model, build_probes(["gep_neutral"]), batch_size=2, limit=2,
-                       progress=False)
+    summary = generate_into(tmp_path / "run", model, build_probes(["gep_neutral"]), batch_size=2, limit=2)
     assert summary.n_generated == 2 and len(read_manifest(tmp_path / "run")) == 2
     speed = json.loads((tmp_path / "run" / "run_config.json").read_text())["speed"]
     assert speed["compile"] is False and speed["compiled"] == []
@@ -211,12 +211,13 @@ def test_a_failed_compile_is_undone_recorded_and_the_run_goes_on(folders, tmp_pa
 def test_a_failed_compile_asked_for_explicitly_stops_the_run(folders, tmp_path, monkeypatch):
     import torch
 
-    from benchmark.runner import build_probes, generate
+    from audit_requests import generate_into
+    from benchmark.runner import build_probes
 
     monkeypatch.setattr(torch, "compile", CompileRecorder(fail=True))
     model = _simulated_cuda_model(folders["sd3"], CALL_ARGUMENTS["sd3"], compile="default")
     with pytest.raises(RuntimeError, match=r"torch.compile of transformer failed .*; run with --no-compile"):
-        generate(tmp_path / "run", model, build_probes(["gep_neutral"]), batch_size=2, limit=2, progress=False)
+        generate_into(tmp_path / "run", model, build_probes(["gep_neutral"]), batch_size=2, limit=2)
 
 
 def test_offload_needs_a_gpu_and_is_checked_before_loading(folders):

@@ -323,7 +323,8 @@ def test_suites_are_registered_from_the_scenes():
 
 
 def test_oracle_run_scores_100_through_annotate_and_score(tmp_path, cache):
-    from benchmark.runner import build_probes, generate
+    from audit_requests import generate_into
+    from benchmark.runner import build_probes
     from benchmark.runner.annotate import annotate_run, read_labels
     from benchmark.contract.results import validate_results
     from benchmark.runner.score import score_run
@@ -331,8 +332,8 @@ def test_oracle_run_scores_100_through_annotate_and_score(tmp_path, cache):
     probes = build_probes(PS_SUITES, 12)
     model = RenderingModel(probes)
     run = tmp_path / "oracle"
-    generate(run, model, probes, batch_size=12, progress=False, model_spec="python:ground_truth")
-    summary = annotate_run(run, detector=OracleDetector(model), progress=False, batch_size=8)
+    generate_into(run, model, probes, batch_size=12, spec="python:paintskills_ground_truth:render")
+    summary = annotate_run(run, detector=OracleDetector(model), batch_size=8)
     assert summary.files_written == ["labels/detections.parquet"] and summary.rows["labels/detections.parquet"] == 36
     det = read_labels(run, "detections")
     assert set(det["detector"]) == {"ground-truth"} and det["probe_id"].is_unique
@@ -357,34 +358,35 @@ def test_tiny_detr_run_is_meaningless_and_says_so(tmp_path, cache, monkeypatch):
     import benchmark.runner.annotate_pass as stage
     from benchmark.models import load_text_to_image
     from benchmark.models.detector import DetrDetector
-    from benchmark.runner import build_probes, generate
+    from audit_requests import generate_into
+    from benchmark.runner import build_probes
     from benchmark.runner.annotate import annotate_run, read_labels
     from benchmark.contract.results import BUILTIN_WARNING, validate_results
     from benchmark.runner.score import score_run
 
     run = tmp_path / "tiny"
     probes = build_probes(PS_SUITES, 4)
-    generate(run, load_text_to_image("builtin:tiny-sd"), probes, batch_size=12, progress=False,
-             model_spec="builtin:tiny-sd")
+    generate_into(run, load_text_to_image("builtin:tiny-sd"), probes, batch_size=12,
+             spec="builtin:tiny-sd")
     inline = tmp_path / "inline"
     shutil.copytree(run, inline)
     threads: list[str] = []
     prepare = DetrDetector.prepare_images
     monkeypatch.setattr(DetrDetector, "prepare_images",
                         lambda self, images: threads.append(threading.current_thread().name) or prepare(self, images))
-    summary = annotate_run(run, progress=False, batch_size=4)  # default for a builtin run: builtin:tiny-detr
+    summary = annotate_run(run, batch_size=4)  # default for a builtin run: builtin:tiny-detr
     assert summary.annotators["detector"] == "builtin:tiny-detr"
     # DETR's 800 px preprocessing ran on the decode threads, with the detections of running it inline
     assert len(threads) == 3 and all(t.startswith("t2ibench-decode") for t in threads), threads
     monkeypatch.setattr(stage, "_preparers", lambda *a: {})
-    annotate_run(inline, progress=False, batch_size=4)
+    annotate_run(inline, batch_size=4)
     __import__("pandas").testing.assert_frame_equal(read_labels(run, "detections"), read_labels(inline, "detections"))
     det = read_labels(run, "detections")
     assert len(det) == 12 and (det["n_queries"] == 16).all()
     spatial = det[det["probe_id"].str.startswith("paintskills_spatial")].iloc[0]
     assert len(spatial["prob_classes"]) == 2  # objA and objB probabilities kept for every query
     assert len(spatial["query_probs"]) == 2 * 16 and len(spatial["query_boxes"]) == 4 * 16
-    again = annotate_run(run, progress=False)
+    again = annotate_run(run)
     assert again.files_written == [] and again.models_loaded == []  # complete: nothing reloaded
     results = score_run(run, n_resamples=50)
     assert results["warning"] == BUILTIN_WARNING and validate_results(results) == []
@@ -406,7 +408,7 @@ def rendered_data(tmp_path_factory):
     from benchmark.tasks.paintskills.scene_dataset import build_dataset
 
     out = tmp_path_factory.mktemp("paintskills") / "data"
-    build_dataset(out, limit=60, size=64, progress=False)
+    build_dataset(out, limit=60, size=64)
     return out
 
 
@@ -448,7 +450,7 @@ def test_train_detector_fine_tunes_saves_and_resumes(rendered_data, tmp_path, ca
 
     cfg = TrainConfig(model="builtin:tiny-detr", steps=4, batch_size=3, lr=1e-3, lr_backbone=1e-4,
                       checkpoint_every=2, limit=6)
-    full = train_detector(rendered_data, tmp_path / "full", cfg, device="cpu", progress=False)
+    full = train_detector(rendered_data, tmp_path / "full", cfg, device="cpu")
     assert full.steps_done == 4 and len(full.losses) == 4 and all(np.isfinite(full.losses))
     assert full.n_examples == 18  # 6 scenes of each skill's train split
     info = json.loads((tmp_path / "full" / "training.json").read_text())
@@ -475,10 +477,10 @@ def test_train_detector_fine_tunes_saves_and_resumes(rendered_data, tmp_path, ca
 
     monkeypatch.setattr(torch.nn.utils, "clip_grad_norm_", dying)
     with pytest.raises(KeyboardInterrupt):
-        train_detector(rendered_data, tmp_path / "resumed", cfg, device="cpu", progress=False)
+        train_detector(rendered_data, tmp_path / "resumed", cfg, device="cpu")
     monkeypatch.setattr(torch.nn.utils, "clip_grad_norm_", real)
     assert (tmp_path / "resumed" / CHECKPOINT / "trainer_state.pt").is_file()
-    again = train_detector(rendered_data, tmp_path / "resumed", cfg, device="cpu", progress=False)
+    again = train_detector(rendered_data, tmp_path / "resumed", cfg, device="cpu")
     assert again.resumed_from == 2 and again.steps_done == 4 and len(again.losses) == 2
     assert again.losses == pytest.approx(full.losses[2:], rel=1e-5)
     resumed = DetrDetector.from_pretrained(str(tmp_path / "resumed"), device="cpu")

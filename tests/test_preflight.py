@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from audit_requests import audit_request
 from benchmark.cli import main
 from benchmark.runner.preflight import AuditPlan, preflight
 
@@ -54,8 +55,8 @@ def test_revision_with_a_local_folder_is_refused(tmp_path, capsys):
 
 
 def test_the_plan_names_suites_images_models_and_settings(tmp_path):
-    plan = preflight(tmp_path / "run", "builtin:tiny-sd", ["gep_neutral", "dalleval_bias"], limit_per_suite=2,
-                     overrides={"num_inference_steps": 2})
+    plan = preflight(audit_request(tmp_path / "run", "builtin:tiny-sd", suites=["gep_neutral", "dalleval_bias"],
+                                   limit=2, settings={"num_inference_steps": 2}))
     assert isinstance(plan, AuditPlan) and not (tmp_path / "run").exists()
     assert plan.images == {"gep_neutral": 2, "dalleval_bias": 2} and plan.done == 0
     assert plan.pipeline == "StableDiffusionPipeline"
@@ -80,6 +81,6 @@ def test_stages_name_the_command_to_run_first_and_the_plan_estimates_from_measur
     batches = sorted((run / "images").glob("*/metadata.jsonl"))
     # each batch's rows repeat its batch_seconds
     spent = {p: json.loads(p.read_text().splitlines()[0])["batch_seconds"] for p in batches}
-    plan = preflight(run, "builtin:tiny-sd", ["gep_neutral"], limit_per_suite=2)
+    plan = preflight(audit_request(run, "builtin:tiny-sd", suites=["gep_neutral"], limit=2))
     assert plan.done == 2 and plan.seconds_per_image == pytest.approx(sum(spent.values()) / 2)
     assert "every image is generated already" in plan.format()

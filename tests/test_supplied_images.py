@@ -11,6 +11,7 @@ import pytest
 from PIL import Image
 
 from benchmark.cli import main
+from benchmark.contract.audit_request import ProbeChoice
 from benchmark.runner.probe_choice import choose_probes
 from benchmark.runner.supplied_images import check_folder, match_folder
 
@@ -43,7 +44,7 @@ def filled(tmp_path_factory, sheet, cache):
 
 def test_sheet_rows_are_the_run_selection(sheet, tmp_path):
     rows = pd.read_csv(sheet)
-    chosen = choose_probes(None, None, SUITES, 8)
+    chosen = choose_probes(ProbeChoice(suites=SUITES, limit_per_suite=8))
     assert list(rows.columns) == ["probe_id", "suite", "prompt", "sample_index", "seed", "file_name"]
     assert rows["probe_id"].tolist() == chosen.limited["probe_id"].tolist() and rows["file_name"].is_unique
     readme = sheet.with_name("sheet.README.md").read_text()
@@ -118,7 +119,7 @@ def test_missing_image_refused_then_counted(filled, tmp_path, capsys):
 
 
 def _probes():
-    return choose_probes(None, None, ["gep_neutral"], 4).limited
+    return choose_probes(ProbeChoice(suites=["gep_neutral"], limit_per_suite=4)).limited
 
 
 def _fill(folder, probes, colours=None):

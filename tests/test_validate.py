@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from benchmark.contract.results import build_results, hardware_info, score_entry
+from benchmark.contract.results import AuditedRun, ScoredRun, build_results, hardware_info, score_entry
 from submissions.validate import check_results, is_demo, load_results_file
 
 
@@ -40,19 +40,19 @@ def hub_doc(scores=None):
                     n=800, estimator="vqa"),
         score_entry("bias_amplification", "mcas_targets", None, reason="TT = 0 for every target"),
     ]
-    return build_results(
+    audited = AuditedRun(
         model={"id": "someorg/some-model", "spec": "someorg/some-model", "revision": "0123abcd", "builtin": False},
-        package_version="0.1.0",
+        package_version="0.1.0", settings={"num_inference_steps": 50},
+        seeds={"policy": "per-probe seed", "bootstrap_random_state": 0}, hardware=hardware_info("cpu"))
+    scored = ScoredRun(
         suites=[{"name": s, "status": "scored", "reason": None, "n_images": 1000, "n_scored_images": 1000,
                  "excluded": {}} for s in ("gep_neutral", "dalleval_bias", "pst_paired_occupation", "mcas_targets")],
-        settings={"num_inference_steps": 50}, seeds={"policy": "per-probe seed", "bootstrap_random_state": 0},
-        scoring={"confidence_level": 0.95, "n_resamples": 200, "ci_method": "percentile"},
-        hardware=hardware_info("cpu"), timings={"score": 1.0},
+        scoring={"confidence_level": 0.95, "n_resamples": 200, "ci_method": "percentile"}, timings={"score": 1.0},
         annotators=[{"file": "labels/attributes.parquet", "estimator": "CLS", "annotator": "open_clip:ViT-L-14:openai",
                      "n_rows": 8000}, {"file": "labels/gender.parquet", "annotator": "Salesforce/blip2-opt-2.7b",
                                        "n_rows": 1800}],
-        scores=scores, details={}, notes=[],
-        run={"n_images": 4000, "n_nsfw_excluded": 0}, created="2025-11-23T14:45:01+01:00")
+        scores=scores, details={}, notes=[], run={"n_images": 4000, "n_nsfw_excluded": 0})
+    return build_results(audited, scored, created="2025-11-23T14:45:01+01:00")
 
 
 def index_of(doc, name):

@@ -7,6 +7,7 @@ import argparse
 
 from benchmark.contract.model_specs import check_model_spec
 from benchmark.probes.sheet import export_sheet, selection_record
+from benchmark.contract.audit_request import ProbeChoice
 from benchmark.runner.probe_choice import choose_probes, probes_fingerprint
 
 
@@ -30,7 +31,7 @@ def sheet_model_takes_seeds(spec: str | None) -> bool:
 
 def export(args: argparse.Namespace) -> int:
     seeds = sheet_model_takes_seeds(args.model)
-    chosen = choose_probes(args.probes, args.probes_revision, args.suites, args.limit)
+    chosen = choose_probes(ProbeChoice(args.probes, args.probes_revision, args.suites, args.limit))
     selection = selection_record(chosen.suites, args.limit, args.probes, probes_fingerprint(chosen.limited))
     try:
         sheet, readme = export_sheet(args.out, chosen.limited, selection, seeds=seeds)

@@ -17,6 +17,7 @@ import math
 import platform
 import re
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -225,43 +226,71 @@ def results_warning(model: Mapping, annotators: list, scores: list) -> str | Non
     return None
 
 
-def build_results(*, model: Mapping, package_version: str, suites: list, settings: Mapping, seeds: Mapping,
-                  scoring: Mapping, hardware: Mapping, timings: Mapping, annotators: list, scores: list,
-                  details: Mapping, notes: list, run: Mapping | None = None, created: str | None = None,
-                  probes: Mapping | None = None, references: Mapping | None = None,
-                  provenance: Mapping | None = None) -> dict:
-    """The results document in its fixed key order (``warning`` first, and first of the notes,
-    for a built-in model or annotator: :func:`results_warning`).
+@dataclass(frozen=True)
+class AuditedRun:
+    """What was audited, as the run folder recorded it (run_config.json): results.json's
+    ``model``, ``package``, ``settings``, ``seeds``, ``hardware``, and where they apply ``probes``
+    (which probe set: kind, source, revision, fingerprint; results on different probe sets are
+    never compared), ``references`` (the reference datasets scores were made against instead of
+    the model's own images, ``{"<task>": {source, revision, fingerprint}}``; absent for the
+    papers' protocol) and ``provenance`` (images the benchmark did not generate: supplied as a
+    folder, or from an API; :mod:`benchmark.contract.image_provenance`)."""
 
-    ``probes`` says which probe set was audited (kind, source, revision, fingerprint): results
-    on different probe sets are never compared. ``references``: the reference datasets scores
-    were made against instead of the model's own images (``{"mcas": {source, revision,
-    fingerprint}}`` for ``--mcas-reference``); absent for the papers' protocol."""
+    model: Mapping
+    package_version: str
+    settings: Mapping
+    seeds: Mapping
+    hardware: Mapping
+    probes: Mapping | None = None
+    references: Mapping | None = None
+    provenance: Mapping | None = None
+
+
+@dataclass(frozen=True)
+class ScoredRun:
+    """What the score stage found: ``suites`` (each suite's status), ``scores`` (score entries),
+    ``annotators`` (who made the labels), ``scoring`` (how: resamples, level, task options),
+    ``run`` (images counted, excluded, batch sizes), ``details`` (the per-item tables),
+    ``timings`` and ``notes``."""
+
+    suites: list
+    scores: list
+    annotators: list
+    scoring: Mapping
+    run: Mapping
+    details: Mapping
+    timings: Mapping
+    notes: list
+
+
+def build_results(audited: AuditedRun, scored: ScoredRun, *, created: str | None = None) -> dict:
+    """The results document in its fixed key order (``warning`` first, and first of the notes,
+    for a built-in model or annotator: :func:`results_warning`); ``created``: now by default."""
     doc: dict[str, Any] = {}
-    warning = results_warning(model, annotators, scores)
+    notes = list(scored.notes)
+    warning = results_warning(audited.model, scored.annotators, scored.scores)
     if warning:
         doc["warning"] = warning
         notes = [warning] + [n for n in notes if n != warning]
     doc.update({
         "schema_version": SCHEMA_VERSION,
-        "model": dict(model),
-        **({"probes": dict(probes)} if probes else {}),
-        **({"references": {str(k): dict(v) for k, v in references.items()}} if references else {}),
-        # images the benchmark did not generate: supplied as a folder, or from an API (benchmark.contract.image_provenance)
-        **({"provenance": dict(provenance)} if provenance else {}),
-        "package": {"name": PACKAGE_NAME, "version": str(package_version)},
+        "model": dict(audited.model),
+        **({"probes": dict(audited.probes)} if audited.probes else {}),
+        **({"references": {str(k): dict(v) for k, v in audited.references.items()}} if audited.references else {}),
+        **({"provenance": dict(audited.provenance)} if audited.provenance else {}),
+        "package": {"name": PACKAGE_NAME, "version": str(audited.package_version)},
         "created": created or now_iso(),
-        "run": dict(run or {}),
-        "suites": list(suites),
-        "settings": dict(settings),
-        "seeds": dict(seeds),
-        "scoring": dict(scoring),
-        "hardware": dict(hardware),
-        "timings": {str(k): float(v) for k, v in timings.items()},
-        "annotators": list(annotators),
-        "scores": list(scores),
-        "details": dict(details),
-        "notes": list(notes),
+        "run": dict(scored.run or {}),
+        "suites": list(scored.suites),
+        "settings": dict(audited.settings),
+        "seeds": dict(audited.seeds),
+        "scoring": dict(scored.scoring),
+        "hardware": dict(audited.hardware),
+        "timings": {str(k): float(v) for k, v in scored.timings.items()},
+        "annotators": list(scored.annotators),
+        "scores": list(scored.scores),
+        "details": dict(scored.details),
+        "notes": notes,
     })
     return json_safe(doc)
 

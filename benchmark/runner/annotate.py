@@ -57,10 +57,6 @@ def _write(plan: AnnotatePlan) -> None:
 def annotate_run(
     run_dir: str | Path,
     *,
-    encoder: Any = None,
-    vqa: Any = None,
-    skin_tone: Any = None,
-    detector: Any = None,
     annotators: dict | None = None,
     device: str | None = None,
     batch_size: int = DEFAULT_BATCH_SIZE,
@@ -73,11 +69,12 @@ def annotate_run(
 ) -> AnnotationSummary:
     """Annotate the images of ``run_dir`` (see the module docstring and docs/annotate.md).
 
-    ``encoder``: CLIP spec for GEP (C, CC, CLS); ``vqa``: VQA spec for gender and DALL-Eval attributes; ``skin_tone``:
-    ``"haar"`` / ``"whole-image"`` / a ``FaceDetector`` or ``SkinToneAnnotator``; ``detector``: the
-    PaintSkills object detector (a DETR Hub ID or folder, ``builtin:tiny-detr``, or a loaded
-    ``Detector``); ``options`` or ``annotators``: any other annotator option by name (a task
-    folder's own, such as the CLIP encoders of an embedding annotator; a plugin's). ``None``
+    ``annotators`` or keyword ``options``: each annotator option by name (``t2ibench annotate
+    --help`` lists them): ``encoder``, the CLIP spec of the attribute-existence labels; ``vqa``,
+    the VQA spec of gender and attribute questions; ``skin_tone``: ``"haar"`` / ``"whole-image"``
+    / a ``FaceDetector`` or ``SkinToneAnnotator``; ``detector``: the scene probes' object detector
+    (a DETR Hub ID or folder, ``builtin:tiny-detr``, or a loaded ``Detector``); a task folder's
+    own, such as the CLIP encoders of an embedding annotator; a plugin's. ``None``
     takes the run's default (the tiny built-ins for a ``builtin:`` model, the papers' models
     otherwise); ``False`` or ``"none"`` turns an annotator off. Loaded model objects are
     accepted as well. ``suites`` restricts the stage to some suites of the run; ``force``
@@ -95,8 +92,7 @@ def annotate_run(
     if unknown:
         raise TypeError(f"annotate_run() got an unexpected keyword argument {unknown[0]!r} (annotator options: "
                         f"{', '.join(sorted(known))})")
-    given = {"encoder": encoder, "vqa": vqa, "skin_tone": skin_tone, "detector": detector, **options,
-             **(annotators or {})}
+    given = {"encoder": None, "vqa": None, "skin_tone": None, "detector": None, **options, **(annotators or {})}
     plan = make_plan(Path(run_dir), given, suites=suites, force=force, device=device, batch_size=int(batch_size))
     try:
         encoders = image_pass(plan, progress, checkpoint_every)

@@ -22,21 +22,22 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import pandas as pd
 
 from benchmark import models
 from benchmark.contract import run_folder as rf
+from benchmark.contract.audit_request import AuditRequest
 from benchmark.contract.model_specs import is_builtin
-from benchmark.runner.batch_size import AUTO, BatchSize, resolve_batch_size
+from benchmark.runner.batch_size import BatchSize, resolve_batch_size
 from benchmark.present.progress import StageTimer, progress_bar
 from benchmark.runner.repair import drop_label_rows, repair_run_folder
 from benchmark.contract.withheld import record_withheld
 from benchmark.runner.run_card import write_run_card
 from benchmark.runner.probe_choice import ChosenProbes, announce_inputs, choose_probes, limit_probes
 from benchmark.runner.processes import process_state
-from benchmark.runner.run_config import EARLY_IDENTITY_KEYS, IDENTITY_KEYS, make_run_config, recorded_settings
+from benchmark.runner.run_config import IDENTITY_KEYS, check_resume, make_run_config, recorded_settings
 
 #: timings.json key of the batch loop's wall time (generation and background writes overlap)
 WALL_STAGE = "batches (wall)"
@@ -280,24 +281,22 @@ def _warm_up(model: Any, timer: StageTimer, run_dir: Path, state: Any) -> None:
                                      {**config, "speed": json.loads(json.dumps(speed, default=str))})
 
 
-def generate(run_dir: str | Path, model: Any, probes: pd.DataFrame, *, batch_size: int | str = AUTO,
-             limit: int | None = None, progress: bool = True, model_spec: str | None = None,
-             revision_requested: str | None = None, state: Any = None,
-             timer: StageTimer | None = None, overlap_writes: bool = True,
-             probe_record: dict | None = None, inputs: dict | None = None,
-             provenance: dict | None = None) -> GenerationSummary:
-    """Generate every probe of ``probes`` (``limit`` per suite) with ``model`` into ``run_dir``.
+def generate(request: AuditRequest, model: Any, probes: pd.DataFrame | ChosenProbes, *, state: Any = None,
+             timer: StageTimer | None = None, overlap_writes: bool = True) -> GenerationSummary:
+    """Generate every probe of ``probes`` (``request.probes.limit_per_suite`` per suite) with
+    ``model`` into ``request.run_dir``.
 
     ``model`` has ``generate(prompts, seeds) -> output`` with ``output.images`` (PIL) and
     ``output.nsfw`` (bool or None per image), plus ``model_id``, ``revision`` and
-    ``settings``. Probes already in the folder are skipped; under ``accelerate launch``
-    every process calls this with the same arguments and gets a contiguous share of the
-    remaining probes. Returns this process's summary.
+    ``settings``. ``probes``: a probe table, or the :class:`ChosenProbes` of the request (whose
+    probe set record and task inputs run_config.json keeps). Probes already in the folder are
+    skipped; under ``accelerate launch`` every process calls this with the same arguments and
+    gets a contiguous share of the remaining probes. Returns this process's summary.
 
-    ``batch_size``: a number, or ``auto`` (default; :mod:`benchmark.runner.batch_size`: the
-    largest batch that fits a CUDA GPU, chosen once per run folder; 4 elsewhere). A model with
-    ``prepare_batches`` / ``warm_up`` (diffusers on CUDA) pads every batch to that size and
-    compiles once, in the ``compile`` stage of the timings, apart from the time per image.
+    ``request.runtime.batch_size``: a number, or ``auto`` (:mod:`benchmark.runner.batch_size`:
+    the largest batch that fits a CUDA GPU, chosen once per run folder; 4 elsewhere). A model
+    with ``prepare_batches`` / ``warm_up`` (diffusers on CUDA) pads every batch to that size
+    and compiles once, in the ``compile`` stage of the timings, apart from the time per image.
 
     With ``overlap_writes`` a finished batch is encoded (PNG), hashed and written on a
     background thread while the next batch generates (zlib releases the GIL), so the
@@ -307,17 +306,11 @@ def generate(run_dir: str | Path, model: Any, probes: pd.DataFrame, *, batch_siz
     timer = timer or StageTimer()
     state = state or process_state()
     rank, world = int(state.process_index), int(state.num_processes)
-    run_dir = Path(run_dir)
-    probes = _checked_probes(probes, limit)
-    batch = _choose_batch_size(batch_size, model, run_dir, state, timer)
-    model_id = _model_attr(model, "model_id")
-    provenance = provenance if provenance is not None else _model_attr(model, "provenance")  # e.g. an image API
-    config = make_run_config(model_spec=model_spec or model_id, model_id=model_id,
-                             revision=_model_attr(model, "revision"), revision_requested=revision_requested,
-                             settings=_model_attr(model, "settings", {}) or {}, probes=probes, limit_per_suite=limit,
-                             batch=batch, builtin=is_builtin(model) or is_builtin(model_spec or model_id),
-                             probe_record=probe_record, inputs=inputs, provenance=provenance,
-                             setting_sources=_model_attr(model, "setting_sources"), speed=_model_attr(model, "speed"))
+    run_dir, progress = request.run_dir, request.progress
+    chosen = probes if isinstance(probes, ChosenProbes) else None
+    probes = _checked_probes(chosen.all_probes if chosen else probes, request.probes.limit_per_suite)
+    batch = _choose_batch_size(request.runtime.batch_size, model, run_dir, state, timer)
+    config = make_run_config(request, probes, chosen=chosen, model=model, batch=batch)
     done, removed = _prepare(run_dir, config, probes, batch, state, timer)
     features = rf.image_features_yaml(probes.to_dict("records"), list(probes.columns))
     pending = [i for i, pid in enumerate(probes["probe_id"]) if pid not in done]
@@ -347,54 +340,45 @@ def generate(run_dir: str | Path, model: Any, probes: pd.DataFrame, *, batch_siz
     return summary
 
 
-def run_generation(run_dir: str | Path, model_spec: str, suites: Sequence[str] | None,
-                   limit_per_suite: int | None = None,
-                   batch_size: int | str = AUTO, *, revision: str | None = None, device: str | None = None,
-                   dtype: str | None = None, overrides: dict | None = None, progress: bool = True,
-                   probes: Any = None, probes_revision: str | None = None,
-                   chosen: ChosenProbes | None = None, compile: bool | None = None, offload: str | None = None,
-                   **inputs: Any) -> GenerationSummary:
-    """The generation stage from plain arguments (what ``t2ibench run`` calls; ``chosen``: the
-    probes its preflight already chose from these same arguments).
+def load_model(request: AuditRequest, state: Any) -> Any:
+    """The request's text-to-image model, loaded with :func:`benchmark.models.load_text_to_image`
+    on this process's device under ``accelerate launch`` (unless the request names one)."""
+    runtime, device = request.runtime, request.runtime.device
+    if device is None and state.num_processes > 1 and state.device is not None:
+        device = "cpu" if state.device.type == "cpu" else str(state.device)  # this rank's device
+    return models.load_text_to_image(request.model.spec, revision=request.model.revision, device=device,
+                                     dtype=runtime.dtype, **runtime.load_options(), **request.model.load_options())
 
-    Opens the probe set (``probes``: None for the built-in probes, a probe dataset folder or a
-    Hub dataset ID at ``probes_revision``; :func:`benchmark.probes.source.open_probe_set`),
-    builds the probes (an unknown suite fails here), refuses a probe config no task can score,
-    checks the run folder's arguments before loading the model, loads it with
-    ``benchmark.models.load_text_to_image`` (on this process's device under ``accelerate
-    launch``), then calls ``generate``. ``inputs``: the task inputs by name (:mod:`benchmark.tasks.inputs`;
-    ``t2ibench run --help`` lists them), e.g. a reference dataset whose images replace a suite.
+
+def run_generation(request: AuditRequest, chosen: ChosenProbes | None = None) -> GenerationSummary:
+    """The generation stage of ``request`` (what ``t2ibench run`` calls; ``chosen``: the probes
+    its preflight already chose for this same request).
+
+    Opens the probe set (:func:`benchmark.runner.probe_choice.choose_probes`: the built-in probes,
+    a probe dataset folder or a Hub dataset at a revision), builds the probes (an unknown suite
+    fails here), refuses a probe config no task can score, checks the run folder against the
+    request before loading the model (:func:`benchmark.runner.run_config.check_resume`), loads it
+    (:func:`load_model`), then calls :func:`generate`. The task inputs (``request.probes.inputs``,
+    :mod:`benchmark.tasks.inputs`; ``t2ibench run --help`` lists them) may replace suites, e.g. a
+    reference dataset whose images stand for a suite's.
     """
     timer = StageTimer()
     state = process_state()
     with timer.stage("probes"):
-        chosen = chosen or choose_probes(probes, probes_revision, suites, limit_per_suite, run_dir=run_dir, **inputs)
-        record, all_probes, limited = chosen.record, chosen.all_probes, chosen.limited
+        chosen = chosen or choose_probes(request.probes, run_dir=request.run_dir)
     announce_inputs(chosen)
-    # Cheap checks first: a folder made with other arguments fails before any model is loaded.
-    early = make_run_config(model_spec=model_spec, revision_requested=revision, model_id=None, revision=None,
-                            settings=None, probes=limited, limit_per_suite=limit_per_suite, probe_record=record,
-                            inputs=chosen.inputs)
-    rf.check_run_config(run_dir, early, EARLY_IDENTITY_KEYS, model_keys=("spec", "revision_requested"))
-    if device is None and state.num_processes > 1 and state.device is not None:
-        device = "cpu" if state.device.type == "cpu" else str(state.device)  # this rank's device
+    check_resume(request, chosen)  # cheap checks first: a folder made otherwise fails before the model loads
     with timer.stage("load model"):
-        speed = {} if compile is None else {"compile": compile}  # None: the model's default (on for CUDA only)
-        if offload is not None:  # None: auto (offload only what does not fit the GPU)
-            speed["offload"] = offload
-        model = models.load_text_to_image(model_spec, revision=revision, device=device, dtype=dtype, **speed,
-                                          **(overrides or {}))
-    fresh = not Path(run_dir).exists()
+        model = load_model(request, state)
+    fresh = not request.run_dir.exists()
     try:
-        summary = generate(run_dir, model, all_probes, batch_size=batch_size, limit=limit_per_suite,
-                           progress=progress, model_spec=model_spec, revision_requested=revision, state=state,
-                           timer=timer, probe_record=record, inputs=chosen.inputs)
+        summary = generate(request, model, chosen, state=state, timer=timer)
     except Exception:
         if fresh and int(state.num_processes) == 1:
-            remove_unstarted_run(run_dir)
+            remove_unstarted_run(request.run_dir)
         raise
     if state.is_main_process:
-        record_generation_timings(run_dir, summary)
+        record_generation_timings(request.run_dir, summary)
     return summary
 
 

@@ -14,16 +14,17 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from benchmark.contract import run_folder as rf
+from benchmark.contract.audit_request import AuditRequest
 from benchmark.models.api_images import check_api_endpoint, estimate_requests
 from benchmark.models.text_to_image import check_text_to_image, planned_setting_sources
 from benchmark.probes.source import suite_families
 from benchmark.contract.results import RESULTS_FILE, UnreadableResults, load_results_file, validate_results
 from benchmark.runner.annotate_plan import annotator_options, choose_annotators
-from benchmark.runner.probe_choice import choose_probes
-from benchmark.runner.run_config import EARLY_IDENTITY_KEYS, make_run_config
+from benchmark.runner.probe_choice import ChosenProbes, choose_probes
+from benchmark.runner.run_config import check_resume
 from benchmark.tasks.folder_record import missing_task_folder
 from benchmark.tasks.inputs import declared_inputs
 
@@ -133,42 +134,39 @@ def _measured_rates(run_dir: Path) -> tuple[int, float | None, float | None]:
     return len(rows), per_image, annotate
 
 
-def preflight(run_dir: str | Path, model_spec: str, suites: Sequence[str] | None, *,
-              limit_per_suite: int | None = None, revision: str | None = None,
-              device: str | None = None, dtype: str | None = None, overrides: dict | None = None,
-              annotators: dict | None = None, probes: Any = None, probes_revision: str | None = None,
-              offload: str | None = None, **inputs: Any) -> AuditPlan:
-    """Check every input of ``run_audit`` (same arguments; ``inputs``: the task inputs by name)
-    and return the plan; raises a one-line ``ValueError`` (``ModelSpecError``,
-    ``RunFolderError``...) on the first problem."""
-    run_dir = Path(run_dir)
-    chosen = choose_probes(probes, probes_revision, suites, limit_per_suite, run_dir=run_dir, **inputs)
-    early = make_run_config(model_spec=model_spec, revision_requested=revision, model_id=None, revision=None,
-                            settings=None, probes=chosen.limited, limit_per_suite=limit_per_suite,
-                            probe_record=chosen.record, inputs=chosen.inputs)
-    rf.check_run_config(run_dir, early, EARLY_IDENTITY_KEYS, model_keys=("spec", "revision_requested"))
-    pipeline = check_text_to_image(model_spec, revision=revision, device=device, dtype=dtype, overrides=overrides,
-                                   offload=offload)
-    sources = planned_setting_sources(model_spec, pipeline, overrides)
+def preflight(request: AuditRequest) -> AuditPlan:
+    """Check everything ``run_audit(request)`` will need and return the plan; raises a one-line
+    ``ValueError`` (``ModelSpecError``, ``RunFolderError``...) on the first problem."""
+    chosen = choose_probes(request.probes, run_dir=request.run_dir)
+    check_resume(request, chosen)
+    model, runtime = request.model, request.runtime
+    pipeline = check_text_to_image(model.spec, revision=model.revision, device=runtime.device, dtype=runtime.dtype,
+                                   overrides=model.load_options(), offload=runtime.offload)
+    plan = plan_for(request, chosen, model=model.spec, pipeline=pipeline, settings=model.load_options())
+    plan.setting_sources = planned_setting_sources(model.spec, pipeline, model.load_options())
+    if request.is_api:
+        name, todo = model.spec.split(":", 1)[1], max(plan.n_images - plan.done, 0)
+        plan.requests = estimate_requests(name, model.load_options(), todo)
+        if todo:  # GET /models: the URL, the key, the model; no image made
+            check_api_endpoint(name, model.load_options())
+    return plan
 
-    run_config = rf.read_run_config(run_dir) or {"model": {"spec": model_spec}}
+
+def plan_for(request: AuditRequest, chosen: ChosenProbes, **described: Any) -> AuditPlan:
+    """The plan of ``request`` over the probes ``chosen``, its annotators chosen and checked (one
+    line on the first problem); ``described``: the generator as the plan shows it (``model``,
+    ``pipeline``, ``settings``)."""
+    run_dir = request.run_dir
+    run_config = rf.read_run_config(run_dir) or {"model": {"spec": request.model_spec}}
     families = suite_families(chosen.record, chosen.suites)
     choices, unannotated = choose_annotators(families, chosen.suites,
-                                             annotator_options(run_config, dict(annotators or {})))
-    done, per_image, annotate_rate = _measured_rates(run_dir)
+                                             annotator_options(run_config, dict(request.annotators)))
     counts = chosen.limited["suite"].value_counts()
-    requests = None
-    if str(model_spec).startswith("openai:"):
-        requests = estimate_requests(str(model_spec).split(":", 1)[1], dict(overrides or {}),
-                                     max(len(chosen.limited) - done, 0))
-        if done < len(chosen.limited):  # GET /models: the URL, the key, the model; no image made
-            check_api_endpoint(str(model_spec).split(":", 1)[1], dict(overrides or {}))
-    return AuditPlan(requests=requests, run_dir=run_dir, model=model_spec, pipeline=pipeline, settings=dict(overrides or {}),
-                     setting_sources=sources,
-                     images={s: int(counts.get(s, 0)) for s in chosen.suites}, done=done,
+    done, per_image, annotate_rate = _measured_rates(run_dir)
+    return AuditPlan(run_dir=run_dir, images={s: int(counts.get(s, 0)) for s in chosen.suites}, done=done,
                      annotators={c.kind.option: c.models for c in choices}, unannotated=unannotated,
-                     seconds_per_image=per_image, annotate_images_per_second=annotate_rate,
-                     inputs=chosen.inputs, replaced=chosen.replaced, chosen=chosen)
+                     inputs=chosen.inputs, replaced=chosen.replaced, chosen=chosen, seconds_per_image=per_image,
+                     annotate_images_per_second=annotate_rate, **described)
 
 
 def check_stage_inputs(run_dir: str | Path, stage: str) -> None:

@@ -20,6 +20,7 @@ from typing import Any, Sequence
 
 import pandas as pd
 
+from benchmark.contract.audit_request import ProbeChoice
 from benchmark.probes.source import open_probe_set
 from benchmark.tasks import check_probe_config
 from benchmark.tasks.inputs import declared_inputs, plan_inputs
@@ -102,22 +103,21 @@ class ChosenProbes:
     replaced: dict[str, list[str]] = field(default_factory=dict)
 
 
-def choose_probes(probes: Any, probes_revision: str | None, suites: Sequence[str] | None,
-                  limit_per_suite: int | None, *, run_dir: str | Path | None = None, **inputs: Any) -> ChosenProbes:
-    """Open the probe set (``probes``: None for the built-in probes, a probe dataset folder or a
-    Hub dataset ID at ``probes_revision``; :func:`benchmark.probes.source.open_probe_set`),
+def choose_probes(choice: ProbeChoice, *, run_dir: str | Path | None = None) -> ChosenProbes:
+    """Open the probe set ``choice.source`` at ``choice.revision`` (None for the built-in probes,
+    a probe dataset folder or a Hub dataset ID; :func:`benchmark.probes.source.open_probe_set`),
     check the suites (an unknown one fails here), load and check the task inputs given by name
-    in ``inputs`` (:func:`benchmark.tasks.inputs.plan_inputs`: e.g. a reference whose images
+    (``choice.inputs``; :func:`benchmark.tasks.inputs.plan_inputs`: e.g. a reference whose images
     replace the suites that would generate them) and refuse a probe config no task can score."""
-    probe_set = open_probe_set(probes, probes_revision)
-    asked = probe_set.check_suites(list(suites) if suites else probe_set.suites())
-    planned = plan_inputs(run_dir, probe_set, asked, inputs)
+    probe_set = open_probe_set(choice.source, choice.revision)
+    asked = probe_set.check_suites(list(choice.suites) if choice.suites else probe_set.suites())
+    planned = plan_inputs(run_dir, probe_set, asked, dict(choice.inputs))
     suites = planned.suites
     record = probe_set.record(suites)
     for family, config in record["configs"].items():
         check_probe_config(family, config)
     all_probes = build_probes(suites, None, probe_set)
-    return ChosenProbes(list(suites), record, all_probes, limit_probes(all_probes, limit_per_suite),
+    return ChosenProbes(list(suites), record, all_probes, limit_probes(all_probes, choice.limit_per_suite),
                         planned.identities, planned.replaced)
 
 

@@ -1,17 +1,21 @@
-"""run_config.json as generation writes it (:func:`make_run_config`) and the keys that must match
-to resume into a run folder (``IDENTITY_KEYS``; ``EARLY_IDENTITY_KEYS`` before the model loads)."""
+"""run_config.json as generation writes it (:func:`make_run_config`: the audit request and what
+was resolved from it), and the check that a rerun repeats what started its folder
+(:func:`check_resume`; ``IDENTITY_KEYS`` once the model is loaded)."""
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pandas as pd
 
 import benchmark
 from benchmark.contract import run_folder as rf
+from benchmark.contract.audit_request import AuditRequest, request_differences
+from benchmark.contract.model_specs import is_builtin
 from benchmark.runner.batch_size import BatchSize
 from benchmark.tasks.folder_record import RECORD_KEY, outside_task_folders
-from benchmark.runner.probe_choice import probes_fingerprint
+from benchmark.runner.probe_choice import ChosenProbes, probes_fingerprint
 
 # Settings keys that describe where a process runs, not what it generates; they are
 # left out of the recorded settings so every rank records the same thing.
@@ -22,6 +26,8 @@ IDENTITY_KEYS = ("format", "package_version", "model", "settings", "suites", "li
 # Those that can be checked before the model is loaded (model: spec and requested revision only).
 EARLY_IDENTITY_KEYS = ("format", "package_version", "model", "suites", "limit_per_suite", "n_probes", "probes_sha256",
                        "probes")
+#: run_config.json key of the audit request (:meth:`AuditRequest.record`)
+REQUEST_KEY = "request"
 
 
 def _package_version() -> str:
@@ -32,46 +38,72 @@ def recorded_settings(settings: dict | None) -> dict:
     return {k: v for k, v in dict(settings or {}).items() if k not in PROCESS_LOCAL_SETTINGS}
 
 
-def make_run_config(*, model_spec: str | None, model_id: str | None, revision: str | None, settings: dict | None,
-                    probes: pd.DataFrame, limit_per_suite: int | None, batch: BatchSize | None = None,
-                    revision_requested: str | None = None, builtin: bool | None = None,
-                    probe_record: dict | None = None, inputs: dict | None = None,
-                    provenance: dict | None = None,
-                    setting_sources: dict | None = None, speed: dict | None = None) -> dict:
-    """run_config.json: what was asked. ``probe_record`` (:meth:`ProbeSet.record`) names the
-    probe set, each suite's family and the family configs the annotate and score stages use.
-    ``inputs``: the identity of each task input the run was given, by its name
-    (:mod:`benchmark.tasks.inputs`). ``batch``: the resolved batch size and how ``--batch-size
-    auto`` chose it (recorded, and reused on resume; None in the configs checked before the model
-    is loaded, which do not compare it). ``setting_sources``: where each call
-    setting came from (benchmark.models.model_cards); ``speed``: what the CUDA set-up did (the
-    modules compiled, laid out, offloaded; updated after the compile warm-up). Neither is part
-    of the run's identity, nor is ``task_folders``: the task folders from outside the package
-    that registered the suites (:mod:`benchmark.tasks.folder_record`)."""
+def _json(value: Any) -> Any:
+    return json.loads(json.dumps(value, default=str))
+
+
+def _model_block(request: AuditRequest, model: Any) -> dict:
+    """run_config.json ``model``: the spec and revision asked for, and (once loaded) what they
+    resolved to."""
+    model_id = getattr(model, "model_id", None)
+    return {"spec": request.model_spec or model_id, "revision_requested": request.revision, "model_id": model_id,
+            "revision": getattr(model, "revision", None),
+            "builtin": None if model is None else (is_builtin(model) or is_builtin(request.model_spec or model_id))}
+
+
+def make_run_config(request: AuditRequest, probes: pd.DataFrame, *, chosen: ChosenProbes | None = None,
+                    model: Any = None, batch: BatchSize | None = None) -> dict:
+    """run_config.json: what was asked (``request``, also kept whole under ``request``) and what
+    it resolved to. ``probes``: the probe rows generated (after ``--limit``); ``chosen``: the
+    probe set's record (source, revision, each suite's family and the family configs the later
+    stages use) and the task inputs' identities; ``model``: the loaded model (None for the
+    config checked before it loads): its id, revision, settings, where each call setting came
+    from (``setting_sources``, benchmark.models.model_cards), what the CUDA set-up did
+    (``speed``) and, for images the benchmark did not make, their ``provenance``; ``batch``: the
+    resolved batch size and how ``auto`` chose it. ``setting_sources``, ``speed``, ``request`` and
+    ``task_folders`` (task folders from outside the package, :mod:`benchmark.tasks.folder_record`)
+    are not part of the run's identity (``IDENTITY_KEYS``)."""
     suites = list(dict.fromkeys(probes["suite"])) if len(probes) else []
     cfg = {
         "format": rf.CONFIG_FORMAT,
         "package_version": _package_version(),
-        "model": {"spec": model_spec, "revision_requested": revision_requested, "model_id": model_id,
-                  "revision": revision, "builtin": builtin},
-        "settings": json.loads(rf.settings_json(recorded_settings(settings))),
+        "model": _model_block(request, model),
+        "settings": json.loads(rf.settings_json(recorded_settings(getattr(model, "settings", None)))),
         "suites": suites,
-        "limit_per_suite": limit_per_suite,
+        "limit_per_suite": request.probes.limit_per_suite,
         "n_probes": int(len(probes)),
         "probes_sha256": probes_fingerprint(probes),
         **(batch.record() if batch is not None else {}),
     }
-    if probe_record is not None:
-        cfg["probes"] = json.loads(json.dumps(probe_record, default=str))
-    for name, identity in (inputs or {}).items():  # checked on resume by the input's plan
+    if chosen is not None and chosen.record is not None:
+        cfg["probes"] = _json(chosen.record)
+    for name, identity in (chosen.inputs if chosen is not None else {}).items():  # checked on resume by the input's plan
         cfg[name] = dict(identity)
-    if provenance is not None:  # images not generated by the benchmark (benchmark.contract.image_provenance)
-        cfg["provenance"] = json.loads(json.dumps(provenance, default=str))
-    if setting_sources:
-        cfg["setting_sources"] = dict(setting_sources)
-    if speed:
-        cfg["speed"] = json.loads(json.dumps(speed, default=str))
+    for key in ("provenance", "setting_sources", "speed"):  # provenance: images not generated by the benchmark
+        value = getattr(model, key, None)
+        if value:
+            cfg[key] = _json(value)
+    cfg[REQUEST_KEY] = request.record()
     outside = outside_task_folders(suites)  # where a later stage finds them again (none for the built-in)
     if outside:
         cfg[RECORD_KEY] = outside
     return cfg
+
+
+def check_resume(request: AuditRequest, chosen: ChosenProbes) -> None:
+    """Before the model loads: refuse (one line) a run folder started by another request. The
+    recorded request is read back and compared field by field, naming the option that differs;
+    a folder written before requests were recorded is compared on its run_config.json keys."""
+    recorded = rf.read_run_config(request.run_dir)
+    if recorded is None:
+        return
+    earlier = recorded.get(REQUEST_KEY)
+    if isinstance(earlier, dict):
+        diffs = request_differences(earlier, request)
+        if diffs:
+            more = f" (and {len(diffs) - 1} more)" if len(diffs) > 1 else ""
+            raise rf.RunFolderError(f"{request.run_dir} holds a run made with other generation arguments: "
+                                    f"{diffs[0]}{more}; rerun with the same arguments to resume, or choose "
+                                    "another --out folder")
+    early = make_run_config(request, chosen.limited, chosen=chosen)
+    rf.check_run_config(request.run_dir, early, EARLY_IDENTITY_KEYS, model_keys=("spec", "revision_requested"))

@@ -140,26 +140,28 @@ def _results(ctx: ScoringContext, details: dict, options: ScoringOptions, second
     timings["score"] = round(seconds, 3)
     device = settings.get("device") if isinstance(settings, dict) else None
     probes = cfg.get("probes") or {}
-    return res.build_results(
-        model=model,
-        package_version=cfg.get("package_version") or _package_version(),
-        probes={k: probes.get(k) for k in ("kind", "source", "revision", "fingerprint")} if probes else None,
-        references=results_references(cfg),
-        run={"n_images": int(len(ctx.manifest)), "n_nsfw_excluded": int((ctx.nsfw & ctx.withheld.isna()).sum()),
-             "n_withheld": {r: int((ctx.withheld == r).sum()) for r in WITHHELD_REASONS},
-             "limit_per_suite": cfg.get("limit_per_suite", cfg.get("limit")), "batch_size": cfg.get("batch_size"),
-             "generation_batch_sizes": [int(b) for b in cfg.get("batch_sizes") or [cfg.get("batch_size")] if b],
-             "annotate_batch_size": annotate_batch_size(ctx.run_dir),
-             "scored_with_package_version": _package_version()},
-        suites=[st.to_dict() for st in ctx.status.values()],
-        settings=settings,
+    audited = res.AuditedRun(
+        model=model, settings=settings, package_version=cfg.get("package_version") or _package_version(),
         seeds={"policy": res.seed_policy(cfg.get("provenance")), "bootstrap_random_state": options.random_state},
+        hardware=cfg.get("hardware") if isinstance(cfg.get("hardware"), dict) else res.hardware_info(device),
+        probes={k: probes.get(k) for k in ("kind", "source", "revision", "fingerprint")} if probes else None,
+        references=results_references(cfg), provenance=cfg.get("provenance"))
+    scored = res.ScoredRun(
+        suites=[st.to_dict() for st in ctx.status.values()], scores=ctx.scores, annotators=annotator_entries(ctx),
         scoring={"confidence_level": options.confidence_level, "n_resamples": options.n_resamples,
                  "ci_method": "percentile", **_task_option_record(options), "nsfw": "excluded"},
-        hardware=cfg.get("hardware") if isinstance(cfg.get("hardware"), dict) else res.hardware_info(device),
-        timings=timings, annotators=annotator_entries(ctx), scores=ctx.scores, details=details, notes=ctx.notes,
-        provenance=cfg.get("provenance"),
-    )
+        run=_run_counts(ctx, cfg), details=details, timings=timings, notes=ctx.notes)
+    return res.build_results(audited, scored)
+
+
+def _run_counts(ctx: ScoringContext, cfg: dict) -> dict:
+    """results.json ``run``: images counted and left out, the batch sizes that made and labelled them."""
+    return {"n_images": int(len(ctx.manifest)), "n_nsfw_excluded": int((ctx.nsfw & ctx.withheld.isna()).sum()),
+            "n_withheld": {r: int((ctx.withheld == r).sum()) for r in WITHHELD_REASONS},
+            "limit_per_suite": cfg.get("limit_per_suite", cfg.get("limit")), "batch_size": cfg.get("batch_size"),
+            "generation_batch_sizes": [int(b) for b in cfg.get("batch_sizes") or [cfg.get("batch_size")] if b],
+            "annotate_batch_size": annotate_batch_size(ctx.run_dir),
+            "scored_with_package_version": _package_version()}
 
 
 def _task_option_record(options: ScoringOptions) -> dict:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
@@ -24,16 +25,14 @@ import pandas as pd
 from benchmark.contract import run_folder as rf
 from benchmark.contract.image_provenance import (MAX_PIXELS, MIN_SIDE, check_scorable_image, load_scorable_image,
                                                  supplied_provenance)
-from benchmark.contract.model_specs import check_model_name
+from benchmark.contract.audit_request import AuditRequest
 from benchmark.models.generation_output import GenerationOutput
 from benchmark.probes.sheet import IMAGE_SUFFIXES, selection_record, sheet_table
-from benchmark.probes.source import suite_families
-from benchmark.runner.annotate_plan import annotator_options, choose_annotators
+from benchmark.runner.finish import AuditOutcome, finish_audit
 from benchmark.runner.generate import generate
 from benchmark.runner.probe_choice import choose_probes, probes_fingerprint
-from benchmark.runner.run_config import EARLY_IDENTITY_KEYS, make_run_config
-from benchmark.runner.pipeline import AuditOutcome, finish_audit
-from benchmark.runner.preflight import AuditPlan
+from benchmark.runner.run_config import check_resume
+from benchmark.runner.preflight import plan_for
 from benchmark.contract.withheld import placeholder_image
 
 __all__ = ["SuppliedImage", "SuppliedFolder", "SuppliedImagesModel", "match_folder", "check_folder",
@@ -195,9 +194,10 @@ class SuppliedImagesModel:
     is_builtin = False
     revision = None
 
-    def __init__(self, name: str, supplied: SuppliedFolder):
+    def __init__(self, name: str, supplied: SuppliedFolder, provenance: dict | None = None):
         self.model_id = name
         self.supplied = supplied
+        self.provenance = provenance  # recorded in run_config.json (benchmark.contract.image_provenance)
         self.settings: dict[str, Any] = {"kind": "images supplied"}
         sizes = supplied.sizes()
         self._placeholder_size = max(sizes, key=sizes.get) if sizes else (512, 512)
@@ -238,56 +238,37 @@ def _check_resume(run_dir: Path, provenance: dict) -> None:
                                 "choose another --out folder")
 
 
-def plan_supplied(run_dir: Path, model_name: str, supplied: SuppliedFolder, chosen: Any,
-                  annotators: dict | None) -> Any:
+def plan_supplied(request: AuditRequest, supplied: SuppliedFolder, chosen: Any) -> Any:
     """The plan printed before the images are copied, with the annotators checked (one line)."""
-    run_config = rf.read_run_config(run_dir) or {"model": {"spec": f"images:{model_name}"}}
-    choices, unannotated = choose_annotators(suite_families(chosen.record, chosen.suites), chosen.suites,
-                                             annotator_options(run_config, dict(annotators or {})))
     sizes = ", ".join(f"{w}x{h} ({n})" for (w, h), n in sorted(supplied.sizes().items(), key=lambda kv: -kv[1]))
-    counts = chosen.limited["suite"].value_counts()
     settings = {"images": str(supplied.folder), "sizes": sizes}
     if supplied.missing:
         settings["missing (counted)"] = f"{len(supplied.missing)}, e.g. {supplied.missing[0]}"
-    done = len(rf.scan_batches(run_dir, check_files=False)) if (run_dir / rf.CONFIG_FILE).is_file() else 0
-    return AuditPlan(run_dir=run_dir, model=model_name, pipeline="images supplied; seeds not controlled by the "
-                     "benchmark", settings=settings, images={s: int(counts.get(s, 0)) for s in chosen.suites},
-                     done=done, annotators={c.kind.option: c.models for c in choices}, unannotated=unannotated,
-                     chosen=chosen)
+    return plan_for(request, chosen, model=request.images.model_name,
+                    pipeline="images supplied; seeds not controlled by the benchmark", settings=settings)
 
 
-def run_supplied_audit(run_dir: str | Path, folder: str | Path, model_name: str, suites: Any = None, *,
-                       limit_per_suite: int | None = None, mapping: str | None = None, allow_missing: bool = False,
-                       supplied_by: str | None = None, annotators: dict | None = None, n_resamples: int = 1000,
-                       batch_size: int = 16, progress: bool = True, probes: Any = None,
-                       probes_revision: str | None = None, device: str | None = None):
-    """Check the folder against the selection, print the plan, copy the images into ``run_dir``
-    and run annotate, score and report. Nothing is written when a check fails."""
-    run_dir = Path(run_dir)
-    if not (model_name or "").strip():
-        raise ValueError("--images needs --model-name NAME: the name the results and the leaderboard show")
-    check_model_name(model_name)  # the rule `t2ibench validate` applies to the results' model id
-    _check_supplied_by(run_dir, supplied_by)
-    chosen = choose_probes(probes, probes_revision, suites, limit_per_suite, run_dir=run_dir)
-    supplied = match_folder(folder, chosen.limited, mapping)
-    check_folder(supplied, allow_missing)
-    spec = f"images:{model_name.strip()}"
-    selection = selection_record(chosen.suites, limit_per_suite, probes, probes_fingerprint(chosen.limited))
-    provenance = supplied_provenance(supplied_by=supplied_by, selection=selection,
+def run_supplied_audit(request: AuditRequest):
+    """Check the folder ``request.images`` against the selection, print the plan, copy the images
+    into ``request.run_dir`` and run annotate, score and report. Nothing is written when a check
+    fails."""
+    run_dir, given = request.run_dir, request.images
+    _check_supplied_by(run_dir, given.supplied_by)
+    chosen = choose_probes(request.probes, run_dir=run_dir)
+    supplied = match_folder(given.folder, chosen.limited, given.mapping)
+    check_folder(supplied, given.allow_missing)
+    limit = request.probes.limit_per_suite
+    selection = selection_record(chosen.suites, limit, request.probes.source, probes_fingerprint(chosen.limited))
+    provenance = supplied_provenance(supplied_by=given.supplied_by, selection=selection,
                                      folder_sha256=folder_fingerprint(supplied), n_supplied=len(supplied.found),
-                                     n_missing=len(supplied.missing), matched_by="mapping" if mapping else "file name")
-    early = make_run_config(model_spec=spec, model_id=None, revision=None, settings=None, probes=chosen.limited,
-                            limit_per_suite=limit_per_suite, probe_record=chosen.record)
-    rf.check_run_config(run_dir, early, EARLY_IDENTITY_KEYS, model_keys=("spec", "revision_requested"))
+                                     n_missing=len(supplied.missing),
+                                     matched_by="mapping" if given.mapping else "file name")
+    check_resume(request, chosen)
     _check_resume(run_dir, provenance)
-    plan = plan_supplied(run_dir, model_name.strip(), supplied, chosen, annotators)
-    if progress:
-        import sys
-
+    plan = plan_supplied(request, supplied, chosen)
+    if request.progress:
         print(plan.format(), file=sys.stderr)
-    model = SuppliedImagesModel(model_name.strip(), supplied)
-    gen = generate(run_dir, model, chosen.all_probes, batch_size=batch_size, limit=limit_per_suite,
-                   progress=progress, model_spec=spec, probe_record=chosen.record, provenance=provenance)
+    model = SuppliedImagesModel(given.model_name, supplied, provenance)
+    gen = generate(request, model, chosen)
     outcome = AuditOutcome(run_dir=run_dir, stage_seconds={"copy images": sum(gen.timings.values())})
-    return finish_audit(run_dir, annotators=annotators, device=device, n_resamples=n_resamples, progress=progress,
-                        outcome=outcome)
+    return finish_audit(request, outcome)
