@@ -112,19 +112,40 @@ def _fits(module, part: str, shape: tuple) -> str | None:
     return None
 
 
+def _check_peft_for_transformers(adapter: LoraAdapter, component: str) -> None:
+    """diffusers loads a text encoder's LoRA layers through transformers' PEFT integration, which
+    asks for a newer peft than diffusers does: one line before loading, not a traceback after."""
+    import importlib.metadata
+
+    from packaging.version import Version
+
+    try:
+        from transformers.integrations.peft import MIN_PEFT_VERSION
+    except ImportError:  # a transformers without the constant: it checks when loading
+        return
+    installed = importlib.metadata.version("peft")
+    if Version(installed) < Version(MIN_PEFT_VERSION):
+        raise MalformedSpecError(f"LoRA {adapter.card_id} adapts {component}, a transformers model, and transformers "
+                                 f"loads such layers only with peft >= {MIN_PEFT_VERSION} (installed: {installed}): "
+                                 "pip install -U peft")
+
+
 def _check_fit(adapter: LoraAdapter, state: dict, pipeline: str, components: Mapping,
                build: Callable[[str], object]) -> None:
     """One line for the first LoRA layer the base has no place for (``components``: the
-    pipeline's components; ``build(name)``: one on the meta device, or None)."""
-    known = 0
-    for key, tensor in state.items():
-        match = _LAYER.match(key)
-        if not match:
-            continue
-        component, _, path = match["module"].partition(".")
+    pipeline's components; ``build(name)``: one on the meta device, or None): a component it does
+    not have, then a module or a shape; and the peft a text encoder's layers need."""
+    layers = [(m["module"].partition("."), m["part"], tuple(t.shape))
+              for m, t in ((_LAYER.match(k), t) for k, t in state.items()) if m]
+    if not layers:
+        raise MalformedSpecError(f"LoRA {adapter.card_id} has no LoRA layer {pipeline} reads: it is not a LoRA "
+                                 "for this pipeline")
+    targets = list(dict.fromkeys(component for (component, _, _), _, _ in layers))
+    for component in targets:
         if component not in components:
             raise MalformedSpecError(f"LoRA {adapter.card_id} adapts a {component!r}, which {pipeline} does not have: "
                                      "it was made for another base model")
+    for (component, _, path), part, shape in layers:
         model = build(component)
         if model is None:  # a component this check cannot build: diffusers checks it when loading
             continue
@@ -133,14 +154,13 @@ def _check_fit(adapter: LoraAdapter, state: dict, pipeline: str, components: Map
         except AttributeError:
             raise MalformedSpecError(f"LoRA {adapter.card_id} adapts {component}.{path}, which {pipeline}'s "
                                      f"{component} does not have: it was made for another base model") from None
-        why = _fits(module, match["part"], tuple(tensor.shape))
+        why = _fits(module, part, shape)
         if why:
             raise MalformedSpecError(f"LoRA {adapter.card_id} does not fit {pipeline}: its {component}.{path} {why} "
                                      "(a LoRA made for another base model)")
-        known += 1
-    if not known:
-        raise MalformedSpecError(f"LoRA {adapter.card_id} has no LoRA layer {pipeline} reads: it is not a LoRA "
-                                 "for this pipeline")
+    for component in targets:
+        if components[component][0] == "transformers":
+            _check_peft_for_transformers(adapter, component)
 
 
 def check_loras(specs: Sequence, *, pipeline_cls: type, index: Mapping,

@@ -82,7 +82,7 @@ def _auto_text_to_image_class(class_name: str) -> type | None:
 def _takes_text_alone(cls: type) -> bool:
     """The call takes ``prompt`` and needs nothing else: no required argument, no image input."""
     params = {k: p for k, p in inspect.signature(cls.__call__).parameters.items() if k != "self"}
-    required = [k for k, p in params.items() if p.default is inspect.Parameter.empty
+    required = [k for k, p in params.items() if p.default is inspect.Parameter.empty and k != "prompt"
                 and p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)]
     return "prompt" in params and not required and not any(k in params for k in _IMAGE_INPUTS)
 
