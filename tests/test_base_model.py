@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from tiny_pipelines import build_family, install_in_hub_cache
+from tiny_pipelines import build_family, install_in_hub_cache, use_hub_cache_offline
 
 from benchmark.models import MalformedSpecError
 from benchmark.models.base_model import cache_path_id, card_identity, local_copy_id
@@ -44,12 +44,7 @@ def hub_cache(sdxl, tmp_path_factory):
 
 @pytest.fixture
 def offline(hub_cache, monkeypatch):
-    from huggingface_hub import constants
-
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(hub_cache))
-    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
-    return hub_cache
+    return use_hub_cache_offline(monkeypatch, hub_cache)
 
 
 def test_a_finetune_in_the_cache_runs_at_its_base_models_settings(offline):

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tiny_pipelines import build_family, install_in_hub_cache
+from tiny_pipelines import build_family, install_in_hub_cache, use_hub_cache_offline
 
 from benchmark.contract.digest import file_sha256
 from benchmark.models import MalformedSpecError, ModelNotAvailableError
@@ -247,12 +247,7 @@ def hub_cache(bases, loras, tmp_path_factory):
 
 @pytest.fixture
 def offline_cache(hub_cache, monkeypatch):
-    from huggingface_hub import constants
-
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(hub_cache))
-    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
-    return hub_cache
+    return use_hub_cache_offline(monkeypatch, hub_cache)
 
 
 def test_a_hub_lora_from_the_cache_is_recorded_with_its_commit(bases, loras, offline_cache):
