@@ -26,7 +26,7 @@ PIPELINES = {
     "stable_cascade": "StableCascadeCombinedPipeline", "sd3": "StableDiffusion3Pipeline",
     "sd35": "StableDiffusion3Pipeline", "flux_schnell": "FluxPipeline", "flux_dev": "FluxPipeline",
     "pixart_alpha": "PixArtAlphaPipeline", "pixart_sigma": "PixArtSigmaPipeline", "sana": "SanaPipeline",
-    "kandinsky3": "Kandinsky3Pipeline",
+    "kandinsky3": "Kandinsky3Pipeline", "lumina2": "Lumina2Pipeline",
 }
 PROMPTS, SEEDS = ["a photo of a doctor", "a photo of a nurse"], [1, 2]
 

@@ -97,7 +97,7 @@ def test_an_img2img_folder_is_refused_in_preflight_before_any_weights(sd15, tmp_
 def _model(folder, **settings):
     from benchmark.models.text_to_image import load_text_to_image
 
-    return load_text_to_image(str(folder), device="cpu", num_inference_steps=2, **settings)
+    return load_text_to_image(str(folder), device="cpu", **{"num_inference_steps": 2, **settings})
 
 
 def test_guidance_is_recorded_from_the_pipeline_and_checked_on_the_first_call(sd15):
@@ -142,3 +142,19 @@ def test_true_cfg_without_a_negative_prompt_is_recorded_off_as_diffusers_runs_it
     assert guided.settings["guidance"]["classifier_free"] is True
     guided.generate(["a photo of a judge"], [1])
     assert guided.guidance_check.record_ran == {"rows_per_image_and_step": 2.0, "classifier_free": True}
+
+
+def test_lumina_guidance_truncated_to_no_step_is_recorded_off(tmp_path_factory):
+    """Lumina-Image 2.0 guides only steps with (i + 1) / steps <= cfg_trunc_ratio: its card's 0.25 at
+    2 steps guides none (recorded off), at 4 steps one (recorded on, and the rows say so)."""
+    folder = build_family("lumina2", tmp_path_factory.mktemp("t2i-only") / "lumina2")
+    small = {"height": 64, "width": 64, "guidance_scale": 4.0, "cfg_trunc_ratio": 0.25}
+    two = _model(folder, **small)
+    assert two.settings["guidance"]["classifier_free"] is False and two.settings["guidance"]["guided_steps"] == 0
+    two.generate(["a photo of a judge"], [1])
+    assert two.guidance_check.record_ran["classifier_free"] is False
+    four = _model(folder, **{**small, "num_inference_steps": 4})
+    assert four.settings["guidance"] == {"rule": "Lumina2Pipeline.do_classifier_free_guidance",
+                                         "classifier_free": True, "guided_steps": 1}
+    four.generate(["a photo of a judge"], [1])
+    assert four.guidance_check.record_ran == {"rows_per_image_and_step": 1.25, "classifier_free": True}

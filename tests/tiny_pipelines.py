@@ -42,6 +42,7 @@ HUB_IDS: dict[str, str] = {
     "pixart_sigma": "PixArt-alpha/PixArt-Sigma-XL-2-1024-MS",
     "sana": "Efficient-Large-Model/Sana_1600M_1024px_diffusers",
     "kandinsky3": "kandinsky-community/kandinsky-3",
+    "lumina2": "Alpha-VLLM/Lumina-Image-2.0",
 }
 
 

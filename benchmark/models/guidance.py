@@ -79,6 +79,7 @@ def guidance_record(pipe, call: Mapping[str, Any], params: Mapping) -> dict:
         elif on is None:
             on, out["rule"] = scale > 1, "guidance_scale > 1"
         out["classifier_free"] = on
+        _truncation(out, call, params)
     else:
         return {}
     if config.get("guidance_embeds") or config.get("time_cond_proj_dim") is not None:
@@ -86,6 +87,20 @@ def guidance_record(pipe, call: Mapping[str, Any], params: Mapping) -> dict:
     elif "guidance_embeds" in config and "true_cfg_scale" in params and scale:
         out["guidance_scale_ignored"] = True  # no embedding and not CFG: diffusers drops it
     return out
+
+
+def _truncation(out: dict, call: Mapping[str, Any], params: Mapping) -> None:
+    """Lumina-Image 2.0 guides only the steps ``i`` with ``(i + 1) / steps <= cfg_trunc_ratio``
+    (pipeline_lumina2.py): at few steps that can be none, and then guidance is off."""
+    ratio = call.get("cfg_trunc_ratio", _default(params, "cfg_trunc_ratio"))
+    steps = call.get("num_inference_steps", _default(params, "num_inference_steps"))
+    if not out.get("classifier_free") or ratio is None or not isinstance(steps, int) or steps <= 0:
+        return
+    out["guided_steps"] = sum(1 for i in range(steps) if (i + 1) / steps <= ratio)
+    if out["guided_steps"] == 0:
+        out["classifier_free"] = False
+        out["off_because"] = (f"cfg_trunc_ratio={ratio} of {steps} steps leaves no guided step "
+                              f"(guidance runs while (step + 1) / steps <= {ratio})")
 
 
 class GuidanceCheck:
