@@ -122,7 +122,7 @@ def _simulated_cuda_model(folder: Path, overrides: dict, **speed):
 
     choice = pipeline_choice(str(folder))
     pipe, _, _ = load_diffusers(str(folder), revision=None, device=torch.device("cpu"), dtype=torch.float32,
-                                 loader=choice.loader, offload="none")
+                                 loader=choice.loader, cls=choice.cls, offload="none")
     return DiffusersTextToImage(pipe, model_id=str(folder), revision=None, device=torch.device("cuda"),
                                 dtype=torch.float32, overrides=dict(overrides), offload="none", **speed)
 
