@@ -26,7 +26,7 @@ PIPELINES = {
     "stable_cascade": "StableCascadeCombinedPipeline", "sd3": "StableDiffusion3Pipeline",
     "sd35": "StableDiffusion3Pipeline", "flux_schnell": "FluxPipeline", "flux_dev": "FluxPipeline",
     "pixart_alpha": "PixArtAlphaPipeline", "pixart_sigma": "PixArtSigmaPipeline", "sana": "SanaPipeline",
-    "kandinsky3": "Kandinsky3Pipeline",
+    "kandinsky3": "Kandinsky3Pipeline", "lumina2": "Lumina2Pipeline",
 }
 PROMPTS, SEEDS = ["a photo of a doctor", "a photo of a nurse"], [1, 2]
 
@@ -122,7 +122,7 @@ def _simulated_cuda_model(folder: Path, overrides: dict, **speed):
 
     choice = pipeline_choice(str(folder))
     pipe, _, _ = load_diffusers(str(folder), revision=None, device=torch.device("cpu"), dtype=torch.float32,
-                                 loader=choice.loader, offload="none")
+                                 loader=choice.loader, cls=choice.cls, offload="none")
     return DiffusersTextToImage(pipe, model_id=str(folder), revision=None, device=torch.device("cuda"),
                                 dtype=torch.float32, overrides=dict(overrides), offload="none", **speed)
 

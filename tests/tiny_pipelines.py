@@ -14,7 +14,8 @@ from pathlib import Path
 import tiny_pipelines_dit as dit
 import tiny_pipelines_unet as unet
 
-__all__ = ["FAMILIES", "CALL_ARGUMENTS", "IMAGE_SIZES", "HUB_IDS", "build_family", "install_in_hub_cache"]
+__all__ = ["FAMILIES", "CALL_ARGUMENTS", "IMAGE_SIZES", "HUB_IDS", "build_family", "install_in_hub_cache",
+           "use_hub_cache_offline"]
 
 FAMILIES: dict[str, Callable[[Path], None]] = {**unet.UNET_FAMILIES, **dit.DIT_FAMILIES}
 #: the arguments of a 2-step call at the tiny size (what ``--set`` passes to the runner)
@@ -41,6 +42,7 @@ HUB_IDS: dict[str, str] = {
     "pixart_sigma": "PixArt-alpha/PixArt-Sigma-XL-2-1024-MS",
     "sana": "Efficient-Large-Model/Sana_1600M_1024px_diffusers",
     "kandinsky3": "kandinsky-community/kandinsky-3",
+    "lumina2": "Alpha-VLLM/Lumina-Image-2.0",
 }
 
 
@@ -67,3 +69,14 @@ def install_in_hub_cache(folder: Path, hub_cache: Path, model_id: str,
         (repo / "refs").mkdir(parents=True, exist_ok=True)
         (repo / "refs" / "main").write_text(commit)
     return snapshot
+
+
+def use_hub_cache_offline(monkeypatch, hub_cache: Path) -> Path:
+    """Point this process's huggingface_hub at ``hub_cache``, offline (``monkeypatch`` undoes it):
+    what a test of loading by Hub ID from the cache needs, in-process."""
+    from huggingface_hub import constants
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(hub_cache))
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    return Path(hub_cache)

@@ -3,7 +3,7 @@
 For the tests and ``bench/gpu_check.sh``: each builder writes a real diffusers pipeline
 folder (``save_pretrained(..., safe_serialization=True)``) of the family's pipeline class,
 scheduler and component layout (Stable Diffusion 3 / 3.5, FLUX.1 schnell / dev, PixArt-alpha /
--sigma, Sana, and Kandinsky 3, a UNet that needs the T5 tokenizer), with models small enough
+-sigma, Sana, Lumina-Image 2.0, and Kandinsky 3, a UNet that needs the T5 tokenizer), with models small enough
 to build in about a second and to generate 2-step images on a CPU. The weights are random,
 so the images are meaningless; what these folders check is that the benchmark's loaders,
 call arguments and output handling work for each family.
@@ -53,6 +53,7 @@ CALL_ARGUMENTS: dict[str, dict] = {
     "pixart_sigma": {"num_inference_steps": 2, "height": 64, "width": 64},
     "sana": {"num_inference_steps": 2, "height": 64, "width": 64},
     "kandinsky3": {"num_inference_steps": 2, "height": 64, "width": 64},
+    "lumina2": {"num_inference_steps": 2, "height": 64, "width": 64},
 }
 
 #: per key, the (width, height) of the images a call with CALL_ARGUMENTS returns
@@ -500,6 +501,31 @@ def build_kandinsky3(folder: Path) -> None:
     pipe.save_pretrained(folder, safe_serialization=True)
 
 
+def build_lumina2(folder: Path) -> None:
+    """Lumina2Pipeline (Gemma 2 text encoder, flow-matching DiT), laid out as the Hub's
+    Alpha-VLLM/Lumina-Image-2.0: its model_index.json names the class by its old name,
+    ``Lumina2Text2ImgPipeline``, which diffusers 0.42 no longer has. 64 px by default (8 latent x 8)."""
+    import json
+
+    from diffusers import Lumina2Pipeline, Lumina2Transformer2DModel
+
+    torch.manual_seed(SEED)
+    transformer = Lumina2Transformer2DModel(
+        sample_size=8, patch_size=2, in_channels=4, hidden_size=16, num_layers=1, num_refiner_layers=1,
+        num_attention_heads=2, num_kv_heads=1, multiple_of=16, axes_dim_rope=(4, 2, 2), axes_lens=(300, 64, 64),
+        cap_feat_dim=TEXT_DIM,  # Gemma's width
+    )
+    vae = _vae(4, use_quant_conv=False, use_post_quant_conv=False, shift_factor=0.0609, scaling_factor=1.5035)
+    tokenizer = _gemma_tokenizer()
+    pipe = Lumina2Pipeline(transformer=transformer, scheduler=_flow_scheduler(), vae=vae,
+                           text_encoder=_gemma_encoder(len(tokenizer)), tokenizer=tokenizer)
+    pipe.save_pretrained(folder, safe_serialization=True)
+    index_path = Path(folder) / "model_index.json"
+    index = json.loads(index_path.read_text(encoding="utf-8"))
+    index_path.write_text(json.dumps({**index, "_class_name": "Lumina2Text2ImgPipeline"}, indent=2) + "\n",
+                          encoding="utf-8")
+
+
 #: key -> builder(folder) writing that family's pipeline folder
 DIT_FAMILIES: dict[str, Callable[[Path], None]] = {
     "sd3": build_sd3,
@@ -510,5 +536,6 @@ DIT_FAMILIES: dict[str, Callable[[Path], None]] = {
     "pixart_sigma": build_pixart_sigma,
     "sana": build_sana,
     "kandinsky3": build_kandinsky3,
+    "lumina2": build_lumina2,
 }
 

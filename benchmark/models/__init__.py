@@ -1,7 +1,10 @@
 """Loading models by spec string: text-to-image pipelines, CLIP encoders, VQA annotators.
 
 * :func:`load_text_to_image` (``text_to_image.py``): ``builtin:tiny-sd``, a Hub model
-  ID, a local diffusers folder, ``python:module:function`` or a callable.
+  ID, a local diffusers folder, ``python:module:function`` or a callable; with LoRAs
+  (``lora.py``, ``weights_ref.py``) and component checkpoints (``component_weights.py``);
+  :func:`plan_settings`: every setting with its value and source before any weights load
+  (``model_cards.py``, ``base_model.py``); guidance recorded and checked (``guidance.py``).
 * :func:`load_encoder` (``encoders.py``): ``open_clip:ARCH:PRETRAINED``, ``hf:MODEL_ID``,
   ``builtin:tiny-clip``.
 * :func:`load_vqa` (``vqa.py``): a BLIP-2 or image-text-to-text model ID / folder,
@@ -32,6 +35,9 @@ from .errors import (
 
 _LAZY = {
     "load_text_to_image": "text_to_image",
+    "plan_settings": "text_to_image",
+    "SettingsPlan": "text_to_image",
+    "parse_lora_specs": "lora",
     "TextToImageModel": "text_to_image_base",
     "GenerationOutput": "text_to_image",
     "MODEL_CARD_SETTINGS": "model_cards",

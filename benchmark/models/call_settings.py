@@ -17,8 +17,13 @@ from typing import Any
 
 from .errors import MalformedSpecError
 
+#: settings that rebuild the pipeline's scheduler instead of going to the call: its class and the
+#: config values few-step models are distilled for (``Scheduler.from_config(config, **these)``, as
+#: the SDXL-Lightning, Hyper-SD, LCM-LoRA and TCD cards do); the model card table may set them
+SCHEDULER_SETTINGS = ("scheduler", "timestep_spacing", "prediction_type", "use_karras_sigmas",
+                      "rescale_betas_zero_snr")
 #: settings the loader consumes itself instead of passing them to the call
-LOADER_SETTINGS = ("scheduler", "batch_invariant")
+LOADER_SETTINGS = SCHEDULER_SETTINGS + ("batch_invariant",)
 #: arguments the runner passes to a diffusers pipeline's call itself (one seeded generator
 #: per image, PIL output): a setting may not replace them
 PIPELINE_CALL_ARGUMENTS = ("prompt", "generator", "num_images_per_prompt", "output_type")

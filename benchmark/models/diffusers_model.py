@@ -5,7 +5,7 @@ and ``load_diffusers`` (the pipeline from a folder or Hub ID, on its device or o
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 
@@ -13,9 +13,12 @@ from .cuda_speed import (
     apply_cuda_layout, apply_offload, choose_offload, compile_pipeline, probe_batch_size, resolve_compile_mode,
     uncompile_pipeline,
 )
-from .call_settings import PIPELINE_CALL_ARGUMENTS, check_call_settings, named_parameters
-from .model_cards import choose_call_settings
-from .pipeline_classes import AUTO_LOADER
+from .call_settings import PIPELINE_CALL_ARGUMENTS, SCHEDULER_SETTINGS, check_call_settings, named_parameters
+from .component_weights import load_components
+from .guidance import GuidanceCheck, guidance_record
+from .lora import load_loras
+from .model_cards import CardSource, choose_call_settings
+from .pipeline_classes import AUTO_LOADER, CLASS_LOADER
 from .errors import MalformedSpecError
 from .generation_output import GenerationOutput
 from .text_to_image_base import TextToImageModel
@@ -59,19 +62,23 @@ def _component_config(pipe) -> Callable[[str], dict | None]:
     return read
 
 
-def _replace_scheduler(pipe, scheduler: str | None) -> None:
-    """``--set scheduler=NAME``: the pipeline's scheduler rebuilt as that diffusers class."""
+def _replace_scheduler(pipe, settings: dict) -> None:
+    """The scheduler settings (call_settings.SCHEDULER_SETTINGS: ``scheduler=NAME`` and config
+    values such as ``timestep_spacing="trailing"``, from ``--set`` or a card row), taken out of
+    ``settings``: the pipeline's scheduler rebuilt as that class with those config values."""
     import diffusers
 
-    if scheduler is None:
+    scheduler = settings.pop("scheduler", None)
+    config = {k: settings.pop(k) for k in SCHEDULER_SETTINGS if k in settings}
+    if scheduler is None and not config:
         return
-    cls = getattr(diffusers, str(scheduler), None)
-    if cls is None or not hasattr(cls, "from_config"):
-        raise MalformedSpecError(f"unknown diffusers scheduler {scheduler!r}")
     if getattr(pipe, "scheduler", None) is None:
         raise MalformedSpecError(f"{type(pipe).__name__} has several schedulers and none called scheduler: "
                                  "--set scheduler= cannot say which to replace")
-    pipe.scheduler = cls.from_config(pipe.scheduler.config)
+    cls = getattr(diffusers, str(scheduler), None) if scheduler is not None else type(pipe.scheduler)
+    if cls is None or not hasattr(cls, "from_config"):
+        raise MalformedSpecError(f"unknown diffusers scheduler {scheduler!r}")
+    pipe.scheduler = cls.from_config(pipe.scheduler.config, **config)
 
 
 def _scheduler_names(pipe) -> str | dict[str, str]:
@@ -111,10 +118,10 @@ class DiffusersTextToImage(TextToImageModel):
         card_id: str | None = None,
         offload: str = "none",
         offload_auto: dict | None = None,
+        adapters: Sequence[dict] = (),
+        cards: Sequence[CardSource] | None = None,
+        card_match: str | None = None,
     ):
-        import diffusers
-        import torch
-
         self.pipe = pipe
         self.model_id = model_id
         self.revision = revision
@@ -128,15 +135,44 @@ class DiffusersTextToImage(TextToImageModel):
         # generated one call each so that pixels never depend on the batch.
         self.batch_invariant = bool(overrides.pop("batch_invariant", device.type == "cpu"))
 
-        _replace_scheduler(pipe, overrides.pop("scheduler", None))
-        call = self._choose_call(overrides, card_id=None if is_builtin else card_id, builtin=family == "tiny")
+        #: the identity records of its component checkpoints and LoRAs (lora.py, component_weights.py):
+        #: a model with a LoRA is another model than its base
+        self.adapters = [dict(a) for a in adapters]
+        #: how a local folder was matched to a card table row (base_model.py), or None
+        self.card_match = card_match
+        if cards is None and card_id is not None and not is_builtin:
+            from .model_cards import card_sources
 
+            cards = card_sources(own=card_id)
+        call = self._choose_call(overrides, cards=cards or [], builtin=family == "tiny")
+        scheduler_config = {k: call[k] for k in SCHEDULER_SETTINGS if k in call and k != "scheduler"}
+        _replace_scheduler(pipe, call)  # takes the scheduler settings out of the call
+        #: whether classifier-free guidance is on, and why (guidance.py); checked on the first call
+        self.guidance = guidance_record(pipe, call, self.call_parameters)
+        self.guidance_check = GuidanceCheck(pipe, self.guidance)
+
+        self.settings = self._record(call, scheduler_config, family=family, commit=commit, is_builtin=is_builtin)
+        pipe.set_progress_bar_config(disable=True)
+        if "height" not in self.call_parameters:
+            # the call sets no resolution (unCLIP: its super-resolution UNet decides): record the
+            # size of the images it makes, from one short call
+            self.settings["image_size"] = list(self._call(["a photo"], [0], **self._short_call()).images[0].size)
+        self._set_up_speed(compile, compile_vae, offload, offload_auto)
+
+    def _record(self, call: dict, scheduler_config: dict, *, family: str, commit: str | None,
+                is_builtin: bool) -> dict:
+        """``settings``: the call arguments plus everything else that determines the images."""
+        import diffusers
+        import torch
+
+        pipe, device, dtype = self.pipe, self.device, self.dtype
         checker = getattr(pipe, "safety_checker", None)
-        self.settings = {
+        settings = {
             **call,
             "family": family,
             "pipeline": type(pipe).__name__,
             "scheduler": _scheduler_names(pipe),
+            **scheduler_config,
             "dtype": str(dtype).removeprefix("torch."),
             "device": str(device),
             "attention": _attention_name(),
@@ -146,18 +182,17 @@ class DiffusersTextToImage(TextToImageModel):
             "diffusers_version": diffusers.__version__,
             "torch_version": torch.__version__,
         }
+        if self.guidance:
+            settings["guidance"] = self.guidance
+        if self.adapters:
+            settings["adapters"] = self.adapters
         if commit:
-            self.settings["commit"] = commit
+            settings["commit"] = commit
         if is_builtin:
-            self.settings["builtin"] = "random weights: outputs are meaningless"
-        pipe.set_progress_bar_config(disable=True)
-        if "height" not in self.call_parameters:
-            # the call sets no resolution (unCLIP: its super-resolution UNet decides): record the
-            # size of the images it makes, from one short call
-            self.settings["image_size"] = list(self._call(["a photo"], [0], **self._short_call()).images[0].size)
-        self._set_up_speed(compile, compile_vae, offload, offload_auto)
+            settings["builtin"] = "random weights: outputs are meaningless"
+        return settings
 
-    def _choose_call(self, overrides: dict, *, card_id: str | None, builtin: bool) -> dict:
+    def _choose_call(self, overrides: dict, *, cards: Sequence[CardSource], builtin: bool) -> dict:
         """The call arguments (model_cards.py: --set, the model card table, a structural hint, the
         pipeline's defaults), with the resolution always explicit; ``setting_sources`` says where
         each came from (recorded in run_config.json, printed in the plan)."""
@@ -167,7 +202,7 @@ class DiffusersTextToImage(TextToImageModel):
         params = self.call_parameters = named_parameters(pipe.__call__)
         check_call_settings(pipe.__call__, overrides, what=type(pipe).__name__, reserved=PIPELINE_CALL_ARGUMENTS)
         call, self.setting_sources = choose_call_settings(
-            params, pipeline_class=type(pipe).__name__, model_id=card_id, read_config=_component_config(pipe),
+            params, pipeline_class=type(pipe).__name__, cards=cards, read_config=_component_config(pipe),
             overrides=overrides, builtin=TINY_SD_SETTINGS if builtin else None)
         native = _native_resolution(pipe)
         for key in ("height", "width"):  # always recorded: the size of the images made
@@ -275,34 +310,37 @@ class DiffusersTextToImage(TextToImageModel):
         # One generator per image, on the CPU: the pipeline draws each image's
         # initial latents (and any per-step noise) from that image's own generator.
         generators = [torch.Generator("cpu").manual_seed(s) for s in seeds]
+        def call():
+            return self.pipe(prompt=prompts, generator=generators, num_images_per_prompt=1, output_type="pil",
+                             **{**self.call_kwargs, **call_overrides})
+
         with torch.inference_mode():
-            out = self.pipe(
-                prompt=prompts,
-                generator=generators,
-                num_images_per_prompt=1,
-                output_type="pil",
-                **{**self.call_kwargs, **call_overrides},
-            )
+            # the first call's denoiser rows are counted: guidance recorded is guidance run (guidance.py)
+            out = self.guidance_check.run(call, len(prompts))
         flags = getattr(out, "nsfw_content_detected", None)
         nsfw = [None] * len(prompts) if flags is None else [bool(f) for f in flags]
         return GenerationOutput(images=list(out.images), nsfw=nsfw)
 
 
 def load_diffusers(path_or_id: str, *, revision, device, dtype, variant=None, token=None, loader=AUTO_LOADER,
-                    offload: str | None = None):
-    """The pipeline (through ``loader``: pipeline_classes.py), on ``device`` or offloaded to it
-    (cuda_speed.choose_offload); returns ``(pipe, offload mode, how auto chose it)``."""
+                   offload: str | None = None, cls: type | None = None, loras: Sequence = (),
+                   components: Sequence = ()):
+    """The pipeline (through ``loader``: pipeline_classes.py; ``cls`` for CLASS_LOADER), with its
+    component checkpoints in place of the base's (component_weights.py) and its LoRAs fused
+    (lora.py), on ``device`` or offloaded to it (cuda_speed.choose_offload); returns
+    ``(pipe, offload mode, how auto chose it)``."""
     from diffusers import AutoPipelineForText2Image, DiffusionPipeline
 
-    kwargs: dict[str, Any] = {"dtype": dtype}
+    kwargs: dict[str, Any] = {"dtype": dtype, **load_components(list(components), dtype)}
     if revision:
         kwargs["revision"] = revision
     if variant:
         kwargs["variant"] = variant
     if token is not None:
         kwargs["token"] = token
-    load = AutoPipelineForText2Image if loader == AUTO_LOADER else DiffusionPipeline
+    load = {AUTO_LOADER: AutoPipelineForText2Image, CLASS_LOADER: cls}.get(loader) or DiffusionPipeline
     pipe = load.from_pretrained(path_or_id, **kwargs)
+    load_loras(pipe, loras)
     mode, how = choose_offload(offload, pipe, device)
     apply_offload(pipe, mode, device)
     vae = getattr(pipe, "vae", None)

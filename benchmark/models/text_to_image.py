@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import inspect
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchmark.extras import require
@@ -32,8 +33,11 @@ from benchmark.extras import require
 from .api_images import OpenAIImagesModel, check_api_model
 from .cuda_speed import OFFLOAD_MODES, check_offload
 from .builtin_cache import BUILDER_VERSION, build_builtin, check_builtin_name
-from .call_settings import PIPELINE_CALL_ARGUMENTS, check_call_settings, named_parameters
-from .model_cards import choose_call_settings
+from .base_model import CardIdentity, card_identity
+from .call_settings import PIPELINE_CALL_ARGUMENTS, SCHEDULER_SETTINGS, check_call_settings, named_parameters
+from .component_weights import check_components, parse_component_spec
+from .lora import check_loras, parse_lora_specs
+from .model_cards import SOURCE_SET, card_sources, choose_call_settings, settings_warning
 from .pipeline_classes import PipelineChoice, choose_pipeline_class
 from .device import resolve_device, resolve_dtype
 from .errors import DeviceUnavailableError, MalformedSpecError
@@ -50,8 +54,13 @@ __all__ = [
     "DiffusersTextToImage",
     "CallableTextToImage",
     "OFFLOAD_MODES",
+    "CheckedSpec",
+    "SettingsPlan",
+    "check_spec",
     "check_text_to_image",
+    "config_reader",
     "load_text_to_image",
+    "plan_settings",
     "parse_text_to_image_spec",
     "pipeline_choice",
     "planned_setting_sources",
@@ -112,92 +121,40 @@ def _pipeline_index(kind: str, value: str, revision: str | None, token) -> dict:
         raise MalformedSpecError(f"{path} cannot be read as JSON ({type(err).__name__})") from None
 
 
-def check_text_to_image(
-    spec: str,
-    *,
-    revision: str | None = None,
-    device=None,
-    dtype=None,
-    token: str | bool | None = None,
-    overrides: dict | None = None,
-    offload: str | None = None,
-) -> str:
-    """Everything about a text-to-image spec that can fail, checked before any weights load;
-    returns the pipeline's class name (or ``python-callable``, or the image API's model):
-    :func:`_check_spec`."""
-    checked = _check_spec(spec, revision=revision, device=device, dtype=dtype, token=token, overrides=overrides,
-                          offload=offload)
-    return checked.name if isinstance(checked, PipelineChoice) else checked
+@dataclass(frozen=True)
+class CheckedSpec:
+    """What checking a spec found, handed to loading so nothing is worked out twice: the class
+    that runs it (``choice``; None for callables and image APIs, whose ``name`` is the kind), its
+    model_index.json, its LoRAs and component checkpoints (found, hashed, checked), the card rows
+    it inherits (base_model.py) and a reader of its components' configs."""
+
+    name: str
+    choice: PipelineChoice | None = None
+    index: dict = field(default_factory=dict)
+    adapters: tuple = ()
+    components: tuple = ()
+    identity: CardIdentity = field(default_factory=CardIdentity)
+    read_config: Callable[[str], dict | None] = field(default=lambda component: None, repr=False)
+
+    def cards(self) -> list:
+        """The card rows that apply (model_cards.card_sources), adapters' first."""
+        return card_sources(own=self.identity.own, how=self.identity.how, bases=self.identity.bases,
+                            adapters=[a.card_id for a in (*self.components, *self.adapters)])
+
+    def records(self) -> list[dict]:
+        """The identity records of the component checkpoints and LoRAs, in the order they apply."""
+        return [a.record() for a in (*self.components, *self.adapters)]
 
 
-def _check_spec(spec: str, *, revision: str | None, device, dtype, token: str | bool | None, overrides: dict | None,
-                offload: str | None) -> PipelineChoice | str:
-    """Everything about a text-to-image spec that can fail, checked before any weights load;
-    returns the class that will run a diffusers pipeline (or ``python-callable``, or the image
-    API's model), so that loading does not work it out again. One-line errors for: the spec's
-    syntax, a missing local folder or Hub model (offline, gated, no such revision),
-    ``revision`` with a built-in model or local folder (they have no revisions), float16 on a
-    CPU, a device that is not there, a pipeline diffusers cannot run as text-to-image (the class
-    that will run is the one checked: pipeline_classes.py), an offload mode that does not apply,
-    and each ``--set`` setting that class's call does not take or whose value has the wrong type."""
-    overrides = dict(overrides or {})
-    kind, value = parse_text_to_image_spec(spec)
-    if revision and kind in ("builtin", "local", "python", "openai"):
-        what = {"builtin": "a built-in model", "local": "a local folder", "python": "a Python callable",
-                "openai": "an image API"}[kind]
-        raise MalformedSpecError(f"--revision {revision} does not apply to {what} ({spec}); "
-                                 "revisions are Hub commits, branches or tags")
-    if kind == "python":
-        fn = import_callable(value)
-        if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in inspect.signature(fn).parameters.values()):
-            check_call_settings(fn, overrides, what=value)
-        return "python-callable"
-    if kind == "openai":
-        return check_api_model(value, overrides)
-    require("torch", "diffusers", "transformers", "PIL", extra="audit", purpose="generate images")
-    import diffusers
+def config_reader(kind: str, value: str, revision: str | None, token) -> Callable[[str], dict | None]:
+    """``read(component)``: that component's config.json (a local or built-in folder's, or a Hub
+    model's from the cache or the Hub), or None when it has none or it cannot be read."""
+    import json
 
-    dev = resolve_device(device)
-    dt = resolve_dtype(dtype, dev)
-    if dev.type == "cpu" and str(dt) == "torch.float16":
-        raise DeviceUnavailableError("--dtype float16 does not run on the CPU (diffusers' CPU kernels lack "
-                                     "half precision and each image would take minutes): use float32 or bfloat16")
-    choice = pipeline_choice(spec, revision=revision, token=token)
-    scheduler = overrides.get("scheduler")
-    if scheduler is not None and not hasattr(getattr(diffusers, str(scheduler), None), "from_config"):
-        raise MalformedSpecError(f"unknown diffusers scheduler {scheduler!r}")
-    check_offload(offload, dev)
-    check_call_settings(choice.cls.__call__, overrides, what=choice.name, reserved=PIPELINE_CALL_ARGUMENTS)
-    return choice
-
-
-def pipeline_choice(spec: str, *, revision: str | None = None, token: str | bool | None = None) -> PipelineChoice:
-    """The diffusers class that will run ``spec`` (a built-in model, local folder or Hub ID) and
-    its loader, from ``model_index.json`` alone (pipeline_classes.py)."""
-    kind, value = parse_text_to_image_spec(spec)
-    if kind not in ("builtin", "local", "hub"):
-        raise MalformedSpecError(f"{spec} is not a diffusers pipeline")
-    index = _pipeline_index(kind, value, revision, token)
-    return choose_pipeline_class(index, spec=spec, local_folder=Path(value) if kind == "local" else None)
-
-
-def planned_setting_sources(spec: str, pipeline_class: str, overrides: dict | None = None, *,
-                            revision: str | None = None, token: str | bool | None = None) -> dict[str, str]:
-    """Where each call setting of a diffusers ``spec`` will come from (model_cards.py), worked out
-    before any weights load, for the plan; {} for callables and image APIs."""
-    kind, value = parse_text_to_image_spec(spec)
-    if kind not in ("builtin", "local", "hub"):
-        return {}
-    import diffusers
-
-    cls = getattr(diffusers, pipeline_class, None)
-    if cls is None:
-        return {}
-
-    def read_config(component: str) -> dict | None:
-        import json
-
-        if kind == "local":
+    def read(component: str) -> dict | None:
+        if kind == "builtin":
+            path = build_builtin(value, build_tiny_sd, kind="text-to-image") / component / "config.json"
+        elif kind == "local":
             path = Path(value) / component / "config.json"
         else:
             from huggingface_hub import hf_hub_download
@@ -211,11 +168,172 @@ def planned_setting_sources(spec: str, pipeline_class: str, overrides: dict | No
         except (OSError, ValueError):
             return None
 
-    _, sources = choose_call_settings(
-        named_parameters(cls.__call__), pipeline_class=pipeline_class,
-        model_id=value if kind == "hub" else None, read_config=read_config, overrides=dict(overrides or {}),
-        builtin=TINY_SD_SETTINGS if kind == "builtin" else None)
-    return sources
+    return read
+
+
+def check_text_to_image(
+    spec: str,
+    *,
+    revision: str | None = None,
+    device=None,
+    dtype=None,
+    token: str | bool | None = None,
+    overrides: dict | None = None,
+    offload: str | None = None,
+    loras: Sequence[str] = (),
+    components: Mapping[str, str] | None = None,
+) -> str:
+    """Everything about a text-to-image spec that can fail, checked before any weights load;
+    returns the pipeline's class name (or ``python-callable``, or the image API's model):
+    :func:`check_spec`."""
+    return check_spec(spec, revision=revision, device=device, dtype=dtype, token=token, overrides=overrides,
+                      offload=offload, loras=loras, components=components).name
+
+
+def _check_scheduler_settings(choice: PipelineChoice, index: dict, overrides: dict) -> None:
+    """``--set scheduler=`` names a diffusers scheduler, and each scheduler config setting
+    (``timestep_spacing=trailing``) is one that scheduler takes."""
+    import diffusers
+
+    scheduler = overrides.get("scheduler")
+    if scheduler is not None and not hasattr(getattr(diffusers, str(scheduler), None), "from_config"):
+        raise MalformedSpecError(f"unknown diffusers scheduler {scheduler!r}")
+    keys = [k for k in SCHEDULER_SETTINGS if k != "scheduler" and k in overrides]
+    if not keys:
+        return
+    entry = index.get("scheduler")
+    name = str(scheduler) if scheduler is not None else (entry[1] if isinstance(entry, (list, tuple)) else None)
+    cls = getattr(diffusers, str(name), None)
+    if cls is None:
+        raise MalformedSpecError(f"{choice.name} has no single scheduler for --set {keys[0]}= to configure")
+    takes = named_parameters(cls.__init__)
+    for key in keys:
+        if key not in takes:
+            raise MalformedSpecError(f"scheduler setting {key!r} does not apply to {name} (it takes: "
+                                     f"{', '.join(sorted(takes))})")
+
+
+def check_spec(spec: str, *, revision: str | None = None, device=None, dtype=None, token: str | bool | None = None,
+               overrides: dict | None = None, offload: str | None = None, loras: Sequence[str] = (),
+               components: Mapping[str, str] | None = None) -> CheckedSpec:
+    """Everything about a text-to-image spec that can fail, checked before any weights load,
+    and what loading needs. One-line errors for: the spec's syntax, a missing local folder or Hub
+    model (offline, gated, no such revision), ``revision`` with a built-in model or local folder
+    (they have no revisions), float16 on a CPU, a device that is not there, a pipeline diffusers
+    cannot run as text-to-image (the class that will run is the one checked: pipeline_classes.py),
+    an offload mode that does not apply, each ``--set`` setting that class's call (or scheduler)
+    does not take or whose value has the wrong type, a LoRA or component checkpoint that is missing
+    or made for another base (lora.py, component_weights.py), a loop in the model cards'
+    base_model links (base_model.py)."""
+    overrides = dict(overrides or {})
+    kind, value = parse_text_to_image_spec(spec)
+    if revision and kind in ("builtin", "local", "python", "openai"):
+        what = {"builtin": "a built-in model", "local": "a local folder", "python": "a Python callable",
+                "openai": "an image API"}[kind]
+        raise MalformedSpecError(f"--revision {revision} does not apply to {what} ({spec}); "
+                                 "revisions are Hub commits, branches or tags")
+    lora_refs = parse_lora_specs(loras)
+    component_refs = {name: parse_component_spec(f"{name}={ref}")[1] for name, ref in (components or {}).items()}
+    if (lora_refs or component_refs) and kind in ("python", "openai"):
+        raise MalformedSpecError(f"LoRAs and component checkpoints apply to diffusers pipelines, not to {spec}")
+    if kind == "python":
+        fn = import_callable(value)
+        if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in inspect.signature(fn).parameters.values()):
+            check_call_settings(fn, overrides, what=value)
+        return CheckedSpec("python-callable")
+    if kind == "openai":
+        return CheckedSpec(check_api_model(value, overrides))
+    require("torch", "diffusers", "transformers", "PIL", extra="audit", purpose="generate images")
+    dev = resolve_device(device)
+    dt = resolve_dtype(dtype, dev)
+    if dev.type == "cpu" and str(dt) == "torch.float16":
+        raise DeviceUnavailableError("--dtype float16 does not run on the CPU (diffusers' CPU kernels lack "
+                                     "half precision and each image would take minutes): use float32 or bfloat16")
+    index = _pipeline_index(kind, value, revision, token)
+    choice = choose_pipeline_class(index, spec=spec, local_folder=Path(value) if kind == "local" else None)
+    _check_scheduler_settings(choice, index, overrides)
+    check_offload(offload, dev)
+    check_call_settings(choice.cls.__call__, overrides, what=choice.name, reserved=PIPELINE_CALL_ARGUMENTS)
+    read = config_reader(kind, value, revision, token)
+    comps = check_components(component_refs, pipeline=choice.name, index=index, read_config=read, token=token)
+    adapters = check_loras(lora_refs, pipeline_cls=choice.cls, index=index, read_config=read, token=token)
+    identity = card_identity(kind, value, revision=revision, token=token) if kind != "builtin" else CardIdentity()
+    return CheckedSpec(choice.name, choice, index, tuple(adapters), tuple(comps), identity, read)
+
+
+def pipeline_choice(spec: str, *, revision: str | None = None, token: str | bool | None = None) -> PipelineChoice:
+    """The diffusers class that will run ``spec`` (a built-in model, local folder or Hub ID) and
+    its loader, from ``model_index.json`` alone (pipeline_classes.py)."""
+    kind, value = parse_text_to_image_spec(spec)
+    if kind not in ("builtin", "local", "hub"):
+        raise MalformedSpecError(f"{spec} is not a diffusers pipeline")
+    index = _pipeline_index(kind, value, revision, token)
+    return choose_pipeline_class(index, spec=spec, local_folder=Path(value) if kind == "local" else None)
+
+
+@dataclass(frozen=True)
+class SettingsPlan:
+    """Every generation setting of a run, worked out before any weights load, for the plan and
+    the records: ``settings`` (values), ``sources`` (where each came from), ``warning`` (one line
+    when the model runs at its pipeline's defaults, else None), ``adapters`` (the identity records
+    of its LoRAs and component checkpoints), ``pipeline`` (the class that runs it)."""
+
+    pipeline: str
+    settings: dict
+    sources: dict
+    warning: str | None = None
+    adapters: tuple = ()
+
+    def lines(self) -> list[str]:
+        """One line per setting: ``key=value  (source)``, in the order they were chosen."""
+        keys = list(dict.fromkeys([*self.sources, *self.settings]))
+        return [f"{k}={self.settings.get(k, 'set by the pipeline')!r}  ({self.sources.get(k, '--set')})" for k in keys]
+
+
+def _native_from_configs(read_config: Callable[[str], dict | None], params: dict) -> int | None:
+    """The resolution a pipeline computes when none is asked, from its configs: the denoiser's
+    ``sample_size`` times the VAE's scale factor (2 ** (blocks - 1)); None when they do not say."""
+    vae = read_config("vae") or {}
+    blocks = vae.get("block_out_channels")
+    for name in ("unet", "transformer"):
+        sample = (read_config(name) or {}).get("sample_size")
+        if isinstance(sample, (list, tuple)) and sample:
+            sample = sample[0]
+        if isinstance(sample, int) and isinstance(blocks, (list, tuple)) and blocks:
+            return sample * 2 ** (len(blocks) - 1)
+    return None
+
+
+def plan_settings(spec: str, *, revision: str | None = None, device=None, dtype=None,
+                  token: str | bool | None = None, overrides: dict | None = None, offload: str | None = None,
+                  loras: Sequence[str] = (), components: Mapping[str, str] | None = None) -> SettingsPlan:
+    """:func:`check_spec`, then every call setting the run will use with its value and source
+    (model_cards.py), the warning for a model on its pipeline's defaults, and the adapters'
+    identity records: what the plan prints and run_config.json / results.json record."""
+    checked = check_spec(spec, revision=revision, device=device, dtype=dtype, token=token, overrides=overrides,
+                         offload=offload, loras=loras, components=components)
+    if checked.choice is None:  # a callable or an image API: its settings are what --set passes
+        return SettingsPlan(checked.name, dict(overrides or {}), {k: SOURCE_SET for k in overrides or {}})
+    kind, _ = parse_text_to_image_spec(spec)
+    params = named_parameters(checked.choice.cls.__call__)
+    settings, sources = choose_call_settings(
+        params, pipeline_class=checked.name, read_config=checked.read_config, overrides=dict(overrides or {}),
+        builtin=TINY_SD_SETTINGS if kind == "builtin" else None, cards=checked.cards())
+    native = _native_from_configs(checked.read_config, params)
+    for key in ("height", "width"):
+        if key in params and settings.get(key) is None and native:
+            settings[key] = native
+    warning = None if kind == "builtin" else settings_warning(spec, sources)
+    return SettingsPlan(checked.name, settings, sources, warning, tuple(checked.records()))
+
+
+def planned_setting_sources(spec: str, pipeline_class: str, overrides: dict | None = None, *,
+                            revision: str | None = None, token: str | bool | None = None) -> dict[str, str]:
+    """Where each call setting of ``spec`` will come from (:func:`plan_settings`' ``sources``);
+    {} for callables and image APIs. Kept for callers that checked the spec already."""
+    if parse_text_to_image_spec(spec)[0] not in ("builtin", "local", "hub"):
+        return {}
+    return plan_settings(spec, revision=revision, token=token, overrides=overrides, device="cpu").sources
 
 
 def load_text_to_image(
@@ -229,6 +347,8 @@ def load_text_to_image(
     compile: bool | str | None = None,
     compile_vae: bool = False,
     offload: str | None = None,
+    loras: Sequence[str] = (),
+    components: Mapping[str, str] | None = None,
     **overrides,
 ) -> TextToImageModel:
     """Load a text-to-image model from a spec (see module docstring).
@@ -246,9 +366,14 @@ def load_text_to_image(
     QKV projections on CUDA). ``offload``: ``auto`` (None), ``none``, ``model`` or
     ``sequential`` (diffusers' CPU offload, CUDA only; auto offloads only what does not fit).
 
-    Call settings not given in ``overrides`` come from the model card table, a structural hint
-    or the pipeline's defaults (:mod:`benchmark.models.model_cards`); ``model.setting_sources``
-    says which.
+    ``loras``: ``PATH_OR_HUB_ID[:SCALE]`` texts (lora.py), loaded and fused in this order;
+    ``components``: ``{"unet": REF}``, a component replaced by its own checkpoint
+    (component_weights.py: SDXL-Lightning's UNets). Both are part of the model's identity:
+    ``model.adapters`` holds their records (Hub repo and file or path, revision, sha256, scale).
+
+    Call settings not given in ``overrides`` come from the model card table (the adapters' rows,
+    the model's own, its base_model's), a structural hint or the pipeline's defaults
+    (:mod:`benchmark.models.model_cards`); ``model.setting_sources`` says which.
     """
     speed = {"compile": compile, "compile_vae": compile_vae}
     if callable(spec) and not isinstance(spec, str):
@@ -257,8 +382,8 @@ def load_text_to_image(
         module = getattr(spec, "__module__", None) or type(spec).__module__
         return CallableTextToImage(spec, model_id=f"python:{module}:{name}", revision=revision, overrides=overrides)
     kind, value = parse_text_to_image_spec(spec)
-    choice = _check_spec(spec, revision=revision, device=device, dtype=dtype, token=token, overrides=overrides,
-                         offload=offload)
+    checked = check_spec(spec, revision=revision, device=device, dtype=dtype, token=token, overrides=overrides,
+                         offload=offload, loras=loras, components=components)
     if kind == "python":
         require("PIL", extra="audit", purpose="generate images")
         return CallableTextToImage(import_callable(value), model_id=value, revision=revision, overrides=overrides)
@@ -269,21 +394,22 @@ def load_text_to_image(
     require("torch", "diffusers", "transformers", "PIL", extra="audit", purpose="generate images")
     dev = resolve_device(device)
     dt = resolve_dtype(dtype, dev)
+    common = dict(device=dev, dtype=dt, overrides=overrides, adapters=checked.records(), cards=checked.cards(),
+                  card_match=checked.identity.how, **speed)
+    weights = dict(loader=checked.choice.loader, offload=offload, cls=checked.choice.cls, loras=checked.adapters,
+                   components=checked.components)
     if kind == "builtin":
         folder = build_builtin(value, build_tiny_sd, kind="text-to-image")
-        pipe, mode, how = load_diffusers(str(folder), revision=None, device=dev, dtype=dt, offload=offload)
+        pipe, mode, how = load_diffusers(str(folder), revision=None, **weights, device=dev, dtype=dt)
         return DiffusersTextToImage(pipe, model_id=f"builtin:{value}", revision=f"builtin-v{BUILDER_VERSION}",
-                                    device=dev, dtype=dt, family="tiny", overrides=overrides, is_builtin=True,
-                                    offload=mode, offload_auto=how, **speed)
+                                    family="tiny", is_builtin=True, offload=mode, offload_auto=how, **common)
     if kind == "local":
-        pipe, mode, how = load_diffusers(value, revision=None, device=dev, dtype=dt, variant=variant,
-                                          loader=choice.loader, offload=offload)
-        return DiffusersTextToImage(pipe, model_id=value, revision=None, device=dev, dtype=dt, overrides=overrides,
-                                    offload=mode, offload_auto=how, **speed)
-    # hub (or its local cache): the model card table is keyed by this ID
+        pipe, mode, how = load_diffusers(value, revision=None, variant=variant, **weights, device=dev, dtype=dt)
+        return DiffusersTextToImage(pipe, model_id=value, revision=None, offload=mode, offload_auto=how, **common)
+    # hub (or its local cache)
     ensure_hub_model(value, ["model_index.json"], revision=revision, token=token, what="text-to-image model")
-    pipe, mode, how = load_diffusers(value, revision=revision, device=dev, dtype=dt, variant=variant, token=token,
-                                      loader=choice.loader, offload=offload)
+    pipe, mode, how = load_diffusers(value, revision=revision, variant=variant, token=token, **weights, device=dev,
+                                      dtype=dt)
     commit = cached_commit(value, "model_index.json", revision)
-    return DiffusersTextToImage(pipe, model_id=value, revision=revision, device=dev, dtype=dt, overrides=overrides,
-                                commit=commit, card_id=value, offload=mode, offload_auto=how, **speed)
+    return DiffusersTextToImage(pipe, model_id=value, revision=revision, commit=commit, offload=mode, offload_auto=how,
+                                **common)
