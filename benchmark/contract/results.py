@@ -229,14 +229,15 @@ def build_results(*, model: Mapping, package_version: str, suites: list, setting
                   scoring: Mapping, hardware: Mapping, timings: Mapping, annotators: list, scores: list,
                   details: Mapping, notes: list, run: Mapping | None = None, created: str | None = None,
                   probes: Mapping | None = None, references: Mapping | None = None,
-                  provenance: Mapping | None = None) -> dict:
+                  provenance: Mapping | None = None, pairing: Mapping | None = None) -> dict:
     """The results document in its fixed key order (``warning`` first, and first of the notes,
     for a built-in model or annotator: :func:`results_warning`).
 
     ``probes`` says which probe set was audited (kind, source, revision, fingerprint): results
     on different probe sets are never compared. ``references``: the reference datasets scores
     were made against instead of the model's own images (``{"mcas": {source, revision,
-    fingerprint}}`` for ``--mcas-reference``); absent for the papers' protocol."""
+    fingerprint}}`` for ``--mcas-reference``); absent for the papers' protocol. ``pairing``: the
+    score entries' paired resamples (:mod:`benchmark.contract.pairing`), last; absent when none."""
     doc: dict[str, Any] = {}
     warning = results_warning(model, annotators, scores)
     if warning:
@@ -262,6 +263,7 @@ def build_results(*, model: Mapping, package_version: str, suites: list, setting
         "scores": list(scores),
         "details": dict(details),
         "notes": list(notes),
+        **({"pairing": dict(pairing)} if pairing else {}),
     })
     return json_safe(doc)
 
