@@ -61,7 +61,8 @@ def _gender_pair(root, seed: int, probes: pd.DataFrame, p_male: np.ndarray):
 def test_one_image_per_profession_is_never_significant(tmp_path, n_resamples):
     """65 gender-neutral professions with one image each (the first sample of each, as --limit
     keeps them): no resample can vary a profession's share, so no difference is significant,
-    whatever the number of resamples; it is not tested, and says why."""
+    whatever the number of resamples; it is not tested, and says why (gender MAD too: 0.5 in
+    every profession of one image, so a gate on it could never fail)."""
     dalle = build_suite("dalleval_bias")
     neutral = dalle[dalle["gender_neutral"].astype(bool) & (dalle["profession"] != "")]
     probes = neutral[neutral["sample_index"] == 0].iloc[:65]

@@ -1,9 +1,9 @@
 """End to end: ``t2ibench compare`` on two real ``builtin:tiny-sd`` audits of the same probes, one
 made with another ``guidance_scale``: the table, compare.json, the Markdown and the forest plot,
-the built-in model warning, scores identical in both runs (the tiny VQA model answers alike),
-and the exit status of ``--fail-if-worse``; the Compare tab's paired test from run folders and
-from the results files alone. (Gates failing closed, one image per prompt and bad inputs:
-tests/test_compare_gates.py.)"""
+the built-in model warning, the scores ``--limit 4`` leaves untestable (one image per identity)
+with the limit that would not, and the exit status of ``--fail-if-worse`` (failing closed on
+them); the Compare tab's paired test from run folders and from the results files alone. (More
+gates, one image per prompt and bad inputs: tests/test_compare_gates.py.)"""
 
 from __future__ import annotations
 
@@ -58,21 +58,29 @@ def test_compare_two_tiny_audits(tiny_audit, other_guidance, tmp_path, capsys):
         if r["status"] == "compared":
             assert r["ci"][0] <= r["estimate"] + 1e-9 or r["ci"][1] >= r["estimate"] - 1e-9
             assert r["mdd"] > 0 and 0 <= r["p_holm"] <= 1
-    # the tiny VQA model perceives every person alike in both runs: STS is identical, not tested
-    for sts_row in [r for r in doc["scores"] if r["name"] == "sts_occupation_single"]:
-        assert sts_row["status"] == "identical" and "p" not in sts_row and "mdd" not in sts_row, sts_row
+    # --limit 4 keeps one image of each of four identities: no resample can vary an identity's STS
+    for sts_row in [r for r in doc["scores"] if r["name"].startswith("sts_")]:
+        assert sts_row["status"] == "not tested" and "every stratum" in sts_row["reason"] and "one image" in \
+            sts_row["reason"] and "p" not in sts_row and "mdd" not in sts_row, sts_row
+    assert any("pst_single: 4 of the 4 prompts kept have one image" in n and "--limit 224 gives each two" in n
+               for n in doc["notes"]), doc["notes"]
     md = out.with_suffix(".md").read_text()
     assert "| score | estimator |" in md and "meaningless" in md
     assert out.with_suffix(".png").read_bytes()[:4] == b"\x89PNG"
 
     worse = doc["summary"]["significantly_worse"]
+    # STS could not be compared: a gate on every score fails closed (3) unless something is worse (1)
     assert main(["compare", str(tiny_audit), str(other_guidance), "--quiet", "--fail-if-worse", "all"]) == \
-        (1 if worse else 0)
-    capsys.readouterr()
-    # the baseline against itself: identical on every resample, nothing to test and nothing worse
-    assert main(["compare", str(tiny_audit), str(tiny_audit), "--quiet", "--fail-if-worse", "all"]) == 0
-    out = capsys.readouterr().out
-    assert "identical" in out and "no change" not in out.split("identical")[0][-5:]
+        (1 if worse else 3)
+    assert "t2ibench: error: --fail-if-worse: sts_occupation_single (pst_single) could not be compared" in \
+        capsys.readouterr().err
+    assert main(["compare", str(tiny_audit), str(other_guidance), "--quiet", "--fail-if-worse", "all",
+                 "--allow-missing"]) == (1 if worse else 0)
+    assert "(passed: --allow-missing)" in capsys.readouterr().err
+    # the baseline against itself: GEP identical on every resample (never worse), STS still untestable
+    assert main(["compare", str(tiny_audit), str(tiny_audit), "--quiet", "--fail-if-worse", "gep_score_neutral"]) == 0
+    assert "identical" in capsys.readouterr().out
+    assert main(["compare", str(tiny_audit), str(tiny_audit), "--quiet", "--fail-if-worse", "all"]) == 3
 
 
 def test_leaderboard_compare_tab_runs_the_paired_test_on_two_run_folders(tiny_audit, other_guidance):

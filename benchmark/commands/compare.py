@@ -112,6 +112,9 @@ def run_compare(args: argparse.Namespace) -> int:
         raise ValueError("--allow-missing goes with --fail-if-worse")
     outputs = _outputs(args)
     fail = _gate_names(args.fail_if_worse)
+    for name, _ in args.detect or ():
+        if name is not None and name not in SCORE_METADATA:
+            raise ValueError(f"--detect: unknown score {name!r}; `t2ibench scores` lists them")
     comparison = compare_runs(*args.runs, scores=args.scores, n_resamples=args.n_resamples,
                               random_state=args.random_state, progress=not args.quiet,
                               detect=args.detect, verify=True, expected=expected_problems)

@@ -16,9 +16,10 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from benchmark.compare.paired import ALPHA, POWER, decisive_mdd, has_direction, holm, mdd_factor, paired_difference, \
     summary_of
-from benchmark.compare.runs import HOLM_NOTE, MDD_NOTE, CompareError, Run, Scored, check_versions, load_run, pairing, \
-    resamples_of, score_in_memory, scored_from_results
-from benchmark.contract.results import json_safe
+from benchmark.compare.runs import HOLM_NOTE, HUB_PREFIX, MDD_NOTE, CompareError, Run, Scored, check_versions, \
+    load_run, pairing, resamples_of, score_in_memory, scored_from_results
+from benchmark.contract.results import RESULTS_FILE, json_safe
+from benchmark.contract.run_folder import MANIFEST_FILE
 from benchmark.present.progress import progress_bar
 from benchmark.contract.run_folder_check import ExpectedCheck
 from benchmark.scores.bootstrap import ResamplePlan
@@ -123,15 +124,17 @@ def _refused(a: Run, b: Run, group: tuple, la: dict, lb: dict) -> dict:
                                                                           "annotator": used_b}
 
 
-def _absent(a: Run, b: Run, e: Mapping, present: Run, absent: Run, scored: Scored) -> dict:
-    """The row of an entry only ``present`` holds: why ``absent`` has none, naming what is missing."""
+def _absent(a: Run, b: Run, e: Mapping, present: Run, absent: Run, scored: Scored, other: Scored) -> dict:
+    """The row of an entry only ``present`` holds (``other`` its scoring): why ``absent`` (scored
+    as ``scored``) has none, naming the label files it lacks and ``present`` has."""
     suite = e["suite"]
+    missing = [f for f in scored.missing if f not in other.missing]
     if suite not in scored.suites:
         why = f"{absent.label} has no image of {suite} among the compared probes"
     elif scored.suites[suite] is not None:
         why = f"{suite} not scored in {absent.label}: {scored.suites[suite]}"
-    elif scored.missing:
-        why = f"{absent.label} has no {e['name']} for {suite} ({', '.join(scored.missing)} missing)"
+    elif missing:
+        why = f"{absent.label} has no {e['name']} for {suite} ({', '.join(missing)} missing)"
     else:
         why = f"{absent.label} has no {e['name']} for {suite}: its labels give none"
     return _base_row(a, b, e, "not tested", f"only in {present.label}: {why}")
@@ -161,8 +164,8 @@ def _pair_rows(a: Run, b: Run, sa: Scored, sb: Scored, names: set | None, confid
     for group in list(ga) + [g for g in gb if g not in ga]:
         la, lb = ga.get(group, {}), gb.get(group, {})
         if not la or not lb:
-            present, absent, scored = (a, b, sb) if la else (b, a, sa)
-            rows += [_absent(a, b, e, present, absent, scored) for e in (la or lb).values()]
+            present, absent, scored, other = (a, b, sb, sa) if la else (b, a, sa, sb)
+            rows += [_absent(a, b, e, present, absent, scored, other) for e in (la or lb).values()]
             continue
         common = [k for k in la if k in lb]
         if not common:
@@ -206,11 +209,19 @@ def _check_names(names: Sequence[str] | None, option: str) -> set | None:
 
 
 def _labels(paths: Sequence) -> list[str]:
-    """Short distinct names of the runs: their folder names, with as many parent folders as needed."""
-    folders = [Path(str(p)) if Path(str(p)).is_dir() or str(p).startswith("hf://") else Path(p).parent
-               for p in paths]
+    """Short distinct names of the runs: a run folder's name, a results file's name without
+    ``.json``, a Hub file's repository and path; with as many parent folders as needed."""
+    def parts(p) -> tuple[str, ...]:
+        text = str(p)
+        if text.startswith(HUB_PREFIX):
+            return (text[len(HUB_PREFIX):],)
+        path = Path(text)
+        if path.is_dir() or (path.name == RESULTS_FILE and (path.parent / MANIFEST_FILE).is_file()):
+            return (path if path.is_dir() else path.parent).parts
+        return path.with_suffix("").parts
+
     for depth in (1, 2, 3):
-        names = ["/".join(f.parts[-depth:]) for f in folders]
+        names = ["/".join(parts(p)[-depth:]) for p in paths]
         if len(set(names)) == len(names):
             return names
     return [str(p) for p in paths]
@@ -320,7 +331,7 @@ def compare_runs(run_a, run_b, *more, scores: Sequence[str] | None = None, n_res
     """
     paths = [run_a, run_b, *more]
     for p in paths:  # every path first: a typo is refused before any folder is checked
-        if not str(p).startswith("hf://") and not Path(p).exists():
+        if not str(p).startswith(HUB_PREFIX) and not Path(p).exists():
             raise CompareError(f"{p} is neither a run folder nor a results file")
     runs = [load_run(p, label, verify=verify, expected=expected) for p, label in zip(paths, _labels(paths))]
     return compare_loaded(runs, scores=scores, n_resamples=n_resamples, confidence_level=confidence_level,

@@ -11,12 +11,13 @@ better direction (average skin tone) is *described* (difference and interval), n
 
 * difference and interval: the statistic on the plan's resamples of both runs, d_b = B_b - A_b
   (paired: the same probes in both), percentile interval of d_b;
-* two runs that give the same value on every resample (the same labels: a rerun of the same
-  model) are *identical*: no change, nothing to test, outside Holm's family, never worse;
 * no verdict without variation: a difference is *not tested* (no p-value, no MDD, outside
   Holm's family) when a stratum of its design holds one probe in either run (its statistic is
   the same in every resample, so its noise is invisible to the resamples: with one image per
-  prompt every difference would look exact) or when the paired resamples do not vary at all;
+  prompt every difference would look exact, and a MAD over one image per prompt is the same in
+  any two runs) or when the paired resamples do not vary at all;
+* otherwise two runs that give the same value on every resample (the same labels: a rerun of
+  the same model) are *identical*: no change, nothing to test, outside Holm's family, never worse;
 * p-value: two-sided normal test of the tested quantity q with the paired bootstrap standard
   error, 2 (1 - Phi(|q| / SE)): the approximation the MDD uses, and not floored at 1 / (B + 1).
   The null-shifted bootstrap p, (1 + #{|q_b - q| >= |q|}) / (1 + B) (Efron & Tibshirani 1993,
@@ -121,19 +122,20 @@ def paired_difference(meta, value_a: float, value_b: float, resamples_a: np.ndar
     if not has_direction(meta):
         out.update(status="descriptive", reason="the score has no better direction: described, not tested")
         return out
+    single = _single_strata(designs or {})  # first: one image per cell can make any two runs look identical
+    if single is not None:
+        out["reason"] = single
+        return out
     scale = max(1.0, float(np.max(np.abs(np.concatenate([ra, rb])))))
     if np.all(np.abs(d_b) <= NO_SPREAD * scale) and abs(out["difference"]) <= NO_SPREAD * scale:
         out.update(status="identical", change="none",
                    reason="identical: both runs give the same value on every paired resample (no change to test)")
         return out
-    single = _single_strata(designs or {})
     ideal = meta.lower_is_better is None and meta.ideal is not None
     q_b = meta.badness(rb) - meta.badness(ra) if ideal else d_b
     se = float(np.std(q_b, ddof=1))
-    if single is None and se <= NO_SPREAD * scale:
-        single = "no resampling variation: the paired resamples do not vary (every resample gives the same difference)"
-    if single is not None:
-        out["reason"] = single
+    if se <= NO_SPREAD * scale:
+        out["reason"] = "no resampling variation: the paired resamples do not vary (every resample gives the same difference)"
         return out
     worse_by = float(meta.badness(value_b) - meta.badness(value_a))  # > 0: B is worse
     q = worse_by if ideal else out["difference"]

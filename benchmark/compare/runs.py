@@ -32,7 +32,7 @@ from benchmark.scores.bootstrap import ResamplePlan, resample_plan
 from benchmark.tasks.context import ScoreStageError, ScoringContext, ScoringOptions, load_run_config, load_run_manifest
 from benchmark.tasks.of_run import tasks_of_run
 
-__all__ = ["CompareError", "Run", "Scored", "check_versions", "load_run", "pairing", "resamples_of",
+__all__ = ["HUB_PREFIX", "CompareError", "Run", "Scored", "check_versions", "load_run", "pairing", "resamples_of",
            "run_from_results", "score_in_memory", "scored_from_results"]
 
 HOLM_NOTE = ("p-values are Holm-corrected across the {n} differences tested (statsmodels multipletests, "
