@@ -164,18 +164,21 @@ def comparison_markdown(comparison: Comparison) -> str:
 
 def _plot_row(r: Mapping, multi: bool) -> dict:
     """A forest-plot row saying what the table says: Δ and interval, verdict, the deciding MDD."""
-    where = ", ".join(str(x) for x in ((r["run"] if multi else None), r["suite"], r.get("subset"),
-                                       short_estimator(r.get("estimator") or r.get("annotator"), 14)) if x)
+    who = ", ".join(str(x) for x in ((r["run"] if multi else None),
+                                     short_estimator(r.get("estimator") or r.get("annotator"), 14)) if x)
     if r["status"] == "descriptive":
-        return {"label": f"{where}: {short_verdict(r)}", "value": r["difference"], "low": r["difference_ci"][0],
+        return {"label": f"{who}: {short_verdict(r)}", "value": r["difference"], "low": r["difference_ci"][0],
                 "high": r["difference_ci"][1], "muted": True}
-    return {"label": f"{where}: {short_verdict(r)}, MDD {fmt_number(r['mdd'], 3)}", "value": r["estimate"],
+    return {"label": f"{who}: {short_verdict(r)}, MDD {fmt_number(r['mdd'], 3)}", "value": r["estimate"],
             "low": r["ci"][0], "high": r["ci"][1], "muted": not r["significant"]}
 
 
 def plot_comparison(comparison: Comparison, path: Path) -> Path | None:
-    """A forest plot of the differences (one panel per score, 0 dashed), compared and described
-    rows, with the rows not tested counted below; None when no row has a difference to draw."""
+    """A forest plot of the differences (one panel per score entry, 0 dashed), compared and
+    described rows labelled with their verdict and MDD, the rows not drawn counted below it; None
+    when no row has a difference to draw."""
+    import textwrap
+
     from benchmark.present.plotting import forest_figure, save_figure
 
     panels: dict[str, dict] = {}
@@ -184,18 +187,21 @@ def plot_comparison(comparison: Comparison, path: Path) -> Path | None:
         if r["status"] not in ("compared", "descriptive"):
             continue
         tested = r["tested"] if r["status"] == "compared" else "B - A"
-        title = f"{r['display_name']}: Δ {tested} {direction_mark(r)}".strip()
+        where = ", ".join(str(x) for x in (r["suite"], r.get("subset")) if x)
+        title = f"{r['display_name']} ({where}): Δ {tested} {direction_mark(r)}".strip()
         panels.setdefault(title, {"title": title, "ideal": 0.0, "rows": []})["rows"].append(_plot_row(r, multi))
     if not panels:
         return None
-    fig = forest_figure(list(panels.values()), width=9.0, label_chars=60)
+    fig = forest_figure(list(panels.values()), width=9.0, label_chars=48)
     if comparison.warning:
         fig.suptitle("Built-in tiny random models: meaningless differences", fontsize=9, color="#a00", y=1.0)
-    skipped = [r for r in comparison.rows if r["status"] in ("not tested", "refused", "identical")]
-    if skipped:
-        fig.text(0.01, 0.0, f"{len(skipped)} row(s) identical, not tested or refused, not drawn (see the table); "
-                            f"MDD: {comparison.method['mdd'].split(';')[0].removeprefix('MDD: ')}",
-                 fontsize=7, color="#555", va="bottom", wrap=True)
+    m = comparison.method
+    skipped = sum(1 for r in comparison.rows if r["status"] in ("not tested", "refused", "identical"))
+    note = (f"MDD: a true change found with power 0.8 by Holm's first step over the {m['family']} tests "
+            f"({m['mdd_factor']:.2f} x SE). Grey: not significant after Holm."
+            + (f" {skipped} row(s) identical, not tested or refused are not drawn (reasons in the table)."
+               if skipped else ""))
+    fig.text(0.01, -0.01, "\n".join(textwrap.wrap(note, 150)), fontsize=7, color="#555", va="top")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     save_figure(fig, path)
