@@ -154,3 +154,22 @@ def test_the_encoding_keeps_resamples_to_a_sixty_thousandth_of_their_range():
     assert np.array_equal(constant, np.full(10, 0.25))
     with pytest.raises(ValueError, match="codes must be the base64 of 11"):
         decode_resamples(item, 11)
+
+
+def test_the_compare_tab_reads_the_pairing_from_the_file_when_the_board_drops_it(scored):
+    """A board may keep its documents without their pairing sections (a few hundred kB each):
+    the paired test reads them from the files on the button."""
+    from submissions.leaderboard.board_model import Submission
+    from submissions.leaderboard.paired import paired_markdown
+
+    def submission(path, keep):
+        doc = _doc(path)
+        doc["model"]["id"] = path.stem
+        if not keep:
+            doc.pop("pairing")
+        return Submission(doc=doc, source=path.name, path=path, run_dir=None)
+
+    md = paired_markdown([submission(scored["lone_a"], False), submission(scored["lone_b"], False)])
+    assert md.startswith("## Did the change reduce bias?") and "significantly worse" not in md.split("|")[0]
+    assert "| worse |" in md or "worse |" in md
+    assert md == paired_markdown([submission(scored["lone_a"], True), submission(scored["lone_b"], True)])

@@ -18,6 +18,8 @@ from benchmark.compare import compare_runs
 from benchmark.compare.comparison import Comparison
 from benchmark.compare.paired import has_direction
 from benchmark.compare.present import comparison_markdown, detect_lines, plot_comparison, print_comparison, write_json
+from benchmark.compare.runs import HUB_PREFIX
+from benchmark.contract.atomic import write_bytes_atomic
 from benchmark.contract.run_folder import MANIFEST_FILE
 from benchmark.contract.run_folder_check import resolves_inside
 from benchmark.runner.expected import expected_probes, expected_problems
@@ -52,7 +54,7 @@ def _outputs(args: argparse.Namespace) -> dict[str, Path]:
     paths = {"json": out, "markdown": Path(args.markdown) if args.markdown else (out.with_suffix(".md") if out else None),
              "plot": Path(args.plot) if args.plot else (out.with_suffix(".png") if out else None)}
     paths = {k: v for k, v in paths.items() if v is not None}
-    runs = [Path(r) for r in args.runs if not str(r).startswith("hf://")]
+    runs = [Path(r) for r in args.runs if not str(r).startswith(HUB_PREFIX)]
     folders = [r if r.is_dir() else r.parent for r in runs if r.is_dir() or (r.parent / MANIFEST_FILE).is_file()]
     for what, path in paths.items():
         try:
@@ -62,8 +64,8 @@ def _outputs(args: argparse.Namespace) -> dict[str, Path]:
         inside = [f for f in folders if resolves_inside(path, f.resolve())]
         same = [r for r in runs if r.exists() and path.resolve() == r.resolve()]
         if inside or same:
-            raise ValueError(f"{path} is {'inside the run folder ' + str(inside[0]) if inside else 'one of the runs compared'}"
-                             ": compare never writes into a run; write it elsewhere")
+            where = f"inside the run folder {inside[0]}" if inside else "one of the runs compared"
+            raise ValueError(f"{path} is {where}: compare never writes into a run; write it elsewhere")
     if len({p.resolve() for p in paths.values()}) < len(paths):
         raise ValueError("--out, --markdown and --plot name the same file")
     return paths
@@ -126,9 +128,7 @@ def run_compare(args: argparse.Namespace) -> int:
     if "json" in outputs:
         written.append(write_json(comparison, outputs["json"]))
     if "markdown" in outputs:
-        outputs["markdown"].parent.mkdir(parents=True, exist_ok=True)
-        outputs["markdown"].write_text(comparison_markdown(comparison), encoding="utf-8")
-        written.append(outputs["markdown"])
+        written.append(write_bytes_atomic(outputs["markdown"], comparison_markdown(comparison).encode("utf-8")))
     if "plot" in outputs and plot_comparison(comparison, outputs["plot"]) is not None:
         written.append(outputs["plot"])
     if written:

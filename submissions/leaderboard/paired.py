@@ -15,6 +15,8 @@ run folder again takes seconds to minutes.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from benchmark.present.text import md_escape
 from submissions.leaderboard.board_model import Submission
 
@@ -31,6 +33,20 @@ def _labels(subs: list[Submission]) -> list[str]:
     return names
 
 
+def _with_pairing(sub: Submission) -> dict:
+    """The row's results document with its ``pairing`` section: read again from its file when the
+    board keeps its documents without it (a few hundred kB each)."""
+    if "pairing" in sub.doc or not sub.path or not Path(sub.path).is_file():
+        return sub.doc
+    from benchmark.contract.results import load_results_file
+
+    try:
+        pairing = load_results_file(sub.path).get("pairing")
+    except (ValueError, OSError):  # unreadable now: the row is compared as the board holds it
+        return sub.doc
+    return sub.doc if pairing is None else {**sub.doc, "pairing": pairing}
+
+
 def paired_markdown(subs: list[Submission]) -> str:
     """The paired comparison of two submissions as Markdown (the first is the baseline), or one
     line saying why there is none."""
@@ -43,7 +59,7 @@ def paired_markdown(subs: list[Submission]) -> str:
 
     try:
         runs = [load_run(s.run_dir, label, verify=True, expected=expected_problems) if s.run_dir is not None
-                else run_from_results(s.doc, s.source, label) for s, label in zip(subs, _labels(subs))]
+                else run_from_results(_with_pairing(s), s.source, label) for s, label in zip(subs, _labels(subs))]
         comparison = compare_loaded(runs)
     except (CompareError, ValueError) as exc:
         return md_escape(f"No paired test: {exc}")
