@@ -83,7 +83,7 @@ def test_compare_two_tiny_audits(tiny_audit, other_guidance, tmp_path, capsys):
     assert main(["compare", str(tiny_audit), str(tiny_audit), "--quiet", "--fail-if-worse", "all"]) == 3
 
 
-def test_leaderboard_compare_tab_runs_the_paired_test_on_two_run_folders(tiny_audit, other_guidance):
+def test_leaderboard_compare_tab_runs_the_paired_test_on_two_run_folders(tiny_audit, other_guidance, tmp_path):
     """The leaderboard's Compare tab runs the same comparison for two rows of run folders, and for
     rows read from results files alone through the paired resamples they carry; a results file
     without them gets one line saying why there is no paired test."""
@@ -104,8 +104,11 @@ def test_leaderboard_compare_tab_runs_the_paired_test_on_two_run_folders(tiny_au
 
     assert "from the paired resamples the results carry" in from_results
     assert verdicts(from_results) == verdicts(md) and len(verdicts(md)) > 3
-    bare = submission(other_guidance, None)
-    bare.doc.pop("pairing")
-    lone = paired_markdown([submission(tiny_audit, None), bare])
+    old = tmp_path / "old" / "results.json"  # results scored before the pairing section was written
+    old.parent.mkdir()
+    doc = json.loads((other_guidance / "results.json").read_text())
+    doc.pop("pairing")
+    old.write_text(json.dumps(doc))
+    lone = paired_markdown([submission(tiny_audit, None), submission(old.parent, None)])
     assert lone.startswith("No paired test") and "run folder" in lone and "pairing section" in lone and "|" not in lone
     assert "exactly two" in paired_markdown([submission(tiny_audit, tiny_audit)])
