@@ -13,7 +13,9 @@ names with metadata) and adds what the schema cannot say:
 - counts that are whole numbers within bounds and agree with each other;
 - every score and interval within the range of its metadata, intervals that contain their
   estimate, copied metadata equal to :mod:`benchmark.scores.metadata`, and no score entry
-  twice.
+  twice;
+- the ``pairing`` section, when present (:mod:`benchmark.contract.pairing`): decodable, each
+  entry a defined score entry of the file, its resamples within the score's range.
 
 Each problem is one line starting with the JSON path it concerns (``scores/3/value: ...``).
 Files are read with :func:`benchmark.contract.results.load_results_file` (re-exported here), which
@@ -29,6 +31,8 @@ import re
 import unicodedata
 from collections.abc import Mapping
 from typing import Any
+
+import numpy as np
 
 from benchmark.contract.times import parse_iso_time
 from benchmark.contract.model_specs import (  # noqa: F401 (re-exported: the one naming rule)
@@ -54,6 +58,7 @@ from benchmark.contract.results import (
     load_results_file,
     validate_results,
 )
+from benchmark.contract.pairing import KEY_FIELDS as PAIRING_KEY, read_pairing
 from benchmark.scores.metadata import SCORE_METADATA, get_metadata
 from submissions.image_provenance_checks import check_image_provenance
 from benchmark.tasks import load_plugins
@@ -345,6 +350,35 @@ def _check_score_list(scores: Any) -> list[tuple[str, str]]:
     return problems
 
 
+def _check_pairing(doc: Mapping) -> list[tuple[str, str]]:
+    """The ``pairing`` section (benchmark.contract.pairing), when present: readable, each entry
+    one of the file's defined score entries with resamples inside its range, over the file's
+    probe set."""
+    if "pairing" not in doc:
+        return []
+    try:
+        head, entries = read_pairing(doc)
+    except ValueError as exc:
+        return [("pairing", one_line(str(exc)))]
+    problems = []
+    fingerprint = (doc.get("probes") or {}).get("fingerprint") if isinstance(doc.get("probes"), Mapping) else None
+    if fingerprint and head.get("probe_fingerprint") not in (None, fingerprint):
+        problems.append(("pairing/probe_fingerprint", "is not the fingerprint of the file's probes"))
+    scores = {tuple(e.get(k) for k in PAIRING_KEY): e for e in doc.get("scores") or [] if isinstance(e, Mapping)}
+    for i, entry in enumerate(entries):
+        score = scores.get(entry.key)
+        if score is None or not score.get("defined"):
+            problems.append((f"pairing/entries/{i}/key", f"{one_line(str(list(entry.key))[:120])} is not a defined "
+                                                         "score entry of this file"))
+            continue
+        meta = SCORE_METADATA.get(str(score.get("name")))
+        values = entry.resamples[np.isfinite(entry.resamples)]
+        if meta is not None and values.size and not (meta.in_range(values.min()) and meta.in_range(values.max())):
+            problems.append((f"pairing/entries/{i}", f"resamples [{_fmt(values.min())}, {_fmt(values.max())}] leave "
+                                                     f"the range of {score.get('name')}"))
+    return problems
+
+
 # --------------------------------------------------------------------------- the check
 
 #: a real audit has tens of score entries and suites: these bounds refuse a bloated file
@@ -442,6 +476,7 @@ def check_results(doc: Mapping, *, allow_demo: bool = False, now: _dt.datetime |
     ours += check_image_provenance(doc)
     scores = doc.get("scores")
     ours += _check_score_list(scores)
+    ours += _check_pairing(doc)
     for i, entry in enumerate(scores if isinstance(scores, list) else []):
         if isinstance(entry, Mapping):
             ours += _check_score(i, entry)

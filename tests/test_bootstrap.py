@@ -68,7 +68,7 @@ def test_bca_corrects_the_upward_bias_of_an_absolute_difference():
 
 # --------------------------------------------------------------------------- paired resample plans
 
-from benchmark.scores.bootstrap import PLANNED_RESAMPLES, ResamplePlan, active_plan, resample_plan  # noqa: E402
+from benchmark.scores.bootstrap import PLANNED_DESIGN, PLANNED_RESAMPLES, ResamplePlan, active_plan, resample_plan  # noqa: E402
 
 
 def test_keys_change_nothing_outside_a_plan():
@@ -123,3 +123,58 @@ def test_paired_resamples_cancel_what_the_runs_share():
         rb = bootstrap_ci(lambda idx: b[idx].mean(), 200, n_resamples=10, keys=keys).resamples
     assert np.std(rb - ra) == pytest.approx(np.std(b - a, ddof=1) / np.sqrt(200), rel=0.15)
     assert np.std(rb - ra) < 0.2 * np.hypot(np.std(ra), np.std(rb))
+
+
+def test_plan_counts_strata_holding_one_probe():
+    """A stratum of one probe is the same in every resample: the plan counts such strata."""
+    plan = ResamplePlan(50, random_state=0)
+    keys = ["p0", "p1", "p1", "p2", "p3", "p4"]  # p1 has two rows (two labels of one image)
+    strata = ["a", "b", "b", "c", "c", "d"]
+    assert plan.design(keys, strata) == {"strata": 4, "single": 3}
+    assert plan.design(keys) == {"strata": 1, "single": 0}
+    x = np.arange(6.0)
+    with resample_plan(plan):
+        ci = bootstrap_ci(lambda idx: x[idx].mean(), 6, strata=strata, keys=keys)
+    assert ci.design == {"strata": 4, "single": 3} and ci.to_dict()[PLANNED_DESIGN] == ci.design
+
+
+def test_a_stratum_of_one_probe_cannot_vary_and_others_do():
+    plan = ResamplePlan(300, random_state=1)
+    strata = np.repeat(["one", "many"], [1, 30])
+    w = plan.row_weights([f"p{i}" for i in range(31)], strata)
+    assert (w[:, 0] >= 1).all()  # always drawn: its share of its stratum is 1 in every resample
+    sizes = w[:, 1:].sum(axis=1)
+    assert sizes.min() > 0 and sizes.std() > 1  # a Poisson design: the stratum's size varies
+
+
+def test_a_recording_plan_keeps_the_usual_interval_and_records_the_resamples():
+    """The score stage's plan (record=True): results.json's interval is byte-identical to one
+    without a plan; the plan's resamples ride along."""
+    x = np.random.default_rng(4).normal(size=80)
+    keys = [f"k{i}" for i in range(80)]
+    plain = bootstrap_ci(lambda idx: x[idx].mean(), 80, n_resamples=100, random_state=3)
+    with resample_plan(ResamplePlan(60, random_state=3, record=True)):
+        recorded = bootstrap_ci(lambda idx: x[idx].mean(), 80, n_resamples=100, random_state=3, keys=keys)
+    with resample_plan(ResamplePlan(60, random_state=3)):
+        planned = bootstrap_ci(lambda idx: x[idx].mean(), 80, n_resamples=100, random_state=3, keys=keys)
+    assert recorded == plain and recorded.method == plain.method
+    assert np.array_equal(recorded.resamples, planned.resamples) and recorded.design == planned.design
+
+
+def test_weights_drawn_in_chunks_equal_weights_drawn_at_once(monkeypatch):
+    from benchmark.scores import bootstrap
+
+    x = np.random.default_rng(5).normal(size=40)
+    keys, strata = [f"k{i}" for i in range(40)], np.repeat(["a", "b"], 20)
+    plan = ResamplePlan(700, random_state=2)
+    whole = plan.evaluate(lambda idx: x[idx].mean(), 40, strata, keys)
+    monkeypatch.setattr(bootstrap, "CHUNK", 7)
+    assert np.array_equal(plan.evaluate(lambda idx: x[idx].mean(), 40, strata, keys), whole)
+    w = plan.row_weights(keys, strata)
+    assert np.array_equal(plan.row_weights(keys, strata, np.arange(100, 200)), w[100:200])
+
+
+@pytest.mark.parametrize("seed", [-5, 2**63])
+def test_a_plan_refuses_a_seed_it_cannot_use(seed):
+    with pytest.raises(ValueError, match="random_state must be a whole number"):
+        ResamplePlan(10, random_state=seed)

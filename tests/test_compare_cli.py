@@ -1,6 +1,9 @@
 """End to end: ``t2ibench compare`` on two real ``builtin:tiny-sd`` audits of the same probes, one
 made with another ``guidance_scale``: the table, compare.json, the Markdown and the forest plot,
-the built-in model warning, and the exit status of ``--fail-if-worse``."""
+the built-in model warning, the scores ``--limit 4`` leaves untestable (one image per identity)
+with the limit that would not, and the exit status of ``--fail-if-worse`` (failing closed on
+them); the Compare tab's paired test from run folders and from the results files alone. (More
+gates, one image per prompt and bad inputs: tests/test_compare_gates.py.)"""
 
 from __future__ import annotations
 
@@ -50,27 +53,40 @@ def test_compare_two_tiny_audits(tiny_audit, other_guidance, tmp_path, capsys):
     settings = [r["settings"]["guidance_scale"] for r in doc["runs"]]
     assert settings[0] != settings[1] == 2
     names = {r["name"] for r in doc["scores"] if r["status"] == "compared"}
-    assert {"gep_score_neutral", "sts_occupation_single"} <= names
+    assert "gep_score_neutral" in names
     for r in doc["scores"]:
         if r["status"] == "compared":
             assert r["ci"][0] <= r["estimate"] + 1e-9 or r["ci"][1] >= r["estimate"] - 1e-9
-            assert r["mdd"] >= 0 and 0 <= r["p_holm"] <= 1
+            assert r["mdd"] > 0 and 0 <= r["p_holm"] <= 1
+    # --limit 4 keeps one image of each of four identities: no resample can vary an identity's STS
+    for sts_row in [r for r in doc["scores"] if r["name"].startswith("sts_")]:
+        assert sts_row["status"] == "not tested" and "every stratum" in sts_row["reason"] and "one image" in \
+            sts_row["reason"] and "p" not in sts_row and "mdd" not in sts_row, sts_row
+    assert any("pst_single: 4 of the 4 prompts kept have one image" in n and "--limit 224 gives each two" in n
+               for n in doc["notes"]), doc["notes"]
     md = out.with_suffix(".md").read_text()
     assert "| score | estimator |" in md and "meaningless" in md
     assert out.with_suffix(".png").read_bytes()[:4] == b"\x89PNG"
 
     worse = doc["summary"]["significantly_worse"]
+    # STS could not be compared: a gate on every score fails closed (3) unless something is worse (1)
     assert main(["compare", str(tiny_audit), str(other_guidance), "--quiet", "--fail-if-worse", "all"]) == \
-        (1 if worse else 0)
-    capsys.readouterr()
-    # the baseline against itself: nothing can be worse
-    assert main(["compare", str(tiny_audit), str(tiny_audit), "--quiet", "--fail-if-worse", "all"]) == 0
-    assert "no sig. change" in capsys.readouterr().out
+        (1 if worse else 3)
+    assert "t2ibench: error: --fail-if-worse: sts_occupation_single (pst_single) could not be compared" in \
+        capsys.readouterr().err
+    assert main(["compare", str(tiny_audit), str(other_guidance), "--quiet", "--fail-if-worse", "all",
+                 "--allow-missing"]) == (1 if worse else 0)
+    assert "(passed: --allow-missing)" in capsys.readouterr().err
+    # the baseline against itself: GEP identical on every resample (never worse), STS still untestable
+    assert main(["compare", str(tiny_audit), str(tiny_audit), "--quiet", "--fail-if-worse", "gep_score_neutral"]) == 0
+    assert "identical" in capsys.readouterr().out
+    assert main(["compare", str(tiny_audit), str(tiny_audit), "--quiet", "--fail-if-worse", "all"]) == 3
 
 
-def test_leaderboard_compare_tab_runs_the_paired_test_on_two_run_folders(tiny_audit, other_guidance):
-    """The leaderboard's Compare tab asks the same compare_runs for two rows of run folders; a row
-    read from a results file alone gets one line saying why there is no paired test."""
+def test_leaderboard_compare_tab_runs_the_paired_test_on_two_run_folders(tiny_audit, other_guidance, tmp_path):
+    """The leaderboard's Compare tab runs the same comparison for two rows of run folders, and for
+    rows read from results files alone through the paired resamples they carry; a results file
+    without them gets one line saying why there is no paired test."""
     from submissions.leaderboard.board_model import Submission
     from submissions.leaderboard.paired import paired_markdown
 
@@ -81,6 +97,18 @@ def test_leaderboard_compare_tab_runs_the_paired_test_on_two_run_folders(tiny_au
     md = paired_markdown([submission(tiny_audit, tiny_audit), submission(other_guidance, other_guidance)])
     assert "| score | estimator |" in md and "meaningless" in md and "Holm" in md
     assert "gep\\_score\\_neutral" in md or "gep_score_neutral" in md or "GEP" in md
-    lone = paired_markdown([submission(tiny_audit, tiny_audit), submission(other_guidance, None)])
-    assert lone.startswith("No paired test") and "run folder" in lone and "|" not in lone
+    from_results = paired_markdown([submission(tiny_audit, None), submission(other_guidance, None)])
+    def verdicts(text):  # (score, estimator, verdict) of each table row
+        return [(cells[0], cells[1], cells[-1]) for cells in (line.strip("| ").split(" | ") for line in text.splitlines()
+                                                              if line.startswith("| ") and "---" not in line)]
+
+    assert "from the paired resamples the results carry" in from_results
+    assert verdicts(from_results) == verdicts(md) and len(verdicts(md)) > 3
+    old = tmp_path / "old" / "results.json"  # results scored before the pairing section was written
+    old.parent.mkdir()
+    doc = json.loads((other_guidance / "results.json").read_text())
+    doc.pop("pairing")
+    old.write_text(json.dumps(doc))
+    lone = paired_markdown([submission(tiny_audit, None), submission(old.parent, None)])
+    assert lone.startswith("No paired test") and "run folder" in lone and "pairing section" in lone and "|" not in lone
     assert "exactly two" in paired_markdown([submission(tiny_audit, tiny_audit)])

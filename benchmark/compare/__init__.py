@@ -1,17 +1,19 @@
 """Comparing audits: did a change reduce bias? (``t2ibench compare``, docs/compare.md)
 
 :func:`compare_runs` rescores two or more run folders on the probes they share under one paired
-bootstrap (:class:`benchmark.scores.bootstrap.ResamplePlan`) and returns a :class:`Comparison`
-(``.rows``, ``.to_dict()``): per score the difference, its interval, the Holm-corrected p-value,
-the minimum detectable difference and better / worse by the score's direction. The names load
+bootstrap (:class:`benchmark.scores.bootstrap.ResamplePlan`), or reads the paired resamples that
+results files carry, and returns a :class:`Comparison` (``.rows``, ``.to_dict()``): per score the
+difference, its interval, the Holm-corrected p-value, the minimum detectable difference of the
+test that decides and better / worse by the score's direction, or why it was not tested
+(:func:`compare_loaded`: the same for runs already loaded). The names load
 lazily, so that ``t2ibench --help`` (which reads :mod:`benchmark.compare.cli`) stays light.
 """
 
 from importlib import import_module
 
-__all__ = ["CompareError", "Comparison", "compare_runs"]
+__all__ = ["CompareError", "Comparison", "compare_loaded", "compare_runs"]
 _WHERE = {"CompareError": "benchmark.compare.runs", "Comparison": "benchmark.compare.comparison",
-          "compare_runs": "benchmark.compare.comparison"}
+          "compare_loaded": "benchmark.compare.comparison", "compare_runs": "benchmark.compare.comparison"}
 
 
 def __getattr__(name: str):

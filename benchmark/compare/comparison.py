@@ -1,7 +1,11 @@
-"""One comparison of audits (:func:`compare_runs`): the rows of every score both runs hold, with
-the paired difference, its interval, the Holm-corrected p-value, the minimum detectable
-difference and the verdict; refused scores with their reason. The leaderboard's Compare tab and
-``t2ibench compare`` both call :func:`compare_runs`.
+"""One comparison of audits (:func:`compare_runs`): a row for every score entry either run holds.
+Compared rows carry the paired difference, its interval, the Holm-corrected p-value, the
+minimum detectable difference of the test that decides and the verdict; every other row says
+why it was not compared: refused (different estimators), described (no better direction), or
+not tested (no resampling variation, undefined, an estimator, score or suite one run lacks,
+naming the label file or the probes that are missing). The leaderboard's Compare tab and
+``t2ibench compare`` both call :func:`compare_runs` (run folders) or :func:`compare_loaded`
+(runs already loaded, results documents included).
 """
 
 from __future__ import annotations
@@ -10,23 +14,30 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from benchmark.compare.paired import ALPHA, MDD_FACTOR, holm, paired_difference, summary_of
-from benchmark.compare.runs import HOLM_NOTE, MDD_NOTE, CompareError, Run, load_run, pairing, resamples_of, \
-    score_in_memory
-from benchmark.contract.results import json_safe
+from benchmark.compare.paired import ALPHA, POWER, decisive_mdd, has_direction, holm, mdd_factor, paired_difference, \
+    summary_of
+from benchmark.compare.runs import HOLM_NOTE, HUB_PREFIX, MDD_NOTE, CompareError, Run, Scored, check_versions, \
+    load_run, pairing, resamples_of, score_in_memory, scored_from_results
+from benchmark.contract.results import RESULTS_FILE, json_safe
+from benchmark.contract.run_folder import MANIFEST_FILE
 from benchmark.present.progress import progress_bar
+from benchmark.contract.run_folder_check import ExpectedCheck
 from benchmark.scores.bootstrap import ResamplePlan
+from benchmark.scores.design import images_needed
 from benchmark.scores.metadata import SCORE_METADATA, get_metadata
-from benchmark.tasks.context import ScoringContext, ScoringOptions, entry_key
+from benchmark.tasks.context import ScoringOptions, entry_key
 from benchmark.tasks.registry import task_options
 
-__all__ = ["Comparison", "compare_runs"]
+__all__ = ["Comparison", "compare_loaded", "compare_runs"]
 
 RESAMPLING = ("paired Poisson bootstrap over probes: in resample b each probe weighs a Poisson(1) draw fixed by "
               "(random_state, probe id, b), the same in every run (benchmark.scores.bootstrap.ResamplePlan); "
-              "a cell of the design left empty is drawn again")
+              "a stratum's size varies between resamples, and a stratum left empty is drawn again")
 P_VALUE = ("two-sided normal test of the tested quantity q with the paired bootstrap standard error, "
            "2 (1 - Phi(|q| / SE)); p_bootstrap: the null-shifted bootstrap (1 + #{|q_b - q| >= |q|}) / (1 + B)")
+NOT_TESTED = ("a difference is not tested (no p-value, no MDD, outside Holm's family) when a stratum of its design "
+              "holds one image in either run, when its paired resamples do not vary, when it is undefined, or when "
+              "one run lacks it (the reason names the file, suite, probes or estimator)")
 
 
 @dataclass
@@ -38,6 +49,8 @@ class Comparison:
     rows: list[dict]
     method: dict
     notes: list[str] = field(default_factory=list)
+    #: with ``detect``: per headline row, the images per prompt needed to detect a named change
+    detect: list[dict] = field(default_factory=list)
 
     @property
     def warning(self) -> str | None:
@@ -57,6 +70,17 @@ class Comparison:
         return [r for r in self.compared() if r["significant"] and r["change"] == "worse"
                 and (wanted is None or r["name"] in wanted)]
 
+    def uncompared(self, names: Iterable[str] | None = None) -> list[dict]:
+        """The rows a gate on ``names`` (None: every score with a better direction) cannot check:
+        refused or not tested. A name no row holds gets a row saying so."""
+        rows = [r for r in self.rows if r["status"] in ("refused", "not tested")
+                and (names is None and has_direction(get_metadata(r["name"])) or names is not None and r["name"] in names)]
+        held = {r["name"] for r in self.rows}
+        for name in [n for n in names or () if n not in held]:
+            rows.append({"name": name, "suite": None, "run": ", ".join(r.label for r in self.runs[1:]),
+                         "status": "not tested", "reason": "no run holds this score (its suite was not audited)"})
+        return rows
+
     def to_dict(self) -> dict:
         doc: dict[str, Any] = {}
         if self.warning:
@@ -64,7 +88,7 @@ class Comparison:
         doc.update({"baseline": self.runs[0].label, "runs": [r.summary() for r in self.runs],
                     "pairings": [{k: v for k, v in p.items() if k != "probes"} for p in self.pairings],
                     "method": self.method, "summary": summary_of(self.rows), "scores": self.rows,
-                    "notes": self.notes})
+                    "notes": self.notes, **({"detect": self.detect} if self.detect else {})})
         return json_safe(doc)
 
 
@@ -72,10 +96,10 @@ def _labeller(entry: Mapping) -> str:
     return " / ".join(str(x) for x in (entry.get("estimator"), entry.get("annotator")) if x) or "-"
 
 
-def _groups(ctx: ScoringContext, names: set | None) -> dict[tuple, dict[tuple, dict]]:
+def _groups(entries: Iterable[Mapping], names: set | None) -> dict[tuple, dict[tuple, dict]]:
     """(name, suite, subset) -> (estimator, annotator) -> entry."""
     out: dict[tuple, dict[tuple, dict]] = {}
-    for e in ctx.scores:
+    for e in entries:
         if names is None or e["name"] in names:
             out.setdefault((e["name"], e["suite"], e["subset"]), {})[(e["estimator"], e["annotator"])] = e
     return out
@@ -86,7 +110,7 @@ def _base_row(a: Run, b: Run, e: Mapping, status: str, reason: str | None = None
     return {"baseline": a.label, "run": b.label, "name": e["name"], "display_name": meta.display_name,
             "suite": e["suite"], "subset": e["subset"], "estimator": e.get("estimator"),
             "annotator": e.get("annotator"), "lower_is_better": meta.lower_is_better, "ideal": meta.ideal,
-            "unit": meta.unit, "status": status, "reason": reason}
+            "unit": meta.unit, "headline": meta.headline, "status": status, "reason": reason}
 
 
 def _refused(a: Run, b: Run, group: tuple, la: dict, lb: dict) -> dict:
@@ -100,58 +124,79 @@ def _refused(a: Run, b: Run, group: tuple, la: dict, lb: dict) -> dict:
                                                                           "annotator": used_b}
 
 
-def _pair_row(a: Run, b: Run, ea: dict, eb: dict, ctx_a: ScoringContext, ctx_b: ScoringContext,
-              confidence_level: float, alpha: float) -> dict:
+def _absent(a: Run, b: Run, e: Mapping, present: Run, absent: Run, scored: Scored, other: Scored) -> dict:
+    """The row of an entry only ``present`` holds (``other`` its scoring): why ``absent`` (scored
+    as ``scored``) has none, naming the label files it lacks and ``present`` has."""
+    suite = e["suite"]
+    missing = [f for f in scored.missing if f not in other.missing]
+    if suite not in scored.suites:
+        why = f"{absent.label} has no image of {suite} among the compared probes"
+    elif scored.suites[suite] is not None:
+        why = f"{suite} not scored in {absent.label}: {scored.suites[suite]}"
+    elif missing:
+        why = f"{absent.label} has no {e['name']} for {suite} ({', '.join(missing)} missing)"
+    else:
+        why = f"{absent.label} has no {e['name']} for {suite}: its labels give none"
+    return _base_row(a, b, e, "not tested", f"only in {present.label}: {why}")
+
+
+def _pair_row(a: Run, b: Run, ea: dict, eb: dict, sa: Scored, sb: Scored, confidence_level: float) -> dict:
     row = _base_row(a, b, ea, "not tested")
     row.update({"value_a": ea["value"], "value_b": eb["value"], "n_a": ea["n"], "n_b": eb["n"]})
     for run, e in ((a, ea), (b, eb)):
         if not e["defined"]:
             row["reason"] = f"undefined in {run.label}: {e['reason']}"
             return row
-    ra, rb = ctx_a.resamples.get(entry_key(ea)), ctx_b.resamples.get(entry_key(eb))
+    ra, rb = sa.resamples.get(entry_key(ea)), sb.resamples.get(entry_key(eb))
     if ra is None or rb is None:
         row["reason"] = "no sampling variation to test (the score has no bootstrap interval)"
         return row
-    out = paired_difference(get_metadata(ea["name"]), ea["value"], eb["value"], ra, rb,
-                            confidence_level=confidence_level, alpha=alpha)
+    designs = {a.label: sa.designs.get(entry_key(ea)), b.label: sb.designs.get(entry_key(eb))}
+    out = paired_difference(get_metadata(ea["name"]), ea["value"], eb["value"], ra, rb, designs=designs,
+                            confidence_level=confidence_level)
     row.update(out)
-    row["status"] = "not tested" if "reason" in out else "compared"
     return row
 
 
-def _pair_rows(a: Run, b: Run, ctx_a: ScoringContext, ctx_b: ScoringContext, names: set | None,
-               confidence_level: float, alpha: float, notes: list[str]) -> list[dict]:
-    ga, gb = _groups(ctx_a, names), _groups(ctx_b, names)
+def _pair_rows(a: Run, b: Run, sa: Scored, sb: Scored, names: set | None, confidence_level: float) -> list[dict]:
+    ga, gb = _groups(sa.entries, names), _groups(sb.entries, names)
     rows = []
     for group in list(ga) + [g for g in gb if g not in ga]:
         la, lb = ga.get(group, {}), gb.get(group, {})
         if not la or not lb:
-            present, absent = (a, b) if la else (b, a)
-            e = next(iter((la or lb).values()))
-            rows.append(_base_row(a, b, e, "not tested", f"only in {present.label}: {absent.label} has no "
-                                  f"{e['name']} for {e['suite']}"))
+            present, absent, scored, other = (a, b, sb, sa) if la else (b, a, sa, sb)
+            rows += [_absent(a, b, e, present, absent, scored, other) for e in (la or lb).values()]
             continue
         common = [k for k in la if k in lb]
         if not common:
             rows.append(_refused(a, b, group, la, lb))
             continue
         for k in common:
-            rows.append(_pair_row(a, b, la[k], lb[k], ctx_a, ctx_b, confidence_level, alpha))
+            rows.append(_pair_row(a, b, la[k], lb[k], sa, sb, confidence_level))
         for k in [k for k in la if k not in lb] + [k for k in lb if k not in la]:
-            notes.append(f"{group[0]} ({group[1]}): estimator {_labeller((la | lb)[k])} is in one run only and "
-                         "is not compared")
+            e, present = (la[k], a) if k in la else (lb[k], b)
+            others = ", ".join(sorted(_labeller(x) for x in (lb if k in la else la).values()))
+            rows.append(_base_row(a, b, e, "not tested", f"estimator {_labeller(e)} only in {present.label} (the "
+                                                         f"other run used {others})"))
     return rows
 
 
-def _finish(rows: list[dict], alpha: float) -> None:
-    """Holm's correction over the compared rows, then each row's significance and verdict."""
+def _finish(rows: list[dict], alpha: float, power: float) -> int:
+    """Holm's correction over the compared rows, then each row's significance, deciding MDD and
+    verdict; returns the family's size."""
     tested = [r for r in rows if r["status"] == "compared"]
     corrected, reject = holm([r["p"] for r in tested], alpha)
     for r, p, rej in zip(tested, corrected, reject):
         r["p_holm"], r["significant"] = p, rej
-        r["verdict"] = (f"significantly {r['change']}" if rej else
-                        "no significant change" if abs(r["estimate"]) <= r["mdd"] else
-                        "no significant change (|Δ| above the MDD, not significant after Holm)")
+        r["mdd"] = decisive_mdd(r["se"], len(tested), alpha, power)
+        r["verdict"] = f"significantly {r['change']}" if rej else "no significant change"
+    for r in rows:
+        if r["status"] == "identical":
+            r["verdict"] = "no change (identical)"
+        if r["status"] == "descriptive":
+            r["change"] = "higher" if r["difference"] > 0 else "lower" if r["difference"] < 0 else "none"
+            r["verdict"] = f"{r['change']} (described, not tested)"
+    return len(tested)
 
 
 def _check_names(names: Sequence[str] | None, option: str) -> set | None:
@@ -164,45 +209,130 @@ def _check_names(names: Sequence[str] | None, option: str) -> set | None:
 
 
 def _labels(paths: Sequence) -> list[str]:
-    """Short distinct names of the runs: their folder names, with as many parent folders as needed."""
-    folders = [Path(p) if Path(p).is_dir() else Path(p).parent for p in paths]
+    """Short distinct names of the runs: a run folder's name, a results file's name without
+    ``.json``, a Hub file's repository and path; with as many parent folders as needed."""
+    def parts(p) -> tuple[str, ...]:
+        text = str(p)
+        if text.startswith(HUB_PREFIX):
+            return (text[len(HUB_PREFIX):],)
+        path = Path(text)
+        if path.is_dir() or (path.name == RESULTS_FILE and (path.parent / MANIFEST_FILE).is_file()):
+            return (path if path.is_dir() else path.parent).parts
+        return path.with_suffix("").parts
+
     for depth in (1, 2, 3):
-        names = ["/".join(f.parts[-depth:]) for f in folders]
+        names = ["/".join(parts(p)[-depth:]) for p in paths]
         if len(set(names)) == len(names):
             return names
-    return [str(f) for f in folders]
+    return [str(p) for p in paths]
+
+
+def _only_suites(run: Run, pair: dict) -> set:
+    """The probes of ``run``'s suites that have no probe in the pairing (compared as absent)."""
+    if pair["probes"] is None or not pair["probes"] or not run.is_folder:
+        return set()
+    m = run.manifest
+    common = m["probe_id"].astype(str).isin(set(pair["probes"]))
+    lone = set(m.loc[~common, "suite"]) - set(m.loc[common, "suite"])
+    return set(m.loc[m["suite"].isin(lone), "probe_id"].astype(str))
+
+
+def _per_prompt(run: Run, probes: set | None) -> dict[str, float]:
+    """suite -> images per prompt among the compared probes of a run folder ({} for results): its
+    images over its first samples (``sample_index`` 0: one per prompt, kept first by ``--limit``)."""
+    if not run.is_folder or "sample_index" not in run.manifest.columns:
+        return {}
+    m = run.manifest if probes is None else run.manifest[run.manifest["probe_id"].astype(str).isin(probes)]
+    firsts = (m["sample_index"] == 0).groupby(m["suite"]).sum()
+    return {str(s): len(g) / firsts[s] for s, g in m.groupby("suite") if firsts.get(s)}
+
+
+def _detect_rows(rows: Sequence[Mapping], targets: Sequence[tuple], per_prompt: Mapping[str, float]) -> list[dict]:
+    """Per headline row (or the rows of each named score): the MDD now and the images per
+    prompt that would detect each target change (benchmark.scores.design.images_needed)."""
+    out = []
+    for r in rows:
+        for name, target in targets:
+            if (name is None and not r.get("headline")) or (name is not None and r["name"] != name) \
+                    or r["status"] == "descriptive":
+                continue
+            item = {k: r.get(k) for k in ("run", "name", "display_name", "suite", "subset", "estimator",
+                                          "annotator", "status")} | {"target": target,
+                                                                      "images_per_prompt": per_prompt.get(r["suite"])}
+            if r["status"] == "compared":
+                need = images_needed(r["mdd"], target, per_prompt.get(r["suite"]))
+                item.update(mdd=r["mdd"], factor=need["factor"], needed_per_prompt=need["per_prompt"])
+            else:
+                item["reason"] = r.get("reason")
+            out.append(item)
+    return out
+
+
+def _scored(run: Run, probes: set | None, options: ScoringOptions, plan: ResamplePlan) -> Scored:
+    return score_in_memory(run, probes, options, plan) if run.is_folder else scored_from_results(run)
+
+
+def compare_loaded(runs: Sequence[Run], *, scores: Sequence[str] | None = None, n_resamples: int | None = None,
+                   confidence_level: float = 0.95, random_state: int | None = None, alpha: float = ALPHA,
+                   progress: bool = False, detect: Sequence[tuple] | None = None) -> Comparison:
+    """Compare the loaded runs (``runs[0]`` the baseline): see :func:`compare_runs`."""
+    for name, _ in detect or ():
+        _check_names([name] if name else None, "--detect")
+    check_versions(runs)
+    names = _check_names(scores, "--scores")
+    plan = resamples_of(runs, n_resamples, random_state)
+    options = ScoringOptions(plan.n_resamples, confidence_level, plan.random_state, task_options())
+    pairings = [pairing(runs[0], r) for r in runs[1:]]
+    rows: list[dict] = []
+    per_prompt: dict[str, float] = {}
+    bar = progress_bar(2 * len(pairings), "scoring runs", enabled=progress, unit="run")
+    for b, pair in zip(runs[1:], pairings):
+        # None: every probe (results files pair over the same probes; no probe in common: unpaired)
+        probes = set(pair["probes"]) if pair["probes"] else None
+        per_prompt = per_prompt or _per_prompt(runs[0], probes)
+        sa = _scored(runs[0], probes, options, plan)
+        bar.update(1)
+        sb = _scored(b, probes, options, plan)
+        bar.update(1)
+        for run, scored in ((runs[0], sa), (b, sb)):  # suites only this run holds: listed, never dropped
+            lone = _only_suites(run, pair)
+            if lone:
+                extra = score_in_memory(run, lone, options, plan)
+                scored.entries = scored.entries + extra.entries
+        rows += _pair_rows(runs[0], b, sa, sb, names, confidence_level)
+    bar.close()
+    family = _finish(rows, alpha, POWER)
+    method = {"n_resamples": plan.n_resamples, "confidence_level": confidence_level,
+              "random_state": plan.random_state, "alpha": alpha, "power": POWER, "family": family,
+              "mdd_level": alpha / max(family, 1), "mdd_factor": mdd_factor(alpha / max(family, 1), POWER),
+              "mdd_factor_uncorrected": mdd_factor(alpha, POWER), "resampling": RESAMPLING, "p_value": P_VALUE,
+              "not_tested": NOT_TESTED, "correction": HOLM_NOTE.format(n=family, alpha=alpha),
+              "mdd": MDD_NOTE.format(n=max(family, 1), alpha=alpha, factor=mdd_factor(alpha / max(family, 1), POWER),
+                                     single=mdd_factor(alpha, POWER))}
+    return Comparison(list(runs), pairings, rows, method, detect=_detect_rows(rows, detect or (), per_prompt))
 
 
 def compare_runs(run_a, run_b, *more, scores: Sequence[str] | None = None, n_resamples: int | None = None,
-                 confidence_level: float = 0.95, random_state: int = 0, alpha: float = ALPHA,
-                 progress: bool = False) -> Comparison:
-    """Compare run B (and C, ...) with the baseline run A (folders, or results.json inside them).
+                 confidence_level: float = 0.95, random_state: int | None = None, alpha: float = ALPHA,
+                 progress: bool = False, verify: bool = False, expected: ExpectedCheck | None = None,
+                 detect: Sequence[tuple] | None = None) -> Comparison:
+    """Compare run B (and C, ...) with the baseline run A: run folders, results.json inside them,
+    or results files alone (local or ``hf://datasets/...``), which carry their paired resamples.
 
-    Each run is scored in memory on the probes it shares with A, under one paired resample plan
-    of ``n_resamples`` (default: the number the runs were scored with); ``scores`` keeps only
-    those score names. Raises :class:`CompareError` (one line) when the runs cannot be read.
+    With ``verify`` (the command line's and the leaderboard's), each folder is first checked as
+    ``t2ibench verify`` checks it and refused with its first problem (``expected``:
+    :func:`benchmark.runner.expected.expected_problems`, which callers above this layer pass). Each folder is scored in memory on
+    the probes it shares with A, under one paired resample plan of ``n_resamples`` (default: the
+    number the runs were scored with) at ``random_state`` (default 0; a results file's plan is the
+    one it was scored under); ``scores`` keeps only those score names. ``detect``: ``(score or
+    None, change)`` pairs: the images per prompt each headline score (or the score named) would
+    need to detect that change (``Comparison.detect``). Raises :class:`CompareError` (one line)
+    when the runs cannot be read or compared.
     """
     paths = [run_a, run_b, *more]
-    runs = [load_run(p, label) for p, label in zip(paths, _labels(paths))]
-    names = _check_names(scores, "--scores")
-    plan = ResamplePlan(resamples_of(runs, n_resamples), random_state)
-    options = ScoringOptions(plan.n_resamples, confidence_level, random_state, task_options())
-    pairings = [pairing(runs[0], r) for r in runs[1:]]
-    rows: list[dict] = []
-    notes: list[str] = []
-    bar = progress_bar(2 * len(pairings), "scoring runs", enabled=progress, unit="run")
-    for b, pair in zip(runs[1:], pairings):
-        probes = set(pair["probes"]) or None  # no common probe: each run whole, unpaired
-        ctx_a = score_in_memory(runs[0], probes, options, plan)
-        bar.update(1)
-        ctx_b = score_in_memory(b, probes, options, plan)
-        bar.update(1)
-        rows += _pair_rows(runs[0], b, ctx_a, ctx_b, names, confidence_level, alpha, notes)
-    bar.close()
-    _finish(rows, alpha)
-    n_tested = sum(1 for r in rows if r["status"] == "compared")
-    method = {"n_resamples": plan.n_resamples, "confidence_level": confidence_level, "random_state": random_state,
-              "alpha": alpha, "power": 0.8, "mdd_factor": MDD_FACTOR, "resampling": RESAMPLING, "p_value": P_VALUE,
-              "correction": HOLM_NOTE.format(n=n_tested, alpha=alpha), "mdd": MDD_NOTE.format(alpha=alpha,
-                                                                                            factor=MDD_FACTOR)}
-    return Comparison(runs, pairings, rows, method, list(dict.fromkeys(notes)))
+    for p in paths:  # every path first: a typo is refused before any folder is checked
+        if not str(p).startswith(HUB_PREFIX) and not Path(p).exists():
+            raise CompareError(f"{p} is neither a run folder nor a results file")
+    runs = [load_run(p, label, verify=verify, expected=expected) for p, label in zip(paths, _labels(paths))]
+    return compare_loaded(runs, scores=scores, n_resamples=n_resamples, confidence_level=confidence_level,
+                          random_state=random_state, alpha=alpha, progress=progress, detect=detect)

@@ -11,9 +11,10 @@ from typing import Mapping, TextIO
 import pandas as pd
 
 from benchmark.compare.comparison import Comparison
+from benchmark.contract.atomic import write_bytes_atomic
 from benchmark.present.text import direction_mark, fmt_number, markdown_table, md_escape, short_estimator
 
-__all__ = ["print_comparison", "comparison_markdown", "plot_comparison", "write_json"]
+__all__ = ["print_comparison", "comparison_markdown", "detect_lines", "plot_comparison", "write_json"]
 
 
 def _score_label(r: Mapping) -> str:
@@ -22,6 +23,11 @@ def _score_label(r: Mapping) -> str:
 
 
 def _delta(r: Mapping, digits: int = 3) -> str:
+    """Δ and its interval: the tested quantity of a compared row, B - A of a described one; nothing
+    for a row not tested (no interval is claimed where the resamples cannot vary)."""
+    if r["status"] == "descriptive":
+        lo, hi = r["difference_ci"]
+        return f"{fmt_number(r['difference'], digits)} [{fmt_number(lo, digits)}, {fmt_number(hi, digits)}]"
     if r["status"] != "compared":
         return ""
     lo, hi = r["ci"]
@@ -30,7 +36,10 @@ def _delta(r: Mapping, digits: int = 3) -> str:
 
 
 def short_verdict(r: Mapping) -> str:
-    """better / worse (significant), no change (not significant), refused, not tested."""
+    """better / worse (significant), no sig. change, identical, higher / lower (described), refused,
+    not tested."""
+    if r["status"] == "descriptive":
+        return f"{r['change']} (described)"
     if r["status"] != "compared":
         return r["status"]
     return r["change"] if r["significant"] else "no sig. change"
@@ -41,7 +50,8 @@ def table_rows(comparison: Comparison) -> pd.DataFrame:
     rows = []
     for r in comparison.rows:
         done = r["status"] == "compared"
-        verdict = short_verdict(r) + (f": {r['reason']}" if r.get("reason") else "")
+        verdict = short_verdict(r) + (f": {r['reason']}" if r.get("reason") and r["status"] not in (
+            "compared", "identical") else "")
         rows.append({"run": r["run"], "score": _score_label(r),
                      "estimator": short_estimator(r.get("estimator") or r.get("annotator"), 20),
                      "A": fmt_number(r.get("value_a"), 3) if "value_a" in r else "",
@@ -63,9 +73,36 @@ def _footer_lines(comparison: Comparison) -> list[str]:
     m = comparison.method
     return [f"Δ: B - A; † for a score with an ideal value (→x), the change of its distance from the ideal, "
             f"|B - x| - |A - x| (negative = closer). better / worse: significant after Holm, by the score's "
-            f"direction (↓ lower is better, ↑ higher). Intervals: {100 * m['confidence_level']:g}% percentile of "
-            f"{m['n_resamples']} paired resamples.", m["correction"] + ".", m["mdd"] + ".",
+            f"direction (↓ lower is better, ↑ higher); a score with no direction is described (higher / lower), "
+            f"not tested. Intervals: {100 * m['confidence_level']:g}% percentile of {m['n_resamples']} paired "
+            f"resamples.", m["correction"] + ".", m["mdd"] + ".", m["not_tested"][:1].upper() + m["not_tested"][1:] + ".",
             *comparison.notes]
+
+
+def detect_lines(comparison: Comparison) -> list[str]:
+    """``--detect``: per headline score, the smallest change the audit detects now (its MDD) and the
+    images per prompt a named change would need (the SE falls as one over their square root)."""
+    if not comparison.detect:
+        return []
+    lines = ["How many images are enough (power 0.8 at Holm's first step; the standard error falls as one over "
+             "the square root of the images per prompt):"]
+    for d in comparison.detect:
+        where = ", ".join(str(x) for x in (d["suite"], d.get("subset"), d.get("estimator") or d.get("annotator")) if x)
+        head = f"  {d['display_name']} ({where}), to detect {fmt_number(d['target'], 3)}:"
+        if d["status"] != "compared":
+            lines.append(f"{head} cannot say: {d['reason']}")
+            continue
+        now = d.get("images_per_prompt")
+        at = f" at {fmt_number(now, 2)} images per prompt" if now else ""
+        if d["factor"] <= 1:
+            lines.append(f"{head} detectable now (MDD {fmt_number(d['mdd'], 3)}{at})")
+        elif d.get("needed_per_prompt"):
+            lines.append(f"{head} about {d['needed_per_prompt']} images per prompt (MDD now {fmt_number(d['mdd'], 3)}"
+                         f"{at})")
+        else:
+            lines.append(f"{head} about {fmt_number(d['factor'], 3)} times the images per prompt (MDD now "
+                         f"{fmt_number(d['mdd'], 3)})")
+    return lines
 
 
 def print_comparison(comparison: Comparison, file: TextIO | None = None, width: int = 132) -> None:
@@ -119,27 +156,52 @@ def comparison_markdown(comparison: Comparison) -> str:
     rows = [[md_escape(v) for v in row] for row in frame.itertuples(index=False)]
     parts += ["", markdown_table([md_escape(c) for c in frame.columns], rows), ""]
     parts += [f"- {md_escape(line)}" for line in _footer_lines(comparison)]
+    detect = detect_lines(comparison)
+    if detect:
+        parts += ["", md_escape(detect[0]), ""] + [f"- {md_escape(line.strip())}" for line in detect[1:]]
     return "\n".join(parts) + "\n"
 
 
+def _plot_row(r: Mapping, multi: bool) -> dict:
+    """A forest-plot row saying what the table says: Δ and interval, verdict, the deciding MDD."""
+    who = ", ".join(str(x) for x in ((r["run"] if multi else None),
+                                     short_estimator(r.get("estimator") or r.get("annotator"), 14)) if x)
+    if r["status"] == "descriptive":
+        return {"label": f"{who}: {short_verdict(r)}", "value": r["difference"], "low": r["difference_ci"][0],
+                "high": r["difference_ci"][1], "muted": True}
+    return {"label": f"{who}: {short_verdict(r)}, MDD {fmt_number(r['mdd'], 3)}", "value": r["estimate"],
+            "low": r["ci"][0], "high": r["ci"][1], "muted": not r["significant"]}
+
+
 def plot_comparison(comparison: Comparison, path: Path) -> Path | None:
-    """A forest plot of the differences (one panel per score, 0 dashed); None when nothing was compared."""
+    """A forest plot of the differences (one panel per score entry, 0 dashed), compared and
+    described rows labelled with their verdict and MDD, the rows not drawn counted below it; None
+    when no row has a difference to draw."""
+    import textwrap
+
     from benchmark.present.plotting import forest_figure, save_figure
 
     panels: dict[str, dict] = {}
     multi = len(comparison.runs) > 2
-    for r in comparison.compared():
-        title = f"{r['display_name']}: Δ {r['tested']} {direction_mark(r)}".strip()
-        panel = panels.setdefault(title, {"title": title, "ideal": 0.0, "rows": []})
-        label = ", ".join(str(x) for x in ((r["run"] if multi else None), r["suite"], r.get("subset"),
-                                           short_estimator(r.get("estimator") or r.get("annotator"), 14)) if x)
-        panel["rows"].append({"label": label, "value": r["estimate"], "low": r["ci"][0], "high": r["ci"][1],
-                              "muted": not r["significant"]})
+    for r in comparison.rows:
+        if r["status"] not in ("compared", "descriptive"):
+            continue
+        tested = r["tested"] if r["status"] == "compared" else "B - A"
+        where = ", ".join(str(x) for x in (r["suite"], r.get("subset")) if x)
+        title = f"{r['display_name']} ({where}): Δ {tested} {direction_mark(r)}".strip()
+        panels.setdefault(title, {"title": title, "ideal": 0.0, "rows": []})["rows"].append(_plot_row(r, multi))
     if not panels:
         return None
-    fig = forest_figure(list(panels.values()), width=8.0, label_chars=40)
+    fig = forest_figure(list(panels.values()), width=9.0, label_chars=48)
     if comparison.warning:
         fig.suptitle("Built-in tiny random models: meaningless differences", fontsize=9, color="#a00", y=1.0)
+    m = comparison.method
+    skipped = sum(1 for r in comparison.rows if r["status"] in ("not tested", "refused", "identical"))
+    note = (f"MDD: a true change found with power 0.8 by Holm's first step over the {m['family']} tests "
+            f"({m['mdd_factor']:.2f} x SE). Grey: not significant after Holm."
+            + (f" {skipped} row(s) identical, not tested or refused are not drawn (reasons in the table)."
+               if skipped else ""))
+    fig.text(0.01, -0.01, "\n".join(textwrap.wrap(note, 150)), fontsize=7, color="#555", va="top")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     save_figure(fig, path)
@@ -149,5 +211,5 @@ def plot_comparison(comparison: Comparison, path: Path) -> Path | None:
 def write_json(comparison: Comparison, path: Path) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(comparison.to_dict(), indent=2, allow_nan=False) + "\n", encoding="utf-8")
+    write_bytes_atomic(path, (json.dumps(comparison.to_dict(), indent=2, allow_nan=False) + "\n").encode("utf-8"))
     return path

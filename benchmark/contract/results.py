@@ -251,7 +251,8 @@ class ScoredRun:
     """What the score stage found: ``suites`` (each suite's status), ``scores`` (score entries),
     ``annotators`` (who made the labels), ``scoring`` (how: resamples, level, task options),
     ``run`` (images counted, excluded, batch sizes), ``details`` (the per-item tables),
-    ``timings`` and ``notes``."""
+    ``timings``, ``notes`` and ``pairing`` (the score entries' paired resamples,
+    :mod:`benchmark.contract.pairing`; written last, absent when none)."""
 
     suites: list
     scores: list
@@ -261,6 +262,7 @@ class ScoredRun:
     details: Mapping
     timings: Mapping
     notes: list
+    pairing: Mapping | None = None
 
 
 def build_results(audited: AuditedRun, scored: ScoredRun, *, created: str | None = None) -> dict:
@@ -291,6 +293,7 @@ def build_results(audited: AuditedRun, scored: ScoredRun, *, created: str | None
         "scores": list(scored.scores),
         "details": dict(scored.details),
         "notes": notes,
+        **({"pairing": dict(scored.pairing)} if scored.pairing else {}),
     })
     return json_safe(doc)
 

@@ -23,7 +23,8 @@ from benchmark.models.text_to_image import check_text_to_image, planned_setting_
 from benchmark.probes.source import suite_families
 from benchmark.contract.results import RESULTS_FILE, UnreadableResults, load_results_file, validate_results
 from benchmark.runner.annotate_plan import annotator_options, choose_annotators
-from benchmark.runner.probe_choice import ChosenProbes, choose_probes
+from benchmark.runner.probe_choice import ChosenProbes, choose_probes, limit_probes, prompt_key
+from benchmark.scores.design import single_image_warnings
 from benchmark.runner.run_config import check_resume
 from benchmark.tasks.folder_record import missing_task_folder
 from benchmark.tasks.inputs import declared_inputs
@@ -90,6 +91,9 @@ class AuditPlan:
             rows.append(("requests", self.requests))
         if self.unannotated:
             rows.append(("not scored", f"{', '.join(self.unannotated)} (no task annotates them)"))
+        if self.chosen is not None:  # a --limit leaving prompts one image: what compare cannot test
+            rows += [("warning", line) for line in single_image_warnings(
+                self.chosen.all_probes, self.chosen.limited, limit_probes, prompt_key)]
         seconds = self.estimate_seconds()
         if self.done >= self.n_images:
             rows.append(("time", "every image is generated already"))

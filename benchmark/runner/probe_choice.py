@@ -41,7 +41,7 @@ def _spread_order(n: int) -> list[int]:
     return order
 
 
-def _prompt_key(probe_id: str) -> str:
+def prompt_key(probe_id: str) -> str:
     """The prompt a probe belongs to: its id without the trailing ``/NN`` sample number."""
     return probe_id.rsplit("/", 1)[0] if "/" in probe_id else probe_id
 
@@ -59,12 +59,12 @@ def limit_probes(probes: pd.DataFrame, limit: int | None) -> pd.DataFrame:
         if len(df) <= limit:
             keep.extend(df.index)
             continue
-        prompts = list(dict.fromkeys(_prompt_key(p) for p in df["probe_id"]))
+        prompts = list(dict.fromkeys(prompt_key(p) for p in df["probe_id"]))
         rank_of_prompt = {prompts[pos]: r for r, pos in enumerate(_spread_order(len(prompts)))}
         round_in_prompt: dict[str, int] = {}
         keys = []
         for idx, pid in zip(df.index, df["probe_id"]):
-            pk = _prompt_key(pid)
+            pk = prompt_key(pid)
             rnd = round_in_prompt.get(pk, 0)
             round_in_prompt[pk] = rnd + 1
             keys.append((rnd, rank_of_prompt[pk], idx))

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import time
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Mapping
 
@@ -28,6 +29,7 @@ import pandas as pd
 from benchmark.contract import results as res
 from benchmark.annotate.label_files import LABEL_FILES
 from benchmark.contract.model_specs import is_builtin
+from benchmark.contract.pairing import pairing_section
 from benchmark.contract.run_folder import SCORES_DIR, TIMINGS_FILE
 from benchmark.tasks.folder_record import missing_task_folder
 from benchmark.tasks.inputs import results_references
@@ -35,6 +37,7 @@ from benchmark.tasks.context import ScoreStageError, ScoringContext, ScoringOpti
 from benchmark.contract.withheld import REASONS as WITHHELD_REASONS
 from benchmark.contract.run_folder_check import require_intact
 from benchmark.runner.expected import expected_problems
+from benchmark.scores.bootstrap import ResamplePlan, resample_plan
 from benchmark.tasks.of_run import tasks_of_run
 from benchmark.tasks.registry import load_plugins, task_options as declared_task_options
 
@@ -132,7 +135,18 @@ def annotate_batch_size(run_dir: Path) -> int | None:
     return size if isinstance(size, int) and not isinstance(size, bool) and size >= 1 else None
 
 
-def _results(ctx: ScoringContext, details: dict, options: ScoringOptions, seconds: float) -> dict:
+def _pairing(ctx: ScoringContext, plan: ResamplePlan | None) -> dict | None:
+    """results.json's ``pairing`` section: each entry's paired resamples (benchmark.contract.pairing)."""
+    if plan is None:
+        return None
+    probes = ctx.config.get("probes") if isinstance(ctx.config.get("probes"), dict) else {}
+    return pairing_section(scores=ctx.scores, resamples=ctx.resamples, designs=ctx.designs,
+                           n_resamples=plan.n_resamples, random_state=plan.random_state,
+                           probe_ids=ctx.manifest["probe_id"], fingerprint=probes.get("fingerprint"))
+
+
+def _results(ctx: ScoringContext, details: dict, options: ScoringOptions, seconds: float,
+             pairing: dict | None = None) -> dict:
     cfg = ctx.config
     model = _model_block(cfg, ctx.manifest)
     settings = _settings(cfg, ctx.manifest)
@@ -150,7 +164,7 @@ def _results(ctx: ScoringContext, details: dict, options: ScoringOptions, second
         suites=[st.to_dict() for st in ctx.status.values()], scores=ctx.scores, annotators=annotator_entries(ctx),
         scoring={"confidence_level": options.confidence_level, "n_resamples": options.n_resamples,
                  "ci_method": "percentile", **_task_option_record(options), "nsfw": "excluded"},
-        run=_run_counts(ctx, cfg), details=details, timings=timings, notes=ctx.notes)
+        run=_run_counts(ctx, cfg), details=details, timings=timings, notes=ctx.notes, pairing=pairing)
     return res.build_results(audited, scored)
 
 
@@ -194,11 +208,14 @@ def score_run(run_dir: str | Path, *, n_resamples: int = 1000, confidence_level:
         require_intact(run_dir, "score", expected=expected_problems)
     options = ScoringOptions(n_resamples, confidence_level, random_state, declared_task_options(task_options))
     ctx = ScoringContext(run_dir, options)
-    for task, suites in tasks_of_run(run_dir, list(ctx.status), ctx.config):
-        task.score(ctx, suites)
+    # the paired resamples of every entry, recorded beside its interval (results.json's `pairing`)
+    plan = ResamplePlan(n_resamples, random_state, record=True) if n_resamples >= 2 else None
+    with resample_plan(plan) if plan else nullcontext():
+        for task, suites in tasks_of_run(run_dir, list(ctx.status), ctx.config):
+            task.score(ctx, suites)
     details = _write_details(run_dir, ctx.details)
     _status_notes(ctx)
-    results = _results(ctx, details, options, time.perf_counter() - start)
+    results = _results(ctx, details, options, time.perf_counter() - start, _pairing(ctx, plan))
     res.write_results(run_dir, results)
     if report:
         from benchmark.runner.report import write_report

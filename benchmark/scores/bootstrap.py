@@ -3,23 +3,31 @@
 None of the papers reports a confidence interval; a leaderboard without them ranks
 noise. The statistic is any function of a set of row indices (so it can be a whole
 score pipeline). Resampling is over rows (images), optionally within strata (for
-example per prompt or per group x attribute cell) so that every cell of the design
-keeps its size, through ``scipy.stats.bootstrap`` with one sample per stratum.
+example per prompt or per group x attribute cell): no row ever moves to another stratum.
 
-Paired resampling (``t2ibench compare``, :mod:`benchmark.compare`): inside
-``with resample_plan(plan):`` a call that passes ``keys=`` (the probe of each row) also
-evaluates the statistic on the plan's resamples and returns them in
-``ConfidenceInterval.resamples``. The plan gives each probe a multiplicity per resample that
-depends only on the probe, the resample number and ``random_state`` (a Poisson bootstrap,
-Hanley & MacGibbon 2006), so two runs scored under one plan are resampled with the same
-probes, whichever rows each keeps (a face found in one run and not in the other); a stratum
-left empty by a resample is drawn again, so every cell of the design stays non-empty.
+Two designs, one per use (both resample within strata):
+
+* **results.json's intervals** (:func:`bootstrap_ci` outside a plan): ``scipy.stats.bootstrap``
+  with one sample per stratum, so every stratum keeps its size in every resample;
+* **paired resamples** (``t2ibench compare`` and results.json's ``pairing`` section, inside
+  ``with resample_plan(plan):``, :class:`ResamplePlan`): a Poisson bootstrap (Hanley & MacGibbon
+  2006). Each probe weighs a Poisson(1) draw that depends only on the probe, the resample number
+  and ``random_state``, so two runs scored under one plan are resampled with the same probes,
+  whichever rows each keeps (a face found in one run and not in the other). A stratum's size
+  therefore varies between resamples (its expected size is kept); a stratum a draw leaves
+  empty is drawn again, so every cell of the design stays non-empty.
+
+In both designs a stratum holding one probe cannot vary: its statistic is the same in every
+resample, so the resamples say nothing about its sampling noise. The plan counts such strata
+(:attr:`ConfidenceInterval.design`, ``{"strata": m, "single": k}``), and ``t2ibench compare``
+does not test a difference that rests on one (:mod:`benchmark.compare.paired`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
 import hashlib
 from dataclasses import asdict, dataclass, field
 import warnings
@@ -32,6 +40,9 @@ from scipy import stats
 #: the key under which ``ConfidenceInterval.to_dict`` carries the planned resamples (popped by
 #: :meth:`benchmark.tasks.context.ScoringContext.add`, never written to results.json)
 PLANNED_RESAMPLES = "_planned_resamples"
+#: beside them, the plan's count of strata and of strata holding one probe (``{"strata": m,
+#: "single": k}``), popped with them
+PLANNED_DESIGN = "_planned_design"
 #: the active :class:`ResamplePlan` (:func:`resample_plan`), None outside one
 _ACTIVE: contextvars.ContextVar = contextvars.ContextVar("resample_plan", default=None)
 
@@ -45,12 +56,16 @@ class ConfidenceInterval:
     method: str = "percentile bootstrap over images"
     #: the statistic on each resample of the active :class:`ResamplePlan` (None outside one)
     resamples: np.ndarray | None = field(default=None, compare=False, repr=False)
+    #: with ``resamples``: ``{"strata": m, "single": k}``, the design's strata and those holding
+    #: one probe (whose statistic no resample can vary)
+    design: dict | None = field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> dict:
         d = asdict(self)
-        planned = d.pop("resamples")
+        planned, design = d.pop("resamples"), d.pop("design")
         if planned is not None:  # popped again by ScoringContext.add: never written to results.json
             d[PLANNED_RESAMPLES] = planned
+            d[PLANNED_DESIGN] = design
         return d
 
     def contains(self, value: float) -> bool:
@@ -81,7 +96,9 @@ def bootstrap_ci(
     ``keys`` (one probe id per row, optional) changes nothing outside a :func:`resample_plan`;
     inside one, the statistic is evaluated on the plan's resamples instead (see
     :class:`ResamplePlan`): the interval is their percentile interval and carries them in
-    ``resamples``.
+    ``resamples`` (and the strata in ``design``). Inside a *recording* plan
+    (``ResamplePlan(record=True)``, the score stage) the interval is this function's usual one
+    and the plan's resamples ride along in ``resamples`` and ``design``.
     """
     if method not in ("percentile", "basic", "BCa"):
         raise ValueError(f"method must be 'percentile', 'basic' or 'BCa', got {method!r}")
@@ -107,12 +124,15 @@ def bootstrap_ci(
     # scipy needs >= 2 observations per sample to resample; a 1-row stratum is fixed.
     fixed = [s for s in samples if len(s) < 2]
     free = [s for s in samples if len(s) >= 2]
-    plan = _ACTIVE.get()
-    if plan is not None and keys is not None:  # inside a plan (t2ibench compare): resampled by the plan
-        return plan.interval(statistic, n, strata, keys, confidence_level)
+    plan, planned = _ACTIVE.get(), None
+    if plan is not None and keys is not None:
+        planned = plan.interval(statistic, n, strata, keys, confidence_level)
+        if not plan.record:  # t2ibench compare: resampled by the plan only
+            return planned
+        # the score stage: the usual interval below, the plan's resamples beside it
     if not free:
         value = resampled_statistic(*samples)
-        return ConfidenceInterval(value, value, confidence_level, 0)
+        return _with_planned(ConfidenceInterval(value, value, confidence_level, 0), planned)
 
     def with_fixed(*parts: np.ndarray) -> float:
         return resampled_statistic(*parts, *fixed)
@@ -127,13 +147,23 @@ def bootstrap_ci(
     low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
     if not np.all(np.isfinite(res.bootstrap_distribution)):
         low = high = float("nan")
-    return ConfidenceInterval(low, high, confidence_level, n_resamples, f"{method} bootstrap over images")
+    return _with_planned(ConfidenceInterval(low, high, confidence_level, n_resamples,
+                                            f"{method} bootstrap over images"), planned)
+
+
+def _with_planned(ci: ConfidenceInterval, planned: ConfidenceInterval | None) -> ConfidenceInterval:
+    """``ci`` carrying the resamples (and design) of a recording plan's ``planned`` interval."""
+    if planned is None:
+        return ci
+    return dataclasses.replace(ci, resamples=planned.resamples, design=planned.design)
 
 
 # --------------------------------------------------------------------------- paired resampling
 
 #: a stratum left empty by a resample is drawn again up to this many times, then kept as observed
 MAX_REDRAWS = 8
+#: resamples weighed at once (a (chunk x rows) matrix), so memory does not grow with n_resamples
+CHUNK = 256
 _POISSON_CDF = stats.poisson.cdf(np.arange(40), 1.0)
 _M1, _M2, _GOLDEN = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB), np.uint64(0x9E3779B97F4A7C15)
 
@@ -152,15 +182,20 @@ class ResamplePlan:
     """``n_resamples`` paired resamples of probes: the multiplicity of probe ``k`` in resample
     ``b`` is a Poisson(1) draw that depends only on (``random_state``, ``k``, ``b``), so every
     score of every run scored under this plan sees the same resampled probes (paired), and two
-    runs with no probe in common are resampled independently (unpaired)."""
+    runs with no probe in common are resampled independently (unpaired). Strata: see the module
+    doc (sizes vary, none is left empty). ``record``: :func:`bootstrap_ci` keeps its usual
+    interval and only records the plan's resamples beside it (the score stage's ``pairing``)."""
 
     n_resamples: int = 1000
     random_state: int = 0
+    record: bool = False
     _hashes: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         if self.n_resamples < 2:
             raise ValueError(f"a resample plan needs at least 2 resamples, got {self.n_resamples}")
+        if not 0 <= self.random_state < 2**63:
+            raise ValueError(f"random_state must be a whole number in [0, 2**63), got {self.random_state}")
 
     def _hash(self, keys: np.ndarray) -> np.ndarray:
         out = np.empty(len(keys), dtype=np.uint64)
@@ -180,52 +215,71 @@ class ResamplePlan:
         u = (x >> np.uint64(11)).astype(np.float64) * 2.0 ** -53
         return np.searchsorted(_POISSON_CDF, u, side="right").astype(np.int64)
 
-    def row_weights(self, keys: Sequence, strata: Sequence | None = None) -> np.ndarray:
-        """(n_resamples x rows) multiplicity of each row (its probe's), every stratum non-empty."""
+    @staticmethod
+    def _codes(keys: Sequence, strata: Sequence | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(unique keys, key code of each row, stratum code of each row)."""
         uniq, code = np.unique(np.asarray([str(k) for k in keys], dtype=object), return_inverse=True)
-        hashes = self._hash(uniq)
-        weights = self.draw(hashes)[:, code]
         labels = np.zeros(len(code), dtype=np.int64) if strata is None else np.unique(
             np.asarray(strata), return_inverse=True)[1].reshape(-1)
+        return uniq, code.reshape(-1), labels
+
+    def row_weights(self, keys: Sequence, strata: Sequence | None = None,
+                    resamples: np.ndarray | None = None) -> np.ndarray:
+        """(resamples x rows) multiplicity of each row (its probe's), every stratum non-empty;
+        ``resamples``: the resample numbers (default all)."""
+        uniq, code, labels = self._codes(keys, strata)
+        hashes = self._hash(uniq)
+        b = np.arange(self.n_resamples) if resamples is None else np.asarray(resamples)
+        weights = self.draw(hashes, 0, b)[:, code]
         for s in range(int(labels.max()) + 1 if len(labels) else 0):
             rows = np.flatnonzero(labels == s)
             empty = np.flatnonzero(weights[:, rows].sum(axis=1) == 0)
             for attempt in range(1, MAX_REDRAWS + 1):
                 if not empty.size:
                     break
-                weights[np.ix_(empty, rows)] = self.draw(hashes[code[rows]], attempt, empty)
+                weights[np.ix_(empty, rows)] = self.draw(hashes[code[rows]], attempt, b[empty])
                 empty = empty[weights[np.ix_(empty, rows)].sum(axis=1) == 0]
             if empty.size:
                 weights[np.ix_(empty, rows)] = 1  # still empty: the stratum as observed
         return weights
 
+    def design(self, keys: Sequence, strata: Sequence | None = None) -> dict:
+        """``{"strata": m, "single": k}``: the strata of the rows and those holding one probe
+        (their statistic is the same in every resample)."""
+        _, code, labels = self._codes(keys, strata)
+        per_stratum = [np.unique(code[labels == s]).size for s in np.unique(labels)]
+        return {"strata": len(per_stratum), "single": int(sum(1 for k in per_stratum if k < 2))}
+
     def evaluate(self, statistic: Callable[[np.ndarray], float], n: int, strata: Sequence | None,
                  keys: Sequence) -> np.ndarray:
         """``statistic`` on each resample (rows repeated by their probe's multiplicity); NaN where
-        it is undefined."""
+        it is undefined. The weights are drawn :data:`CHUNK` resamples at a time."""
         if len(keys) != n:
             raise ValueError(f"keys has {len(keys)} entries for {n} rows")
-        weights = self.row_weights(keys, strata)
         rows = np.arange(n)
         out = np.empty(self.n_resamples)
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            for b in range(self.n_resamples):
-                try:
-                    out[b] = float(statistic(np.repeat(rows, weights[b])))
-                except (ValueError, ZeroDivisionError, FloatingPointError):
-                    out[b] = np.nan
+            for start in range(0, self.n_resamples, CHUNK):
+                chunk = np.arange(start, min(start + CHUNK, self.n_resamples))
+                for b, w in zip(chunk, self.row_weights(keys, strata, chunk)):
+                    try:
+                        out[b] = float(statistic(np.repeat(rows, w)))
+                    except (ValueError, ZeroDivisionError, FloatingPointError):
+                        out[b] = np.nan
         return out
 
     def interval(self, statistic: Callable[[np.ndarray], float], n: int, strata: Sequence | None, keys: Sequence,
                  confidence_level: float = 0.95) -> ConfidenceInterval:
-        """The percentile interval of ``statistic`` over the plan's resamples, carrying them."""
+        """The percentile interval of ``statistic`` over the plan's resamples, carrying them and
+        the design's strata."""
         planned = self.evaluate(statistic, n, strata, keys)
         tail = 100 * (1 - confidence_level) / 2
         low, high = (np.percentile(planned, [tail, 100 - tail]) if np.all(np.isfinite(planned))
                      else (float("nan"), float("nan")))
         return ConfidenceInterval(float(low), float(high), confidence_level, len(planned),
-                                  "percentile paired Poisson bootstrap over probes", resamples=planned)
+                                  "percentile paired Poisson bootstrap over probes", resamples=planned,
+                                  design=self.design(keys, strata))
 
 
 @contextlib.contextmanager

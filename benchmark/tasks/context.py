@@ -21,7 +21,7 @@ from benchmark.probes.source import configs_of_record, suite_families
 from benchmark.contract.run_folder import CONFIG_FILE, MANIFEST_FILE
 from benchmark.contract.withheld import REASONS as WITHHELD_REASONS, read_withheld
 from benchmark.present.text import excluded_text, excluded_why
-from benchmark.scores.bootstrap import PLANNED_RESAMPLES
+from benchmark.scores.bootstrap import PLANNED_DESIGN, PLANNED_RESAMPLES
 
 __all__ = ["ScoreStageError", "ScoringOptions", "SuiteStatus", "ScoringContext", "entry_key", "groups_of",
            "load_run_config", "load_run_manifest"]
@@ -119,7 +119,7 @@ class ScoringContext:
     ``probes`` (optional) keeps only those probe ids of the manifest (``t2ibench compare`` scores
     two runs on the probes both hold). Under a :func:`benchmark.scores.bootstrap.resample_plan`,
     :attr:`resamples` keeps each entry's statistic on the plan's resamples, keyed by
-    :func:`entry_key`. ``config`` and ``manifest``: the run's run_config.json and manifest as
+    :func:`entry_key` (and :attr:`designs` its strata, ``{"strata": m, "single": k}``). ``config`` and ``manifest``: the run's run_config.json and manifest as
     the caller already read them (:func:`load_run_config`, :func:`load_run_manifest`); read
     from ``run_dir`` when not given."""
 
@@ -151,6 +151,7 @@ class ScoringContext:
         self.labels: dict[str, pd.DataFrame | None] = {}
         self.scores: list[dict] = []
         self.resamples: dict[tuple, np.ndarray] = {}
+        self.designs: dict[tuple, dict | None] = {}  # beside each resamples: {"strata": m, "single": k}
         self.details: dict[str, pd.DataFrame] = {}
         self.notes: list[str] = []
 
@@ -221,10 +222,11 @@ class ScoringContext:
             return None
         ci = kw.get("ci")
         if isinstance(ci, dict) and PLANNED_RESAMPLES in ci:  # paired resamples: kept here, not in results.json
-            kw["ci"] = {k: v for k, v in ci.items() if k != PLANNED_RESAMPLES}
+            kw["ci"] = {k: v for k, v in ci.items() if k not in (PLANNED_RESAMPLES, PLANNED_DESIGN)}
         entry = res.score_entry(name, suite, value, **kw)
         if isinstance(ci, dict) and PLANNED_RESAMPLES in ci:
             self.resamples[entry_key(entry)] = np.asarray(ci[PLANNED_RESAMPLES], dtype=float)
+            self.designs[entry_key(entry)] = ci.get(PLANNED_DESIGN)
         self.scores.append(entry)
         return entry
 

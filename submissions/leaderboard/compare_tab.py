@@ -1,5 +1,7 @@
 """The Compare models tab: two or more models side by side (:func:`compare_models`: their cells in
-one table, their intervals in one plot) and, on demand, the paired test of two run folders.
+one table, their intervals in one plot) and, on demand, the paired test of two models
+(:func:`submissions.leaderboard.paired.paired_markdown`: from their run folders, or from the
+paired resamples their results files carry).
 """
 
 from __future__ import annotations
@@ -44,9 +46,8 @@ def compare_tab(ctx: AppContext) -> None:
     plot = gr.Plot(value=fig0, elem_id="lb-compare-plot", show_label=False)
     for comp in (picked, view):
         comp.change(compare, inputs=[picked, view], outputs=[msg, table, plot])
-    # Significance of a difference: the paired test of `t2ibench compare`, on demand (it scores both runs again)
-    paired_button = gr.Button("Paired test of the two models (run folders)", elem_id="lb-compare-paired-button",
-                              size="sm")
+    # Significance of a difference: the paired test of `t2ibench compare`, on demand (a run folder is scored again)
+    paired_button = gr.Button("Paired test of the two models", elem_id="lb-compare-paired-button", size="sm")
     paired = gr.Markdown("", elem_id="lb-compare-paired")
     paired_button.click(lambda keys: paired_markdown([st.by_key[k].latest for k in keys or [] if k in st.by_key]),
                         inputs=[picked], outputs=[paired])

@@ -1,14 +1,21 @@
 """The Compare tab's paired test of two rows: what ``t2ibench compare`` computes
-(:func:`benchmark.compare.compare_runs`: a paired bootstrap over the probes both runs hold,
-Holm-corrected p-values, the minimum detectable difference; a score whose estimators differ is
-refused by name), never a verdict read from overlapping intervals.
+(:func:`benchmark.compare.compare_loaded`: a paired bootstrap over the probes both runs hold,
+Holm-corrected p-values, the minimum detectable difference of the test that decides; a
+difference whose resamples cannot vary is not tested; a score whose estimators differ is refused
+by name), never a verdict read from overlapping intervals.
 
-It needs both rows' run folders (their probes and label files); a row read from a submitted
-results file has only its scores, and the tab says so. It runs on a button press, not at start
-or on each pick: scoring two runs again takes seconds to minutes.
+A row read from a submitted results file pairs through the paired resamples its results carry
+(``pairing``, :mod:`benchmark.contract.pairing`): two such rows scored under one plan over the
+same probes are compared without their run folders, as the board read from the Hub has them. A
+row with its run folder is checked as ``t2ibench verify`` checks it and scored again. A row
+whose results carry no pairing (scored before it was recorded), or two rows over different
+probes, get one line saying why there is no paired test. It runs on a button press: scoring a
+run folder again takes seconds to minutes.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from benchmark.present.text import md_escape
 from submissions.leaderboard.board_model import Submission
@@ -16,21 +23,44 @@ from submissions.leaderboard.board_model import Submission
 __all__ = ["paired_markdown"]
 
 
+def _labels(subs: list[Submission]) -> list[str]:
+    """The two rows' names: model id, with the revision when both share it."""
+    names = [s.model_id for s in subs]
+    if len(set(names)) < len(names):
+        names = [f"{s.model_id}@{s.revision or 'main'}" for s in subs]
+    if len(set(names)) < len(names):
+        names = [f"{n} ({i + 1})" for i, n in enumerate(names)]
+    return names
+
+
+def _with_pairing(sub: Submission) -> dict:
+    """The row's results document with its ``pairing`` section: read again from its file when the
+    board keeps its documents without it (a few hundred kB each)."""
+    if "pairing" in sub.doc or not sub.path or not Path(sub.path).is_file():
+        return sub.doc
+    from benchmark.contract.results import load_results_file
+
+    try:
+        pairing = load_results_file(sub.path).get("pairing")
+    except (ValueError, OSError):  # unreadable now: the row is compared as the board holds it
+        return sub.doc
+    return sub.doc if pairing is None else {**sub.doc, "pairing": pairing}
+
+
 def paired_markdown(subs: list[Submission]) -> str:
     """The paired comparison of two submissions as Markdown (the first is the baseline), or one
     line saying why there is none."""
     if len(subs) != 2:
         return "The paired test compares exactly two models: keep two in the picker."
-    without = [s.model_id for s in subs if s.run_dir is None]
-    if without:
-        return md_escape(f"No paired test: {', '.join(without)} comes from a results file without its run folder "
-                         "(its probes and labels), so only the intervals above can be shown, and overlapping "
-                         "intervals are no test.")
-    from benchmark.compare import CompareError, compare_runs  # scoring code: loaded when asked for
+    from benchmark.compare import CompareError, compare_loaded  # scoring code: loaded when asked for
     from benchmark.compare.present import comparison_markdown
+    from benchmark.compare.runs import load_run, run_from_results
+    from benchmark.runner.expected import expected_problems
 
     try:
-        comparison = compare_runs(subs[0].run_dir, subs[1].run_dir)
+        runs = [load_run(s.run_dir, label, verify=True, expected=expected_problems) if s.run_dir is not None
+                else run_from_results(_with_pairing(s), s.source, label) for s, label in zip(subs, _labels(subs))]
+        comparison = compare_loaded(runs)
     except (CompareError, ValueError) as exc:
         return md_escape(f"No paired test: {exc}")
     return comparison_markdown(comparison)

@@ -117,8 +117,10 @@ def mad_score(
     Without ``groups``: the MAD of the pooled distribution. With ``groups`` (e.g. the
     profession of each image): one MAD per group, and ``mad`` is their unweighted mean,
     as the authors' ``compute_mad.py`` averages per-prompt MADs. The interval resamples
-    images within each group (``bootstrap_ci`` with ``strata=groups``), so every group
-    keeps its size; ``n_resamples=0`` skips it. ``keys`` (the probe of each image) serve paired
+    images within each group (``bootstrap_ci`` with ``strata=groups``): no image moves to another
+    group, every group keeps its size (inside a paired ``ResamplePlan`` its size varies and it is
+    never left empty: :mod:`benchmark.scores.bootstrap`), and a group of one image cannot vary;
+    ``n_resamples=0`` skips it. ``keys`` (the probe of each image) serve paired
     resampling across runs (:func:`benchmark.scores.bootstrap.resample_plan`) and change nothing
     outside a plan.
 
@@ -131,7 +133,9 @@ def mad_score(
     per_group = _per_group_mad(codes, g_codes, len(g_names), len(cats))
 
     def statistic(idx: np.ndarray) -> float:
-        # Strata keep every group's size, so no group empties in a resample.
+        # Resampled within groups (strata): no group is ever empty in a resample (scipy keeps its
+        # size; a paired ResamplePlan varies it but draws an emptied group again), so every
+        # per-group share is defined. A group of one image is the same in every resample.
         return float(np.mean(_per_group_mad(codes[idx], g_codes[idx], len(g_names), len(cats))))
 
     ci = None

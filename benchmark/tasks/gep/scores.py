@@ -168,7 +168,8 @@ def _gep(preds, grp, att, group_a, group_b, image_ids, confidence_level, n_resam
     f_all = np.bincount(cell, weights=preds, minlength=2 * n_attr) / counts
 
     if image_ids is None:
-        # Each row is a unit; strata = group x attribute cells, so every cell keeps its size.
+        # Each row is a unit; strata = group x attribute cells: no row moves to another cell, and
+        # no cell is left empty (benchmark.scores.bootstrap: sizes kept, or varied by a paired plan).
         n_units, strata, rows_of, first = len(preds), cell, (lambda idx: idx), slice(None)
     else:
         n_units, strata, rows_of, first = _image_units(image_ids, keep, g_code, a_code, n_attr)

@@ -214,8 +214,9 @@ def skill_accuracy(correct: Any, splits: Any = None, *, confidence_level: float 
     """Accuracy in percent over images, overall and per split, with bootstrap intervals.
 
     ``correct``: one bool (or 0/1) per image. ``splits`` (optional): one label per image
-    (count N, spatial relation); the overall interval then resamples within each split,
-    so every split keeps its size, and each split gets its own interval.
+    (count N, spatial relation); the overall interval then resamples within each split
+    (each keeps its size; under a paired ``ResamplePlan`` its size varies, never to 0), and
+    each split gets its own interval.
     Returns ``accuracy``, ``accuracy_ci``, ``n_images``, ``n_correct``, ``per_split``
     (split -> {accuracy, accuracy_ci, n_images, n_correct}; ``{}`` without splits). ``keys``
     (the probe of each image) serve paired resampling across runs

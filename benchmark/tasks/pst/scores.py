@@ -108,9 +108,8 @@ def sts(
     unidentifiable : "exclude" (default, the paper's definition: see the module doc),
         "zero" or "anti_stereotype".
     confidence_level, n_resamples, random_state : percentile bootstrap interval of the
-        overall STS, resampling persons within each identity (strata = identity, so every
-        identity keeps its number of appearances); ``n_resamples=0`` skips it (``sts_ci``
-        None). ``keys``: the probe of each person, for paired resampling (``resample_plan``).
+        overall STS, resampling persons within each identity (strata = identity: its number of
+        appearances kept, or varied but never 0 by a paired plan); ``n_resamples=0`` skips it. ``keys``: the probe of each person, for paired resampling (``resample_plan``).
 
     Returns
     -------

@@ -1,0 +1,94 @@
+"""How many images an audit needs: prompts a ``--limit`` leaves with a single image, and the
+images per prompt needed to detect a given change.
+
+The scores resample images within the cells of their design (a profession, an identity, a
+prompt: :mod:`benchmark.scores.bootstrap`); a cell holding one image cannot vary, so a
+difference resting on it cannot be tested (:mod:`benchmark.compare.paired`). A suite whose
+prompts each have several images by design (several seeds per prompt) loses that when a
+``--limit`` keeps one image of each prompt: :func:`single_image_prompts` finds those suites and
+the smallest limit that gives each of their prompts two images again. A suite with one image
+per prompt by design resamples over prompts, not within them, and is not flagged.
+
+The standard error of a score averaged over prompts falls as one over the square root of the
+images per prompt, so the images per prompt needed to detect a change ``target`` with the power
+a minimum detectable difference (MDD) is defined with are ``now x (MDD / target)^2``
+(:func:`images_needed`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import pandas as pd
+
+__all__ = ["images_needed", "single_image_prompts", "single_image_warnings"]
+
+Limiter = Callable[[pd.DataFrame, int], pd.DataFrame]
+PromptKey = Callable[[str], str]
+
+
+def _per_prompt(frame: pd.DataFrame, prompt_key: PromptKey | None) -> pd.Series:
+    """(suite, prompt) -> number of probes; a prompt is ``prompt_key(probe_id)`` (the samples of
+    one prompt), else the prompt text."""
+    prompt = frame["probe_id"].astype(str).map(prompt_key) if prompt_key else frame["prompt"]
+    return frame.groupby([frame["suite"], prompt.rename("prompt")], sort=False).size()
+
+
+def _two_each(full: pd.DataFrame, limiter: Limiter | None, prompt_key: PromptKey | None) -> int | None:
+    """The smallest limit giving every prompt of ``full`` (one suite) that has two or more images
+    two of them: every prompt's first image, then every such prompt's second (the order
+    ``--limit`` keeps them in); checked with ``limiter`` when given (None if it disagrees)."""
+    counts = _per_prompt(full, prompt_key)
+    limit = int(len(counts) + (counts >= 2).sum())
+    if limiter is not None:
+        kept = _per_prompt(limiter(full, limit), prompt_key).reindex(counts.index, fill_value=0)
+        if not (kept >= counts.clip(upper=2)).all():
+            return None
+    return limit
+
+
+def single_image_prompts(full: pd.DataFrame, limited: pd.DataFrame, limiter: Limiter | None = None,
+                         prompt_key: PromptKey | None = None) -> list[dict]:
+    """Per suite of ``limited`` (the probes a ``--limit`` keeps of ``full``) whose kept prompts
+    have one image where the full suite has several: ``{"suite", "single", "prompts",
+    "full_per_prompt", "limit"}`` (prompts kept with one image, prompts kept, images per prompt
+    in the full suite (median of its prompts with several), the smallest limit giving each two).
+    ``limiter(frame, limit)`` and ``prompt_key(probe_id)``: the limit's own rule and its notion of
+    a prompt, when given."""
+    out = []
+    full_counts, kept_counts = _per_prompt(full, prompt_key), _per_prompt(limited, prompt_key)
+    for suite in dict.fromkeys(limited["suite"]):
+        kept = kept_counts[suite]
+        whole = full_counts[suite].reindex(kept.index)
+        single = int(((kept == 1) & (whole >= 2)).sum())
+        if not single:
+            continue
+        several = full_counts[suite][full_counts[suite] >= 2]
+        out.append({"suite": suite, "single": single, "prompts": int(len(kept)),
+                    "full_per_prompt": int(several.median()),
+                    "limit": _two_each(full[full["suite"] == suite], limiter, prompt_key)})
+    return out
+
+
+def single_image_warnings(full: pd.DataFrame, limited: pd.DataFrame, limiter: Limiter | None = None,
+                          prompt_key: PromptKey | None = None) -> list[str]:
+    """One line per suite :func:`single_image_prompts` flags, saying which limit would not."""
+    lines = []
+    for s in single_image_prompts(full, limited, limiter, prompt_key):
+        fix = f"--limit {s['limit']} gives each two" if s["limit"] else "the full suite gives each several"
+        lines.append(f"{s['suite']}: {s['single']} of the {s['prompts']} prompts kept have one image (the suite has "
+                     f"{s['full_per_prompt']} per prompt): a score resampled within prompts cannot vary there, and "
+                     f"`t2ibench compare` will not test it; {fix}")
+    return lines
+
+
+def images_needed(mdd: float, target: float, per_prompt: float | None = None) -> dict:
+    """What detecting a change of ``target`` takes, from an audit whose MDD is ``mdd`` at
+    ``per_prompt`` images per prompt: ``{"factor"}`` (times the images per prompt) and
+    ``{"per_prompt"}`` (rounded up; None when ``per_prompt`` is not known)."""
+    if not (mdd >= 0 and target > 0):
+        raise ValueError(f"need an MDD >= 0 and a target > 0, got {mdd} and {target}")
+    factor = (mdd / target) ** 2
+    needed = None if per_prompt is None else max(1, math.ceil(per_prompt * factor - 1e-9))
+    return {"factor": factor, "per_prompt": needed}

@@ -1,0 +1,77 @@
+"""How many images are enough: the plan of ``t2ibench run`` warns when ``--limit`` leaves the
+prompts of a suite one image each (and says which limit would not), and ``t2ibench compare
+--detect X`` tells the images per prompt a change of X needs (benchmark.scores.design)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from benchmark.compare import compare_runs
+from benchmark.contract.audit_request import ProbeChoice
+from benchmark.compare.present import comparison_markdown, detect_lines
+from benchmark.runner.preflight import AuditPlan
+from benchmark.runner.probe_choice import build_probes, choose_probes, limit_probes, prompt_key
+from benchmark.scores.design import images_needed, single_image_prompts, single_image_warnings
+from test_compare_gates import _dalle, small_run
+
+
+@pytest.fixture(scope="module")
+def full():
+    return build_probes(["gep_neutral", "dalleval_bias", "pst_single", "paintskills_object"])
+
+
+def test_a_limit_leaving_one_image_per_prompt_is_named_with_the_limit_that_would_not(full):
+    flagged = {s["suite"]: s for s in single_image_prompts(full, limit_probes(full, 200), limit_probes, prompt_key)}
+    # 252 DALL-Eval prompts of 9 images: 200 keeps one image of 200 of them; pst_single: 112 identities of 3,
+    # 200 keeps two of 88 and one of 24; the 32 GEP prompts of 5 fit (160); PaintSkills has one image per scene
+    assert set(flagged) == {"dalleval_bias", "pst_single"}
+    assert flagged["dalleval_bias"] == {"suite": "dalleval_bias", "single": 200, "prompts": 200, "full_per_prompt": 9,
+                                        "limit": 504}
+    assert flagged["pst_single"]["single"] == 24 and flagged["pst_single"]["limit"] == 224
+    # the limit it names gives every prompt two images: nothing is flagged there
+    assert single_image_prompts(full, limit_probes(full, 504), limit_probes, prompt_key) == []
+    (line,) = [w for w in single_image_warnings(full, limit_probes(full, 200), limit_probes, prompt_key)
+               if w.startswith("dalleval_bias")]
+    assert line == ("dalleval_bias: 200 of the 200 prompts kept have one image (the suite has 9 per prompt): a score "
+                    "resampled within prompts cannot vary there, and `t2ibench compare` will not test it; "
+                    "--limit 504 gives each two")
+
+
+def test_the_run_plan_carries_the_warning(tmp_path):
+    def plan(limit):
+        chosen = choose_probes(ProbeChoice(suites=["dalleval_bias", "gep_neutral"], limit_per_suite=limit))
+        return AuditPlan(run_dir=Path(tmp_path), model="org/model", pipeline="StableDiffusionPipeline", settings={},
+                         images={"dalleval_bias": 1, "gep_neutral": 1}, done=0, annotators={}, chosen=chosen).format()
+
+    text = plan(100)
+    (line,) = [ln for ln in text.splitlines() if "warning:" in ln]  # gep_neutral: 100 keeps 3 of each of 32 prompts
+    assert "dalleval_bias: 100 of the 100 prompts kept have one image" in line and "--limit 504 gives each two" in line
+    assert "warning:" not in plan(504) and "warning:" not in plan(None)
+
+
+def test_images_needed_follows_one_over_the_square_root():
+    assert images_needed(0.1, 0.05, 9) == {"factor": 4.0, "per_prompt": 36}
+    assert images_needed(0.02, 0.05, 9)["per_prompt"] == 2  # detectable now: fewer would do
+    assert images_needed(0.1, 0.05) == {"factor": 4.0, "per_prompt": None}
+    with pytest.raises(ValueError):
+        images_needed(0.1, 0)
+
+
+def test_compare_detect_tells_the_images_per_prompt_a_change_needs(tmp_path):
+    dalle = _dalle(9, 8)
+    a, b = small_run(tmp_path / "a", 1, dalle), small_run(tmp_path / "b", 2, dalle)
+    comparison = compare_runs(a, b, n_resamples=200, detect=[(None, 0.05), ("average_gender", 0.5)])
+    by = {(d["name"], d["target"]): d for d in comparison.detect}
+    mad = by[("mad_gender", 0.05)]  # a headline score: asked for by the bare 0.05
+    (row,) = [r for r in comparison.rows if r["name"] == "mad_gender"]
+    assert mad["mdd"] == row["mdd"] and mad["images_per_prompt"] == 9
+    assert mad["needed_per_prompt"] == math.ceil(9 * (row["mdd"] / 0.05) ** 2 - 1e-9)
+    assert ("average_gender", 0.05) not in by and ("average_gender", 0.5) in by  # not a headline score: named
+    lines = detect_lines(comparison)
+    assert lines[0].startswith("How many images are enough")
+    assert any(line.strip().startswith("Gender MAD (dalleval_bias") and "to detect 0.05" in line for line in lines)
+    assert "How many images are enough" in comparison_markdown(comparison)
+    assert comparison.to_dict()["detect"] == comparison.detect
