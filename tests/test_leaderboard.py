@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from benchmark.contract import results as res
-from submissions.leaderboard import board_model, board_table, comparison, detail, results_files, score_columns, wording
+from submissions.leaderboard import board_index, board_model, board_table, comparison, detail, results_files, score_columns, wording
 
 # Model ids are Hub ids, builtin: / python: specs or local folder paths (submissions.validate);
 # a folder path may hold any printable ASCII, so markup reaches the page through one.
@@ -310,7 +310,7 @@ def test_badge_column_fits_every_badge(tmp_path):
     width = int(board_table.leaderboard_table(board_model.model_rows([sub])).widths[board_table.FIRST_SCORE - 2].removesuffix("px"))
     assert width >= sum(len(n) * 7.5 + 24 for n in names)
     plain = board_model.Submission(doc=make_doc("acme/a", 0.1), source="y.json", path=Path("y.json"), run_dir=None)
-    assert board_table.leaderboard_table(board_model.model_rows([plain])).widths[board_table.FIRST_SCORE - 2] == "84px"
+    assert board_table.leaderboard_table(board_model.model_rows([plain])).widths[board_table.FIRST_SCORE - 2] == "64px"
 
 
 def test_forest_panels_and_compare_table(board):
@@ -368,9 +368,9 @@ def test_evaluated_badge_follows_the_queue(board):
     for claim in ({"evaluated_by": "self"}, {"evaluated_by": "maintainers' worker x"}):  # no request id
         assert board_model.evaluated_by(board_model.Submission(doc={**sub.doc, **claim}, source="s", path=sub.path,
                                                  run_dir=None, finished={"acme__m@abc": request})) is None
-    rows = [board_model.ModelRow(checked), board_model.ModelRow(sub)]
-    assert board_table.filter_rows(rows, provenance_filter="maintainers' worker") == [rows[0]]
-    assert board_table.filter_rows(rows, provenance_filter="self-reported") == [rows[1]]
+    rows = [board_model.ModelRow(checked), board_model.ModelRow(board.submissions[1])]  # two keys
+    assert board_table.filter_rows(rows, provenance_filter="maintainers' worker")["key"].tolist() == [rows[0].key]
+    assert board_table.filter_rows(rows, provenance_filter="self-reported")["key"].tolist() == [rows[1].key]
 
 
 def test_detail_tables_and_markdown(board):
@@ -405,7 +405,7 @@ def test_escaping_of_results_text(board):
     xss = {r.latest.model_id: r for r in board.rows()}[XSS]
     md = detail.detail_markdown(xss)
     assert "<script>" not in md and "<img" not in md and "&lt;script&gt;" in md
-    bad = board_model.Board(source="<b>src</b>", skipped=[board_model.Skipped("<i>f</i>.json", "x <script>y</script>", 2)])
+    bad = board_index.Board(source="<b>src</b>", skipped=[board_model.Skipped("<i>f</i>.json", "x <script>y</script>", 2)])
     warn = wording.warnings_markdown(bad)
     assert "<" not in warn.replace("&lt;", "") and "(and 1 more)" in warn
     # one escaper for the project: the leaderboard's is benchmark.present.text's

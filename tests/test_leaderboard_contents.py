@@ -117,7 +117,7 @@ def test_build_contents_command(tmp_path, capsys):
                                               "2 unchanged, 0 gone)")
     rows = contents.read_contents(root / contents.CONTENTS_FILE)
     assert json.loads(json.dumps(rows["results/a--m/1.json"].document))["model"]["id"] == "a/m"
-    assert rows["results/b--m/1.json"].document is None
+    assert rows["results/b--m/1.json"].document is None and rows["results/b--m/1.json"].problems
     code, _, err = run_cli(["leaderboard", "build-contents", tmp_path / "nope"], capsys)
     assert code == 2 and len(err.splitlines()) == 1 and "no such folder" in err
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from benchmark.contract.image_provenance import api_provenance
-from submissions.leaderboard import board_model, comparison, detail, wording
+from submissions.leaderboard import board_index, board_model, comparison, detail, wording
 from submissions.requests import WORKER_PREFIX
 from tests.test_leaderboard import make_doc
 
@@ -53,7 +53,7 @@ def test_evaluated_row_wins_over_a_self_reported_file_of_the_same_key():
     subs = [_sub(self_reported, "acme/self.json", finished), _sub(evaluated, "acme/eval.json", finished)]
     (row,) = board_model.model_rows(subs)
     assert row.latest.source == "acme/eval.json" and [o.source for o in row.older] == ["acme/self.json"]
-    board = board_model.Board(source="x", submissions=subs)
+    board = board_index.Board(source="x", index=board_index.BoardIndex.of_submissions(subs))
     warning = wording.warnings_markdown(board)
     assert "**acme/self.json** not shown: acme/eval.json holds the row" in warning
     assert "evaluated holds the row before any self-reported file" in warning
