@@ -583,3 +583,26 @@ def test_image_browser_streams_a_hub_dataset():
 
     with pytest.raises(ValueError, match=r"^cannot read images dataset org/imgs: ConnectionError: offline$"):
         images.hub_images("org/imgs", None, load=offline)
+
+
+def test_no_app_sends_analytics(tmp_path, tiny_audit, monkeypatch):
+    """Both Gradio apps start Gradio one way (benchmark.extras.require_gradio): analytics off in
+    the environment before Gradio is imported, and in each app's Blocks, whatever the
+    environment said before (the browser test checks that a page load asks no other host)."""
+    pytest.importorskip("gradio")
+    from benchmark import extras
+    from benchmark.human.app import AnnotationApp
+    from submissions.leaderboard.app import build_app
+
+    monkeypatch.setenv("GRADIO_ANALYTICS_ENABLED", "True")
+    extras.require_gradio(purpose="test")
+    assert extras.GRADIO_ENVIRONMENT == {"GRADIO_ANALYTICS_ENABLED": "False"}
+    assert __import__("os").environ["GRADIO_ANALYTICS_ENABLED"] == "False"
+    monkeypatch.setenv("GRADIO_ANALYTICS_ENABLED", "True")  # even so, each app's Blocks has them off
+    assert build_app(results_dir=write_sample_results(tmp_path / "lb")).analytics_enabled is False
+    run = tmp_path / "run"
+    shutil.copytree(tiny_audit, run)
+    assert AnnotationApp(run, attributes=["in boots"], log=lambda _: None).build().analytics_enabled is False
+    for module in ("benchmark/human/app.py", "submissions/leaderboard/app.py"):
+        source = (Path(__file__).resolve().parents[1] / module).read_text()
+        assert "require_gradio(" in source and 'require("gradio"' not in source, module

@@ -109,11 +109,27 @@ def test_the_table_has_typed_columns_and_a_card(thousand):
         assert f"`NAME{suffix}`" in docs, suffix
 
 
-def test_datasets_sorts_and_filters_the_table(thousand):
+def test_datasets_sorts_and_filters_the_table(thousand, monkeypatch):
     datasets = pytest.importorskip("datasets")
     ds = datasets.load_dataset("parquet", data_files=str(contents.contents_path(thousand)), split="train")
     best = ds.filter(lambda r: r["gep_score_neutral"] is not None).sort("gep_score_neutral")
     assert best[0]["gep_score_neutral"] == 0.0 and len(ds) == N_RESULTS
+    # the folder itself, through its card's config, as the Hub's viewer reads it
+    assert len(datasets.load_dataset(str(thousand / "contents"), split="train")) == N_RESULTS
+    # the card's own example runs as written (from the results folder): demo rows filtered out first
+    card = (thousand / contents.CARD_FILE).read_text()
+    code = card.split("```python\n")[1].split("```")[0]
+    _write(thousand, "results/demo--tiny/1.json", make_doc("builtin:tiny-sd", 0.0, builtin=True))
+    try:
+        contents.build_contents(thousand)
+        monkeypatch.chdir(thousand)
+        scope: dict = {}
+        exec(code, scope)
+        assert len(scope["ds"]) == N_RESULTS and not any(scope["ds"]["demo"])  # the demo row filtered out
+        assert scope["by_value"][0]["gep_score_neutral"] == 0.0
+    finally:
+        (thousand / "results/demo--tiny/1.json").unlink()
+        contents.build_contents(thousand)
 
 
 def test_rank_ranges_from_intervals():

@@ -274,7 +274,8 @@ def card_text(names: list[str]) -> str:
              "```python", "from datasets import load_dataset", "",
              'ds = load_dataset("parquet", data_files="contents/contents.parquet", split="train")',
              'ds = ds.filter(lambda r: not r["demo"] and not r["problems"])',
-             *([f'best = ds.filter(lambda r: r["{names[0]}"] is not None).sort("{names[0]}")'] if names else []),
+             *([f'by_value = ds.filter(lambda r: r["{names[0]}"] is not None).sort("{names[0]}")  '
+                "# lowest first: see the score's direction"] if names else []),
              "```", "",
              "| column | type | content |", "| --- | --- | --- |"]
     lines += [f"| `{name}` | {kind} | {what} |" for name, kind, what in fields(names)]

@@ -125,6 +125,7 @@ def list_results(root: str | Path, within: str | Path | None = None) -> Listing:
     listing = Listing()
     _walk(str(root), "", os.path.realpath(within if within is not None else root), False, listing)
     listing.files.sort(key=lambda f: f.rel)
+    listing.refused.sort()
     return listing
 
 
