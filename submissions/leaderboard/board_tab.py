@@ -165,7 +165,7 @@ def leaderboard_tab(ctx: AppContext) -> None:
                                 (first_btn.click, lambda typed, shown: 1, None),
                                 (prev_btn.click, lambda typed, shown: (shown or 1) - 1, None),
                                 (next_btn.click, lambda typed, shown: (shown or 1) + 1, "page"),
-                                (last_btn.click, lambda typed, shown: paging.LAST, None)):
+                                (last_btn.click, lambda typed, shown: paging.LAST, "last")):
         event(turn(to), inputs=paged, outputs=outputs, api_name=api_name, **TABLE_EVENTS)
     comps["suites"].change(lambda s, cur: gr.Dropdown(choices=_sort_choices(st, s),
                                                       value=_keep(cur, _sort_choices(st, s))),

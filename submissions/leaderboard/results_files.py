@@ -129,11 +129,6 @@ def list_results(root: str | Path, within: str | Path | None = None) -> Listing:
     return listing
 
 
-def candidate_files(root: Path) -> list[Path]:
-    """The paths of :func:`list_results`."""
-    return [f.path for f in list_results(root).files]
-
-
 @dataclass(frozen=True)
 class _Parsed:
     """One file as read and checked: the document (None when it could not be read) and its problems."""

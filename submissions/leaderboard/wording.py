@@ -201,7 +201,9 @@ def legend_markdown(names: Sequence[str]) -> str:
     return ("Each cell: value \\[95 % bootstrap interval\\]; *undefined*: the score cannot be computed (the reason "
             "is in the model's details); *no CI*: none computed; *zero-width CI*: every resample gave the same "
             "value (too few images, or all labelled alike). ↓ lower is better, ↑ higher is better, →x closest to x "
-            "is better; a column's ⋮ menu sorts by the values. When a score has several entries (estimators, "
+            "is better. *Rank*: by the worse end of each interval (1: the best worst case); *Range*: the ranks the "
+            "intervals allow (≈: tied; from 1: tied with the leader); neither is a test of two models (Compare "
+            "tab). \"Rank and order by\" and \"Order\" order every model. When a score has several entries (estimators, "
             "encoders) the cell shows one: human labels, then CLS, then VQA, then others, raw CLIP cosines (C, CC) "
             "last; all are in the details. Hover the suite count for the list. "
             + "; ".join(parts) + ".")
