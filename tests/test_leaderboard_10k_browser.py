@@ -185,3 +185,22 @@ def test_the_table_fits_1280_px_with_score_cells_on_one_line(page):
 
 def test_the_app_sends_no_analytics(big):
     assert big[2].analytics_enabled is False
+
+
+def test_two_browsers_page_apart(browser, big, page):  # noqa: F811
+    """Each browser session has its own place: one turning to the last page does not move
+    another, whose next turn goes on from its own page."""
+    other = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+    try:
+        other.goto(big[0])
+        other.wait_for_selector('#lb-table [data-testid="cell-0-0"]', timeout=60_000)
+        other.locator("#lb-last").click()
+        _line(other, "(page 200 of 200)")
+        page.locator("#lb-next").click()
+        _line(page, "(page 2 of 200)")
+        other.locator("#lb-prev").click()
+        _line(other, "(page 199 of 200)")
+        page.locator("#lb-first").click()
+        _line(page, "(page 1 of 200)")
+    finally:
+        other.context.close()

@@ -21,8 +21,10 @@ from submissions.leaderboard.app_state import FOREST_TOP, AppContext, BoardState
 
 #: every update of the table runs in one queue, one at a time, in the order asked: a page asked for
 #: while another loads is shown after it, never dropped ("multiple": each click and each number
-#: typed is an event of its own)
+#: typed is an event of its own); a filter's change needs only its last state ("always_last": a
+#: search typed letter by letter runs once more after the one running, not once per letter)
 TABLE_EVENTS = {"trigger_mode": "multiple", "concurrency_id": "lb-table", "concurrency_limit": 1}
+FILTER_EVENTS = {**TABLE_EVENTS, "trigger_mode": "always_last"}
 
 
 class SessionPages:
@@ -141,27 +143,34 @@ def leaderboard_tab(ctx: AppContext) -> None:
 
     pages = SessionPages()
 
-    def update(session, page, selected, *values):
+    def update(session, page, selected, *values, typed=None):
         t, top = _table_for(st, page, *values)
         pages.set(session, t.page.number)
         names = score_columns.view_names(st.names(values[1] or ()), values[5])
-        return (gr.Dataframe(**_table_component_value(t)), wording.legend_markdown(names), page_line(t),
-                t.page.number, gr.Dropdown(choices=_selection_choices(st, t, selected), value=selected or []), top)
+        # the page box shows the page shown, unless it holds that number already (typed): a number
+        # typed since, while this page loaded, stays in the box
+        box = gr.skip() if typed is not None and typed == t.page.number else t.page.number
+        return (gr.Dataframe(**_table_component_value(t)), wording.legend_markdown(names), page_line(t), box,
+                gr.Dropdown(choices=_selection_choices(st, t, selected), value=selected or []), top)
 
     def on_filter(request: gr.Request, *values):
         return update(request.session_hash, 1, *values)
 
     def turn(to):
         def handler(request: gr.Request, p, *values):
-            return update(request.session_hash, to(p, pages.get(request.session_hash, p or 1)), *values)
+            page = to(p, pages.get(request.session_hash, p or 1))
+            return update(request.session_hash, page, *values, typed=p if to is typed_page else None)
         return handler
+
+    def typed_page(typed, shown):
+        return typed
 
     outputs = [table, legend, info, number, ctx.selected, ctx.top]
     for comp in filters:  # a filter resets the page to the first; "search" and "page" are API names (the bench)
         comp.change(on_filter, inputs=[ctx.selected, *filters], outputs=outputs,
-                    api_name="search" if comp is comps["search"] else None, **TABLE_EVENTS)
+                    api_name="search" if comp is comps["search"] else None, **FILTER_EVENTS)
     paged = [number, ctx.selected, *filters]
-    for event, to, api_name in ((number.submit, lambda typed, shown: typed, None),
+    for event, to, api_name in ((number.submit, typed_page, None),
                                 (first_btn.click, lambda typed, shown: 1, None),
                                 (prev_btn.click, lambda typed, shown: (shown or 1) - 1, None),
                                 (next_btn.click, lambda typed, shown: (shown or 1) + 1, "page"),
