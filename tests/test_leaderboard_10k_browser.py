@@ -178,6 +178,10 @@ def test_the_table_fits_1280_px_with_score_cells_on_one_line(page):
     assert got["cells"] >= 6 * 10 and not got["bad"], got
     assert got["page"] <= 1280 and got["scroll"] <= got["client"] + 1, got
     assert got["used"] >= got["table"] - 8, got  # the table fills the width (it used 700 of 1,216 px before)
+    # headers in one bold face that has every capital (Gradio's bundled 600 weight lacks some: "MAD" read oddly)
+    fonts = page.evaluate("""[...document.querySelectorAll('#lb-table [role=columnheader] .header')]
+        .map(h => [getComputedStyle(h).fontFamily, getComputedStyle(h).fontWeight])""")
+    assert {f for f, _ in fonts} == {"ui-sans-serif, system-ui, sans-serif"} and {w for _, w in fonts} == {"600"}
     heights = page.evaluate("""[...document.querySelectorAll('#lb-paging button, #lb-page-number input')]
         .map(e => e.getBoundingClientRect().height)""")
     assert heights and max(heights) <= 40, heights  # compact paging controls (they were 90 px tall)
