@@ -310,7 +310,8 @@ def test_badge_column_fits_every_badge(tmp_path):
     width = int(board_table.leaderboard_table(board_model.model_rows([sub])).widths[board_table.FIRST_SCORE - 2].removesuffix("px"))
     assert width >= sum(len(n) * 7.5 + 24 for n in names)
     plain = board_model.Submission(doc=make_doc("acme/a", 0.1), source="y.json", path=Path("y.json"), run_dir=None)
-    assert board_table.leaderboard_table(board_model.model_rows([plain])).widths[board_table.FIRST_SCORE - 2] == "64px"
+    no_badge = board_table.leaderboard_table(board_model.model_rows([plain])).widths[board_table.FIRST_SCORE - 2]
+    assert no_badge == f"{board_table.column_px([], board_table.BADGE_COLUMN)}px"  # as wide as its header
 
 
 def test_forest_panels_and_compare_table(board):
