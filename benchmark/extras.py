@@ -11,6 +11,7 @@ t2i-bias-benchmark[audit] to generate images`` (a ``ValueError``: exit status 2)
 from __future__ import annotations
 
 import importlib.util
+import os
 
 DISTRIBUTION = "t2i-bias-benchmark"
 
@@ -32,7 +33,13 @@ EXTRA_OF = {
 # Import name -> distribution name, where they differ (what the message names).
 DISTRIBUTION_OF = {"PIL": "pillow", "cv2": "opencv-python-headless", "open_clip": "open_clip_torch"}
 
-__all__ = ["MissingExtraError", "require", "missing", "EXTRA_OF", "DISTRIBUTION_OF"]
+__all__ = ["MissingExtraError", "require", "require_gradio", "missing", "EXTRA_OF", "DISTRIBUTION_OF",
+           "GRADIO_ENVIRONMENT"]
+
+#: What every Gradio app of the project sets before Gradio is imported: no analytics, no version
+#: check (nothing leaves the machine unasked). Each app's ``gr.Blocks`` also passes
+#: ``analytics_enabled=False``.
+GRADIO_ENVIRONMENT = {"GRADIO_ANALYTICS_ENABLED": "False"}
 
 
 class MissingExtraError(ValueError):
@@ -71,3 +78,11 @@ def require(*modules: str, extra: str | None = None, purpose: str) -> None:
     absent = missing(*modules)
     if absent:
         raise MissingExtraError(extra or EXTRA_OF.get(absent[0], "all"), purpose, absent)
+
+
+def require_gradio(*modules: str, purpose: str) -> None:
+    """:func:`require` Gradio (and ``modules``) from the ``app`` extra, then switch Gradio's
+    analytics off (:data:`GRADIO_ENVIRONMENT`) before it is imported: the one way every app of the
+    project starts Gradio."""
+    require("gradio", *modules, extra="app", purpose=purpose)
+    os.environ.update(GRADIO_ENVIRONMENT)

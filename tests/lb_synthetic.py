@@ -104,3 +104,78 @@ def write_many(results_json: Path, root: Path, n: int, *, progress=None) -> list
         if progress is not None:
             progress()
     return paths
+
+
+# --------------------------------------------------------------------------- every headline score, and 10,000 rows fast
+
+
+def all_scores_doc(model_id: str, shift: float, *, width: float = 0.04, demo: bool = False) -> dict:
+    """A valid results document of ``model_id`` with an entry for every headline score (each in a
+    made-up suite named after its column group, so a board of them has every column family of
+    the overview), its value ``shift`` of the way into the score's range (3 significant digits
+    and more: the widest cells the table shows) and an interval ``width`` of the range wide."""
+    from benchmark.contract import results as res
+    from benchmark.scores.metadata import SCORE_METADATA, column_group
+
+    scores, suites = [], {}
+    for name, meta in SCORE_METADATA.items():
+        if not meta.headline:
+            continue
+        suite = suites.setdefault(column_group(name), "synthetic-" + column_group(name).lower().replace(" ", "-"))
+        lo, hi = meta.min_value, meta.max_value
+        span = (hi - lo) if math.isfinite(hi) and math.isfinite(lo) else 1.0
+        value = lo + span * (0.0123 + shift * 0.9)
+        half = span * width / 2
+        ci = {"low": max(lo, value - half * 0.7), "high": min(hi, value + half * 1.3), "confidence_level": 0.95,
+              "n_resamples": 200, "method": "percentile"}
+        scores.append(res.score_entry(name, suite, value, ci=ci, n=40, estimator="CLS",
+                                      annotator="open_clip:ViT-L-14:openai"))
+    spec = "builtin:tiny-sd" if demo else model_id
+    return res.build_results(
+        model={"id": spec, "spec": spec, "revision": "main", "builtin": demo}, package_version="0.1.0",
+        suites=[{"name": s, "status": "scored", "reason": None, "n_images": 40, "n_scored_images": 40,
+                 "excluded": {}} for s in suites.values()],
+        settings={"family": "tiny" if demo else "sd1"}, seeds={"policy": res.SEED_POLICY, "bootstrap_random_state": 0},
+        scoring={"confidence_level": 0.95, "n_resamples": 200, "ci_method": "percentile"},
+        hardware={"platform": "linux", "python": "3.11", "torch": "2.4", "device": "cuda", "gpu": "H100"}, timings={},
+        annotators=[], scores=scores, details={},
+        notes=[], run={"n_images": 40 * len(suites), "n_nsfw_excluded": 0}, created="2025-01-01T00:00:00+00:00")
+
+
+def synthetic_table(n: int, *, seed: int = 0, demo_every: int = 500):
+    """The contents table (:mod:`submissions.leaderboard.contents_schema`) of ``n`` synthetic
+    models made in a second: the cells of one valid :func:`all_scores_doc` repeated, with other
+    model ids and keys, values spread over the ranges and intervals of varied widths (seeded), and
+    every ``demo_every``-th row a demo. No file behind the rows: the table alone, as a Hub
+    results dataset serves it. Returns (the arrow table, the model ids by row)."""
+    import numpy as np
+    import pyarrow as pa
+
+    from benchmark.scores.metadata import SCORE_METADATA
+    from submissions.leaderboard import board_model, contents_schema
+
+    base = all_scores_doc("org/model", 0.5)
+    sub = board_model.Submission(doc=base, source="x.json", path=Path("x.json"), run_dir=None)
+    rec = {**contents_schema.cells(sub), "source": "x.json", "sha256": "0" * 64, "size": 1, "mtime_ns": 1,
+           "problems": [], "checked_with": "synthetic", "run_folder": False}
+    table = pa.Table.from_pylist([rec] * n, schema=contents_schema.schema())
+    rng = np.random.default_rng(seed)
+    ids = many_model_ids(n)
+    demo = np.zeros(n, dtype=bool)
+    if demo_every:
+        demo[demo_every - 1::demo_every] = True
+    columns = {"model_id": ids, "key": [f"{i}@main" for i in ids], "model_spec": ids,
+               "source": [f"results/{i.replace('/', '__')}/1.json" for i in ids], "demo": demo,
+               "builtin": demo, "family": np.where(demo, "tiny", "sd1")}
+    for name in contents_schema.present_scores(table):
+        meta = SCORE_METADATA[name]
+        span = meta.max_value - meta.min_value
+        value = meta.min_value + span * rng.uniform(0.01, 0.6, n)
+        half = span * rng.uniform(0.002, 0.05, n)
+        columns[name] = value
+        columns[f"{name}_low"] = np.maximum(meta.min_value, value - half)
+        columns[f"{name}_high"] = np.minimum(meta.max_value, value + half)
+    for col, values in columns.items():
+        table = table.set_column(table.schema.get_field_index(col), col,
+                                 pa.array(values, type=table.schema.field(col).type))
+    return contents_schema.drop_unused_scores(table), ids

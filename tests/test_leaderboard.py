@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from benchmark.contract import results as res
-from submissions.leaderboard import board_model, board_table, comparison, detail, results_files, score_columns, wording
+from submissions.leaderboard import board_index, board_model, board_table, comparison, detail, results_files, score_columns, wording
 
 # Model ids are Hub ids, builtin: / python: specs or local folder paths (submissions.validate);
 # a folder path may hold any printable ASCII, so markup reaches the page through one.
@@ -311,7 +311,8 @@ def test_badge_column_fits_every_badge(tmp_path):
     width = int(board_table.leaderboard_table(board_model.model_rows([sub])).widths[board_table.FIRST_SCORE - 2].removesuffix("px"))
     assert width >= sum(len(n) * 7.5 + 24 for n in names)
     plain = board_model.Submission(doc=make_doc("acme/a", 0.1), source="y.json", path=Path("y.json"), run_dir=None)
-    assert board_table.leaderboard_table(board_model.model_rows([plain])).widths[board_table.FIRST_SCORE - 2] == "84px"
+    no_badge = board_table.leaderboard_table(board_model.model_rows([plain])).widths[board_table.FIRST_SCORE - 2]
+    assert no_badge == f"{board_table.column_px([], board_table.BADGE_COLUMN)}px"  # as wide as its header
 
 
 def test_forest_panels_and_compare_table(board):
@@ -369,9 +370,9 @@ def test_evaluated_badge_follows_the_queue(board):
     for claim in ({"evaluated_by": "self"}, {"evaluated_by": "maintainers' worker x"}):  # no request id
         assert board_model.evaluated_by(board_model.Submission(doc={**sub.doc, **claim}, source="s", path=sub.path,
                                                  run_dir=None, finished={"acme__m@abc": request})) is None
-    rows = [board_model.ModelRow(checked), board_model.ModelRow(sub)]
-    assert board_table.filter_rows(rows, provenance_filter="maintainers' worker") == [rows[0]]
-    assert board_table.filter_rows(rows, provenance_filter="self-reported") == [rows[1]]
+    rows = [board_model.ModelRow(checked), board_model.ModelRow(board.submissions[1])]  # two keys
+    assert board_table.filter_rows(rows, provenance_filter="maintainers' worker")["key"].tolist() == [rows[0].key]
+    assert board_table.filter_rows(rows, provenance_filter="self-reported")["key"].tolist() == [rows[1].key]
 
 
 def test_detail_tables_and_markdown(board):
@@ -406,7 +407,7 @@ def test_escaping_of_results_text(board):
     xss = {r.latest.model_id: r for r in board.rows()}[XSS]
     md = detail.detail_markdown(xss)
     assert "<script>" not in md and "<img" not in md and "&lt;script&gt;" in md
-    bad = board_model.Board(source="<b>src</b>", skipped=[board_model.Skipped("<i>f</i>.json", "x <script>y</script>", 2)])
+    bad = board_index.Board(source="<b>src</b>", skipped=[board_model.Skipped("<i>f</i>.json", "x <script>y</script>", 2)])
     warn = wording.warnings_markdown(bad)
     assert "<" not in warn.replace("&lt;", "") and "(and 1 more)" in warn
     # one escaper for the project: the leaderboard's is benchmark.present.text's
@@ -584,3 +585,26 @@ def test_image_browser_streams_a_hub_dataset():
 
     with pytest.raises(ValueError, match=r"^cannot read images dataset org/imgs: ConnectionError: offline$"):
         images.hub_images("org/imgs", None, load=offline)
+
+
+def test_no_app_sends_analytics(tmp_path, tiny_audit, monkeypatch):
+    """Both Gradio apps start Gradio one way (benchmark.extras.require_gradio): analytics off in
+    the environment before Gradio is imported, and in each app's Blocks, whatever the
+    environment said before (the browser test checks that a page load asks no other host)."""
+    pytest.importorskip("gradio")
+    from benchmark import extras
+    from benchmark.human.app import AnnotationApp
+    from submissions.leaderboard.app import build_app
+
+    monkeypatch.setenv("GRADIO_ANALYTICS_ENABLED", "True")
+    extras.require_gradio(purpose="test")
+    assert extras.GRADIO_ENVIRONMENT == {"GRADIO_ANALYTICS_ENABLED": "False"}
+    assert __import__("os").environ["GRADIO_ANALYTICS_ENABLED"] == "False"
+    monkeypatch.setenv("GRADIO_ANALYTICS_ENABLED", "True")  # even so, each app's Blocks has them off
+    assert build_app(results_dir=write_sample_results(tmp_path / "lb")).analytics_enabled is False
+    run = tmp_path / "run"
+    shutil.copytree(tiny_audit, run)
+    assert AnnotationApp(run, attributes=["in boots"], log=lambda _: None).build().analytics_enabled is False
+    for module in ("benchmark/human/app.py", "submissions/leaderboard/app.py"):
+        source = (Path(__file__).resolve().parents[1] / module).read_text()
+        assert "require_gradio(" in source and 'require("gradio"' not in source, module

@@ -18,8 +18,9 @@ def test_leaderboard_scale_small(tmp_path, tiny_audit):
     rows = json.loads((out / "leaderboard_scale.json").read_text())["rows"]
     assert [r["models"] for r in rows] == [3, 12]
     for r in rows:
-        assert r["rebuild_reads"] == 1  # one new file among the others: read alone
-        for key in ("build_s", "start_s", "search_s", "page_s", "forest10_s", "peak_rss_mb"):
+        assert r["add1_reads"] == 1  # one new file among the others: read alone
+        for key in ("build_s", "add1_s", "add1_cli_s", "start_s", "search_s", "page_s", "last_s", "worst_first_s",
+                    "forest10_s", "peak_rss_mb"):
             assert finite_positive(r[key]), (key, r)
 
 

@@ -147,12 +147,14 @@ def wait_for_column(page, name: str, expected: list[str], *, among: bool = False
         raise AssertionError(f"column {name!r} is {column(page, name)}, expected {expected}") from None
 
 
-def sort_column(page, name: str, how: str) -> None:
-    """Sort by a column through its header menu (``how``: ascending, descending or clear)."""
-    header = page.locator(f'#lb-table th[title="{name}"]')
-    header.click()
-    header.locator("button.cell-menu-button").click()
-    page.get_by_text("Clear sort" if how == "clear" else f"Sort {how}", exact=True).click()
+def choose(page, elem_id: str, option: str) -> None:
+    """Pick ``option`` in the dropdown ``elem_id``."""
+    page.locator(f"#{elem_id} input").click()
+    page.get_by_role("option", name=option, exact=True).click()
+
+
+def page_line(page) -> str:
+    return page.inner_text("#lb-page").strip()
 
 
 def test_table_rows_in_default_order_with_demo_badge(page):
@@ -184,24 +186,27 @@ def test_no_sideways_scroll_at_1280(page):
         assert page.evaluate(PAGE_WIDTH_JS) <= 1280, tab
 
 
-def test_sorting_by_column_header(page):
-    # a text column (sorts of several columns combine: clear one before the next)
-    sort_column(page, "Model", "descending")
-    wait_for_column(page, "Model", sorted(EXPECTED_ORDER, reverse=True))
-    sort_column(page, "Model", "clear")
+def test_every_order_is_the_servers(page):
+    """The table's header menus (a sort of the page shown only) are gone and a header click
+    orders nothing; "Order" and "Rank and order by" order every row on the server, and the line
+    above the table says which order is shown."""
+    assert page.locator("#lb-table .cell-menu-button:visible").count() == 0
+    page.locator(f'#lb-table th[title="{GEP}"]').click()
+    page.locator('#lb-table th[title="Model"]').click()
     wait_for_column(page, "Model", EXPECTED_ORDER)
-    # a score column
-    sort_column(page, GEP, "descending")
-    wait_for_column(page, "Model", BY_GEP[::-1], among=True)
-    sort_column(page, GEP, "ascending")
-    wait_for_column(page, "Model", BY_GEP, among=True)
-    # numbers, not text: STS 5 (beta) before 20 (acme) ascending, though "20" < "5" as text
-    sts = score_columns.value_column("sts_occupation_paired")
-    sort_column(page, GEP, "clear")
-    sort_column(page, sts, "ascending")
+    assert "by GEP (neutral) ↓, best first" in page_line(page)
+    choose(page, "lb-order", "worst first")  # the worst defined value first; undefined and demo rows still last
+    wait_for_column(page, "Model", ["gamma/model-c", XSS, "acme/model-a", "beta/model-b", "delta/undefined",
+                                    "builtin:tiny-sd"])
+    assert "worst first" in page_line(page)
+    choose(page, "lb-order", "model Z–A")
+    wait_for_column(page, "Model", sorted(EXPECTED_ORDER, key=str.lower, reverse=True))
+    assert "by model name, Z–A" in page_line(page)
+    # by another score, as numbers: STS 5 (beta) is closer to 0 than 20 (acme), though "20" < "5" as text
+    choose(page, "lb-order", "best first")
+    choose(page, "lb-sort", score_columns.value_column("sts_occupation_paired"))
     wait_for_column(page, "Model", ["beta/model-b", "acme/model-a"], among=True)
-    sort_column(page, sts, "descending")
-    wait_for_column(page, "Model", ["acme/model-a", "beta/model-b"], among=True)
+    assert column(page, "Model")[:2] == ["beta/model-b", "acme/model-a"]
 
 
 def test_script_in_model_name_renders_as_text(page):

@@ -117,7 +117,7 @@ def test_build_contents_command(tmp_path, capsys):
                                               "2 unchanged, 0 gone)")
     rows = contents.read_contents(root / contents.CONTENTS_FILE)
     assert json.loads(json.dumps(rows["results/a--m/1.json"].document))["model"]["id"] == "a/m"
-    assert rows["results/b--m/1.json"].document is None
+    assert rows["results/b--m/1.json"].document is None and rows["results/b--m/1.json"].problems
     code, _, err = run_cli(["leaderboard", "build-contents", tmp_path / "nope"], capsys)
     assert code == 2 and len(err.splitlines()) == 1 and "no such folder" in err
 
@@ -151,3 +151,55 @@ def test_the_app_reads_the_folder_through_the_table(thousand, monkeypatch):
     reads = Reads(monkeypatch)
     board = app_state.Source(results_dir=thousand).load()
     assert (reads.tables, reads.files) == (1, 0) and len(board.submissions) == N_RESULTS
+
+
+def _odd_folder(root):
+    """A results folder with one valid file and entries that must not be read: a link to
+    /etc/passwd, a link to a folder outside, a FIFO; and a link inside the folder (followed)."""
+    import os
+
+    good = _write(root, "results/a--m/1.json", make_doc("a/m", 0.1))
+    (root / "results/evil").mkdir(parents=True)
+    os.symlink("/etc/passwd", root / "results/evil/passwd.json")
+    outside = root.parent / f"{root.name}-outside"
+    _write(outside, "x/1.json", make_doc("x/outside", 0.2))
+    os.symlink(outside / "x", root / "results/linked-folder")
+    os.mkfifo(root / "results/fifo.json")
+    (root / "results/b--m").mkdir()
+    os.symlink(good, root / "results/b--m/1.json")  # inside the folder: read (the same file twice: a conflict)
+    return root
+
+
+def test_links_that_leave_the_folder_and_odd_files_are_not_read(tmp_path, capsys, monkeypatch):
+    from submissions.leaderboard import wording
+
+    root = _odd_folder(tmp_path / "lb")
+    reads = Reads(monkeypatch)
+    code, out, _ = run_cli(["leaderboard", "build-contents", root], capsys)
+    assert code == 0 and "not valid JSON" not in out and reads.files == 2, out  # the file and the link inside
+    assert "3 entries not read: results/evil/passwd.json (a link that leaves the results folder" in out
+    assert "results/fifo.json (not a regular file" in out and "results/linked-folder (a link to a folder" in out
+    rows = contents.read_contents(root / contents.CONTENTS_FILE)
+    assert sorted(rows) == ["results/a--m/1.json", "results/b--m/1.json"]
+    for board in (contents.load_board(root), results_files.load_folder(root)):
+        skipped = {s.source: s.problem for s in board.skipped}
+        assert skipped == {"results/evil/passwd.json": results_files.LEAVES_FOLDER,
+                           "results/fifo.json": results_files.NOT_A_FILE,
+                           "results/linked-folder": results_files.LINKED_FOLDER}
+        assert "**results/evil/passwd.json** skipped: a link that leaves the results folder" in \
+            wording.warnings_markdown(board)
+        assert [s.model_id for s in board.submissions] == ["a/m", "a/m"]
+
+
+def test_a_hub_download_follows_its_links_into_its_cache_only(tmp_path):
+    import os
+
+    cache = tmp_path / "datasets--org--results"
+    blob = _write(cache, "blobs/abc", make_doc("a/m", 0.1))
+    snapshot = cache / "snapshots" / "rev"
+    (snapshot / "results/a").mkdir(parents=True)
+    os.symlink(blob, snapshot / "results/a/1.json")
+    os.symlink("/etc/passwd", snapshot / "results/a/2.json")
+    board = results_files.load_folder(snapshot, within=results_files.hub_cache_folder(snapshot))
+    assert [s.model_id for s in board.submissions] == ["a/m"]
+    assert [(s.source, s.problem) for s in board.skipped] == [("results/a/2.json", results_files.LEAVES_FOLDER)]

@@ -79,9 +79,17 @@ def test_the_table_has_typed_columns_and_a_card(thousand):
     types = {f.name: f.type for f in table.schema}
     assert types["model_id"] == pa.string() and types["created"] == pa.timestamp("us", tz="UTC")
     assert types["demo"] == pa.bool_() and types["suites"] == pa.list_(pa.string())
-    for name in SCORE_METADATA:  # one typed column per score value, bound, count and estimator
+    assert types["references"] == pa.list_(contents_schema.REFERENCE) and pa.types.is_struct(types["submission"])
+    assert "board" not in types  # no JSON text column: every column is typed
+    # one typed column per score value, bound, count, estimator and suite, for the scores some row has
+    present = {n for n in SCORE_METADATA if f"{n}_suite" in types}
+    assert present == {"gep_score_neutral"}  # the thousand files have GEP (neutral) only: no all-null columns
+    for name in present:
         assert (types[name], types[f"{name}_low"], types[f"{name}_high"]) == (pa.float64(),) * 3
-        assert (types[f"{name}_n"], types[f"{name}_estimator"]) == (pa.int64(), pa.string())
+        assert (types[f"{name}_n"], types[f"{name}_estimator"], types[f"{name}_suite"]) == (pa.int64(), pa.string(),
+                                                                                           pa.string())
+    assert not [c for c in table.schema.names if table.column(c).null_count == len(table) and c.startswith(
+        tuple(SCORE_METADATA))]
     row = {r["model_id"]: r for r in table.select(["model_id", "gep_score_neutral", "gep_score_neutral_low",
                                                     "gep_score_neutral_n", "gep_score_neutral_estimator",
                                                     "revision", "images", "evaluation", "probes"]).to_pylist()}
@@ -94,17 +102,34 @@ def test_the_table_has_typed_columns_and_a_card(thousand):
     docs = (ROOT / "docs" / "leaderboard.md").read_text()
     for name in table.schema.names:
         assert f"| `{name}` |" in card, name
-    for name, _, _ in (*contents_schema.FILE_FIELDS, *contents_schema.ROW_FIELDS, contents_schema.BOARD_FIELD):
+    assert "Filter out the demo rows" in card and 'ds.filter(lambda r: not r["demo"]' in card
+    for name, _, _ in (*contents_schema.FILE_FIELDS, *contents_schema.ROW_FIELDS):
         assert f"`{name}`" in docs, name
     for suffix, _, _ in contents_schema.SCORE_PARTS[1:]:
         assert f"`NAME{suffix}`" in docs, suffix
 
 
-def test_datasets_sorts_and_filters_the_table(thousand):
+def test_datasets_sorts_and_filters_the_table(thousand, monkeypatch):
     datasets = pytest.importorskip("datasets")
     ds = datasets.load_dataset("parquet", data_files=str(contents.contents_path(thousand)), split="train")
     best = ds.filter(lambda r: r["gep_score_neutral"] is not None).sort("gep_score_neutral")
     assert best[0]["gep_score_neutral"] == 0.0 and len(ds) == N_RESULTS
+    # the folder itself, through its card's config, as the Hub's viewer reads it
+    assert len(datasets.load_dataset(str(thousand / "contents"), split="train")) == N_RESULTS
+    # the card's own example runs as written (from the results folder): demo rows filtered out first
+    card = (thousand / contents.CARD_FILE).read_text()
+    code = card.split("```python\n")[1].split("```")[0]
+    _write(thousand, "results/demo--tiny/1.json", make_doc("builtin:tiny-sd", 0.0, builtin=True))
+    try:
+        contents.build_contents(thousand)
+        monkeypatch.chdir(thousand)
+        scope: dict = {}
+        exec(code, scope)
+        assert len(scope["ds"]) == N_RESULTS and not any(scope["ds"]["demo"])  # the demo row filtered out
+        assert scope["by_value"][0]["gep_score_neutral"] == 0.0
+    finally:
+        (thousand / "results/demo--tiny/1.json").unlink()
+        contents.build_contents(thousand)
 
 
 def test_rank_ranges_from_intervals():
@@ -129,13 +154,17 @@ def test_the_table_shows_rank_ranges_and_ties(tmp_path):
     for i, doc in enumerate(subs):
         _write(tmp_path, f"r/{i}.json", doc)
     t = board_table.leaderboard_table(results_files.load_folder(tmp_path).rows())
-    shown = dict(zip(t.shown()["Model"], t.shown()[board_table.RANK_COLUMN]))
+    shown = dict(zip(t.shown()["Model"], t.shown()[board_table.RANGE_COLUMN]))
     # a (0.08-0.12) and b (0.09-0.13) overlap: tied for 1-2; c is third; undefined and demo: no rank
     assert shown == {"a/m": "1–2 ≈", "b/m": "1–2 ≈", "c/m": "3", "d/m": "", "builtin:tiny-sd": ""}
-    assert t.frame().set_index("Model")[board_table.RANK_COLUMN]["c/m"] == 3  # a number: the column sorts
+    # the bound rank tells a from b (a's worse end, 0.12, is better than b's, 0.13)
+    bound = dict(zip(t.shown()["Model"], t.shown()[board_table.RANK_COLUMN]))
+    assert bound == {"a/m": "1", "b/m": "2", "c/m": "3", "d/m": "", "builtin:tiny-sd": ""}
+    assert t.frame().set_index("Model")[board_table.RANGE_COLUMN]["c/m"] == 3  # numbers behind the text
+    assert t.frame().set_index("Model")[board_table.RANK_COLUMN]["b/m"] == 2 and t.leaders == 2
     # searching does not re-rank
     t = board_table.leaderboard_table(results_files.load_folder(tmp_path).rows(), search="c/")
-    assert t.shown()[board_table.RANK_COLUMN].tolist() == ["3"]
+    assert t.shown()[board_table.RANGE_COLUMN].tolist() == ["3"] and t.shown()[board_table.RANK_COLUMN].tolist() == ["3"]
 
 
 def test_pages_and_server_side_search(thousand):
@@ -168,7 +197,7 @@ def test_the_page_holds_one_page_of_rows(thousand):
     key = ranked[0] + "@main"
     assert "pipeline" not in state.by_key[key].latest.doc["settings"]
     assert state.detail_row(key).latest.doc["settings"]["pipeline"] == "StableDiffusionPipeline"
-    assert len(forest_tab.forest_keys(state, [], [r.key for r in state.ranked()[:app_state.FOREST_TOP]], True)) == app_state.FOREST_TOP
+    assert len(forest_tab.forest_keys(state, [], state.ranked()[:app_state.FOREST_TOP], True)) == app_state.FOREST_TOP
 
 
 def _validate(capsys, *argv):

@@ -10,7 +10,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from benchmark.contract.image_provenance import api_provenance
-from submissions.leaderboard import board_model, comparison, detail, wording
+from submissions.leaderboard import board_index, board_model, comparison, detail, wording
 from submissions.requests import WORKER_PREFIX
 from tests.test_leaderboard import make_doc
 
@@ -53,7 +53,7 @@ def test_evaluated_row_wins_over_a_self_reported_file_of_the_same_key():
     subs = [_sub(self_reported, "acme/self.json", finished), _sub(evaluated, "acme/eval.json", finished)]
     (row,) = board_model.model_rows(subs)
     assert row.latest.source == "acme/eval.json" and [o.source for o in row.older] == ["acme/self.json"]
-    board = board_model.Board(source="x", submissions=subs)
+    board = board_index.Board(source="x", index=board_index.BoardIndex.of_submissions(subs))
     warning = wording.warnings_markdown(board)
     assert "**acme/self.json** not shown: acme/eval.json holds the row" in warning
     assert "evaluated holds the row before any self-reported file" in warning
@@ -85,3 +85,23 @@ def test_leaderboard_help_shows_the_command_as_optional(capsys):
     lines = usage.splitlines()
     assert "build-contents" not in " ".join(lines[:-1])  # the app's form has no command
     assert lines[-1].split() == ["t2ibench", "leaderboard", "build-contents", "[-h]", "DIR"]
+
+
+def test_pickers_show_a_shortened_revision_only_where_an_id_has_several_rows(tmp_path):
+    """Compare's and Model details' chips: the model id alone where it has one row; where it has
+    several, "@ revision", a commit hash cut to its first 10 characters."""
+    import pytest
+
+    pytest.importorskip("gradio")
+    from submissions.leaderboard import app_state
+    from tests.test_leaderboard import _write
+
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    _write(tmp_path, "results/a/1.json", make_doc("acme/one", 0.1, revision=commit))
+    _write(tmp_path, "results/b/1.json", make_doc("beta/two", 0.2, revision=commit))
+    _write(tmp_path, "results/b/2.json", make_doc("beta/two", 0.3, revision="v2"))
+    _write(tmp_path, "results/c/1.json", _api_doc("openai:dall-e-2"))
+    state = app_state.BoardState(app_state.Source(results_dir=tmp_path))
+    labels = sorted(label for label, _ in state.model_choices())
+    assert labels == ["acme/one", "beta/two @ 0123456789", "beta/two @ v2", "openai:dall-e-2 [api] [demo]"]
+    assert wording.short_revision(commit) == "0123456789" and wording.short_revision("main") == "main"

@@ -36,9 +36,9 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from benchmark.extras import require
+from benchmark.extras import require_gradio
 
-require("gradio", extra="app", purpose="run the annotation app")
+require_gradio(purpose="run the annotation app")
 
 import gradio as gr  # noqa: E402
 from PIL import Image  # noqa: E402

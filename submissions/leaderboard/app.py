@@ -26,15 +26,15 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import benchmark
-from benchmark.extras import require
+from benchmark.extras import require_gradio
 from benchmark.papers import PAPERS
 
-require("gradio", "matplotlib", extra="app", purpose="run the leaderboard")
+require_gradio("matplotlib", purpose="run the leaderboard")  # and Gradio's analytics off, before it is imported
 
 import gradio as gr  # noqa: E402
 
 from benchmark.present.text import md_escape  # noqa: E402
-from submissions.leaderboard import board_model, submit_tab, wording  # noqa: E402
+from submissions.leaderboard import board_index, submit_tab, wording  # noqa: E402
 from submissions.leaderboard.app_state import AppContext, BoardState, Source, Tab  # noqa: E402
 from submissions.leaderboard.board_tab import leaderboard_tab  # noqa: E402
 from submissions.leaderboard.compare_tab import compare_tab  # noqa: E402
@@ -55,6 +55,16 @@ CSS = """
 .lb-suites {cursor:help;border-bottom:1px dotted #888}
 .lb-sans [role="gridcell"], .lb-sans [role="gridcell"] *, .lb-sans [role="columnheader"] *
   {font-family:var(--font) !important;font-size:13px}
+.lb-sans [role="columnheader"] .header {font-family:ui-sans-serif,system-ui,sans-serif !important;font-weight:600;
+  white-space:normal !important;overflow:visible !important;line-height:1.2;text-align:left}
+.lb-sans [role="gridcell"] .lb-badge {font-family:ui-sans-serif,system-ui,sans-serif !important;font-size:12px;
+  font-weight:600}
+#lb-table .cell-menu-button {display:none !important}
+#lb-table .cell-wrap {padding-left:6px !important;padding-right:6px !important}
+#lb-table [role="gridcell"][data-col="0"] span {white-space:normal !important;overflow-wrap:anywhere}
+#lb-paging {align-items:center;gap:6px}
+#lb-paging button {min-height:32px;padding:4px 10px}
+#lb-page-number input {height:32px;padding:2px 8px}
 """
 
 
@@ -90,7 +100,7 @@ def build_app(results_dir: str | Path | None = None, repo: str | None = None, *,
         if requests_dir is not None or requests_repo is not None else None
     ctx = AppContext(BoardState(Source(results_dir, repo, revision), requests))
     st = ctx.state
-    with gr.Blocks(title=TITLE) as demo:
+    with gr.Blocks(title=TITLE, analytics_enabled=False) as demo:
         gr.Markdown(f"# {TITLE}\n\n{intro()}")
         with gr.Row(equal_height=True):
             source_md = gr.Markdown(_source_line(st.board), elem_id="lb-source")
@@ -124,8 +134,8 @@ def build_app(results_dir: str | Path | None = None, repo: str | None = None, *,
     return demo
 
 
-def _source_line(board: board_model.Board) -> str:
-    n, m = len(board.submissions), len(board.rows())
+def _source_line(board: board_index.Board) -> str:
+    n, m = board.n_files, len(board.index)
     return f"Results from **{md_escape(board.source)}**: {n} valid file(s), {m} model(s)."
 
 

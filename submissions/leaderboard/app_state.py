@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import gradio as gr
 
 from submissions import provenance as prov
-from submissions.leaderboard import board_model, board_table, contents, paging, results_files, score_columns, wording
+from submissions.leaderboard import (board_index, board_model, board_table, contents, paging, results_files,
+                                    score_columns, wording)
 
 #: a model picker lists at most this many models (the best ranked, and those picked)
 MAX_CHOICES = 100
@@ -30,7 +31,7 @@ class Source:
             raise ValueError("give exactly one of a results folder or a Hub results dataset")
         self.results_dir, self.repo, self.revision = results_dir, repo, revision
 
-    def load(self) -> board_model.Board:
+    def load(self) -> board_index.Board:
         """The board; a Hub dataset that cannot be read gives an empty board with a visible error."""
         if self.repo is None:
             return contents.load_board(self.results_dir)
@@ -43,15 +44,39 @@ class Source:
                     pass  # a table of an older version: the JSON files are read
             folder = results_files.download_results(self.repo, self.revision)
         except ValueError as exc:
-            board = board_model.Board(source=self.repo)
+            board = board_index.Board(source=self.repo)
             board.errors.append(str(exc))
             return board
-        return results_files.load_folder(folder, source=f"{self.repo} (Hub dataset)")
+        return results_files.load_folder(folder, source=f"{self.repo} (Hub dataset)",
+                                         within=results_files.hub_cache_folder(folder))
+
+
+class Rows(Mapping):
+    """Row key -> :class:`board_model.ModelRow`, each made when asked (``st.by_key[key]``)."""
+
+    def __init__(self, index: board_index.BoardIndex) -> None:
+        self._index = index
+
+    def __getitem__(self, key: str) -> board_model.ModelRow:
+        if key not in self._index.position:
+            raise KeyError(key)
+        return self._index.row(key)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._index.position
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._index.keys)
+
+    def __len__(self) -> int:
+        return len(self._index.keys)
 
 
 class BoardState:
-    """The rows the app shows, re-read by :meth:`reload`; labels and the default order are worked
-    out once per reload (nothing the page sends grows with the number of models)."""
+    """The rows the app shows, re-read by :meth:`reload`: the board's index (its columns), the
+    labels and the default order worked out once per reload; rows and documents are made only for
+    what a page, a picker or the details show (nothing the page sends grows with the number of
+    models)."""
 
     def __init__(self, source: Source, requests: Any = None) -> None:
         self.source = source
@@ -61,37 +86,46 @@ class BoardState:
     def reload(self) -> None:
         self.board = self.source.load()
         if self.requests is not None:
-            finished = prov.finished_requests(self.requests)
-            self.board.submissions = [replace(s, finished=finished) for s in self.board.submissions]
-        self.rows = self.board.rows()
-        self.by_key = {r.key: r for r in self.rows}
-        self.labels = wording.model_labels(self.rows)
+            self.board.index = self.board.index.with_finished(prov.finished_requests(self.requests))
+        self.index = self.board.index
+        self.by_key = Rows(self.index)
+        self.labels = wording.index_labels(self.index)
         self.key_by_label = {label: key for key, label in self.labels.items()}
-        self._names = score_columns.headline_names([r.latest for r in self.rows])
+        self._names = board_table.present_names(self.index)
         overview = score_columns.view_names(self._names, score_columns.OVERVIEW)
-        self._ranked = board_table.sort_rows(self.rows, overview[0] if overview else None)
+        self._ranked = board_table.order_rows(self.index.row_frame(), overview[0] if overview else None)["key"].tolist()
+
+    @property
+    def rows(self) -> list[str]:
+        """The row keys (natural order)."""
+        return self.index.keys
 
     def names(self, suites: Sequence[str] = ()) -> list[str]:
-        return self._names if not suites else score_columns.headline_names([r.latest for r in self.rows], suites)
+        return self._names if not suites else board_table.present_names(self.index, suites)
 
-    def ranked(self) -> list[board_model.ModelRow]:
-        """Rows in the leaderboard's default order (best first)."""
+    def ranked(self) -> list[str]:
+        """Row keys in the leaderboard's default order (best first)."""
         return self._ranked
 
     def table(self, **filters: Any) -> board_table.Table:
         """One page of the leaderboard (``page``, ``page_size``: :mod:`paging`)."""
-        return board_table.leaderboard_table(self.rows, labels=self.labels, page_size=paging.PAGE_SIZE,
-                                      present=self.names(filters.get("suites") or ()), **filters)
+        return board_table.leaderboard_table(self.index, labels=self.labels, page_size=paging.PAGE_SIZE,
+                                             present=self.names(filters.get("suites") or ()), **filters)
+
+    def pick_label(self, key: str) -> str:
+        """A row in a picker: its Model cell (a revision only where the id has several rows) and tags."""
+        return self.labels[key] + wording.row_tags(self.by_key[key].latest)
 
     def model_choices(self, keep: Sequence[str] = ()) -> list[tuple[str, str]]:
         """A picker's choices: the first :data:`MAX_CHOICES` models of the default order and the
         ones in ``keep`` (a picker never lists every model)."""
-        keys = [r.key for r in self._ranked[:MAX_CHOICES]]
-        keys += [k for k in dict.fromkeys(keep) if k in self.by_key and k not in keys]
-        return [(wording.row_label(self.by_key[k]), k) for k in keys]
+        keys = self._ranked[:MAX_CHOICES]
+        keys = keys + [k for k in dict.fromkeys(keep) if k in self.by_key and k not in set(keys)]
+        self.index.submissions([self.index.position[k] for k in keys])  # one read for the lot
+        return [(self.pick_label(k), k) for k in keys]
 
     def first_key(self) -> str | None:
-        return self._ranked[0].key if self._ranked else None
+        return self._ranked[0] if self._ranked else None
 
     def detail_row(self, key: str | None) -> board_model.ModelRow | None:
         """Row ``key`` with its whole results document (read on demand: the table holds a slim one)."""

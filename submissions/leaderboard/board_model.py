@@ -1,6 +1,7 @@
-"""What a leaderboard holds: :class:`Submission` (one valid results file), :class:`Skipped`,
-:class:`Board` (everything read from one folder) and :class:`ModelRow` (one row per key), with
-the row key, the acceptance order among files of one key, and conflicts.
+"""What a leaderboard holds: :class:`Submission` (one valid results file), :class:`Skipped` and
+:class:`ModelRow` (one row per key), with the row key, the acceptance order among files of one
+key, and conflicts (the board of a folder or table, its files as columns:
+:mod:`submissions.leaderboard.board_index`).
 
 Rules (also in ``docs/leaderboard.md``):
 
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -142,24 +143,6 @@ class Skipped:
     source: str
     problem: str  # the first one
     n_problems: int
-
-
-@dataclass
-class Board:
-    """Everything read from one folder."""
-
-    source: str
-    submissions: list[Submission] = field(default_factory=list)
-    skipped: list[Skipped] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)  # the folder itself could not be read
-
-    def rows(self) -> list[ModelRow]:
-        return model_rows(self.submissions)
-
-    @property
-    def conflicts(self) -> list[tuple[Submission, Submission]]:
-        """(file not shown, the row's file) for every valid file whose row another file holds."""
-        return [(other, row.latest) for row in self.rows() for other in row.older]
 
 
 def parse_time(value: Any) -> _dt.datetime:

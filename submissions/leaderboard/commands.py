@@ -8,16 +8,20 @@ import argparse
 from pathlib import Path
 
 from submissions.leaderboard import board_model, results_files
-from submissions.leaderboard.contents import BuildStats, build_contents, download_contents, load_board
+from submissions.leaderboard.contents import BuildStats, build_contents, download_contents
 
 
 def build_contents_table(args: argparse.Namespace) -> int:
     stats = BuildStats()
     path, n = build_contents(args.results_dir, stats, progress=True)
-    board = load_board(args.results_dir)
-    print(f"wrote {path}: {n} files, {len(board.submissions)} shown, {len(board.skipped)} skipped "
+    refused = ""
+    if stats.refused:
+        shown = "; ".join(f"{rel} ({why})" for rel, why in stats.refused[:3])
+        refused = (f"; {len(stats.refused)} entr{'y' if len(stats.refused) == 1 else 'ies'} not read: {shown}"
+                   + (" ..." if len(stats.refused) > 3 else ""))
+    print(f"wrote {path}: {n} files, {stats.shown} shown, {stats.skipped} skipped "
           f"({stats.read} read, {stats.hashed} touched but unchanged, {stats.kept} unchanged, "
-          f"{stats.dropped} gone)")
+          f"{stats.dropped} gone){refused}")
     return 0
 
 

@@ -1,25 +1,29 @@
 """The ``contents`` table: every results file of a results folder as one flat, typed row of one
 parquet file (``DIR/contents/contents.parquet``; its columns: :mod:`contents_schema`), which the
-leaderboard reads in one read and the Hub's dataset viewer sorts and filters (the Open LLM
-Leaderboard's "contents" dataset does the same). The per-model JSON files stay the source of
-truth: the table is rebuilt from them (``t2ibench leaderboard build-contents DIR``, and by the
-worker after each result it posts to a folder), **incrementally**: a file whose size and
-modification time are those of its row is not opened; one whose bytes have the sha256 of its
-row (touched, not changed) is hashed but not parsed; only new and changed files, and files
-checked by another package version, are read and checked.
+leaderboard reads in one read, with nothing to parse, and the Hub's dataset viewer sorts and
+filters (the Open LLM Leaderboard's "contents" dataset does the same). The per-model JSON files
+stay the source of truth: the table is rebuilt from them (``t2ibench leaderboard build-contents
+DIR``, and by the worker after each result it posts to a folder), **incrementally**: a file whose
+size and modification time are those of its row is not opened; one whose bytes have the sha256
+of its row (touched, not changed) is hashed but not parsed; only new and changed files, and
+files checked by another package version, are read and checked. The rows kept are taken from the
+old table as they are (arrow columns, never made into Python objects), so adding one file to
+10,000 costs listing the folder, one read and check, and writing the table.
 
 ``datasets.load_dataset("parquet", data_files="DIR/contents/contents.parquet", split="train")``
-loads it too; ``DIR/contents/README.md`` is its card (the columns, described).
+loads it too; ``DIR/contents/README.md`` is its card (the columns, described, and why demo rows
+are filtered out).
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 import benchmark
@@ -27,98 +31,138 @@ from benchmark.contract.atomic import atomic_path
 from benchmark.contract.results import RESULTS_FILE
 from benchmark.contract.run_folder import CONFIG_FILE
 from benchmark.present.progress import progress_bar
-from submissions.leaderboard import contents_schema as cs
+from submissions.leaderboard import board_model, contents_schema as cs, results_files
 from submissions.leaderboard.accepted import CONTENTS_FILE, contents_path, file_sha256  # noqa: F401 (re-exported)
-from submissions.leaderboard import board_model, results_files
+from submissions.leaderboard.board_index import Board, BoardIndex, concat, table_of
 
 CARD_FILE = "contents/README.md"
-
-
-@dataclass(frozen=True)
-class ContentsRow:
-    """One row of the table as the board uses it (the typed columns stay in the parquet file)."""
-
-    source: str
-    signature: tuple[int, int]
-    sha256: str
-    document: dict | None  # the ``board`` column: slim for a valid file, whole otherwise
-    problems: tuple[str, ...]
-    run_folder: bool
-    checked_with: str
-    cells: dict | None = None  # the typed columns, for a row made by this process (written as is)
+_FUTURE = "is in the future"  # the one check that time can change (results_files.parsed_file)
 
 
 @dataclass
 class BuildStats:
-    """What a rebuild did: files kept without opening, hashed (touched) and read (parsed)."""
+    """What a rebuild did: files kept without opening, hashed (touched), read (parsed), rows
+    dropped (their file is gone), and entries refused (links leaving the folder, not regular
+    files: ``refused`` names them)."""
 
     kept: int = 0
     hashed: int = 0
     read: int = 0
     dropped: int = 0
+    refused: list[tuple[str, str]] = field(default_factory=list)
+    shown: int = 0
+    skipped: int = 0
 
 
-def _signature(path: Path) -> tuple[int, int]:
-    st = path.stat()
-    return st.st_size, st.st_mtime_ns
+class OldTable(ValueError):
+    """A contents table without the columns this version reads (written by an older version)."""
+
+
+def read_table(path: str | Path) -> pa.Table:
+    """The table at ``path`` in one read; :class:`OldTable` when it lacks a column this version reads."""
+    table = pq.read_table(path)
+    missing = set(cs.READ_COLUMNS) - set(table.schema.names)
+    if missing:
+        raise OldTable(f"{path}: a contents table of an older version (no {', '.join(sorted(missing))})")
+    return table
 
 
 def _is_run_results(path: Path) -> bool:
     return path.name == RESULTS_FILE and (path.parent / CONFIG_FILE).is_file()
 
 
-def _uncached(path: Path):
-    return results_files.read_and_check(path, _signature(path))
-
-
-def _row_of_file(root: Path, path: Path, sha: str | None = None, reader=_uncached) -> ContentsRow:
-    """``path`` read and checked by ``reader`` (the package's one results reader; the app's
-    reader keeps what it read, a rebuild's does not), as a row."""
-    signature = _signature(path)
-    sha = sha or file_sha256(path)
-    parsed = reader(path)
+def _record(f: results_files.Listed, sha: str, reader: Callable) -> tuple[dict[str, Any], Any]:
+    """(the row of file ``f``, its submission or None) read and checked by ``reader`` (the
+    package's one results reader; the app's keeps what it read, a rebuild's does not)."""
+    parsed = reader(f.path)
     problems = tuple(parsed.problems) or (() if parsed.doc is not None else ("not read",))
-    rel = path.relative_to(root).as_posix()
-    run_folder = _is_run_results(path)
-    cells: dict[str, Any] = {}
+    run_folder = _is_run_results(f.path)
+    rec: dict[str, Any] = {"source": f.rel, "sha256": sha, "size": f.size, "mtime_ns": f.mtime_ns,
+                           "problems": list(problems), "checked_with": benchmark.__version__,
+                           "run_folder": run_folder}
+    sub = None
     if parsed.doc is not None and not problems:
-        sub = board_model.Submission(doc=parsed.doc, source=rel, path=path, run_dir=None)
-        cells = {**cs.row_cells(sub), **cs.score_cells(parsed.doc)}
-    board = cs.board_json(parsed.doc, valid=not problems)
-    document = None if board is None else json.loads(board)
-    return ContentsRow(rel, signature, sha, document, problems, run_folder, benchmark.__version__, cells)
+        sub = board_model.Submission(doc=parsed.doc, source=f.rel, path=f.path,
+                                     run_dir=f.path.parent if run_folder else None)
+        rec.update(cs.cells(sub))
+    return rec, sub
 
 
-def _current(row: ContentsRow) -> bool:
-    return row.checked_with == benchmark.__version__
+@dataclass
+class Update:
+    """The rows of a folder now: ``kept`` (positions in the old table), their new signatures where
+    only the times changed (``touched``), the rows read again (``records``, and the submissions of
+    the valid ones, by position among them)."""
+
+    kept: list[int] = field(default_factory=list)
+    touched: dict[int, tuple[int, int]] = field(default_factory=dict)
+    records: list[dict] = field(default_factory=list)
+    subs: dict[int, Any] = field(default_factory=dict)
 
 
-def updated_rows(root: Path, old: dict[str, ContentsRow], stats: BuildStats | None = None, *,
-                 progress: bool = False, reader=_uncached) -> list[ContentsRow]:
-    """The rows of the files under ``root`` now: ``old`` rows whose file did not change (same size
-    and mtime: not opened; same sha256: not parsed), the others read again (a progress bar on
-    stderr with ``progress``)."""
-    stats = stats if stats is not None else BuildStats()
-    out = []
-    files = results_files.candidate_files(root)
-    with progress_bar(len(files), "contents table", unit="file", enabled=progress) as bar:
-        for path in files:
-            out.append(_updated_row(root, path, old.get(path.relative_to(root).as_posix()), stats, reader))
+def _old_rows(old: pa.Table | None) -> tuple[dict[str, int], list, list, list, list]:
+    if old is None:
+        return {}, [], [], [], []
+    cols = [old.column(c).to_pylist() for c in ("source", "size", "mtime_ns", "sha256", "checked_with")]
+    return {s: i for i, s in enumerate(cols[0])}, *cols[1:]
+
+
+def _uncached(path: Path):
+    return results_files.read_and_check(path, (-1, -1))
+
+
+def updated(old: pa.Table | None, listing: results_files.Listing, stats: BuildStats, *, progress: bool = False,
+            reader: Callable = _uncached) -> Update:
+    """Compare the files of ``listing`` with the rows of ``old`` (see the module docstring); a
+    file to read is read by ``reader`` (:func:`results_files.parsed_file` in the app: cached)."""
+    pos, sizes, mtimes, shas, checked = _old_rows(old)
+    up = Update()
+    with progress_bar(len(listing.files), "contents table", unit="file", enabled=progress) as bar:
+        for f in listing.files:
+            i = pos.get(f.rel)
+            current = i is not None and checked[i] == benchmark.__version__
+            if current and (sizes[i], mtimes[i]) == f.signature:
+                stats.kept += 1
+                up.kept.append(i)
+                bar.update(1)
+                continue
+            sha = file_sha256(f.path)
+            if current and shas[i] == sha:
+                stats.hashed += 1  # touched, not changed
+                up.kept.append(i)
+                up.touched[i] = f.signature
+            else:
+                stats.read += 1
+                rec, sub = _record(f, sha, reader)
+                if sub is not None:
+                    up.subs[len(up.records)] = sub
+                up.records.append(rec)
             bar.update(1)
-    stats.dropped = len(set(old) - {r.source for r in out})
-    return out
+    listed = {f.rel for f in listing.files}
+    stats.dropped = sum(1 for s in pos if s not in listed)
+    stats.refused = list(listing.refused)
+    return up
 
 
-def _updated_row(root: Path, path: Path, row: ContentsRow | None, stats: BuildStats, reader) -> ContentsRow:
-    if row is not None and _current(row) and row.signature == _signature(path):
-        stats.kept += 1
-        return row
-    sha = file_sha256(path)
-    if row is not None and _current(row) and row.sha256 == sha:
-        stats.hashed += 1  # touched, not changed
-        return replace(row, signature=_signature(path))
-    stats.read += 1
-    return _row_of_file(root, path, sha, reader)
+def _kept_rows(old: pa.Table, up: Update) -> pa.Table:
+    kept = old.take(pa.array(up.kept, type=pa.int64()))
+    if up.touched:
+        where = {i: j for j, i in enumerate(up.kept)}
+        for col, part in (("size", 0), ("mtime_ns", 1)):
+            values = kept.column(col).to_numpy().copy()
+            for i, sig in up.touched.items():
+                values[where[i]] = sig[part]
+            kept = kept.set_column(kept.schema.get_field_index(col), col, pa.array(values, type=pa.int64()))
+    return kept
+
+
+def _old_table(out: Path) -> pa.Table | None:
+    if not out.is_file():
+        return None
+    try:
+        return read_table(out)
+    except OldTable:  # rebuilt from the files
+        return None
 
 
 def build_contents(root: str | Path, stats: BuildStats | None = None, *, progress: bool = False) -> tuple[Path, int]:
@@ -128,115 +172,115 @@ def build_contents(root: str | Path, stats: BuildStats | None = None, *, progres
     root = Path(root)
     if not root.is_dir():
         raise ValueError(f"{root} is not a folder of results files")
+    stats = stats if stats is not None else BuildStats()
     out = contents_path(root)
-    try:
-        old = read_contents(out) if out.is_file() else {}
-    except OldTable:  # rebuilt from the files
-        old = {}
-    rows = updated_rows(root, old, stats, progress=progress)
-    table = _arrow_table(out, rows)
+    old = _old_table(out)
+    up = updated(old, results_files.list_results(root), stats, progress=progress)
+    table = concat([_kept_rows(old, up) if old is not None else None, table_of(up.records)])
+    table = table.take(pc.sort_indices(table, [("source", "ascending")]))
     with atomic_path(out) as tmp:
         pq.write_table(table, tmp)
     card = root / CARD_FILE
     with atomic_path(card) as tmp:
-        Path(tmp).write_text(cs.card_text(), encoding="utf-8")
-    return out, len(rows)
+        Path(tmp).write_text(cs.card_text(cs.present_scores(table)), encoding="utf-8")
+    problems = pc.list_value_length(table.column("problems")).to_numpy(zero_copy_only=False) if len(table) else []
+    stats.skipped = int(np.count_nonzero(problems))
+    stats.shown = table.num_rows - stats.skipped
+    return out, table.num_rows
 
 
-def _arrow_table(path: Path, rows: list[ContentsRow]) -> pa.Table:
-    """The table of ``rows``: rows read from the old table keep their typed cells (taken from it
-    in one read), new rows bring theirs."""
-    schema = cs.schema()
-    kept = {r.source for r in rows if r.cells is None}
-    old_cells: dict[str, dict] = {}
-    if kept:
-        old = pq.read_table(path).to_pylist()
-        old_cells = {rec["source"]: rec for rec in old if rec["source"] in kept}
-    columns: dict[str, list] = {name: [] for name in schema.names}
-    for r in rows:
-        cells = r.cells if r.cells is not None else old_cells.get(r.source, {})
-        rec = {**{k: cells.get(k) for k in schema.names}, **_file_cells(r)}
-        for name in schema.names:
-            columns[name].append(rec.get(name))
-    return pa.Table.from_pydict(columns, schema=schema)
+# --------------------------------------------------------------------------- the board from the table
 
 
-def _file_cells(r: ContentsRow) -> dict[str, Any]:
-    return {"source": r.source, "sha256": r.sha256, "size": r.signature[0], "mtime_ns": r.signature[1],
-            "problems": list(r.problems), "checked_with": r.checked_with, "run_folder": r.run_folder,
-            "board": None if r.document is None else json.dumps(r.document, allow_nan=False)}
+def _skipped(table: pa.Table) -> list[board_model.Skipped]:
+    rows = table.select(["source", "problems"]).to_pylist()
+    return [board_model.Skipped(r["source"], (r["problems"] or ["not read"])[0], len(r["problems"] or [1]))
+            for r in rows]
 
 
-READ_COLUMNS = ["source", "sha256", "size", "mtime_ns", "problems", "run_folder", "checked_with", "board"]
+def _valid(table: pa.Table) -> pa.Table:
+    return table.filter(pc.equal(pc.list_value_length(table.column("problems")), 0))
 
 
-class OldTable(ValueError):
-    """A contents table without the columns this version reads (written by an older version)."""
+def _invalid(table: pa.Table) -> pa.Table:
+    return table.filter(pc.greater(pc.list_value_length(table.column("problems")), 0))
 
 
-def read_contents(path: str | Path) -> dict[str, ContentsRow]:
-    """The table at ``path`` in one read (the columns the board needs), by source path;
-    :class:`OldTable` when it lacks them."""
-    missing = set(READ_COLUMNS) - set(pq.read_schema(path).names)
-    if missing:
-        raise OldTable(f"{path}: a contents table of an older version (no {', '.join(sorted(missing))})")
-    table = pq.read_table(path, columns=READ_COLUMNS).to_pydict()
-    out = {}
-    for i, source in enumerate(table["source"]):
-        doc = table["board"][i]
-        out[source] = ContentsRow(source, (table["size"][i], table["mtime_ns"][i]), table["sha256"][i] or "",
-                                  None if doc is None else json.loads(doc), tuple(table["problems"][i] or ()),
-                                  bool(table["run_folder"][i]), table["checked_with"][i])
-    return out
+def _recheck_future(table: pa.Table) -> pa.Table:
+    """``table`` with the rows refused only for a time "in the future" marked for reading again
+    (time may have made them valid)."""
+    flat = pc.list_flatten(table.column("problems"))
+    if not len(flat) or not pc.any(pc.match_substring(flat, _FUTURE)).as_py():
+        return table
+    stale = {int(i) for i in pc.list_parent_indices(table.column("problems")).filter(
+        pc.match_substring(flat, _FUTURE)).to_pylist()}
+    checked = [None if i in stale else v for i, v in enumerate(table.column("checked_with").to_pylist())]
+    return table.set_column(table.schema.get_field_index("checked_with"), "checked_with",
+                            pa.array(checked, type=pa.string()))
 
 
-def _checked(row: ContentsRow) -> tuple[str, ...]:
-    """The row's problems, checked again where they may have changed (a time "in the future"
-    passes; invalid rows are few and hold their whole document)."""
-    if row.document is None:
-        return row.problems or ("not read",)
-    if row.problems:
-        return tuple(results_files.check_document(row.document))
-    return ()
+def _from_files(root: Path, table: pa.Table, board: Board) -> tuple[pa.Table, pa.Table, dict]:
+    """(valid rows, invalid rows, submissions by position among the valid rows): the table's rows
+    brought up to date with the files under ``root`` (a file changed since the table is read with
+    the app's cached reader: once per change, not once per reload)."""
+    listing = results_files.list_results(root)
+    board.skipped += results_files.refused_files(listing)
+    up = updated(_recheck_future(table), listing, BuildStats(), reader=results_files.parsed_file)
+    kept, fresh = _kept_rows(table, up), table_of(up.records)
+    kept_valid = _valid(kept)
+    fresh_valid = [j for j, rec in enumerate(up.records) if not rec["problems"]]
+    made = {kept_valid.num_rows + k: up.subs[j] for k, j in enumerate(fresh_valid)}
+    return concat([kept_valid, _valid(fresh)]), concat([_invalid(kept), _invalid(fresh)]), made
 
 
-def _add(board: board_model.Board, root: Path, row: ContentsRow) -> None:
-    problems = _checked(row)
-    if problems or row.document is None:
-        problems = problems or ("not read",)
-        board.skipped.append(board_model.Skipped(row.source, problems[0], len(problems)))
-        return
-    path = root / row.source
-    doc = row.document if row.document.get("slim") else cs.board_document(row.document)
-    board.submissions.append(board_model.Submission(doc=doc, source=row.source, path=path,
-                                             run_dir=path.parent if row.run_folder else None))
-
-
-def load_board(root: str | Path, source: str | None = None, *, files_present: bool = True) -> board_model.Board:
+def load_board(root: str | Path, source: str | None = None, *, files_present: bool = True) -> Board:
     """The board of ``root`` from its contents table (one read), or from the files when it has none.
 
     With ``files_present`` (a local folder) the files are listed, never read, unless one is
     not in the table or differs from its row (size and modification time, then sha256): that
     one is read and checked. Without it (the table alone, downloaded from a Hub results
     dataset) the rows are the board. A table of an older version is not used (the files are
-    read; from a Hub dataset :class:`OldTable` is raised). Submissions made from the table hold the slim document
-    (``doc["slim"]``): :func:`full_document` reads the whole file for the detail view.
+    read; from a Hub dataset :class:`OldTable` is raised). Submissions made from the table hold
+    the slim document (``doc["slim"]``): :func:`full_document` reads the whole file for the
+    detail view.
     """
     root = Path(root)
     table_path = contents_path(root)
     if not table_path.is_file():
         return results_files.load_folder(root, source)
     try:
-        rows = read_contents(table_path)
+        table = read_table(table_path)
     except OldTable:
         if not files_present:
             raise  # a Hub dataset: its JSON files are downloaded instead
         return results_files.load_folder(root, source)
-    board = board_model.Board(source=source or str(root))
-    # a file changed since the table is read once per change, not at each reload (results_files.parsed_file)
-    for row in (updated_rows(root, rows, reader=results_files.parsed_file) if files_present else rows.values()):
-        _add(board, root, row)
+    board = Board(source=source or str(root))
+    if files_present:
+        valid, invalid, made = _from_files(root, table, board)
+    else:
+        valid, invalid, made = _valid(table), _invalid(table), {}
+    board.skipped = _skipped(invalid) + board.skipped
+    board.index = BoardIndex(valid, root=root, made=made)
     return board
+
+
+@dataclass(frozen=True)
+class ContentsRow:
+    """One row of a table, for a look at it: its file, the problems found, and the slim document
+    (None for a file with problems)."""
+
+    source: str
+    problems: tuple[str, ...]
+    document: dict | None
+
+
+def read_contents(path: str | Path) -> dict[str, ContentsRow]:
+    """The rows of the table at ``path`` by source (all made: a look at a table, not the board)."""
+    table = read_table(path)
+    names = cs.present_scores(table)
+    return {rec["source"]: ContentsRow(rec["source"], tuple(rec["problems"] or ()),
+                                       None if rec["problems"] else cs.slim_document(rec, names))
+            for rec in table.to_pylist()}
 
 
 def download_contents(repo: str, revision: str | None = None) -> Path | None:
@@ -268,4 +312,3 @@ def full_document(sub: board_model.Submission, repo: str | None = None,
     except Exception:  # offline, gone, refused: the slim document is what there is
         return sub
     return replace(sub, doc=doc)
-

@@ -1,5 +1,7 @@
-"""The columns of the contents table (``DIR/contents/contents.parquet``) and how one results
-document becomes one flat, typed row of it.
+"""The columns of the contents table (``DIR/contents/contents.parquet``), how one results
+document becomes one flat, typed row of it (:func:`cells`), and how the leaderboard makes its
+slim document back from such a row (:func:`slim_document`): every column is typed (no JSON text
+column), so the board is read in one read with nothing left to parse.
 
 One row per results file (the maintainers' rule makes that one per model id + revision + probe
 set + reference; files that share a key are rows too, and the app lists them as conflicts).
@@ -8,21 +10,22 @@ Column names are stable: they are listed in ``docs/leaderboard.md`` and in the d
 
 - file columns: ``source``, ``sha256``, ``size``, ``mtime_ns``, ``problems``, ``checked_with``,
   ``run_folder``;
-- row columns: ``model_id``, ``revision``, ``probes``, ``references``, ``annotators``,
-  ``images`` (generated / supplied / api), ``evaluation`` (evaluated / self-reported, as the
-  file claims it: the app checks the claim against the requests queue), ``demo``, ``family``,
-  ``created``, ``package_version``, ``suites``;
-- per score NAME of :data:`benchmark.scores.metadata.SCORE_METADATA` (the entry the leaderboard
-  shows, :func:`benchmark.present.text.entry_rank`): ``NAME`` (value, null when undefined),
-  ``NAME_low``, ``NAME_high`` (its interval), ``NAME_n``, ``NAME_estimator``;
-- ``board``: JSON text of what the leaderboard shows of the file (model, provenance, suites, the
-  headline score entries); for a file with problems the whole document, so it can be checked
-  again without reading the file.
+- row columns: ``key`` (the board's row key), ``model_id``, ``model_spec``, ``revision``,
+  ``builtin``, ``probes`` (and ``probe_set``, its block), ``references``, ``annotators``,
+  ``builtin_annotators``, ``images`` (generated / supplied / api) and ``image_source`` (its
+  block), ``evaluation`` (evaluated / self-reported, as the file claims it: the app checks the
+  claim against the requests queue), ``evaluated_by``, ``request_id``, ``demo``, ``warning``,
+  ``family``, ``created``, ``package_version``, ``suites``, ``submission``;
+- per score NAME that some row of the table has (the entry the leaderboard shows,
+  :func:`benchmark.present.text.entry_rank`): ``NAME`` (value, null when undefined),
+  ``NAME_low``, ``NAME_high`` (its interval), ``NAME_n``, ``NAME_estimator``, ``NAME_suite``
+  (the suite of that entry; null: the file has no entry of that score). A score no row has has
+  no column (:func:`drop_unused_scores`).
 """
 
 from __future__ import annotations
 
-import json
+import datetime as _dt
 from typing import Any, Mapping
 
 import pyarrow as pa
@@ -39,7 +42,8 @@ SCORE_PARTS = (("", pa.float64(), "the value (null when undefined)"),
                ("_low", pa.float64(), "low end of its bootstrap interval"),
                ("_high", pa.float64(), "high end of its bootstrap interval"),
                ("_n", pa.int64(), "items the value was computed from"),
-               ("_estimator", pa.string(), "the estimator (or annotator) of the entry shown"))
+               ("_estimator", pa.string(), "the estimator (or annotator) of the entry shown"),
+               ("_suite", pa.string(), "the suite of the entry shown (null: the file has no entry of this score)"))
 FILE_FIELDS = (("source", pa.string(), "the file's path under the results folder"),
                ("sha256", pa.string(), "sha256 of the file's bytes"),
                ("size", pa.int64(), "the file's size when it was read"),
@@ -47,26 +51,45 @@ FILE_FIELDS = (("source", pa.string(), "the file's path under the results folder
                ("problems", pa.list_(pa.string()), "what `t2ibench validate` found (empty: shown)"),
                ("checked_with", pa.string(), "the package version whose checks made `problems`"),
                ("run_folder", pa.bool_(), "the file is a run folder's results.json"))
-ROW_FIELDS = (("model_id", pa.string(), "the model id"),
+PROBE_SET = pa.struct([("kind", pa.string()), ("source", pa.string()), ("revision", pa.string()),
+                       ("fingerprint", pa.string())])
+REFERENCE = pa.struct([("key", pa.string()), ("source", pa.string()), ("revision", pa.string()),
+                       ("fingerprint", pa.string())])
+#: the results' ``provenance`` block, the fields the board shows (``sheet.probes_fingerprint`` flattened)
+IMAGE_SOURCE = pa.struct([("kind", pa.string()), ("seeds", pa.string()), ("seeds_controlled", pa.bool_()),
+                          ("supplied_by", pa.string()), ("sheet_fingerprint", pa.string()),
+                          ("n_supplied", pa.int64()), ("n_missing", pa.int64()), ("provider", pa.string()),
+                          ("api_base", pa.string()), ("api_model", pa.string())])
+SUBMISSION = pa.struct([("submitted_at", pa.string()), ("submitted_with", pa.string()), ("demo", pa.bool_()),
+                        ("results_repo", pa.string()), ("images_dataset", pa.string())])
+ROW_FIELDS = (("key", pa.string(), "the leaderboard's row key: `model_id@revision`, `#probes` when recorded, "
+                                   "`|KEY-reference=fingerprint` per reference"),
+              ("model_id", pa.string(), "the model id"),
+              ("model_spec", pa.string(), "the model spec the audit loaded"),
               ("revision", pa.string(), "the model revision"),
+              ("builtin", pa.bool_(), "`model.builtin`: a built-in tiny random-weight model"),
               ("probes", pa.string(), "the probe set: its fingerprint, else source@revision"),
-              ("references", pa.string(), "reference datasets, `key=fingerprint` joined by `|` (empty: papers')"),
+              ("probe_set", PROBE_SET, "the results' `probes` block (kind, source, revision, fingerprint)"),
+              ("references", pa.list_(REFERENCE), "reference datasets the scores were made against (key, source, "
+                                                  "revision, fingerprint; empty: the papers' protocol)"),
               ("annotators", pa.list_(pa.string()), "the annotator models that labelled the images"),
+              ("builtin_annotators", pa.list_(pa.string()), "the built-in tiny random-weight annotators among them"),
               ("images", pa.string(), "who made the images: generated / supplied / api"),
+              ("image_source", IMAGE_SOURCE, "the results' `provenance` block for supplied / api images (null: "
+                                             "generated)"),
               ("evaluation", pa.string(), "evaluated (the file names a worker and request) / self-reported"),
-              ("demo", pa.bool_(), "built-in tiny random-weight model or annotator: meaningless scores"),
+              ("evaluated_by", pa.string(), "the maintainers' worker the file names (checked against the queue)"),
+              ("request_id", pa.string(), "the request the file names"),
+              ("demo", pa.bool_(), "built-in tiny random-weight model or annotator: meaningless scores (filter "
+                                   "these rows out)"),
+              ("warning", pa.string(), "the results' warning (a built-in tiny model)"),
               ("family", pa.string(), "the model family (settings.family or kind)"),
               ("created", pa.timestamp("us", tz="UTC"), "when the results were made"),
               ("package_version", pa.string(), "the t2i-bias-benchmark version that made them"),
-              ("suites", pa.list_(pa.string()), "the suites scored"))
-BOARD_FIELD = ("board", pa.string(), "JSON: what the leaderboard shows of the file (all of it for a file "
-                                     "with problems)")
-#: slim board entries keep these keys of a score entry
-ENTRY_KEYS = ("name", "suite", "display_name", "value", "defined", "reason", "ci", "ci_note", "n", "estimator",
-              "annotator", "subset", "headline")
-#: the document keys the board keeps (the detail view reads the whole file)
-BOARD_KEYS = ("model", "probes", "references", "created", "submission", "warning", "provenance", "evaluated_by",
-              "request_id", "run", "package")
+              ("suites", pa.list_(pa.string()), "the suites scored"),
+              ("submission", SUBMISSION, "the `submission` block `t2ibench submit` adds (null: none)"))
+#: the columns the leaderboard reads (a table without one is of an older version)
+READ_COLUMNS = [name for name, _, _ in (*FILE_FIELDS, *ROW_FIELDS)]
 
 
 def score_names() -> list[str]:
@@ -75,34 +98,27 @@ def score_names() -> list[str]:
     return list(SCORE_METADATA)
 
 
-def fields() -> list[tuple[str, pa.DataType, str]]:
-    """(column, type, description) of every column, in table order."""
-    scores = [(f"{n}{suffix}", kind, f"{n}: {what}") for n in score_names() for suffix, kind, what in SCORE_PARTS]
-    return [*FILE_FIELDS, *ROW_FIELDS, *scores, BOARD_FIELD]
+def score_fields(names: list[str] | None = None) -> list[tuple[str, pa.DataType, str]]:
+    """(column, type, description) of the score columns of ``names`` (default: every score)."""
+    names = score_names() if names is None else names
+    return [(f"{n}{suffix}", kind, f"{n}: {what}") for n in names for suffix, kind, what in SCORE_PARTS]
 
 
-def schema() -> pa.Schema:
-    return pa.schema([(name, kind) for name, kind, _ in fields()])
+def fields(names: list[str] | None = None) -> list[tuple[str, pa.DataType, str]]:
+    """(column, type, description) of every column, in table order (score columns of ``names``)."""
+    return [*FILE_FIELDS, *ROW_FIELDS, *score_fields(names)]
+
+
+def schema(names: list[str] | None = None) -> pa.Schema:
+    return pa.schema([(name, kind) for name, kind, _ in fields(names)])
 
 
 def _text(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-def board_document(doc: Mapping) -> dict:
-    """What the leaderboard needs of a valid document: provenance, suites' names and status, the
-    headline entries, and the built-in annotators (so a slim document is still a demo)."""
-    out = {k: doc[k] for k in BOARD_KEYS if k in doc}
-    settings = doc.get("settings") if isinstance(doc.get("settings"), Mapping) else {}
-    out["settings"] = {k: settings[k] for k in ("family", "kind") if k in settings}
-    out["suites"] = [{"name": s.get("name"), "status": s.get("status")} for s in doc.get("suites", [])
-                     if isinstance(s, Mapping)]
-    headline = {n for n, m in SCORE_METADATA.items() if m.headline}
-    out["scores"] = [{k: e[k] for k in ENTRY_KEYS if k in e} for e in doc.get("scores", [])
-                     if isinstance(e, Mapping) and e.get("name") in headline]
-    out["annotators"] = [{"annotator": a} for a in builtin_annotators(doc)]
-    out["slim"] = True
-    return out
+def _int(value: Any) -> int | None:
+    return int(value) if is_number(value) else None
 
 
 def shown_entries(doc: Mapping) -> dict[str, Mapping]:
@@ -127,9 +143,31 @@ def score_cells(doc: Mapping) -> dict[str, Any]:
         out[n] = None if value is None else float(value)
         out[f"{n}_low"] = float(ci["low"]) if is_number(ci.get("low")) else None
         out[f"{n}_high"] = float(ci["high"]) if is_number(ci.get("high")) else None
-        out[f"{n}_n"] = int(e["n"]) if is_number(e.get("n")) else None
+        out[f"{n}_n"] = _int(e.get("n"))
         out[f"{n}_estimator"] = _text(e.get("estimator") or e.get("annotator"))
+        out[f"{n}_suite"] = _text(e.get("suite")) if e else None
     return out
+
+
+def _image_source(doc: Mapping) -> dict | None:
+    block = doc.get("provenance")
+    if not isinstance(block, Mapping) or provenance_kind(doc) == "generated":
+        return None
+    sheet = block.get("sheet") if isinstance(block.get("sheet"), Mapping) else {}
+    return {"kind": _text(block.get("kind")), "seeds": _text(block.get("seeds")),
+            "seeds_controlled": bool(block.get("seeds_controlled")), "supplied_by": _text(block.get("supplied_by")),
+            "sheet_fingerprint": _text(sheet.get("probes_fingerprint")), "n_supplied": _int(block.get("n_supplied")),
+            "n_missing": _int(block.get("n_missing")), "provider": _text(block.get("provider")),
+            "api_base": _text(block.get("api_base")), "api_model": _text(block.get("api_model"))}
+
+
+def _submission(doc: Mapping) -> dict | None:
+    sub = doc.get("submission")
+    if not isinstance(sub, Mapping):
+        return None
+    return {"submitted_at": _text(sub.get("submitted_at")), "submitted_with": _text(sub.get("submitted_with")),
+            "demo": bool(sub.get("demo")), "results_repo": _text(sub.get("results_repo")),
+            "images_dataset": _text(sub.get("images_dataset"))}
 
 
 def row_cells(sub) -> dict[str, Any]:
@@ -137,30 +175,108 @@ def row_cells(sub) -> dict[str, Any]:
     doc = sub.doc
     annotators = doc.get("annotators") if isinstance(doc.get("annotators"), list) else []
     package = doc.get("package") if isinstance(doc.get("package"), Mapping) else {}
-    return {"model_id": sub.model_id, "revision": _text(sub.revision), "probes": sub.probes,
-            "references": "|".join(f"{k}={r['fingerprint']}" for k, r in sub.references.items()),
+    probes = doc.get("probes") if isinstance(doc.get("probes"), Mapping) else None
+    return {"key": sub.key, "model_id": sub.model_id, "model_spec": _text(sub.model.get("spec")),
+            "revision": _text(sub.revision), "builtin": bool(sub.model.get("builtin")), "probes": sub.probes,
+            "probe_set": None if probes is None else {k: _text(probes.get(k)) for k in PROBE_SET.names},
+            "references": [{"key": k, **{f: _text(r.get(f)) for f in ("source", "revision", "fingerprint")}}
+                           for k, r in sub.references.items()],
             "annotators": sorted({str(a.get("annotator") or a.get("encoder") or a.get("estimator"))
                                   for a in annotators if isinstance(a, Mapping)} - {"None"}),
-            "images": provenance_kind(doc),
+            "builtin_annotators": builtin_annotators(doc),
+            "images": provenance_kind(doc), "image_source": _image_source(doc),
             "evaluation": "evaluated" if doc.get("evaluated_by") and doc.get("request_id") else "self-reported",
-            "demo": sub.demo, "family": sub.family, "created": utc_time_or_none(doc.get("created")),
-            "package_version": _text(package.get("version")), "suites": sub.suites}
+            "evaluated_by": _text(doc.get("evaluated_by")), "request_id": _text(doc.get("request_id")),
+            "demo": sub.demo, "warning": _text(doc.get("warning")), "family": sub.family,
+            "created": utc_time_or_none(doc.get("created")), "package_version": _text(package.get("version")),
+            "suites": sub.suites, "submission": _submission(doc)}
 
 
-def board_json(doc: Mapping | None, valid: bool) -> str | None:
-    """The ``board`` column: the slim document of a valid file, the whole one otherwise."""
-    if doc is None:
+def cells(sub) -> dict[str, Any]:
+    """Every row and score column of a valid submission."""
+    return {**row_cells(sub), **score_cells(sub.doc)}
+
+
+def _entry(name: str, rec: Mapping) -> dict | None:
+    """The score entry the board shows for ``name``, made back from its columns (None: no entry)."""
+    if rec.get(f"{name}_suite") is None:
         return None
-    return json.dumps(board_document(doc) if valid else doc, allow_nan=False)
+    meta = SCORE_METADATA.get(name)
+    value, low, high = rec.get(name), rec.get(f"{name}_low"), rec.get(f"{name}_high")
+    return {"name": name, "suite": rec[f"{name}_suite"], "display_name": meta.display_name if meta else name,
+            "value": value, "defined": value is not None,
+            "ci": {"low": low, "high": high} if low is not None and high is not None else None,
+            "n": rec.get(f"{name}_n"), "estimator": rec.get(f"{name}_estimator"),
+            "headline": bool(meta and meta.headline)}
 
 
-def card_text() -> str:
-    """The dataset card of the contents folder: what each column holds."""
+def _iso(value: Any) -> str | None:
+    return value.isoformat() if isinstance(value, _dt.datetime) else _text(value)
+
+
+def slim_document(rec: Mapping, names: list[str]) -> dict:
+    """The document the leaderboard works with, made from one row of the table (``rec``, as
+    ``pyarrow`` gives it) without reading the file: what the board shows of it (model,
+    provenance, suites, one entry per score of ``names``: the columns' entry). ``slim`` marks it:
+    the detail view reads the whole file."""
+    doc: dict[str, Any] = {
+        "model": {"id": rec["model_id"], "spec": rec.get("model_spec"), "revision": rec.get("revision"),
+                  "builtin": bool(rec.get("builtin"))},
+        "created": _iso(rec.get("created")),
+        "package": {"name": "t2i-bias-benchmark", "version": rec.get("package_version")},
+        "settings": {"family": rec.get("family")},
+        "suites": [{"name": s, "status": "scored"} for s in rec.get("suites") or []],
+        "scores": [e for e in (_entry(n, rec) for n in names) if e is not None],
+        "annotators": [{"annotator": a} for a in rec.get("builtin_annotators") or []],
+        "slim": True}
+    if rec.get("probe_set"):
+        doc["probes"] = {k: v for k, v in rec["probe_set"].items() if v is not None}
+    if rec.get("references"):
+        doc["references"] = {r["key"]: {k: r[k] for k in ("source", "revision", "fingerprint")}
+                             for r in rec["references"]}
+    block = rec.get("image_source")
+    if block:
+        doc["provenance"] = {**{k: v for k, v in block.items() if v is not None and k != "sheet_fingerprint"},
+                             "sheet": {"probes_fingerprint": block.get("sheet_fingerprint")}}
+    if rec.get("submission"):
+        doc["submission"] = dict(rec["submission"])
+    for key in ("evaluated_by", "request_id", "warning"):
+        if rec.get(key) is not None:
+            doc[key] = rec[key]
+    return doc
+
+
+def present_scores(table: pa.Table) -> list[str]:
+    """The score names with a ``NAME_suite`` column that some row fills, in metadata order."""
+    names = table.schema.names
+    return [n for n in score_names() if f"{n}_suite" in names and table.column(f"{n}_suite").null_count < len(table)]
+
+
+def drop_unused_scores(table: pa.Table) -> pa.Table:
+    """``table`` in column order (file, row, then score columns) without the columns of scores
+    no row has: a board of GEP audits has no PaintSkills columns."""
+    keep = [name for name, _, _ in fields(present_scores(table))]
+    return table.select(keep)
+
+
+def card_text(names: list[str]) -> str:
+    """The dataset card of the contents folder (score columns of ``names``): what each column holds, how to load
+    it and why demo rows are filtered out."""
     lines = ["---", "configs:", "- config_name: default", "  data_files:", "  - split: train",
              "    path: contents.parquet", "---", "", "# Contents of the results dataset", "",
              "One row per results file (one per model id, revision, probe set and reference): the per-model "
              "JSON files are the source of truth, this table is rebuilt from them "
-             "(`t2ibench leaderboard build-contents DIR`). Scores of built-in tiny models (`demo`) are "
-             "meaningless.", "", "| column | type | content |", "| --- | --- | --- |"]
-    lines += [f"| `{name}` | {kind} | {what} |" for name, kind, what in fields()]
+             "(`t2ibench leaderboard build-contents DIR`). Every column is typed; a score no row has has no "
+             "columns (they appear with the first file that has it).", "",
+             "**Filter out the demo rows** before you sort: rows with `demo` true come from built-in tiny "
+             "random-weight models or annotators, their scores are meaningless (and often the lowest). Rows with "
+             "`problems` were refused (the leaderboard does not show them):", "",
+             "```python", "from datasets import load_dataset", "",
+             'ds = load_dataset("parquet", data_files="contents/contents.parquet", split="train")',
+             'ds = ds.filter(lambda r: not r["demo"] and not r["problems"])',
+             *([f'by_value = ds.filter(lambda r: r["{names[0]}"] is not None).sort("{names[0]}")  '
+                "# lowest first: see the score's direction"] if names else []),
+             "```", "",
+             "| column | type | content |", "| --- | --- | --- |"]
+    lines += [f"| `{name}` | {kind} | {what} |" for name, kind, what in fields(names)]
     return "\n".join(lines) + "\n"

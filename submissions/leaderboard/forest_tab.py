@@ -21,7 +21,7 @@ def forest_keys(st: BoardState, selected: Sequence[str] | None, top: Sequence[st
     :data:`FOREST_TOP` of its current order (``top``; None without a table tab: the default
     order's), never every model."""
     if top is None:
-        top = [r.key for r in st.ranked()[:FOREST_TOP]]
+        top = st.ranked()[:FOREST_TOP]
     keys = [k for k in selected or [] if k in st.by_key] or [k for k in top if k in st.by_key]
     return [k for k in keys if show_demo or not st.by_key[k].latest.demo]
 

@@ -9,7 +9,7 @@ from typing import Any
 import gradio as gr
 
 from benchmark.present.text import md_escape
-from submissions.leaderboard import board_model, wording
+from submissions.leaderboard import board_model
 from submissions.leaderboard import images as image_data
 from submissions.leaderboard.app_state import MAX_CHOICES, AppContext
 
@@ -20,8 +20,12 @@ def images_tab(ctx: AppContext) -> None:
     st = ctx.state
 
     def choices() -> list[tuple[str, str]]:
-        rows = [r for r in st.ranked() if image_data.image_source(r.latest)][:MAX_CHOICES]
-        return [(wording.row_label(r), r.key) for r in rows]
+        """The first MAX_CHOICES models of the default order whose images can be browsed (only rows
+        from a run folder or with a pushed images dataset are looked at)."""
+        frame = st.index.row_frame()
+        may = set(frame["key"][frame["run_folder"].astype(bool) | frame["images_dataset"].notna()])
+        keys = [k for k in st.ranked() if k in may and image_data.image_source(st.by_key[k].latest)][:MAX_CHOICES]
+        return [(st.pick_label(k), k) for k in keys]
 
     def model_images(key: str | None) -> tuple[list[str], str | None, bool, str, list]:
         """(suites, suite shown, Hub button visible, status line, images) for model ``key``."""

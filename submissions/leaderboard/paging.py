@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 PAGE_SIZE = 50
@@ -35,12 +36,17 @@ class Page:
                 f"(page {self.number:,} of {self.pages:,})")
 
 
+#: the page number that means "the last page", whatever their number
+LAST = math.inf
+
+
 def page_of(total: int, number: int | float | None = 1, size: int = PAGE_SIZE) -> Page:
-    """The page ``number`` of ``total`` rows, clamped to 1..pages (a number past the end is the last page)."""
+    """The page ``number`` of ``total`` rows, clamped quietly to 1..pages (a number past the end
+    is the last page, :data:`LAST` too; zero, a negative number or no number is the first)."""
     size = max(1, int(size))
     pages = max(1, -(-total // size))
     try:
-        n = int(number or 1)
-    except (TypeError, ValueError):
+        n = pages if number == LAST else int(number or 1)
+    except (TypeError, ValueError, OverflowError):
         n = 1
     return Page(min(max(1, n), pages), size, total)

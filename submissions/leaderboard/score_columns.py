@@ -30,10 +30,16 @@ def headline_entry(sub: Submission, name: str, suites: Sequence[str] = ()) -> di
     return min(cands, key=lambda c: c[0])[1] if cands else None
 
 
+def headline_order(present: Iterable[str]) -> list[str]:
+    """The headline score names among ``present``, in metadata order (the columns' order)."""
+    present = set(present)
+    return [n for n, m in SCORE_METADATA.items() if m.headline and n in present]
+
+
 def headline_names(submissions: Iterable[Submission], suites: Sequence[str] = ()) -> list[str]:
     """Headline score names present in some submission (metadata order), within ``suites`` if given."""
-    present = {e.get("name") for s in submissions for e in s.scores if not suites or e.get("suite") in suites}
-    return [n for n, m in SCORE_METADATA.items() if m.headline and n in present]
+    return headline_order(e.get("name") for s in submissions for e in s.scores
+                          if not suites or e.get("suite") in suites)
 
 
 def _meta_entry(name: str) -> dict:

@@ -9,14 +9,18 @@ Every string here comes from results files written by others: it reaches Markdow
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+import re
+from typing import Iterable, Mapping, Sequence
+
+import pyarrow as pa
 
 from benchmark.present import text
 from benchmark.present.text import md_escape
 from benchmark.tasks.inputs import input_of_results_key
 from benchmark.contract.image_provenance import API, KINDS as IMAGE_SOURCES, SUPPLIED, provenance_kind
 from benchmark.contract.model_specs import is_builtin
-from submissions.leaderboard.board_model import Board, ModelRow, Submission, evaluated_by, hidden_because, model_rows
+from submissions.leaderboard.board_index import Board, BoardIndex
+from submissions.leaderboard.board_model import ModelRow, Submission, evaluated_by, hidden_because, model_rows
 from submissions.leaderboard.score_columns import direction_text, value_column
 from submissions.validate import builtin_annotators
 
@@ -24,10 +28,15 @@ DEMO_BADGE = "demo"
 EVALUATED_BADGE = "evaluated"
 
 
+def references_label(references: Mapping[str, Mapping]) -> str:
+    """What the Model cell adds for references (key -> {fingerprint, ...}; "" for the papers' protocol)."""
+    return "".join(f" [{input_of_results_key(k).short_label} {str(r['fingerprint'])[:8]}]"
+                   for k, r in sorted(references.items()))
+
+
 def reference_label(sub: Submission) -> str:
     """What the Model cell adds for a row scored against references ("" for the papers' protocol)."""
-    return "".join(f" [{input_of_results_key(k).short_label} {str(r['fingerprint'])[:8]}]"
-                   for k, r in sub.references.items())
+    return references_label(sub.references)
 
 
 #: the Images filter: who made a row's images (benchmark.contract.image_provenance)
@@ -106,33 +115,61 @@ def suites_html(sub: Submission) -> str:
     return f'<span class="lb-suites" title="{text.html_escape(names)}">{len(sub.suites)}</span>'
 
 
-def model_labels(rows: Sequence[ModelRow]) -> dict[str, str]:
-    """Row key -> the Model cell: the id, with "@ revision" only where one id has several rows,
-    then the probe set where that still leaves two rows alike, then a number: no two rows
-    share a label (clicks and the compare picker find rows by it)."""
+#: a revision that is a commit hash is shown by its first characters (as git shortens them)
+SHORT_REVISION = 10
+
+
+def short_revision(revision: str | None) -> str:
+    """A revision as a label shows it: a commit hash cut to :data:`SHORT_REVISION` characters."""
+    if not revision:
+        return "no revision"
+    return revision[:SHORT_REVISION] if re.fullmatch(r"[0-9a-f]{12,64}", revision) else revision
+
+
+def labels_of(rows: Iterable[tuple[str, str, str | None, str, str | None]]) -> dict[str, str]:
+    """Row key -> the Model cell, from (key, model id, revision, reference label, probes) of
+    every row: the id, with "@ revision" (shortened) only where one id has several rows, then
+    the probe set where that still leaves two rows alike, then a number: no two rows share a
+    label (clicks and the pickers find rows by it)."""
+    rows = list(rows)
     count: dict[str, int] = {}
-    for r in rows:
-        count[r.latest.model_id] = count.get(r.latest.model_id, 0) + 1
-    labels = {r.key: (r.latest.model_id if count[r.latest.model_id] == 1
-                      else f"{r.latest.model_id} @ {r.latest.revision or 'no revision'}") + reference_label(r.latest)
-              for r in rows}
-    same: dict[str, list[ModelRow]] = {}
-    for r in rows:
-        same.setdefault(labels[r.key], []).append(r)
+    for _, model_id, _, _, _ in rows:
+        count[model_id] = count.get(model_id, 0) + 1
+    labels = {key: (model_id if count[model_id] == 1 else f"{model_id} @ {short_revision(revision)}") + ref
+              for key, model_id, revision, ref, _ in rows}
+    same: dict[str, list[tuple]] = {}
+    for row in rows:
+        same.setdefault(labels[row[0]], []).append(row)
     for label, group in same.items():
-        if len(group) == 1:
-            continue
-        for r in group:
-            labels[r.key] = f"{label} [probes {str(r.latest.probes or 'built-in')[:12]}]"
+        if len(group) > 1:
+            for key, *_, probes in group:
+                labels[key] = f"{label} [probes {str(probes or 'built-in')[:12]}]"
     taken: dict[str, int] = {}
-    for r in rows:  # still alike (probe sets equal in their first 12 characters): numbered
-        n = taken[labels[r.key]] = taken.get(labels[r.key], 0) + 1
+    for key, *_ in rows:  # still alike (probe sets equal in their first 12 characters): numbered
+        n = taken[labels[key]] = taken.get(labels[key], 0) + 1
         if n > 1:
-            labels[r.key] = f"{labels[r.key]} ({n})"
+            labels[key] = f"{labels[key]} ({n})"
     return labels
 
 
+def model_labels(rows: Sequence[ModelRow]) -> dict[str, str]:
+    """Row key -> the Model cell of ``rows`` (:func:`labels_of`)."""
+    return labels_of((r.key, r.latest.model_id, r.latest.revision, reference_label(r.latest), r.latest.probes)
+                     for r in rows)
+
+
+def index_labels(index: BoardIndex) -> dict[str, str]:
+    """Row key -> the Model cell of every row of a board's index (:func:`labels_of`, from its columns)."""
+    rows = index.row_frame()
+    refs = index.table.column("references").take(pa.array(rows.index.to_numpy(), type=pa.int64())).to_pylist() \
+        if len(rows) else []
+    return labels_of(zip(rows["key"].tolist(), rows["model_id"].tolist(), rows["revision"].tolist(),
+                         (references_label({r["key"]: r for r in refs_i or []}) for refs_i in refs),
+                         rows["probes"].tolist()))
+
+
 def row_label(row: ModelRow) -> str:
+    """A row in full words (the warnings): id, revision, references and tags."""
     s = row.latest
     return f"{s.model_id} @ {s.revision or 'no revision'}" + reference_label(s) + row_tags(s)
 
@@ -164,7 +201,9 @@ def legend_markdown(names: Sequence[str]) -> str:
     return ("Each cell: value \\[95 % bootstrap interval\\]; *undefined*: the score cannot be computed (the reason "
             "is in the model's details); *no CI*: none computed; *zero-width CI*: every resample gave the same "
             "value (too few images, or all labelled alike). ↓ lower is better, ↑ higher is better, →x closest to x "
-            "is better; a column's ⋮ menu sorts by the values. When a score has several entries (estimators, "
+            "is better. *Rank*: by the worse end of each interval (1: the best worst case); *Range*: the ranks the "
+            "intervals allow (≈: tied; from 1: tied with the leader); neither is a test of two models (Compare "
+            "tab). \"Rank and order by\" and \"Order\" order every model. When a score has several entries (estimators, "
             "encoders) the cell shows one: human labels, then CLS, then VQA, then others, raw CLIP cosines (C, CC) "
             "last; all are in the details. Hover the suite count for the list. "
             + "; ".join(parts) + ".")
