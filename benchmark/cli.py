@@ -77,6 +77,12 @@ def add_run_args(p: argparse.ArgumentParser, annotators: bool, images: bool = Fa
                    help="diffusers' CPU offload for models that do not fit the GPU: auto (default: offload only "
                    "when the weights do not fit 70%% of the free GPU memory), none, model (one model on the GPU "
                    "at a time) or sequential (layer by layer, slowest; never compiled); recorded in run_config.json")
+    p.add_argument("--lora", action="append", metavar="PATH_OR_HUB_ID[:SCALE]",
+                   help="a LoRA adapter loaded onto the pipeline and fused (repeatable, applied in order): a "
+                   "local .safetensors file or folder, or ORG/NAME[@REV][/FILE] on the Hub; SCALE defaults to 1. "
+                   "The base with a LoRA is another model: its own settings row, run folder and leaderboard row")
+    p.add_argument("--unet", metavar="PATH_OR_HUB_ID", help="a UNet checkpoint that replaces the pipeline's "
+                   "(e.g. ByteDance/SDXL-Lightning/sdxl_lightning_4step_unet.safetensors on its SDXL base)")
     p.add_argument("--revision", help="model revision (branch, tag or commit)")
     p.add_argument("--device", type=cli_types.device, help="cpu, cuda, cuda:1 ... (default: the best available)")
     p.add_argument("--dtype", type=cli_types.dtype, help="float32, float16 or bfloat16 (default: per device)")

@@ -27,9 +27,11 @@ class ForeignResults(RuntimeError):
 
 
 def results_relpath(record: RequestRecord) -> str:
-    """``<model folder>/request-<commit>.json`` for the request (relative to the results folder,
-    or to ``results/`` in a Hub results dataset)."""
-    return f"{model_folder_name(record.model_id)}/{RESULTS_PREFIX}{record.commit}.json"
+    """``<model folder>/request-<commit>[+lora-<hash>].json`` for the request (relative to the
+    results folder, or to ``results/`` in a Hub results dataset): a base model and the same base
+    with LoRAs post two files."""
+    lora = record.request_id.rsplit("+", 1)[1] if record.loras else None
+    return f"{model_folder_name(record.model_id)}/{RESULTS_PREFIX}{record.commit}{f'+{lora}' if lora else ''}.json"
 
 
 def is_own_results(doc: dict, record: RequestRecord) -> bool:

@@ -48,15 +48,19 @@ def _submitter(args: argparse.Namespace) -> str:
 
 
 def _cmd_request(args: argparse.Namespace) -> int:
-    from submissions.request_checks import RateLimit, build_request, resolve_model, submit_request
+    from submissions.request_checks import RateLimit, build_request, resolve_lora, resolve_model, submit_request
     from submissions.request_store import open_store
 
     rate_limit = RateLimit(max_open=args.max_open, max_per_day=args.max_per_day)
     settings = parse_settings(args.set)
     store = open_store(args.to_folder, args.repo, token=args.token, write=not args.dry_run)
     submitter = _submitter(args)  # a Hub queue: proves the token before anything else
-    model = resolve_model(args.model_id, args.revision, demo=args.demo, api=getattr(store, "api", None))
-    record = build_request(model, submitter=submitter, dtype=args.dtype, settings=settings)
+    api = getattr(store, "api", None)
+    model = resolve_model(args.model_id, args.revision, demo=args.demo, api=api)
+    if args.lora and model.demo:
+        raise InvalidRequest("--lora: a demo request (built-in model) takes no LoRA")
+    loras = [resolve_lora(ref, api) for ref in args.lora or ()]
+    record = build_request(model, submitter=submitter, dtype=args.dtype, settings=settings, loras=loras)
     stored = submit_request(store, record, rate_limit=rate_limit, dry_run=args.dry_run)
     data = record.dumps()
     where = (f"{Path(args.to_folder) / stored.path}" if args.to_folder
@@ -132,6 +136,9 @@ def register(subparsers) -> None:
     where.add_argument("--to-folder", metavar="Q", help="local requests folder (written as requests/... under it)")
     req.add_argument("--revision", help="branch, tag or commit (default main); resolved to a commit now")
     req.add_argument("--dtype", choices=DTYPES, help="weights dtype (default: per device)")
+    req.add_argument("--lora", action="append", metavar="ORG/NAME[@REV][/FILE][:SCALE]",
+                     help="a LoRA on the Hub loaded onto the model and fused (repeatable, in order); resolved to a "
+                     "commit now. The base with LoRAs is another request, audit and leaderboard row")
     req.add_argument("--set", action="append", metavar="KEY=VALUE",
                      help=f"generation setting, one of {', '.join(GENERATION_SETTINGS)} (default: the model "
                      "family's, docs/models.md)")

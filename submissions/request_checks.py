@@ -19,6 +19,7 @@ from huggingface_hub import HfApi
 from benchmark.hub.access import NO_CONNECTION, hub_failures
 from benchmark.models.builtin_cache import BUILDER_VERSION, check_builtin_name
 from benchmark.models.errors import UnknownBuiltinError
+from benchmark.models.lora import parse_lora_specs
 from submissions import request_store
 from submissions.request_store import Conflict, RequestStore, Snapshot, StoredRecord, retry_delays
 from submissions.requests import (
@@ -30,6 +31,7 @@ from submissions.requests import (
     RequestRecord,
     check_dtype,
     check_hub_model_id,
+    check_loras,
     check_settings,
     check_submitter,
     parse_utc,
@@ -149,11 +151,38 @@ def resolve_model(model_id: str, revision: str | None, *, demo: bool, api: Any =
 # --------------------------------------------------------------------------- the request
 
 
+def resolve_lora(ref: str, api: Any = None) -> str:
+    """A ``--lora ORG/NAME[@REV][/FILE][:SCALE]`` of a request pinned to the commit its revision
+    resolves to now (``ORG/NAME@COMMIT[/FILE][:SCALE]``): the workers load exactly what was asked.
+    RequestRefused when the repository cannot be seen, is private, or holds no .safetensors file."""
+    parsed = parse_lora_specs([ref])[0]
+    if not parsed.repo:
+        raise InvalidRequest(f"LoRA {ref!r}: a request names a LoRA on the Hub (ORG/NAME[@REV][/FILE][:SCALE]); "
+                             "a local file is for `t2ibench run --lora`")
+    revision, api = parsed.revision or "main", api if api is not None else HfApi()
+    where = f"cannot check the LoRA {parsed.repo}"
+    with hub_failures(MODEL_CHECK_MESSAGES, error=RequestRefused, where=where, model_id=parsed.repo,
+                      revision=revision):
+        info = api.model_info(parsed.repo, revision=revision)
+    if getattr(info, "private", False):
+        raise RequestRefused(f"the LoRA {parsed.repo} is private: the maintainers' workers cannot download it")
+    files = [str(getattr(f, "rfilename", "")) for f in (getattr(info, "siblings", None) or [])]
+    if parsed.weight_name and parsed.weight_name not in files or not any(f.endswith(".safetensors") for f in files):
+        raise RequestRefused(f"the LoRA {parsed.repo} has no {parsed.weight_name or '.safetensors file'}")
+    commit = str(getattr(info, "sha", "") or "").lower()
+    if len(commit) != 40:
+        raise RequestRefused(f"{where}: the Hub gave no commit for revision {revision!r}")
+    return (f"{parsed.repo}@{commit}" + (f"/{parsed.weight_name}" if parsed.weight_name else "")
+            + (f":{parsed.scale:g}" if parsed.scale_given else ""))
+
+
 def build_request(model: ResolvedModel, *, submitter: str, dtype: str | None = None, settings: dict | None = None,
-                  now: str | None = None) -> RequestRecord:
+                  loras: list[str] | None = None, now: str | None = None) -> RequestRecord:
+    """The PENDING record of a resolved model (``loras``: pinned by :func:`resolve_lora`)."""
     return RequestRecord(model_id=model.model_id, revision=model.revision, commit=model.commit,
                          submitter=check_submitter(submitter), submitted_at=now or utc_now(),
-                         dtype=check_dtype(dtype), settings=check_settings(settings), demo=model.demo)
+                         dtype=check_dtype(dtype), settings=check_settings(settings), loras=check_loras(loras),
+                         demo=model.demo)
 
 
 def check_queue(snapshot: Snapshot, record: RequestRecord, rate_limit: RateLimit) -> StoredRecord | None:

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchmark.contract.bounded_json import RefusedJson, load_bounded_json
+from benchmark.contract.digest import sha256_hex
+from benchmark.contract.model_specs import hub_id_problem
 from benchmark.contract.times import parse_iso_time
 from submissions.model_folders import model_folder_name
 
@@ -37,6 +39,7 @@ MAX_SUBMITTER_CHARS = 96
 # it can cost the worker memory, a RecursionError or a slow int() (docs/queue.md).
 MAX_RECORD_BYTES = 64 * 1024
 MAX_RECORD_DEPTH = 4  # the record nests 2 levels (settings)
+MAX_LORAS = 4
 
 #: the generation settings a request may set (docs/models.md): (type, min, max, multiple of)
 GENERATION_SETTINGS: dict[str, tuple[type, float, float, int | None]] = {
@@ -52,6 +55,8 @@ _HUB_PART = r"(?![-.])[A-Za-z0-9_.-]{1,96}(?<![-.])"
 HUB_MODEL_ID = re.compile(rf"^{_HUB_PART}/{_HUB_PART}$")
 HUB_COMMIT = re.compile(r"^[0-9a-f]{40}$")
 BUILTIN_COMMIT = re.compile(r"^builtin-v\d+$")
+PINNED_LORA = re.compile(r"^(?P<repo>[A-Za-z0-9_.-]{1,96}/[A-Za-z0-9_.-]{1,96})@[0-9a-f]{40}"
+                         r"(?P<file>/[A-Za-z0-9_./-]{1,200}\.safetensors)?(?::(?P<scale>-?\d{1,3}(?:\.\d{1,6})?))?$")
 _TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$")
 
 
@@ -63,9 +68,8 @@ class InvalidRequest(ValueError):
 
 
 def check_hub_model_id(model_id: Any) -> str:
-    """``model_id`` if it is a Hub model id ``ORG/NAME``; InvalidRequest otherwise."""
-    from benchmark.contract.model_specs import hub_id_problem  # the one id rule (t2ibench validate's too)
-
+    """``model_id`` if it is a Hub model id ``ORG/NAME`` (the one id rule, t2ibench validate's
+    too); InvalidRequest otherwise."""
     if not isinstance(model_id, str) or not HUB_MODEL_ID.match(model_id) or hub_id_problem(model_id):
         shown = model_id if isinstance(model_id, str) else type(model_id).__name__
         raise InvalidRequest(f"{shown!r} is not a Hub model id: ORG/NAME of letters, digits, '_', '-', '.' "
@@ -109,23 +113,49 @@ def check_commit(commit: Any, *, builtin: bool) -> str:
     return commit
 
 
-def request_path(model_id: str, commit: str) -> str:
-    """``requests/<org>--<model>/<commit>.json``: where a new record is written."""
+def check_loras(loras: Any) -> list[str]:
+    """The LoRA adapters of a request: at most :data:`MAX_LORAS` Hub references pinned to a commit,
+    ``ORG/NAME@COMMIT[/FILE.safetensors][:SCALE]`` (``t2ibench request --lora`` resolves the
+    revision; a base with LoRAs is another model than the base, with its own request)."""
+    if loras is None:
+        return []
+    if not isinstance(loras, (list, tuple)) or len(loras) > MAX_LORAS:
+        raise InvalidRequest(f"loras must be a list of at most {MAX_LORAS} LoRA references, got {_shown(loras)}")
+    for ref in loras:
+        m = PINNED_LORA.match(ref) if isinstance(ref, str) else None
+        if m is None or hub_id_problem(m["repo"]):
+            raise InvalidRequest(f"LoRA {_shown(ref)} is not ORG/NAME@COMMIT[/FILE.safetensors][:SCALE] (a Hub LoRA "
+                                 "pinned to its 40-character commit)")
+        if m["scale"] is not None and not -10.0 <= float(m["scale"]) <= 10.0:
+            raise InvalidRequest(f"LoRA {ref!r}: scale {m['scale']} is outside [-10, 10]")
+    return list(loras)
+
+
+def _lora_suffix(loras: Any) -> str:
+    """``+lora-<12 hex>`` naming a request's LoRAs (sha256 of the ordered list; '' with none):
+    the base model and the base with LoRAs are two requests, two run folders, two results."""
+    loras = check_loras(loras)
+    return f"+lora-{sha256_hex(json.dumps(loras).encode('utf-8'))[:12]}" if loras else ""
+
+
+def request_path(model_id: str, commit: str, loras: Any = ()) -> str:
+    """``requests/<org>--<model>/<commit>[+lora-<hash>].json``: where a new record is written."""
     check_commit(commit, builtin=model_id.startswith("builtin:"))
-    return f"{REQUESTS_DIR_IN_REPO}/{model_folder(model_id)}/{commit}.json"
+    return f"{REQUESTS_DIR_IN_REPO}/{model_folder(model_id)}/{commit}{_lora_suffix(loras)}.json"
 
 
-def legacy_request_path(model_id: str, commit: str) -> str:
+def legacy_request_path(model_id: str, commit: str, loras: Any = ()) -> str:
     """``requests/<org>__<model>/<commit>.json``: where records were written before; read too."""
     check_commit(commit, builtin=model_id.startswith("builtin:"))
-    return f"{REQUESTS_DIR_IN_REPO}/{legacy_model_folder(model_id)}/{commit}.json"
+    return f"{REQUESTS_DIR_IN_REPO}/{legacy_model_folder(model_id)}/{commit}{_lora_suffix(loras)}.json"
 
 
-def request_id(model_id: str, commit: str) -> str:
-    """``<org>__<model>@<commit>``: names the request, its run folder and its results ("@" is in
-    neither part). Unchanged by the folder rename, so older records and results still match."""
+def request_id(model_id: str, commit: str, loras: Any = ()) -> str:
+    """``<org>__<model>@<commit>[+lora-<hash>]``: names the request, its run folder and its
+    results ("@" is in neither part). Unchanged by the folder rename, so older records and
+    results still match."""
     check_commit(commit, builtin=model_id.startswith("builtin:"))
-    return f"{legacy_model_folder(model_id)}@{commit}"
+    return f"{legacy_model_folder(model_id)}@{commit}{_lora_suffix(loras)}"
 
 
 # --------------------------------------------------------------------------- time
@@ -216,6 +246,7 @@ class RequestRecord:
     submitted_at: str
     dtype: str | None = None
     settings: dict = field(default_factory=dict)
+    loras: list = field(default_factory=list)  # LoRA adapters, pinned (check_loras): part of the model audited
     demo: bool = False  # a built-in tiny random-weight model: meaningless scores
     status: str = PENDING
     worker_id: str | None = None
@@ -230,16 +261,16 @@ class RequestRecord:
 
     @property
     def request_id(self) -> str:
-        return request_id(self.model_id, self.commit)
+        return request_id(self.model_id, self.commit, self.loras)
 
     @property
     def path(self) -> str:
-        return request_path(self.model_id, self.commit)
+        return request_path(self.model_id, self.commit, self.loras)
 
     @property
     def paths(self) -> tuple[str, str]:
         """Where this record may be stored: its path, then the older folder's (read, kept in place)."""
-        return self.path, legacy_request_path(self.model_id, self.commit)
+        return self.path, legacy_request_path(self.model_id, self.commit, self.loras)
 
     def replace(self, **changes: Any) -> "RequestRecord":
         return dataclasses.replace(self, **changes)
@@ -247,6 +278,8 @@ class RequestRecord:
     def to_json(self) -> dict:
         doc = {"format": RECORD_FORMAT, "request_id": self.request_id}
         doc.update(dataclasses.asdict(self))
+        if not doc["loras"]:  # a request without LoRAs reads as it did before the field existed
+            del doc["loras"]
         return doc
 
     def dumps(self) -> bytes:
@@ -289,6 +322,9 @@ def record_from_json(doc: Any) -> RequestRecord:
     check_dtype(record.dtype)
     if check_settings(record.settings) != record.settings:
         raise InvalidRequest(f"settings {record.settings!r} are not in their canonical types")
+    check_loras(record.loras)
+    if record.loras and builtin:
+        raise InvalidRequest("a demo request (built-in model) takes no LoRA")
     if record.status not in STATUSES:
         raise InvalidRequest(f"status {record.status!r} is not one of {', '.join(STATUSES)}")
     if isinstance(record.attempts, bool) or not isinstance(record.attempts, int) or record.attempts < 0:

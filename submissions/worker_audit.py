@@ -39,7 +39,7 @@ def audit_request_for(record: RequestRecord, opts: WorkerOptions) -> AuditReques
     return AuditRequest(
         run_dir=run_dir_of(record, opts),
         model=ModelChoice(record.model_id, revision=None if record.demo else record.commit,
-                          settings=dict(record.settings)),
+                          settings=dict(record.settings), adapters=tuple(record.loras)),
         probes=ProbeChoice(opts.probes, opts.probes_revision, opts.suites, opts.limit_per_suite),
         runtime=Runtime(device=opts.device, dtype=record.dtype, batch_size=opts.batch_size or AUTO,
                         compile=opts.compile, offload=opts.offload),
@@ -66,10 +66,10 @@ def add_provenance(results_path: Path, record: RequestRecord, opts: WorkerOption
 
 
 def images_repo_for(record: RequestRecord, prefix: str) -> str:
-    """``ORG/NAME-<model>-<commit 8>``: one images dataset per request (a valid Hub name)."""
+    """``ORG/NAME-<model>-<commit 8>[-lora-<hash>]``: one images dataset per request (a valid Hub name)."""
     org, name = prefix.split("/")
     model = record.model_id.replace("builtin:", "builtin/").replace("/", "-")
-    tail = f"-{record.commit[:8]}"
+    tail = f"-{record.commit[:8]}" + (f"-{record.request_id.rsplit('+', 1)[1]}" if record.loras else "")
     slug = re.sub(r"[^A-Za-z0-9]+", "-", f"{name}-{model}").strip("-")
     return f"{org}/{slug[:96 - len(tail)].rstrip('-')}{tail}"
 

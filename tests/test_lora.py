@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tiny_pipelines import build_family, install_in_hub_cache, use_hub_cache_offline
+from tiny_pipelines import build_family, install_in_hub_cache, make_tiny_lora, use_hub_cache_offline
 
 from benchmark.contract.digest import file_sha256
 from benchmark.models import MalformedSpecError, ModelNotAvailableError
@@ -21,35 +21,6 @@ from benchmark.models.weights_ref import DIFFUSERS_LORA_FILE, parse_weights_ref
 
 COMMIT = "fedcba9876543210fedcba9876543210fedcba98"
 TINY = {"num_inference_steps": 2, "height": 64, "width": 64}
-
-
-def _make_lora(pipe, folder: Path, *, text_encoders: bool, seed: int = 1) -> Path:
-    """A rank-4 LoRA on the pipeline's UNet attention (and, with ``text_encoders``, each text encoder),
-    its B matrices random so that it changes the images, saved with the pipeline's save_lora_weights."""
-    import torch
-    from peft import LoraConfig
-    from peft.utils import get_peft_model_state_dict
-
-    torch.manual_seed(seed)
-    layers = {}
-    pipe.unet.add_adapter(LoraConfig(r=4, lora_alpha=4, init_lora_weights="gaussian",
-                                     target_modules=["to_q", "to_k", "to_v", "to_out.0"]))
-    layers["unet_lora_layers"] = pipe.unet
-    if text_encoders:  # peft itself (transformers' add_adapter asks for a newer peft than PyPI may have)
-        from peft import inject_adapter_in_model
-
-        for name in ("text_encoder", "text_encoder_2"):
-            module = getattr(pipe, name, None)
-            if module is not None:
-                inject_adapter_in_model(LoraConfig(r=4, lora_alpha=4, init_lora_weights="gaussian",
-                                                   target_modules=["q_proj", "k_proj", "v_proj"]), module)
-                layers[f"{name}_lora_layers"] = module
-    for module in layers.values():
-        for name, parameter in module.named_parameters():
-            if "lora_B" in name:
-                torch.nn.init.normal_(parameter, std=0.5)
-    type(pipe).save_lora_weights(folder, **{k: get_peft_model_state_dict(m) for k, m in layers.items()})
-    return folder
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +37,7 @@ def loras(bases, tmp_path_factory):
     out = {}
     for key, base, text_encoders in (("sd15", "sd15", False), ("sdxl", "sdxl", False), ("sdxl_te", "sdxl", True)):
         pipe = AutoPipelineForText2Image.from_pretrained(bases[base])
-        out[key] = _make_lora(pipe, root / f"{key}-lora", text_encoders=text_encoders)
+        out[key] = make_tiny_lora(pipe, root / f"{key}-lora", text_encoders=text_encoders)
     return out
 
 

@@ -331,6 +331,49 @@ def test_hub_model_to_a_local_queue_with_patched_model_info(tmp_path, monkeypatc
     assert capsys.readouterr().err.startswith("t2ibench: error: acme/painter at commit")
 
 
+LORA_SHA = "fedcba9876543210fedcba9876543210fedcba98"
+
+
+def test_a_request_with_a_lora_is_another_request_pinned_to_its_commit(tmp_path, monkeypatch, capsys):
+    """`t2ibench request --lora`: the LoRA's revision resolved to a commit, the request named apart
+    from its base's (its own path, id, run folder and results file), and the worker's audit
+    request loads it."""
+    def model_info(self, repo_id, revision=None, **kw):
+        if repo_id == "acme/style-lora":
+            return _info(id=repo_id, sha=LORA_SHA, pipeline_tag=None,
+                         siblings=[SimpleNamespace(rfilename="pytorch_lora_weights.safetensors")])
+        return _info()
+
+    monkeypatch.setattr(HfApi, "model_info", model_info)
+    base = ["request", "acme/painter", "--to-folder", str(tmp_path), "--submitter", "carol"]
+    assert main(base) == 0
+    assert main([*base, "--lora", "acme/style-lora:0.8"]) == 0  # not a duplicate of the base
+    lines = capsys.readouterr().out.splitlines()
+    lora_id = lines[-1].removeprefix("request id: ")
+    assert lora_id.startswith(f"acme__painter@{SHA}+lora-") and len(lora_id.rsplit("-", 1)[1]) == 12
+    stored = LocalRequestStore(tmp_path).snapshot().records
+    [rec] = [r.record for r in stored if r.record.loras]
+    assert rec.loras == [f"acme/style-lora@{LORA_SHA}:0.8"] and rec.request_id == lora_id
+    assert rec.path == f"requests/acme--painter/{SHA}{lora_id[len(f'acme__painter@{SHA}'):]}.json"
+    assert record_from_json(json.loads(rec.dumps())) == rec
+    assert "loras" not in _record().to_json()  # a request without LoRAs reads as before
+
+    from submissions.posted_results import results_relpath
+    from submissions.worker_audit import audit_request_for
+
+    opts = WorkerOptions(worker_id="w1", runs_dir=tmp_path / "runs", results_folder=tmp_path / "results")
+    request = audit_request_for(rec, opts)
+    assert request.model.adapters == (rec.loras[0],) and request.run_dir.name == lora_id
+    assert results_relpath(rec) != results_relpath(rec.replace(loras=[]))
+    for bad in (["acme/style-lora"], [f"acme/style-lora@{LORA_SHA}:99"], ["x"] * 5):
+        with pytest.raises(InvalidRequest):
+            record_from_json({**rec.to_json(), "loras": bad, "request_id": None})
+    local = tmp_path / "local.safetensors"
+    local.write_bytes(b"{}")
+    assert main([*base, "--lora", str(local)]) == 2
+    assert "a request names a LoRA on the Hub" in capsys.readouterr().err
+
+
 # --------------------------------------------------------------------------- the command
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from benchmark.commands.external_models import api_overrides, check_source
 from benchmark.contract.audit_request import AuditRequest, ModelChoice, ProbeChoice, Runtime, SuppliedImages
 from benchmark.models.api_images import check_api_endpoint
+from benchmark.models.lora import parse_lora_specs
 from benchmark.commands.stage_inputs import (
     annotator_args, parse_overrides, print_outcome, task_input_args, stage_batch_size,
 )
@@ -24,11 +25,14 @@ def request_from_args(args: argparse.Namespace, *, annotators: bool = True) -> A
     the label stage's options), validated once (a one-line ValueError names the option)."""
     images, api = getattr(args, "images", None), api_overrides(args)
     if images:  # images made elsewhere: nothing sets up a generator
-        given = [f for f, v in (("--set", args.set), ("--revision", args.revision), ("--dtype", args.dtype)) if v]
+        given = [f for f, v in (("--set", args.set), ("--revision", args.revision), ("--dtype", args.dtype),
+                                ("--lora", args.lora), ("--unet", args.unet)) if v]
         if given:
             raise ValueError(f"{given[0]} sets up a generator: --images audits images already made")
+    parse_lora_specs(args.lora)  # the syntax, before any work (the files are found and checked in preflight)
     model = None if images else ModelChoice(args.model, revision=args.revision, settings=parse_overrides(args.set),
-                                            api=api)
+                                            api=api, adapters=tuple(args.lora or ()),
+                                            components={"unet": args.unet} if args.unet else {})
     supplied = SuppliedImages(images, args.model_name, mapping=args.mapping, allow_missing=args.allow_missing,
                               supplied_by=args.supplied_by) if images else None
     return AuditRequest(

@@ -38,7 +38,7 @@ from types import MappingProxyType
 from typing import Any
 
 from benchmark import cli_types
-from benchmark.contract.model_specs import check_model_name, check_model_spec
+from benchmark.contract.model_specs import API_PREFIX, check_model_name, check_model_spec
 
 __all__ = ["AuditRequest", "ModelChoice", "ProbeChoice", "Runtime", "SuppliedImages", "OFFLOAD_MODES",
            "REQUEST_FORMAT", "request_differences"]
@@ -90,13 +90,16 @@ class ModelChoice:
     """The model to audit: ``spec`` (builtin:tiny-sd, a Hub model ID, a local diffusers folder,
     python:module:function, openai:MODEL), its ``revision``, the pipeline call ``settings``
     (``--set``), an image API's connection options (``api``: api_base, api_key_env, concurrency,
-    rpm) and LoRA ``adapters`` (``SOURCE[:SCALE]`` each, loaded in order onto the pipeline)."""
+    rpm), LoRA ``adapters`` (``PATH_OR_HUB_ID[:SCALE]`` each, loaded in order onto the pipeline
+    and fused: ``--lora``) and ``components`` replaced by a checkpoint of their own
+    (``{"unet": REF}``: ``--unet``, e.g. SDXL-Lightning's UNet files)."""
 
     spec: str
     revision: str | None = None
     settings: Mapping[str, Any] = field(default_factory=dict)
     api: Mapping[str, Any] = field(default_factory=dict)
     adapters: tuple[str, ...] = ()
+    components: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not isinstance(self.spec, str):
@@ -105,10 +108,25 @@ class ModelChoice:
         object.__setattr__(self, "revision", _optional_text(self.revision, "--revision"))
         object.__setattr__(self, "settings", _frozen(self.settings, "--set"))
         object.__setattr__(self, "api", _frozen(self.api, "--api-* options"))
-        if self.api and not self.spec.startswith("openai:"):
+        if self.api and not self.spec.startswith(API_PREFIX):
             raise ValueError(f"--api-* options apply to an image API (--model openai:MODEL), not to {self.spec}")
         adapters = (self.adapters,) if isinstance(self.adapters, str) else tuple(self.adapters or ())
         object.__setattr__(self, "adapters", tuple(_optional_text(a, "--lora") for a in adapters))
+        components = _frozen(self.components, "component checkpoints")
+        object.__setattr__(self, "components", MappingProxyType(
+            {k: _optional_text(v, f"--{k}") for k, v in components.items()}))
+        if (self.adapters or self.components) and self.spec.startswith(("python:", API_PREFIX)):
+            raise ValueError(f"--lora and --unet apply to diffusers pipelines, not to {self.spec}")
+
+    @property
+    def weights(self) -> dict[str, Any]:
+        """The loader's keyword arguments for the adapters and component checkpoints (none given: {})."""
+        out: dict[str, Any] = {}
+        if self.adapters:
+            out["loras"] = list(self.adapters)
+        if self.components:
+            out["components"] = dict(self.components)
+        return out
 
     def load_options(self) -> dict[str, Any]:
         """The keyword arguments the model's loader takes besides the spec: the call settings and
@@ -248,7 +266,7 @@ class AuditRequest:
 
     @property
     def is_api(self) -> bool:
-        return self.model is not None and self.model.spec.startswith("openai:")
+        return self.model is not None and self.model.spec.startswith(API_PREFIX)
 
     def with_changes(self, **changes: Any) -> "AuditRequest":
         """A copy with some fields replaced (validated again)."""
@@ -298,7 +316,7 @@ class AuditRequest:
 #: `--tasks a,b`, or every suite named and none, resume the same folder
 IDENTITY_FIELDS = {
     ("model", "spec"): "--model", ("model", "revision"): "--revision", ("model", "settings"): "--set",
-    ("model", "adapters"): "--lora", ("images", "model_name"): "--model-name",
+    ("model", "adapters"): "--lora", ("model", "components"): "--unet", ("images", "model_name"): "--model-name",
     ("images", "supplied_by"): "--supplied-by",
 }
 

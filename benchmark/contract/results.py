@@ -234,7 +234,9 @@ class AuditedRun:
     never compared), ``references`` (the reference datasets scores were made against instead of
     the model's own images, ``{"<task>": {source, revision, fingerprint}}``; absent for the
     papers' protocol) and ``provenance`` (images the benchmark did not generate: supplied as a
-    folder, or from an API; :mod:`benchmark.contract.image_provenance`)."""
+    folder, or from an API; :mod:`benchmark.contract.image_provenance`) and ``setting_sources``
+    (where each generation setting came from: ``--set``, a model card row, the pipeline's
+    default; benchmark.models.model_cards)."""
 
     model: Mapping
     package_version: str
@@ -244,6 +246,7 @@ class AuditedRun:
     probes: Mapping | None = None
     references: Mapping | None = None
     provenance: Mapping | None = None
+    setting_sources: Mapping | None = None
 
 
 @dataclass(frozen=True)
@@ -285,6 +288,8 @@ def build_results(audited: AuditedRun, scored: ScoredRun, *, created: str | None
         "run": dict(scored.run or {}),
         "suites": list(scored.suites),
         "settings": dict(audited.settings),
+        **({"setting_sources": {str(k): str(v) for k, v in audited.setting_sources.items()}}
+           if audited.setting_sources else {}),
         "seeds": dict(audited.seeds),
         "scoring": dict(scored.scoring),
         "hardware": dict(audited.hardware),

@@ -18,11 +18,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .errors import ModelSpecError
+
 __all__ = ["guidance_record", "GuidanceCheck", "GuidanceMismatchError"]
 
 
-class GuidanceMismatchError(RuntimeError):
-    """The recorded guidance and the guidance the pipeline ran disagree."""
+class GuidanceMismatchError(ModelSpecError):
+    """The recorded guidance and the guidance the pipeline ran disagree: the run stops before any
+    image is kept, with one line (a ValueError, as every refusal of a model)."""
 
 
 class _Probe:

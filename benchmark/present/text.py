@@ -215,3 +215,35 @@ def excluded_text(counts: Mapping[str, int]) -> str:
     checker`` ("" when none)."""
     return ", ".join(f"{int(n):,} image{'' if int(n) == 1 else 's'} {excluded_why(r)}"
                      for r, n in counts.items() if int(n))
+
+
+#: settings shown after the call settings that have a source (what ran them, and how)
+SETTINGS_AFTER_SOURCED = ("pipeline", "scheduler", "dtype")
+
+
+def settings_items(settings: Mapping | None, sources: Mapping | None = None) -> list[str]:
+    """A run's generation settings as people read them, one ``key=value (source)`` item each:
+    the call settings with the source they came from (``--set``, a model card row, a base
+    model's card, the pipeline's default; results.json ``setting_sources``) first, then
+    classifier-free guidance as it ran, then the pipeline, scheduler and dtype. The report, the
+    leaderboard's model details and the plan show the same items."""
+    settings = settings if isinstance(settings, Mapping) else {}
+    sources = sources if isinstance(sources, Mapping) else {}
+    out = [f"{k}={_plain(settings[k]) if k in settings else 'pipeline default'} ({sources[k]})" for k in sources]
+    guidance = settings.get("guidance")
+    if isinstance(guidance, Mapping) and "classifier_free" in guidance:
+        why = f": {guidance['off_because']}" if guidance.get("off_because") else ""
+        out.append(f"classifier-free guidance {'on' if guidance['classifier_free'] else 'off'}{why}")
+    out += [f"{k}={_plain(settings[k])}" for k in SETTINGS_AFTER_SOURCED if k in settings and k not in sources]
+    return out
+
+
+def adapters_text(adapters: Sequence[Mapping] | None) -> str:
+    """The LoRAs and component checkpoints of a model, one phrase each: what, its id, scale and
+    sha256 (short); "" for a base model."""
+    out = []
+    for a in adapters or ():
+        what = "LoRA" if a.get("kind") == "lora" else f"{a.get('component') or a.get('kind')} checkpoint"
+        scale = f" at scale {a['scale']:g}" if isinstance(a.get("scale"), (int, float)) else ""
+        out.append(f"{what} {a.get('id') or a.get('path')}{scale} (sha256 {str(a.get('sha256'))[:12]})")
+    return "; ".join(out)

@@ -347,7 +347,8 @@ def load_model(request: AuditRequest, state: Any) -> Any:
     if device is None and state.num_processes > 1 and state.device is not None:
         device = "cpu" if state.device.type == "cpu" else str(state.device)  # this rank's device
     return models.load_text_to_image(request.model.spec, revision=request.model.revision, device=device,
-                                     dtype=runtime.dtype, **runtime.load_options(), **request.model.load_options())
+                                     dtype=runtime.dtype, **runtime.load_options(), **request.model.weights,
+                                     **request.model.load_options())
 
 
 def run_generation(request: AuditRequest, chosen: ChosenProbes | None = None) -> GenerationSummary:

@@ -19,7 +19,7 @@ from typing import Any
 from benchmark.contract import run_folder as rf
 from benchmark.contract.audit_request import AuditRequest
 from benchmark.models.api_images import check_api_endpoint, estimate_requests
-from benchmark.models.text_to_image import check_text_to_image, planned_setting_sources
+from benchmark.models.text_to_image import plan_settings
 from benchmark.probes.source import suite_families
 from benchmark.contract.results import RESULTS_FILE, UnreadableResults, load_results_file, validate_results
 from benchmark.runner.annotate_plan import annotator_options, choose_annotators
@@ -59,6 +59,8 @@ class AuditPlan:
     annotate_images_per_second: float | None = None
     requests: str | None = None  # an image API's requests and cost estimate (benchmark.models.api_images)
     setting_sources: dict[str, str] = field(default_factory=dict)  # call setting -> where it comes from
+    setting_warning: str | None = None  # a model on its pipeline's defaults: how to pass its card's settings
+    adapters: list[dict] = field(default_factory=list)  # LoRAs and component checkpoints: identity records
 
     @property
     def n_images(self) -> int:
@@ -74,13 +76,13 @@ class AuditPlan:
     def format(self) -> str:
         suites = ", ".join(f"{s} {n}" for s, n in self.images.items())
         rows = [("model", f"{self.model} ({self.pipeline})")]
-        if self.setting_sources:
-            by_source: dict[str, list[str]] = {}
-            for key, source in self.setting_sources.items():
-                by_source.setdefault(source, []).append(key)
-            rows.append(("settings from", "; ".join(f"{source}: {', '.join(keys)}" for source, keys in by_source.items())))
-        if self.settings:
-            rows.append(("settings", ", ".join(f"{k}={v!r}" for k, v in self.settings.items())))
+        rows += [("adapter" if a.get("kind") == "lora" else str(a.get("component") or a.get("kind")),
+                  _adapter_text(a)) for a in self.adapters]
+        for i, (key, value) in enumerate(self.settings.items()):  # every setting, its value and where it came from
+            source = self.setting_sources.get(key)
+            rows.append(("settings" if i == 0 else "", f"{key}={value!r}" + (f"  ({source})" if source else "")))
+        if self.setting_warning:
+            rows.append(("warning", self.setting_warning))
         for option, models in self.annotators.items():
             rows.append((option, (", ".join(models) if isinstance(models, list) else models) or "disabled"))
         for task_input in declared_inputs():
@@ -105,7 +107,13 @@ class AuditPlan:
         width = max(len(k) for k, _ in rows) + 1
         head = (f"plan: {self.n_images} images in {len(self.images)} suite(s) ({suites})"
                 + (f", {self.done} already in {self.run_dir}" if self.done else ""))
-        return "\n".join([head] + [f"  {k + ':':<{width}} {v}" for k, v in rows])
+        return "\n".join([head] + [f"  {(k + ':') if k else '':<{width}} {v}" for k, v in rows])
+
+
+def _adapter_text(record: dict) -> str:
+    """One adapter of the plan: what it is, its scale, its file's sha256 (short)."""
+    scale = f" at scale {record['scale']:g}" if isinstance(record.get("scale"), (int, float)) else ""
+    return f"{record.get('id') or record.get('path')}{scale} (sha256 {str(record.get('sha256'))[:12]})"
 
 
 def _duration(seconds: float) -> str:
@@ -144,10 +152,11 @@ def preflight(request: AuditRequest) -> AuditPlan:
     chosen = choose_probes(request.probes, run_dir=request.run_dir)
     check_resume(request, chosen)
     model, runtime = request.model, request.runtime
-    pipeline = check_text_to_image(model.spec, revision=model.revision, device=runtime.device, dtype=runtime.dtype,
-                                   overrides=model.load_options(), offload=runtime.offload)
-    plan = plan_for(request, chosen, model=model.spec, pipeline=pipeline, settings=model.load_options())
-    plan.setting_sources = planned_setting_sources(model.spec, pipeline, model.load_options())
+    settings = plan_settings(model.spec, revision=model.revision, device=runtime.device, dtype=runtime.dtype,
+                             overrides=model.load_options(), offload=runtime.offload, **model.weights)
+    plan = plan_for(request, chosen, model=model.spec, pipeline=settings.pipeline, settings=dict(settings.settings))
+    plan.setting_sources, plan.setting_warning = dict(settings.sources), settings.warning
+    plan.adapters = [dict(a) for a in settings.adapters]
     if request.is_api:
         name, todo = model.spec.split(":", 1)[1], max(plan.n_images - plan.done, 0)
         plan.requests = estimate_requests(name, model.load_options(), todo)

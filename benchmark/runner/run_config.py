@@ -44,11 +44,15 @@ def _json(value: Any) -> Any:
 
 def _model_block(request: AuditRequest, model: Any) -> dict:
     """run_config.json ``model``: the spec and revision asked for, and (once loaded) what they
-    resolved to."""
+    resolved to, with the identity records of its adapters (LoRAs, component checkpoints)."""
     model_id = getattr(model, "model_id", None)
-    return {"spec": request.model_spec or model_id, "revision_requested": request.revision, "model_id": model_id,
-            "revision": getattr(model, "revision", None),
-            "builtin": None if model is None else (is_builtin(model) or is_builtin(request.model_spec or model_id))}
+    block = {"spec": request.model_spec or model_id, "revision_requested": request.revision, "model_id": model_id,
+             "revision": getattr(model, "revision", None),
+             "builtin": None if model is None else (is_builtin(model) or is_builtin(request.model_spec or model_id))}
+    adapters = getattr(model, "adapters", None)
+    if adapters:  # LoRAs and component checkpoints: part of what the model is (benchmark.models.lora)
+        block["adapters"] = _json(list(adapters))
+    return block
 
 
 def make_run_config(request: AuditRequest, probes: pd.DataFrame, *, chosen: ChosenProbes | None = None,

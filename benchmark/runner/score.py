@@ -95,8 +95,12 @@ def _model_block(config: dict, manifest: pd.DataFrame) -> dict:
         revision = str(manifest["revision"].iloc[0])
     builtin = is_builtin(m if isinstance(m, dict) else {"spec": spec}) or bool(config.get("builtin")) \
         or is_builtin(model_id)
-    return {"id": str(model_id or "unknown"), "spec": None if spec is None else str(spec),
-            "revision": None if revision is None else str(revision), "builtin": builtin}
+    block = {"id": str(model_id or "unknown"), "spec": None if spec is None else str(spec),
+             "revision": None if revision is None else str(revision), "builtin": builtin}
+    adapters = m.get("adapters") if isinstance(m, dict) else None
+    if isinstance(adapters, list) and adapters:  # LoRAs / component checkpoints: another model than the base
+        block["adapters"] = adapters
+    return block
 
 
 def _settings(config: dict, manifest: pd.DataFrame) -> dict:
@@ -159,7 +163,8 @@ def _results(ctx: ScoringContext, details: dict, options: ScoringOptions, second
         seeds={"policy": res.seed_policy(cfg.get("provenance")), "bootstrap_random_state": options.random_state},
         hardware=cfg.get("hardware") if isinstance(cfg.get("hardware"), dict) else res.hardware_info(device),
         probes={k: probes.get(k) for k in ("kind", "source", "revision", "fingerprint")} if probes else None,
-        references=results_references(cfg), provenance=cfg.get("provenance"))
+        references=results_references(cfg), provenance=cfg.get("provenance"),
+        setting_sources=cfg.get("setting_sources") if isinstance(cfg.get("setting_sources"), dict) else None)
     scored = res.ScoredRun(
         suites=[st.to_dict() for st in ctx.status.values()], scores=ctx.scores, annotators=annotator_entries(ctx),
         scoring={"confidence_level": options.confidence_level, "n_resamples": options.n_resamples,

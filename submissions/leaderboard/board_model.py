@@ -97,10 +97,21 @@ class Submission:
         return "+".join(str(r["fingerprint"]) for r in self.references.values()) or None
 
     @cached_property
+    def adapters(self) -> list[dict]:
+        """The LoRAs and component checkpoints applied to the base (results.json ``model.adapters``)."""
+        found = self.model.get("adapters")
+        return [dict(a) for a in found if isinstance(a, Mapping)] if isinstance(found, list) else []
+
+    @cached_property
     def key(self) -> str:
-        """Row key: model id, revision, probe set and references ('@', '#' and '|' are in no Hub
-        id, so it is unambiguous)."""
-        return (f"{self.model_id}@{self.revision or ''}" + (f"#{self.probes}" if self.probes else "")
+        """Row key: model id, revision, adapters (their files' sha256 and scales: a base and the
+        same base with a LoRA are two rows), probe set and references ('@', '+', '#' and '|' are
+        in no Hub id, so it is unambiguous)."""
+        return (f"{self.model_id}@{self.revision or ''}"
+                + "".join(f"+{a.get('kind')}={str(a.get('sha256'))[:16]}"
+                          + (f"x{a['scale']:g}" if isinstance(a.get("scale"), (int, float)) else "")
+                          for a in self.adapters)
+                + (f"#{self.probes}" if self.probes else "")
                 + "".join(f"|{k}-reference={r['fingerprint']}" for k, r in self.references.items()))
 
     @property

@@ -60,13 +60,17 @@ IMAGE_SOURCE = pa.struct([("kind", pa.string()), ("seeds", pa.string()), ("seeds
                           ("supplied_by", pa.string()), ("sheet_fingerprint", pa.string()),
                           ("n_supplied", pa.int64()), ("n_missing", pa.int64()), ("provider", pa.string()),
                           ("api_base", pa.string()), ("api_model", pa.string())])
+ADAPTER = pa.struct([("kind", pa.string()), ("id", pa.string()), ("sha256", pa.string()), ("scale", pa.float64())])
 SUBMISSION = pa.struct([("submitted_at", pa.string()), ("submitted_with", pa.string()), ("demo", pa.bool_()),
                         ("results_repo", pa.string()), ("images_dataset", pa.string())])
-ROW_FIELDS = (("key", pa.string(), "the leaderboard's row key: `model_id@revision`, `#probes` when recorded, "
+ROW_FIELDS = (("key", pa.string(), "the leaderboard's row key: `model_id@revision`, `+KIND=sha256xSCALE` per "
+                                   "adapter, `#probes` when recorded, "
                                    "`|KEY-reference=fingerprint` per reference"),
               ("model_id", pa.string(), "the model id"),
               ("model_spec", pa.string(), "the model spec the audit loaded"),
               ("revision", pa.string(), "the model revision"),
+              ("adapters", pa.list_(ADAPTER), "LoRAs and component checkpoints applied to the base, in order (kind, "
+                                              "id, sha256 of the file, scale; empty: the base alone)"),
               ("builtin", pa.bool_(), "`model.builtin`: a built-in tiny random-weight model"),
               ("probes", pa.string(), "the probe set: its fingerprint, else source@revision"),
               ("probe_set", PROBE_SET, "the results' `probes` block (kind, source, revision, fingerprint)"),
@@ -177,7 +181,12 @@ def row_cells(sub) -> dict[str, Any]:
     package = doc.get("package") if isinstance(doc.get("package"), Mapping) else {}
     probes = doc.get("probes") if isinstance(doc.get("probes"), Mapping) else None
     return {"key": sub.key, "model_id": sub.model_id, "model_spec": _text(sub.model.get("spec")),
-            "revision": _text(sub.revision), "builtin": bool(sub.model.get("builtin")), "probes": sub.probes,
+            "revision": _text(sub.revision),
+            "adapters": [{"kind": _text(a.get("kind")), "id": _text(a.get("id") or a.get("path")),
+                          "sha256": _text(a.get("sha256")),
+                          "scale": float(a["scale"]) if isinstance(a.get("scale"), (int, float)) else None}
+                         for a in sub.adapters],
+            "builtin": bool(sub.model.get("builtin")), "probes": sub.probes,
             "probe_set": None if probes is None else {k: _text(probes.get(k)) for k in PROBE_SET.names},
             "references": [{"key": k, **{f: _text(r.get(f)) for f in ("source", "revision", "fingerprint")}}
                            for k, r in sub.references.items()],
@@ -229,6 +238,8 @@ def slim_document(rec: Mapping, names: list[str]) -> dict:
         "scores": [e for e in (_entry(n, rec) for n in names) if e is not None],
         "annotators": [{"annotator": a} for a in rec.get("builtin_annotators") or []],
         "slim": True}
+    if rec.get("adapters"):
+        doc["model"]["adapters"] = [{k: v for k, v in a.items() if v is not None} for a in rec["adapters"]]
     if rec.get("probe_set"):
         doc["probes"] = {k: v for k, v in rec["probe_set"].items() if v is not None}
     if rec.get("references"):

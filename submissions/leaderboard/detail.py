@@ -104,11 +104,11 @@ def detail_markdown(row: ModelRow) -> str:
         lines.append(f"- **Images**: [{s.images_dataset}]({HUB_DATASETS}{s.images_dataset})")
     elif sub.get("images_dataset"):
         lines.append(f"- **Images**: {md_escape(sub['images_dataset'])} (not a valid dataset id, no link)")
-    settings = doc.get("settings") if isinstance(doc.get("settings"), Mapping) else {}
-    keys = ("pipeline", "num_inference_steps", "guidance_scale", "height", "width", "dtype", "scheduler")
-    shown = [f"{k}={settings[k]}" for k in keys if k in settings]
+    if s.adapters:
+        lines.append(f"- **Adapters**: {md_escape(text.adapters_text(s.adapters))}")
+    shown = text.settings_items(doc.get("settings"), doc.get("setting_sources"))
     if shown:
-        lines.append(f"- **Settings**: {md_escape(', '.join(shown))}")
+        lines.append(f"- **Settings** (value and where it came from): {md_escape('; '.join(shown))}")
     if row.older:
         lines.append("- **Conflicting files** (same model, revision, probes and references; not shown): "
                      + md_escape(", ".join(f"{o.doc.get('created')} ({o.source}: {hidden_because(o, row.latest)})"

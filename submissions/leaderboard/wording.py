@@ -35,8 +35,21 @@ def references_label(references: Mapping[str, Mapping]) -> str:
 
 
 def reference_label(sub: Submission) -> str:
-    """What the Model cell adds for a row scored against references ("" for the papers' protocol)."""
-    return references_label(sub.references)
+    """What the Model cell adds for a row's adapters and references ("" for a base model audited
+    with the papers' protocol)."""
+    return adapters_label(sub.adapters) + references_label(sub.references)
+
+
+def adapters_label(adapters: Sequence[Mapping]) -> str:
+    """What the Model cell adds for LoRAs and component checkpoints: `` + LoRA NAME`` (its file's
+    name, `` x SCALE`` when not 1), `` + unet NAME``."""
+    out = []
+    for a in adapters or ():
+        name = str(a.get("id") or a.get("path") or a.get("sha256") or "?").rstrip("/").rsplit("/", 1)[-1]
+        what = "LoRA" if a.get("kind") == "lora" else str(a.get("component") or a.get("kind") or "adapter")
+        scale = a.get("scale")
+        out.append(f" + {what} {name}" + (f" x{scale:g}" if isinstance(scale, (int, float)) and scale != 1 else ""))
+    return "".join(out)
 
 
 #: the Images filter: who made a row's images (benchmark.contract.image_provenance)
@@ -161,10 +174,12 @@ def model_labels(rows: Sequence[ModelRow]) -> dict[str, str]:
 def index_labels(index: BoardIndex) -> dict[str, str]:
     """Row key -> the Model cell of every row of a board's index (:func:`labels_of`, from its columns)."""
     rows = index.row_frame()
-    refs = index.table.column("references").take(pa.array(rows.index.to_numpy(), type=pa.int64())).to_pylist() \
-        if len(rows) else []
+    taken = pa.array(rows.index.to_numpy(), type=pa.int64())
+    refs = index.table.column("references").take(taken).to_pylist() if len(rows) else []
+    adapters = index.table.column("adapters").take(taken).to_pylist() if len(rows) else []
     return labels_of(zip(rows["key"].tolist(), rows["model_id"].tolist(), rows["revision"].tolist(),
-                         (references_label({r["key"]: r for r in refs_i or []}) for refs_i in refs),
+                         (adapters_label(a or []) + references_label({r["key"]: r for r in refs_i or []})
+                          for a, refs_i in zip(adapters, refs)),
                          rows["probes"].tolist()))
 
 
