@@ -69,6 +69,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
+from benchmark.contract.times import utc_iso  # noqa: E402
 from benchmark.contract import run_folder as rf  # noqa: E402
 from benchmark.probes.source import open_probe_set  # noqa: E402
 from benchmark.runner.generate import generate  # noqa: E402
@@ -556,7 +557,7 @@ def main(argv=None) -> int:
         # the VQA mode as the label files name it (estimator "vqa closed-set" / "vqa generate"; "vqa" before)
         vqa_mode = {k: ", ".join(d["runs"][0]["labels"]["vqa_estimators"]) or "-" for k, d in docs.items()}
         dirty = " + uncommitted changes" if _git("status", "--porcelain", "--untracked-files=no") else ""
-        env = {"date": time.strftime("%Y-%m-%d %H:%M %Z"), "host": platform.node(), "cpu": _cpu_name(),
+        env = {"date": utc_iso(), "host": platform.node(), "cpu": _cpu_name(),
                "cpu_cores": os.cpu_count(), "threads": args.threads, "device": args.device or "stage default",
                "versions": docs["after"]["versions"], "images_per_suite": per_suite,
                "n_images": sum(per_suite.values()), "image_size": args.image_size, "png_kib": png_kib(sources[0]),

@@ -69,6 +69,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
+from benchmark.contract.times import utc_iso  # noqa: E402
 from benchmark.models import load_text_to_image  # noqa: E402
 from benchmark.models.clip_tokenizer import build_clip_tokenizer  # noqa: E402
 from benchmark.models.device import resolve_dtype  # noqa: E402
@@ -835,7 +836,7 @@ def environment(dev: Device) -> dict:
     import torch
     import transformers
 
-    env = {"date": time.strftime("%Y-%m-%d %H:%M %Z"), "host": platform.node(), "python": platform.python_version(),
+    env = {"date": utc_iso(), "host": platform.node(), "python": platform.python_version(),
            "torch": torch.__version__, "cuda": torch.version.cuda, "diffusers": diffusers.__version__,
            "transformers": transformers.__version__, "cpu_cores": os.cpu_count(), "torch_threads": torch.get_num_threads()}
     if dev.cuda:

@@ -21,7 +21,6 @@ the worst case) at zlib levels 6 (PIL's default, what the runner uses) and 1.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import io
 import json
 import os
@@ -36,6 +35,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
+from benchmark.contract.digest import sha256_hex  # noqa: E402
+from benchmark.contract.times import utc_iso  # noqa: E402
 from benchmark.contract import run_folder as rf  # noqa: E402
 from benchmark.models import load_text_to_image  # noqa: E402
 from benchmark.runner.generate import generate  # noqa: E402
@@ -91,7 +92,7 @@ def write_steps(images: list, batch_size: int, tmp: Path) -> dict[str, float]:
             t0 = time.perf_counter()
             data = png_bytes(im)
             t1 = time.perf_counter()
-            digest = hashlib.sha256(data).hexdigest()
+            digest = sha256_hex(data)
             t2 = time.perf_counter()
             t["png"] += t1 - t0
             t["sha256"] += t2 - t1
@@ -172,7 +173,7 @@ def encode_sizes(sizes: list[int], repeats: int, threads: int) -> list[dict]:
                     data = png_bytes(im, level)
                 t1 = time.perf_counter()
                 for _ in range(repeats):
-                    hashlib.sha256(data).hexdigest()
+                    sha256_hex(data)
                 t2 = time.perf_counter()
                 rows.append({"size": size, "image": kind, "zlib_level": 6 if level is None else level, "threads": 1,
                              "png_ms": _ms(t1 - t0, repeats), "sha256_ms": _ms(t2 - t1, repeats),
@@ -315,7 +316,7 @@ def main(argv=None) -> int:
     best, tm = measure_rounds(model, probes, args.batch_size, args.rounds)
     rows = [{"step": step, "ms_per_image": _ms(best[key], n), "per_run_s": best[key]} for step, key in STEP_ROWS]
     share = best["overhead"] / best["runner"] * 100 if best["runner"] > 0 else float("nan")
-    header = (f"runner overhead: {time.strftime('%Y-%m-%d %H:%M %Z')}, {platform.node()}, {os.cpu_count()} CPU cores, "
+    header = (f"runner overhead: {utc_iso()}, {platform.node()}, {os.cpu_count()} CPU cores, "
               f"torch {torch.__version__} ({torch.get_num_threads()} threads), diffusers {diffusers.__version__}; "
               f"builtin:tiny-sd {model.call_kwargs.get('height')} px, {model.call_kwargs.get('num_inference_steps')} "
               f"steps, {n} images (the first of {', '.join(args.suites)}), batch {args.batch_size}, "

@@ -47,6 +47,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
+from benchmark.contract.times import utc_iso  # noqa: E402
 from benchmark.contract import run_folder as rf  # noqa: E402
 from benchmark.annotate.label_files import LABEL_FILES, write_label_rows  # noqa: E402
 from benchmark.annotate.registry import AnnotateContext, Annotator, WorkItem, list_annotator_kinds  # noqa: E402
@@ -354,7 +355,7 @@ def format_table(rows: list[dict]) -> str:
 def machine_header(n_resamples: int, scale: float) -> str:
     import benchmark
 
-    return (f"scoring benchmark: {time.strftime('%Y-%m-%d %H:%M %Z')}, {platform.node()}, "
+    return (f"scoring benchmark: {utc_iso()}, {platform.node()}, "
             f"{os.cpu_count()} CPU cores, {platform.processor() or platform.machine()}, "
             f"python {platform.python_version()}, numpy {np.__version__}, pandas {pd.__version__}, "
             f"package {getattr(benchmark, '__version__', '?')}; scale {scale:g}, {n_resamples} resamples")

@@ -24,7 +24,6 @@ same rows and images, wherever they were loaded from.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import re
 from dataclasses import dataclass
@@ -33,7 +32,7 @@ from typing import Callable
 
 import pandas as pd
 
-from benchmark.contract.digest import file_sha256
+from benchmark.contract.digest import file_sha256, sha256_hex, sha256_hex_chunks
 from benchmark.contract.model_specs import hub_id_problem
 from benchmark.hub.access import HubError, hub_errors
 from benchmark.registries import REFERENCE_CONFIGS, register_reference_config
@@ -185,10 +184,7 @@ def data_fingerprint(folder: str | Path, configs: dict[str, list[str]] | None = 
     declared = reference_configs()
     files = sorted({p for name in declared if name in configs for p in _config_files(folder, configs[name])},
                    key=lambda p: p.relative_to(folder).as_posix())
-    digest = hashlib.sha256()
-    for path in files:
-        digest.update(f"{path.relative_to(folder).as_posix()}\t{file_sha256(path)}\n".encode())
-    return digest.hexdigest()
+    return sha256_hex_chunks(f"{path.relative_to(folder).as_posix()}\t{file_sha256(path)}\n".encode() for path in files)
 
 
 def _read_config(folder: Path, name: str, patterns: list[str], columns: tuple[str, ...]) -> pd.DataFrame:
@@ -216,7 +212,7 @@ def open_image(cell, where: str, sha256: str | None = None):
     data = cell.get("bytes") if isinstance(cell, dict) else None
     if not data:
         raise ReferenceAttributesError(f"{where}: no embedded image bytes")
-    if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:
+    if sha256 is not None and sha256_hex(data) != sha256:
         raise ReferenceAttributesError(f"{where}: the image bytes do not match its sha256 {sha256[:12]}...")
     try:
         return Image.open(io.BytesIO(data))  # decoded on first use

@@ -16,6 +16,7 @@ from typing import Any
 
 from huggingface_hub import HfApi
 
+from benchmark.contract.times import utc_iso_ms
 from benchmark.hub.access import NO_CONNECTION, hub_failures
 from benchmark.models.builtin_cache import BUILDER_VERSION, check_builtin_name
 from benchmark.models.errors import UnknownBuiltinError
@@ -33,7 +34,6 @@ from submissions.requests import (
     check_settings,
     check_submitter,
     parse_utc,
-    utc_now,
 )
 
 TEXT_TO_IMAGE = "text-to-image"
@@ -152,7 +152,7 @@ def resolve_model(model_id: str, revision: str | None, *, demo: bool, api: Any =
 def build_request(model: ResolvedModel, *, submitter: str, dtype: str | None = None, settings: dict | None = None,
                   now: str | None = None) -> RequestRecord:
     return RequestRecord(model_id=model.model_id, revision=model.revision, commit=model.commit,
-                         submitter=check_submitter(submitter), submitted_at=now or utc_now(),
+                         submitter=check_submitter(submitter), submitted_at=now or utc_iso_ms(),
                          dtype=check_dtype(dtype), settings=check_settings(settings), demo=model.demo)
 
 

@@ -9,7 +9,6 @@ bytes and pull request that a real run sends. Scores are never changed by submit
 
 from __future__ import annotations
 
-import datetime as _dt
 import os
 import threading
 import re
@@ -23,7 +22,7 @@ from benchmark.contract.model_specs import hub_id_problem
 from benchmark.contract.run_folder import CONFIG_FILE, RunFolderError, json_bytes, read_run_config
 from benchmark.hub.access import HubFile, check_access, commit_files, require_hub
 from benchmark.contract.results import PACKAGE_NAME, dumps
-from benchmark.contract.times import parse_iso_time
+from benchmark.contract.times import parse_iso_time, utc_compact, utc_iso
 from benchmark.tasks.folder_record import without_local_paths
 from submissions.model_card import (
     CARD_FILE,
@@ -86,16 +85,12 @@ def utc_stamp(created: str) -> str:
         raise ValueError(f"created: {created!r} is not an ISO 8601 time") from None
     if when.tzinfo is None:
         raise ValueError(f"created: {created!r} has no UTC offset")
-    return when.astimezone(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    return utc_compact(when)
 
 
 def submission_relpath(doc: Mapping) -> str:
     """``<model folder>/<timestamp>.json``: under ``results/`` in the Hub dataset, under the local folder."""
     return f"{model_folder_name(str(doc['model']['id']))}/{utc_stamp(doc['created'])}.json"
-
-
-def utc_now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
 # --------------------------------------------------------------------------- the plan
@@ -269,7 +264,7 @@ def plan_submission(source: str | Path, *, results_repo: str | None = None, imag
     image_files = images_dataset_files(source) if images_repo else []
     doc = {k: v for k, v in doc.items() if k != "submission"}
     doc["submission"] = {
-        "submitted_at": submitted_at or utc_now(),
+        "submitted_at": submitted_at or utc_iso(),
         "submitted_with": f"{PACKAGE_NAME} {benchmark.__version__}",
         "demo": is_demo(doc),
         "results_repo": results_repo,

@@ -25,6 +25,7 @@ import pandas as pd
 
 from benchmark.contract.atomic import atomic_path
 from benchmark.contract.run_folder import LABELS_DIR
+from benchmark.contract.times import utc_compact
 from benchmark.contract.written_hashes import record_written, sidecar_path, written_hash_problem
 from benchmark.registries import LABEL_FILES, register_label_file
 
@@ -119,9 +120,7 @@ def read_labels(run_dir: str | Path, name: str) -> pd.DataFrame:
 def set_aside_label_file(path: Path) -> Path:
     """Move a damaged label file to ``<name>.parquet.corrupt-<time>`` (kept for inspection), so
     the annotate stage computes it again."""
-    import time
-
-    stamp = time.strftime("%Y%m%dT%H%M%S")
+    stamp = utc_compact()
     target = path.with_name(f"{path.name}.corrupt-{stamp}")
     n = 1
     while target.exists():

@@ -11,7 +11,6 @@ For a built-in tiny random-weight model the first key is ``warning``.
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import math
 import platform
@@ -26,6 +25,7 @@ import pandas as pd
 from benchmark.contract.model_specs import is_builtin
 from benchmark.contract.run_folder import TIMINGS_FILE, write_bytes_atomic
 from benchmark.scores.metadata import SCORE_METADATA, get_metadata
+from benchmark.contract.times import utc_iso
 from benchmark.contract.bounded_json import MAX_INT_DIGITS, MAX_NUMBER_CHARS, RefusedJson, json_depth, load_bounded_json  # noqa: F401 (re-exported)
 
 SCHEMA_VERSION = "1.0"
@@ -197,10 +197,6 @@ def read_timings(run_dir: str | Path) -> dict[str, float]:
     return out
 
 
-def now_iso() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
-
-
 # --------------------------------------------------------------------------- the document
 
 
@@ -250,7 +246,7 @@ def build_results(*, model: Mapping, package_version: str, suites: list, setting
         # images the benchmark did not generate: supplied as a folder, or from an API (benchmark.contract.image_provenance)
         **({"provenance": dict(provenance)} if provenance else {}),
         "package": {"name": PACKAGE_NAME, "version": str(package_version)},
-        "created": created or now_iso(),
+        "created": created or utc_iso(),
         "run": dict(run or {}),
         "suites": list(suites),
         "settings": dict(settings),
