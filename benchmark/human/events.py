@@ -19,9 +19,9 @@ import json
 
 from benchmark.contract.times import parse_iso_time, utc_iso_ms
 from benchmark.human import questions as q
+from benchmark.human.question_types import QUESTION_TYPES
 
 EVENTS = ("answer", "skip", "undo")
-QUESTION_TYPES = q.QUESTION_TYPES
 #: Fields of every event, in the order they are written.
 EVENT_FIELDS = ("event", "item_id", "probe_id", "suite", "question_type", "question_key", "question", "answer",
                 "annotator", "time", "qualification", "session")

@@ -13,7 +13,7 @@ import pandas as pd
 from benchmark.contract.run_folder import IMAGES_DIR, MANIFEST_FILE, read_manifest
 from benchmark.human import questions as q
 from benchmark.contract.times import utc_iso_ms
-from benchmark.human.questions import QUESTION_TYPES
+from benchmark.human.question_types import QUESTION_TYPES
 from benchmark.human.replay import done_item_ids
 from benchmark.probes.registry import default_config_path, load_config
 from benchmark.tasks import Task
