@@ -69,6 +69,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
+from benchmark.present.text import markdown_table  # noqa: E402
 from benchmark.contract.times import utc_iso  # noqa: E402
 from benchmark.contract import run_folder as rf  # noqa: E402
 from benchmark.probes.source import open_probe_set  # noqa: E402
@@ -422,17 +423,9 @@ def targets(before: dict | None, after: dict) -> list[dict]:
 
 
 def format_table(rows: list[dict], with_before: bool) -> str:
-    w = max(len(r["metric"]) for r in rows)
-    wb = max([len("before")] + [len(r["before"]) for r in rows])
-    wa = max([len("after")] + [len(r["after"]) for r in rows])
-    if with_before:
-        lines = [f"| {'':<{w}} | {'before':>{wb}} | {'after':>{wa}} | gain    |",
-                 f"|{'-' * (w + 2)}|{'-' * (wb + 1)}:|{'-' * (wa + 1)}:|--------:|"]
-        lines += [f"| {r['metric']:<{w}} | {r['before']:>{wb}} | {r['after']:>{wa}} | {r['gain']:>7} |" for r in rows]
-    else:
-        lines = [f"| {'':<{w}} | {'after':>{wa}} |", f"|{'-' * (w + 2)}|{'-' * (wa + 1)}:|"]
-        lines += [f"| {r['metric']:<{w}} | {r['after']:>{wa}} |" for r in rows]
-    return "\n".join(lines)
+    columns = ["before", "after", "gain"] if with_before else ["after"]
+    return markdown_table(["", *columns], ([r["metric"], *(str(r[c]) for c in columns)] for r in rows),
+                          align="l" + "r" * len(columns), pad=True)
 
 
 def format_targets(tg: list[dict]) -> str:

@@ -31,6 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 sys.path.insert(0, str(ROOT / "tests"))  # the synthetic results generator the tests use
 
+from benchmark.present.text import markdown_table  # noqa: E402
 from benchmark.present.progress import progress_bar  # noqa: E402
 from lb_synthetic import many_model_ids, tiny_audit_argv, write_many  # noqa: E402
 from submissions.leaderboard import contents  # noqa: E402
@@ -130,11 +131,8 @@ def one_size(n: int, results_json: Path, work: Path, timeout: float) -> dict:
 
 
 def table_text(rows: list[dict]) -> str:
-    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---:|" * len(COLUMNS)]
-    for r in rows:
-        lines.append("| " + " | ".join(f"{r[c]:,}" if isinstance(r[c], int) else f"{r[c]:.2f}" for c in COLUMNS)
-                     + " |")
-    return "\n".join(lines)
+    return markdown_table(list(COLUMNS), ([f"{r[c]:,}" if isinstance(r[c], int) else f"{r[c]:.2f}" for c in COLUMNS]
+                                          for r in rows), align="r" * len(COLUMNS))
 
 
 def parse_args(argv=None) -> argparse.Namespace:

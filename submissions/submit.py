@@ -21,6 +21,7 @@ from benchmark.contract.atomic import fsync_dir
 from benchmark.contract.model_specs import hub_id_problem
 from benchmark.contract.run_folder import CONFIG_FILE, RunFolderError, json_bytes, read_run_config
 from benchmark.hub.access import HubFile, check_access, commit_files, require_hub
+from benchmark.present.text import markdown_table
 from benchmark.contract.results import PACKAGE_NAME, dumps
 from benchmark.contract.times import parse_iso_time, utc_compact, utc_iso
 from benchmark.tasks.folder_record import without_local_paths
@@ -170,7 +171,7 @@ class SubmissionPlan:
             ("demo", "yes: built-in tiny random-weight model(s), meaningless scores; do not rank it" if self.demo
              else "no"),
         ]
-        table = "\n".join(["| | |", "| --- | --- |"] + [f"| {k} | {v} |" for k, v in rows])
+        table = markdown_table(["", ""], rows)
         return (f"Results of a t2i-bias-benchmark audit, submitted with `t2ibench submit` "
                 f"({md_text(doc['submission']['submitted_with'])}).\n\n{table}\n\n"
                 f"File: {md_code(self.results_file.path_in_repo)}. It passed `t2ibench validate` (schema "
@@ -188,12 +189,12 @@ class SubmissionPlan:
     def card_pr_description(self) -> str:
         doc = self.document
         probes = doc.get("probes") or {}
-        rows = [f"| {md_text(e.get('display_name') or e['name'])} | {md_text(e['suite'])} | "
-                f"{md_text(e.get('estimator') or '')} | {e['value']:.6g} |" for e in headline_entries(doc)]
+        rows = [[md_text(e.get("display_name") or e["name"]), md_text(e["suite"]), md_text(e.get("estimator") or ""),
+                 f"{e['value']:.6g}"] for e in headline_entries(doc)]
         return (f"Adds the headline scores of a t2i-bias-benchmark audit of {md_code(doc['model']['id'])} @ "
                 f"{md_code(doc['model'].get('revision'))} to the card's `model-index` metadata, so that they show "
                 f"as evaluation results on this page.\n\n"
-                f"| score | suite | estimator | value |\n| --- | --- | --- | --- |\n" + "\n".join(rows) + "\n\n"
+                + markdown_table(["score", "suite", "estimator", "value"], rows) + "\n\n"
                 f"Probes: {md_code(probes.get('source'))} at revision {md_code(probes.get('revision'))}. "
                 f"Source: {self.results_url} (submitted as a pull request on {md_code(self.results_repo)}).\n")
 

@@ -9,10 +9,12 @@ import hashlib
 import re
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from benchmark.contract.digest import file_sha256, sha256_hex, sha256_hex_chunks
 from benchmark.contract.times import parse_iso_time, utc_compact, utc_iso, utc_iso_ms, utc_now, utc_time_or_none
+from benchmark.present.text import frame_table, markdown_table
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE_ROOTS = ("benchmark", "submissions", "dataset_builders", "bench", "metrics")
@@ -79,3 +81,23 @@ def test_no_source_hashes_by_hand():
     """Seeds derived from sha256 bits (``.digest()``) are another job and stay where they are."""
     bad = _hand_made(r"hexdigest\(|file_digest\(", "benchmark/contract/digest.py")
     assert not bad, "hash with benchmark.contract.digest:\n" + "\n".join(bad)
+
+
+# --------------------------------------------------------------------------- Markdown tables
+
+
+def test_tables_are_written_by_the_one_writer():
+    rows = [["x", "1.5"], ["longer", "10"]]
+    assert markdown_table(["a", "b"], rows) == "| a | b |\n| --- | --- |\n| x | 1.5 |\n| longer | 10 |"
+    assert markdown_table(["a", "b"], rows, align="lr") == "| a | b |\n| --- | ---: |\n| x | 1.5 |\n| longer | 10 |"
+    assert markdown_table(["a", "b"], rows, align="lr", pad=True) == (
+        "| a      |   b |\n|--------|----:|\n| x      | 1.5 |\n| longer |  10 |")
+    frame = pd.DataFrame({"n": [1, 2], "why": ["a|b", "c"]})
+    assert frame_table(frame, ["why", "gone"], cell=lambda v: str(v).replace("|", "\\|")) == (
+        "| why |\n| --- |\n| a\\|b |\n| c |")
+
+
+def test_no_source_builds_a_table_by_hand():
+    """A string that starts a table row (``"| "``, ``"|---"``) is a table built by hand."""
+    bad = _hand_made(r"""(?<![\w])[rfb]*["']\|[ :-]""", "benchmark/present/text.py")
+    assert not bad, "write Markdown tables with benchmark.present.text.markdown_table:\n" + "\n".join(bad)

@@ -30,7 +30,7 @@ import pyarrow as pa
 from benchmark.contract.image_provenance import provenance_kind
 from benchmark.contract.results import builtin_annotators
 from benchmark.contract.times import utc_time_or_none
-from benchmark.present.text import entry_rank, is_number
+from benchmark.present.text import entry_rank, is_number, markdown_table
 from benchmark.scores.metadata import SCORE_METADATA
 from benchmark.tasks import load_plugins
 
@@ -161,6 +161,7 @@ def card_text() -> str:
              "One row per results file (one per model id, revision, probe set and reference): the per-model "
              "JSON files are the source of truth, this table is rebuilt from them "
              "(`t2ibench leaderboard build-contents DIR`). Scores of built-in tiny models (`demo`) are "
-             "meaningless.", "", "| column | type | content |", "| --- | --- | --- |"]
-    lines += [f"| `{name}` | {kind} | {what} |" for name, kind, what in fields()]
+             "meaningless.", "",
+             markdown_table(["column", "type", "content"],
+                            ([f"`{name}`", str(kind), what] for name, kind, what in fields()))]
     return "\n".join(lines) + "\n"

@@ -32,7 +32,7 @@ from benchmark.extras import require
 from benchmark.hub.dataset_layout import clear_folder, configs_yaml, size_category, write_card, write_split
 from benchmark.contract.model_specs import is_builtin
 from benchmark.papers import PAPERS
-from benchmark.present.text import markdown_table
+from benchmark.present.text import frame_table
 from benchmark.tasks.dalleval.probes import monk_skin_tone_lab, monk_skin_tone_rgb
 from benchmark.tasks.mcas.probes import mcas_text_attributes
 from benchmark.tasks.mcas.reference_configs import ATTRIBUTE_SETS
@@ -191,7 +191,7 @@ def image_table(run_dir: str | Path, *, allow_demo: bool = False) -> tuple[datas
 
 
 def _md_table(frame: pd.DataFrame) -> str:
-    return markdown_table(list(frame.columns), ([str(v) for v in row] for row in frame.itertuples(index=False)))
+    return frame_table(frame)
 
 
 def licence_text(model_id: str | None) -> str:
