@@ -53,6 +53,8 @@ class TaskReport:
     ``layout(suite_rows) -> ImageLayout`` lays out a suite's image grid (None: a plain grid);
     ``image_labels(read_detail)`` gives a function ``row -> [lines]`` of task-specific labels
     written under an image, beside the label files' own (perceived gender, attributes...).
+    ``excluded`` says what each reason this task leaves images out for (the keys it gives
+    ``SuiteStatus.add_excluded``) means: the report's legend of the suites table.
     """
 
     title: str
@@ -60,6 +62,7 @@ class TaskReport:
     tables: Callable[[DetailReader], list[tuple[str, list[str], list[list]]]] | None = None
     layout: Callable[[Any], ImageLayout | None] | None = None
     image_labels: Callable[[DetailReader], Callable[[Mapping], list[str]]] | None = None
+    excluded: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

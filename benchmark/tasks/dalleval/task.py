@@ -21,6 +21,12 @@ from benchmark.tasks.dalleval.paper_checks import checks
 from benchmark.tasks.dalleval.questions import human_questions
 from benchmark.tasks.registry import ImageLayout, Task, TaskReport, register_task
 
+#: why images are left out of this task's scores (the report's legend of the suites table)
+NO_FACE = "no face"
+UNIDENTIFIABLE = "unidentifiable gender"
+EXCLUDED = {NO_FACE: "DALL-Eval skin tone needs a detected face (as the paper)",
+            UNIDENTIFIABLE: "the annotator could not tell a gender; left out of gender MAD"}
+
 
 def _score_gender(ctx: ScoringContext, suite: str, frame: pd.DataFrame) -> None:
     """Average gender and gender MAD over the gender-neutral prompts, per profession (Tables 6, 8)."""
@@ -38,7 +44,7 @@ def _score_gender(ctx: ScoringContext, suite: str, frame: pd.DataFrame) -> None:
         neutral = sub[sub["gender_neutral"].astype(bool) & (sub["profession"].astype(str) != "")]
         known = neutral[neutral["label"].isin(cats)]
         n_unid = int(len(neutral) - len(known))
-        ctx.status[suite].add_excluded("unidentifiable gender", int((~sub["label"].isin(cats)).sum()))
+        ctx.status[suite].add_excluded(UNIDENTIFIABLE, int((~sub["label"].isin(cats)).sum()))
         subset = "gender-neutral prompts, per profession"
         if known.empty:
             reason = ("no image of a gender-neutral profession prompt has an identifiable gender"
@@ -73,7 +79,7 @@ def _score_skin_tone(ctx: ScoringContext, suite: str, frame: pd.DataFrame) -> No
     for annotator, sub in groups_of(frame, "annotator"):
         sub = sub.drop_duplicates("probe_id")
         face = sub["face_found"].fillna(False).astype(bool) & sub["mst"].notna()
-        ctx.status[suite].add_excluded("no face", int((~face).sum()))
+        ctx.status[suite].add_excluded(NO_FACE, int((~face).sum()))
         known = sub[face]
         if known.empty:
             for nm in ("mad_skin_tone", "average_skin_tone"):
@@ -203,7 +209,8 @@ TASK = register_task(Task(
     report=TaskReport("DALL-Eval: social bias", figures=dalleval_figures, tables=dalleval_tables,
                       layout=lambda rows: ImageLayout("A profession for each gender indicator", ("profession",),
                                                       "gender_indicator", ("man", "woman", "person"),
-                                                      ("gender_indicator",))),
+                                                      ("gender_indicator",)),
+                      excluded=EXCLUDED),
     paper_checks=checks,
     human_questions=human_questions,
     human_validation=HUMAN_VALIDATION,

@@ -26,6 +26,10 @@ from benchmark.tasks.registry import ImageLayout, Task, TaskReport, register_tas
 N_MOST_BIASED = 5  # PST Sec. 5: the pairs of the 5 most biased occupations per gender
 SETTING_ORDER = ("single", "paired", "intervention")  # the intervention needs the paired micro STS first
 SELECTED = f"occupation: pairs of the {N_MOST_BIASED} most biased occupations per gender"
+#: why images are left out of this task's scores (the report's legend of the suites table)
+UNIDENTIFIABLE = "unidentifiable person"
+EXCLUDED = {UNIDENTIFIABLE: "the annotator could not tell a gender; left out of STS (the default rule, recorded "
+                            "in results.json as scoring.pst_unidentifiable)"}
 
 
 def _persons(frame: pd.DataFrame, suite_rows: pd.DataFrame) -> pd.DataFrame:
@@ -124,7 +128,7 @@ def _score_suite(ctx: ScoringContext, suite: str, frame: pd.DataFrame, paired: d
     for estimator, annotator, sub in labellers_of(frame):
         who = (estimator, annotator)
         persons = _persons(sub, rows)
-        ctx.status[suite].add_excluded("unidentifiable person", int((persons["perceived"] == "unidentifiable").sum()))
+        ctx.status[suite].add_excluded(UNIDENTIFIABLE, int((persons["perceived"] == "unidentifiable").sum()))
         if persons.empty:
             continue
         if setting == "single":
@@ -206,7 +210,7 @@ TASK = register_task(Task(
     name="pst", family="pst", papers=("pst",), annotators={"vqa_gender": gender_questions}, score=score_pst,
     check_config=check_pst_config,
     description="Paired Stereotype Test: overall and micro STS (PST Eq. 1-2), single, paired and intervention.",
-    report=TaskReport("PST: Paired Stereotype Test", figures=pst_figures, layout=pst_layout),
+    report=TaskReport("PST: Paired Stereotype Test", figures=pst_figures, layout=pst_layout, excluded=EXCLUDED),
     paper_checks=checks,
     human_questions=human_questions,
     human_validation=HUMAN_VALIDATION,
