@@ -12,12 +12,11 @@ against, and the Monk Skin Tone swatches, read from a folder written by
 The dataset's configs (one parquet split ``train`` each, listed in the card's YAML
 ``configs:``) are read with pyarrow, not through ``datasets``' cache, so a folder rebuilt
 in place is read as it is now. Which configs there are is declared to this reader
-(:func:`register_reference_config`: a :class:`ReferenceConfig` gives the config's name, its
-columns, whether every reference has it, and the checks and conversions of its rows) by
-whoever reads them: this module declares ``mst_swatches`` (the skin-tone annotator's swatches,
-read below the tasks); a task folder declares its own configs when it is imported, and the
-registry of configs (:data:`benchmark.registries.REFERENCE_CONFIGS`) loads the task folders on
-its first read. ``fingerprint`` is the sha256 of the data files of the declared
+(the registry :data:`benchmark.registries.REFERENCE_CONFIGS`: a :class:`ReferenceConfig` gives
+the config's name, its columns, whether every reference has it, and the checks and conversions
+of its rows) by whoever reads them: this module declares ``mst_swatches`` (the skin-tone
+annotator's swatches, read below the tasks) in its ``REGISTRATIONS``; a task folder declares
+its own in its ``task.py``, and the registry loads them on its first read. ``fingerprint`` is the sha256 of the data files of the declared
 configs (recipe in :func:`data_fingerprint`): two references with the same fingerprint hold the
 same rows and images, wherever they were loaded from.
 """
@@ -35,11 +34,11 @@ import pandas as pd
 from benchmark.contract.digest import file_sha256, sha256_hex, sha256_hex_chunks
 from benchmark.contract.model_specs import hub_id_problem
 from benchmark.hub.access import HubError, hub_errors
-from benchmark.registries import REFERENCE_CONFIGS, register_reference_config
+from benchmark.registries import REFERENCE_CONFIGS, Registrations
 from benchmark.scores.skin_tone import swatch_itas
 
 __all__ = ["SPLIT", "MST_SWATCHES", "MST_COLUMNS", "BUILDER", "ReferenceAttributesError", "ReferenceIdentity",
-           "ReferenceConfig", "register_reference_config", "reference_configs", "ReferenceAttributes",
+           "ReferenceConfig", "MST_SWATCHES_CONFIG", "REGISTRATIONS", "reference_configs", "ReferenceAttributes",
            "card_configs", "data_fingerprint", "open_image", "read_folder", "load_reference_attributes"]
 
 SPLIT = "train"
@@ -139,8 +138,8 @@ def _prepare_swatches(frame: pd.DataFrame, where: str) -> pd.DataFrame:
     return frame
 
 
-MST_SWATCHES_CONFIG = register_reference_config(ReferenceConfig(
-    MST_SWATCHES, MST_COLUMNS, required=True, prepare=_prepare_swatches))
+MST_SWATCHES_CONFIG = ReferenceConfig(MST_SWATCHES, MST_COLUMNS, required=True, prepare=_prepare_swatches)
+REGISTRATIONS = Registrations(reference_configs=(MST_SWATCHES_CONFIG,))
 
 
 # --------------------------------------------------------------------------- layout

@@ -84,8 +84,7 @@ def test_registry_order_does_not_depend_on_which_folder_is_imported_first(first)
 def test_a_score_or_paper_cannot_be_redefined_and_a_lookup_imports_no_folder_twice():
     from dataclasses import replace
 
-    from benchmark.papers import register_paper
-    from benchmark.scores.metadata import register_score
+    from benchmark.registries import register_paper, register_score
 
     with pytest.raises(ValueError, match="already has other metadata"):
         register_score(replace(get_metadata("mcas"), display_name="other"))

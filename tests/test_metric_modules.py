@@ -90,7 +90,7 @@ def test_the_copies_are_read_from_the_task_folders_and_go_stale_with_them(tmp_pa
 
 
 def test_each_module_is_declared_by_a_task_folder(tmp_path):
-    """The copies are declared in the task folders (``register_evaluate_module``): a metrics/
+    """The copies are declared in the task folders (``EvaluateModuleSpec``): a metrics/
     folder no task declares, or a declaration without its folder, stops the build with one line."""
     for part in ("benchmark", "metrics"):
         shutil.copytree(ROOT / part, tmp_path / part, ignore=shutil.ignore_patterns("__pycache__"))
@@ -103,10 +103,11 @@ def test_each_module_is_declared_by_a_task_folder(tmp_path):
         "inline_scores: error: metrics/toy/ is declared by no task folder"), res.stderr
     shutil.rmtree(tmp_path / "metrics" / "toy")
     metadata = tmp_path / "benchmark" / "tasks" / "pst" / "metadata.py"
-    metadata.write_text(metadata.read_text() + '\nregister_evaluate_module("pst_extra", ["benchmark.tasks.pst.scores:sts"])\n')
+    metadata.write_text(metadata.read_text()
+                        + '\nEVALUATE_MODULES += (EvaluateModuleSpec("pst_extra", ("benchmark.tasks.pst.scores:sts",)),)\n')
     res = subprocess.run(script, capture_output=True, text=True, timeout=120)
     assert res.returncode == 2 and res.stderr.strip() == (
-        "inline_scores: error: pst_extra is declared (register_evaluate_module) but metrics/pst_extra/pst_extra.py "
+        "inline_scores: error: pst_extra is declared (EvaluateModuleSpec) but metrics/pst_extra/pst_extra.py "
         "does not exist"), res.stderr
 
 

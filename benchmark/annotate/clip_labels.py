@@ -34,10 +34,11 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from benchmark.annotate.cross_modal import train_cross_modal_classifiers
-from benchmark.annotate.registry import AnnotateContext, Annotator, AnnotatorKind, WorkItem, register_annotator
+from benchmark.annotate.registry import AnnotateContext, Annotator, AnnotatorKind, WorkItem
 from benchmark.models import load_encoder
 from benchmark.models.defaults import DEFAULT_ENCODER, TINY_ENCODER
 from benchmark.models.encoders import check_encoder_spec
+from benchmark.registries import Registrations
 from benchmark.scores.existence import REFERENCE_STRING, calibrated_clip_existence, clip_existence
 
 __all__ = ["CC_THRESHOLD", "CLS_THRESHOLD", "ESTIMATORS", "DEFAULT_PEOPLE", "CLIPExistenceAnnotator",
@@ -220,6 +221,6 @@ def _default_encoder(builtin: bool) -> str:
     return TINY_ENCODER if builtin else DEFAULT_ENCODER
 
 
-register_annotator(AnnotatorKind(
+REGISTRATIONS = Registrations(annotators=(AnnotatorKind(
     "clip_existence", CLIPExistenceAnnotator, option="encoder", default=_default_encoder,
-    help="CLIP encoder of the existence estimators C, CC, CLS (default open_clip:ViT-L-14:openai; builtin:tiny-clip for builtin models)"))
+    help="CLIP encoder of the existence estimators C, CC, CLS (default open_clip:ViT-L-14:openai; builtin:tiny-clip for builtin models)"),))

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from importlib import import_module
 from typing import Any, Callable, Mapping, Sequence
 
-from benchmark.registries import TASKS, load, register_task
+from benchmark.registries import TASKS, load
 from benchmark.tasks.human_validation import HumanValidation
 
-__all__ = ["Task", "TaskReport", "HumanQuestion", "ImageLayout", "DetailReader", "TASKS", "register_task", "get_task", "list_tasks", "task_of_family", "tasks_for_suites",
+__all__ = ["Task", "TaskReport", "HumanQuestion", "ImageLayout", "DetailReader", "TASKS", "get_task", "list_tasks", "task_of_family", "tasks_for_suites",
            "check_probe_config", "PLUGIN_ENTRY_POINTS", "load_plugins", "task_options"]
 
 #: packages outside this one register suites, annotators, scores and tasks when imported:
