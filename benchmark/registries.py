@@ -184,11 +184,18 @@ class DatasetBuilderSpec:
 class EvaluateModuleSpec:
     """What ``metrics/<name>/<name>.py``'s hand-written part uses from the package: ``copies``,
     "module:name" of the functions, classes and constants ``metrics/inline_scores.py`` copies into
-    the script (with what they use), and ``imports``, the lines the hand-written part needs itself."""
+    the script (with what they use), and ``imports``, the lines the hand-written part needs itself.
+    ``inputs``, ``keywords``, ``outputs`` and ``cites`` are its row of the README's table of
+    modules (Markdown: the inputs per row, the keyword arguments, the main outputs, where the
+    paper defines it)."""
 
     name: str
     copies: tuple[str, ...]
     imports: tuple[str, ...] = ("import datasets", "import evaluate")
+    inputs: str = ""
+    keywords: str = ""
+    outputs: str = ""
+    cites: str = ""
 
 
 PAPERS: Registry = Registry("paper")  # key -> benchmark.papers.Paper
@@ -306,11 +313,14 @@ def _add_dataset_builder(spec: DatasetBuilderSpec, place: tuple[int, ...]) -> Da
 
 def _add_evaluate_module(spec: EvaluateModuleSpec, place: tuple[int, ...]) -> EvaluateModuleSpec:
     """A module several folders serve (one that cites several papers) is declared by each: the
-    copies and imports are joined, and it keeps the place of its first declaration."""
+    copies, imports and citations are joined, the first declaration's inputs, keywords and
+    outputs kept, and it keeps the place of its first declaration."""
     old = EVALUATE_MODULES.registered(spec.name)
     if old is not None:
         spec = EvaluateModuleSpec(spec.name, tuple(dict.fromkeys(old.copies + spec.copies)),
-                                  tuple(dict.fromkeys(old.imports + spec.imports)))
+                                  tuple(dict.fromkeys(old.imports + spec.imports)),
+                                  old.inputs or spec.inputs, old.keywords or spec.keywords, old.outputs or spec.outputs,
+                                  "; ".join(c for c in dict.fromkeys((old.cites, spec.cites)) if c))
     return EVALUATE_MODULES.register(spec.name, spec, place)
 
 

@@ -16,8 +16,8 @@ import sys
 from typing import Any, Iterable, Mapping, TextIO
 
 from benchmark.scores.metadata import column_group
-from benchmark.present.text import (direction_mark, excluded_counts, excluded_text, paper_label, short_estimator,
-                                    short_value_text)
+from benchmark.present.text import (better_text, direction_mark, excluded_counts, excluded_text, paper_label,
+                                    range_text, short_estimator, short_value_text)
 
 ERROR_PREFIX = "t2ibench: error: "
 LONG_SUBSET = 24  # characters: longer subsets go to a note
@@ -155,10 +155,7 @@ def print_score_metadata(metadata: Mapping, file: TextIO | None = None) -> None:
     table.add_column("better", no_wrap=True)
     table.add_column("paper", overflow="fold")
     for m in metadata.values():
-        better = {True: "lower", False: "higher"}.get(m.lower_is_better,
-                                                       f"near {m.ideal:g}" if m.ideal is not None else "-")
-        table.add_row(Text(m.name), Text(f"[{m.min_value:g}, {m.max_value:g}]"), Text(better),
-                      Text(paper_label(m.paper)))
+        table.add_row(Text(m.name), Text(range_text(m)), Text(better_text(m)), Text(paper_label(m.paper)))
     emit(table, file)
 
 

@@ -63,6 +63,17 @@ def markdown_table(headers: Sequence[str], rows: Iterable[Sequence[str]], align:
     return "\n".join([line(headers), rule, *(line(row) for row in rows)])
 
 
+def better_text(meta: Any) -> str:
+    """Which way a score (its metadata) is better: ``lower``, ``higher``, ``near 0`` or ``-``."""
+    return {True: "lower", False: "higher"}.get(meta.lower_is_better,
+                                                f"near {meta.ideal:g}" if meta.ideal is not None else "-")
+
+
+def range_text(meta: Any) -> str:
+    """A score's range (its metadata), e.g. ``[0, 1]``, ``[0, inf]``."""
+    return f"[{meta.min_value:g}, {meta.max_value:g}]"
+
+
 def frame_table(frame: Any, columns: Sequence[str] | None = None, cell: Callable[[Any], str] = str) -> str:
     """:func:`markdown_table` of a DataFrame's ``columns`` (those it has; all by default), each
     value written by ``cell`` (which escapes it when the text is untrusted)."""
@@ -199,7 +210,8 @@ def paper_label(key: Any) -> str:
 __all__ = ["html_escape", "md_escape", "fmt_number", "is_number", "interval_text", "has_interval", "value_text",
            "short_value_text", "direction_mark", "direction_text", "short_estimator", "paper_label",
            "NO_INTERVAL", "ZERO_WIDTH", "ESTIMATOR_RANK", "OTHER_ESTIMATOR_RANK", "entry_rank", "headline_entries",
-           "EXCLUDED_WHY", "excluded_why", "excluded_counts", "excluded_text", "markdown_table", "frame_table"]
+           "EXCLUDED_WHY", "excluded_why", "excluded_counts", "excluded_text", "markdown_table", "frame_table",
+           "better_text", "range_text"]
 
 
 # --------------------------------------------------------------------------- images left out

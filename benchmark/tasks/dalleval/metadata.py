@@ -45,5 +45,8 @@ SCORES = (
 EVALUATE_MODULES = (
     EvaluateModuleSpec("mad", ("benchmark.tasks.dalleval.citation:DALLEVAL_PAPER",
                                "benchmark.tasks.dalleval.scores:average_value_score",
-                               "benchmark.tasks.dalleval.scores:mad_score")),
+                               "benchmark.tasks.dalleval.scores:mad_score"),
+                       inputs="`predictions` (category label)",
+                       keywords="`categories` (full list: unseen count as 0), `groups`, `values`",
+                       outputs="`mad`, `distribution`, `per_group_mad`, `average`, CIs", cites="DALL-Eval Sec. 4.2.4"),
 )

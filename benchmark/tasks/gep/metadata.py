@@ -33,9 +33,20 @@ SCORES = (
 # What the hand-written part of the evaluate modules in metrics/ uses from this folder
 # (metrics/inline_scores.py copies it into their scripts)
 EVALUATE_MODULES = (
-    EvaluateModuleSpec("gep", ("benchmark.tasks.gep.citation:GEP_PAPER", "benchmark.tasks.gep.scores:gep")),
+    EvaluateModuleSpec("gep", ("benchmark.tasks.gep.citation:GEP_PAPER", "benchmark.tasks.gep.scores:gep"),
+                       inputs="`predictions` (attribute present in the image: 0/1 or a probability), `groups`, "
+                              "`attributes`",
+                       keywords='`group_a="woman"`, `group_b="man"`, `image_ids`',
+                       outputs="`gep_score` in [0, 1], `gep_vector` (attribute -> f_a - f_b), `frequencies`, "
+                               "`gep_score_ci`",
+                       cites="GEP Eq. 1-2"),
     # the human-agreement module cites the papers whose human validation it scores (this one and PST)
     EvaluateModuleSpec("human_agreement", ("benchmark.tasks.gep.citation:GEP_PAPER",
                                            "benchmark.scores.agreement:binary_agreement",
-                                           "benchmark.scores.agreement:vector_agreement")),
+                                           "benchmark.scores.agreement:vector_agreement"),
+                       inputs="`predictions` (automatic), `references` (human)",
+                       keywords='`task="binary"` or `"vector"`, `groups`',
+                       outputs="ROC-AUC (per group), Cohen's kappa, MCC, accuracy; or Kendall tau-b, MCC on signs, "
+                               "Pearson",
+                       cites="GEP Sec. 5-6, App. D"),
 )

@@ -48,5 +48,10 @@ SCORES = (
 EVALUATE_MODULES = (
     EvaluateModuleSpec("mcas", ("benchmark.tasks.mcas.citation:MCAS_PAPER",
                                 "benchmark.tasks.generated_bias.citation:GENERATED_BIAS_PAPER",
-                                "benchmark.tasks.mcas.scores:mcas_score")),
+                                "benchmark.tasks.mcas.scores:mcas_score"),
+                       inputs="`embeddings`, `roles` (`target_image`, `target_text`, `attribute_{a,b}_{image,text}`), "
+                              "`targets`",
+                       outputs="`mcas`, `II`, `ITP`, `ITA`, `TT`, `diffusion_bias`, `bias_amplification` (None when "
+                               "TT = 0, with the reason), `per_target`, CIs",
+                       cites="MCAS; Generated Bias"),
 )

@@ -60,5 +60,10 @@ EVALUATE_MODULES = (
                        ("benchmark.tasks.dalleval.citation:DALLEVAL_PAPER", "benchmark.models.detector:Detections",
                         "benchmark.tasks.paintskills.scores:DEFAULT_THRESHOLD",
                         "benchmark.tasks.paintskills.scores:SKILLS", "benchmark.tasks.paintskills.scores:evaluate_skill"),
-                       imports=("import datasets", "import evaluate", "import numpy as np")),
+                       imports=("import datasets", "import evaluate", "import numpy as np"),
+                       inputs="`predictions` (per image: detector query `scores`, `labels`, `boxes`, optional "
+                              "`target_scores`), `references` (`target`, `count` or `relation` + `target_b`)",
+                       keywords="`skill` (object / count / spatial), `threshold=0.7`, `n_resamples`",
+                       outputs="`accuracy` in [0, 100] with CI, per count N / relation, per-image correctness",
+                       cites="DALL-Eval Sec. 4.1"),
 )

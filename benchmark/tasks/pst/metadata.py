@@ -41,9 +41,16 @@ SCORES = (
 # What the hand-written part of the evaluate modules in metrics/ uses from this folder
 # (metrics/inline_scores.py copies it into their scripts)
 EVALUATE_MODULES = (
-    EvaluateModuleSpec("pst_sts", ("benchmark.tasks.pst.citation:PST_PAPER", "benchmark.tasks.pst.scores:sts")),
+    EvaluateModuleSpec("pst_sts", ("benchmark.tasks.pst.citation:PST_PAPER", "benchmark.tasks.pst.scores:sts"),
+                       inputs="`predictions` (masculine / feminine / unidentifiable), `references` (stereotyped "
+                              "gender), `identities`",
+                       keywords='`unidentifiable="exclude"`',
+                       outputs="`sts` in [-100, 100], `micro_sts` per identity, `sts_ci`, how unidentifiable was "
+                               "treated",
+                       cites="PST Eq. 1-2"),
     # the human-agreement module cites the papers whose human validation it scores (this one and GEP)
     EvaluateModuleSpec("human_agreement", ("benchmark.tasks.pst.citation:PST_PAPER",
                                            "benchmark.scores.agreement:binary_agreement",
-                                           "benchmark.scores.agreement:vector_agreement")),
+                                           "benchmark.scores.agreement:vector_agreement"),
+                       cites="PST Table 12"),
 )
