@@ -253,18 +253,34 @@ def register_all(registrations: Registrations, place: tuple[int, ...] = PLUGINS)
     return registrations
 
 
-def _add_paper(paper: Any, place: tuple[int, ...]) -> Any:
-    if PAPERS.registered(paper.key) not in (None, paper):
-        raise ValueError(f"paper {paper.key!r} is already cited differently")
-    return PAPERS.register(paper.key, paper, place)
+def _unique(registry: Registry, message: str, key: str = "name") -> Callable[[Any, tuple[int, ...]], Any]:
+    """The adder of ``registry``: an entry under its ``key`` attribute, refused with ``message``
+    (formatted with ``name``) when that name holds another entry; the same entry again is a no-op."""
+
+    def add(entry: Any, place: tuple[int, ...]) -> Any:
+        name = getattr(entry, key)
+        if registry.registered(name) not in (None, entry):
+            raise ValueError(message.format(name=name))
+        return registry.register(name, entry, place)
+
+    return add
+
+
+_add_paper = _unique(PAPERS, "paper {name!r} is already cited differently", key="key")
+_add_suite = _unique(SUITES, "suite {name!r} is registered twice")
+_add_annotator = _unique(ANNOTATOR_KINDS, "annotator kind {name!r} is registered twice")
+_add_ita_variant = _unique(ITA_VARIANTS, "ITA variant {name!r} is registered twice")
+_add_reference_config = _unique(REFERENCE_CONFIGS, "reference config {name!r} is declared twice")
+_add_dataset_builder = _unique(DATASET_BUILDERS, "dataset builder {name!r} is registered twice")
+_add_unique_score = _unique(SCORE_METADATA, "score {name!r} already has other metadata")
+_add_unique_label_file = _unique(LABEL_FILES, "label file {name!r} is registered twice with different columns")
+_add_unique_task = _unique(TASKS, "task {name!r} is registered twice")
 
 
 def _add_score(meta: Any, place: tuple[int, ...]) -> Any:
-    if SCORE_METADATA.registered(meta.name) not in (None, meta):
-        raise ValueError(f"score {meta.name!r} already has other metadata")
-    if meta.min_value > meta.max_value:
+    if SCORE_METADATA.registered(meta.name) in (None, meta) and meta.min_value > meta.max_value:
         raise ValueError(f"score {meta.name!r}: min {meta.min_value} > max {meta.max_value}")
-    return SCORE_METADATA.register(meta.name, meta, place)
+    return _add_unique_score(meta, place)
 
 
 def _add_probe_config(family_path: tuple[str, str | Path], place: tuple[int, ...]) -> Path:
@@ -272,43 +288,11 @@ def _add_probe_config(family_path: tuple[str, str | Path], place: tuple[int, ...
     return PROBE_CONFIGS.register(family, Path(path), place)
 
 
-def _add_suite(spec: SuiteSpec, place: tuple[int, ...]) -> SuiteSpec:
-    if SUITES.registered(spec.name) not in (None, spec):
-        raise ValueError(f"suite {spec.name!r} is registered twice")
-    return SUITES.register(spec.name, spec, place)
-
-
-def _add_annotator(kind: Any, place: tuple[int, ...]) -> Any:
-    if ANNOTATOR_KINDS.registered(kind.name) not in (None, kind):
-        raise ValueError(f"annotator kind {kind.name!r} is registered twice")
-    return ANNOTATOR_KINDS.register(kind.name, kind, place)
-
-
 def _add_label_file(spec: Any, place: tuple[int, ...]) -> Any:
-    if LABEL_FILES.registered(spec.name) not in (None, spec):
-        raise ValueError(f"label file {spec.name!r} is registered twice with different columns")
     missing = [c for c in spec.key if c not in spec.columns]
-    if missing:
+    if LABEL_FILES.registered(spec.name) in (None, spec) and missing:
         raise ValueError(f"label file {spec.name!r}: key columns {missing} are not among its columns")
-    return LABEL_FILES.register(spec.name, spec, place)
-
-
-def _add_ita_variant(variant: Any, place: tuple[int, ...]) -> Any:
-    if ITA_VARIANTS.registered(variant.name) not in (None, variant):
-        raise ValueError(f"ITA variant {variant.name!r} is registered twice")
-    return ITA_VARIANTS.register(variant.name, variant, place)
-
-
-def _add_reference_config(config: Any, place: tuple[int, ...]) -> Any:
-    if REFERENCE_CONFIGS.registered(config.name) not in (None, config):
-        raise ValueError(f"reference config {config.name!r} is declared twice")
-    return REFERENCE_CONFIGS.register(config.name, config, place)
-
-
-def _add_dataset_builder(spec: DatasetBuilderSpec, place: tuple[int, ...]) -> DatasetBuilderSpec:
-    if DATASET_BUILDERS.registered(spec.name) not in (None, spec):
-        raise ValueError(f"dataset builder {spec.name!r} is registered twice")
-    return DATASET_BUILDERS.register(spec.name, spec, place)
+    return _add_unique_label_file(spec, place)
 
 
 def _add_evaluate_module(spec: EvaluateModuleSpec, place: tuple[int, ...]) -> EvaluateModuleSpec:
@@ -325,12 +309,10 @@ def _add_evaluate_module(spec: EvaluateModuleSpec, place: tuple[int, ...]) -> Ev
 
 
 def _add_task(task: Any, place: tuple[int, ...]) -> Any:
-    if TASKS.registered(task.name) not in (None, task):
-        raise ValueError(f"task {task.name!r} is registered twice")
     other = [name for name, t in TASKS.so_far().items() if t.family == task.family and name != task.name]
-    if other:
+    if TASKS.registered(task.name) in (None, task) and other:
         raise ValueError(f"probe family {task.family!r} is already scored by task {other[0]!r}")
-    return TASKS.register(task.name, task, place)
+    return _add_unique_task(task, place)
 
 
 # --------------------------------------------------------------------------- one entry at a time (plugins)

@@ -167,6 +167,11 @@ def _cases() -> dict[str, list[dict]]:
     }
 
 
+def test_every_module_has_a_cross_check_case():
+    """A module the folders declare without a case below would go unchecked against the package."""
+    assert sorted(_cases()) == sorted(EXPECTED)
+
+
 def _direct(name: str, kw: dict):
     """What benchmark's own functions give for the same keyword arguments."""
     from benchmark.models.detector import Detections

@@ -95,3 +95,32 @@ def test_no_side_effect_import_in_a_task_folder():
     bad = [f"{p.relative_to(ROOT)}:{i}" for p in sorted((ROOT / "benchmark" / "tasks").rglob("*.py"))
            for i, line in enumerate(p.read_text().splitlines(), 1) if "noqa: F401" in line]
     assert not bad, bad
+
+
+def test_register_all_keeps_each_registrys_checks():
+    """The same entry twice is a no-op; another entry under a taken name, a second task for a
+    family, a label file keyed by a column it lacks and a score whose range is upside down are
+    refused in one line, and nothing of a refused declaration is listed."""
+    from dataclasses import replace
+
+    import pytest
+
+    from benchmark.annotate.label_files import LabelFile
+
+    benchmark.load_tasks()
+    mcas = registries.SCORE_METADATA["mcas"]
+    assert registries.register_all(registries.Registrations(scores=(mcas,))) and list(registries.SCORE_METADATA)[15] == "mcas"
+    cases = [(registries.Registrations(scores=(replace(mcas, display_name="other"),)), "already has other metadata"),
+             (registries.Registrations(scores=(replace(mcas, name="upside_down", min_value=2.0, max_value=1.0),)),
+              "min 2.0 > max 1.0"),
+             (registries.Registrations(tasks=(replace(registries.TASKS["gep"], name="gep_again"),)),
+              "probe family 'gep' is already scored by task 'gep'"),
+             (registries.Registrations(label_files=(LabelFile("odd", {"a": "string"}, ("b",), "x"),)),
+              r"key columns \['b'\] are not among its columns"),
+             (registries.Registrations(suites=(replace(registries.SUITES["gep_neutral"], summary="other"),)),
+              "suite 'gep_neutral' is registered twice")]
+    for declared, message in cases:
+        with pytest.raises(ValueError, match=message):
+            registries.register_all(declared)
+    assert "upside_down" not in registries.SCORE_METADATA and "gep_again" not in registries.TASKS
+    assert "odd" not in registries.LABEL_FILES
