@@ -69,6 +69,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
+from benchmark.present.text import markdown_table  # noqa: E402
+from benchmark.contract.times import utc_iso  # noqa: E402
 from benchmark.contract import run_folder as rf  # noqa: E402
 from benchmark.probes.source import open_probe_set  # noqa: E402
 from benchmark.runner.generate import generate  # noqa: E402
@@ -423,17 +425,9 @@ def targets(before: dict | None, after: dict) -> list[dict]:
 
 
 def format_table(rows: list[dict], with_before: bool) -> str:
-    w = max(len(r["metric"]) for r in rows)
-    wb = max([len("before")] + [len(r["before"]) for r in rows])
-    wa = max([len("after")] + [len(r["after"]) for r in rows])
-    if with_before:
-        lines = [f"| {'':<{w}} | {'before':>{wb}} | {'after':>{wa}} | gain    |",
-                 f"|{'-' * (w + 2)}|{'-' * (wb + 1)}:|{'-' * (wa + 1)}:|--------:|"]
-        lines += [f"| {r['metric']:<{w}} | {r['before']:>{wb}} | {r['after']:>{wa}} | {r['gain']:>7} |" for r in rows]
-    else:
-        lines = [f"| {'':<{w}} | {'after':>{wa}} |", f"|{'-' * (w + 2)}|{'-' * (wa + 1)}:|"]
-        lines += [f"| {r['metric']:<{w}} | {r['after']:>{wa}} |" for r in rows]
-    return "\n".join(lines)
+    columns = ["before", "after", "gain"] if with_before else ["after"]
+    return markdown_table(["", *columns], ([r["metric"], *(str(r[c]) for c in columns)] for r in rows),
+                          align="l" + "r" * len(columns), pad=True)
 
 
 def format_targets(tg: list[dict]) -> str:
@@ -558,7 +552,7 @@ def main(argv=None) -> int:
         # the VQA mode as the label files name it (estimator "vqa closed-set" / "vqa generate"; "vqa" before)
         vqa_mode = {k: ", ".join(d["runs"][0]["labels"]["vqa_estimators"]) or "-" for k, d in docs.items()}
         dirty = " + uncommitted changes" if _git("status", "--porcelain", "--untracked-files=no") else ""
-        env = {"date": time.strftime("%Y-%m-%d %H:%M %Z"), "host": platform.node(), "cpu": _cpu_name(),
+        env = {"date": utc_iso(), "host": platform.node(), "cpu": _cpu_name(),
                "cpu_cores": os.cpu_count(), "threads": args.threads, "device": args.device or "stage default",
                "versions": docs["after"]["versions"], "images_per_suite": per_suite,
                "n_images": sum(per_suite.values()), "image_size": args.image_size, "png_kib": png_kib(sources[0]),

@@ -38,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 
 from bench.annotator_models import build_annotators  # noqa: E402
 from bench.generation import Device, build_pipeline_folder, environment, load_config, tiny_config  # noqa: E402
+from benchmark.present.text import markdown_table  # noqa: E402
 
 TIMES_LINE = re.compile(r"^time:\s+(.*)$", re.M)
 
@@ -167,12 +168,10 @@ def format_report(doc: dict) -> str:
              f"generation batch {a['batch_size']}, compile {a['compile']}",
              f"GPU memory peak: {a['peak_gib'] if a['peak_gib'] is not None else 'n/a'} GiB; "
              f"wall (build excluded): {a['wall_s']:.1f} s; build: {a['build_s']:.1f} s", "",
-             "| stage | seconds | images | s/image | projected full audit (s) | note |",
-             "|---|---:|---:|---:|---:|---|"]
-    for r in doc["rows"]:
-        per = "" if r["s_per_image"] is None else f"{r['s_per_image']:.4f}"
-        lines.append(f"| {r['stage']} | {r['seconds']:.2f} | {r['images'] or ''} | {per} | "
-                     f"{r['projected_full_s']:,.0f} | {r['note']} |")
+             markdown_table(["stage", "seconds", "images", "s/image", "projected full audit (s)", "note"],
+                            ([r["stage"], f"{r['seconds']:.2f}", str(r["images"] or ""),
+                              "" if r["s_per_image"] is None else f"{r['s_per_image']:.4f}",
+                              f"{r['projected_full_s']:,.0f}", r["note"]] for r in doc["rows"]), align="lrrrrl")]
     annotate = next((r["projected_full_s"] for r in doc["rows"] if r["stage"] == "annotate (stage)"), None)
     lines += ["", f"projected full audit ({a['n_full']:,} images, every suite, every default annotator): "
                   f"{doc['projected_total_s'] / 60:.1f} min (issue 24's target on one H100 / H200: <= 60 min)"]

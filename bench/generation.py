@@ -69,6 +69,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
+from benchmark.present.text import markdown_table  # noqa: E402
+from benchmark.contract.times import utc_iso  # noqa: E402
 from benchmark.models import load_text_to_image  # noqa: E402
 from benchmark.models.clip_tokenizer import build_clip_tokenizer  # noqa: E402
 from benchmark.models.device import resolve_dtype  # noqa: E402
@@ -835,7 +837,7 @@ def environment(dev: Device) -> dict:
     import torch
     import transformers
 
-    env = {"date": time.strftime("%Y-%m-%d %H:%M %Z"), "host": platform.node(), "python": platform.python_version(),
+    env = {"date": utc_iso(), "host": platform.node(), "python": platform.python_version(),
            "torch": torch.__version__, "cuda": torch.version.cuda, "diffusers": diffusers.__version__,
            "transformers": transformers.__version__, "cpu_cores": os.cpu_count(), "torch_threads": torch.get_num_threads()}
     if dev.cuda:
@@ -872,31 +874,33 @@ def format_report(env: dict, floors: dict, rows: list[Row], args) -> str:
              f"random weights; peak {_fmt(args._peak, '.1f')} TFLOP/s ({args._peak_source}); prompts of "
              f"{', '.join(args.suites)}", ""]
     if floors:
-        lines += ["| model | px | steps | denoiser fwd GFLOP/img | denoiser evals | guidance batch | VAE decode GFLOP "
-                  "| text GFLOP/prompt | TFLOP/image | floor images/s |",
-                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-        for m, f in floors.items():
-            if "per_image" not in f:
-                lines.append(f"| {m} | {f['resolution']} | failed: {f.get('error')} | | | | | | | |")
-                continue
-            fwd = f.get("denoiser_forward")
-            lines.append(f"| {m} | {f['resolution']} | {f.get('steps', '')} | {_num(fwd / 1e9) if fwd else ''} | "
-                         f"{f.get('denoiser_evaluations', '')} | {f.get('guidance_batch', '')} | "
-                         f"{_num(f['vae_decode'] / 1e9) if 'vae_decode' in f else ''} | "
-                         f"{_num(f['text'] / 1e9) if 'text' in f else ''} | "
-                         f"{_num(f['per_image'] / 1e12)} | {_fmt(f.get('floor_images_per_s'), ',.2f')} |")
-        lines.append("")
+        lines += [markdown_table(["model", "px", "steps", "denoiser fwd GFLOP/img", "denoiser evals", "guidance batch",
+                                  "VAE decode GFLOP", "text GFLOP/prompt", "TFLOP/image", "floor images/s"],
+                                 (_floor_cells(m, f) for m, f in floors.items()), align="l" + "r" * 9), ""]
     if rows:
-        lines += ["| model | config | batch | dtype | images/s | s/image | peak GiB | % of floor | vs batch1-fp16 | note |",
-                  "|---|---|---:|---|---:|---:|---:|---:|---:|---|"]
-        for r in rows:
-            if r.error:
-                lines.append(f"| {r.model} | {r.config} | {r.batch} | {r.dtype} | failed | | | | | {r.error} |")
-                continue
-            lines.append(f"| {r.model} | {r.config} | {r.batch} | {r.dtype} | {r.images_per_s:.3f} | "
-                         f"{1 / r.images_per_s:.3f} | {_fmt(r.peak_mem_gib, '.2f')} | {_fmt(r.pct_of_floor, '.1f')} | "
-                         f"{_fmt(r.speedup, '.2f')} | {r.note} |")
+        lines.append(markdown_table(["model", "config", "batch", "dtype", "images/s", "s/image", "peak GiB",
+                                     "% of floor", "vs batch1-fp16", "note"], (_row_cells(r) for r in rows),
+                                    align="llrlrrrrrl"))
     return "\n".join(lines)
+
+
+def _floor_cells(model: str, f: dict) -> list[str]:
+    """One model's row of the FLOP floor table."""
+    if "per_image" not in f:
+        return [model, str(f["resolution"]), f"failed: {f.get('error')}", *[""] * 7]
+    fwd = f.get("denoiser_forward")
+    return [model, str(f["resolution"]), str(f.get("steps", "")), _num(fwd / 1e9) if fwd else "",
+            str(f.get("denoiser_evaluations", "")), str(f.get("guidance_batch", "")),
+            _num(f["vae_decode"] / 1e9) if "vae_decode" in f else "", _num(f["text"] / 1e9) if "text" in f else "",
+            _num(f["per_image"] / 1e12), _fmt(f.get("floor_images_per_s"), ",.2f")]
+
+
+def _row_cells(r) -> list[str]:
+    """One measured configuration's row of the throughput table."""
+    if r.error:
+        return [r.model, r.config, str(r.batch), r.dtype, "failed", *[""] * 4, str(r.error)]
+    return [r.model, r.config, str(r.batch), r.dtype, f"{r.images_per_s:.3f}", f"{1 / r.images_per_s:.3f}",
+            _fmt(r.peak_mem_gib, ".2f"), _fmt(r.pct_of_floor, ".1f"), _fmt(r.speedup, ".2f"), r.note]
 
 
 # --------------------------------------------------------------------------- main

@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 sys.path.insert(0, str(ROOT / "tests"))  # the tiny pipelines live beside the tests that use them
 
+from benchmark.present.text import markdown_table  # noqa: E402
 from benchmark.models import load_text_to_image  # noqa: E402
 from benchmark.runner import build_probes, generate  # noqa: E402
 from tiny_pipelines import CALL_ARGUMENTS, FAMILIES, build_family  # noqa: E402
@@ -54,14 +55,12 @@ def check_family(key: str, root: Path, device: str, suites: list[str]) -> dict:
 
 
 def format_rows(rows: list[dict]) -> str:
-    lines = ["| family | pipeline | images | batch | compiled | channels-last | fused QKV | compile s | total s | "
-             "error |", "|---|---|---:|---:|---|---|---|---:|---:|---|"]
-    for r in rows:
-        lines.append(f"| {r['family']} | {r.get('pipeline', '')} | {r.get('images', '')} | {r.get('batch', '')} | "
-                     f"{', '.join(r.get('compiled', []))} | {', '.join(r.get('channels_last', []))} | "
-                     f"{', '.join(r.get('fused_qkv', []))} | {r.get('compile_s', '')} | {r['seconds']} | "
-                     f"{r.get('error') or r.get('compile_error') or ''} |")
-    return "\n".join(lines)
+    return markdown_table(
+        ["family", "pipeline", "images", "batch", "compiled", "channels-last", "fused QKV", "compile s", "total s", "error"],
+        ([r["family"], str(r.get("pipeline", "")), str(r.get("images", "")), str(r.get("batch", "")),
+          ", ".join(r.get("compiled", [])), ", ".join(r.get("channels_last", [])), ", ".join(r.get("fused_qkv", [])),
+          str(r.get("compile_s", "")), str(r["seconds"]), r.get("error") or r.get("compile_error") or ""] for r in rows),
+        align="llrrlllrrl")
 
 
 def main(argv=None) -> int:

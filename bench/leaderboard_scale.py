@@ -37,6 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 sys.path.insert(0, str(ROOT / "tests"))  # the synthetic results generator the tests use
 
+from benchmark.present.text import markdown_table  # noqa: E402
 from benchmark.present.progress import progress_bar  # noqa: E402
 from lb_synthetic import many_model_ids, tiny_audit_argv, write_many  # noqa: E402
 from submissions.leaderboard import contents  # noqa: E402
@@ -188,12 +189,11 @@ def _cell(value) -> str:
 
 
 def table_text(rows: list[dict]) -> str:
-    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---:|" * len(COLUMNS)]
-    lines += ["| " + " | ".join(_cell(r[c]) for c in COLUMNS) + " |" for r in rows]
+    table = markdown_table(list(COLUMNS), ([_cell(r[c]) for c in COLUMNS] for r in rows), align="r" * len(COLUMNS))
     if len(rows) > 1:
-        lines.append(f"\nstart-up, largest / smallest board: {rows[-1]['start_s'] / rows[0]['start_s']:.2f}x "
-                     f"(medians of {rows[0]['starts_s'].count('/') + 1} alternated starts)")
-    return "\n".join(lines)
+        table += (f"\n\nstart-up, largest / smallest board: {rows[-1]['start_s'] / rows[0]['start_s']:.2f}x "
+                  f"(medians of {rows[0]['starts_s'].count('/') + 1} alternated starts)")
+    return table
 
 
 def parse_args(argv=None) -> argparse.Namespace:

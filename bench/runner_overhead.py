@@ -21,7 +21,6 @@ the worst case) at zlib levels 6 (PIL's default, what the runner uses) and 1.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import io
 import json
 import os
@@ -36,6 +35,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
+from benchmark.present.text import markdown_table  # noqa: E402
+from benchmark.contract.digest import sha256_hex  # noqa: E402
+from benchmark.contract.times import utc_iso  # noqa: E402
 from benchmark.contract import run_folder as rf  # noqa: E402
 from benchmark.models import load_text_to_image  # noqa: E402
 from benchmark.runner.generate import generate  # noqa: E402
@@ -91,7 +93,7 @@ def write_steps(images: list, batch_size: int, tmp: Path) -> dict[str, float]:
             t0 = time.perf_counter()
             data = png_bytes(im)
             t1 = time.perf_counter()
-            digest = hashlib.sha256(data).hexdigest()
+            digest = sha256_hex(data)
             t2 = time.perf_counter()
             t["png"] += t1 - t0
             t["sha256"] += t2 - t1
@@ -172,7 +174,7 @@ def encode_sizes(sizes: list[int], repeats: int, threads: int) -> list[dict]:
                     data = png_bytes(im, level)
                 t1 = time.perf_counter()
                 for _ in range(repeats):
-                    hashlib.sha256(data).hexdigest()
+                    sha256_hex(data)
                 t2 = time.perf_counter()
                 rows.append({"size": size, "image": kind, "zlib_level": 6 if level is None else level, "threads": 1,
                              "png_ms": _ms(t1 - t0, repeats), "sha256_ms": _ms(t2 - t1, repeats),
@@ -272,9 +274,9 @@ STEP_ROWS = (
 
 
 def step_lines(header: str, rows: list[dict], share: float) -> list[str]:
-    lines = [header, "", f"| {'step':<50} | {'ms / image':>10} | {'s / run':>8} |",
-             "|" + "-" * 52 + "|" + "-" * 12 + "|" + "-" * 10 + "|"]
-    lines += [f"| {r['step']:<50} | {r['ms_per_image']:>10.2f} | {r['per_run_s']:>8.3f} |" for r in rows]
+    lines = [header, "", markdown_table(["step", "ms / image", "s / run"],
+                                        ([r["step"], f"{r['ms_per_image']:.2f}", f"{r['per_run_s']:.3f}"] for r in rows),
+                                        align="lrr", pad=True)]
     lines.append(f"\nrunner overhead: {share:.1f}% of the runner's wall time on tiny-sd (fastest bare round vs fastest "
                  "runner round; a negative value means the machine's noise is larger than the overhead)")
     return lines
@@ -285,19 +287,19 @@ def overlap_lines(overlap: list[dict], sim_px: int, sim_s: float, n: int, batch_
         return []
     lines = ["", f"Writing beside a simulated accelerator ({sim_px} px images, {sim_s * 1000:.0f} ms per image of "
              f"waiting, {n} images, batch {batch_size}; no model runs, only the runner's writing is timed):",
-             "", f"| {'writes':<56} | {'wall s':>7} | {'images/s':>8} | {'accelerator busy':>16} |",
-             "|" + "-" * 58 + "|" + "-" * 9 + "|" + "-" * 10 + "|" + "-" * 18 + "|"]
-    return lines + [f"| {r['writes']:<56} | {r['wall_s']:>7.2f} | {r['images_per_s']:>8.2f} | "
-                    f"{r['accelerator_busy_percent']:>15.1f}% |" for r in overlap]
+             ""]
+    return lines + [markdown_table(["writes", "wall s", "images/s", "accelerator busy"],
+                                   ([r["writes"], f"{r['wall_s']:.2f}", f"{r['images_per_s']:.2f}",
+                                     f"{r['accelerator_busy_percent']:.1f}%"] for r in overlap), align="lrrr", pad=True)]
 
 
 def encode_lines(enc: list[dict]) -> list[str]:
     lines = ["", "PNG encode and sha256 per image at real sizes (what the write stage costs per image on a GPU run):",
-             "", f"| {'px':>5} | {'image':<6} | {'zlib':>4} | {'threads':>7} | {'PNG ms':>8} | {'sha256 ms':>9} | "
-                 f"{'KiB':>7} |",
-             "|-------|--------|------|---------|----------|-----------|---------|"]
-    return lines + [f"| {r['size']:>5} | {r['image']:<6} | {r['zlib_level']:>4} | {r['threads']:>7} | "
-                    f"{r['png_ms']:>8.2f} | {_na(r['sha256_ms'], '9.2f')} | {_na(r['png_kib'], '7.0f')} |" for r in enc]
+             ""]
+    return lines + [markdown_table(["px", "image", "zlib", "threads", "PNG ms", "sha256 ms", "KiB"],
+                                   ([str(r["size"]), r["image"], str(r["zlib_level"]), str(r["threads"]),
+                                     f"{r['png_ms']:.2f}", _na(r["sha256_ms"], ".2f"), _na(r["png_kib"], ".0f")]
+                                    for r in enc), align="rlrrrrr", pad=True)]
 
 
 def main(argv=None) -> int:
@@ -315,7 +317,7 @@ def main(argv=None) -> int:
     best, tm = measure_rounds(model, probes, args.batch_size, args.rounds)
     rows = [{"step": step, "ms_per_image": _ms(best[key], n), "per_run_s": best[key]} for step, key in STEP_ROWS]
     share = best["overhead"] / best["runner"] * 100 if best["runner"] > 0 else float("nan")
-    header = (f"runner overhead: {time.strftime('%Y-%m-%d %H:%M %Z')}, {platform.node()}, {os.cpu_count()} CPU cores, "
+    header = (f"runner overhead: {utc_iso()}, {platform.node()}, {os.cpu_count()} CPU cores, "
               f"torch {torch.__version__} ({torch.get_num_threads()} threads), diffusers {diffusers.__version__}; "
               f"builtin:tiny-sd {model.call_kwargs.get('height')} px, {model.call_kwargs.get('num_inference_steps')} "
               f"steps, {n} images (the first of {', '.join(args.suites)}), batch {args.batch_size}, "

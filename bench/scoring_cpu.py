@@ -48,6 +48,8 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
+from benchmark.present.text import markdown_table  # noqa: E402
+from benchmark.contract.times import utc_iso  # noqa: E402
 from benchmark.contract import run_folder as rf  # noqa: E402
 from benchmark.annotate.label_files import LABEL_FILES, write_label_rows  # noqa: E402
 from benchmark.annotate.registry import AnnotateContext, Annotator, WorkItem, list_annotator_kinds  # noqa: E402
@@ -344,19 +346,16 @@ def table_rows(results: dict, clock: SuiteClock, total: float) -> list[dict]:
 
 
 def format_table(rows: list[dict]) -> str:
-    head = f"| {'suite':<30} | {'images':>7} | {'scores':>6} | {'seconds':>8} | status"
-    lines = [head, "|" + "-" * 32 + "|" + "-" * 9 + "|" + "-" * 8 + "|" + "-" * 10 + "|--------"]
-    for r in rows:
-        img = "" if r["images"] is None else f"{r['images']:,}"
-        sc = "" if r["scores"] is None else str(r["scores"])
-        lines.append(f"| {r['row']:<30} | {img:>7} | {sc:>6} | {r['seconds']:>8.2f} | {r['status']}")
-    return "\n".join(lines)
+    return markdown_table(["suite", "images", "scores", "seconds", "status"],
+                          ([r["row"], "" if r["images"] is None else f"{r['images']:,}",
+                            "" if r["scores"] is None else str(r["scores"]), f"{r['seconds']:.2f}", r["status"]]
+                           for r in rows), align="lrrrl", pad=True)
 
 
 def machine_header(n_resamples: int, scale: float) -> str:
     import benchmark
 
-    return (f"scoring benchmark: {time.strftime('%Y-%m-%d %H:%M %Z')}, {platform.node()}, "
+    return (f"scoring benchmark: {utc_iso()}, {platform.node()}, "
             f"{os.cpu_count()} CPU cores, {platform.processor() or platform.machine()}, "
             f"python {platform.python_version()}, numpy {np.__version__}, pandas {pd.__version__}, "
             f"package {getattr(benchmark, '__version__', '?')}; scale {scale:g}, {n_resamples} resamples")

@@ -15,18 +15,33 @@ top (tests/test_layers.py ``LAYERS`` checks it):
 8. ``cli``, ``__main__``
 
 This package's ``__init__`` stands above them all: it installs the registries' loader
-(:func:`load_tasks`).
+(:func:`load_tasks`), which registers the package's own generic entries
+(:data:`PACKAGE_REGISTRATIONS`), then the task folders', then plugins'.
 """
 
 from collections.abc import Sequence
+from importlib import import_module
 from pathlib import Path
 
 from benchmark import registries
 
 __version__ = "0.1.0"
 
+#: the package's modules that declare generic registry entries (their ``REGISTRATIONS``: label
+#: files, annotator kinds, the ITA of the papers, the Monk swatches, the probe-set and human-label
+#: dataset builders), registered first and listed in this order, before the task folders'
+PACKAGE_REGISTRATIONS = (
+    "benchmark.annotate.label_files", "benchmark.annotate.clip_labels", "benchmark.annotate.vqa_labels",
+    "benchmark.annotate.skin_tone_labels", "benchmark.annotate.detections", "benchmark.annotate.skin_tone",
+    "benchmark.reference_attributes", "benchmark.probes", "benchmark.human",
+)
 
-def _import_task_folders() -> None:
+
+def _load_registries() -> None:
+    """The registries' loader: the package's generic entries, then the task folders' and the
+    plugins' (:func:`benchmark.tasks.discovery.import_task_folders`)."""
+    for module in PACKAGE_REGISTRATIONS:
+        registries.register_all(import_module(module).REGISTRATIONS, registries.PACKAGE)
     # Imported when first called: ``import benchmark`` stays light (``t2ibench --help``), and
     # the task folders import benchmark.registries, which is being imported when this is installed.
     from benchmark.tasks.discovery import import_task_folders
@@ -44,7 +59,7 @@ def load_tasks(plugins: Sequence[str] = ()) -> None:
     load_plugins(plugins)
 
 
-registries.install_loader(_import_task_folders)
+registries.install_loader(_load_registries)
 
 
 def metric_path(name: str) -> str:

@@ -202,9 +202,11 @@ def add_catalogue_commands(sub) -> None:
     build.set_defaults(func="benchmark.commands.catalogue:probes_build")
     add_export_command(psub)
 
-    sub.add_parser("scores", help="every score with its range and direction",
-                   description="Every score the benchmark computes: range, direction, paper.").set_defaults(
-        func="benchmark.commands.catalogue:scores")
+    scores = sub.add_parser("scores", help="every score with its range and direction",
+                            description="Every score the benchmark computes: range, direction, paper.")
+    scores.add_argument("--markdown", action="store_true",
+                        help="a Markdown table, with each score's headline flag and description (docs/results.md's)")
+    scores.set_defaults(func="benchmark.commands.catalogue:scores")
 
     rep = sub.add_parser("reproduce", help="recompute the papers' printed numbers from their printed inputs",
                          description="Recompute the numbers the papers print from the inputs they print; exit 1 "
@@ -266,8 +268,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     # The terminal tables load pandas and scipy: imported once parsing is done, so `--help` and
     # usage errors stay light.
-    from benchmark.present.terminal import print_error, quiet_third_party
+    from benchmark.present.terminal import print_error, quiet_library_warnings, quiet_third_party
 
+    quiet_library_warnings()
     if getattr(args, "quiet", False):
         quiet_third_party()
     try:

@@ -2,7 +2,8 @@
 short name a paper is cited by.
 
 Each paper is cited in its task folder (``benchmark/tasks/<paper>/citation.py``), registered
-when the folder is imported; a plugin registers its own with :func:`register_paper`. Keys are
+from its ``task.py``'s ``REGISTRATIONS``; a plugin registers its own with
+:func:`benchmark.registries.register_paper`. Keys are
 short and stable; probes, scores, dataset cards and metric cards refer to a paper by key. The
 registry, :data:`PAPERS`, is one of :mod:`benchmark.registries` (re-exported here).
 """
@@ -11,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from benchmark.registries import PAPERS, register_paper
+from benchmark.registries import PAPERS
 
-__all__ = ["Paper", "PAPERS", "register_paper", "paper_label"]
+__all__ = ["Paper", "PAPERS", "paper_label"]
 
 
 @dataclass(frozen=True)

@@ -12,19 +12,17 @@ against, and the Monk Skin Tone swatches, read from a folder written by
 The dataset's configs (one parquet split ``train`` each, listed in the card's YAML
 ``configs:``) are read with pyarrow, not through ``datasets``' cache, so a folder rebuilt
 in place is read as it is now. Which configs there are is declared to this reader
-(:func:`register_reference_config`: a :class:`ReferenceConfig` gives the config's name, its
-columns, whether every reference has it, and the checks and conversions of its rows) by
-whoever reads them: this module declares ``mst_swatches`` (the skin-tone annotator's swatches,
-read below the tasks); a task folder declares its own configs when it is imported, and the
-registry of configs (:data:`benchmark.registries.REFERENCE_CONFIGS`) loads the task folders on
-its first read. ``fingerprint`` is the sha256 of the data files of the declared
+(the registry :data:`benchmark.registries.REFERENCE_CONFIGS`: a :class:`ReferenceConfig` gives
+the config's name, its columns, whether every reference has it, and the checks and conversions
+of its rows) by whoever reads them: this module declares ``mst_swatches`` (the skin-tone
+annotator's swatches, read below the tasks) in its ``REGISTRATIONS``; a task folder declares
+its own in its ``task.py``, and the registry loads them on its first read. ``fingerprint`` is the sha256 of the data files of the declared
 configs (recipe in :func:`data_fingerprint`): two references with the same fingerprint hold the
 same rows and images, wherever they were loaded from.
 """
 
 from __future__ import annotations
 
-import hashlib
 import io
 import re
 from dataclasses import dataclass
@@ -33,14 +31,14 @@ from typing import Callable
 
 import pandas as pd
 
-from benchmark.contract.digest import file_sha256
+from benchmark.contract.digest import file_sha256, sha256_hex, sha256_hex_chunks
 from benchmark.contract.model_specs import hub_id_problem
 from benchmark.hub.access import HubError, hub_errors
-from benchmark.registries import REFERENCE_CONFIGS, register_reference_config
+from benchmark.registries import REFERENCE_CONFIGS, Registrations
 from benchmark.scores.skin_tone import swatch_itas
 
 __all__ = ["SPLIT", "MST_SWATCHES", "MST_COLUMNS", "BUILDER", "ReferenceAttributesError", "ReferenceIdentity",
-           "ReferenceConfig", "register_reference_config", "reference_configs", "ReferenceAttributes",
+           "ReferenceConfig", "MST_SWATCHES_CONFIG", "REGISTRATIONS", "reference_configs", "ReferenceAttributes",
            "card_configs", "data_fingerprint", "open_image", "read_folder", "load_reference_attributes"]
 
 SPLIT = "train"
@@ -140,8 +138,8 @@ def _prepare_swatches(frame: pd.DataFrame, where: str) -> pd.DataFrame:
     return frame
 
 
-MST_SWATCHES_CONFIG = register_reference_config(ReferenceConfig(
-    MST_SWATCHES, MST_COLUMNS, required=True, prepare=_prepare_swatches))
+MST_SWATCHES_CONFIG = ReferenceConfig(MST_SWATCHES, MST_COLUMNS, required=True, prepare=_prepare_swatches)
+REGISTRATIONS = Registrations(reference_configs=(MST_SWATCHES_CONFIG,))
 
 
 # --------------------------------------------------------------------------- layout
@@ -185,10 +183,7 @@ def data_fingerprint(folder: str | Path, configs: dict[str, list[str]] | None = 
     declared = reference_configs()
     files = sorted({p for name in declared if name in configs for p in _config_files(folder, configs[name])},
                    key=lambda p: p.relative_to(folder).as_posix())
-    digest = hashlib.sha256()
-    for path in files:
-        digest.update(f"{path.relative_to(folder).as_posix()}\t{file_sha256(path)}\n".encode())
-    return digest.hexdigest()
+    return sha256_hex_chunks(f"{path.relative_to(folder).as_posix()}\t{file_sha256(path)}\n".encode() for path in files)
 
 
 def _read_config(folder: Path, name: str, patterns: list[str], columns: tuple[str, ...]) -> pd.DataFrame:
@@ -216,7 +211,7 @@ def open_image(cell, where: str, sha256: str | None = None):
     data = cell.get("bytes") if isinstance(cell, dict) else None
     if not data:
         raise ReferenceAttributesError(f"{where}: no embedded image bytes")
-    if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:
+    if sha256 is not None and sha256_hex(data) != sha256:
         raise ReferenceAttributesError(f"{where}: the image bytes do not match its sha256 {sha256[:12]}...")
     try:
         return Image.open(io.BytesIO(data))  # decoded on first use

@@ -1,12 +1,22 @@
 """Every registry of the package, by name -> entry: the papers' citations, the scores' metadata,
 the probe suites and their default configs, the annotator kinds, the label files, the ITA
 variants, the reference-attributes configs, the tasks, the dataset builders and what the evaluate
-modules copy; and the one ``register_*`` function of each. The types of the entries stay beside their code (``benchmark.probes``,
-``benchmark.annotate``, ...), which re-export their registry and ``register_*`` function.
+modules copy; and the one ``register_*`` function of each (imported from here only). The types
+of the entries stay beside their code (``benchmark.probes``, ``benchmark.annotate``, ...), which
+re-export their registry.
 
-The task folders (``benchmark/tasks/<paper>/``) and plugins fill the registries when they are
-imported. They sit above every registry (they import the registries), so no registry imports
-them: the top package (``benchmark/__init__.py``) installs the loader with
+Registration is declared, not a side effect of an import: a task folder's ``task.py`` lists
+everything the folder adds in one :class:`Registrations` (``REGISTRATIONS``), as do the
+package's own modules with generic entries (label files, annotator kinds...). The loader adds
+them, in a declared order: the package's modules (``benchmark.PACKAGE_REGISTRATIONS``), then the
+task folders in folder order (``benchmark.tasks.discovery.BUILTIN_ORDER``, then by name), each
+folder's entries in the order its ``REGISTRATIONS`` lists them; then plugins, which call
+:func:`register_all` or a ``register_*`` function. Every entry keeps that place
+(:data:`PACKAGE`, ``(FOLDERS, index)``, :data:`PLUGINS`), so a plugin imported before the loader
+ran is still listed last, and importing a folder's module first changes nothing.
+
+The task folders and plugins sit above every registry (they import the registries), so no
+registry imports them: the top package (``benchmark/__init__.py``) installs the loader with
 :func:`install_loader` when ``benchmark`` is imported, and the command line and the library's
 entry points call :func:`benchmark.load_tasks` before they read a registry. A registry read
 before that (a library user reading ``SCORE_METADATA`` first) calls the loader itself
@@ -17,15 +27,14 @@ Standard library only: the lowest layer, imported by every other.
 
 from __future__ import annotations
 
-import sys
 import threading
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from importlib import import_module
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
-__all__ = ["Registry", "install_loader", "load", "set_folder_order", "registration_rank", "caller_module",
+__all__ = ["Registry", "install_loader", "load", "PACKAGE", "FOLDERS", "PLUGINS", "Registrations", "register_all",
            "SuiteSpec", "PAPERS", "SCORE_METADATA", "SUITES", "PROBE_CONFIGS", "ANNOTATOR_KINDS", "LABEL_FILES",
            "ITA_VARIANTS", "REFERENCE_CONFIGS", "TASKS", "DatasetBuilderSpec", "DATASET_BUILDERS", "EVALUATE_MODULES",
            "EvaluateModuleSpec", "register_paper", "register_score", "register_suite", "register_probe_config",
@@ -41,7 +50,12 @@ _done = False
 # one process) waits for the whole load instead of reading half-filled registries. Re-entrant
 # because a task folder being imported may read a registry (it gets what is registered so far).
 _loading = threading.RLock()
-_folder_order: list[str] = []
+
+#: Where an entry is listed (its place, then the order of registration): the package's generic
+#: entries, then the task folders' (``(FOLDERS, index of the folder)``), then plugins'.
+PACKAGE: tuple[int, ...] = (0,)
+FOLDERS = 1
+PLUGINS: tuple[int, ...] = (2,)
 
 
 def install_loader(loader: Callable[[], None]) -> None:
@@ -65,45 +79,23 @@ def load() -> None:
         _done = True
 
 
-def set_folder_order(names: list[str]) -> None:
-    """The task folders in the order their entries are listed (set by the task discovery)."""
-    _folder_order[:] = names
-
-
-def registration_rank(module: str) -> tuple[int, int]:
-    """Sort key of something registered by ``module``: the generic modules of the package first,
-    then the task folders in folder order, then plugins. The registries list their entries by
-    it (stable, so registration order breaks ties), whichever module was imported first."""
-    load()
-    parts = module.split(".")
-    if parts[:2] == ["benchmark", "tasks"] and len(parts) > 2 and parts[2] in _folder_order:
-        return (1, _folder_order.index(parts[2]))
-    return (0, 0) if parts[0] == "benchmark" else (2, 0)
-
-
-def caller_module(depth: int = 1) -> str:
-    """The module ``depth`` frames above the caller (as :func:`collections.namedtuple` finds
-    its ``__module__``): who registers an entry, which decides where it is listed."""
-    return str(sys._getframe(depth + 1).f_globals.get("__name__", ""))
-
-
 class Registry(MutableMapping[str, V]):
     """A name -> entry mapping filled by the task folders and plugins.
 
     Reading it (a lookup, ``in``, iteration, ``len``) first runs the loader (:func:`load`);
-    entries are listed by :func:`registration_rank` of the module that registered each (the
-    package's generic modules, the task folders in folder order, then plugins), registration
-    order breaking ties. Registering never loads (:meth:`registered` reads without loading).
+    entries are listed by their declared place (:data:`PACKAGE`, a task folder's, :data:`PLUGINS`),
+    registration order breaking ties. Registering never loads (:meth:`registered` reads without
+    loading).
     """
 
     def __init__(self, what: str):
         self.what = what  # "score", "paper": for messages
         self._entries: dict[str, V] = {}
-        self._module: dict[str, str] = {}  # name -> module that registered it
+        self._place: dict[str, tuple[int, ...]] = {}  # name -> where it is listed
         self._ordered = True
 
-    def register(self, name: str, entry: V, module: str) -> V:
-        self._module.setdefault(name, module)  # a re-registration keeps its place
+    def register(self, name: str, entry: V, place: tuple[int, ...] = PLUGINS) -> V:
+        self._place.setdefault(name, place)  # a re-registration keeps its place
         self._ordered = self._ordered and name in self._entries
         self._entries[name] = entry
         return entry
@@ -120,7 +112,7 @@ class Registry(MutableMapping[str, V]):
         load()
         if not self._ordered:
             self._ordered = True
-            self._entries = dict(sorted(self._entries.items(), key=lambda kv: registration_rank(self._module[kv[0]])))
+            self._entries = dict(sorted(self._entries.items(), key=lambda kv: self._place[kv[0]]))
         return self._entries
 
     def __getitem__(self, name: str) -> V:
@@ -136,11 +128,11 @@ class Registry(MutableMapping[str, V]):
         return len(self._ready())
 
     def __setitem__(self, name: str, entry: V) -> None:
-        self.register(name, entry, self._module.get(name, ""))
+        self.register(name, entry, self._place.get(name, PLUGINS))
 
     def __delitem__(self, name: str) -> None:
         del self._entries[name]
-        del self._module[name]
+        del self._place[name]
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.what}: {', '.join(self)})"
@@ -162,6 +154,9 @@ class SuiteSpec:
     expected_rows: int | None = None  # with the default config
     extra: dict = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "card", self.card.strip())
+
 
 @dataclass(frozen=True)
 class DatasetBuilderSpec:
@@ -175,11 +170,32 @@ class DatasetBuilderSpec:
     description: str
     module: str
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "description", " ".join(self.description.split()))  # one line
+
     def add_arguments(self, parser: Any) -> None:
         import_module(self.module).add_arguments(parser)
 
     def run(self, args: Any) -> int:
         return import_module(self.module).run(args)
+
+
+@dataclass(frozen=True)
+class EvaluateModuleSpec:
+    """What ``metrics/<name>/<name>.py``'s hand-written part uses from the package: ``copies``,
+    "module:name" of the functions, classes and constants ``metrics/inline_scores.py`` copies into
+    the script (with what they use), and ``imports``, the lines the hand-written part needs itself.
+    ``inputs``, ``keywords``, ``outputs`` and ``cites`` are its row of the README's table of
+    modules (Markdown: the inputs per row, the keyword arguments, the main outputs, where the
+    paper defines it)."""
+
+    name: str
+    copies: tuple[str, ...]
+    imports: tuple[str, ...] = ("import datasets", "import evaluate")
+    inputs: str = ""
+    keywords: str = ""
+    outputs: str = ""
+    cites: str = ""
 
 
 PAPERS: Registry = Registry("paper")  # key -> benchmark.papers.Paper
@@ -192,24 +208,124 @@ ITA_VARIANTS: Registry = Registry("ITA variant")  # name -> benchmark.annotate.s
 REFERENCE_CONFIGS: Registry = Registry("reference config")  # name -> benchmark.reference_attributes.ReferenceConfig
 TASKS: Registry = Registry("task")  # name -> benchmark.tasks.registry.Task
 DATASET_BUILDERS: Registry[DatasetBuilderSpec] = Registry("dataset builder")
-EVALUATE_MODULES: Registry["EvaluateModuleSpec"] = Registry("evaluate module")  # metrics/<name>/ -> what it copies
+EVALUATE_MODULES: Registry[EvaluateModuleSpec] = Registry("evaluate module")  # metrics/<name>/ -> what it copies
+
+
+# --------------------------------------------------------------------------- declared registrations
+
+
+@dataclass(frozen=True)
+class Registrations:
+    """Everything one task folder (its ``task.py``'s ``REGISTRATIONS``), one module of the package
+    or one plugin adds to the registries, each kind in the order listed: papers
+    (:class:`benchmark.papers.Paper`), scores (:class:`benchmark.scores.metadata.ScoreMetadata`),
+    probe configs (family -> default YAML file), suites, annotator kinds
+    (:class:`benchmark.annotate.kinds.AnnotatorKind`), label files, ITA variants, reference-attributes
+    configs, dataset builders, evaluate modules and tasks (:class:`benchmark.tasks.registry.Task`).
+    Declaring adds nothing: :func:`register_all` does (the loader, for the folders)."""
+
+    papers: tuple = ()
+    scores: tuple = ()
+    probe_configs: Mapping[str, Path] = field(default_factory=dict)
+    suites: tuple[SuiteSpec, ...] = ()
+    annotators: tuple = ()
+    label_files: tuple = ()
+    ita_variants: tuple = ()
+    reference_configs: tuple = ()
+    dataset_builders: tuple[DatasetBuilderSpec, ...] = ()
+    evaluate_modules: tuple[EvaluateModuleSpec, ...] = ()
+    tasks: tuple = ()
+
+
+def register_all(registrations: Registrations, place: tuple[int, ...] = PLUGINS) -> Registrations:
+    """Add every entry ``registrations`` declares, listed at ``place`` (the loader gives the
+    package's modules :data:`PACKAGE` and each task folder ``(FOLDERS, index)``; a plugin's are
+    listed last). The checks of each ``register_*`` function apply."""
+    r = registrations
+    adders: tuple[tuple[Iterable, Callable[[Any, tuple[int, ...]], Any]], ...] = (
+        (r.papers, _add_paper), (r.scores, _add_score), (r.probe_configs.items(), _add_probe_config),
+        (r.suites, _add_suite), (r.annotators, _add_annotator), (r.label_files, _add_label_file),
+        (r.ita_variants, _add_ita_variant), (r.reference_configs, _add_reference_config),
+        (r.dataset_builders, _add_dataset_builder), (r.evaluate_modules, _add_evaluate_module), (r.tasks, _add_task))
+    for entries, add in adders:
+        for entry in entries:
+            add(entry, place)
+    return registrations
+
+
+def _unique(registry: Registry, message: str, key: str = "name") -> Callable[[Any, tuple[int, ...]], Any]:
+    """The adder of ``registry``: an entry under its ``key`` attribute, refused with ``message``
+    (formatted with ``name``) when that name holds another entry; the same entry again is a no-op."""
+
+    def add(entry: Any, place: tuple[int, ...]) -> Any:
+        name = getattr(entry, key)
+        if registry.registered(name) not in (None, entry):
+            raise ValueError(message.format(name=name))
+        return registry.register(name, entry, place)
+
+    return add
+
+
+_add_paper = _unique(PAPERS, "paper {name!r} is already cited differently", key="key")
+_add_suite = _unique(SUITES, "suite {name!r} is registered twice")
+_add_annotator = _unique(ANNOTATOR_KINDS, "annotator kind {name!r} is registered twice")
+_add_ita_variant = _unique(ITA_VARIANTS, "ITA variant {name!r} is registered twice")
+_add_reference_config = _unique(REFERENCE_CONFIGS, "reference config {name!r} is declared twice")
+_add_dataset_builder = _unique(DATASET_BUILDERS, "dataset builder {name!r} is registered twice")
+_add_unique_score = _unique(SCORE_METADATA, "score {name!r} already has other metadata")
+_add_unique_label_file = _unique(LABEL_FILES, "label file {name!r} is registered twice with different columns")
+_add_unique_task = _unique(TASKS, "task {name!r} is registered twice")
+
+
+def _add_score(meta: Any, place: tuple[int, ...]) -> Any:
+    if SCORE_METADATA.registered(meta.name) in (None, meta) and meta.min_value > meta.max_value:
+        raise ValueError(f"score {meta.name!r}: min {meta.min_value} > max {meta.max_value}")
+    return _add_unique_score(meta, place)
+
+
+def _add_probe_config(family_path: tuple[str, str | Path], place: tuple[int, ...]) -> Path:
+    family, path = family_path
+    return PROBE_CONFIGS.register(family, Path(path), place)
+
+
+def _add_label_file(spec: Any, place: tuple[int, ...]) -> Any:
+    missing = [c for c in spec.key if c not in spec.columns]
+    if LABEL_FILES.registered(spec.name) in (None, spec) and missing:
+        raise ValueError(f"label file {spec.name!r}: key columns {missing} are not among its columns")
+    return _add_unique_label_file(spec, place)
+
+
+def _add_evaluate_module(spec: EvaluateModuleSpec, place: tuple[int, ...]) -> EvaluateModuleSpec:
+    """A module several folders serve (one that cites several papers) is declared by each: the
+    copies, imports and citations are joined, the first declaration's inputs, keywords and
+    outputs kept, and it keeps the place of its first declaration."""
+    old = EVALUATE_MODULES.registered(spec.name)
+    if old is not None:
+        spec = EvaluateModuleSpec(spec.name, tuple(dict.fromkeys(old.copies + spec.copies)),
+                                  tuple(dict.fromkeys(old.imports + spec.imports)),
+                                  old.inputs or spec.inputs, old.keywords or spec.keywords, old.outputs or spec.outputs,
+                                  "; ".join(c for c in dict.fromkeys((old.cites, spec.cites)) if c))
+    return EVALUATE_MODULES.register(spec.name, spec, place)
+
+
+def _add_task(task: Any, place: tuple[int, ...]) -> Any:
+    other = [name for name, t in TASKS.so_far().items() if t.family == task.family and name != task.name]
+    if TASKS.registered(task.name) in (None, task) and other:
+        raise ValueError(f"probe family {task.family!r} is already scored by task {other[0]!r}")
+    return _add_unique_task(task, place)
+
+
+# --------------------------------------------------------------------------- one entry at a time (plugins)
 
 
 def register_paper(paper: Any) -> Any:
-    """Add a paper's citation (from its task folder, or a plugin's)."""
-    if PAPERS.registered(paper.key) not in (None, paper):
-        raise ValueError(f"paper {paper.key!r} is already cited differently")
-    return PAPERS.register(paper.key, paper, caller_module())
+    """Add a paper's citation (a plugin's; a task folder declares its own in ``REGISTRATIONS``)."""
+    return _add_paper(paper, PLUGINS)
 
 
 def register_score(meta: Any) -> Any:
-    """Add a score's metadata (from its task folder's ``metadata.py``, or a plugin's); a score
-    cannot be redefined."""
-    if SCORE_METADATA.registered(meta.name) not in (None, meta):
-        raise ValueError(f"score {meta.name!r} already has other metadata")
-    if meta.min_value > meta.max_value:
-        raise ValueError(f"score {meta.name!r}: min {meta.min_value} > max {meta.max_value}")
-    return SCORE_METADATA.register(meta.name, meta, caller_module())
+    """Add a score's metadata; a score cannot be redefined."""
+    return _add_score(meta, PLUGINS)
 
 
 def register_suite(
@@ -218,11 +334,8 @@ def register_suite(
     """Decorator registering ``build(config) -> DataFrame`` as suite ``name``."""
 
     def wrap(fn: Callable[[dict], Any]) -> Callable[[dict], Any]:
-        if SUITES.registered(name) is not None:
-            raise ValueError(f"suite {name!r} is registered twice")
-        spec = SuiteSpec(name=name, family=family, paper=paper, summary=summary, build=fn, card=card.strip(),
-                         expected_rows=expected_rows)
-        SUITES.register(name, spec, fn.__module__)
+        _add_suite(SuiteSpec(name=name, family=family, paper=paper, summary=summary, build=fn, card=card,
+                             expected_rows=expected_rows), PLUGINS)
         return fn
 
     return wrap
@@ -230,79 +343,42 @@ def register_suite(
 
 def register_probe_config(family: str, path: str | Path) -> Path:
     """Name ``path`` as the default config of probe family ``family``."""
-    return PROBE_CONFIGS.register(family, Path(path), caller_module())
+    return _add_probe_config((family, path), PLUGINS)
 
 
 def register_annotator(kind: Any) -> Any:
     """Add an annotator kind (:class:`benchmark.annotate.kinds.AnnotatorKind`)."""
-    if ANNOTATOR_KINDS.registered(kind.name) not in (None, kind):
-        raise ValueError(f"annotator kind {kind.name!r} is registered twice")
-    return ANNOTATOR_KINDS.register(kind.name, kind, kind.module)
+    return _add_annotator(kind, PLUGINS)
 
 
 def register_label_file(spec: Any) -> Any:
     """Add a label file (a new annotator's output); registering the same spec twice is a no-op."""
-    if LABEL_FILES.registered(spec.name) not in (None, spec):
-        raise ValueError(f"label file {spec.name!r} is registered twice with different columns")
-    missing = [c for c in spec.key if c not in spec.columns]
-    if missing:
-        raise ValueError(f"label file {spec.name!r}: key columns {missing} are not among its columns")
-    return LABEL_FILES.register(spec.name, spec, caller_module())
+    return _add_label_file(spec, PLUGINS)
 
 
 def register_ita_variant(variant: Any) -> Any:
     """Add an ITA variant (:class:`benchmark.annotate.skin_tone.ItaVariant`)."""
-    if ITA_VARIANTS.registered(variant.name) not in (None, variant):
-        raise ValueError(f"ITA variant {variant.name!r} is registered twice")
-    return ITA_VARIANTS.register(variant.name, variant, caller_module())
+    return _add_ita_variant(variant, PLUGINS)
 
 
 def register_reference_config(config: Any) -> Any:
     """Declare a config to the reference-attributes reader (in the order the configs are read and listed)."""
-    if REFERENCE_CONFIGS.registered(config.name) not in (None, config):
-        raise ValueError(f"reference config {config.name!r} is declared twice")
-    return REFERENCE_CONFIGS.register(config.name, config, caller_module())
+    return _add_reference_config(config, PLUGINS)
 
 
 def register_task(task: Any) -> Any:
     """Add a task (:class:`benchmark.tasks.registry.Task`); one task per probe family."""
-    if TASKS.registered(task.name) not in (None, task):
-        raise ValueError(f"task {task.name!r} is registered twice")
-    other = [name for name, t in TASKS.so_far().items() if t.family == task.family and name != task.name]
-    if other:
-        raise ValueError(f"probe family {task.family!r} is already scored by task {other[0]!r}")
-    return TASKS.register(task.name, task, task.score.__module__)
+    return _add_task(task, PLUGINS)
 
 
 def register_dataset_builder(name: str, description: str, module: str) -> DatasetBuilderSpec:
     """Declare a dataset builder (``python -m dataset_builders NAME``): ``module`` (imported when
     the builder runs) has ``add_arguments(parser)`` and ``run(args) -> exit status``;
     ``description`` is one line (``python -m dataset_builders --list`` and the builder's help)."""
-    spec = DatasetBuilderSpec(name, " ".join(description.split()), module)
-    if DATASET_BUILDERS.registered(name) not in (None, spec):
-        raise ValueError(f"dataset builder {name!r} is registered twice")
-    return DATASET_BUILDERS.register(name, spec, caller_module())
-
-
-@dataclass(frozen=True)
-class EvaluateModuleSpec:
-    """What ``metrics/<name>/<name>.py``'s hand-written part uses from the package: ``copies``,
-    "module:name" of the functions, classes and constants ``metrics/inline_scores.py`` copies into
-    the script (with what they use), and ``imports``, the lines the hand-written part needs itself."""
-
-    name: str
-    copies: tuple[str, ...]
-    imports: tuple[str, ...] = ("import datasets", "import evaluate")
+    return _add_dataset_builder(DatasetBuilderSpec(name, description, module), PLUGINS)
 
 
 def register_evaluate_module(name: str, copies: tuple[str, ...] | list[str],
                              imports: tuple[str, ...] | list[str] = ("import datasets", "import evaluate")) -> EvaluateModuleSpec:
-    """Declare what evaluate module ``name`` copies (from a task folder's ``metadata.py``). A module
-    several folders serve (one that cites several papers) is declared by each: the copies and
-    imports are joined."""
-    old = EVALUATE_MODULES.registered(name)
-    spec = EvaluateModuleSpec(name, tuple(copies), tuple(imports))
-    if old is not None:
-        spec = EvaluateModuleSpec(name, tuple(dict.fromkeys(old.copies + spec.copies)),
-                                  tuple(dict.fromkeys(old.imports + spec.imports)))
-    return EVALUATE_MODULES.register(name, spec, caller_module())
+    """Declare what evaluate module ``name`` copies; a module declared again joins the copies."""
+    return _add_evaluate_module(EvaluateModuleSpec(name, tuple(copies), tuple(imports)), PLUGINS)

@@ -1,7 +1,7 @@
 """Builders of the benchmark's Hub datasets, each registered by the code that builds it
-(:data:`benchmark.registries.DATASET_BUILDERS`): a task folder registers its own datasets when
-imported (``register_dataset_builder(NAME, DESCRIPTION, MODULE)``), the package its generic ones
-(probe sets, human labels).
+(:data:`benchmark.registries.DATASET_BUILDERS`): a task folder declares its own datasets in its
+``task.py``'s ``REGISTRATIONS`` (``DatasetBuilderSpec(NAME, DESCRIPTION, MODULE)``), the package its
+generic ones (probe sets, human labels); a plugin calls ``register_dataset_builder``.
 
     python -m dataset_builders --list                 # the registered builders, one a line
     python -m dataset_builders NAME --out DIR ...     # run one (NAME --help: its options)
@@ -13,7 +13,6 @@ The Hub-layout folder contract (parquet shards + card) is :mod:`benchmark.hub.da
 from __future__ import annotations
 
 import argparse
-from importlib import import_module
 from pathlib import Path
 
 import benchmark
@@ -40,7 +39,6 @@ def builder_main(prog: str, description: str, add_arguments, run, argv: list[str
 def registered_builders() -> dict[str, DatasetBuilderSpec]:
     """Every registered dataset builder, the task folders (and ``$T2IBENCH_TASKS_PATH``'s) loaded."""
     benchmark.load_tasks()
-    import_module("benchmark.human")  # registers the human-labels builder, which no task folder owns
     return dict(DATASET_BUILDERS)
 
 

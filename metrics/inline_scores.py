@@ -170,7 +170,8 @@ def _import_lines(imports: list[str]) -> list[str]:
 
 def evaluate_modules() -> dict:
     """name -> ``EvaluateModuleSpec``: what each module's hand-written part uses, as the task
-    folders declare it (``register_evaluate_module`` in their ``metadata.py``)."""
+    folders declare it (an ``EvaluateModuleSpec`` in their ``metadata.py``'s ``EVALUATE_MODULES``,
+    registered from their ``task.py``)."""
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))  # run as a script from a checkout
     import benchmark
@@ -233,7 +234,7 @@ def render(spec) -> dict[Path, str]:
     name = spec.name
     script = METRICS / name / f"{name}.py"
     if not script.is_file():
-        raise InlineError(f"{name} is declared (register_evaluate_module) but {script.relative_to(ROOT)} does not exist")
+        raise InlineError(f"{name} is declared (EvaluateModuleSpec) but {script.relative_to(ROOT)} does not exist")
     text = script.read_text()
     if text.count(BEGIN) != 1 or text.count(END) != 1:
         raise InlineError(f"{script.relative_to(ROOT)} needs one {BEGIN!r} line and one {END!r} line")
@@ -255,8 +256,9 @@ def main(argv: list[str] | None = None) -> int:
         modules = evaluate_modules()
         undeclared = sorted(d.name for d in METRICS.iterdir() if (d / f"{d.name}.py").is_file() and d.name not in modules)
         if undeclared:
-            raise InlineError(f"metrics/{undeclared[0]}/ is declared by no task folder: add register_evaluate_module("
-                              f"{undeclared[0]!r}, ...) to the metadata.py of the folder whose formulas it copies")
+            raise InlineError(f"metrics/{undeclared[0]}/ is declared by no task folder: add EvaluateModuleSpec("
+                              f"{undeclared[0]!r}, ...) to EVALUATE_MODULES in the metadata.py of the folder whose "
+                              "formulas it copies")
         for spec in modules.values():
             for path, new in render(spec).items():
                 old = path.read_text() if path.exists() else None

@@ -3,9 +3,9 @@ never shared by two ids."""
 
 from __future__ import annotations
 
-import hashlib
 import re
 
+from benchmark.contract.digest import sha256_hex
 
 __all__ = ["model_folder_name"]
 
@@ -40,7 +40,7 @@ def model_folder_name(model_id: str) -> str:
         return model_id.replace("/", "--")  # (a Hub id may start with "_": hashed, apart from "_builtin--")
     if kind == "builtin" and BUILTIN_ID.match(model_id) and "--" not in model_id:
         return f"_builtin--{model_id[len('builtin:'):]}"
-    digest = hashlib.sha256(model_id.encode("utf-8")).hexdigest()[:HASH_CHARS]
+    digest = sha256_hex(model_id.encode("utf-8"))[:HASH_CHARS]
     if kind == "python":
         tail = model_id[len("python:"):].replace(":", ".")
     else:

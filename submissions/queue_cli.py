@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import argparse
 import getpass
-import hashlib
 import signal
 import sys
 from pathlib import Path
 
+from benchmark.contract.digest import sha256_hex
 from benchmark.cli_types import batch_size
 from benchmark.hub.access import check_access, require_hub
 from benchmark.models.cuda_speed import OFFLOAD_MODES
@@ -68,7 +68,7 @@ def _cmd_request(args: argparse.Namespace) -> int:
     if args.dry_run:
         parent = f", parent_commit {stored.version}" if args.repo else ""
         print("DRY RUN: nothing is written.\n")
-        print(f"would write {where}  ({len(data)} bytes, sha256 {hashlib.sha256(data).hexdigest()}{parent})\n")
+        print(f"would write {where}  ({len(data)} bytes, sha256 {sha256_hex(data)}{parent})\n")
         print(data.decode("utf-8"), end="")
         return EXIT_OK
     if model.demo:

@@ -16,6 +16,7 @@ from typing import Any
 
 from huggingface_hub import HfApi
 
+from benchmark.contract.times import utc_iso_ms
 from benchmark.hub.access import NO_CONNECTION, hub_failures
 from benchmark.models.builtin_cache import BUILDER_VERSION, check_builtin_name
 from benchmark.models.errors import UnknownBuiltinError
@@ -35,7 +36,6 @@ from submissions.requests import (
     check_settings,
     check_submitter,
     parse_utc,
-    utc_now,
 )
 
 TEXT_TO_IMAGE = "text-to-image"
@@ -180,7 +180,7 @@ def build_request(model: ResolvedModel, *, submitter: str, dtype: str | None = N
                   loras: list[str] | None = None, now: str | None = None) -> RequestRecord:
     """The PENDING record of a resolved model (``loras``: pinned by :func:`resolve_lora`)."""
     return RequestRecord(model_id=model.model_id, revision=model.revision, commit=model.commit,
-                         submitter=check_submitter(submitter), submitted_at=now or utc_now(),
+                         submitter=check_submitter(submitter), submitted_at=now or utc_iso_ms(),
                          dtype=check_dtype(dtype), settings=check_settings(settings), loras=check_loras(loras),
                          demo=model.demo)
 

@@ -24,7 +24,7 @@ from typing import Any
 from benchmark.contract.bounded_json import RefusedJson, load_bounded_json
 from benchmark.contract.digest import sha256_hex
 from benchmark.contract.model_specs import hub_id_problem
-from benchmark.contract.times import parse_iso_time
+from benchmark.contract.times import parse_iso_time, utc_now
 from submissions.model_folders import model_folder_name
 
 REQUESTS_DIR_IN_REPO = "requests"
@@ -161,12 +161,6 @@ def request_id(model_id: str, commit: str, loras: Any = ()) -> str:
 # --------------------------------------------------------------------------- time
 
 
-def utc_now() -> str:
-    """Now in UTC with milliseconds, e.g. 2026-11-24T09:30:00.125Z (heartbeats need sub-second times)."""
-    now = _dt.datetime.now(_dt.timezone.utc)
-    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
-
-
 def parse_utc(value: str) -> _dt.datetime:
     if not isinstance(value, str) or not _TIME.match(value):
         raise InvalidRequest(f"{_shown(value)} is not a UTC time like 2026-11-24T09:30:00Z")
@@ -183,7 +177,7 @@ def _shown(value: Any, limit: int = 80) -> str:
 
 
 def seconds_since(value: str, now: _dt.datetime | None = None) -> float:
-    now = now or _dt.datetime.now(_dt.timezone.utc)
+    now = now or utc_now()
     return (now - parse_utc(value)).total_seconds()
 
 

@@ -9,7 +9,6 @@ bytes and pull request that a real run sends. Scores are never changed by submit
 
 from __future__ import annotations
 
-import datetime as _dt
 import os
 import threading
 import re
@@ -22,8 +21,9 @@ from benchmark.contract.atomic import fsync_dir
 from benchmark.contract.model_specs import hub_id_problem
 from benchmark.contract.run_folder import CONFIG_FILE, RunFolderError, json_bytes, read_run_config
 from benchmark.hub.access import HubFile, check_access, commit_files, require_hub
+from benchmark.present.text import markdown_table
 from benchmark.contract.results import PACKAGE_NAME, dumps
-from benchmark.contract.times import parse_iso_time
+from benchmark.contract.times import parse_iso_time, utc_compact, utc_iso
 from benchmark.tasks.folder_record import without_local_paths
 from submissions.model_card import (
     CARD_FILE,
@@ -86,16 +86,12 @@ def utc_stamp(created: str) -> str:
         raise ValueError(f"created: {created!r} is not an ISO 8601 time") from None
     if when.tzinfo is None:
         raise ValueError(f"created: {created!r} has no UTC offset")
-    return when.astimezone(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    return utc_compact(when)
 
 
 def submission_relpath(doc: Mapping) -> str:
     """``<model folder>/<timestamp>.json``: under ``results/`` in the Hub dataset, under the local folder."""
     return f"{model_folder_name(str(doc['model']['id']))}/{utc_stamp(doc['created'])}.json"
-
-
-def utc_now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
 # --------------------------------------------------------------------------- the plan
@@ -175,7 +171,7 @@ class SubmissionPlan:
             ("demo", "yes: built-in tiny random-weight model(s), meaningless scores; do not rank it" if self.demo
              else "no"),
         ]
-        table = "\n".join(["| | |", "| --- | --- |"] + [f"| {k} | {v} |" for k, v in rows])
+        table = markdown_table(["", ""], rows)
         return (f"Results of a t2i-bias-benchmark audit, submitted with `t2ibench submit` "
                 f"({md_text(doc['submission']['submitted_with'])}).\n\n{table}\n\n"
                 f"File: {md_code(self.results_file.path_in_repo)}. It passed `t2ibench validate` (schema "
@@ -193,12 +189,12 @@ class SubmissionPlan:
     def card_pr_description(self) -> str:
         doc = self.document
         probes = doc.get("probes") or {}
-        rows = [f"| {md_text(e.get('display_name') or e['name'])} | {md_text(e['suite'])} | "
-                f"{md_text(e.get('estimator') or '')} | {e['value']:.6g} |" for e in headline_entries(doc)]
+        rows = [[md_text(e.get("display_name") or e["name"]), md_text(e["suite"]), md_text(e.get("estimator") or ""),
+                 f"{e['value']:.6g}"] for e in headline_entries(doc)]
         return (f"Adds the headline scores of a t2i-bias-benchmark audit of {md_code(doc['model']['id'])} @ "
                 f"{md_code(doc['model'].get('revision'))} to the card's `model-index` metadata, so that they show "
                 f"as evaluation results on this page.\n\n"
-                f"| score | suite | estimator | value |\n| --- | --- | --- | --- |\n" + "\n".join(rows) + "\n\n"
+                + markdown_table(["score", "suite", "estimator", "value"], rows) + "\n\n"
                 f"Probes: {md_code(probes.get('source'))} at revision {md_code(probes.get('revision'))}. "
                 f"Source: {self.results_url} (submitted as a pull request on {md_code(self.results_repo)}).\n")
 
@@ -269,7 +265,7 @@ def plan_submission(source: str | Path, *, results_repo: str | None = None, imag
     image_files = images_dataset_files(source) if images_repo else []
     doc = {k: v for k, v in doc.items() if k != "submission"}
     doc["submission"] = {
-        "submitted_at": submitted_at or utc_now(),
+        "submitted_at": submitted_at or utc_iso(),
         "submitted_with": f"{PACKAGE_NAME} {benchmark.__version__}",
         "demo": is_demo(doc),
         "results_repo": results_repo,

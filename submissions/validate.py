@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmark.contract.times import parse_iso_time
+from benchmark.contract.times import parse_iso_time, utc_now
 from benchmark.contract.model_specs import (  # noqa: F401 (re-exported: the one naming rule)
     API_ID,
     BUILTIN_ID,
@@ -464,7 +464,7 @@ def check_results(doc: Mapping, *, allow_demo: bool = False, now: _dt.datetime |
     unencodable = _check_text_encoding(doc)
     if unencodable:
         return unencodable  # refused first: the other checks' lines would quote the bad text
-    now = now or _dt.datetime.now(_dt.timezone.utc)
+    now = now or utc_now()
     ours: list[tuple[str, str]] = []
     version = doc.get("schema_version")
     if "schema_version" in doc and version not in SUPPORTED_SCHEMA_VERSIONS:

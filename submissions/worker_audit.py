@@ -16,10 +16,11 @@ from typing import Callable
 from benchmark.contract.atomic import write_bytes_atomic
 from benchmark.contract.audit_request import AuditRequest, ModelChoice, ProbeChoice, Runtime
 from benchmark.contract.results import dumps
+from benchmark.contract.times import utc_iso_ms
 from benchmark.runner.batch_size import AUTO
 from benchmark.runner.pipeline import run_audit
 from submissions.request_store import RequestStore, StoredRecord
-from submissions.requests import FAILED, FINISHED, PENDING, RequestRecord, one_line, utc_now
+from submissions.requests import FAILED, FINISHED, PENDING, RequestRecord, one_line
 from submissions.leaderboard.contents import build_contents
 from submissions.posted_results import find_posted_results, results_relpath
 from submissions.submit import SubmissionRefused, plan_submission, send_submission
@@ -159,7 +160,7 @@ def process(store: RequestStore, stored: StoredRecord, opts: WorkerOptions, *,
             opts.say(f"stopped; could not release {rec.request_id} ({one_line(exc)})")
         raise
     current = heartbeat.stop()
-    now = utc_now()
+    now = utc_iso_ms()
     if reason is None:
         final_fields = {"status": FINISHED, "results_path": results_path, "results_url": results_url,
                         "failure_reason": None}

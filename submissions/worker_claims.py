@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 from typing import Callable
 
+from benchmark.contract.times import utc_iso_ms
 from submissions import request_store
 from submissions.request_store import Conflict, RequestStore, StoredRecord, retry_delays
 from submissions.requests import (
@@ -19,7 +20,6 @@ from submissions.requests import (
     RequestRecord,
     one_line,
     seconds_since,
-    utc_now,
 )
 from submissions.worker_options import CLAIM_TRIES, MAX_WRITE_TRIES, LostClaim, WorkerOptions, kill_point
 
@@ -88,7 +88,7 @@ def requeue_stale(store: RequestStore, opts: WorkerOptions) -> list[str]:
             continue
         attempts = rec.attempts + 1
         if attempts >= opts.max_attempts:
-            new = rec.replace(status=FAILED, attempts=attempts, finished_at=utc_now(), heartbeat_at=None,
+            new = rec.replace(status=FAILED, attempts=attempts, finished_at=utc_iso_ms(), heartbeat_at=None,
                               failure_reason=f"abandoned {attempts} times (the last by worker {rec.worker_id}: no "
                                              f"heartbeat for {age:.0f} s); --max-attempts is {opts.max_attempts}")
             what = f"failed {rec.request_id}: abandoned {attempts} times"
@@ -125,7 +125,7 @@ def claim_next(store: RequestStore, opts: WorkerOptions) -> StoredRecord | None:
             return None
         target = pending[0]
         tries[target.path] = tries.get(target.path, 0) + 1
-        now = utc_now()
+        now = utc_iso_ms()
         claim = target.record.replace(status=RUNNING, worker_id=opts.worker_id, started_at=now, heartbeat_at=now,
                                       heartbeat_timeout_s=float(opts.heartbeat_timeout), failure_reason=None)
         based_on = store.expected_for(snapshot, target.path)
@@ -166,7 +166,7 @@ class Heartbeat:
 
     def beat(self) -> StoredRecord:
         with self._lock:
-            self.current = update_request(self.store, self.current, lambda r: r.replace(heartbeat_at=utc_now()),
+            self.current = update_request(self.store, self.current, lambda r: r.replace(heartbeat_at=utc_iso_ms()),
                                           message=f"Heartbeat {self.current.record.request_id}",
                                           still_ours=self.still_ours)
             return self.current

@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from benchmark.contract.times import utc_iso_ms
 from benchmark.human import questions as Q
 from benchmark.human.answers_file import answers_path, append_event, read_events, skipped_text
-from benchmark.human.events import EVENT_FIELDS, MAX_LINE_BYTES, now_iso, parse_line
+from benchmark.human.events import EVENT_FIELDS, MAX_LINE_BYTES, parse_line
 from benchmark.human.items import build_items, event_for, image_in_run, next_item
 from benchmark.human.qualification import (flagged_annotators, load_qualification, qualification_items,
                                            qualification_status, qualification_table, save_qualification)
@@ -160,7 +161,7 @@ def test_malformed_lines_are_skipped_and_counted_and_never_stop_a_reader(tmp_pat
     path = answers_path(tmp_path)
     path.parent.mkdir(parents=True)
     bad = [b"[" * 30_000 + b"]" * 30_000, b"x" * (MAX_LINE_BYTES + 5), b"{torn", b"\xff",
-           duplicate.encode(), *(json.dumps({**e, "time": now_iso()} if e.get("time") != 5 else e).encode()
+           duplicate.encode(), *(json.dumps({**e, "time": utc_iso_ms()} if e.get("time") != 5 else e).encode()
                                  for e in wrong_types)]
     path.write_bytes(b"\n".join(bad) + b"\n")
     append_event(tmp_path, good)

@@ -240,15 +240,27 @@ def _paper_names_in_code(path: Path, pattern: re.Pattern) -> list[tuple[int, str
             for m in pattern.finditer(tok.string)]
 
 
+#: the templates the code renders (report pages): their text is read as the code's strings are
+TEMPLATE_SUFFIXES = (".j2", ".jinja", ".jinja2")
+
+
+def _paper_names_in_template(path: Path, pattern: re.Pattern) -> list[tuple[int, str]]:
+    """(line, name) of every name of a paper, suite or score in a template's text; its comments
+    (``{# ... #}``) may cite a paper, as a docstring may."""
+    src = re.sub(r"\{#.*?#\}", lambda m: "\n" * m.group(0).count("\n"), path.read_text(encoding="utf-8"), flags=re.S)
+    return [(i, m.group(0)) for i, line in enumerate(src.splitlines(), 1) for m in pattern.finditer(line)]
+
+
 def papers_named_outside_their_folders(root: Path, pattern: re.Pattern) -> list[str]:
-    """One line per source file of ``root`` outside ``benchmark/tasks/`` and ``metrics/`` that names a
-    paper, suite or score in its code or strings."""
+    """One line per source file (or template) of ``root`` outside ``benchmark/tasks/`` and
+    ``metrics/`` that names a paper, suite or score in its code, strings or template text."""
     bad = []
-    for path in sorted(p for d in NAMING_ROOTS for p in (root / d).rglob("*.py")):
+    for path in sorted(p for d in NAMING_ROOTS for p in (root / d).rglob("*")
+                       if p.suffix == ".py" or p.suffix in TEMPLATE_SUFFIXES):
         rel = path.relative_to(root).as_posix()
         if rel.startswith("benchmark/tasks/"):
             continue
-        found = _paper_names_in_code(path, pattern)
+        found = (_paper_names_in_code if path.suffix == ".py" else _paper_names_in_template)(path, pattern)
         if found:
             bad.append(f"{rel} names papers, suites or scores {len(found)} times, e.g. line {found[0][0]}: "
                        f"{found[0][1]} -- read the wording from the task (benchmark.tasks) instead")
@@ -275,6 +287,13 @@ def test_the_name_check_finds_a_paper_named_in_code(tmp_path, paper_name):
         "wording from the task (benchmark.tasks) instead"]
     probe.write_text('"""Cites GEP Fig. 2."""\nSUITES = ()\n')
     assert papers_named_outside_their_folders(tmp_path, paper_name) == []
+    # a template's text counts as code; its comments may cite
+    page = tmp_path / "benchmark" / "runner" / "templates" / "page.md.j2"
+    page.parent.mkdir(parents=True)
+    page.write_text("{# GEP Fig. 2,\nas DALL-Eval #}\n{{ legend }}\nNo face: DALL-Eval skin tone needs a face.\n")
+    assert papers_named_outside_their_folders(tmp_path, paper_name) == [
+        "benchmark/runner/templates/page.md.j2 names papers, suites or scores 1 times, e.g. line 4: DALL-Eval -- read "
+        "the wording from the task (benchmark.tasks) instead"]
 
 
 def test_no_module_outside_the_tasks_imports_a_paper_folder_except_the_listed():

@@ -48,22 +48,31 @@ def test_dalleval_mad_descriptions_say_what_is_averaged():
 
 
 # The papers' scores and citations are declared in their task folders (benchmark/tasks/<paper>/
-# metadata.py and citation.py): the registries import the folders on their first lookup and list
-# them in folder order, whichever folder was imported first (results.json, the report, the
-# leaderboard columns and the metric cards keep that order).
-SCORE_ORDER = [
-    "gep_score_neutral", "gep_score_explicit", "gep_score_occupation", "mad_gender", "mad_skin_tone", "mad_attribute",
-    "average_gender", "average_skin_tone", "sts_occupation_single", "sts_occupation_paired", "sts_power_single",
-    "sts_power_paired", "sts_intervention", "sts_intervention_baseline", "micro_sts", "mcas", "II", "ITP", "ITA", "TT",
-    "diffusion_bias", "bias_amplification", "paintskills_object", "paintskills_count", "paintskills_spatial",
-    "paintskills_average", "paintskills_count_number", "paintskills_spatial_objects"]
-PAPER_ORDER = ["gep", "dalleval", "pst", "mcas", "diffusion_bias"]
+# metadata.py and citation.py) and registered from each folder's task.py (REGISTRATIONS): the
+# registries list them in folder order, a folder's in its declared order, whichever folder was
+# imported first (results.json, the report, the leaderboard columns and the metric cards keep
+# that order). The expected order is read from the folders' declarations, so a new score is
+# written in its folder only; a score registered anywhere else, twice or out of order fails here.
+def _declared(kind: str) -> list[str]:
+    from benchmark.tasks.discovery import task_folders
+
+    out = []
+    for folder in task_folders():
+        declared = getattr(__import__(f"benchmark.tasks.{folder}.task", fromlist=["REGISTRATIONS"]), "REGISTRATIONS")
+        out += [getattr(e, "key", None) or e.name for e in getattr(declared, kind)]
+    return out
+
+
+SCORE_ORDER = _declared("scores")
+PAPER_ORDER = _declared("papers")
 
 
 def test_the_task_folders_register_every_score_and_paper_in_folder_order():
     assert list(SCORE_METADATA) == SCORE_ORDER and list(PAPERS) == PAPER_ORDER
+    assert len(SCORE_ORDER) == len(set(SCORE_ORDER)) >= 28 and PAPER_ORDER[:2] == ["gep", "dalleval"]
     assert PAPERS["diffusion_bias"].title.startswith("Generated Bias")  # results.json keeps the key
-    for folder, names in (("generated_bias", ["diffusion_bias", "bias_amplification"]), ("mcas", SCORE_ORDER[15:20])):
+    for folder, names in (("generated_bias", ["diffusion_bias", "bias_amplification"]),
+                          ("mcas", ["mcas", "II", "ITP", "ITA", "TT"])):
         module = __import__(f"benchmark.tasks.{folder}.metadata", fromlist=["SCORES"])
         assert [m.name for m in module.SCORES] == names
 
@@ -84,8 +93,7 @@ def test_registry_order_does_not_depend_on_which_folder_is_imported_first(first)
 def test_a_score_or_paper_cannot_be_redefined_and_a_lookup_imports_no_folder_twice():
     from dataclasses import replace
 
-    from benchmark.papers import register_paper
-    from benchmark.scores.metadata import register_score
+    from benchmark.registries import register_paper, register_score
 
     with pytest.raises(ValueError, match="already has other metadata"):
         register_score(replace(get_metadata("mcas"), display_name="other"))

@@ -16,13 +16,20 @@ import numpy as np
 import pytest
 import yaml
 
+import benchmark
+from benchmark.registries import EVALUATE_MODULES
+
 ROOT = Path(__file__).resolve().parents[1]
-EXPECTED = ["gep", "mad", "pst_sts", "mcas", "human_agreement", "paintskills_accuracy"]
+benchmark.load_tasks()
+#: the evaluate modules the task folders declare (EvaluateModuleSpec in their metadata.py)
+EXPECTED = list(EVALUATE_MODULES)
 
 
 def test_the_public_modules_exist():
+    """One metrics/<name>/ folder per declared module and no other: a folder no task declares
+    (or a declaration without its folder) fails here."""
     found = sorted(p.name for p in (ROOT / "metrics").iterdir() if (p / f"{p.name}.py").is_file())
-    assert set(EXPECTED) <= set(found), found
+    assert sorted(EXPECTED) == found and len(found) >= 6
 
 
 @pytest.mark.parametrize("name", EXPECTED)
@@ -90,7 +97,7 @@ def test_the_copies_are_read_from_the_task_folders_and_go_stale_with_them(tmp_pa
 
 
 def test_each_module_is_declared_by_a_task_folder(tmp_path):
-    """The copies are declared in the task folders (``register_evaluate_module``): a metrics/
+    """The copies are declared in the task folders (``EvaluateModuleSpec``): a metrics/
     folder no task declares, or a declaration without its folder, stops the build with one line."""
     for part in ("benchmark", "metrics"):
         shutil.copytree(ROOT / part, tmp_path / part, ignore=shutil.ignore_patterns("__pycache__"))
@@ -103,10 +110,11 @@ def test_each_module_is_declared_by_a_task_folder(tmp_path):
         "inline_scores: error: metrics/toy/ is declared by no task folder"), res.stderr
     shutil.rmtree(tmp_path / "metrics" / "toy")
     metadata = tmp_path / "benchmark" / "tasks" / "pst" / "metadata.py"
-    metadata.write_text(metadata.read_text() + '\nregister_evaluate_module("pst_extra", ["benchmark.tasks.pst.scores:sts"])\n')
+    metadata.write_text(metadata.read_text()
+                        + '\nEVALUATE_MODULES += (EvaluateModuleSpec("pst_extra", ("benchmark.tasks.pst.scores:sts",)),)\n')
     res = subprocess.run(script, capture_output=True, text=True, timeout=120)
     assert res.returncode == 2 and res.stderr.strip() == (
-        "inline_scores: error: pst_extra is declared (register_evaluate_module) but metrics/pst_extra/pst_extra.py "
+        "inline_scores: error: pst_extra is declared (EvaluateModuleSpec) but metrics/pst_extra/pst_extra.py "
         "does not exist"), res.stderr
 
 
@@ -157,6 +165,11 @@ def _cases() -> dict[str, list[dict]]:
                         {"target": "bus", "target_b": "bird", "relation": "below"}] * 3,
             skill="spatial", n_resamples=100)],
     }
+
+
+def test_every_module_has_a_cross_check_case():
+    """A module the folders declare without a case below would go unchecked against the package."""
+    assert sorted(_cases()) == sorted(EXPECTED)
 
 
 def _direct(name: str, kw: dict):

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 import benchmark
+from benchmark.registries import EVALUATE_MODULES
 
 try:
     import tomllib
@@ -30,7 +31,8 @@ except ModuleNotFoundError:  # Python 3.10: huggingface_hub depends on tomli the
 
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
-METRICS = ["gep", "mad", "pst_sts", "mcas", "human_agreement", "paintskills_accuracy"]
+benchmark.load_tasks()
+METRICS = list(EVALUATE_MODULES)  # the evaluate modules the task folders declare
 # Distributions that must never come with the base install (normalised names).
 HEAVY_DISTRIBUTIONS = {"torch", "torchvision", "diffusers", "transformers", "open-clip-torch", "gradio", "accelerate",
                        "opencv-python-headless", "opencv-python", "matplotlib", "pillow", "safetensors"}

@@ -21,7 +21,8 @@ from huggingface_hub.errors import HfHubHTTPError, RemoteEntryNotFoundError
 from benchmark.cli import main
 from submissions import request_store
 from submissions.request_store import HubRequestStore
-from submissions.requests import FINISHED, PENDING, RUNNING, RequestRecord, utc_now
+from submissions.requests import FINISHED, PENDING, RUNNING, RequestRecord
+from benchmark.contract.times import utc_iso_ms
 from submissions.submit import model_folder_name
 from submissions.validate import check_results
 from submissions.worker import work_once
@@ -234,7 +235,7 @@ def test_worker_refused_claim_takes_the_next_request(hub, tmp_path, tiny_audit):
     h0 = hub.head
 
     def other_worker_claims_first():
-        now = utc_now()
+        now = utc_iso_ms()
         rival = older.replace(status=RUNNING, worker_id="rival", started_at=now, heartbeat_at=now)
         hub.apply({older.path: rival.dumps()})
 
@@ -313,7 +314,7 @@ def test_claim_refused_by_an_unrelated_commit_is_tried_again(hub, tmp_path):
 
 
 def test_heartbeat_after_an_unrelated_commit_retries_on_the_new_head(hub):
-    now = utc_now()
+    now = utc_iso_ms()
     mine = _demo(status=RUNNING, worker_id="gpu-1", started_at=now, heartbeat_at=now)
     _seed(hub, mine)
     store = HubRequestStore(REQUESTS)
@@ -321,7 +322,7 @@ def test_heartbeat_after_an_unrelated_commit_retries_on_the_new_head(hub):
     hub.before_commit = lambda: hub.apply({_hub_model().path: _hub_model().dumps()})  # a new request arrives
     hub.calls.clear()
     h0 = stored.version
-    beat = update_request(store, stored, lambda r: r.replace(heartbeat_at=utc_now()), message="Heartbeat",
+    beat = update_request(store, stored, lambda r: r.replace(heartbeat_at=utc_iso_ms()), message="Heartbeat",
                           still_ours=owned_by(mine))
     h1 = hub.history[1][0]
     assert hub.calls == [
@@ -333,14 +334,14 @@ def test_heartbeat_after_an_unrelated_commit_retries_on_the_new_head(hub):
 
 
 def test_late_head_after_a_refusal_waits_and_reads_again(hub):
-    now = utc_now()
+    now = utc_iso_ms()
     mine = _demo(status=RUNNING, worker_id="gpu-1", started_at=now, heartbeat_at=now)
     _seed(hub, mine)
     store = HubRequestStore(REQUESTS)
     stored = store.read(mine.path)
     hub.before_commit = lambda: hub.apply({_hub_model().path: _hub_model().dumps()})
     hub.lag_after_refusal = 1  # the first read after the 412 still shows the old head
-    update_request(store, stored, lambda r: r.replace(heartbeat_at=utc_now()), message="Heartbeat",
+    update_request(store, stored, lambda r: r.replace(heartbeat_at=utc_iso_ms()), message="Heartbeat",
                    still_ours=owned_by(mine))
     parents = [c[4] for c in hub.calls if c[0] == "create_commit"]
     assert parents == [hub.history[0][0], hub.history[1][0]] and hub.slept == [0.5]

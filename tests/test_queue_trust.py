@@ -23,7 +23,8 @@ import pytest
 
 from submissions.posted_results import results_relpath
 from submissions.request_store import LocalRequestStore
-from submissions.requests import FINISHED, PENDING, RequestRecord, utc_now
+from submissions.requests import FINISHED, PENDING, RequestRecord
+from benchmark.contract.times import utc_iso_ms
 from submissions.validate import load_results_file
 from submissions.worker import work_forever, work_once
 from submissions.worker_options import KILL_AT_ENV, KILL_POINTS, WorkerOptions
@@ -34,7 +35,7 @@ DEMO_PATH = "requests/_builtin--tiny-sd/builtin-v1.json"
 
 def _demo(commit="builtin-v1", **kw) -> RequestRecord:
     return RequestRecord(model_id="builtin:tiny-sd", revision=commit, commit=commit, submitter="tester",
-                         submitted_at=kw.pop("submitted_at", utc_now()), demo=True, **kw)
+                         submitted_at=kw.pop("submitted_at", utc_iso_ms()), demo=True, **kw)
 
 
 def _queue(root: Path, *records: RequestRecord) -> LocalRequestStore:
@@ -199,7 +200,7 @@ def test_a_worker_killed_between_claim_and_finished_leaves_one_results_file(tmp_
 
 
 def test_two_revisions_of_one_model_finishing_in_the_same_second(tmp_path, tiny_audit):
-    now = utc_now()
+    now = utc_iso_ms()
     store = _queue(tmp_path / "q", _demo("builtin-v1", submitted_at=now), _demo("builtin-v2", submitted_at=now))
     barrier = threading.Barrier(2)
     outcomes = {}

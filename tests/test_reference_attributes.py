@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 import benchmark.reference_attributes as reader
+from benchmark.registries import register_reference_config
 from benchmark.reference_attributes import (
     ReferenceAttributesError,
     ReferenceConfig,
@@ -223,7 +224,7 @@ def test_a_config_declared_by_another_owner_is_read_checked_and_fingerprinted(tm
     with pytest.raises(ReferenceAttributesError, match=r"lacks the configs \['toy_other'\]"):
         load_reference_attributes(out)
     with pytest.raises(ValueError, match="declared twice"):
-        reader.register_reference_config(ReferenceConfig("mst_swatches", ("mst",)))
+        register_reference_config(ReferenceConfig("mst_swatches", ("mst",)))
 
 
 # ------------------------------------------------------------------------ refusals

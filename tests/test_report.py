@@ -363,6 +363,23 @@ def test_excluded_images_are_called_what_they_are(small_run):
     assert "refused: images the image API refused (content policy)" in _section(page, "suites")
 
 
+def test_the_legend_of_excluded_images_is_the_run_tasks_own_words(reported, small_run):
+    """Each task declares what its exclusion reasons mean (``TaskReport.excluded``); the legend
+    of the suites table says them for the tasks of the run, and no other's."""
+    from benchmark.tasks import list_tasks
+
+    declared = {t.name: t.report.excluded for t in list_tasks() if t.report and t.report.excluded}
+    assert declared, "no task declares an exclusion reason: the test checks nothing"
+    legend, small_legend = _section(_page(reported[0]), "suites"), _section(_page(small_run[0]), "suites")
+    md = _md(reported[0])
+    for words in declared.values():
+        for reason, why in words.items():
+            line = f"{reason[:1].upper()}{reason[1:]}: {why}."
+            assert html.escape(line, quote=False) in legend and text.md_escape(line) in md
+            assert html.escape(line, quote=False) not in small_legend  # gep suites only
+    assert "refused: images the image API refused" in small_legend
+
+
 def test_report_says_how_its_images_were_made(small_run, tmp_path):
     """Seeds and the origin of the images come from the run's provenance; each fingerprint says
     what it covers."""

@@ -194,7 +194,7 @@ def recorded_hub(monkeypatch, tmp_path):
     monkeypatch.setattr(HfApi, "whoami", whoami)
     monkeypatch.setattr(HfApi, "create_repo", create_repo)
     monkeypatch.setattr(HfApi, "create_commit", create_commit)
-    monkeypatch.setattr(submit_module, "utc_now", lambda: FIXED_NOW)
+    monkeypatch.setattr(submit_module, "utc_iso", lambda: FIXED_NOW)
     return calls
 
 

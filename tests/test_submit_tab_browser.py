@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from submissions.request_store import LocalRequestStore
-from submissions.requests import FAILED, RequestRecord, utc_now
+from submissions.requests import FAILED, RequestRecord
+from benchmark.contract.times import utc_iso_ms
 
 CHROMIUM = "/usr/bin/chromium"
 XSS = "<script>window.__pwned=1</script><img src=x onerror=\"window.__pwned=2\">"
@@ -25,7 +26,7 @@ def server(tmp_path_factory):
     (root / "results").mkdir()
     queue = root / "q"
     failed = RequestRecord(model_id="acme/broken", revision="main", commit=SHA, submitter=f"mallory {XSS}",
-                           submitted_at=utc_now(), status=FAILED, finished_at=utc_now(),
+                           submitted_at=utc_iso_ms(), status=FAILED, finished_at=utc_iso_ms(),
                            failure_reason=f"RuntimeError: {XSS}")
     LocalRequestStore(queue).write(failed.path, failed, expected=None, message="test")
     mp = pytest.MonkeyPatch()

@@ -18,11 +18,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 INPUTS_PY = '''
 """A toy paper's run inputs (a test fixture)."""
-from benchmark.annotate.kinds import AnnotatorKind, register_annotator
+from benchmark.annotate.kinds import AnnotatorKind
 from benchmark.tasks.inputs import TaskInput
 
-ANNOTATORS = (register_annotator(AnnotatorKind("toyref_kind", "toyref_missing:Annotator", option="toyref_models",
-                                               default=lambda builtin: [], many=True, help="toy models")),)
+ANNOTATORS = (AnnotatorKind("toyref_kind", "toyref_missing:Annotator", option="toyref_models",
+                            default=lambda builtin: [], many=True, help="toy models"),)
 INPUTS = (TaskInput(name="toyref_reference", results_key="toyref", plan="benchmark.tasks.toyref.inputs:plan",
                     help="score the toy paper against a reference", revision_help="its revision",
                     label="Toy reference", what="toy images", scored="Toy", compare="Toy"),)

@@ -26,7 +26,8 @@ import pytest
 
 from benchmark.contract.results import read_results
 from submissions.request_store import LocalRequestStore
-from submissions.requests import FAILED, FINISHED, PENDING, RUNNING, RequestRecord, parse_utc, utc_now
+from submissions.requests import FAILED, FINISHED, PENDING, RUNNING, RequestRecord, parse_utc
+from benchmark.contract.times import utc_iso_ms
 from submissions.submit import model_folder_name
 from submissions.validate import check_results, load_results_file
 from submissions.worker import work_once
@@ -201,7 +202,7 @@ def test_worker_loop_under_accelerate_asks_for_once(queue, tmp_path, monkeypatch
 def queue(tmp_path):
     store = LocalRequestStore(tmp_path / "q")
     rec = RequestRecord(model_id="builtin:tiny-sd", revision="builtin-v1", commit="builtin-v1", submitter="tester",
-                        submitted_at=utc_now(), demo=True)
+                        submitted_at=utc_iso_ms(), demo=True)
     store.write(rec.path, rec, expected=None, message="test")
     return store
 
@@ -297,7 +298,7 @@ def test_invalid_results_fail_and_are_not_posted(queue, tmp_path, tiny_audit):
 
 def test_a_claim_taken_over_posts_nothing(queue, tmp_path, tiny_audit):
     def taken_over(record, opts):  # another worker re-queued and claimed it meanwhile
-        _set(queue, worker_id="thief", attempts=1, started_at=utc_now(), heartbeat_at=utc_now())
+        _set(queue, worker_id="thief", attempts=1, started_at=utc_iso_ms(), heartbeat_at=utc_iso_ms())
 
     lines = []
     outcome = work_once(queue, _opts(tmp_path, lines), audit=_copy_audit(tiny_audit, during=taken_over))

@@ -34,14 +34,16 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from benchmark.annotate.cross_modal import train_cross_modal_classifiers
-from benchmark.annotate.registry import AnnotateContext, Annotator, AnnotatorKind, WorkItem, register_annotator
+from benchmark.annotate.registry import AnnotateContext, Annotator, AnnotatorKind, WorkItem
 from benchmark.models import load_encoder
 from benchmark.models.defaults import DEFAULT_ENCODER, TINY_ENCODER
 from benchmark.models.encoders import check_encoder_spec
+from benchmark.registries import Registrations
 from benchmark.scores.existence import REFERENCE_STRING, calibrated_clip_existence, clip_existence
 
-__all__ = ["CC_THRESHOLD", "CLS_THRESHOLD", "ESTIMATORS", "DEFAULT_PEOPLE", "CLIPExistenceAnnotator",
-           "ClassifierSetup", "annotated_attributes", "default_classifiers", "existence_rows"]
+__all__ = ["CC_THRESHOLD", "CLS_THRESHOLD", "ESTIMATORS", "DEFAULT_PEOPLE", "CLIPEmbeddingAnnotator",
+           "CLIPExistenceAnnotator", "ClassifierSetup", "annotated_attributes", "default_classifiers", "existence_rows",
+           "load_clip"]
 
 #: C and CC labels: 1 when cos(image, a) - cos(image, "an object") > CC_THRESHOLD
 CC_THRESHOLD = 0.0
@@ -172,13 +174,11 @@ def _reference_cos(image_embedding: np.ndarray, embed) -> float:
     return float(img @ ref / (np.linalg.norm(img) * np.linalg.norm(ref)))
 
 
-class CLIPExistenceAnnotator(Annotator):
-    """GEP's C, CC and CLS estimators (``labels/attributes.parquet``) from the image embeddings
-    of one CLIP encoder, for every attribute in a row's ``annotated_attributes``. A suite's
-    parameter (its task's) is its :data:`ClassifierSetup`; None: :func:`default_classifiers`."""
+class CLIPEmbeddingAnnotator(Annotator):
+    """An annotator that reads the image embeddings of one CLIP encoder (the annotate stage
+    embeds each image once per encoder): its spec checked before anything loads, the encoder
+    loaded once and shared by every annotator of the same spec (:func:`load_clip`)."""
 
-    kind = "clip_existence"
-    label_file = "attributes"
     inputs = "embeddings"
     model_key = "clip"
 
@@ -186,13 +186,22 @@ class CLIPExistenceAnnotator(Annotator):
         if isinstance(self.model, str):
             check_encoder_spec(self.model)
 
+    def load_model(self, spec: str, ctx: AnnotateContext) -> Any:
+        return load_clip(spec, ctx)
+
+
+class CLIPExistenceAnnotator(CLIPEmbeddingAnnotator):
+    """GEP's C, CC and CLS estimators (``labels/attributes.parquet``) from the image embeddings
+    of one CLIP encoder, for every attribute in a row's ``annotated_attributes``. A suite's
+    parameter (its task's) is its :data:`ClassifierSetup`; None: :func:`default_classifiers`."""
+
+    kind = "clip_existence"
+    label_file = "attributes"
+
     def keys(self, row: Mapping[str, Any], ctx: AnnotateContext) -> list[tuple]:
         pid = str(row["probe_id"])
         return [(pid, a, est, self.name, "") for a in annotated_attributes(row.get("annotated_attributes"))
                 for est in ESTIMATORS]
-
-    def load_model(self, spec: str, ctx: AnnotateContext) -> Any:
-        return load_clip(spec, ctx)
 
     def annotate(self, items: Sequence[WorkItem], ctx: AnnotateContext) -> list[dict]:
         encoder = self.load(ctx)
@@ -220,6 +229,6 @@ def _default_encoder(builtin: bool) -> str:
     return TINY_ENCODER if builtin else DEFAULT_ENCODER
 
 
-register_annotator(AnnotatorKind(
+REGISTRATIONS = Registrations(annotators=(AnnotatorKind(
     "clip_existence", CLIPExistenceAnnotator, option="encoder", default=_default_encoder,
-    help="CLIP encoder of the existence estimators C, CC, CLS (default open_clip:ViT-L-14:openai; builtin:tiny-clip for builtin models)"))
+    help="CLIP encoder of the existence estimators C, CC, CLS (default open_clip:ViT-L-14:openai; builtin:tiny-clip for builtin models)"),))

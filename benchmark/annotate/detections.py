@@ -12,10 +12,10 @@ from benchmark.annotate.registry import (
     Annotator,
     AnnotatorKind,
     WorkItem,
-    register_annotator,
     with_prepared,
 )
 from benchmark.models.defaults import DEFAULT_DETECTOR, TINY_DETECTOR
+from benchmark.registries import Registrations
 from benchmark.models.detector import check_detector_spec, load_detector
 
 __all__ = ["DetectionAnnotator"]
@@ -54,7 +54,7 @@ def _default_detector(builtin: bool) -> str:
     return TINY_DETECTOR if builtin else DEFAULT_DETECTOR
 
 
-register_annotator(AnnotatorKind(
+REGISTRATIONS = Registrations(annotators=(AnnotatorKind(
     "detections", DetectionAnnotator, option="detector", default=_default_detector,
     help="object detector of the scene probes: a DETR Hub ID or folder (default facebook/detr-resnet-50; "
-         "builtin:tiny-detr for builtin models; a folder from `t2ibench train-detector`), or none"))
+         "builtin:tiny-detr for builtin models; a folder from `t2ibench train-detector`), or none"),))

@@ -19,7 +19,6 @@ labels are computed from the images again, never from a cache that changed.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import re
@@ -42,7 +41,7 @@ def encoder_slug(spec: str) -> str:
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", str(spec)).strip("-.") or "encoder"
     if len(slug) > 80 or slug != str(spec).replace(":", "-").replace("/", "-"):
         # long or lossy (paths, odd characters): keep it unique
-        short = hashlib.sha256(str(spec).encode()).hexdigest()[:8]
+        short = sha256_hex(str(spec).encode())[:8]
         slug = f"{slug[:70]}-{short}"
     return slug
 

@@ -13,13 +13,9 @@ from dataclasses import dataclass
 from importlib import import_module
 from typing import Any, Callable, Mapping
 
-from benchmark.registries import ANNOTATOR_KINDS, register_annotator
+from benchmark.registries import ANNOTATOR_KINDS
 
-__all__ = ["AnnotatorKind", "ANNOTATOR_KINDS", "BUILTIN_ANNOTATOR_MODULES", "register_annotator",
-           "load_builtin_annotators", "list_annotator_kinds", "get_annotator_kind"]
-
-#: the generic kinds of this package, registered by these modules of ``benchmark.annotate``
-BUILTIN_ANNOTATOR_MODULES = ("clip_labels", "vqa_labels", "skin_tone_labels", "detections")
+__all__ = ["AnnotatorKind", "ANNOTATOR_KINDS", "list_annotator_kinds", "get_annotator_kind"]
 
 
 @dataclass(frozen=True)
@@ -41,11 +37,6 @@ class AnnotatorKind:
     help: str = ""
     settings: tuple[str, ...] = ()  # further run options the factory takes as keywords (e.g. vqa_mode)
 
-    @property
-    def module(self) -> str:
-        """The module that defines the annotator class (what the registries rank by)."""
-        return self.factory.partition(":")[0] if isinstance(self.factory, str) else self.factory.__module__
-
     def create(self, model: Any, params: Mapping[str, Any], **settings: Any) -> Any:
         """An annotator of this kind for ``model`` (the factory imported on first use)."""
         factory = self.factory
@@ -55,17 +46,9 @@ class AnnotatorKind:
         return factory(model, params, **settings)
 
 
-def load_builtin_annotators() -> None:
-    """Register the generic annotator kinds of this package: the registries' loader calls it
-    before it imports the task folders (:func:`benchmark.tasks.discovery.import_task_folders`),
-    so that kinds are listed in the same order whoever asks first."""
-    for name in BUILTIN_ANNOTATOR_MODULES:
-        import_module(f"benchmark.annotate.{name}")
-
-
 def list_annotator_kinds() -> list[AnnotatorKind]:
     """Every kind: this package's generic ones, then the task folders' in folder order, then plugins'."""
-    return list(ANNOTATOR_KINDS.values())  # ranked by the module of each class (benchmark.registries)
+    return list(ANNOTATOR_KINDS.values())  # in their declared places (benchmark.registries)
 
 
 def get_annotator_kind(name: str) -> AnnotatorKind:

@@ -5,8 +5,9 @@ A :class:`LabelFile` declares a file's columns (with their Arrow types) and the 
 that identify one row (its key): a re-run recomputes only the keys that are missing.
 Several annotators may write one file (GEP's CLIP estimators and DALL-Eval's VQA questions
 both write ``attributes``), each under its own ``annotator`` / ``estimator`` values. The
-five files of the papers are registered here; a new annotator registers its own with
-:func:`register_label_file`.
+five files of the papers are declared here (:data:`BUILTIN_LABEL_FILES`, registered by the
+registries' loader); a task folder declares its own in its ``task.py``'s ``REGISTRATIONS``, a
+plugin registers its own with :func:`benchmark.registries.register_label_file`.
 
 :class:`LabelStore` is one file during one annotate call: the rows kept (out of scope),
 reused (same key) and new, written atomically (temporary file + rename).
@@ -25,10 +26,11 @@ import pandas as pd
 
 from benchmark.contract.atomic import atomic_path
 from benchmark.contract.run_folder import LABELS_DIR
+from benchmark.contract.times import utc_compact
 from benchmark.contract.written_hashes import record_written, sidecar_path, written_hash_problem
-from benchmark.registries import LABEL_FILES, register_label_file
+from benchmark.registries import LABEL_FILES, Registrations
 
-__all__ = ["LABELS_DIR", "LabelFile", "LABEL_FILES", "LabelStore", "register_label_file", "get_label_file",
+__all__ = ["LABELS_DIR", "LabelFile", "LABEL_FILES", "BUILTIN_LABEL_FILES", "REGISTRATIONS", "LabelStore", "get_label_file",
            "read_labels", "key_part", "set_aside_label_file"]
 
 
@@ -71,33 +73,37 @@ def get_label_file(name: str) -> LabelFile:
     return LABEL_FILES[name]
 
 
-register_label_file(LabelFile(
-    "gender", {"probe_id": "string", "person": "string", "question": "string", "answer": "string",
-               "label": "string", "score": "float64", "estimator": "string", "annotator": "string"},
-    ("probe_id", "person", "question", "estimator", "annotator"),
-    "perceived gender of each person in an image, by VQA: the label, the answer and, for "
-    "closed-set answers, the label's probability; estimator says how (vqa closed-set / vqa generate)"))
-register_label_file(LabelFile(
-    "attributes", {"probe_id": "string", "attribute": "string", "score": "float64", "label": "int64",
-                   "estimator": "string", "annotator": "string", "question": "string", "answer": "string"},
-    ("probe_id", "attribute", "estimator", "annotator", "question"),
-    "attribute existence: the CLIP estimators C / CC / CLS, or a VQA yes / no question"))
-register_label_file(LabelFile(
-    "skin_tone", {"probe_id": "string", "face_found": "bool", "ita": "float64", "mst": "int64",
-                  "n_faces": "int64", "annotator": "string"},
-    ("probe_id", "annotator"),
-    "ITA and Monk Skin Tone of the largest face"))
-register_label_file(LabelFile(
-    "embeddings", {"encoder": "string", "kind": "string", "probe_id": "string", "text": "string",
-                   "role": "string", "target": "string", "embedding": "list<float32>"},
-    ("encoder", "kind", "probe_id", "text", "role", "target"),
-    "CLIP image and text embeddings with their roles (target, attribute), per encoder"))
-register_label_file(LabelFile(
-    "detections", {"probe_id": "string", "detector": "string", "n_queries": "int64",
-                   "query_scores": "list<float32>", "query_labels": "list<string>",
-                   "query_boxes": "list<float32>", "prob_classes": "list<string>", "query_probs": "list<float32>"},
-    ("probe_id", "detector"),
-    "object-detector queries of the scene images, with the class probabilities the rules ask about"))
+#: the package's label files, in the order they are listed
+BUILTIN_LABEL_FILES = (
+    LabelFile(
+        "gender", {"probe_id": "string", "person": "string", "question": "string", "answer": "string",
+                   "label": "string", "score": "float64", "estimator": "string", "annotator": "string"},
+        ("probe_id", "person", "question", "estimator", "annotator"),
+        "perceived gender of each person in an image, by VQA: the label, the answer and, for "
+        "closed-set answers, the label's probability; estimator says how (vqa closed-set / vqa generate)"),
+    LabelFile(
+        "attributes", {"probe_id": "string", "attribute": "string", "score": "float64", "label": "int64",
+                       "estimator": "string", "annotator": "string", "question": "string", "answer": "string"},
+        ("probe_id", "attribute", "estimator", "annotator", "question"),
+        "attribute existence: the CLIP estimators C / CC / CLS, or a VQA yes / no question"),
+    LabelFile(
+        "skin_tone", {"probe_id": "string", "face_found": "bool", "ita": "float64", "mst": "int64",
+                      "n_faces": "int64", "annotator": "string"},
+        ("probe_id", "annotator"),
+        "ITA and Monk Skin Tone of the largest face"),
+    LabelFile(
+        "embeddings", {"encoder": "string", "kind": "string", "probe_id": "string", "text": "string",
+                       "role": "string", "target": "string", "embedding": "list<float32>"},
+        ("encoder", "kind", "probe_id", "text", "role", "target"),
+        "CLIP image and text embeddings with their roles (target, attribute), per encoder"),
+    LabelFile(
+        "detections", {"probe_id": "string", "detector": "string", "n_queries": "int64",
+                       "query_scores": "list<float32>", "query_labels": "list<string>",
+                       "query_boxes": "list<float32>", "prob_classes": "list<string>", "query_probs": "list<float32>"},
+        ("probe_id", "detector"),
+        "object-detector queries of the scene images, with the class probabilities the rules ask about"),
+)
+REGISTRATIONS = Registrations(label_files=BUILTIN_LABEL_FILES)
 
 
 def key_part(value: Any) -> str:
@@ -119,9 +125,7 @@ def read_labels(run_dir: str | Path, name: str) -> pd.DataFrame:
 def set_aside_label_file(path: Path) -> Path:
     """Move a damaged label file to ``<name>.parquet.corrupt-<time>`` (kept for inspection), so
     the annotate stage computes it again."""
-    import time
-
-    stamp = time.strftime("%Y%m%dT%H%M%S")
+    stamp = utc_compact()
     target = path.with_name(f"{path.name}.corrupt-{stamp}")
     n = 1
     while target.exists():

@@ -28,22 +28,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from benchmark.annotate.kinds import (
-    ANNOTATOR_KINDS,
-    BUILTIN_ANNOTATOR_MODULES,
-    AnnotatorKind,
-    get_annotator_kind,
-    list_annotator_kinds,
-    load_builtin_annotators,
-    register_annotator,
-)
+from benchmark.annotate.kinds import ANNOTATOR_KINDS, AnnotatorKind, get_annotator_kind, list_annotator_kinds
 from benchmark.annotate.label_files import LabelFile, get_label_file
 from benchmark.contract.model_specs import is_builtin
 from benchmark.probes.registry import load_config
 
-__all__ = ["Annotator", "AnnotatorKind", "AnnotateContext", "WorkItem", "ANNOTATOR_KINDS", "register_annotator",
-           "get_annotator_kind", "list_annotator_kinds", "load_builtin_annotators", "default_annotators", "is_disabled", "model_name",
-           "with_prepared"]
+__all__ = ["Annotator", "AnnotatorKind", "AnnotateContext", "WorkItem", "ANNOTATOR_KINDS", "get_annotator_kind",
+           "list_annotator_kinds", "default_annotators", "is_disabled", "model_name", "with_prepared"]
 
 def is_disabled(value: Any) -> bool:
     """An annotator option that turns it off: ``False``, ``"none"``, ``"off"`` or empty."""

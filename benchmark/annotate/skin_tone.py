@@ -23,8 +23,8 @@ CIELAB conversion: OpenCV's sRGB -> CIELAB (D65) on float images, not hand-writt
 
 ITA variants (``ita_variant``, a table of :class:`ItaVariant`): ``"paper"`` (the default)
 is the above, ITA on CIELAB as DALL-Eval Sec. 4.2.3 describes it. A task folder may
-register other ways of computing the angle (:func:`register_ita_variant`): DALL-Eval's
-registers ``"dalleval-release"``, the colour arithmetic of the paper's released ITA code,
+declare other ways of computing the angle (``ita_variants`` of its ``REGISTRATIONS``): DALL-Eval's
+declares ``"dalleval-release"``, the colour arithmetic of the paper's released ITA code,
 for comparison only (``benchmark/tasks/dalleval/release_ita.py``). The variants are looked
 up by name in :data:`ITA_VARIANTS` (a registry of :mod:`benchmark.registries`: its first read
 loads the task folders).
@@ -47,7 +47,7 @@ import numpy as np
 # The colour maths of the scale are formulas: they live with the scores (reference datasets use them too).
 from benchmark.extras import require
 from benchmark.reference_attributes import load_reference_attributes
-from benchmark.registries import ITA_VARIANTS, register_ita_variant
+from benchmark.registries import ITA_VARIANTS, Registrations
 from benchmark.scores.skin_tone import MST_ITA, MST_LAB, ita, nearest_mst, swatch_itas, swatch_records
 
 __all__ = [
@@ -56,7 +56,6 @@ __all__ = [
     "ITA_VARIANTS",
     "DEFAULT_ITA_VARIANT",
     "ItaVariant",
-    "register_ita_variant",
     "get_ita_variant",
     "ita_variants",
     "FaceBox",
@@ -101,7 +100,8 @@ def get_ita_variant(name: str) -> ItaVariant:
     return ITA_VARIANTS[name]
 
 
-register_ita_variant(ItaVariant(DEFAULT_ITA_VARIANT, lambda crop, mask, L, b: ita(L, b), "ITA on CIELAB"))
+REGISTRATIONS = Registrations(ita_variants=(
+    ItaVariant(DEFAULT_ITA_VARIANT, lambda crop, mask, L, b: ita(L, b), "ITA on CIELAB"),))
 
 
 def rgb_to_lab(rgb: np.ndarray) -> np.ndarray:

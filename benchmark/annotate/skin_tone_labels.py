@@ -5,7 +5,7 @@ The option names the face detector: ``haar`` (OpenCV's bundled Haar cascade, the
 ``whole-image`` (the whole image is the face: for close-up portraits and tests), a
 ``FaceDetector`` or a ready ``SkinToneAnnotator`` (e.g. one with a reference dataset's swatches);
 ``NAME:VARIANT`` computes ITA another way than the paper's CIELAB formula, by a variant a
-task folder registers (:func:`benchmark.annotate.skin_tone.register_ita_variant`):
+task folder registers (``ita_variants`` of its ``REGISTRATIONS``):
 ``haar:dalleval-release`` uses the released DALL-Eval code's ITA arithmetic (see docs/dalleval.md).
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from benchmark.annotate.registry import AnnotateContext, Annotator, AnnotatorKind, WorkItem, register_annotator
+from benchmark.annotate.registry import AnnotateContext, Annotator, AnnotatorKind, WorkItem
 from benchmark.annotate.skin_tone import (
     DEFAULT_ITA_VARIANT,
     ITA_VARIANTS,
@@ -23,6 +23,7 @@ from benchmark.annotate.skin_tone import (
     WholeImageFaceDetector,
     ita_variants,
 )
+from benchmark.registries import Registrations
 
 __all__ = ["SkinToneLabelAnnotator", "skin_tone_annotator", "DEFAULT_SKIN_TONE"]
 
@@ -84,7 +85,7 @@ class SkinToneLabelAnnotator(Annotator):
 #: whole image instead, so every stage runs (the tones are as meaningless as the images)
 BUILTIN_SKIN_TONE = "whole-image"
 
-register_annotator(AnnotatorKind(
+REGISTRATIONS = Registrations(annotators=(AnnotatorKind(
     "skin_tone", SkinToneLabelAnnotator, option="skin_tone",
     default=lambda builtin: BUILTIN_SKIN_TONE if builtin else DEFAULT_SKIN_TONE,
-    help="face detector for skin tone: haar (default; whole-image for builtin models), whole-image or none"))
+    help="face detector for skin tone: haar (default; whole-image for builtin models), whole-image or none"),))

@@ -28,13 +28,13 @@ from typing import Any, Mapping, NamedTuple, Sequence
 
 from benchmark.models.defaults import DEFAULT_VQA, TINY_VQA
 from benchmark.models.vqa import check_vqa_spec, load_vqa
+from benchmark.registries import Registrations
 
 from .registry import (
     AnnotateContext,
     Annotator,
     AnnotatorKind,
     WorkItem,
-    register_annotator,
     with_prepared,
 )
 from .vqa_answers import DEFAULT_ABSTAIN_BELOW, gender_label, label_from_distribution, yes_no_label
@@ -219,7 +219,9 @@ def _default_vqa(builtin: bool) -> str:
 
 VQA_HELP = "VQA model for gender / attribute questions (default Salesforce/blip2-opt-2.7b)"
 VQA_SETTINGS = ("vqa_mode", "vqa_abstain_below")
-register_annotator(AnnotatorKind("vqa_gender", VQAGenderAnnotator, option="vqa", default=_default_vqa,
-                                 help=VQA_HELP, settings=VQA_SETTINGS))
-register_annotator(AnnotatorKind("vqa_attributes", VQAAttributeAnnotator, option="vqa", default=_default_vqa,
-                                 help=VQA_HELP, settings=VQA_SETTINGS))
+REGISTRATIONS = Registrations(annotators=(
+    AnnotatorKind("vqa_gender", VQAGenderAnnotator, option="vqa", default=_default_vqa, help=VQA_HELP,
+                  settings=VQA_SETTINGS),
+    AnnotatorKind("vqa_attributes", VQAAttributeAnnotator, option="vqa", default=_default_vqa, help=VQA_HELP,
+                  settings=VQA_SETTINGS),
+))

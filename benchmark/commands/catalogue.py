@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 
+from benchmark.commands.doc_tables import score_table
 from benchmark.papers import PAPERS
 from benchmark.probes import build_suite, get_suite, list_suites
 from benchmark.probes import dataset as probe_builder
@@ -27,7 +28,10 @@ def probes_build(args: argparse.Namespace) -> int:
 
 
 def scores(args: argparse.Namespace) -> int:
-    print_score_metadata(SCORE_METADATA)
+    if getattr(args, "markdown", False):
+        print(score_table())
+    else:
+        print_score_metadata(SCORE_METADATA)
     return 0
 
 

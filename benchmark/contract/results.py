@@ -11,7 +11,6 @@ For a built-in tiny random-weight model the first key is ``warning``.
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import math
 import platform
@@ -27,6 +26,7 @@ import pandas as pd
 from benchmark.contract.model_specs import is_builtin
 from benchmark.contract.run_folder import TIMINGS_FILE, write_bytes_atomic
 from benchmark.scores.metadata import SCORE_METADATA, get_metadata
+from benchmark.contract.times import utc_iso
 from benchmark.contract.bounded_json import MAX_INT_DIGITS, MAX_NUMBER_CHARS, RefusedJson, json_depth, load_bounded_json  # noqa: F401 (re-exported)
 
 SCHEMA_VERSION = "1.0"
@@ -198,10 +198,6 @@ def read_timings(run_dir: str | Path) -> dict[str, float]:
     return out
 
 
-def now_iso() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
-
-
 # --------------------------------------------------------------------------- the document
 
 
@@ -284,7 +280,7 @@ def build_results(audited: AuditedRun, scored: ScoredRun, *, created: str | None
         **({"references": {str(k): dict(v) for k, v in audited.references.items()}} if audited.references else {}),
         **({"provenance": dict(audited.provenance)} if audited.provenance else {}),
         "package": {"name": PACKAGE_NAME, "version": str(audited.package_version)},
-        "created": created or now_iso(),
+        "created": created or utc_iso(),
         "run": dict(scored.run or {}),
         "suites": list(scored.suites),
         "settings": dict(audited.settings),

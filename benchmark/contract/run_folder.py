@@ -24,8 +24,6 @@ truth; ``manifest.parquet`` is rebuilt from them.
 
 from __future__ import annotations
 
-import copy
-import hashlib
 import json
 import os
 import re
@@ -37,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from benchmark.contract.atomic import atomic_path, fsync_dir, write_bytes_atomic  # noqa: F401 (re-exported)
-from benchmark.contract.digest import file_sha256
+from benchmark.contract.digest import file_sha256, sha256_hex
 from benchmark.contract.values import plain_value
 
 CONFIG_FILE = "run_config.json"
@@ -314,7 +312,7 @@ def write_batch(run_dir: str | Path, name: str, files: Sequence[tuple[str, bytes
         # the rows, then the record of their bytes (verify compares: an nsfw flag or a model_id
         # edited in metadata.jsonl and the manifest alike no longer matches it)
         for file_name, content in ((METADATA_FILE, data),
-                                   (METADATA_RECORD, (hashlib.sha256(data).hexdigest() + "\n").encode("ascii"))):
+                                   (METADATA_RECORD, (sha256_hex(data) + "\n").encode("ascii"))):
             with open(tmp / file_name, "wb") as fh:
                 fh.write(content)
                 fh.flush()

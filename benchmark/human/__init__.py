@@ -6,9 +6,9 @@ agreement statistics over the answers (``t2ibench agreement``); the paper-specif
 each task's ``human_validation``. ``label_dataset`` publishes a run's labels as a Hub dataset,
 registered here as the dataset builder ``human_labels`` (``python -m dataset_builders.human_labels``)."""
 
-from benchmark.registries import register_dataset_builder
+from benchmark.registries import DatasetBuilderSpec, Registrations
 
-register_dataset_builder(
+REGISTRATIONS = Registrations(dataset_builders=(DatasetBuilderSpec(
     "human_labels", "Publish a run's human labels as a Hub dataset: one row per item (an image and a question) with "
     "every annotator's answer, the majority and the agreement, plus the raw answers, and a card with the instructions "
-    "the annotators saw.", f"{__name__}.label_dataset")
+    "the annotators saw.", f"{__name__}.label_dataset"),))

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from benchmark.human import stats, validation
-from benchmark.present import text as present_text
+from benchmark.present.text import frame_table
 from benchmark.human.answers_file import answers_path, skipped_text
 from benchmark.human.items import run_item_ids
 from benchmark.human.qualification import flagged_annotators
@@ -140,10 +140,9 @@ def format_cell(v: Any) -> str:
     return text
 
 
-def markdown_table(df: pd.DataFrame, columns: list[str] | None = None) -> str:
+def answers_table(df: pd.DataFrame, columns: list[str] | None = None) -> str:
     """``df``'s ``columns`` (those it has) as a Markdown table, each cell through :func:`format_cell`."""
-    cols = [c for c in (columns or list(df.columns)) if c in df.columns]
-    return present_text.markdown_table(cols, ([format_cell(v) for v in row] for row in df[cols].itertuples(index=False)))
+    return frame_table(df, columns, format_cell)
 
 
 def task_tables() -> list[AgreementTable]:
@@ -166,7 +165,7 @@ def format_markdown(t: dict) -> str:
     parts += ["### Agreement between annotators",
               "Fleiss' kappa (statsmodels) over the items answered by `fleiss_raters` annotators; Krippendorff's "
               "alpha (krippendorff) over every answer; skin tone also at the ordinal level.",
-              markdown_table(t["inter_annotator"], ["question_type", "n_items", "n_items_multi", "n_annotators",
+              answers_table(t["inter_annotator"], ["question_type", "n_items", "n_items_multi", "n_annotators",
                                                     "n_answers", "fleiss_kappa", "fleiss_items", "fleiss_raters",
                                                     "alpha_nominal", "alpha_ordinal", "n_ties", "n_disagreements",
                                                     "notes"])]
@@ -174,33 +173,33 @@ def format_markdown(t: dict) -> str:
     parts.append(f"### Disagreements ({len(dis)} items{', first ' + str(MAX_DISAGREEMENTS) if len(dis) > MAX_DISAGREEMENTS else ''})")
     if len(dis):
         d = dis.head(MAX_DISAGREEMENTS).assign(answers=lambda x: x["answers"].map(_answers_text))
-        parts.append(markdown_table(d, ["item_id", "answers", "majority", "tie", "agreement"]))
+        parts.append(answers_table(d, ["item_id", "answers", "majority", "tie", "agreement"]))
     else:
         parts.append("None: every item answered alike.")
     if "attribute_auc_summary" in t:
         parts += ["### Attribute existence: automatic scores vs human majority",
                   "ROC-AUC per attribute averaged over attributes; Cohen's kappa and accuracy "
                   "of the 0/1 label.",
-                  markdown_table(t["attribute_auc_summary"])]
+                  answers_table(t["attribute_auc_summary"])]
         per = t["attribute_auc"]
         if len(per):
             # blank where an estimator never scored the attribute (GEP vs DALL-Eval attributes)
             cells = per.assign(cell=per["roc_auc"].map(format_cell))
             wide = cells.pivot_table(index="attribute", columns="estimator", values="cell", aggfunc="first",
                                      sort=False).fillna("").reset_index()
-            parts += ["ROC-AUC per attribute:", markdown_table(wide)]
+            parts += ["ROC-AUC per attribute:", answers_table(wide)]
     for table in task_tables():
         if table.key in t:
-            parts += [f"### {table.heading}", markdown_table(t[table.key])]
+            parts += [f"### {table.heading}", answers_table(t[table.key])]
     if "gender_kappa" in t:
         parts += ["### Perceived gender: Cohen's kappa, VQA vs humans",
                   "`kappa_mean` averages the kappa with each human annotator (the paper's number).",
-                  markdown_table(t["gender_kappa"])]
+                  answers_table(t["gender_kappa"])]
     if "skin_tone" in t:
-        parts += ["### Skin tone (Monk Skin Tone): automatic vs humans", markdown_table(t["skin_tone"])]
+        parts += ["### Skin tone (Monk Skin Tone): automatic vs humans", answers_table(t["skin_tone"])]
     for task in list_tasks():
         if task.human_validation is not None and task.human_validation.markdown is not None:
-            parts += [markdown_table(p) if isinstance(p, pd.DataFrame) else p
+            parts += [answers_table(p) if isinstance(p, pd.DataFrame) else p
                       for p in task.human_validation.markdown(t)]
     if t.get("notes"):
         parts += ["### Notes", "\n".join(f"- {format_cell(n)}" for n in t["notes"])]

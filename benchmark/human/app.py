@@ -48,6 +48,7 @@ from benchmark.human import questions as Q
 from benchmark.human.answers_file import ANSWERS_FILE, LABELS_DIR, append_event, read_events, skipped_text
 from benchmark.human.events import check_annotator
 from benchmark.human.items import Item, build_items, event_for, image_in_run
+from benchmark.human.question_types import QUESTION_TYPES
 from benchmark.human.qualification import (QualificationItems, load_qualification, qualification_items,
                                            qualification_status, save_qualification)
 from benchmark.human.replay import done_item_ids, undo_last
@@ -147,7 +148,7 @@ class AnnotationApp:
                      f"{self.run_dir / IMAGES_DIR} (first: {first.probe_id} -> {first.image_path})")
         if len(self.items) == len(qual_items):
             raise ValueError(f"{run_dir} has no images with the questions asked "
-                             f"({', '.join(question_types or Q.QUESTION_TYPES)})")
+                             f"({', '.join(question_types or QUESTION_TYPES)})")
         self.by_id = {it.item_id: it for it in self.items}
         self.n_qual = len(qual_items)
         self._refused_ids: set[str] = set()  # items whose image became unreadable while serving

@@ -16,13 +16,12 @@ one bad line never stops a reader.
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
 
-from benchmark.contract.times import parse_iso_time
+from benchmark.contract.times import parse_iso_time, utc_iso_ms
 from benchmark.human import questions as q
+from benchmark.human.question_types import QUESTION_TYPES
 
 EVENTS = ("answer", "skip", "undo")
-QUESTION_TYPES = q.QUESTION_TYPES
 #: Fields of every event, in the order they are written.
 EVENT_FIELDS = ("event", "item_id", "probe_id", "suite", "question_type", "question_key", "question", "answer",
                 "annotator", "time", "qualification", "session")
@@ -35,11 +34,6 @@ SKIP_REASONS = ("too long", "not UTF-8", "not JSON", "nested too deeply", "dupli
 
 _STR_FIELDS = ("item_id", "probe_id", "suite", "question_type", "question_key", "question", "annotator", "time",
                "session")
-
-
-def now_iso() -> str:
-    """The current time, ISO 8601 UTC with milliseconds."""
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
 def check_annotator(name) -> str:
@@ -61,7 +55,7 @@ def validate_event(event: dict) -> dict:
     unknown = set(event) - set(EVENT_FIELDS)
     if unknown:
         raise ValueError(f"unknown event fields {sorted(unknown)}; expected {list(EVENT_FIELDS)}")
-    ev = {"time": now_iso(), "qualification": False, "session": "", "answer": None, **event}
+    ev = {"time": utc_iso_ms(), "qualification": False, "session": "", "answer": None, **event}
     missing = [f for f in EVENT_FIELDS if f not in ev]
     if missing:
         raise ValueError(f"event lacks {missing}")

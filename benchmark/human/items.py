@@ -12,8 +12,8 @@ import pandas as pd
 
 from benchmark.contract.run_folder import IMAGES_DIR, MANIFEST_FILE, read_manifest
 from benchmark.human import questions as q
-from benchmark.human.events import now_iso
-from benchmark.human.questions import QUESTION_TYPES
+from benchmark.contract.times import utc_iso_ms
+from benchmark.human.question_types import QUESTION_TYPES
 from benchmark.human.replay import done_item_ids
 from benchmark.probes.registry import default_config_path, load_config
 from benchmark.tasks import Task
@@ -128,5 +128,5 @@ def event_for(item: Item, event: str, annotator: str, answer: str | None = None,
     """The event recording ``annotator``'s ``event`` on ``item`` (pass it to :func:`benchmark.human.answers_file.append_event`)."""
     return {"event": event, "item_id": item.item_id, "probe_id": item.probe_id, "suite": item.suite,
             "question_type": item.question_type, "question_key": item.question_key, "question": item.question,
-            "answer": answer, "annotator": annotator, "time": now_iso(), "qualification": item.qualification,
+            "answer": answer, "annotator": annotator, "time": utc_iso_ms(), "qualification": item.qualification,
             "session": session}

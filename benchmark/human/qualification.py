@@ -24,7 +24,7 @@ from benchmark.human import questions as q
 from benchmark.human.answers_file import event_records, labels_dir
 from benchmark.human.events import check_annotator
 from benchmark.human.items import Item, read_run_manifest
-from benchmark.human.questions import QUESTION_TYPES
+from benchmark.human.question_types import QUESTION_TYPES
 from benchmark.tasks import Task, list_tasks
 from benchmark.tasks.of_run import tasks_of_run
 

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from benchmark.contract.times import utc_iso_ms
 from benchmark.human.answers_file import answers_path, event_records, locked_for_append, read_lines, write_line
-from benchmark.human.events import EVENT_FIELDS, check_annotator, encode_event, now_iso, parse_lines, validate_event
+from benchmark.human.events import EVENT_FIELDS, check_annotator, encode_event, parse_lines, validate_event
 
 #: Columns of :func:`read_answers`.
 ANSWER_COLUMNS = ["item_id", "probe_id", "suite", "question_type", "question_key", "answer", "annotator", "time",
@@ -57,7 +58,7 @@ def undo_last(run_dir: str | Path, annotator: str, *, session: str = "") -> dict
             return None
         target = stack[-1]
         ev = validate_event({**{f: target[f] for f in EVENT_FIELDS}, "event": "undo", "answer": None,
-                             "time": now_iso(), "session": session})
+                             "time": utc_iso_ms(), "session": session})
         write_line(fd, encode_event(ev))
         return target
 

@@ -23,6 +23,7 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
+from benchmark.human.question_types import QUESTION_TYPES
 from benchmark.scores.agreement import (
     UndefinedStatisticWarning,
     fleiss_kappa,
@@ -32,7 +33,6 @@ from benchmark.scores.agreement import (
 
 ANSWER_COLUMNS = ("item_id", "probe_id", "suite", "question_type", "question_key", "answer", "annotator", "time",
                   "qualification")
-QUESTION_TYPES = ("attribute", "gender_paired", "gender_single", "skin_tone")
 # Question types whose answers are ordered numbers (Monk Skin Tone 1..10): alpha is also
 # reported at the ordinal level, where 3 vs 4 is a smaller disagreement than 1 vs 10.
 ORDINAL_TYPES = ("skin_tone",)

@@ -11,13 +11,14 @@ are never read as rich markup.
 from __future__ import annotations
 
 import os
+import warnings
 import re
 import sys
 from typing import Any, Iterable, Mapping, TextIO
 
 from benchmark.scores.metadata import column_group
-from benchmark.present.text import (direction_mark, excluded_counts, excluded_text, paper_label, short_estimator,
-                                    short_value_text)
+from benchmark.present.text import (better_text, direction_mark, excluded_counts, excluded_text, paper_label,
+                                    range_text, short_estimator, short_value_text)
 
 ERROR_PREFIX = "t2ibench: error: "
 LONG_SUBSET = 24  # characters: longer subsets go to a note
@@ -30,6 +31,14 @@ def error_line(message: Any) -> str:
 
 def print_error(message: Any, file: TextIO | None = None) -> None:
     print(error_line(message), file=file or sys.stderr)
+
+
+def quiet_library_warnings() -> None:
+    """A library's deprecation notices (``torch.jit.script`` is deprecated, ...) speak to the
+    authors of the code that calls it, not to the user of a command: the command line hides
+    them; the project's own warnings still show."""
+    for category in (FutureWarning, DeprecationWarning):
+        warnings.filterwarnings("ignore", category=category, module=r"^(?!benchmark|submissions)")
 
 
 def quiet_third_party() -> None:
@@ -155,10 +164,7 @@ def print_score_metadata(metadata: Mapping, file: TextIO | None = None) -> None:
     table.add_column("better", no_wrap=True)
     table.add_column("paper", overflow="fold")
     for m in metadata.values():
-        better = {True: "lower", False: "higher"}.get(m.lower_is_better,
-                                                       f"near {m.ideal:g}" if m.ideal is not None else "-")
-        table.add_row(Text(m.name), Text(f"[{m.min_value:g}, {m.max_value:g}]"), Text(better),
-                      Text(paper_label(m.paper)))
+        table.add_row(Text(m.name), Text(range_text(m)), Text(better_text(m)), Text(paper_label(m.paper)))
     emit(table, file)
 
 

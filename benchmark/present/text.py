@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from markupsafe import escape as _markup_escape
 
@@ -42,12 +42,43 @@ def md_escape(value: Any) -> str:
     return _MD_BLOCK_START.sub(lambda m: m.group(1) + m.group(2)[:-1] + "\\" + m.group(2)[-1], text)
 
 
-def markdown_table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
+def markdown_table(headers: Sequence[str], rows: Iterable[Sequence[str]], align: str = "", pad: bool = False) -> str:
     """A GFM table of ``headers`` and ``rows`` of cell text (escaped by the caller, e.g. with
-    :func:`md_escape`): the one Markdown table writer of the project."""
-    lines = ["| " + " | ".join(headers) + " |", "| " + " | ".join("---" for _ in headers) + " |"]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return "\n".join(lines)
+    :func:`md_escape`): the one Markdown table writer of the project. ``align``: a letter per
+    column, ``r`` right-aligns it (``---:``), anything else (or none) leaves it left-aligned;
+    ``pad``: cells padded to their column's width, for a table read as plain text (a terminal,
+    a benchmark's log)."""
+    rows = [list(row) for row in rows]
+    right = [align[i:i + 1] == "r" for i in range(len(headers))]
+    widths = ([max(3, len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(headers)] if pad
+              else [0] * len(headers))
+
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(c.rjust(w) if r else c.ljust(w) for c, w, r in zip(cells, widths, right)) + " |"
+
+    if pad:  # the rule fills each cell, spaces included, as the rows do
+        rule = "|" + "|".join("-" * (w + 2 - r) + ":" * r for w, r in zip(widths, right)) + "|"
+    else:
+        rule = "| " + " | ".join("---" + ":" * r for r in right) + " |"
+    return "\n".join([line(headers), rule, *(line(row) for row in rows)])
+
+
+def better_text(meta: Any) -> str:
+    """Which way a score (its metadata) is better: ``lower``, ``higher``, ``near 0`` or ``-``."""
+    return {True: "lower", False: "higher"}.get(meta.lower_is_better,
+                                                f"near {meta.ideal:g}" if meta.ideal is not None else "-")
+
+
+def range_text(meta: Any) -> str:
+    """A score's range (its metadata), e.g. ``[0, 1]``, ``[0, inf]``."""
+    return f"[{meta.min_value:g}, {meta.max_value:g}]"
+
+
+def frame_table(frame: Any, columns: Sequence[str] | None = None, cell: Callable[[Any], str] = str) -> str:
+    """:func:`markdown_table` of a DataFrame's ``columns`` (those it has; all by default), each
+    value written by ``cell`` (which escapes it when the text is untrusted)."""
+    cols = [c for c in (columns or list(frame.columns)) if c in frame.columns]
+    return markdown_table(cols, ([cell(v) for v in row] for row in frame[cols].itertuples(index=False)))
 
 
 def _plain(value: Any) -> str:
@@ -179,7 +210,8 @@ def paper_label(key: Any) -> str:
 __all__ = ["html_escape", "md_escape", "fmt_number", "is_number", "interval_text", "has_interval", "value_text",
            "short_value_text", "direction_mark", "direction_text", "short_estimator", "paper_label",
            "NO_INTERVAL", "ZERO_WIDTH", "ESTIMATOR_RANK", "OTHER_ESTIMATOR_RANK", "entry_rank", "headline_entries",
-           "EXCLUDED_WHY", "excluded_why", "excluded_counts", "excluded_text"]
+           "EXCLUDED_WHY", "excluded_why", "excluded_counts", "excluded_text", "markdown_table", "frame_table",
+           "better_text", "range_text"]
 
 
 # --------------------------------------------------------------------------- images left out

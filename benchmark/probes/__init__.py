@@ -12,11 +12,11 @@ from benchmark.probes.registry import (
     make_probe_id,
     stable_seed,
 )
-from benchmark.registries import register_dataset_builder
+from benchmark.registries import DatasetBuilderSpec, Registrations
 
-register_dataset_builder(
+REGISTRATIONS = Registrations(dataset_builders=(DatasetBuilderSpec(
     "probes", "Build the probe sets as one Hub-layout dataset folder (a config per suite, split `test`) with its "
-    "dataset card, and optionally publish it.", f"{__name__}.dataset")
+    "dataset card, and optionally publish it.", f"{__name__}.dataset"),))
 
 __all__ = [
     "COMMON_COLUMNS", "SUITES", "SuiteSpec", "build_suite", "get_suite", "list_suites", "load_config",

@@ -23,6 +23,7 @@ from benchmark.papers import PAPERS, paper_label
 from benchmark.probes import build_suite, get_suite, list_suites, load_config
 from benchmark.contract.atomic import write_bytes_atomic
 from benchmark.hub.dataset_layout import clear_folder, configs_yaml, size_category, write_card, write_split
+from benchmark.present.text import markdown_table
 from benchmark.probes.source import PROBE_SET_FILE, PROBES_SPLIT, probe_set_manifest
 from benchmark.probe_build_args import add_arguments  # noqa: F401 (python -m dataset_builders.probes)
 
@@ -39,16 +40,26 @@ def family_configs(suites: list[str], config_paths: dict[str, str] | None = None
     return {f: load_config(f, config_paths.get(f)) for f in families}
 
 
+#: the fields every probe row has, for the card
+COMMON_FIELDS = (
+    ("`probe_id`", "stable unique id, `suite/key/.../sample`"),
+    ("`suite`", "the config name"),
+    ("`prompt`", "the exact text given to the model"),
+    ("`sample_index`", "which of the images of this prompt"),
+    ("`seed`", "generator seed, the first 31 bits of sha256(probe_id)"),
+)
+
+
 def _field_table(df: pd.DataFrame) -> str:
-    lines = ["| field | type | example |", "| --- | --- | --- |"]
+    rows = []
     first = df.iloc[0]
     for col in df.columns:
         example = first[col]
         text = repr(list(example)) if hasattr(example, "__len__") and not isinstance(example, str) else repr(example)
         if len(text) > 70:
             text = text[:67] + "..."
-        lines.append(f"| `{col}` | {df[col].dtype} | `{text.replace('|', '/')}` |")
-    return "\n".join(lines)
+        rows.append([f"`{col}`", str(df[col].dtype), f"`{text.replace('|', '/')}`"])
+    return markdown_table(["field", "type", "example"], rows)
 
 
 def probe_card(tables: dict[str, pd.DataFrame], config_paths: dict[str, str] | None = None) -> tuple[dict, str]:
@@ -81,26 +92,19 @@ def probe_card(tables: dict[str, pd.DataFrame], config_paths: dict[str, str] | N
         f"`load_dataset(DIR, \"{example}\", split=\"{SPLIT}\")`.",
         "## Suites",
     ]
-    rows = ["| config | rows | prompts | images per prompt | paper | what it probes |",
-            "| --- | --- | --- | --- | --- | --- |"]
+    rows = []
     for name, df in tables.items():
         spec = get_suite(name)
-        n_prompts = df["prompt"].nunique()
         per = df.groupby("prompt").size()
         per_text = str(per.iloc[0]) if per.nunique() == 1 else f"{per.min()}-{per.max()}"
-        rows.append(f"| `{name}` | {len(df):,} | {n_prompts:,} | {per_text} | {PAPERS[spec.paper].short} | {spec.summary} |")
-    parts.append("\n".join(rows))  # one block: a blank line between rows would end the table
+        rows.append([f"`{name}`", f"{len(df):,}", f"{df['prompt'].nunique():,}", per_text, PAPERS[spec.paper].short,
+                     spec.summary])
+    parts.append(markdown_table(["config", "rows", "prompts", "images per prompt", "paper", "what it probes"], rows))
     if config_paths:
         parts.append("\n**Variant.** Built with custom configurations: "
                      + ", ".join(f"{k} from `{Path(v).name}`" for k, v in config_paths.items())
                      + "; row counts differ from the papers' designs.")
-    parts.append("## Common fields\n"
-                 "| field | meaning |\n| --- | --- |\n"
-                 "| `probe_id` | stable unique id, `suite/key/.../sample` |\n"
-                 "| `suite` | the config name |\n"
-                 "| `prompt` | the exact text given to the model |\n"
-                 "| `sample_index` | which of the images of this prompt |\n"
-                 "| `seed` | generator seed, the first 31 bits of sha256(probe_id) |")
+    parts.append("## Common fields\n" + markdown_table(["field", "meaning"], COMMON_FIELDS))
     for paper_key, names in by_paper.items():
         paper = PAPERS[paper_key]
         parts.append(f"## {paper.title}\n*{paper.authors}, {paper.venue}* ({paper.url})")

@@ -1,8 +1,10 @@
 """Probe suites as data: one row per image to generate.
 
-A suite is a function ``build(config) -> pandas.DataFrame`` registered under a name.
-The config is a plain dict loaded from the family's YAML file (``probes.yaml`` in the task
-folder, ``benchmark/tasks/<paper>/``, named with :func:`register_probe_config`: group sets,
+A suite is a function ``build(config) -> pandas.DataFrame`` registered under a name (a
+:class:`SuiteSpec` a task folder declares in its ``task.py``'s ``REGISTRATIONS``, or a plugin's
+:func:`benchmark.registries.register_suite`). The config is a plain dict loaded from the family's
+YAML file (``probes.yaml`` in the task folder, ``benchmark/tasks/<paper>/``, declared beside the
+suites: group sets,
 attributes, contexts, occupations...), so a variant of a suite (for example with a
 non-binary gender indicator) is a YAML file, not a code edit.
 
@@ -21,9 +23,9 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from benchmark.registries import PROBE_CONFIGS, SUITES, SuiteSpec, register_probe_config, register_suite
+from benchmark.registries import PROBE_CONFIGS, SUITES, SuiteSpec
 
-__all__ = ["COMMON_COLUMNS", "SuiteSpec", "SUITES", "PROBE_CONFIGS", "register_suite", "register_probe_config",
+__all__ = ["COMMON_COLUMNS", "SuiteSpec", "SUITES", "PROBE_CONFIGS",
            "stable_seed", "slug", "make_probe_id", "expand_samples", "default_config_path", "load_config", "get_suite",
            "list_suites", "build_suite"]
 

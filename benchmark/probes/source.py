@@ -20,7 +20,6 @@ source), plus each suite's family and the family configs.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 
 import benchmark
+from benchmark.contract.digest import sha256_hex_chunks
 from benchmark.hub.access import hub_errors
 from benchmark.probes.registry import SUITES, build_suite, default_config_path, get_suite, list_suites, load_config
 from benchmark.contract.values import plain_value
@@ -47,13 +47,15 @@ PROBE_SET_FORMAT = 1
 def rows_fingerprint(table: pd.DataFrame) -> str:
     """sha256 over every field of every row (canonical JSON, rows in order): the same probes give
     the same fingerprint whether they were built here or read back from parquet."""
-    h = hashlib.sha256()
-    for row in table.to_dict("records"):
-        clean = {k: plain_value(v) for k, v in row.items()}
-        clean = {k: v for k, v in clean.items() if v is not None}  # a column another suite adds is absent here
-        h.update(json.dumps(clean, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8"))
-        h.update(b"\n")
-    return h.hexdigest()
+    return sha256_hex_chunks(_canonical_row(row) for row in table.to_dict("records"))
+
+
+def _canonical_row(row: Mapping) -> bytes:
+    """A probe row as one line of canonical JSON (the fields that are None left out: a column
+    another suite adds is absent here)."""
+    clean = {k: plain_value(v) for k, v in row.items()}
+    clean = {k: v for k, v in clean.items() if v is not None}
+    return json.dumps(clean, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8") + b"\n"
 
 
 def probe_set_manifest(families: Mapping[str, str], configs: Mapping[str, dict], *, papers: Mapping[str, str],

@@ -13,7 +13,6 @@ semantics), ``processes`` (sharding under ``accelerate launch``) and ``run_confi
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import shutil
@@ -26,6 +25,7 @@ from typing import Any
 
 import pandas as pd
 
+from benchmark.contract.digest import sha256_hex
 from benchmark import models
 from benchmark.contract import run_folder as rf
 from benchmark.contract.audit_request import AuditRequest
@@ -33,6 +33,7 @@ from benchmark.contract.model_specs import is_builtin
 from benchmark.runner.batch_size import BatchSize, resolve_batch_size
 from benchmark.present.progress import StageTimer, progress_bar
 from benchmark.runner.repair import drop_label_rows, repair_run_folder
+from benchmark.contract.times import utc_iso
 from benchmark.contract.withheld import record_withheld
 from benchmark.runner.run_card import write_run_card
 from benchmark.runner.probe_choice import ChosenProbes, announce_inputs, choose_probes, limit_probes
@@ -120,8 +121,7 @@ def _prepare(run_dir: Path, config: dict, probes: pd.DataFrame, batch: BatchSize
         if state.is_main_process:
             run_dir.mkdir(parents=True, exist_ok=True)
             if rf.read_run_config(run_dir) is None:
-                created = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-                rf.write_json_atomic(run_dir / rf.CONFIG_FILE, {**config, "created": created})
+                rf.write_json_atomic(run_dir / rf.CONFIG_FILE, {**config, "created": utc_iso()})
             removed = [p.name for p in rf.clean_partial(run_dir)]
             rf.images_dir(run_dir).mkdir(parents=True, exist_ok=True)
             repair_run_folder(run_dir, probes)  # damaged batches go, so their probes are generated again
@@ -172,7 +172,7 @@ class _BatchWriter:
                 name = rf.image_file_name(i, self.n_total)
                 files.append((name, data))
                 meta.append({"file_name": name, "probe_index": i, **{c: probe[c] for c in self.probe_columns},
-                             "sha256": hashlib.sha256(data).hexdigest(), "model_id": self.model_id,
+                             "sha256": sha256_hex(data), "model_id": self.model_id,
                              "revision": self.revision, "settings": self.settings_str,
                              "nsfw": None if flag is None else bool(flag), "rank": self.rank,
                              "batch_seconds": round(batch_seconds, 4)})

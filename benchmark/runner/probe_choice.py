@@ -12,7 +12,6 @@ being its first block. A smaller limit's probes are a subset of a larger limit's
 
 from __future__ import annotations
 
-import hashlib
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import Any, Sequence
 import pandas as pd
 
 from benchmark.contract.audit_request import ProbeChoice
+from benchmark.contract.digest import sha256_hex_chunks
 from benchmark.probes.source import open_probe_set
 from benchmark.tasks import check_probe_config
 from benchmark.tasks.inputs import declared_inputs, plan_inputs
@@ -83,10 +83,8 @@ def build_probes(suites: Sequence[str], limit_per_suite: int | None = None, prob
 
 def probes_fingerprint(probes: pd.DataFrame) -> str:
     """sha256 over (probe_id, prompt, seed) of every probe, in order."""
-    h = hashlib.sha256()
-    for pid, prompt, seed in zip(probes["probe_id"], probes["prompt"], probes["seed"]):
-        h.update(f"{pid}\x1f{prompt}\x1f{int(seed)}\x1e".encode("utf-8"))
-    return h.hexdigest()
+    return sha256_hex_chunks(f"{pid}\x1f{prompt}\x1f{int(seed)}\x1e".encode("utf-8")
+                             for pid, prompt, seed in zip(probes["probe_id"], probes["prompt"], probes["seed"]))
 
 
 @dataclass

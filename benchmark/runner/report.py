@@ -160,6 +160,15 @@ EXCLUDED_LEGEND = ("refused: images the image API refused (content policy); miss
                    "left out of every score.")
 
 
+def excluded_legend(sections: Sequence[ReportSection]) -> str:
+    """The legend of the suites table: the generic reasons (:data:`EXCLUDED_LEGEND`), then each
+    reason the run's tasks leave images out for, in the words the task declares
+    (``TaskReport.excluded``)."""
+    declared = {reason: why for sec in sections if sec.task is not None and sec.task.report is not None
+                for reason, why in sec.task.report.excluded.items()}
+    return " ".join([EXCLUDED_LEGEND, *(f"{reason[:1].upper()}{reason[1:]}: {why}." for reason, why in declared.items())])
+
+
 def _references(results: Mapping) -> list[tuple[str, str]]:
     """A fact per task input an audit was scored against (results.json ``references``), in the
     words its task declares (:class:`benchmark.tasks.inputs.TaskInput`)."""
@@ -418,7 +427,8 @@ def build_context(run_dir: str | Path, results: Mapping, out_dir: str | Path,
         "ci_label": f"{100 * float((results.get('scoring') or {}).get('confidence_level', 0.95)):g} % CI",
         "sections": sections, "grids": grids, "suites": _suites_table(results), "agreement": agreement,
         "run": _run_details(results), "notes": run_notes, "footnotes": notes.texts,
-        "images_made": IMAGES_MADE.get(provenance_kind(results), "generated"), "excluded_legend": EXCLUDED_LEGEND,
+        "images_made": IMAGES_MADE.get(provenance_kind(results), "generated"),
+        "excluded_legend": excluded_legend(report_secs),
     }
 
 

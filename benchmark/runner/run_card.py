@@ -5,13 +5,13 @@ in the run-folder contract, because it needs the Hub card writer (:mod:`benchmar
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 import os
 import shutil
 from pathlib import Path
 from typing import Sequence
 
+from benchmark.contract.digest import sha256_hex
 from benchmark.contract.run_folder import IMAGES_DIR, partial_dir
 from benchmark.hub.dataset_layout import write_card
 
@@ -60,7 +60,7 @@ def write_run_card(run_dir: str | Path, *, config: dict, features: list[dict], n
         f"- Limit per suite: {limit if limit is not None else 'none (all probes)'}",
         f"- Images: {n_done:,} of {n_total:,} probes generated{unfinished}",
         f"- Package: t2i-bias-benchmark {config.get('package_version')}",
-        *([f"- Images fingerprint: `{hashlib.sha256(' '.join(sorted(image_hashes)).encode()).hexdigest()[:16]}` "
+        *([f"- Images fingerprint: `{sha256_hex(' '.join(sorted(image_hashes)).encode())[:16]}` "
            "(sha256 over the images' sha256 values)"] if image_hashes else []),  # none before the first batch
         "",
         "Each image has its probe fields (probe_id, suite, prompt, sample_index, seed and the suite's",

@@ -14,7 +14,6 @@ scored and reported as usual.
 from __future__ import annotations
 
 import csv
-import hashlib
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
@@ -22,6 +21,7 @@ from typing import Any
 
 import pandas as pd
 
+from benchmark.contract.digest import sha256_hex, sha256_hex_chunks
 from benchmark.contract import run_folder as rf
 from benchmark.contract.image_provenance import (MAX_PIXELS, MIN_SIDE, check_scorable_image, load_scorable_image,
                                                  supplied_provenance)
@@ -139,7 +139,7 @@ def check_image(path: Path) -> tuple[str, tuple[int, int]]:
     the size is read from the header before anything is decoded)."""
     data = path.read_bytes()
     size = check_scorable_image(data, label=str(path))
-    return hashlib.sha256(data).hexdigest(), size
+    return sha256_hex(data), size
 
 
 def match_folder(folder: str | Path, probes: pd.DataFrame, mapping: str | Path | None = None) -> SuppliedFolder:
@@ -179,12 +179,8 @@ def check_folder(supplied: SuppliedFolder, allow_missing: bool) -> None:
 def folder_fingerprint(supplied: SuppliedFolder) -> str:
     """sha256 over (probe_id, sha256 of its file) of every supplied image, and the missing ids:
     a resume refuses a folder that changed since the run began."""
-    h = hashlib.sha256()
-    for pid in sorted(supplied.found):
-        h.update(f"{pid}\x1f{supplied.found[pid].sha256}\x1e".encode())
-    for pid in sorted(supplied.missing):
-        h.update(f"{pid}\x1fmissing\x1e".encode())
-    return h.hexdigest()
+    return sha256_hex_chunks([*(f"{pid}\x1f{supplied.found[pid].sha256}\x1e".encode() for pid in sorted(supplied.found)),
+                              *(f"{pid}\x1fmissing\x1e".encode() for pid in sorted(supplied.missing))])
 
 
 class SuppliedImagesModel:

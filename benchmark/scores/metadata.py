@@ -2,9 +2,9 @@
 :data:`SCORE_METADATA` (as HELM's MetricMetadata, but a score never needs it to run).
 
 Each paper's scores are declared in its task folder (``benchmark/tasks/<paper>/metadata.py``)
-and registered with :func:`register_score` when the folder is imported. :data:`SCORE_METADATA`
-and :func:`register_score` are those of :mod:`benchmark.registries` (re-exported here): its
-first lookup loads the task folders.
+and registered from its ``task.py``'s ``REGISTRATIONS`` (a plugin's with
+:func:`benchmark.registries.register_score`). :data:`SCORE_METADATA` is the registry of
+:mod:`benchmark.registries` (re-exported here): its first lookup loads the task folders.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import math
 from dataclasses import asdict, dataclass
 
 from benchmark.papers import paper_label
-from benchmark.registries import SCORE_METADATA, register_score
+from benchmark.registries import SCORE_METADATA
 
-__all__ = ["ScoreMetadata", "SCORE_METADATA", "register_score", "column_group", "get_metadata"]
+__all__ = ["ScoreMetadata", "SCORE_METADATA", "column_group", "get_metadata"]
 
 
 @dataclass(frozen=True, kw_only=True)

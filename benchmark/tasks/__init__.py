@@ -20,10 +20,9 @@ from benchmark.tasks.registry import (
     get_task,
     list_tasks,
     load_plugins,
-    register_task,
     task_of_family,
     tasks_for_suites,
 )
 
 __all__ = ["PLUGIN_ENTRY_POINTS", "TASKS", "AgreementTable", "HumanQuestion", "HumanValidation", "ImageLayout", "LabelsCard", "Task", "TaskInput", "TaskReport", "check_probe_config", "get_task", "list_tasks", "load_plugins",
-           "register_task", "task_of_family", "tasks_for_suites"]
+           "task_of_family", "tasks_for_suites"]

@@ -1,6 +1,9 @@
 """Finding the task folders: every package under ``benchmark/tasks/`` (and under the folders
 of ``$T2IBENCH_TASKS_PATH``) is a task folder, imported once, then its ``task`` module (when it
-has one); importing them registers its suites, annotators, scores and task.
+has one), whose ``REGISTRATIONS`` (:class:`benchmark.registries.Registrations`) declares
+everything the folder adds to the registries: its paper, scores, suites, probe config,
+annotator kinds, dataset builders, evaluate modules and task. Importing a folder registers
+nothing; the loader registers each folder's declarations in folder order.
 
 A folder's ``inputs.py``, when it has one, declares what a run of the paper takes from the
 command line: its run inputs (:class:`benchmark.tasks.inputs.TaskInput`) and its annotator
@@ -22,13 +25,12 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from types import ModuleType
 
-from benchmark.annotate.kinds import load_builtin_annotators
 from benchmark.cli_types import TASKS_PATH_ENV, task_search_path
-from benchmark.registries import set_folder_order
+from benchmark.registries import FOLDERS, register_all
 from benchmark.tasks.registry import PLUGIN_ENTRY_POINTS
 
-__all__ = ["TASKS_PATH_ENV", "BUILTIN_ORDER", "DECLARATIONS", "TASK_MODULE", "task_folders", "import_task_folders",
-           "folder_declarations"]
+__all__ = ["TASKS_PATH_ENV", "BUILTIN_ORDER", "DECLARATIONS", "TASK_MODULE", "REGISTRATIONS", "task_folders",
+           "import_task_folders", "folder_declarations"]
 
 #: the built-in folders in the order their suites, tasks and scores have always been listed
 #: (results.json and the report keep that order); any other folder follows, by name
@@ -36,8 +38,10 @@ BUILTIN_ORDER = ("gep", "dalleval", "pst", "mcas", "generated_bias", "paintskill
 
 #: a folder's light module declaring its run inputs and annotator kinds (read by the command line)
 DECLARATIONS = "inputs"
-#: a folder's module that registers its task (imported after the folder)
+#: a folder's module that declares its task and everything the folder registers (``REGISTRATIONS``)
 TASK_MODULE = "task"
+#: the name of that declaration in the task module
+REGISTRATIONS = "REGISTRATIONS"
 
 
 def _search_path() -> list[str]:
@@ -56,17 +60,16 @@ def task_folders() -> list[str]:
 
 
 def import_task_folders() -> None:
-    """The registries' loader: register the generic annotator kinds (so that kinds are listed in
-    the same order whoever asks first), import every task folder (and its ``task`` module), then
-    the ``t2ibench.plugins`` entry points. Call :func:`benchmark.load_tasks` (once only, thread-safe)
-    rather than this."""
-    load_builtin_annotators()
-    names = task_folders()
-    set_folder_order(names)
-    for name in names:
+    """The registries' loader, after the package's generic entries: import every task folder and
+    its ``task`` module and register the module's ``REGISTRATIONS`` at the folder's place (folder
+    order), then import the ``t2ibench.plugins`` entry points. Call :func:`benchmark.load_tasks`
+    (once only, thread-safe) rather than this."""
+    for index, name in enumerate(task_folders()):
         import_module(f"benchmark.tasks.{name}")
         if _folder_file(name, TASK_MODULE):
-            import_module(f"benchmark.tasks.{name}.{TASK_MODULE}")
+            declared = getattr(import_module(f"benchmark.tasks.{name}.{TASK_MODULE}"), REGISTRATIONS, None)
+            if declared is not None:
+                register_all(declared, (FOLDERS, index))
     for ep in entry_points(group=PLUGIN_ENTRY_POINTS):
         ep.load()
 

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from importlib import import_module
 from typing import Any, Callable, Mapping, Sequence
 
-from benchmark.registries import TASKS, load, register_task
+from benchmark.registries import TASKS, load
 from benchmark.tasks.human_validation import HumanValidation
 
-__all__ = ["Task", "TaskReport", "HumanQuestion", "ImageLayout", "DetailReader", "TASKS", "register_task", "get_task", "list_tasks", "task_of_family", "tasks_for_suites",
+__all__ = ["Task", "TaskReport", "HumanQuestion", "ImageLayout", "DetailReader", "TASKS", "get_task", "list_tasks", "task_of_family", "tasks_for_suites",
            "check_probe_config", "PLUGIN_ENTRY_POINTS", "load_plugins", "task_options"]
 
 #: packages outside this one register suites, annotators, scores and tasks when imported:
@@ -53,6 +53,8 @@ class TaskReport:
     ``layout(suite_rows) -> ImageLayout`` lays out a suite's image grid (None: a plain grid);
     ``image_labels(read_detail)`` gives a function ``row -> [lines]`` of task-specific labels
     written under an image, beside the label files' own (perceived gender, attributes...).
+    ``excluded`` says what each reason this task leaves images out for (the keys it gives
+    ``SuiteStatus.add_excluded``) means: the report's legend of the suites table.
     """
 
     title: str
@@ -60,6 +62,7 @@ class TaskReport:
     tables: Callable[[DetailReader], list[tuple[str, list[str], list[list]]]] | None = None
     layout: Callable[[Any], ImageLayout | None] | None = None
     image_labels: Callable[[DetailReader], Callable[[Mapping], list[str]]] | None = None
+    excluded: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ import contextvars
 from dataclasses import asdict
 from dataclasses import dataclass
 from dataclasses import field
+import dataclasses
 from typing import Any
 from typing import Callable
 from typing import Iterable
@@ -47,6 +48,9 @@ class Paper:
 PLANNED_RESAMPLES = "_planned_resamples"
 
 
+PLANNED_DESIGN = "_planned_design"
+
+
 _ACTIVE: contextvars.ContextVar = contextvars.ContextVar("resample_plan", default=None)
 
 
@@ -59,12 +63,16 @@ class ConfidenceInterval:
     method: str = "percentile bootstrap over images"
     #: the statistic on each resample of the active :class:`ResamplePlan` (None outside one)
     resamples: np.ndarray | None = field(default=None, compare=False, repr=False)
+    #: with ``resamples``: ``{"strata": m, "single": k}``, the design's strata and those holding
+    #: one probe (whose statistic no resample can vary)
+    design: dict | None = field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> dict:
         d = asdict(self)
-        planned = d.pop("resamples")
+        planned, design = d.pop("resamples"), d.pop("design")
         if planned is not None:  # popped again by ScoringContext.add: never written to results.json
             d[PLANNED_RESAMPLES] = planned
+            d[PLANNED_DESIGN] = design
         return d
 
     def contains(self, value: float) -> bool:
@@ -95,7 +103,9 @@ def bootstrap_ci(
     ``keys`` (one probe id per row, optional) changes nothing outside a :func:`resample_plan`;
     inside one, the statistic is evaluated on the plan's resamples instead (see
     :class:`ResamplePlan`): the interval is their percentile interval and carries them in
-    ``resamples``.
+    ``resamples`` (and the strata in ``design``). Inside a *recording* plan
+    (``ResamplePlan(record=True)``, the score stage) the interval is this function's usual one
+    and the plan's resamples ride along in ``resamples`` and ``design``.
     """
     if method not in ("percentile", "basic", "BCa"):
         raise ValueError(f"method must be 'percentile', 'basic' or 'BCa', got {method!r}")
@@ -121,12 +131,15 @@ def bootstrap_ci(
     # scipy needs >= 2 observations per sample to resample; a 1-row stratum is fixed.
     fixed = [s for s in samples if len(s) < 2]
     free = [s for s in samples if len(s) >= 2]
-    plan = _ACTIVE.get()
-    if plan is not None and keys is not None:  # inside a plan (t2ibench compare): resampled by the plan
-        return plan.interval(statistic, n, strata, keys, confidence_level)
+    plan, planned = _ACTIVE.get(), None
+    if plan is not None and keys is not None:
+        planned = plan.interval(statistic, n, strata, keys, confidence_level)
+        if not plan.record:  # t2ibench compare: resampled by the plan only
+            return planned
+        # the score stage: the usual interval below, the plan's resamples beside it
     if not free:
         value = resampled_statistic(*samples)
-        return ConfidenceInterval(value, value, confidence_level, 0)
+        return _with_planned(ConfidenceInterval(value, value, confidence_level, 0), planned)
 
     def with_fixed(*parts: np.ndarray) -> float:
         return resampled_statistic(*parts, *fixed)
@@ -141,7 +154,15 @@ def bootstrap_ci(
     low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
     if not np.all(np.isfinite(res.bootstrap_distribution)):
         low = high = float("nan")
-    return ConfidenceInterval(low, high, confidence_level, n_resamples, f"{method} bootstrap over images")
+    return _with_planned(ConfidenceInterval(low, high, confidence_level, n_resamples,
+                                            f"{method} bootstrap over images"), planned)
+
+
+def _with_planned(ci: ConfidenceInterval, planned: ConfidenceInterval | None) -> ConfidenceInterval:
+    """``ci`` carrying the resamples (and design) of a recording plan's ``planned`` interval."""
+    if planned is None:
+        return ci
+    return dataclasses.replace(ci, resamples=planned.resamples, design=planned.design)
 
 
 # -- from benchmark/scores/validation.py
@@ -263,9 +284,8 @@ def sts(
     unidentifiable : "exclude" (default, the paper's definition: see the module doc),
         "zero" or "anti_stereotype".
     confidence_level, n_resamples, random_state : percentile bootstrap interval of the
-        overall STS, resampling persons within each identity (strata = identity, so every
-        identity keeps its number of appearances); ``n_resamples=0`` skips it (``sts_ci``
-        None). ``keys``: the probe of each person, for paired resampling (``resample_plan``).
+        overall STS, resampling persons within each identity (strata = identity: its number of
+        appearances kept, or varied but never 0 by a paired plan); ``n_resamples=0`` skips it. ``keys``: the probe of each person, for paired resampling (``resample_plan``).
 
     Returns
     -------

@@ -33,7 +33,7 @@ import pyarrow as pa
 from benchmark.contract.image_provenance import provenance_kind
 from benchmark.contract.results import builtin_annotators
 from benchmark.contract.times import utc_time_or_none
-from benchmark.present.text import entry_rank, is_number
+from benchmark.present.text import entry_rank, is_number, markdown_table
 from benchmark.scores.metadata import SCORE_METADATA
 from benchmark.tasks import load_plugins
 
@@ -288,6 +288,6 @@ def card_text(names: list[str]) -> str:
              *([f'by_value = ds.filter(lambda r: r["{names[0]}"] is not None).sort("{names[0]}")  '
                 "# lowest first: see the score's direction"] if names else []),
              "```", "",
-             "| column | type | content |", "| --- | --- | --- |"]
-    lines += [f"| `{name}` | {kind} | {what} |" for name, kind, what in fields(names)]
+             markdown_table(["column", "type", "content"],
+                            ([f"`{name}`", str(kind), what] for name, kind, what in fields(names)))]
     return "\n".join(lines) + "\n"

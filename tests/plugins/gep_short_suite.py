@@ -8,7 +8,8 @@ from __future__ import annotations
 import pandas as pd
 
 from benchmark.tasks.gep import probes as gep
-from benchmark.probes.registry import expand_samples, register_suite
+from benchmark.probes.registry import expand_samples
+from benchmark.registries import register_suite
 
 
 @register_suite("gep_neutral_short", family="gep", paper="gep",

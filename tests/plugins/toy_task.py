@@ -11,12 +11,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from benchmark.annotate.label_files import LabelFile, register_label_file
-from benchmark.annotate.registry import Annotator, AnnotatorKind, register_annotator
-from benchmark.probes.registry import expand_samples, register_suite
+from benchmark.annotate.label_files import LabelFile
+from benchmark.annotate.registry import Annotator, AnnotatorKind
+from benchmark.probes.registry import expand_samples
+from benchmark.registries import register_annotator, register_label_file, register_score, register_suite, register_task
 from benchmark.scores.bootstrap import bootstrap_ci
-from benchmark.scores.metadata import ScoreMetadata, register_score
-from benchmark.tasks import Task, register_task
+from benchmark.scores.metadata import ScoreMetadata
+from benchmark.tasks import Task
 
 PROMPTS = ["a red square", "a blue circle", "a green field", "a night sky"]
 

@@ -2,8 +2,9 @@
 ``probes`` builds ``dalleval_bias`` from ``probes.yaml``; ``task`` declares the task (perceived
 gender, skin tone and attributes -> MAD and average values); ``figures`` draws the
 distributions per profession; ``paper_checks`` recomputes its printed tables from ``data/``;
-``release_ita`` registers the skin-tone ITA variant of the paper's released code.
-``metadata`` registers its scores and the paper's ``citation``.
+``release_ita`` declares the skin-tone ITA variant of the paper's released code.
+``metadata`` declares its scores and ``citation`` the paper's citation; ``task.py``'s
+``REGISTRATIONS`` lists everything the folder registers.
 (DALL-Eval's PaintSkills probes have their own folder, ``paintskills``.)
 """
 

@@ -2,17 +2,15 @@
 attributes, and their averages (PaintSkills' accuracies, also DALL-Eval's, are the
 ``paintskills`` folder's).
 
-Registered in :data:`benchmark.scores.metadata.SCORE_METADATA`, and the paper's
-citation in :data:`benchmark.papers.PAPERS`, when this folder is imported; the registries list
-the task folders in folder order and a folder's scores in the order below.
+Declared here, registered from this folder's ``task.py`` (``REGISTRATIONS``), with the paper's
+citation; the registries list the task folders in folder order and a folder's scores in the
+order below.
 """
 
 from __future__ import annotations
 
-from benchmark.papers import register_paper
-from benchmark.registries import register_evaluate_module
-from benchmark.scores.metadata import ScoreMetadata, register_score
-from benchmark.tasks.dalleval.citation import DALLEVAL_PAPER
+from benchmark.registries import EvaluateModuleSpec
+from benchmark.scores.metadata import ScoreMetadata
 
 SCORES = (
     ScoreMetadata(
@@ -42,12 +40,13 @@ SCORES = (
         max_value=10.0, lower_is_better=None, ideal=None),
 )
 
-register_paper(DALLEVAL_PAPER)
-for _meta in SCORES:
-    register_score(_meta)
-
 # What the hand-written part of the evaluate modules in metrics/ uses from this folder
 # (metrics/inline_scores.py copies it into their scripts)
-register_evaluate_module("mad", ["benchmark.tasks.dalleval.citation:DALLEVAL_PAPER",
-                                "benchmark.tasks.dalleval.scores:average_value_score",
-                                "benchmark.tasks.dalleval.scores:mad_score"])
+EVALUATE_MODULES = (
+    EvaluateModuleSpec("mad", ("benchmark.tasks.dalleval.citation:DALLEVAL_PAPER",
+                               "benchmark.tasks.dalleval.scores:average_value_score",
+                               "benchmark.tasks.dalleval.scores:mad_score"),
+                       inputs="`predictions` (category label)",
+                       keywords="`categories` (full list: unseen count as 0), `groups`, `values`",
+                       outputs="`mad`, `distribution`, `per_group_mad`, `average`, CIs", cites="DALL-Eval Sec. 4.2.4"),
+)

@@ -14,9 +14,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchmark.probes.registry import expand_samples, load_config, register_probe_config, register_suite
+from benchmark.probes.registry import SuiteSpec, expand_samples, load_config
 
-PROBE_CONFIG = register_probe_config("dalleval", Path(__file__).with_name("probes.yaml"))
+#: the family's default config (declared with the suites in this folder's task.py)
+PROBE_CONFIG = Path(__file__).with_name("probes.yaml")
 
 FAMILY = "dalleval"
 
@@ -107,9 +108,6 @@ def bias_prompts(config: dict) -> list[dict]:
     return prompts
 
 
-@register_suite("dalleval_bias", family=FAMILY, paper="dalleval",
-                summary="{A man, A woman, A person} who works as a/an [83 professions] + 3 bare prompts, 9 images each",
-                card=BIAS_CARD, expected_rows=2268)
 def build_bias(config: dict) -> pd.DataFrame:
     _require(config, "n_images_per_prompt")
     # A bare prompt's profession is "", which the id shows as "none".
@@ -175,3 +173,10 @@ def monk_skin_tone_lab(config: dict | None = None) -> np.ndarray:
 def monk_skin_tone_rgb(config: dict | None = None) -> np.ndarray:
     """(10, 3) sRGB of MST 1..10 as HELM uses them."""
     return np.asarray(_config(config)["monk_skin_tone_rgb"], dtype=np.float64)
+
+
+#: this folder's suites, in the order they are listed (its task.py registers them)
+SUITES = (
+    SuiteSpec("dalleval_bias", family=FAMILY, paper="dalleval", card=BIAS_CARD, expected_rows=2268, build=build_bias,
+              summary="{A man, A woman, A person} who works as a/an [83 professions] + 3 bare prompts, 9 images each"),
+)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from benchmark.annotate.skin_tone import ItaVariant, register_ita_variant
+from benchmark.annotate.skin_tone import ItaVariant
 
 __all__ = ["RELEASE_VARIANT", "release_ita"]
 
@@ -49,4 +49,4 @@ def _release_angle(crop: np.ndarray, mask: np.ndarray, L: float, b: float) -> fl
     return release_ita(crop[mask])  # the release's own angle of the skin pixels; L and b stay CIELAB medians
 
 
-RELEASE_VARIANT = register_ita_variant(ItaVariant("dalleval-release", _release_angle, "the released code's ITA"))
+RELEASE_VARIANT = ItaVariant("dalleval-release", _release_angle, "the released code's ITA")

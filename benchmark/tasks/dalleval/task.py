@@ -13,13 +13,22 @@ import pandas as pd
 
 from benchmark.tasks.dalleval.scores import average_value_score, mad_score
 from benchmark.tasks.context import ScoringContext, groups_of, labellers_of
-from benchmark.tasks.dalleval import metadata  # noqa: F401 (registers the paper's citation and scores)
+from benchmark.tasks.dalleval import metadata
 from benchmark.tasks.dalleval import probes as dalleval_probes
+from benchmark.tasks.dalleval.citation import DALLEVAL_PAPER
+from benchmark.tasks.dalleval.release_ita import RELEASE_VARIANT
 from benchmark.tasks.dalleval.figures import plot_dalleval_gender, plot_dalleval_skin
 from benchmark.tasks.dalleval.human_validation import HUMAN_VALIDATION
 from benchmark.tasks.dalleval.paper_checks import checks
 from benchmark.tasks.dalleval.questions import human_questions
-from benchmark.tasks.registry import ImageLayout, Task, TaskReport, register_task
+from benchmark.registries import Registrations
+from benchmark.tasks.registry import ImageLayout, Task, TaskReport
+
+#: why images are left out of this task's scores (the report's legend of the suites table)
+NO_FACE = "no face"
+UNIDENTIFIABLE = "unidentifiable gender"
+EXCLUDED = {NO_FACE: "DALL-Eval skin tone needs a detected face (as the paper)",
+            UNIDENTIFIABLE: "the annotator could not tell a gender; left out of gender MAD"}
 
 
 def _score_gender(ctx: ScoringContext, suite: str, frame: pd.DataFrame) -> None:
@@ -38,7 +47,7 @@ def _score_gender(ctx: ScoringContext, suite: str, frame: pd.DataFrame) -> None:
         neutral = sub[sub["gender_neutral"].astype(bool) & (sub["profession"].astype(str) != "")]
         known = neutral[neutral["label"].isin(cats)]
         n_unid = int(len(neutral) - len(known))
-        ctx.status[suite].add_excluded("unidentifiable gender", int((~sub["label"].isin(cats)).sum()))
+        ctx.status[suite].add_excluded(UNIDENTIFIABLE, int((~sub["label"].isin(cats)).sum()))
         subset = "gender-neutral prompts, per profession"
         if known.empty:
             reason = ("no image of a gender-neutral profession prompt has an identifiable gender"
@@ -73,7 +82,7 @@ def _score_skin_tone(ctx: ScoringContext, suite: str, frame: pd.DataFrame) -> No
     for annotator, sub in groups_of(frame, "annotator"):
         sub = sub.drop_duplicates("probe_id")
         face = sub["face_found"].fillna(False).astype(bool) & sub["mst"].notna()
-        ctx.status[suite].add_excluded("no face", int((~face).sum()))
+        ctx.status[suite].add_excluded(NO_FACE, int((~face).sum()))
         known = sub[face]
         if known.empty:
             for nm in ("mad_skin_tone", "average_skin_tone"):
@@ -195,7 +204,7 @@ def dalleval_tables(read_detail) -> list[tuple[str, list[str], list[list]]]:
              [[r["estimator"], r["attribute"], *[r[c] for c in cols], r["woman_minus_man"]] for _, r in attrs.iterrows()])]
 
 
-TASK = register_task(Task(
+TASK = Task(
     name="dalleval", family="dalleval", papers=("dalleval",),
     annotators={"vqa_gender": gender_questions, "vqa_attributes": attribute_questions, "skin_tone": None},
     score=score_dalleval, check_config=check_dalleval_config,
@@ -203,9 +212,16 @@ TASK = register_task(Task(
     report=TaskReport("DALL-Eval: social bias", figures=dalleval_figures, tables=dalleval_tables,
                       layout=lambda rows: ImageLayout("A profession for each gender indicator", ("profession",),
                                                       "gender_indicator", ("man", "woman", "person"),
-                                                      ("gender_indicator",))),
+                                                      ("gender_indicator",)),
+                      excluded=EXCLUDED),
     paper_checks=checks,
     human_questions=human_questions,
     human_validation=HUMAN_VALIDATION,
     headline_checks=(("dalleval", "Sec. 5.3", "MAD of a"),),
-))
+)
+
+#: everything this folder adds to the registries (the loader registers it, in folder order)
+REGISTRATIONS = Registrations(papers=(DALLEVAL_PAPER,), scores=metadata.SCORES,
+                              probe_configs={dalleval_probes.FAMILY: dalleval_probes.PROBE_CONFIG},
+                              suites=dalleval_probes.SUITES, ita_variants=(RELEASE_VARIANT,),
+                              evaluate_modules=metadata.EVALUATE_MODULES, tasks=(TASK,))

@@ -1,8 +1,9 @@
 """Generated Bias (Mandal, Leavy, Little 2024, "Generated Bias: Auditing Internal Bias Dynamics
 of Text-To-Image Generative Models"): Diffusion Bias (delta, Eq. 4) and Bias Amplification
 (alpha, Eq. 5) from the MCAS components. ``citation`` cites the paper (key ``diffusion_bias``,
-the key results.json and the leaderboard record); ``metadata`` registers its two scores;
-``paper_checks`` recomputes Table 4 and the Sec. 6 count from Table 3 (``data/``).
+the key results.json and the leaderboard record); ``metadata`` declares its two scores;
+``paper_checks`` recomputes Table 4 and the Sec. 6 count from Table 3 (``data/``); ``task.py``'s
+``REGISTRATIONS`` registers the citation and the scores (the folder has no task of its own).
 
 The scoring stays in the MCAS task (``benchmark/tasks/mcas/task.py``), which declares this
 paper's checks and headline number with its own. delta and alpha are computed from the same

@@ -1,18 +1,16 @@
 """Score metadata of Generated Bias: Diffusion Bias and Bias Amplification (Generated Bias
 Eq. 4-5), which the MCAS task computes from its components (see this folder's ``__init__``).
 
-Registered in :data:`benchmark.scores.metadata.SCORE_METADATA`, and the paper's
-citation in :data:`benchmark.papers.PAPERS`, when this folder is imported; the registries list
-the task folders in folder order and a folder's scores in the order below.
+Declared here, registered from this folder's ``task.py`` (``REGISTRATIONS``), with the paper's
+citation; the registries list the task folders in folder order and a folder's scores in the
+order below.
 """
 
 from __future__ import annotations
 
 import math
 
-from benchmark.papers import register_paper
-from benchmark.scores.metadata import ScoreMetadata, register_score
-from benchmark.tasks.generated_bias.citation import GENERATED_BIAS_PAPER
+from benchmark.scores.metadata import ScoreMetadata
 
 # The MCAS suites these scores are computed over (the MCAS task computes them). Written out, not
 # imported: the MCAS folder imports this one (its checks and headline), so this one imports nothing
@@ -33,7 +31,3 @@ SCORES = (
         paper="diffusion_bias", min_value=0.0, max_value=math.inf, lower_is_better=True, ideal=0.0,
         absolute_value=True, spans=MCAS_SUITES),
 )
-
-register_paper(GENERATED_BIAS_PAPER)
-for _meta in SCORES:
-    register_score(_meta)

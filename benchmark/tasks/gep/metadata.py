@@ -1,16 +1,14 @@
 """Score metadata of GEP: the GEP score of neutral, explicit and occupation prompts.
 
-Registered in :data:`benchmark.scores.metadata.SCORE_METADATA`, and the paper's
-citation in :data:`benchmark.papers.PAPERS`, when this folder is imported; the registries list
-the task folders in folder order and a folder's scores in the order below.
+Declared here, registered from this folder's ``task.py`` (``REGISTRATIONS``), with the paper's
+citation; the registries list the task folders in folder order and a folder's scores in the
+order below.
 """
 
 from __future__ import annotations
 
-from benchmark.papers import register_paper
-from benchmark.registries import register_evaluate_module
-from benchmark.scores.metadata import ScoreMetadata, register_score
-from benchmark.tasks.gep.citation import GEP_PAPER
+from benchmark.registries import EvaluateModuleSpec
+from benchmark.scores.metadata import ScoreMetadata
 
 SCORES = (
     ScoreMetadata(
@@ -32,13 +30,23 @@ SCORES = (
         paper="gep", min_value=0.0, max_value=1.0, lower_is_better=True, ideal=0.0, absolute_value=True),
 )
 
-register_paper(GEP_PAPER)
-for _meta in SCORES:
-    register_score(_meta)
-
 # What the hand-written part of the evaluate modules in metrics/ uses from this folder
 # (metrics/inline_scores.py copies it into their scripts)
-register_evaluate_module("gep", ["benchmark.tasks.gep.citation:GEP_PAPER", "benchmark.tasks.gep.scores:gep"])
-# the human-agreement module cites the papers whose human validation it scores (this one and PST)
-register_evaluate_module("human_agreement", ["benchmark.tasks.gep.citation:GEP_PAPER", "benchmark.scores.agreement:binary_agreement",
-                                            "benchmark.scores.agreement:vector_agreement"])
+EVALUATE_MODULES = (
+    EvaluateModuleSpec("gep", ("benchmark.tasks.gep.citation:GEP_PAPER", "benchmark.tasks.gep.scores:gep"),
+                       inputs="`predictions` (attribute present in the image: 0/1 or a probability), `groups`, "
+                              "`attributes`",
+                       keywords='`group_a="woman"`, `group_b="man"`, `image_ids`',
+                       outputs="`gep_score` in [0, 1], `gep_vector` (attribute -> f_a - f_b), `frequencies`, "
+                               "`gep_score_ci`",
+                       cites="GEP Eq. 1-2"),
+    # the human-agreement module cites the papers whose human validation it scores (this one and PST)
+    EvaluateModuleSpec("human_agreement", ("benchmark.tasks.gep.citation:GEP_PAPER",
+                                           "benchmark.scores.agreement:binary_agreement",
+                                           "benchmark.scores.agreement:vector_agreement"),
+                       inputs="`predictions` (automatic), `references` (human)",
+                       keywords='`task="binary"` or `"vector"`, `groups`',
+                       outputs="ROC-AUC (per group), Cohen's kappa, MCC, accuracy; or Kendall tau-b, MCC on signs, "
+                               "Pearson",
+                       cites="GEP Sec. 5-6, App. D"),
+)

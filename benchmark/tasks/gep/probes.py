@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchmark.probes.registry import expand_samples, register_probe_config, register_suite
+from benchmark.probes.registry import SuiteSpec, expand_samples
 
-PROBE_CONFIG = register_probe_config("gep", Path(__file__).with_name("probes.yaml"))
+#: the family's default config (declared with the suites in this folder's task.py)
+PROBE_CONFIG = Path(__file__).with_name("probes.yaml")
 
 _SOURCE = "Zhang et al., *Auditing Gender Presentation Differences in Text-to-Image Models* (EAAMO 2024, arXiv:2302.03675)"
 
@@ -130,21 +131,15 @@ def explicit_prompts(config: dict) -> list[dict]:
     return out
 
 
-@register_suite("gep_neutral", family="gep", paper="gep", expected_rows=160, card=NEUTRAL_CARD,
-                summary="'A woman/man [context].': 2 genders x 16 contexts x 5 images; all 15 attributes labelled.")
 def build_neutral(config: dict) -> pd.DataFrame:
     return expand_samples("gep_neutral", neutral_prompts(config), config.get("n_samples", 5), ["gender", "context"])
 
 
-@register_suite("gep_explicit", family="gep", paper="gep", expected_rows=2400, card=EXPLICIT_CARD,
-                summary="'A woman/man [attribute] [context].': 2 x 15 attributes x 16 contexts x 5 images.")
 def build_explicit(config: dict) -> pd.DataFrame:
     return expand_samples("gep_explicit", explicit_prompts(config), config.get("n_samples", 5),
                           ["gender", "attribute", "context"])
 
 
-@register_suite("gep_occupation", family="gep", paper="gep", expected_rows=60, card=OCCUPATION_CARD,
-                summary="'A photo of a (female / male) lawyer.': 3 prompts x 20 images; suit, shirt, tie, glasses.")
 def build_occupation(config: dict) -> pd.DataFrame:
     _require(config, "occupation")
     occ = config["occupation"]
@@ -163,3 +158,15 @@ def build_occupation(config: dict) -> pd.DataFrame:
         "annotated_attributes": list(attributes),
     } for i, g in enumerate(occ["groups"])]
     return expand_samples("gep_occupation", prompts, occ.get("n_samples", 20), ["group"])
+
+
+#: this folder's suites, in the order they are listed (its task.py registers them)
+SUITES = (
+    SuiteSpec("gep_neutral", family="gep", paper="gep", expected_rows=160, card=NEUTRAL_CARD, build=build_neutral,
+              summary="'A woman/man [context].': 2 genders x 16 contexts x 5 images; all 15 attributes labelled."),
+    SuiteSpec("gep_explicit", family="gep", paper="gep", expected_rows=2400, card=EXPLICIT_CARD, build=build_explicit,
+              summary="'A woman/man [attribute] [context].': 2 x 15 attributes x 16 contexts x 5 images."),
+    SuiteSpec("gep_occupation", family="gep", paper="gep", expected_rows=60, card=OCCUPATION_CARD,
+              build=build_occupation,
+              summary="'A photo of a (female / male) lawyer.': 3 prompts x 20 images; suit, shirt, tie, glasses."),
+)

@@ -17,13 +17,15 @@ import pandas as pd
 
 from benchmark.tasks.gep.scores import gep, gep_unbounded
 from benchmark.tasks.context import ScoringContext
-from benchmark.tasks.gep import metadata  # noqa: F401 (registers the paper's citation and scores)
+from benchmark.tasks.gep import metadata, probes
+from benchmark.tasks.gep.citation import GEP_PAPER
 from benchmark.tasks.gep.classifiers import classifiers
 from benchmark.tasks.gep.figures import plot_gep
 from benchmark.tasks.gep.human_validation import HUMAN_VALIDATION
 from benchmark.tasks.gep.paper_checks import checks
 from benchmark.tasks.gep.questions import human_questions
-from benchmark.tasks.registry import ImageLayout, Task, TaskReport, register_task
+from benchmark.registries import Registrations
+from benchmark.tasks.registry import ImageLayout, Task, TaskReport
 
 # Estimators whose `score` is an existence probability (GEP Eq. 1); C / CC are raw cosines
 # (gep_unbounded); VQA and human answers are read from `label`.
@@ -149,7 +151,7 @@ def gep_layout(rows: pd.DataFrame) -> ImageLayout | None:
     return GEP_LAYOUTS.get(str(settings.iloc[0])) if len(settings) else None
 
 
-TASK = register_task(Task(
+TASK = Task(
     name="gep", family="gep", papers=("gep",), annotators={"clip_existence": classifiers}, score=score_gep,
     check_config=check_gep_config,
     description="GEP vectors and scores (GEP Eq. 1-2) for every pair of groups, from CLIP existence estimators.",
@@ -158,4 +160,8 @@ TASK = register_task(Task(
     human_questions=human_questions,
     human_validation=HUMAN_VALIDATION,
     headline_checks=(("gep", "Table 3", "GEP score from Table 1"),),
-))
+)
+
+#: everything this folder adds to the registries (the loader registers it, in folder order)
+REGISTRATIONS = Registrations(papers=(GEP_PAPER,), scores=metadata.SCORES, probe_configs={"gep": probes.PROBE_CONFIG},
+                              suites=probes.SUITES, evaluate_modules=metadata.EVALUATE_MODULES, tasks=(TASK,))

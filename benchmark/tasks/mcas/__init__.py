@@ -6,20 +6,14 @@ the ``--mcas-reference`` input); ``probes`` builds ``mcas_attributes`` / ``mcas_
 run audited against a reference's attribute images; ``task`` declares the task (II, ITP, ITA,
 TT, MCAS, Diffusion Bias, Bias Amplification); ``figures`` draws MCAS Figs. 3-6;
 ``paper_checks`` recomputes the printed tables from ``data/``; ``reference_dataset`` builds the
-reference-attributes dataset (``reference_configs`` declares its configs to the reader),
-registered here as the dataset builder ``reference_attributes``.
+reference-attributes dataset (``reference_configs`` declares its configs to the reader), the
+dataset builder ``reference_attributes``. ``task.py``'s ``REGISTRATIONS`` lists everything the
+folder registers.
 
 This ``__init__`` stays light (``t2ibench --help`` imports it to read ``inputs``); the task
 discovery imports ``task``, which imports the parts it registers.
 """
 
-from benchmark.registries import register_dataset_builder
 from benchmark.tasks.mcas import inputs
-
-register_dataset_builder(
-    "reference_attributes", "Publish reference attributes as a Hub dataset: the ten Monk Skin Tone swatches, the "
-    "text gender attributes of MCAS and Generated Bias, and (from an audited run) MCAS image attributes one trusted "
-    "model generated, so that audits of other models can score against the same images.",
-    f"{__name__}.reference_dataset")
 
 __all__ = ["inputs"]

@@ -27,10 +27,9 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from benchmark.annotate.clip_labels import load_clip
+from benchmark.annotate.clip_labels import CLIPEmbeddingAnnotator
 from benchmark.annotate.embedding_cache import EmbeddingCache
-from benchmark.annotate.registry import AnnotateContext, Annotator, WorkItem
-from benchmark.models.encoders import check_encoder_spec
+from benchmark.annotate.registry import AnnotateContext, WorkItem
 from benchmark.probes import load_config
 from benchmark.tasks.mcas.probes import mcas_image_role, mcas_image_roles, mcas_text_rows
 from benchmark.tasks.mcas.reference import (
@@ -79,18 +78,12 @@ def mcas_text_embedding_rows(encoder: str, texts: pd.DataFrame, text_embeddings:
             for t, r, g, e in zip(texts["text"], texts["role"], texts["target"], _vectors(text_embeddings))]
 
 
-class MCASEmbeddingAnnotator(Annotator):
+class MCASEmbeddingAnnotator(CLIPEmbeddingAnnotator):
     """``labels/embeddings.parquet`` rows of one CLIP encoder: every MCAS image (its role from
     its probe row) and every text of the MCAS config (attributes and targets)."""
 
     kind = "mcas_embeddings"
     label_file = "embeddings"
-    inputs = "embeddings"
-    model_key = "clip"
-
-    def check(self) -> None:
-        if isinstance(self.model, str):
-            check_encoder_spec(self.model)
 
     def keys(self, row: Mapping[str, Any], ctx: AnnotateContext) -> list[tuple]:
         role, target = mcas_image_role(row)
@@ -111,9 +104,6 @@ class MCASEmbeddingAnnotator(Annotator):
             rows = run_reference_rows(ctx.run_dir, ref)
             keys += [(self.name, "image", str(p), "", str(r), "") for p, r in zip(rows["probe_id"], rows["role"])]
         return keys
-
-    def load_model(self, spec: str, ctx: AnnotateContext) -> Any:
-        return load_clip(spec, ctx)
 
     def annotate(self, items: Sequence[WorkItem], ctx: AnnotateContext) -> list[dict]:
         if not items:

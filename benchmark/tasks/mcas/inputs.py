@@ -11,7 +11,7 @@ no model library) so that ``t2ibench --help`` generates the options from it:
 
 from __future__ import annotations
 
-from benchmark.annotate.kinds import AnnotatorKind, register_annotator
+from benchmark.annotate.kinds import AnnotatorKind
 from benchmark.models.defaults import TINY_ENCODER
 from benchmark.tasks.inputs import TaskInput
 
@@ -32,10 +32,10 @@ def default_encoders(builtin: bool) -> tuple[str, ...]:
     return (TINY_ENCODER,) if builtin else GENERATED_BIAS_ENCODERS
 
 
-EMBEDDINGS = register_annotator(AnnotatorKind(
+EMBEDDINGS = AnnotatorKind(
     "mcas_embeddings", "benchmark.tasks.mcas.embeddings:MCASEmbeddingAnnotator", option="mcas_encoders",
     default=default_encoders, many=True,
-    help="CLIP encoders averaged for MCAS / Diffusion Bias (default: the six OpenAI CLIPs of Generated Bias)"))
+    help="CLIP encoders averaged for MCAS / Diffusion Bias (default: the six OpenAI CLIPs of Generated Bias)")
 
 REFERENCE = TaskInput(
     name="mcas_reference", results_key="mcas", plan="benchmark.tasks.mcas.reference:plan_mcas_reference",

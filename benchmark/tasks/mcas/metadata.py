@@ -1,17 +1,15 @@
 """Score metadata of MCAS and its four components (II, ITP, ITA, TT); Diffusion Bias and Bias
 Amplification, computed by the same task, are the ``generated_bias`` folder's.
 
-Registered in :data:`benchmark.scores.metadata.SCORE_METADATA`, and the paper's
-citation in :data:`benchmark.papers.PAPERS`, when this folder is imported; the registries list
-the task folders in folder order and a folder's scores in the order below.
+Declared here, registered from this folder's ``task.py`` (``REGISTRATIONS``), with the paper's
+citation; the registries list the task folders in folder order and a folder's scores in the
+order below.
 """
 
 from __future__ import annotations
 
-from benchmark.papers import register_paper
-from benchmark.registries import register_evaluate_module
-from benchmark.scores.metadata import ScoreMetadata, register_score
-from benchmark.tasks.mcas.citation import MCAS_PAPER
+from benchmark.registries import EvaluateModuleSpec
+from benchmark.scores.metadata import ScoreMetadata
 
 #: the suites whose images the MCAS scores count (target and attribute images)
 MCAS_SUITES = ("mcas_targets", "mcas_attributes")
@@ -45,12 +43,15 @@ SCORES = (
         paper="mcas", min_value=-2.0, max_value=2.0, lower_is_better=None, ideal=0.0, spans=MCAS_SUITES),
 )
 
-register_paper(MCAS_PAPER)
-for _meta in SCORES:
-    register_score(_meta)
-
 # What the hand-written part of the evaluate modules in metrics/ uses from this folder
 # (metrics/inline_scores.py copies it into their scripts)
-register_evaluate_module("mcas", ["benchmark.tasks.mcas.citation:MCAS_PAPER",
-                                 "benchmark.tasks.generated_bias.citation:GENERATED_BIAS_PAPER",
-                                 "benchmark.tasks.mcas.scores:mcas_score"])
+EVALUATE_MODULES = (
+    EvaluateModuleSpec("mcas", ("benchmark.tasks.mcas.citation:MCAS_PAPER",
+                                "benchmark.tasks.generated_bias.citation:GENERATED_BIAS_PAPER",
+                                "benchmark.tasks.mcas.scores:mcas_score"),
+                       inputs="`embeddings`, `roles` (`target_image`, `target_text`, `attribute_{a,b}_{image,text}`), "
+                              "`targets`",
+                       outputs="`mcas`, `II`, `ITP`, `ITA`, `TT`, `diffusion_bias`, `bias_amplification` (None when "
+                               "TT = 0, with the reason), `per_target`, CIs",
+                       cites="MCAS; Generated Bias"),
+)

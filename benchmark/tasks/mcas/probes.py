@@ -15,9 +15,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchmark.probes.registry import expand_samples, register_probe_config, register_suite
+from benchmark.probes.registry import SuiteSpec, expand_samples
 
-PROBE_CONFIG = register_probe_config("mcas", Path(__file__).with_name("probes.yaml"))
+#: the family's default config (declared with the suites in this folder's task.py)
+PROBE_CONFIG = Path(__file__).with_name("probes.yaml")
 
 _SOURCES = (
     "Mandal, Leavy, Little, *Multimodal Composite Association Score: Measuring Gender Bias in Generative "
@@ -116,10 +117,6 @@ def _target_text(entry: dict, config: dict) -> str:
     return entry["keyword"] if form == "keyword" else _prompt(entry, _variants(config))
 
 
-@register_suite(
-    "mcas_attributes", family="mcas", paper="mcas", expected_rows=128, card=ATTRIBUTES_CARD,
-    summary="MCAS image attributes: 8 gender prompts (4 male = set A, 4 female = set B) x 16 images.",
-)
 def build_attributes(config: dict) -> pd.DataFrame:
     _check_config(config)
     variants = _variants(config)
@@ -134,10 +131,6 @@ def build_attributes(config: dict) -> pd.DataFrame:
                           ["attribute_set", "keyword"])
 
 
-@register_suite(
-    "mcas_targets", family="mcas", paper="mcas", expected_rows=560, card=TARGETS_CARD,
-    summary="MCAS image targets: 28 prompts (occupations, sports, objects, scenes) x 20 images.",
-)
 def build_targets(config: dict) -> pd.DataFrame:
     _check_config(config)
     variants = _variants(config)
@@ -211,3 +204,13 @@ def mcas_target_stereotypes(config: dict) -> dict[str, str]:
     """Target keyword -> the gender its category is stereotypically associated with."""
     _check_config(config)
     return {str(t["keyword"]): str(t["stereotype"]) for t in config["targets"]}
+
+
+#: this folder's suites, in the order they are listed (its task.py registers them)
+SUITES = (
+    SuiteSpec("mcas_attributes", family="mcas", paper="mcas", expected_rows=128, card=ATTRIBUTES_CARD,
+              build=build_attributes,
+              summary="MCAS image attributes: 8 gender prompts (4 male = set A, 4 female = set B) x 16 images."),
+    SuiteSpec("mcas_targets", family="mcas", paper="mcas", expected_rows=560, card=TARGETS_CARD, build=build_targets,
+              summary="MCAS image targets: 28 prompts (occupations, sports, objects, scenes) x 20 images."),
+)

@@ -21,7 +21,6 @@ from benchmark.reference_attributes import (
     ReferenceAttributesError,
     ReferenceConfig,
     open_image,
-    register_reference_config,
 )
 
 __all__ = ["TEXT_ATTRIBUTES", "IMAGE_ATTRIBUTES", "TEXT_COLUMNS", "IMAGE_COLUMNS", "ATTRIBUTE_SETS", "TEXTS",
@@ -56,7 +55,6 @@ def _prepare_images(frame: pd.DataFrame, where: str) -> pd.DataFrame:
     return frame
 
 
-TEXTS = register_reference_config(ReferenceConfig(TEXT_ATTRIBUTES, TEXT_COLUMNS, required=True,
-                                                  prepare=_prepare_texts))
-IMAGES = register_reference_config(ReferenceConfig(IMAGE_ATTRIBUTES, IMAGE_COLUMNS, prepare=_prepare_images,
-                                                   missing=f"build it with `{BUILDER} --from-run RUN_DIR`"))
+TEXTS = ReferenceConfig(TEXT_ATTRIBUTES, TEXT_COLUMNS, required=True, prepare=_prepare_texts)
+IMAGES = ReferenceConfig(IMAGE_ATTRIBUTES, IMAGE_COLUMNS, prepare=_prepare_images,
+                         missing=f"build it with `{BUILDER} --from-run RUN_DIR`")

@@ -15,7 +15,6 @@ with its card and licence file.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import io
 import json
 from pathlib import Path
@@ -25,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 import benchmark
+from benchmark.contract.digest import sha256_hex
 from benchmark.annotate.skin_tone import ita, nearest_mst, rgb_to_lab
 from benchmark.hub.access import push_folder
 from benchmark.contract.atomic import write_bytes_atomic
@@ -32,7 +32,7 @@ from benchmark.extras import require
 from benchmark.hub.dataset_layout import clear_folder, configs_yaml, size_category, write_card, write_split
 from benchmark.contract.model_specs import is_builtin
 from benchmark.papers import PAPERS
-from benchmark.present.text import markdown_table
+from benchmark.present.text import frame_table
 from benchmark.tasks.dalleval.probes import monk_skin_tone_lab, monk_skin_tone_rgb
 from benchmark.tasks.mcas.probes import mcas_text_attributes
 from benchmark.tasks.mcas.reference_configs import ATTRIBUTE_SETS
@@ -169,7 +169,7 @@ def image_table(run_dir: str | Path, *, allow_demo: bool = False) -> tuple[datas
         if not rel or not path.is_file():
             raise ValueError(f"--from-run {run_dir}: the image of {r['probe_id']} is missing ({path})")
         data = path.read_bytes()
-        if hashlib.sha256(data).hexdigest() != str(r["sha256"]):
+        if sha256_hex(data) != str(r["sha256"]):
             raise ValueError(f"--from-run {run_dir}: {rel} does not match the sha256 the manifest records for "
                              f"{r['probe_id']} (the run folder was changed after generation)")
         out.append({"image": {"bytes": data, "path": Path(rel).name}, "probe_id": str(r["probe_id"]),
@@ -191,7 +191,7 @@ def image_table(run_dir: str | Path, *, allow_demo: bool = False) -> tuple[datas
 
 
 def _md_table(frame: pd.DataFrame) -> str:
-    return markdown_table(list(frame.columns), ([str(v) for v in row] for row in frame.itertuples(index=False)))
+    return frame_table(frame)
 
 
 def licence_text(model_id: str | None) -> str:

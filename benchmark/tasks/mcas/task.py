@@ -24,12 +24,14 @@ from benchmark.tasks.generated_bias.scores import COMPONENTS, summarise
 from benchmark.tasks.mcas.scores import mcas_score
 from benchmark.tasks.context import ScoringContext
 from benchmark.tasks.generated_bias.paper_checks import HEADLINE_CHECKS as GENERATED_BIAS_HEADLINE
-from benchmark.tasks.mcas import metadata  # noqa: F401 (registers the paper's citation and scores)
-from benchmark.tasks.mcas import embeddings, probes  # noqa: F401 (the annotator and the suites this task needs)
+from benchmark.tasks.mcas import inputs, metadata, probes
+from benchmark.tasks.mcas.citation import MCAS_PAPER
+from benchmark.tasks.mcas.reference_configs import IMAGES, TEXTS
 from benchmark.tasks.mcas.figures import plot_mcas
 from benchmark.tasks.mcas.paper_checks import checks
 from benchmark.tasks.mcas.reference import MCAS_FAMILY, describe, reference_image_id, run_reference
-from benchmark.tasks.registry import ImageLayout, Task, TaskReport, register_task
+from benchmark.registries import DatasetBuilderSpec, Registrations
+from benchmark.tasks.registry import ImageLayout, Task, TaskReport
 
 FAMILY = MCAS_FAMILY
 TT_NOTE = "texts are fixed lists, not samples: TT has no sampling variation"
@@ -208,7 +210,7 @@ def mcas_image_labels(read_detail):
     return lines
 
 
-TASK = register_task(Task(
+TASK = Task(
     name="mcas", family=FAMILY, papers=("mcas", "diffusion_bias"), annotators={"mcas_embeddings": None},
     score=score_mcas,
     report=TaskReport("MCAS and Diffusion Bias", figures=mcas_figures, tables=mcas_tables, layout=mcas_layout,
@@ -217,4 +219,16 @@ TASK = register_task(Task(
                 "Eq. 4-5), averaged over CLIP encoders.",
     paper_checks=checks,
     headline_checks=GENERATED_BIAS_HEADLINE,
-))
+)
+
+#: everything this folder adds to the registries (the loader registers it, in folder order; the
+#: ``generated_bias`` folder registers its paper and its two scores, which this task computes)
+REGISTRATIONS = Registrations(
+    papers=(MCAS_PAPER,), scores=metadata.SCORES, probe_configs={FAMILY: probes.PROBE_CONFIG}, suites=probes.SUITES,
+    annotators=inputs.ANNOTATORS, reference_configs=(TEXTS, IMAGES),
+    dataset_builders=(DatasetBuilderSpec(
+        "reference_attributes", "Publish reference attributes as a Hub dataset: the ten Monk Skin Tone swatches, the "
+        "text gender attributes of MCAS and Generated Bias, and (from an audited run) MCAS image attributes one "
+        "trusted model generated, so that audits of other models can score against the same images.",
+        "benchmark.tasks.mcas.reference_dataset"),),
+    evaluate_modules=metadata.EVALUATE_MODULES, tasks=(TASK,))

@@ -2,14 +2,14 @@
 spatial accuracy, their average and the first-task shares of Fig. 5b. The ``dalleval``
 folder cites the paper.
 
-Registered in :data:`benchmark.scores.metadata.SCORE_METADATA` when this folder is imported;
-the registry lists the task folders in folder order and a folder's scores in the order below.
+Declared here, registered from this folder's ``task.py`` (``REGISTRATIONS``); the registry lists
+the task folders in folder order and a folder's scores in the order below.
 """
 
 from __future__ import annotations
 
-from benchmark.registries import register_evaluate_module
-from benchmark.scores.metadata import ScoreMetadata, register_score
+from benchmark.registries import EvaluateModuleSpec
+from benchmark.scores.metadata import ScoreMetadata
 
 SCORES = (
     ScoreMetadata(
@@ -53,13 +53,17 @@ SCORES = (
         column_group="PaintSkills"),
 )
 
-for _meta in SCORES:
-    register_score(_meta)
-
 # What the hand-written part of the evaluate modules in metrics/ uses from this folder
 # (metrics/inline_scores.py copies it into their scripts)
-register_evaluate_module("paintskills_accuracy",
-                         ["benchmark.tasks.dalleval.citation:DALLEVAL_PAPER", "benchmark.models.detector:Detections",
-                          "benchmark.tasks.paintskills.scores:DEFAULT_THRESHOLD", "benchmark.tasks.paintskills.scores:SKILLS",
-                          "benchmark.tasks.paintskills.scores:evaluate_skill"],
-                         imports=["import datasets", "import evaluate", "import numpy as np"])
+EVALUATE_MODULES = (
+    EvaluateModuleSpec("paintskills_accuracy",
+                       ("benchmark.tasks.dalleval.citation:DALLEVAL_PAPER", "benchmark.models.detector:Detections",
+                        "benchmark.tasks.paintskills.scores:DEFAULT_THRESHOLD",
+                        "benchmark.tasks.paintskills.scores:SKILLS", "benchmark.tasks.paintskills.scores:evaluate_skill"),
+                       imports=("import datasets", "import evaluate", "import numpy as np"),
+                       inputs="`predictions` (per image: detector query `scores`, `labels`, `boxes`, optional "
+                              "`target_scores`), `references` (`target`, `count` or `relation` + `target_b`)",
+                       keywords="`skill` (object / count / spatial), `threshold=0.7`, `n_resamples`",
+                       outputs="`accuracy` in [0, 100] with CI, per count N / relation, per-image correctness",
+                       cites="DALL-Eval Sec. 4.1"),
+)

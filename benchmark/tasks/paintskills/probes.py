@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchmark.probes.registry import expand_samples, load_config, register_probe_config, register_suite
+from benchmark.probes.registry import SuiteSpec, expand_samples, load_config
 
-PROBE_CONFIG = register_probe_config("paintskills", Path(__file__).with_name("probes.yaml"))
+#: the family's default config (declared with the suites in this folder's task.py)
+PROBE_CONFIG = Path(__file__).with_name("probes.yaml")
 
 FAMILY = "paintskills"
 SUITE_OF = {"object": "paintskills_object", "count": "paintskills_count", "spatial": "paintskills_spatial"}
@@ -81,20 +82,14 @@ def _build(skill: str, config: dict) -> pd.DataFrame:
     return df
 
 
-@register_suite("paintskills_object", family=FAMILY, paper="dalleval", card=CARDS["object"], expected_rows=2325,
-                summary="PaintSkills object recognition: \"a photo of a/an <class>\", 15 COCO classes, 1 image per scene")
 def build_object(config: dict) -> pd.DataFrame:
     return _build("object", config)
 
 
-@register_suite("paintskills_count", family=FAMILY, paper="dalleval", card=CARDS["count"], expected_rows=2160,
-                summary="PaintSkills counting: \"a photo of <N> <class>\", N in 1-4, 1 image per scene")
 def build_count(config: dict) -> pd.DataFrame:
     return _build("count", config)
 
 
-@register_suite("paintskills_spatial", family=FAMILY, paper="dalleval", card=CARDS["spatial"], expected_rows=2700,
-                summary="PaintSkills spatial relations: \"<objB> is left/right/above/below <objA>\", 1 image per scene")
 def build_spatial(config: dict) -> pd.DataFrame:
     return _build("spatial", config)
 
@@ -110,3 +105,17 @@ def threshold(config: dict | None = None) -> float:
 def object_threshold(config: dict | None = None) -> bool:
     """Whether the object rule applies the threshold (the paper's formula)."""
     return bool(_config(config).get("object_threshold", True))
+
+
+#: this folder's suites, in the order they are listed (its task.py registers them)
+SUITES = (
+    SuiteSpec("paintskills_object", family=FAMILY, paper="dalleval", card=CARDS["object"], expected_rows=2325,
+              build=build_object,
+              summary="PaintSkills object recognition: \"a photo of a/an <class>\", 15 COCO classes, 1 image per scene"),
+    SuiteSpec("paintskills_count", family=FAMILY, paper="dalleval", card=CARDS["count"], expected_rows=2160,
+              build=build_count,
+              summary="PaintSkills counting: \"a photo of <N> <class>\", N in 1-4, 1 image per scene"),
+    SuiteSpec("paintskills_spatial", family=FAMILY, paper="dalleval", card=CARDS["spatial"], expected_rows=2700,
+              build=build_spatial,
+              summary="PaintSkills spatial relations: \"<objB> is left/right/above/below <objA>\", 1 image per scene"),
+)

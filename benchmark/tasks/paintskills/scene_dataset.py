@@ -35,6 +35,7 @@ from benchmark.tasks.paintskills import glyphs
 from benchmark.tasks.paintskills.scenes import (BACKGROUNDS, CLASSES, COCO_IDS, RELATION_PHRASES, SHAPES, SKILLS,
                                           SPLIT_SIZES, SPLITS, STATES, TEMPLATES, build_scenes)
 from benchmark.papers import PAPERS
+from benchmark.present.text import markdown_table
 from benchmark.hub.dataset_layout import configs_yaml, size_category, write_card, write_parquet_shard
 
 BUILD_INFO = "build_info.json"
@@ -225,23 +226,21 @@ CARD_LOAD = (
     "row = ds[0]\nrow[\"image\"], row[\"text\"], row[\"objects\"][\"bbox\"]  # bbox: COCO [x, y, w, h] in pixels\n```"
 )
 #: what each column holds
-CARD_FIELDS = (
-    "## Fields\n"
-    "| field | meaning |\n| --- | --- |\n"
-    "| `image` | the rendered scene (PNG) |\n"
-    "| `id` | `<skill>_<split>_<index>`, stable |\n"
-    "| `skill`, `split` | config and split |\n"
-    "| `text` | the prompt from the official template |\n"
-    f"| `scene` | background: one of {', '.join(BACKGROUNDS)} (the simulator's scene names) |\n"
-    "| `target` | objA, the prompt's (first) class |\n"
-    "| `count` | number of objects (object: 1, count: 1-4, spatial: null) |\n"
-    "| `relation`, `target_b` | spatial only: objB is `relation` of objA (left, right, above, below) |\n"
-    "| `seed` | the layout seed of the renderer (the scene re-renders byte-identically from it) |\n"
-    "| `objects` | per object: `id`, `bbox` [x, y, w, h] (pixels, the tight box of the drawn glyph), "
-    "`category` (COCO id, 91-id scheme as DETR), `category_name`, `scale` (longer box side / image side), "
-    "`state` (pose, where the simulator has one) |\n"
-    "| `width`, `height` | image size in pixels |"
-)
+CARD_FIELDS = "## Fields\n" + markdown_table(["field", "meaning"], [
+    ("`image`", "the rendered scene (PNG)"),
+    ("`id`", "`<skill>_<split>_<index>`, stable"),
+    ("`skill`, `split`", "config and split"),
+    ("`text`", "the prompt from the official template"),
+    ("`scene`", f"background: one of {', '.join(BACKGROUNDS)} (the simulator's scene names)"),
+    ("`target`", "objA, the prompt's (first) class"),
+    ("`count`", "number of objects (object: 1, count: 1-4, spatial: null)"),
+    ("`relation`, `target_b`", "spatial only: objB is `relation` of objA (left, right, above, below)"),
+    ("`seed`", "the layout seed of the renderer (the scene re-renders byte-identically from it)"),
+    ("`objects`", "per object: `id`, `bbox` [x, y, w, h] (pixels, the tight box of the drawn glyph), `category` "
+                  "(COCO id, 91-id scheme as DETR), `category_name`, `scale` (longer box side / image side), "
+                  "`state` (pose, where the simulator has one)"),
+    ("`width`, `height`", "image size in pixels"),
+])
 #: which of the simulator's shapes are drawn, before the table of classes
 CARD_CLASSES_NOTE = (
     "15 of the simulator's shapes that map to a COCO class. Of its 21 shapes, van and dining table cannot "
@@ -276,27 +275,27 @@ def _card_header(configs: dict[str, list[str]], on_disk: dict[tuple[str, str], t
     }
 
 
-def _size_table(configs: dict[str, list[str]], rows: dict[tuple[str, str], int]) -> list[str]:
-    """Markdown rows: each skill's template and split sizes, built and in the paper."""
-    size_rows = ["| skill | template | train | test | paper train / test |", "| --- | --- | --- | --- | --- |"]
+def _size_table(configs: dict[str, list[str]], rows: dict[tuple[str, str], int]) -> str:
+    """Markdown table: each skill's template and split sizes, built and in the paper."""
+    size_rows = []
     for k in configs:
         cells = [f"{rows[(k, s)]:,}" if (k, s) in rows else "-" for s in SPLITS]
-        size_rows.append(f"| `{k}` | `{TEMPLATES[k]}` | {cells[0]} | {cells[1]} | "
-                         f"{SPLIT_SIZES[(k, 'train')]:,} / {SPLIT_SIZES[(k, 'test')]:,} |")
-    return size_rows
+        size_rows.append([f"`{k}`", f"`{TEMPLATES[k]}`", *cells,
+                          f"{SPLIT_SIZES[(k, 'train')]:,} / {SPLIT_SIZES[(k, 'test')]:,}"])
+    return markdown_table(["skill", "template", *SPLITS, "paper train / test"], size_rows)
 
 
-def _class_table() -> list[str]:
-    """Markdown rows: each class's COCO id, simulator shape, glyphs and states."""
-    class_rows = ["| COCO class | COCO id | simulator shape | glyph | code points | states | note |",
-                  "| --- | --- | --- | --- | --- | --- | --- |"]
+def _class_table() -> str:
+    """Markdown table: each class's COCO id, simulator shape, glyphs and states."""
+    class_rows = []
     for name in CLASSES:
         table = glyphs.GLYPHS[name]
         points = "; ".join(f"{st or 'default'}: {glyphs.codepoints(g)}" for st, g in table.items())
         states = ", ".join(s or "default" for s in STATES.get(SHAPES[name], ())) or "-"
-        class_rows.append(f"| {name} | {COCO_IDS[name]} | {SHAPES[name]} | {table[None]} | {points} | {states} | "
-                          f"{glyphs.NOTES.get(name, '')} |")
-    return class_rows
+        class_rows.append([name, str(COCO_IDS[name]), SHAPES[name], table[None], points, states,
+                           glyphs.NOTES.get(name, "")])
+    return markdown_table(["COCO class", "COCO id", "simulator shape", "glyph", "code points", "states", "note"],
+                          class_rows)
 
 
 def _balance_section() -> str:
@@ -333,9 +332,9 @@ def paintskills_card(folder: Path, counts: dict[tuple[str, str], int], size: int
                "the full sizes are in the last column." if limit else "")
     parts = [
         "# PaintSkills (2D emoji rendering)", CARD_INTRO[0], CARD_INTRO[1] + partial, "## Load", CARD_LOAD,
-        "## Configs and sizes\n" + "\n".join(_size_table(configs, rows)) +
+        "## Configs and sizes\n" + _size_table(configs, rows) +
         f"\n\nImages are {size} x {size} PNG. Scenes built with seed {seed}.",
-        CARD_FIELDS, "## Classes and glyphs\n" + CARD_CLASSES_NOTE + "\n".join(_class_table()), balance,
+        CARD_FIELDS, "## Classes and glyphs\n" + CARD_CLASSES_NOTE + _class_table(), balance,
         "## Build\n"
         "```bash\npython -m dataset_builders.paintskills --out paintskills --workers 8\n```\n"
         f"Built by t2i-bias-benchmark {benchmark.__version__}; `--limit N` builds the first N scenes of each split.",

@@ -14,10 +14,11 @@ from benchmark.models.detector import Detections
 from benchmark.scores.bootstrap import bootstrap_ci
 from benchmark.tasks.paintskills.scores import evaluate_skill
 from benchmark.tasks.context import ScoringContext, ScoringOptions, groups_of
-from benchmark.tasks.paintskills import metadata  # noqa: F401 (registers its scores)
+from benchmark.tasks.paintskills import metadata
 from benchmark.tasks.paintskills import probes as ps_probes
 from benchmark.tasks.paintskills.figures import plot_paintskills
-from benchmark.tasks.registry import ImageLayout, Task, TaskReport, register_task
+from benchmark.registries import DatasetBuilderSpec, Registrations
+from benchmark.tasks.registry import ImageLayout, Task, TaskReport
 
 DETECTION_COLUMNS = ["probe_id", "scene_id", "target", "count", "relation", "target_b"]
 
@@ -163,10 +164,20 @@ def paintskills_layout(rows: pd.DataFrame) -> ImageLayout | None:
     return PAINTSKILLS_LAYOUTS.get(str(skills.iloc[0])) if len(skills) else None
 
 
-TASK = register_task(Task(
+TASK = Task(
     name="paintskills", family="paintskills", papers=("dalleval",), annotators={"detections": None},
     score=score_paintskills,
     report=TaskReport("PaintSkills: skill accuracy (DALL-Eval)", figures=paintskills_figures,
                       layout=paintskills_layout, image_labels=paintskills_image_labels),
     description="PaintSkills object, count and spatial accuracy (DALL-Eval Table 2) from detector queries.",
-))
+)
+
+#: everything this folder adds to the registries (the loader registers it, in folder order; the
+#: ``dalleval`` folder cites the paper)
+REGISTRATIONS = Registrations(
+    scores=metadata.SCORES, probe_configs={ps_probes.FAMILY: ps_probes.PROBE_CONFIG}, suites=ps_probes.SUITES,
+    dataset_builders=(DatasetBuilderSpec(
+        "paintskills", "Build the PaintSkills dataset (DALL-Eval, DALL-Eval Sec. 3) as a Hub-layout folder: one config "
+        "per skill, splits train / test, rendered images with COCO-style boxes.",
+        "benchmark.tasks.paintskills.scene_dataset"),),
+    evaluate_modules=metadata.EVALUATE_MODULES, tasks=(TASK,))

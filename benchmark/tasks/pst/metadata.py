@@ -1,16 +1,14 @@
 """Score metadata of PST: the Stereotype Test Score (single, paired, intervention, micro STS).
 
-Registered in :data:`benchmark.scores.metadata.SCORE_METADATA`, and the paper's
-citation in :data:`benchmark.papers.PAPERS`, when this folder is imported; the registries list
-the task folders in folder order and a folder's scores in the order below.
+Declared here, registered from this folder's ``task.py`` (``REGISTRATIONS``), with the paper's
+citation; the registries list the task folders in folder order and a folder's scores in the
+order below.
 """
 
 from __future__ import annotations
 
-from benchmark.papers import register_paper
-from benchmark.registries import register_evaluate_module
-from benchmark.scores.metadata import ScoreMetadata, register_score
-from benchmark.tasks.pst.citation import PST_PAPER
+from benchmark.registries import EvaluateModuleSpec
+from benchmark.scores.metadata import ScoreMetadata
 
 SCORES = (
     *[
@@ -40,13 +38,19 @@ SCORES = (
         categories=("masculine", "feminine")),
 )
 
-register_paper(PST_PAPER)
-for _meta in SCORES:
-    register_score(_meta)
-
 # What the hand-written part of the evaluate modules in metrics/ uses from this folder
 # (metrics/inline_scores.py copies it into their scripts)
-register_evaluate_module("pst_sts", ["benchmark.tasks.pst.citation:PST_PAPER", "benchmark.tasks.pst.scores:sts"])
-# the human-agreement module cites the papers whose human validation it scores (this one and GEP)
-register_evaluate_module("human_agreement", ["benchmark.tasks.pst.citation:PST_PAPER", "benchmark.scores.agreement:binary_agreement",
-                                            "benchmark.scores.agreement:vector_agreement"])
+EVALUATE_MODULES = (
+    EvaluateModuleSpec("pst_sts", ("benchmark.tasks.pst.citation:PST_PAPER", "benchmark.tasks.pst.scores:sts"),
+                       inputs="`predictions` (masculine / feminine / unidentifiable), `references` (stereotyped "
+                              "gender), `identities`",
+                       keywords='`unidentifiable="exclude"`',
+                       outputs="`sts` in [-100, 100], `micro_sts` per identity, `sts_ci`, how unidentifiable was "
+                               "treated",
+                       cites="PST Eq. 1-2"),
+    # the human-agreement module cites the papers whose human validation it scores (this one and GEP)
+    EvaluateModuleSpec("human_agreement", ("benchmark.tasks.pst.citation:PST_PAPER",
+                                           "benchmark.scores.agreement:binary_agreement",
+                                           "benchmark.scores.agreement:vector_agreement"),
+                       cites="PST Table 12"),
+)

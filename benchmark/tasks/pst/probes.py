@@ -15,9 +15,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchmark.probes.registry import expand_samples, register_probe_config, register_suite, stable_seed
+from benchmark.probes.registry import SuiteSpec, expand_samples, stable_seed
 
-PROBE_CONFIG = register_probe_config("pst", Path(__file__).with_name("probes.yaml"))
+#: the family's default config (declared with the suites in this folder's task.py)
+PROBE_CONFIG = Path(__file__).with_name("probes.yaml")
 
 _SOURCE = ("Wan & Chang, *The Male CEO and the Female Assistant: Probing Gender Biases in Text-To-Image Models "
            "Through Paired Stereotype Test* (arXiv:2402.11089)")
@@ -240,28 +241,20 @@ def power_pairs(config: dict, template_key: str = "paired") -> list[dict]:
 _PAIR_KEYS = ["male_identity", "female_identity", "order"]
 
 
-@register_suite("pst_single", family="pst", paper="pst", expected_rows=336, card=SINGLE_CARD,
-                summary="'Generate a picture of one {id1}.': 40 occupations + 72 power identities, 3 images each.")
 def build_single(config: dict) -> pd.DataFrame:
     return expand_samples("pst_single", single_prompts(config), _n(config, "single"), ["identity_kind", "identity"])
 
 
-@register_suite("pst_paired_occupation", family="pst", paper="pst", expected_rows=800, card=PAIRED_OCCUPATION_CARD,
-                summary="'one {id1} on the left and one {id2} on the right': 20 x 20 occupation pairs x 2 orders.")
 def build_paired_occupation(config: dict) -> pd.DataFrame:
     rows = [{**p, "setting": "paired"} for p in occupation_pairs(config)]
     return expand_samples("pst_paired_occupation", rows, _n(config, "paired_occupation"), _PAIR_KEYS)
 
 
-@register_suite("pst_paired_power", family="pst", paper="pst", expected_rows=216, card=PAIRED_POWER_CARD,
-                summary="High- vs low-power identity of 36 occupations, 2 orders, 3 images each.")
 def build_paired_power(config: dict) -> pd.DataFrame:
     rows = [{**p, "setting": "paired"} for p in power_pairs(config)]
     return expand_samples("pst_paired_power", rows, _n(config, "paired_power"), _PAIR_KEYS)
 
 
-@register_suite("pst_intervention", family="pst", paper="pst", expected_rows=1016, card=INTERVENTION_CARD,
-                summary="Table 5 fairness-intervened paired prompt, every occupation (800) and power (216) pair.")
 def build_intervention(config: dict) -> pd.DataFrame:
     aspects = config.get("intervention_aspects", ["occupation", "power"])
     unknown = set(aspects) - {"occupation", "power"}
@@ -277,3 +270,19 @@ def build_intervention(config: dict) -> pd.DataFrame:
         frames.append(expand_samples("pst_intervention", rows, _n(config, "intervention_power"),
                                      ["bias_aspect", *_PAIR_KEYS]))
     return pd.concat(frames, ignore_index=True)
+
+
+#: this folder's suites, in the order they are listed (its task.py registers them)
+SUITES = (
+    SuiteSpec("pst_single", family="pst", paper="pst", expected_rows=336, card=SINGLE_CARD, build=build_single,
+              summary="'Generate a picture of one {id1}.': 40 occupations + 72 power identities, 3 images each."),
+    SuiteSpec("pst_paired_occupation", family="pst", paper="pst", expected_rows=800, card=PAIRED_OCCUPATION_CARD,
+              build=build_paired_occupation,
+              summary="'one {id1} on the left and one {id2} on the right': 20 x 20 occupation pairs x 2 orders."),
+    SuiteSpec("pst_paired_power", family="pst", paper="pst", expected_rows=216, card=PAIRED_POWER_CARD,
+              build=build_paired_power,
+              summary="High- vs low-power identity of 36 occupations, 2 orders, 3 images each."),
+    SuiteSpec("pst_intervention", family="pst", paper="pst", expected_rows=1016, card=INTERVENTION_CARD,
+              build=build_intervention,
+              summary="Table 5 fairness-intervened paired prompt, every occupation (800) and power (216) pair."),
+)

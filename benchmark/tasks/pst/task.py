@@ -15,17 +15,23 @@ import pandas as pd
 
 from benchmark.tasks.pst.scores import individuals, most_biased_identities, sts
 from benchmark.tasks.context import ScoringContext, labellers_of
-from benchmark.tasks.pst import metadata  # noqa: F401 (registers the paper's citation and scores)
+from benchmark.tasks.pst import metadata
 from benchmark.tasks.pst import probes as pst_probes
+from benchmark.tasks.pst.citation import PST_PAPER
 from benchmark.tasks.pst.figures import plot_micro_sts
 from benchmark.tasks.pst.human_validation import HUMAN_VALIDATION
 from benchmark.tasks.pst.paper_checks import checks
 from benchmark.tasks.pst.questions import human_questions
-from benchmark.tasks.registry import ImageLayout, Task, TaskReport, register_task
+from benchmark.registries import Registrations
+from benchmark.tasks.registry import ImageLayout, Task, TaskReport
 
 N_MOST_BIASED = 5  # PST Sec. 5: the pairs of the 5 most biased occupations per gender
 SETTING_ORDER = ("single", "paired", "intervention")  # the intervention needs the paired micro STS first
 SELECTED = f"occupation: pairs of the {N_MOST_BIASED} most biased occupations per gender"
+#: why images are left out of this task's scores (the report's legend of the suites table)
+UNIDENTIFIABLE = "unidentifiable person"
+EXCLUDED = {UNIDENTIFIABLE: "the annotator could not tell a gender; left out of STS (the default rule, recorded "
+                            "in results.json as scoring.pst_unidentifiable)"}
 
 
 def _persons(frame: pd.DataFrame, suite_rows: pd.DataFrame) -> pd.DataFrame:
@@ -124,7 +130,7 @@ def _score_suite(ctx: ScoringContext, suite: str, frame: pd.DataFrame, paired: d
     for estimator, annotator, sub in labellers_of(frame):
         who = (estimator, annotator)
         persons = _persons(sub, rows)
-        ctx.status[suite].add_excluded("unidentifiable person", int((persons["perceived"] == "unidentifiable").sum()))
+        ctx.status[suite].add_excluded(UNIDENTIFIABLE, int((persons["perceived"] == "unidentifiable").sum()))
         if persons.empty:
             continue
         if setting == "single":
@@ -202,14 +208,19 @@ def pst_layout(rows: pd.DataFrame) -> ImageLayout:
     return SINGLE_LAYOUT if single else PAIRED_LAYOUT
 
 
-TASK = register_task(Task(
+TASK = Task(
     name="pst", family="pst", papers=("pst",), annotators={"vqa_gender": gender_questions}, score=score_pst,
     check_config=check_pst_config,
     description="Paired Stereotype Test: overall and micro STS (PST Eq. 1-2), single, paired and intervention.",
-    report=TaskReport("PST: Paired Stereotype Test", figures=pst_figures, layout=pst_layout),
+    report=TaskReport("PST: Paired Stereotype Test", figures=pst_figures, layout=pst_layout, excluded=EXCLUDED),
     paper_checks=checks,
     human_questions=human_questions,
     human_validation=HUMAN_VALIDATION,
     options={"unidentifiable": "exclude"},  # benchmark.tasks.pst.scores: exclude, zero or anti_stereotype
     headline_checks=(("pst", "Table 2", "STS (single) from Table 14"), ("pst", "Table 2", "STS (paired) from Table 14")),
-))
+)
+
+#: everything this folder adds to the registries (the loader registers it, in folder order)
+REGISTRATIONS = Registrations(papers=(PST_PAPER,), scores=metadata.SCORES,
+                              probe_configs={"pst": pst_probes.PROBE_CONFIG}, suites=pst_probes.SUITES,
+                              evaluate_modules=metadata.EVALUATE_MODULES, tasks=(TASK,))

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from benchmark.annotate.label_files import LabelFile, register_label_file
-from benchmark.annotate.registry import Annotator, AnnotatorKind, register_annotator
+from benchmark.annotate.label_files import LabelFile
+from benchmark.annotate.registry import Annotator, AnnotatorKind
 
-register_label_file(LabelFile("lightness", {"probe_id": "string", "lightness": "float64", "annotator": "string"},
-                              ("probe_id", "annotator"), "mean pixel value of each image (lightness task)"))
+LABEL_FILE = LabelFile("lightness", {"probe_id": "string", "lightness": "float64", "annotator": "string"},
+                       ("probe_id", "annotator"), "mean pixel value of each image (lightness task)")
 
 
 class LightnessAnnotator(Annotator):
@@ -24,5 +24,5 @@ class LightnessAnnotator(Annotator):
                  "annotator": self.name} for it in items]
 
 
-register_annotator(AnnotatorKind("lightness", LightnessAnnotator, option="lightness",
-                                 default=lambda builtin: "mean-luma", help="lightness annotator (toy paper)"))
+KIND = AnnotatorKind("lightness", LightnessAnnotator, option="lightness", default=lambda builtin: "mean-luma",
+                     help="lightness annotator (toy paper)")

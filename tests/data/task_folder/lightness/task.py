@@ -4,13 +4,16 @@ one question for a human labeller."""
 from __future__ import annotations
 
 from benchmark.present.plotting import plt_agg, save_figure
+from benchmark.registries import Registrations
 from benchmark.scores.bootstrap import bootstrap_ci
-from benchmark.scores.metadata import ScoreMetadata, register_score
-from benchmark.tasks.registry import HumanQuestion, Task, TaskReport, register_task
+from benchmark.scores.metadata import ScoreMetadata
+from benchmark.tasks.registry import HumanQuestion, Task, TaskReport
 
-SCORE = register_score(ScoreMetadata(
+from . import annotator, probes
+
+SCORE = ScoreMetadata(
     name="lightness_mean", display_name="Mean lightness", description="Mean pixel lightness of the images.",
-    paper="lightness", min_value=0.0, max_value=255.0, lower_is_better=None, ideal=127.5, headline=True))
+    paper="lightness", min_value=0.0, max_value=255.0, lower_is_better=None, ideal=127.5, headline=True)
 
 def score_lightness(ctx, suites):
     for suite in suites:
@@ -34,7 +37,11 @@ def lightness_figures(read_detail, scores, out_dir):
 def human_questions(row, config):
     return [HumanQuestion("attribute", "bright", "Is the picture mostly bright?")]
 
-TASK = register_task(Task(name="lightness", family="lightness", papers=("lightness",), annotators={"lightness": None},
-                          score=score_lightness, description="mean image lightness (a toy sixth paper)",
-                          report=TaskReport("Lightness: a toy sixth paper", figures=lightness_figures),
-                          human_questions=human_questions))
+TASK = Task(name="lightness", family="lightness", papers=("lightness",), annotators={"lightness": None},
+            score=score_lightness, description="mean image lightness (a toy sixth paper)",
+            report=TaskReport("Lightness: a toy sixth paper", figures=lightness_figures),
+            human_questions=human_questions)
+
+REGISTRATIONS = Registrations(papers=(probes.PAPER,), scores=(SCORE,), probe_configs={probes.FAMILY: probes.PROBE_CONFIG},
+                              suites=probes.SUITES, annotators=(annotator.KIND,), label_files=(annotator.LABEL_FILE,),
+                              tasks=(TASK,))

@@ -1,0 +1,68 @@
+"""The docs' tables of scores and evaluate modules are generated from the registries
+(python -m benchmark.commands.doc_tables): they fail this test the moment a folder declares a
+score or module the docs do not show, or the docs show one no folder declares."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+import benchmark
+from benchmark import registries
+from benchmark.cli import main as cli_main
+from benchmark.commands import doc_tables
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_docs_tables_are_those_of_the_registries():
+    assert doc_tables.stale_tables(ROOT) == [], "run: python -m benchmark.commands.doc_tables"
+
+
+def test_every_registered_score_and_module_has_a_row():
+    benchmark.load_tasks()
+    scores, modules = doc_tables.score_table(), doc_tables.module_table()
+    assert [line.split(" | ")[0][3:-1] for line in scores.splitlines()[2:]] == list(registries.SCORE_METADATA)
+    assert [line.split("`")[1] for line in modules.splitlines()[2:]] == list(registries.EVALUATE_MODULES)
+    assert all(s.inputs and s.outputs and s.cites for s in registries.EVALUATE_MODULES.values())
+
+
+def test_a_new_score_or_module_makes_the_tables_stale(monkeypatch):
+    benchmark.load_tasks()
+    new = replace(registries.SCORE_METADATA["mcas"], name="mcas_new", display_name="new")
+    monkeypatch.setitem(registries.SCORE_METADATA, "mcas_new", new)
+    assert doc_tables.stale_tables(ROOT) == ["docs/results.md: scores"]
+    monkeypatch.delitem(registries.SCORE_METADATA, "mcas_new")
+    spec = registries.EVALUATE_MODULES["mad"]
+    monkeypatch.setitem(registries.EVALUATE_MODULES, "mad", replace(spec, outputs=spec.outputs + ", more"))
+    assert doc_tables.stale_tables(ROOT) == ["README.md: evaluate-modules"]
+
+
+def test_the_writer_replaces_only_its_block_and_refuses_a_missing_one(tmp_path, capsys):
+    for rel in doc_tables.TABLES:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / rel, tmp_path / rel)
+    results = tmp_path / "docs" / "results.md"
+    text = results.read_text()
+    results.write_text(text.replace("| `mad_gender` |", "| `mad_gender_old` |"))
+    assert doc_tables.main(["--check", "--root", str(tmp_path)]) == 1
+    assert capsys.readouterr().out == "stale docs/results.md: scores\n"
+    assert doc_tables.main(["--root", str(tmp_path)]) == 0 and results.read_text() == text
+    results.write_text(text.replace("<!-- end: scores -->", ""))
+    assert doc_tables.main(["--check", "--root", str(tmp_path)]) == 2
+    assert "docs/results.md needs one '<!-- generated: scores -->'" in capsys.readouterr().err
+
+
+def test_scores_markdown_prints_the_table(capsys):
+    assert cli_main(["scores", "--markdown"]) == 0
+    assert capsys.readouterr().out == doc_tables.score_table() + "\n"
+
+
+@pytest.mark.parametrize("rel", list(doc_tables.TABLES))
+def test_each_generated_table_is_one_table(rel):
+    from markdown_tables import broken_table_lines
+
+    assert not broken_table_lines((ROOT / rel).read_text(encoding="utf-8"))
