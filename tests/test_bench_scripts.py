@@ -112,11 +112,15 @@ def test_generation_tiny(tmp_path, models):
         for c in ("runner", "runner-no-compile", "runner-batch4", "batch1-fp16", "sdpa", "fused-qkv"):
             assert (m, c) in got
         assert finite_positive(doc["floors"][m]["per_image"]) and finite_positive(doc["floors"][m]["floor_images_per_s"])
-    # the diffusion transformers: built in memory (no folder, no runner rows), two plain bf16 rows each
+    # the diffusion transformers: built in memory (no folder), two plain bf16 rows each, then the
+    # runner's default path around the same pipeline (auto batch: 4 on a CPU, uncompiled there)
     for m in ("flux-dev", "sd35-medium"):
-        assert {c for (model, c) in got if model == m} == {"batch1-bf16", "batched-bf16"}
-        assert [r["batch"] for r in rows if r["model"] == m] == [1, 2] and f"| {m} | batch1-bf16 |" in text
+        assert [r["config"] for r in rows if r["model"] == m] == ["batch1-bf16", "batched-bf16", "runner"]
+        assert [r["batch"] for r in rows if r["model"] == m] == [1, 2, 4] and f"| {m} | batch1-bf16 |" in text
         assert all(r["dtype"] == "bfloat16" for r in rows if r["model"] == m)
+        runner = next(r for r in rows if r["model"] == m and r["config"] == "runner")
+        assert runner["images"] == 4 and runner["extra"]["speed"] == {} and "auto batch" in runner["note"]
+        assert runner["extra"]["batch_size_auto"]["rule"].startswith("auto: 4")
     # their floors: one transformer forward per step for FLUX.1-dev (guidance is an embedding),
     # two (classifier-free guidance, the batch doubled) for SD 3.5; 1 step asked for
     for m, g in (("flux-dev", 1), ("sd35-medium", 2)):
@@ -131,6 +135,27 @@ def test_generation_tiny(tmp_path, models):
         assert finite_positive(r["pct_of_floor"])
         if r["model"] != "clip":
             assert finite_positive(r["speedup"])
+
+
+def test_generation_compile_mode_rows_tiny(tmp_path):
+    """The compile-modes / compile-vae rows on the runner's path (static batch 2), each compared
+    with mode default's images; on a CPU nothing is compiled, so every row's images are identical."""
+    out = tmp_path / "out"
+    text = run_script("generation.py", "--tiny", "--models", "sd15", "--configs", "compile-vae,compile-modes",
+                      "--n-images", "1", "--steps", "1", "--peak-tflops", "1", "--out", str(out), tmp_path=tmp_path)
+    doc = json.loads((out / "generation.json").read_text())
+    assert doc["complete"] is True and "partial" not in text
+    rows = [r for r in doc["rows"] if r["config"] in ("compile-modes", "compile-vae")]
+    assert not [r["error"] for r in rows if r["error"]]
+    labels = [r["note"].split(";")[0] for r in rows]
+    # compile-vae asked first: mode default is measured first as the reference, and only once
+    assert labels == ["default", "default + VAE decoder", "reduce-overhead + VAE decoder", "reduce-overhead",
+                      "max-autotune-no-cudagraphs"]
+    for r in rows:
+        assert r["batch"] == 2 and r["images"] == 2 and finite_positive(r["images_per_s"])
+        assert r["extra"]["vs_default"] == {"identical": True, "images_compared": 2, "images_differing": 0,
+                                            "max_abs_diff": 0}
+        assert "images vs mode default: identical" in r["note"] and "CPU: not compiled" in r["note"]
 
 
 def test_generation_flops_of_published_sd15_config():
