@@ -374,6 +374,45 @@ def test_two_processes_under_accelerate_equal_one(tmp_path, reference):
     assert_same_run(reference, run_dir)
 
 
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_two_nodes_under_torchrun_equal_one_process(tmp_path, reference):
+    """The multi-node form: two torchrun "nodes" on this machine (``--nnodes 2 --node_rank 0/1
+    --master_addr 127.0.0.1``, one process each, gloo on the CPU) writing into one run folder, as
+    two machines would on shared storage: the manifest and the PNG bytes equal one process's."""
+    import torch
+
+    run_dir, port = tmp_path / "run", _free_port()
+    # each node's process gets as many threads as the reference had (CPU kernels round by thread count)
+    env = {"CUDA_VISIBLE_DEVICES": "", "OMP_NUM_THREADS": str(torch.get_num_threads())}
+    nodes = [run_worker(run_dir, "--batch-size", "2", env=env,
+                        launcher=[sys.executable, "-m", "torch.distributed.run", "--nnodes", "2",
+                                  "--nproc_per_node", "1", "--node_rank", str(rank), "--master_addr", "127.0.0.1",
+                                  "--master_port", str(port)])
+             for rank in (0, 1)]
+    outs = []
+    try:
+        for proc in nodes:
+            outs.append(proc.communicate(timeout=300)[0])
+    finally:
+        for proc in nodes:
+            if proc.poll() is None:
+                proc.kill()
+    assert [proc.returncode for proc in nodes] == [0, 0], outs
+    assert "rank 0/2" in outs[0] and "rank 1/2" in outs[1], outs
+    m = read_manifest(run_dir)
+    assert list(m["rank"]) == [0] * LIMIT + [1] * LIMIT  # node 0 the first half of the probes, node 1 the rest
+    assert_same_run(reference, run_dir)
+    assert ({p.relative_to(reference / "images").name: p.read_bytes() for p in (reference / "images").rglob("*.png")}
+            == {p.relative_to(run_dir / "images").name: p.read_bytes() for p in (run_dir / "images").rglob("*.png")})
+
+
 def test_end_to_end_run_folder(reference, tmp_path):
     """The single-process run of the end-to-end model: card, config and dataset."""
     import datasets
