@@ -332,3 +332,63 @@ def test_full_audit_tiny(tmp_path):
             assert r["s_per_image"] is not None and r["s_per_image"] >= 0
     assert finite_positive(doc["projected_total_s"])
     assert all(w >= 1 for w in audit["annotator_kinds_per_suite"].values())
+
+
+def run_gpu_check(tmp_path: Path, *args: str, timeout: int = 300) -> subprocess.CompletedProcess:
+    """bench/gpu_check.sh with this interpreter first on PATH (the script calls python3)."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "T2IBENCH_CACHE": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1",
+           "OUT": str(tmp_path / "out"), "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    return subprocess.run(["bash", str(ROOT / "bench" / "gpu_check.sh"), *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def test_gpu_check_cpu_dry_path(tmp_path):
+    """`gpu_check.sh --cpu`: a part runs at tiny sizes, a part whose budget passes the deadline is
+    not started and is named with the command that runs it; the summary has the date, device,
+    versions, the part's rows and the targets (never met on a CPU)."""
+    proc = run_gpu_check(tmp_path, "--cpu", "sd15", "dit", "--budget", "dit=99999", "--deadline-s", "600")
+    assert proc.returncode == 1, proc.stderr[-3000:]  # not every part ran
+    doc = json.loads((tmp_path / "out" / "gpu_check.json").read_text())
+    text = (tmp_path / "out" / "gpu_check.md").read_text()
+    assert [p["status"] for p in doc["parts"]][0] == "ok" and doc["parts"][1]["status"].startswith("not started")
+    assert "Not run or not finished: `bash bench/gpu_check.sh dit`" in text and "CPU DRY RUN" in text
+    assert doc["cpu"] is True and doc["device"].startswith("CPU") and doc["versions"]["diffusers"] != "missing"
+    assert doc["date"][:4].isdigit() and doc["date"] in text
+    rows = doc["parts"][0]["outputs"]["generation"]["rows"]
+    assert {r["config"] for r in rows} == {"runner", "batch1-fp16"} and not [r for r in rows if r["error"]]
+    assert "| sd15 | sd15 | runner | 4 |" in text
+    assert [t["met"] for t in doc["targets"]] == [None] * 4 and text.count("not measured") == 4
+    assert (tmp_path / "out" / "sd15.log").read_text().strip()
+
+
+def test_gpu_check_budget_stops_a_part(tmp_path):
+    proc = run_gpu_check(tmp_path, "--cpu", "sd15", "--budget", "sd15=2", timeout=120)
+    assert proc.returncode == 1
+    part = json.loads((tmp_path / "out" / "gpu_check.json").read_text())["parts"][0]
+    assert part["status"] == "timed out" and part["seconds"] < 60
+    bad = run_gpu_check(tmp_path, "--cpu", "nonsense", timeout=60)
+    assert bad.returncode == 2 and "unknown part 'nonsense'" in bad.stderr
+
+
+def test_gpu_check_targets_verdicts():
+    """The verdicts the summary prints, on figures as a GPU run would write them."""
+    sys.path.insert(0, str(ROOT))
+    from bench.gpu_check import targets
+
+    def gen(part, *rows):
+        return {"part": part, "outputs": {"generation": {"rows": [dict(r, error=None) for r in rows]}}}
+
+    compiled = {"speed": {"compiled": ["transformer"]}}
+    results = [gen("sd15", {"model": "sd15", "config": "runner", "images_per_s": 4.6, "pct_of_floor": 39.3}),
+               gen("dit", {"model": "flux-dev", "config": "runner", "images_per_s": 0.21, "pct_of_floor": 44.6,
+                           "extra": compiled},
+                   {"model": "sd35-medium", "config": "runner", "images_per_s": 0.4, "pct_of_floor": 37.0,
+                    "extra": {"speed": {"compiled": []}}}),
+               {"part": "full-audit", "outputs": {"full_audit": {"projected_total_s": 3500.0,
+                                                                 "audit": {"n_images": 1008}}}}]
+    assert [t["met"] for t in targets(results, cpu=False)] == [True, True, False, True]
+    results[0]["outputs"]["generation"]["rows"][0]["pct_of_floor"] = 37.9
+    results[2]["outputs"]["full_audit"]["projected_total_s"] = 3700.0
+    assert [t["met"] for t in targets(results, cpu=False)] == [False, True, False, False]
+    assert [t["met"] for t in targets(results[:1], cpu=False)] == [False, None, None, None]
+    assert [t["met"] for t in targets(results, cpu=True)] == [None] * 4
