@@ -11,15 +11,16 @@ Generates the same probes twice with ``builtin:tiny-sd`` on the CPU:
 Then it times the runner's write steps one by one on the same images (PNG encode,
 sha256, batch write with metadata.jsonl) and, because tiny-sd's 64 px images say
 little about real ones, PNG encode + sha256 of 512 / 768 / 1024 px images (smooth
-random images: upsampled noise, which compresses about like a photo; plain noise is
-the worst case) at zlib levels 1, 3, 6 (PIL's default, what the runner used before) and 9,
-one thread vs several.
+random images: upsampled noise; two real photographs, scikit-learn's bundled sample images,
+resized; plain noise is the worst case) at zlib level 1, PIL's default level 6 (what the
+runner used before) and zlib's run-length strategy Z_RLE (the runner's now), one thread vs
+several.
 
 Last, the writer beside a simulated accelerator (``--simulate PX SECONDS``, repeatable;
-default 512 and 1024 px at 0.125 s per image, 8 images/s): the runner's wall time with the
-writer before this change (one background thread, zlib 6), the encoder pool at zlib 6 and
-the runner's default, side by side in one run, and the share of the time the accelerator
-is kept busy.
+default 512 and 1024 px at 0.125 s per image, 8 images/s; it returns photographs): the
+runner's wall time with the writer before this change (one background thread, zlib 6), the
+encoder pool at zlib 6 and at zlib 1, and the runner's default (the pool, Z_RLE), side by
+side in one run, and the share of the time the accelerator is kept busy.
 
     python bench/runner_overhead.py                     # 32 images, batch 4
     python bench/runner_overhead.py --n-images 8 --sizes 64 512
@@ -85,9 +86,14 @@ def bare_pipeline(model, prompts: list[str], seeds: list[int], batch_size: int) 
     return images, time.perf_counter() - t0
 
 
-def png_bytes(image, level: int | None = None) -> bytes:
-    """PNG bytes at zlib ``level`` (None: the runner's, :data:`batch_writer.PNG_COMPRESS_LEVEL`)."""
-    return bw.png_bytes(image, bw.PNG_COMPRESS_LEVEL if level is None else level)
+def png_bytes(image, options: dict | None = None) -> bytes:
+    """PNG bytes with PIL's PNG ``options`` (None: the runner's, :data:`batch_writer.PNG_OPTIONS`)."""
+    return bw.png_bytes(image, options)
+
+
+#: the PNG settings compared: (label, PIL save options)
+COMPRESSIONS = (("zlib 1", {"compress_level": 1}), ("zlib 6 (PIL default; before)", bw.PNG_OPTIONS_BEFORE),
+                ("Z_RLE (runner)", bw.PNG_OPTIONS))
 
 
 def write_steps(images: list, batch_size: int, tmp: Path) -> dict[str, float]:
@@ -115,6 +121,16 @@ def write_steps(images: list, batch_size: int, tmp: Path) -> dict[str, float]:
     return t
 
 
+def photos(size: int) -> list:
+    """Two real photographs (scikit-learn's bundled sample images, 427 x 640), resized to ``size``
+    square, and their mirror images: what generated images compress like."""
+    from PIL import Image, ImageOps
+    from sklearn.datasets import load_sample_images
+
+    base = [Image.fromarray(a).resize((size, size), Image.BICUBIC) for a in load_sample_images().images]
+    return base + [ImageOps.mirror(im) for im in base]
+
+
 def smooth_image(size: int, rng: np.random.Generator):
     """A photo-like test image: 16x16 noise upsampled bicubically, plus a little fine noise."""
     from PIL import Image
@@ -127,13 +143,12 @@ def smooth_image(size: int, rng: np.random.Generator):
 class SimulatedAccelerator:
     """Stands in for a GPU pipeline to measure the host side only: each call waits
     ``seconds_per_image`` (as the host does while a GPU works; the wait releases the GIL)
-    and returns photo-like images of the real size (copies of precomputed ones, as a pipeline
-    makes new PIL images each call). Its images are not model output and nothing is scored
+    and returns photographs of the real size (copies of :func:`photos`, as a pipeline makes new
+    PIL images each call). Its images are not model output and nothing is scored
     from them: it exists to time the runner's writing."""
 
-    def __init__(self, size: int, seconds_per_image: float, n_distinct: int = 8):
-        rng = np.random.default_rng(0)
-        self.images = [smooth_image(size, rng) for _ in range(n_distinct)]
+    def __init__(self, size: int, seconds_per_image: float):
+        self.images = photos(size)
         self.seconds_per_image = seconds_per_image
         self.model_id, self.revision = "simulated-accelerator", None
         self.settings = {"height": size, "width": size, "simulated_seconds_per_image": seconds_per_image}
@@ -148,12 +163,13 @@ class SimulatedAccelerator:
 
 def writers() -> list[tuple[str, dict]]:
     """The writers compared beside the simulated accelerator: the one before this change (one
-    background thread encoding a batch's images one after another at PIL's default zlib 6),
-    the encoder pool at zlib 6, and the runner's default (pool, :data:`PNG_COMPRESS_LEVEL`)."""
+    background thread encoding a batch's images one after another with PIL's default, zlib 6),
+    the encoder pool at zlib 6 and at zlib 1, and the runner's default (the pool, Z_RLE)."""
     n = bw.default_threads()
-    return [("before: 1 background thread, zlib 6", {"threads": 1, "compress_level": 6}),
-            (f"{n} encoder threads, zlib 6", {"compress_level": 6}),
-            (f"{n} encoder threads, zlib {bw.PNG_COMPRESS_LEVEL} (runner default)", {})]
+    return [("before: 1 background thread, zlib 6", {"threads": 1, "png_options": bw.PNG_OPTIONS_BEFORE}),
+            (f"{n} encoder threads, zlib 6", {"png_options": bw.PNG_OPTIONS_BEFORE}),
+            (f"{n} encoder threads, zlib 1", {"png_options": {"compress_level": 1}}),
+            (f"{n} encoder threads, Z_RLE (runner default)", {})]
 
 
 def overlap_rows(probes, size: int, seconds_per_image: float, batch_size: int, rounds: int) -> list[dict]:
@@ -184,10 +200,6 @@ def overlap_rows(probes, size: int, seconds_per_image: float, batch_size: int, r
             for label, _ in chosen]
 
 
-#: zlib levels of the PNG table (smooth images; noise at the runner's level and PIL's default)
-LEVELS = (1, 3, 6, 9)
-
-
 def _best_of(repeats: int, work) -> float:
     best = float("inf")
     for _ in range(repeats):
@@ -198,9 +210,10 @@ def _best_of(repeats: int, work) -> float:
 
 
 def encode_sizes(sizes: list[int], repeats: int, threads: int) -> list[dict]:
-    """PNG encode and sha256 per image by size, image kind and zlib level (fastest of
-    ``repeats``); then ``threads`` images encoded one after another vs on a pool of ``threads``
-    threads (PIL's encoder releases the GIL), at zlib 6 and at the runner's level."""
+    """PNG encode and sha256 per image by size, image and PNG setting (:data:`COMPRESSIONS`;
+    fastest of ``repeats``): two photographs, a smooth random image and plain noise (the worst
+    case); then ``threads`` photographs encoded one after another vs on a pool of ``threads``
+    threads (PIL's encoder releases the GIL), before and now."""
     from concurrent.futures import ThreadPoolExecutor
 
     from PIL import Image
@@ -208,22 +221,23 @@ def encode_sizes(sizes: list[int], repeats: int, threads: int) -> list[dict]:
     rng = np.random.default_rng(0)
     rows = []
     for size in sizes:
-        kinds = {"smooth": smooth_image(size, rng),
+        shots = photos(size)
+        kinds = {"photo 1": shots[0], "photo 2": shots[1], "smooth": smooth_image(size, rng),
                  "noise": Image.fromarray(rng.integers(0, 256, (size, size, 3), dtype=np.uint8))}
         for kind, im in kinds.items():
-            for level in LEVELS if kind == "smooth" else sorted({6, bw.PNG_COMPRESS_LEVEL}):
-                data = png_bytes(im, level)
-                png_s = _best_of(repeats, lambda: png_bytes(im, level))
+            for label, options in COMPRESSIONS:
+                data = png_bytes(im, options)
+                png_s = _best_of(repeats, lambda: png_bytes(im, options))
                 sha_s = _best_of(repeats, lambda: hashlib.sha256(data).hexdigest())
-                rows.append({"size": size, "image": kind, "zlib_level": level, "threads": 1, "png_ms": 1000 * png_s,
+                rows.append({"size": size, "image": kind, "png": label, "threads": 1, "png_ms": 1000 * png_s,
                              "sha256_ms": 1000 * sha_s, "png_kib": len(data) / 1024})
-        ims = [kinds["smooth"].copy() for _ in range(threads)]  # one object per thread, as a pipeline returns them
-        for level in sorted({6, bw.PNG_COMPRESS_LEVEL}):
-            serial = _best_of(repeats, lambda: [png_bytes(im, level) for im in ims])
+        ims = [shots[i % len(shots)].copy() for i in range(threads)]  # one object per thread, as a pipeline returns
+        for label, options in (COMPRESSIONS[1], COMPRESSIONS[2]):
+            serial = _best_of(repeats, lambda: [png_bytes(im, options) for im in ims])
             with ThreadPoolExecutor(threads) as pool:
-                parallel = _best_of(repeats, lambda: list(pool.map(functools.partial(png_bytes, level=level), ims)))
+                parallel = _best_of(repeats, lambda: list(pool.map(functools.partial(png_bytes, options=options), ims)))
             for n, secs in ((1, serial), (threads, parallel)):
-                rows.append({"size": size, "image": "smooth", "zlib_level": level, "threads": n,
+                rows.append({"size": size, "image": "photos", "png": label, "threads": n,
                              "png_ms": _ms(secs, threads), "sha256_ms": float("nan"), "png_kib": float("nan")})
     return rows
 
@@ -335,11 +349,12 @@ def overlap_lines(overlap: list[dict], n: int, batch_size: int) -> list[str]:
 
 
 def encode_lines(enc: list[dict]) -> list[str]:
-    lines = ["", "PNG encode and sha256 per image at real sizes (what the write stage costs per image on a GPU run):",
-             "", f"| {'px':>5} | {'image':<6} | {'zlib':>4} | {'threads':>7} | {'PNG ms':>8} | {'sha256 ms':>9} | "
-                 f"{'KiB':>7} |",
-             "|-------|--------|------|---------|----------|-----------|---------|"]
-    return lines + [f"| {r['size']:>5} | {r['image']:<6} | {r['zlib_level']:>4} | {r['threads']:>7} | "
+    lines = ["", "PNG encode and sha256 per image at real sizes (what the write stage costs per image on a GPU run; "
+             "photos: threads rows, wall time per image):", "",
+             f"| {'px':>5} | {'image':<7} | {'PNG':<28} | {'threads':>7} | {'PNG ms':>8} | {'sha256 ms':>9} | "
+             f"{'KiB':>7} |",
+             f"|{'-' * 6}:|{'-' * 9}|{'-' * 30}|{'-' * 8}:|{'-' * 9}:|{'-' * 10}:|{'-' * 8}:|"]
+    return lines + [f"| {r['size']:>5} | {r['image']:<7} | {r['png']:<28} | {r['threads']:>7} | "
                     f"{r['png_ms']:>8.2f} | {_na(r['sha256_ms'], '9.2f')} | {_na(r['png_kib'], '7.0f')} |" for r in enc]
 
 
@@ -347,7 +362,7 @@ def machine_line() -> str:
     load = ", ".join(f"{v:.2f}" for v in os.getloadavg()) if hasattr(os, "getloadavg") else "n/a"
     return (f"{time.strftime('%Y-%m-%d %H:%M %Z')}, {platform.node()}, {os.cpu_count()} CPU cores (load average "
             f"{load} at the start: other work on the machine slows the writer), encoder pool "
-            f"{bw.default_threads()} threads, runner zlib level {bw.PNG_COMPRESS_LEVEL}")
+            f"{bw.default_threads()} threads, runner PNG options {bw.PNG_OPTIONS} (zlib 3 = Z_RLE)")
 
 
 def tiny_rounds(args, probes) -> tuple[list[str], list[dict], float, dict]:

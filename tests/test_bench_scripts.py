@@ -73,13 +73,15 @@ def test_runner_overhead_small(tmp_path):
     assert math.isfinite(steps["runner overhead (total - bare)"]["ms_per_image"])
     assert [r["size"] for r in doc["png"]] and all(finite_positive(r["png_ms"]) for r in doc["png"])
     assert "PNG ms" in text and "sha256 ms" in text
-    # the writer before this change, the encoder pool at zlib 6, the runner's default; side by side
+    # the writer before this change, the encoder pool at zlib 6 and 1, the runner's default; side by side
     writers = [r["writes"] for r in doc["overlap"]]
-    assert len(writers) == 3 and writers[0].startswith("before") and writers[2].endswith("(runner default)")
+    assert len(writers) == 4 and writers[0].startswith("before") and writers[3].endswith("Z_RLE (runner default)")
     assert {r["size"] for r in doc["overlap"]} == {64} and "busy (call)" in text and "busy (loop)" in text
     assert all(finite_positive(r["images_per_s"]) and 0 < r["accelerator_busy_percent"] <= r["loop_busy_percent"]
                <= 100.5 and finite_positive(r["write_stage_s"]) for r in doc["overlap"])
-    assert {r["zlib_level"] for r in doc["png"]} == {1, 3, 6, 9} and {r["threads"] for r in doc["png"]} == {1, 2}
+    assert {r["png"] for r in doc["png"]} == {"zlib 1", "zlib 6 (PIL default; before)", "Z_RLE (runner)"}
+    assert {r["image"] for r in doc["png"]} == {"photo 1", "photo 2", "smooth", "noise", "photos"}
+    assert {r["threads"] for r in doc["png"]} == {1, 2}
     assert "load average" in doc["header"]
 
 
@@ -88,7 +90,7 @@ def test_runner_overhead_simulate_only(tmp_path):
     text = run_script("runner_overhead.py", "--simulate-only", "--n-images", "4", "--batch-size", "2", "--rounds", "1",
                       "--simulate", "32", "0.005", "--simulate", "48", "0.005", "--out", str(out), tmp_path=tmp_path)
     doc = json.loads((out / "runner_overhead.json").read_text())
-    assert [r["size"] for r in doc["overlap"]] == [32] * 3 + [48] * 3
+    assert [r["size"] for r in doc["overlap"]] == [32] * 4 + [48] * 4
     assert doc["rows"] == [] and doc["png"] == [] and "PNG ms" not in text
 
 

@@ -464,32 +464,36 @@ def test_writer_bytes_do_not_depend_on_threads_or_overlap(tmp_path):
                 == {p.relative_to(other): p.read_bytes() for p in (other / "images").rglob("*.png")})
 
 
-def test_png_level_keeps_pixels_and_level_6_is_the_old_writers_bytes():
-    """Lossless at every level: the runner's level and PIL's default decode to the same pixels;
-    compress_level=6 writes what the writer before it wrote (``image.save(buf, "PNG")``)."""
+def test_png_options_keep_pixels_and_the_old_options_write_the_old_bytes():
+    """Lossless: the runner's PNG options (zlib's run-length strategy) and PIL's default decode to
+    the same pixels; PNG_OPTIONS_BEFORE writes what the writer before wrote (``image.save(buf,
+    "PNG")``); under the run-length strategy the zlib level changes no byte."""
     import io
 
     from PIL import Image
 
-    from benchmark.runner.batch_writer import PNG_COMPRESS_LEVEL, png_bytes
+    from benchmark.runner.batch_writer import PNG_OPTIONS, PNG_OPTIONS_BEFORE, png_bytes
 
     image = worker.StandInModel(height=96, width=80).generate(["a photo of a nurse"], [3]).images[0]
     old = io.BytesIO()
     image.save(old, format="PNG")
-    assert png_bytes(image, 6) == old.getvalue()
+    assert png_bytes(image, PNG_OPTIONS_BEFORE) == old.getvalue()
     new = png_bytes(image)
-    assert PNG_COMPRESS_LEVEL != 6 and new != old.getvalue()
+    assert new != old.getvalue()  # PIL applies the strategy (were the option ignored, these would be equal)
     assert Image.open(io.BytesIO(new)).tobytes() == Image.open(io.BytesIO(old.getvalue())).tobytes() == image.tobytes()
+    assert {png_bytes(image, {**PNG_OPTIONS, "compress_level": level}) for level in range(1, 10)} == {new}
 
 
 def test_a_run_started_by_the_old_writer_verifies_and_resumes(tmp_path, capsys):
-    """Batches written at zlib 6 by one thread (the writer before this one), the run killed,
+    """Batches written with PIL's default PNG options by one thread (the writer before this one), the run killed,
     resumed by today's writer: the folder verifies, the old batches keep their bytes, and every
     image has the pixels of an uninterrupted run."""
     from benchmark.cli import main
 
     whole = _writer_run(tmp_path / "whole")
-    old = _writer_run(tmp_path / "old", threads=1, compress_level=6)
+    from benchmark.runner.batch_writer import PNG_OPTIONS_BEFORE
+
+    old = _writer_run(tmp_path / "old", threads=1, png_options=PNG_OPTIONS_BEFORE)
     run = tmp_path / "run"
     shutil.copytree(old, run)
     for name in ("b000009", "b000012", "b000015", "b000018"):  # the batches a kill lost
@@ -514,11 +518,11 @@ def test_an_encoding_error_stops_the_run_and_keeps_finished_batches(tmp_path, mo
 
     real, calls = batch_writer.png_bytes, []
 
-    def failing(image, compress_level=batch_writer.PNG_COMPRESS_LEVEL):
+    def failing(image, options=None):
         calls.append(1)
         if len(calls) == 8:  # an image of the third batch of 3
             raise OSError("encoder failed")
-        return real(image, compress_level)
+        return real(image, options)
 
     monkeypatch.setattr(batch_writer, "png_bytes", failing)
     with pytest.raises(OSError, match="encoder failed"):

@@ -9,18 +9,20 @@ batch k is on disk (or raises its error). A kill therefore loses at most two bat
 the one being encoded or written, and the one after it (being generated, or generated and
 waiting to be queued); every batch under ``images/`` stays complete.
 
-Bytes: each image is encoded alone at :data:`PNG_COMPRESS_LEVEL`, so the files (and the sha256
-in the manifest) are the same whatever the thread count, inline or in the background. Level 1
-was chosen by measurement (``bench/runner_overhead.py``, docs/performance.md): 2.5-3x less CPU
-per image than PIL's default level 6, files about 15% larger, the same pixels. Runs written
-before it (level 6) keep their bytes; a resumed one holds batches of both levels, each verified
-by its own recorded sha256.
+Bytes: each image is encoded alone with :data:`PNG_OPTIONS`, so the files (and the sha256 in
+the manifest) are the same whatever the thread count, inline or in the background. zlib's
+run-length strategy (``Z_RLE``, what zlib recommends for PNG image data) was chosen by
+measurement (``bench/runner_overhead.py``, docs/performance.md): 2-4x less CPU per image than
+PIL's default (zlib level 6, the runner's setting before), files within a few percent of its
+size (zlib level 1, as fast, makes them 6-20% larger), the same pixels. Runs written before it
+keep their bytes; a resumed one holds batches of both, each verified by its own recorded sha256.
 """
 
 from __future__ import annotations
 
 import io
 import os
+import zlib
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -30,10 +32,13 @@ from benchmark.contract.digest import sha256_hex
 from benchmark.present.progress import StageTimer
 from benchmark.runner.run_config import recorded_settings
 
-__all__ = ["MAX_THREADS", "PNG_COMPRESS_LEVEL", "BatchWriter", "default_threads", "png_bytes"]
+__all__ = ["MAX_THREADS", "PNG_OPTIONS", "PNG_OPTIONS_BEFORE", "BatchWriter", "default_threads", "png_bytes"]
 
-#: zlib level of the PNG files the runner writes (lossless at every level; see the module docstring)
-PNG_COMPRESS_LEVEL = 1
+#: PIL's PNG save options of the files the runner writes: zlib's run-length strategy (lossless like
+#: every setting; with it the zlib level makes no difference, 1 to 9 write the same bytes)
+PNG_OPTIONS = {"compress_type": zlib.Z_RLE}
+#: what the runner wrote before (PIL's default: zlib level 6, the default strategy)
+PNG_OPTIONS_BEFORE: dict = {}
 #: the encoder pool never grows past this (a batch of 8 images per core pair keeps a GPU fed;
 #: several ranks on one host each have their own pool)
 MAX_THREADS = 8
@@ -48,15 +53,15 @@ def default_threads() -> int:
     return max(1, min(MAX_THREADS, cpus))
 
 
-def png_bytes(image, compress_level: int = PNG_COMPRESS_LEVEL) -> bytes:
-    """``image`` (PIL) as PNG bytes at zlib ``compress_level`` (0-9; PIL's default is 6)."""
+def png_bytes(image, options: dict | None = None) -> bytes:
+    """``image`` (PIL) as PNG bytes, saved with PIL's PNG ``options`` (None: :data:`PNG_OPTIONS`)."""
     buf = io.BytesIO()
-    image.save(buf, format="PNG", compress_level=int(compress_level))
+    image.save(buf, format="PNG", **(PNG_OPTIONS if options is None else options))
     return buf.getvalue()
 
 
-def _encoded(image, compress_level: int) -> tuple[bytes, str]:
-    data = png_bytes(image, compress_level)
+def _encoded(image, options: dict) -> tuple[bytes, str]:
+    data = png_bytes(image, options)
     return data, sha256_hex(data)
 
 
@@ -65,17 +70,17 @@ class BatchWriter:
 
     ``overlap``: write in the background while the next batch generates (the default in
     ``generate``); without it each batch is on disk before :meth:`submit` returns (its images
-    still encoded on the pool). ``threads`` (None: :func:`default_threads`) and
-    ``compress_level`` (None: :data:`PNG_COMPRESS_LEVEL`) exist for benchmarks and tests.
+    still encoded on the pool). ``threads`` (None: :func:`default_threads`) and ``png_options``
+    (None: :data:`PNG_OPTIONS`) exist for benchmarks and tests.
     The ``write`` stage of ``timer`` is the wall time from queueing a batch to its commit."""
 
     def __init__(self, run_dir: Path, model: Any, probe_columns: list[str], n_total: int, rank: int,
-                 timer: StageTimer, overlap: bool, *, threads: int | None = None, compress_level: int | None = None):
+                 timer: StageTimer, overlap: bool, *, threads: int | None = None, png_options: dict | None = None):
         self.run_dir, self.probe_columns, self.n_total, self.rank, self.timer = run_dir, probe_columns, n_total, rank, timer
         self.model_id, self.revision = getattr(model, "model_id", None), getattr(model, "revision", None)
         self.settings_str = rf.settings_json(recorded_settings(getattr(model, "settings", {}) or {}))
         self.threads = int(threads or default_threads())
-        self.compress_level = PNG_COMPRESS_LEVEL if compress_level is None else int(compress_level)
+        self.png_options = dict(PNG_OPTIONS if png_options is None else png_options)
         self.encoders = ThreadPoolExecutor(max_workers=self.threads, thread_name_prefix="t2ibench-png")
         self.committer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="t2ibench-write") if overlap else None
         self.in_flight: Future | None = None
@@ -99,7 +104,7 @@ class BatchWriter:
         if self.in_flight is not None:
             done, self.in_flight = self.in_flight, None
             done.result()  # the previous batch is on disk (or its error raised) before the next is queued
-        encoded = [self.encoders.submit(_encoded, image, self.compress_level) for image in images]
+        encoded = [self.encoders.submit(_encoded, image, self.png_options) for image in images]
         if self.committer is None:
             self._commit(idxs, rows, encoded, nsfw, batch_seconds)
         else:
