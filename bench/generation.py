@@ -17,9 +17,10 @@ weights), and measures in one run, per UNet model (SD 1.5 / 2.1 / XL):
   (flash / memory-efficient / cuDNN kernels forced, at ``--batch-size``), ``channels-last``,
   ``fused-qkv`` (diffusers' ``fuse_qkv_projections``), ``batch-sweep``, ``compile``,
   ``compile-modes`` (``default`` / ``reduce-overhead`` = CUDA graphs /
-  ``max-autotune-no-cudagraphs``, bf16 + channels-last at ``--batch-size``), ``compile-vae``
-  (UNet and VAE decoder compiled), ``vae-tiling``, ``vae-slicing``; and ``combined`` (bf16 +
-  channels-last + compile at ``--batch-size``);
+  ``max-autotune-no-cudagraphs``) and ``compile-vae`` (the VAE decoder compiled too), both on
+  the runner's path at the static batch ``--batch-size``, each row's images compared with mode
+  ``default``'s (:func:`measure_modes`), ``vae-tiling``, ``vae-slicing``; and ``combined``
+  (bf16 + channels-last + compile at ``--batch-size``);
 * ``clip``: ViT-L/14 image embeddings from PIL images (CPU preprocessing, the annotate
   stage's path before issue 24: ``clip-pil``), the annotate stage's path now (``clip-annotate``:
   uint8 tensors from the decode threads, resize and normalise on the GPU), and from the
@@ -31,10 +32,13 @@ guidance 4.5, the batch doubled) are too large to build with random weights on t
 (FLUX: a 12B transformer + a 4.7B T5-XXL, ~34 GB in bf16): their parameters are made on the
 meta device and materialised on the device in bf16 with a fast random init
 (:func:`materialise`); buffers (CLIP's position ids, SD3's sin-cos position table) are
-computed by the constructors as usual. Nothing is saved, so the ``runner`` rows (which load a
-folder) are not measured for them; they get two plain pipeline rows, ``FluxPipeline(**modules)``
-/ ``StableDiffusion3Pipeline(**modules)`` called as diffusers documents it: ``batch1-bf16``
-and ``batched-bf16`` (``--batch-size``), warmed up with a 2-step call at the same batch.
+computed by the constructors as usual. Nothing is saved (FLUX's folder would be ~34 GB); they
+get two plain pipeline rows, ``FluxPipeline(**modules)`` / ``StableDiffusion3Pipeline(**modules)``
+called as diffusers documents it: ``batch1-bf16`` and ``batched-bf16`` (``--batch-size``),
+warmed up with a 2-step call at the same batch; and, with ``runner`` in ``--configs``, the
+runner's default path around the same pipeline (:func:`measure_dit_runner`: the model object
+``load_text_to_image`` would return, compiled, auto batch up to ``--dit-max-batch``, and
+``generate`` into a run folder; only ``from_pretrained`` is left out).
 
 The arithmetic floor per model comes from ``torch.utils.flop_counter.FlopCounterMode`` on
 the actual modules (one denoiser forward, UNet or transformer, at the guidance batch: 2 with

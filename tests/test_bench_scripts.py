@@ -139,27 +139,6 @@ def test_generation_tiny(tmp_path, models):
             assert finite_positive(r["speedup"])
 
 
-def test_generation_compile_mode_rows_tiny(tmp_path):
-    """The compile-modes / compile-vae rows on the runner's path (static batch 2), each compared
-    with mode default's images; on a CPU nothing is compiled, so every row's images are identical."""
-    out = tmp_path / "out"
-    text = run_script("generation.py", "--tiny", "--models", "sd15", "--configs", "compile-vae,compile-modes",
-                      "--n-images", "1", "--steps", "1", "--peak-tflops", "1", "--out", str(out), tmp_path=tmp_path)
-    doc = json.loads((out / "generation.json").read_text())
-    assert doc["complete"] is True and "partial" not in text
-    rows = [r for r in doc["rows"] if r["config"] in ("compile-modes", "compile-vae")]
-    assert not [r["error"] for r in rows if r["error"]]
-    labels = [r["note"].split(";")[0] for r in rows]
-    # compile-vae asked first: mode default is measured first as the reference, and only once
-    assert labels == ["default", "default + VAE decoder", "reduce-overhead + VAE decoder", "reduce-overhead",
-                      "max-autotune-no-cudagraphs"]
-    for r in rows:
-        assert r["batch"] == 2 and r["images"] == 2 and finite_positive(r["images_per_s"])
-        assert r["extra"]["vs_default"] == {"identical": True, "images_compared": 2, "images_differing": 0,
-                                            "max_abs_diff": 0}
-        assert "images vs mode default: identical" in r["note"] and "CPU: not compiled" in r["note"]
-
-
 def test_generation_flops_of_published_sd15_config():
     """The floor arithmetic on the real SD 1.5 config (meta device, no weights): its PNDM
     scheduler makes 51 UNet evaluations for 50 steps, about 84.5 TFLOP per image."""
@@ -345,10 +324,12 @@ def run_gpu_check(tmp_path: Path, *args: str, timeout: int = 300) -> subprocess.
 
 
 def test_gpu_check_cpu_dry_path(tmp_path):
-    """`gpu_check.sh --cpu`: a part runs at tiny sizes, a part whose budget passes the deadline is
-    not started and is named with the command that runs it; the summary has the date, device,
-    versions, the part's rows and the targets (never met on a CPU)."""
-    proc = run_gpu_check(tmp_path, "--cpu", "sd15", "dit", "--budget", "dit=99999", "--deadline-s", "600")
+    """`gpu_check.sh --cpu`: the `modes` part at tiny sizes (the compile-modes / compile-vae rows on
+    the runner's path at a static batch of 2, each compared with mode default's images; nothing is
+    compiled on a CPU, so all are identical), then a part whose budget passes the deadline, not
+    started and named with the command that runs it; the summary has the date, device, versions,
+    the rows and the targets (never met on a CPU)."""
+    proc = run_gpu_check(tmp_path, "--cpu", "modes", "dit", "--budget", "dit=99999", "--deadline-s", "600")
     assert proc.returncode == 1, proc.stderr[-3000:]  # not every part ran
     doc = json.loads((tmp_path / "out" / "gpu_check.json").read_text())
     text = (tmp_path / "out" / "gpu_check.md").read_text()
@@ -356,11 +337,21 @@ def test_gpu_check_cpu_dry_path(tmp_path):
     assert "Not run or not finished: `bash bench/gpu_check.sh dit`" in text and "CPU DRY RUN" in text
     assert doc["cpu"] is True and doc["device"].startswith("CPU") and doc["versions"]["diffusers"] != "missing"
     assert doc["date"][:4].isdigit() and doc["date"] in text
-    rows = doc["parts"][0]["outputs"]["generation"]["rows"]
-    assert {r["config"] for r in rows} == {"runner", "batch1-fp16"} and not [r for r in rows if r["error"]]
-    assert "| sd15 | sd15 | runner | 4 |" in text
+    generation = doc["parts"][0]["outputs"]["generation"]
+    assert generation["complete"] is True
+    rows = [r for r in generation["rows"] if r["config"] in ("compile-modes", "compile-vae")]
+    assert not [r["error"] for r in rows if r["error"]]
+    # compile-modes first: mode default is its first row, the reference of every row, measured once
+    assert [r["note"].split(";")[0] for r in rows] == ["default", "reduce-overhead", "max-autotune-no-cudagraphs",
+                                                       "default + VAE decoder", "reduce-overhead + VAE decoder"]
+    for r in rows:
+        assert r["batch"] == 2 and r["images"] == 2 and finite_positive(r["images_per_s"])
+        assert r["extra"]["vs_default"] == {"identical": True, "images_compared": 2, "images_differing": 0,
+                                            "max_abs_diff": 0}
+        assert "images vs mode default: identical" in r["note"] and "CPU: not compiled" in r["note"]
+    assert "| modes | sd15 | compile-vae | 2 |" in text
     assert [t["met"] for t in doc["targets"]] == [None] * 4 and text.count("not measured") == 4
-    assert (tmp_path / "out" / "sd15.log").read_text().strip()
+    assert (tmp_path / "out" / "modes.log").read_text().strip()
 
 
 def test_gpu_check_budget_stops_a_part(tmp_path):
