@@ -6,8 +6,9 @@ weights into folders, runs the real ``t2ibench run`` command on a slice of every
 (``--limit N``, N chosen so the slice holds at least ``--images`` images, 1,000 by default and
 at least: ``--limit 79``, 1,008 images; at 4.5 images/s generation takes about 4 minutes), and
 prints seconds per image and images/s per stage (generate, compile, annotate by annotator,
-score, report), the GPU memory peak and the projected time of the full audit (every suite of the built-in probe set, 15,129
-images). Random weights: the scores are meaningless; only the times mean something.
+score, report), the GPU memory peak and the projected time of the full audit (every suite of
+the built-in probe set, 15,129 images). Random weights: the scores are meaningless; only the
+times mean something.
 
 Projection: generation scales with the number of images, scoring and the report too (upper
 bounds: part of them is per prompt or per run); the annotate stage's image pass scales per

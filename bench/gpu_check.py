@@ -274,8 +274,9 @@ def format_summary(doc: dict) -> str:
                       f"{audit['audit']['n_full']:,} images, from {audit['audit']['n_images']:,} "
                       f"(--limit {audit['audit']['limit']}); GPU memory peak {audit['audit']['peak_gib']} GiB", ""]
             lines += _table(["stage", "seconds", "images", "images/s", "projected s"],
-                            [[r["stage"], _fmt(r["seconds"], ".1f"), r["images"] or "", _fmt(r.get("images_per_s"), ".2f"),
-                              _fmt(r["projected_full_s"], ",.0f")] for r in audit["rows"]])
+                            [[r["stage"], _fmt(r["seconds"], ".1f"), r["images"] or "",
+                              _fmt(r.get("images_per_s"), ".2f"), _fmt(r["projected_full_s"], ",.0f")]
+                             for r in audit["rows"]])
         families = p["outputs"].get("families")
         if isinstance(families, list) and families:
             lines += ["", "## Families", ""]

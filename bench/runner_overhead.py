@@ -256,6 +256,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--simulate", type=float, nargs=2, metavar=("PX", "SECONDS"), action="append", default=None,
                     help="a simulated accelerator for the writer table: image size and seconds per image; repeat "
                          "for several (default 512 0.125 and 1024 0.125: 8 images/s; 0 seconds skips the table)")
+    ap.add_argument("--simulate-images", type=int, default=128,
+                    help="images of each run beside the simulated accelerator (default 128: 32 batches of 4, so that "
+                         "the last batch's write and the run's fixed costs, which a real run of thousands of images "
+                         "spreads thin, do not decide the figure; the busy share of the batch loop is shown too)")
     ap.add_argument("--simulate-only", action="store_true",
                     help="only the writer table beside the simulated accelerator (no tiny-sd rounds, no PNG table)")
     ap.add_argument("--out", help="folder for runner_overhead.json and runner_overhead.md")
@@ -265,7 +269,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     args.simulate = [(int(px), float(s)) for px, s in (args.simulate or [(512, 0.125), (1024, 0.125)]) if s > 0]
     if any(px < 8 for px, _ in args.simulate):
         ap.error("--simulate PX must be at least 8 px")
-    for name in ("n_images", "batch_size", "repeats", "rounds", "threads"):
+    for name in ("n_images", "batch_size", "repeats", "rounds", "threads", "simulate_images"):
         if getattr(args, name) < 1:
             ap.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
     if any(s < 8 for s in args.sizes):
@@ -337,7 +341,7 @@ def overlap_lines(overlap: list[dict], n: int, batch_size: int) -> list[str]:
     if not overlap:
         return []
     lines = ["", f"The writer beside a simulated accelerator ({n} images, batch {batch_size}; each call waits the "
-             "seconds per image, as the host does while a GPU works, and returns photo-like images; no model runs, "
+             "seconds per image, as the host does while a GPU works, and returns photographs; no model runs, "
              "only the runner's writing is timed; busy = the accelerator's share of the wall time, of the whole "
              "generate call and of its batch loop):", "",
              f"| {'writer':<44} | {'px':>5} | {'s/img':>6} | {'wall s':>7} | {'images/s':>8} | {'busy (call)':>11} | "
@@ -393,15 +397,18 @@ def main(argv=None) -> int:
     n = len(probes)
     header = machine_line()
     lines, rows, share, tm = ([], [], float("nan"), {}) if args.simulate_only else tiny_rounds(args, probes)
-    overlap = [r for px, secs in args.simulate for r in overlap_rows(probes, px, secs, args.batch_size, args.rounds)]
+    sim_probes = build_probes(args.suites, None).head(args.simulate_images).reset_index(drop=True)
+    overlap = [r for px, secs in args.simulate
+               for r in overlap_rows(sim_probes, px, secs, args.batch_size, args.rounds)]
     enc = [] if args.simulate_only else encode_sizes(args.sizes, args.repeats, args.threads)
-    text = "\n".join([header, ""] + lines + overlap_lines(overlap, n, args.batch_size)
+    text = "\n".join([header, ""] + lines + overlap_lines(overlap, len(sim_probes), args.batch_size)
                      + (encode_lines(enc) if enc else []))
     print(text)
     if args.out:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
-        doc = {"header": header, "n_images": n, "batch_size": args.batch_size, "rows": rows, "overlap": overlap,
+        doc = {"header": header, "n_images": n, "simulate_images": len(sim_probes), "batch_size": args.batch_size,
+               "rows": rows, "overlap": overlap,
                "overhead_percent": share, "png": enc, "timings": tm}
         doc = json.loads(json.dumps(doc), parse_constant=lambda c: None)  # NaN (not measured) -> null
         (out / "runner_overhead.json").write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")

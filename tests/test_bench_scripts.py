@@ -62,8 +62,8 @@ def test_scoring_cpu_rejects_bad_scale(tmp_path):
 def test_runner_overhead_small(tmp_path):
     out = tmp_path / "out"
     text = run_script("runner_overhead.py", "--n-images", "2", "--batch-size", "2", "--sizes", "32", "--repeats", "1",
-                      "--rounds", "1", "--threads", "2", "--simulate", "64", "0.01", "--out", str(out),
-                      tmp_path=tmp_path)
+                      "--rounds", "1", "--threads", "2", "--simulate", "64", "0.01", "--simulate-images", "4",
+                      "--out", str(out), tmp_path=tmp_path)
     doc = json.loads((out / "runner_overhead.json").read_text())
     steps = {r["step"].strip(): r for r in doc["rows"]}
     for key in ("bare pipeline calls", "runner: model calls (generate stage)", "of which PNG encode",
@@ -87,11 +87,13 @@ def test_runner_overhead_small(tmp_path):
 
 def test_runner_overhead_simulate_only(tmp_path):
     out = tmp_path / "out"
-    text = run_script("runner_overhead.py", "--simulate-only", "--n-images", "4", "--batch-size", "2", "--rounds", "1",
-                      "--simulate", "32", "0.005", "--simulate", "48", "0.005", "--out", str(out), tmp_path=tmp_path)
+    text = run_script("runner_overhead.py", "--simulate-only", "--simulate-images", "4", "--batch-size", "2",
+                      "--rounds", "1", "--simulate", "32", "0.005", "--simulate", "48", "0.005", "--out", str(out),
+                      tmp_path=tmp_path)
     doc = json.loads((out / "runner_overhead.json").read_text())
     assert [r["size"] for r in doc["overlap"]] == [32] * 4 + [48] * 4
     assert doc["rows"] == [] and doc["png"] == [] and "PNG ms" not in text
+    assert doc["simulate_images"] == 4 and "(4 images, batch 2;" in text
 
 
 @pytest.mark.parametrize("models", [["sd15", "sdxl", "flux-dev", "sd35-medium", "clip"]])

@@ -217,8 +217,8 @@ def compile_pipeline(pipe, mode: str, *, vae_decoder: bool = False) -> dict[str,
         raise ValueError(f"{type(pipe).__name__} has no module that denoises (no diffusers model whose forward "
                          "takes a timestep): nothing to compile")
     graphs = mode in CUDAGRAPH_MODES
-    return {"compile": mode, "compiled": compiled, "cudagraphs": graphs,
-            "compile_options": "fullgraph, static shapes" + (", outputs copied out of the CUDA graphs" if graphs else "")}
+    options_note = "fullgraph, static shapes" + (", outputs copied out of the CUDA graphs" if graphs else "")
+    return {"compile": mode, "compiled": compiled, "cudagraphs": graphs, "compile_options": options_note}
 
 
 def uncompile_pipeline(pipe, *, vae_decoder: bool = True) -> None:

@@ -76,7 +76,8 @@ class BatchWriter:
 
     def __init__(self, run_dir: Path, model: Any, probe_columns: list[str], n_total: int, rank: int,
                  timer: StageTimer, overlap: bool, *, threads: int | None = None, png_options: dict | None = None):
-        self.run_dir, self.probe_columns, self.n_total, self.rank, self.timer = run_dir, probe_columns, n_total, rank, timer
+        self.run_dir, self.probe_columns, self.n_total = run_dir, probe_columns, n_total
+        self.rank, self.timer = rank, timer
         self.model_id, self.revision = getattr(model, "model_id", None), getattr(model, "revision", None)
         self.settings_str = rf.settings_json(recorded_settings(getattr(model, "settings", {}) or {}))
         self.threads = int(threads or default_threads())
