@@ -12,9 +12,9 @@ waiting to be queued); every batch under ``images/`` stays complete.
 Bytes: each image is encoded alone with :data:`PNG_OPTIONS`, so the files (and the sha256 in
 the manifest) are the same whatever the thread count, inline or in the background. zlib's
 run-length strategy (``Z_RLE``, what zlib recommends for PNG image data) was chosen by
-measurement (``bench/runner_overhead.py``, docs/performance.md): 2-4x less CPU per image than
-PIL's default (zlib level 6, the runner's setting before), files within a few percent of its
-size (zlib level 1, as fast, makes them 6-20% larger), the same pixels. Runs written before it
+measurement (``bench/runner_overhead.py``, docs/performance.md): 3-6x less CPU per photograph
+than PIL's default (zlib level 6, the runner's setting before), files within 4% of its size
+(zlib level 1, slower than Z_RLE, makes them 6-21% larger), the same pixels. Runs written before it
 keep their bytes; a resumed one holds batches of both, each verified by its own recorded sha256.
 """
 
