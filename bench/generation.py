@@ -773,9 +773,10 @@ def measure_modes(model: str, folder: Path, config: str, args, dev: Device) -> l
                          "speed": json.loads(json.dumps(getattr(m, "speed", {}), default=str)),
                          "vs_default": compare_images(images, args._mode_reference.get(model))}
             same = row.extra["vs_default"]
-            row.note += (f"; images vs mode default: {'identical' if same['identical'] else 'DIFFER'}"
-                         + ("" if same["identical"] else f" ({same.get('images_differing')} of "
-                            f"{same.get('images_compared')}, max {same.get('max_abs_diff')} grey levels)"))
+            verdict = {True: "identical", None: "not compared (mode default's row failed)",
+                       False: f"DIFFER ({same.get('images_differing')} of {same.get('images_compared')}, max "
+                              f"{same.get('max_abs_diff')} grey levels)"}[same["identical"]]
+            row.note += f"; images vs mode default: {verdict}"
             if not dev.cuda:
                 row.note += "; CPU: not compiled"
         except Exception as exc:  # noqa: BLE001 - a mode that fails to compile is a row, not the end of the run

@@ -387,3 +387,21 @@ def test_gpu_check_targets_verdicts():
     assert [t["met"] for t in targets(results, cpu=False)] == [False, True, False, False]
     assert [t["met"] for t in targets(results[:1], cpu=False)] == [False, None, None, None]
     assert [t["met"] for t in targets(results, cpu=True)] == [None] * 4
+
+
+def test_generation_compare_images():
+    """The compile-mode rows' verdict against mode default's images: identical, how many differ
+    and by how many grey levels, or nothing to compare with."""
+    sys.path.insert(0, str(ROOT))
+    import numpy as np
+
+    from bench.generation import compare_images
+
+    ref = {"a": np.zeros((4, 4, 3), np.int16), "b": np.full((4, 4, 3), 9, np.int16)}
+    assert compare_images(dict(ref), ref) == {"identical": True, "images_compared": 2, "images_differing": 0,
+                                              "max_abs_diff": 0}
+    moved = {"a": ref["a"].copy(), "b": ref["b"].copy()}
+    moved["b"][1, 2, 0] = 12
+    assert compare_images(moved, ref) == {"identical": False, "images_compared": 2, "images_differing": 1,
+                                          "max_abs_diff": 3}
+    assert compare_images(moved, None)["identical"] is None
