@@ -14,8 +14,8 @@ the manifest) are the same whatever the thread count, inline or in the backgroun
 run-length strategy (``Z_RLE``, what zlib recommends for PNG image data) was chosen by
 measurement (``bench/runner_overhead.py``, docs/performance.md): 3-6x less CPU per photograph
 than PIL's default (zlib level 6, the runner's setting before), files within 4% of its size
-(zlib level 1, slower than Z_RLE, makes them 6-21% larger), the same pixels. Runs written before it
-keep their bytes; a resumed one holds batches of both, each verified by its own recorded sha256.
+(zlib level 1, slower than Z_RLE, makes them 6-21% larger), the same pixels. Runs written before
+it keep their bytes; a resumed one holds batches of both, each verified by its own sha256.
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ __all__ = ["MAX_THREADS", "PNG_OPTIONS", "PNG_OPTIONS_BEFORE", "BatchWriter", "d
 PNG_OPTIONS = {"compress_type": zlib.Z_RLE}
 #: what the runner wrote before (PIL's default: zlib level 6, the default strategy)
 PNG_OPTIONS_BEFORE: dict = {}
-#: the encoder pool never grows past this (a batch of 8 images per core pair keeps a GPU fed;
-#: several ranks on one host each have their own pool)
+#: the encoder pool never grows past this (one image per thread: a batch has few more images than
+#: this to encode at once; several ranks on one host each have their own pool)
 MAX_THREADS = 8
 
 
