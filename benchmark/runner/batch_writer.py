@@ -39,8 +39,7 @@ __all__ = ["MAX_THREADS", "PNG_OPTIONS", "PNG_OPTIONS_BEFORE", "BatchWriter", "d
 PNG_OPTIONS = {"compress_type": zlib.Z_RLE}
 #: what the runner wrote before (PIL's default: zlib level 6, the default strategy)
 PNG_OPTIONS_BEFORE: dict = {}
-#: the encoder pool never grows past this (one image per thread: a batch has few more images than
-#: this to encode at once; several ranks on one host each have their own pool)
+#: the encoder pool never grows past this (several ranks on one host each have their own pool)
 MAX_THREADS = 8
 
 
