@@ -46,7 +46,10 @@ class Part:
     cpu: tuple[str, ...]  # the same path at tiny sizes on a CPU
 
     def argv(self, cpu: bool, out: Path) -> list[str]:
-        return [PY, *(self.cpu if cpu else self.gpu), "--out", str(out)]
+        extra = []
+        if self.name == "families" and os.environ.get("FAMILIES"):  # FAMILIES="sd15 sdxl ...": some families
+            extra = ["--families", *os.environ["FAMILIES"].split()]
+        return [PY, *(self.cpu if cpu else self.gpu), *extra, "--out", str(out)]
 
 
 _TINY = ("--tiny", "--n-images", "1", "--steps", "1", "--peak-tflops", "1")

@@ -8,6 +8,7 @@
 #   bash bench/gpu_check.sh all                  # or no argument: the same
 #   bash bench/gpu_check.sh dit full-audit       # some parts
 #   bash bench/gpu_check.sh --cpu sd15 modes     # the CPU dry path at tiny sizes (CI runs it)
+#   FAMILIES="sd15 sdxl" bash bench/gpu_check.sh families   # some families only
 #
 # Where diffusers, open_clip or datasets are not installed (this workplace's GPU machines), carry
 # them as wheels in .whl/ (docs/performance.md says how); they are installed first, without
