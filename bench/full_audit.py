@@ -3,11 +3,12 @@
 Builds SD 1.5 (``configs/sd15.json``) and every default annotator (CLIP ViT-L/14, the six
 Generated Bias CLIPs, BLIP-2 OPT-2.7b, DETR ResNet-50: ``annotator_models.py``) with random
 weights into folders, runs the real ``t2ibench run`` command on a slice of every suite
-(``--limit N``, N chosen so the slice holds about ``--images`` images, 1,500 by default:
-at the 5 images/s the issue targets, generation then takes 5 of the 9 minutes), and prints seconds per
-image per stage (generate, compile, annotate by annotator, score, report), the GPU memory peak
-and the projected time of the full audit (every suite of the built-in probe set, 15,129
-images). Random weights: the scores are meaningless; only the times mean something.
+(``--limit N``, N chosen so the slice holds at least ``--images`` images, 1,000 by default and
+at least: ``--limit 79``, 1,008 images; at 4.5 images/s generation takes about 4 minutes), and
+prints seconds per image and images/s per stage (generate, compile, annotate by annotator,
+score, report), the GPU memory peak and the projected time of the full audit (every suite of
+the built-in probe set, 15,129 images). Random weights: the scores are meaningless; only the
+times mean something.
 
 Projection: generation scales with the number of images, scoring and the report too (upper
 bounds: part of them is per prompt or per run); the annotate stage's image pass scales per
@@ -15,7 +16,7 @@ suite with the number of annotator kinds that read it (the slice over-represents
 suites), while its loads and once-per-run work (GEP's classifiers on cached embeddings) count
 once, as do model loads, compilation and the batch-size probe.
 
-    python bench/full_audit.py --out bench-results/          # on a GPU: < 9 minutes on one H100
+    python bench/full_audit.py --out bench-results/          # on a GPU: about 6 minutes on one H100 (estimate)
     python bench/full_audit.py --tiny --out /tmp/fa          # tiny configs on a CPU (CI checks the table)
 """
 
@@ -41,6 +42,8 @@ from bench.generation import Device, build_pipeline_folder, environment, load_co
 from benchmark.present.text import markdown_table  # noqa: E402
 
 TIMES_LINE = re.compile(r"^time:\s+(.*)$", re.M)
+#: the least images measured at full size (the slice every stage's rate is projected from)
+MIN_IMAGES = 1000
 
 
 def full_audit_counts() -> dict[str, int]:
@@ -117,6 +120,7 @@ def stage_rows(run_dir: Path, stages: dict[str, float], n_run: int, counts_run: 
         stage = stage.replace(models_root.rstrip("/") + "/", "") if models_root else stage
         return {"stage": stage, "seconds": round(seconds, 3), "images": images,
                 "s_per_image": round(seconds / images, 5) if images else None,
+                "images_per_s": round(images / seconds, 3) if images and seconds > 0 else None,
                 "projected_full_s": round(projected, 1), "note": note}
 
     rows = []
@@ -168,10 +172,11 @@ def format_report(doc: dict) -> str:
              f"generation batch {a['batch_size']}, compile {a['compile']}",
              f"GPU memory peak: {a['peak_gib'] if a['peak_gib'] is not None else 'n/a'} GiB; "
              f"wall (build excluded): {a['wall_s']:.1f} s; build: {a['build_s']:.1f} s", "",
-             markdown_table(["stage", "seconds", "images", "s/image", "projected full audit (s)", "note"],
+             markdown_table(["stage", "seconds", "images", "s/image", "images/s", "projected full audit (s)", "note"],
                             ([r["stage"], f"{r['seconds']:.2f}", str(r["images"] or ""),
                               "" if r["s_per_image"] is None else f"{r['s_per_image']:.4f}",
-                              f"{r['projected_full_s']:,.0f}", r["note"]] for r in doc["rows"]), align="lrrrrl")]
+                              "" if r.get("images_per_s") is None else f"{r['images_per_s']:.2f}",
+                              f"{r['projected_full_s']:,.0f}", r["note"]] for r in doc["rows"]), align="lrrrrrl")]
     annotate = next((r["projected_full_s"] for r in doc["rows"] if r["stage"] == "annotate (stage)"), None)
     lines += ["", f"projected full audit ({a['n_full']:,} images, every suite, every default annotator): "
                   f"{doc['projected_total_s'] / 60:.1f} min (issue 24's target on one H100 / H200: <= 60 min)"]
@@ -184,17 +189,21 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tiny", action="store_true", help="tiny configs on the CPU (the CI path)")
     ap.add_argument("--images", type=int, default=None,
-                    help="images in the slice (default 1500: --limit 120; 13 with --tiny: one per suite)")
+                    help=f"images in the slice (default {MIN_IMAGES:,}, the least at full size: --limit 79, 1,008 "
+                         "images of the built-in probe set; 13 with --tiny: one per suite)")
     ap.add_argument("--device", default=None, help="cuda (default when present) or cpu (with --tiny)")
     ap.add_argument("--no-compile", action="store_true", help="pass --no-compile to t2ibench run")
     ap.add_argument("--n-resamples", type=int, default=None, help="bootstrap resamples (default 1000; 20 with --tiny)")
     ap.add_argument("--keep", help="keep the built models and the run folder here")
     ap.add_argument("--out", help="folder for full_audit.json and full_audit.md")
     args = ap.parse_args(argv)
-    args.images = args.images or (13 if args.tiny else 1500)
+    args.images = args.images or (13 if args.tiny else MIN_IMAGES)
     args.n_resamples = args.n_resamples or (20 if args.tiny else 1000)
     if args.images < 1 or args.n_resamples < 1:
         ap.error("--images and --n-resamples must be >= 1")
+    if not args.tiny and args.images < MIN_IMAGES:
+        ap.error(f"--images must be at least {MIN_IMAGES:,} at full size (fewer leave some suites' stages too few "
+                 "images to project from); use --tiny for a small CPU run")
     import torch
 
     args.device = args.device or ("cpu" if args.tiny or not torch.cuda.is_available() else "cuda")

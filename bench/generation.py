@@ -17,9 +17,10 @@ weights), and measures in one run, per UNet model (SD 1.5 / 2.1 / XL):
   (flash / memory-efficient / cuDNN kernels forced, at ``--batch-size``), ``channels-last``,
   ``fused-qkv`` (diffusers' ``fuse_qkv_projections``), ``batch-sweep``, ``compile``,
   ``compile-modes`` (``default`` / ``reduce-overhead`` = CUDA graphs /
-  ``max-autotune-no-cudagraphs``, bf16 + channels-last at ``--batch-size``), ``compile-vae``
-  (UNet and VAE decoder compiled), ``vae-tiling``, ``vae-slicing``; and ``combined`` (bf16 +
-  channels-last + compile at ``--batch-size``);
+  ``max-autotune-no-cudagraphs``) and ``compile-vae`` (the VAE decoder compiled too), both on
+  the runner's path at the static batch ``--batch-size``, each row's images compared with mode
+  ``default``'s (:func:`measure_modes`), ``vae-tiling``, ``vae-slicing``; and ``combined``
+  (bf16 + channels-last + compile at ``--batch-size``);
 * ``clip``: ViT-L/14 image embeddings from PIL images (CPU preprocessing, the annotate
   stage's path before issue 24: ``clip-pil``), the annotate stage's path now (``clip-annotate``:
   uint8 tensors from the decode threads, resize and normalise on the GPU), and from the
@@ -31,10 +32,13 @@ guidance 4.5, the batch doubled) are too large to build with random weights on t
 (FLUX: a 12B transformer + a 4.7B T5-XXL, ~34 GB in bf16): their parameters are made on the
 meta device and materialised on the device in bf16 with a fast random init
 (:func:`materialise`); buffers (CLIP's position ids, SD3's sin-cos position table) are
-computed by the constructors as usual. Nothing is saved, so the ``runner`` rows (which load a
-folder) are not measured for them; they get two plain pipeline rows, ``FluxPipeline(**modules)``
-/ ``StableDiffusion3Pipeline(**modules)`` called as diffusers documents it: ``batch1-bf16``
-and ``batched-bf16`` (``--batch-size``), warmed up with a 2-step call at the same batch.
+computed by the constructors as usual. Nothing is saved (FLUX's folder would be ~34 GB); they
+get two plain pipeline rows, ``FluxPipeline(**modules)`` / ``StableDiffusion3Pipeline(**modules)``
+called as diffusers documents it: ``batch1-bf16`` and ``batched-bf16`` (``--batch-size``),
+warmed up with a 2-step call at the same batch; and, with ``runner`` in ``--configs``, the
+runner's default path around the same pipeline (:func:`measure_dit_runner`: the model object
+``load_text_to_image`` would return, compiled, auto batch up to ``--dit-max-batch``, and
+``generate`` into a run folder; only ``from_pretrained`` is left out).
 
 The arithmetic floor per model comes from ``torch.utils.flop_counter.FlopCounterMode`` on
 the actual modules (one denoiser forward, UNet or transformer, at the guidance batch: 2 with
@@ -66,6 +70,7 @@ import time
 import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
@@ -99,6 +104,16 @@ RUNNER_ROWS = {
     "runner": ({}, "auto", "the default path: auto batch, bf16, channels-last, fused QKV, compiled UNet, static batch"),
     "runner-no-compile": ({"compile": False}, "auto", "the default path with --no-compile"),
     "runner-batch4": ({"compile": False}, 4, "the default before auto batch and compile (batch 4, no compile)"),
+}
+#: rows on the runner's path at a static ``--batch-size`` (every CUDA default but the one varied),
+#: by config: (label, load_text_to_image speed arguments); each row's images are compared with
+#: those of mode ``default`` (measured first whenever one of these configs is asked for)
+MODE_ROWS = {
+    "compile-modes": (("default", {"compile": "default"}),
+                      ("reduce-overhead", {"compile": "reduce-overhead"}),
+                      ("max-autotune-no-cudagraphs", {"compile": "max-autotune-no-cudagraphs"})),
+    "compile-vae": (("default + VAE decoder", {"compile": "default", "compile_vae": True}),
+                    ("reduce-overhead + VAE decoder", {"compile": "reduce-overhead", "compile_vae": True})),
 }
 #: SDPA backends of torch.nn.attention.SDPBackend measured by sdpa-backends
 SDPA_BACKENDS = ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION")
@@ -597,12 +612,6 @@ def variants(config: str, args, runner_dtype: str) -> list[dict]:
         return [dict(batch=b, dtype=runner_dtype, sdpa_backend=k, note=f"SDPBackend.{k} forced") for k in SDPA_BACKENDS]
     if config == "fused-qkv":
         return [dict(batch=b, dtype=runner_dtype, fuse_qkv=True, note="pipe.fuse_qkv_projections()")]
-    if config == "compile-modes":
-        return [dict(batch=b, dtype=runner_dtype, channels_last=True, compile=True, compile_mode=m, note=f"mode {m}")
-                for m in ("default", "reduce-overhead", "max-autotune-no-cudagraphs")]
-    if config == "compile-vae":
-        return [dict(batch=b, dtype=runner_dtype, channels_last=True, compile=True, compile_mode="default",
-                     compile_vae=True, note="UNet + VAE decoder compiled, mode default")]
     if config == "vae-tiling":
         return [dict(batch=b, dtype=runner_dtype, vae_tiling=True)]
     if config == "vae-slicing":
@@ -699,9 +708,143 @@ def measure_runner(model: str, folder: Path, args, dev: Device) -> Row:
     return row
 
 
+def image_arrays(run_dir: Path) -> dict[str, "object"]:
+    """The decoded pixels of a run folder's images, by probe id."""
+    import numpy as np
+    from PIL import Image
+
+    from benchmark.contract import run_folder as rf
+
+    m = rf.read_manifest(run_dir)
+    return {str(pid): np.asarray(Image.open(run_dir / path).convert("RGB"), dtype=np.int16)
+            for pid, path in zip(m["probe_id"], m["image_path"])}
+
+
+def compare_images(images: dict, reference: dict | None) -> dict:
+    """Whether ``images`` equal ``reference`` (pixels, by probe id): identical, how many differ,
+    the largest difference in grey levels."""
+    if reference is None:
+        return {"identical": None, "compared_with": "nothing (the reference row failed)"}
+    common = [k for k in images if k in reference]
+    diffs = [int(abs(images[k] - reference[k]).max()) for k in common]
+    return {"identical": bool(common) and not any(diffs), "images_compared": len(common),
+            "images_differing": sum(d > 0 for d in diffs), "max_abs_diff": max(diffs, default=0)}
+
+
+def timed_generate(m, probes, batch, dev: Device, work: Path, decode: bool = True) -> tuple[object, float, dict]:
+    """``generate`` into a fresh run folder: (summary, seconds without the compile warm-up,
+    decoded images by probe id when ``decode``)."""
+    dev.sync()
+    t0 = time.perf_counter()
+    summary = generate(generation_request(work / "run", m, batch_size=batch), m, probes)
+    dev.sync()
+    secs = time.perf_counter() - t0 - summary.timings.get("compile", 0.0)
+    return summary, secs, image_arrays(work / "run") if decode else {}
+
+
+def measure_modes(model: str, folder: Path, config: str, args, dev: Device) -> list[Row]:
+    """MODE_ROWS[config]: the runner's model (load_text_to_image + generate, every CUDA default)
+    at the static batch ``--batch-size``, each compile setting in turn, timed without its compile
+    warm-up (``compile_s``); the images of each row compared with mode ``default``'s (measured
+    first, once per model, kept in ``args._mode_reference``). On a CPU (``--tiny``) nothing is
+    compiled (torch.compile is CUDA-only in the runner): the rows run the same path uncompiled."""
+    probes = build_probes(args.suites)
+    batch = args.batch_size
+    n = min(len(probes), math.ceil(max(args.n_images, batch) / batch) * batch)
+    steps = args._steps[model]
+    overrides = {"num_inference_steps": steps} if args.tiny or steps != 50 else {}
+    reference = MODE_ROWS["compile-modes"][0]  # mode default: what every row's images are compared with
+    todo = [row for row in MODE_ROWS[config] if row != reference]
+    if model not in args._mode_reference:
+        todo.insert(0, reference)  # measured once per model, under the first of these configs asked for
+    rows = []
+    for label, speed in todo:
+        speed = {**speed, "compile": False} if not dev.cuda else speed
+        row = Row(model, config, batch, "", note=f"{label}; runner path, static batch {batch}")
+        work = Path(tempfile.mkdtemp(prefix="t2ibench-bench-mode-"))
+        m = None
+        try:
+            dev.reset_peak()
+            m = load_text_to_image(str(folder), device=str(dev.dev), **speed, **overrides)
+            summary, secs, images = timed_generate(m, probes.head(n), batch, dev, work)
+            if label == "default":
+                args._mode_reference.setdefault(model, images)
+            row.dtype, row.images, row.seconds = m.settings["dtype"], summary.n_generated, secs
+            row.images_per_s, row.peak_mem_gib = summary.n_generated / secs, dev.peak_gib()
+            row.extra = {"compile_s": round(summary.timings.get("compile", 0.0), 2),
+                         "speed": json.loads(json.dumps(getattr(m, "speed", {}), default=str)),
+                         "vs_default": compare_images(images, args._mode_reference.get(model))}
+            same = row.extra["vs_default"]
+            verdict = {True: "identical", None: "not compared (mode default's row failed)",
+                       False: f"DIFFER ({same.get('images_differing')} of {same.get('images_compared')}, max "
+                              f"{same.get('max_abs_diff')} grey levels)"}[same["identical"]]
+            row.note += f"; images vs mode default: {verdict}"
+            if not dev.cuda:
+                row.note += "; CPU: not compiled"
+        except Exception as exc:  # noqa: BLE001 - a mode that fails to compile is a row, not the end of the run
+            row.error = _error(exc)
+        finally:
+            m = None
+            shutil.rmtree(work, ignore_errors=True)
+            dev.reset_peak()
+        rows.append(row)
+    return rows
+
+
 def _error(exc: BaseException) -> str:
     lines = str(exc).splitlines() or [""]
     return f"{type(exc).__name__}: {lines[0][:160]}"
+
+
+def measure_dit_runner(model: str, cfg: dict, pipe, args, dev: Device) -> Row:
+    """The runner's default path on a diffusion transformer built in memory (no folder: FLUX's
+    would be ~34 GB): the model object ``load_text_to_image`` would return
+    (``DiffusersTextToImage``: bf16, channels-last / fused QKV where they apply, the transformer
+    compiled in mode ``default``, static batches), around the same pipeline, then ``generate``
+    into a run folder; only ``from_pretrained`` is skipped (offload ``none``: the weights are on
+    the GPU). ``--batch-size auto`` probes the memory as the runner does, at most
+    ``--dit-max-batch`` images (the runner's cap is 32; FLUX gains 3% from batch 1 to 4, and a
+    batch of 32 takes minutes), and the row times ``--n-images`` rounded up to whole batches,
+    the compile warm-up and the probe apart (``compile_s``, ``probe_s``). Call settings as the
+    plain rows'. Changes ``pipe`` (layout, compile): measured after them."""
+    import torch
+
+    from benchmark.models import cuda_speed
+    from benchmark.models.diffusers_model import DiffusersTextToImage
+
+    steps, res = args._steps[model], int(cfg["resolution"])
+    overrides = {"num_inference_steps": steps, "guidance_scale": args._guidance[model], "height": res, "width": res,
+                 "max_sequence_length": int(cfg["max_sequence_length"])}
+    row = Row(model, "runner", 0, "bfloat16")
+    work = Path(tempfile.mkdtemp(prefix="t2ibench-bench-dit-"))
+    m = None
+    try:
+        dev.reset_peak()
+        with mock.patch.object(cuda_speed, "AUTO_MAX_BATCH", args.dit_max_batch):
+            # a builtin: id: random weights, so the run folder and its card say the images are meaningless
+            m = DiffusersTextToImage(pipe, model_id=f"builtin:bench-{model}", revision=None, device=dev.dev,
+                                     dtype=torch.bfloat16, overrides=overrides, offload="none")
+            t0 = time.perf_counter()
+            chosen = resolve_batch_size("auto", m)
+            probe_s = time.perf_counter() - t0
+        probes = build_probes(args.suites)
+        batch = chosen.size
+        n = min(len(probes), math.ceil(max(args.n_images, batch) / batch) * batch)
+        summary, secs, _ = timed_generate(m, probes.head(n), batch, dev, work, decode=False)
+        row.batch, row.dtype, row.images, row.seconds = batch, m.settings["dtype"], summary.n_generated, secs
+        row.images_per_s, row.peak_mem_gib = summary.n_generated / secs, dev.peak_gib()
+        compiled = ", ".join(m.speed.get("compiled", [])) or "nothing (CPU)"
+        row.note = (f"the runner's default path (DiffusersTextToImage + generate): auto batch (at most "
+                    f"{args.dit_max_batch} here), compiled: {compiled}; 'vs batch1-fp16' = vs batch1-bf16")
+        row.extra = {"compile_s": round(summary.timings.get("compile", 0.0), 2), "probe_s": round(probe_s, 2),
+                     "batch_size_auto": chosen.auto, "stages_s": summary.timings,
+                     "speed": json.loads(json.dumps(m.speed, default=str))}
+    except Exception as exc:  # noqa: BLE001 - a compile or memory failure is a row, not the end of the run
+        row.error = _error(exc)
+    finally:
+        m = None
+        shutil.rmtree(work, ignore_errors=True)
+    return row
 
 
 def measure_dit(model: str, cfg: dict, args, dev: Device) -> list[Row]:
@@ -750,6 +893,9 @@ def measure_dit(model: str, cfg: dict, args, dev: Device) -> list[Row]:
             except Exception as exc:  # noqa: BLE001 - e.g. out of memory at the larger batch: a row, not the end
                 row.error = _error(exc)
             rows.append(row)
+        call = warm = None
+        if "runner" in args.configs:
+            rows.append(measure_dit_runner(model, cfg, pipe, args, dev))
     finally:
         call = warm = pipe = None  # the calls hold the pipeline: free its ~34 GB (FLUX) before the next model
         dev.reset_peak()
@@ -917,7 +1063,11 @@ def parse_args(argv=None) -> argparse.Namespace:
                          f"flux-dev, 40 for sd35-medium; {STEPS_TINY} with --tiny)")
     ap.add_argument("--n-images", type=int, default=None, help="images timed per row (default 32; 4 with --tiny)")
     ap.add_argument("--batch-size", type=int, default=8,
-                    help="batch of the combined / VAE rows and of the DiTs' batched-bf16 row (default 8)")
+                    help="batch of the combined / VAE rows, the static batch of the compile-modes / compile-vae "
+                         "rows and the DiTs' batched-bf16 row (default 8)")
+    ap.add_argument("--dit-max-batch", type=int, default=4,
+                    help="the DiTs' runner row: the most images --batch-size auto may choose (default 4; the "
+                         "runner's own cap is 32)")
     ap.add_argument("--batch-sizes", type=int, nargs="+", default=None,
                     help="batch sizes of batch-sweep (default 1 2 4 8 16; 1 2 with --tiny)")
     ap.add_argument("--device", default=None, help="cuda (default when present), cuda:N or cpu")
@@ -945,7 +1095,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     if args.tiny:
         args.batch_size = min(args.batch_size, 2)
         args.clip_batch = min(args.clip_batch, 8)
-    for name in ("steps", "n_images", "batch_size", "clip_images", "clip_batch"):
+    for name in ("steps", "n_images", "batch_size", "clip_images", "clip_batch", "dit_max_batch"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
             ap.error(f"--{name.replace('_', '-')} must be >= 1")
     if any(b < 1 for b in args.batch_sizes):
@@ -983,6 +1133,7 @@ def model_configs(args, dev: Device, env: dict) -> dict[str, dict]:
                       for m, c in cfgs.items()}
     args._steps = {m: args.steps or c.get("steps", 50) for m, c in cfgs.items()}
     args._prompts = _prompts(args.suites, max(args.batch_sizes + [args.batch_size, 16]))
+    args._mode_reference = {}  # model -> images of the compile-modes "default" row
     return cfgs
 
 
@@ -1015,8 +1166,9 @@ def _finish(rows: list[Row], model: str, floors: dict, base: float | None) -> No
               f"{'failed: ' + r.error if r.error else f'{r.images_per_s:.3f} images/s'}", file=sys.stderr)
 
 
-def measure_unet(m: str, c: dict, args, dev: Device, floors: dict, work: Path) -> list[Row]:
-    """Every config of a UNet model, from a folder built from its config; batch1-fp16 first (the base)."""
+def measure_unet(m: str, c: dict, args, dev: Device, floors: dict, work: Path, checkpoint=None) -> list[Row]:
+    """Every config of a UNet model, from a folder built from its config; batch1-fp16 first (the
+    base); ``checkpoint(rows)`` after each config."""
     import torch
 
     folder = build_pipeline_folder(c, work / m, args.device)
@@ -1030,6 +1182,8 @@ def measure_unet(m: str, c: dict, args, dev: Device, floors: dict, work: Path) -
         try:
             if config in RUNNER_ROWS:
                 got = [measure_runner(m, folder, args, dev)]
+            elif config in MODE_ROWS:
+                got = measure_modes(m, folder, config, args, dev)
             else:
                 got = [measure_variant(m, folder, c, v, args, dev) for v in variants(config, args, runner_dtype)]
         except Exception as exc:  # a failed optimisation is a row, not the end of the run
@@ -1041,23 +1195,28 @@ def measure_unet(m: str, c: dict, args, dev: Device, floors: dict, work: Path) -
         _finish(got, m, floors, base)
         if config in args.configs:
             rows += got
+            if checkpoint:
+                checkpoint(rows)
     shutil.rmtree(folder, ignore_errors=True)
     return rows
 
 
-def measure_all(cfgs: dict[str, dict], floors: dict, args, dev: Device) -> list[Row]:
+def measure_all(cfgs: dict[str, dict], floors: dict, args, dev: Device, checkpoint=None) -> list[Row]:
+    """Every row asked for; ``checkpoint(rows)`` after each config and model (the rows so far)."""
     rows: list[Row] = []
+    checkpoint = checkpoint or (lambda got: None)
     work = Path(tempfile.mkdtemp(prefix="t2ibench-bench-"))
     try:
         for m, c in cfgs.items():
             print(f"[{m}] building from {'tiny ' if args.tiny else ''}config ...", file=sys.stderr)
-            if is_dit(c):  # no folder (34 GB for FLUX): no runner rows; DIT_ROWS on the pipeline built in memory
+            if is_dit(c):  # no folder (34 GB for FLUX): DIT_ROWS and the runner row on the pipeline built in memory
                 got = measure_dit(m, c, args, dev)
                 _finish(got, m, floors, next((r.images_per_s for r in got if r.config == DIT_ROWS[0][0]
                                               and not r.error), None))
                 rows += got
             else:
-                rows += measure_unet(m, c, args, dev, floors, work)
+                rows += measure_unet(m, c, args, dev, floors, work, lambda got: checkpoint(rows + got))
+            checkpoint(rows)
         if "clip" in args.models:
             args._config = "clip"
             clip_rows = measure_clip(args, dev)
@@ -1070,6 +1229,24 @@ def measure_all(cfgs: dict[str, dict], floors: dict, args, dev: Device) -> list[
     return rows
 
 
+def write_outputs(args, env: dict, floors: dict, rows: list[Row], complete: bool) -> str:
+    """The table; with ``--out`` also generation.json / .md, rewritten as rows come in (a run
+    stopped by a time limit keeps what it measured: ``complete`` false, said in the table)."""
+    text = format_report(env, floors, rows, args)
+    if not complete:
+        text += "\n\n(partial: the rows measured so far; the run had not finished when this was written)"
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        doc = {"environment": env, "complete": complete,
+               "args": {k: v for k, v in vars(args).items() if not k.startswith("_")},
+               "peak_tflops": args._peak, "peak_source": args._peak_source, "floors": floors,
+               "rows": [asdict(r) for r in rows]}
+        (out / "generation.json").write_text(json.dumps(doc, indent=2, default=str) + "\n", encoding="utf-8")
+        (out / "generation.md").write_text(text + "\n", encoding="utf-8")
+    return text
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     warnings.filterwarnings("ignore")  # random weights: NaN casts in postprocessing, etc.
@@ -1078,18 +1255,11 @@ def main(argv=None) -> int:
     env = environment(dev)
     cfgs = model_configs(args, dev, env)
     floors = model_floors(cfgs, args)
-    rows = [] if args.flops_only else measure_all(cfgs, floors, args, dev)
-    text = format_report(env, floors, rows, args)
-    print(text)
-    if args.out:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        doc = {"environment": env, "args": {k: v for k, v in vars(args).items() if not k.startswith("_")},
-               "peak_tflops": args._peak, "peak_source": args._peak_source, "floors": floors,
-               "rows": [asdict(r) for r in rows]}
-        (out / "generation.json").write_text(json.dumps(doc, indent=2, default=str) + "\n", encoding="utf-8")
-        (out / "generation.md").write_text(text + "\n", encoding="utf-8")
+    checkpoint = functools.partial(write_outputs, args, env, floors, complete=False)
+    rows = [] if args.flops_only else measure_all(cfgs, floors, args, dev, checkpoint)
+    print(write_outputs(args, env, floors, rows, complete=True))
     return 0
+
 
 if __name__ == "__main__":
     with contextlib.suppress(KeyboardInterrupt):

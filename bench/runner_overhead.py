@@ -11,17 +11,27 @@ Generates the same probes twice with ``builtin:tiny-sd`` on the CPU:
 Then it times the runner's write steps one by one on the same images (PNG encode,
 sha256, batch write with metadata.jsonl) and, because tiny-sd's 64 px images say
 little about real ones, PNG encode + sha256 of 512 / 768 / 1024 px images (smooth
-random images: upsampled noise, which compresses about like a photo; plain noise is
-the worst case) at zlib levels 6 (PIL's default, what the runner uses) and 1.
+random images: upsampled noise; two real photographs, scikit-learn's bundled sample images,
+resized; plain noise is the worst case) at zlib level 1, PIL's default level 6 (what the
+runner used before) and zlib's run-length strategy Z_RLE (the runner's now), one thread vs
+several.
+
+Last, the writer beside a simulated accelerator (``--simulate PX SECONDS``, repeatable;
+default 512 and 1024 px at 0.125 s per image, 8 images/s; it returns photographs): the
+runner's wall time with the writer before this change (one background thread, zlib 6), the
+encoder pool at zlib 6 and at zlib 1, and the runner's default (the pool, Z_RLE), side by
+side in one run, and the share of the time the accelerator is kept busy.
 
     python bench/runner_overhead.py                     # 32 images, batch 4
     python bench/runner_overhead.py --n-images 8 --sizes 64 512
+    python bench/runner_overhead.py --simulate-only --simulate 512 0.125 --simulate 1024 0.125
 """
 
 from __future__ import annotations
 
 import argparse
-import io
+import functools
+import importlib
 import json
 import os
 import platform
@@ -30,6 +40,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 
@@ -40,10 +51,14 @@ from benchmark.contract.digest import sha256_hex  # noqa: E402
 from benchmark.contract.times import utc_iso  # noqa: E402
 from benchmark.contract import run_folder as rf  # noqa: E402
 from benchmark.models import load_text_to_image  # noqa: E402
+from benchmark.runner import batch_writer as bw  # noqa: E402
 from benchmark.runner.generate import generate  # noqa: E402
 from benchmark.runner.probe_choice import build_probes  # noqa: E402
 from benchmark.present.progress import StageTimer  # noqa: E402
 from bench.workload import add_suites_option, generation_request  # noqa: E402
+
+#: the module (``benchmark.runner.generate``, the function, shadows it as an attribute of the package)
+gen_module = importlib.import_module("benchmark.runner.generate")
 
 
 def _ms(seconds: float, n: int) -> float:
@@ -73,13 +88,14 @@ def bare_pipeline(model, prompts: list[str], seeds: list[int], batch_size: int) 
     return images, time.perf_counter() - t0
 
 
-def png_bytes(image, level: int | None = None) -> bytes:
-    buf = io.BytesIO()
-    if level is None:
-        image.save(buf, format="PNG")  # what the runner does (PIL's default zlib level 6)
-    else:
-        image.save(buf, format="PNG", compress_level=level)
-    return buf.getvalue()
+def png_bytes(image, options: dict | None = None) -> bytes:
+    """PNG bytes with PIL's PNG ``options`` (None: the runner's, :data:`batch_writer.PNG_OPTIONS`)."""
+    return bw.png_bytes(image, options)
+
+
+#: the PNG settings compared: (label, PIL save options)
+COMPRESSIONS = (("zlib 1", {"compress_level": 1}), ("zlib 6 (PIL default; before)", bw.PNG_OPTIONS_BEFORE),
+                ("Z_RLE (runner)", bw.PNG_OPTIONS))
 
 
 def write_steps(images: list, batch_size: int, tmp: Path) -> dict[str, float]:
@@ -107,6 +123,16 @@ def write_steps(images: list, batch_size: int, tmp: Path) -> dict[str, float]:
     return t
 
 
+def photos(size: int) -> list:
+    """Two real photographs (scikit-learn's bundled sample images, 427 x 640), resized to ``size``
+    square, and their mirror images: what generated images compress like."""
+    from PIL import Image, ImageOps
+    from sklearn.datasets import load_sample_images
+
+    base = [Image.fromarray(a).resize((size, size), Image.BICUBIC) for a in load_sample_images().images]
+    return base + [ImageOps.mirror(im) for im in base]
+
+
 def smooth_image(size: int, rng: np.random.Generator):
     """A photo-like test image: 16x16 noise upsampled bicubically, plus a little fine noise."""
     from PIL import Image
@@ -119,12 +145,12 @@ def smooth_image(size: int, rng: np.random.Generator):
 class SimulatedAccelerator:
     """Stands in for a GPU pipeline to measure the host side only: each call waits
     ``seconds_per_image`` (as the host does while a GPU works; the wait releases the GIL)
-    and returns precomputed photo-like images of the real size. Its images are not model
-    output and nothing is scored from them: it exists to time the runner's writing."""
+    and returns photographs of the real size (copies of :func:`photos`, as a pipeline makes new
+    PIL images each call). Its images are not model output and nothing is scored
+    from them: it exists to time the runner's writing."""
 
-    def __init__(self, size: int, seconds_per_image: float, n_distinct: int = 8):
-        rng = np.random.default_rng(0)
-        self.images = [smooth_image(size, rng) for _ in range(n_distinct)]
+    def __init__(self, size: int, seconds_per_image: float):
+        self.images = photos(size)
         self.seconds_per_image = seconds_per_image
         self.model_id, self.revision = "simulated-accelerator", None
         self.settings = {"height": size, "width": size, "simulated_seconds_per_image": seconds_per_image}
@@ -133,69 +159,88 @@ class SimulatedAccelerator:
         from types import SimpleNamespace
 
         time.sleep(self.seconds_per_image * len(prompts))
-        return SimpleNamespace(images=[self.images[s % len(self.images)] for s in seeds], nsfw=[None] * len(prompts))
+        return SimpleNamespace(images=[self.images[s % len(self.images)].copy() for s in seeds],
+                               nsfw=[None] * len(prompts))
+
+
+def writers() -> list[tuple[str, dict]]:
+    """The writers compared beside the simulated accelerator: the one before this change (one
+    background thread encoding a batch's images one after another with PIL's default, zlib 6),
+    the encoder pool at zlib 6 and at zlib 1, and the runner's default (the pool, Z_RLE)."""
+    n = bw.default_threads()
+    return [("before: 1 background thread, zlib 6", {"threads": 1, "png_options": bw.PNG_OPTIONS_BEFORE}),
+            (f"{n} encoder threads, zlib 6", {"png_options": bw.PNG_OPTIONS_BEFORE}),
+            (f"{n} encoder threads, zlib 1", {"png_options": {"compress_level": 1}}),
+            (f"{n} encoder threads, Z_RLE (runner default)", {})]
 
 
 def overlap_rows(probes, size: int, seconds_per_image: float, batch_size: int, rounds: int) -> list[dict]:
-    """Runner wall time with batches written inline vs on the background thread (the default),
-    under a simulated accelerator, fastest of ``rounds``."""
+    """Runner wall time beside a simulated accelerator with each of :func:`writers`, rounds
+    interleaved (a shared machine drifts), fastest of ``rounds`` each; "busy" is the share of
+    the wall time the accelerator works: over the whole ``generate`` call (config, resume scan,
+    manifest and card included) and over its batch loop alone."""
     model = SimulatedAccelerator(size, seconds_per_image)
-    best = {False: float("inf"), True: float("inf")}
+    chosen = writers()
+    best: dict[str, tuple[float, float, float]] = {}
     for _ in range(rounds):
-        for overlap in (False, True):
+        for label, options in chosen:
             tmp = Path(tempfile.mkdtemp(prefix="t2ibench-overlap-"))
             try:
-                t0 = time.perf_counter()
-                generate(generation_request(tmp / "run", model, batch_size=batch_size), model, probes, overlap_writes=overlap)
-                best[overlap] = min(best[overlap], time.perf_counter() - t0)
+                with mock.patch.object(gen_module, "BatchWriter", functools.partial(bw.BatchWriter, **options)):
+                    t0 = time.perf_counter()
+                    summary = generate(generation_request(tmp / "run", model, batch_size=batch_size), model, probes)
+                    wall = time.perf_counter() - t0
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)
+            if wall < best.get(label, (float("inf"),))[0]:
+                best[label] = (wall, summary.loop_seconds, summary.timings.get("write", 0.0))
     n = len(probes)
     floor = seconds_per_image * n
-    return [{"writes": "inline (each batch written before the next generates)", "size": size,
-             "seconds_per_image": seconds_per_image, "wall_s": best[False], "images_per_s": n / best[False],
-             "accelerator_busy_percent": 100 * floor / best[False]},
-            {"writes": "background thread (runner default)", "size": size, "seconds_per_image": seconds_per_image,
-             "wall_s": best[True], "images_per_s": n / best[True], "accelerator_busy_percent": 100 * floor / best[True]}]
+    return [{"writes": label, "size": size, "seconds_per_image": seconds_per_image, "wall_s": best[label][0],
+             "images_per_s": n / best[label][0], "accelerator_busy_percent": 100 * floor / best[label][0],
+             "loop_busy_percent": 100 * floor / best[label][1], "write_stage_s": best[label][2]}
+            for label, _ in chosen]
+
+
+def _best_of(repeats: int, work) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        work()
+        best = min(best, time.perf_counter() - t0)
+    return best
 
 
 def encode_sizes(sizes: list[int], repeats: int, threads: int) -> list[dict]:
+    """PNG encode and sha256 per image by size, image and PNG setting (:data:`COMPRESSIONS`;
+    fastest of ``repeats``): two photographs, a smooth random image and plain noise (the worst
+    case); then ``threads`` photographs encoded one after another vs on a pool of ``threads``
+    threads (PIL's encoder releases the GIL), before and now."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from PIL import Image
 
     rng = np.random.default_rng(0)
     rows = []
     for size in sizes:
-        kinds = {"smooth": smooth_image(size, rng),
+        shots = photos(size)
+        kinds = {"photo 1": shots[0], "photo 2": shots[1], "smooth": smooth_image(size, rng),
                  "noise": Image.fromarray(rng.integers(0, 256, (size, size, 3), dtype=np.uint8))}
         for kind, im in kinds.items():
-            for level in (None, 1):
-                t0 = time.perf_counter()
-                for _ in range(repeats):
-                    data = png_bytes(im, level)
-                t1 = time.perf_counter()
-                for _ in range(repeats):
-                    sha256_hex(data)
-                t2 = time.perf_counter()
-                rows.append({"size": size, "image": kind, "zlib_level": 6 if level is None else level, "threads": 1,
-                             "png_ms": _ms(t1 - t0, repeats), "sha256_ms": _ms(t2 - t1, repeats),
-                             "png_kib": len(data) / 1024})
-        # PIL's zlib encoder releases the GIL: encoding in threads overlaps images (and, in the
-        # runner, could overlap the next batch's GPU work).
-        ims = [kinds["smooth"]] * threads
-        t0 = time.perf_counter()
-        for im in ims:
-            png_bytes(im)
-        serial = time.perf_counter() - t0
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(threads) as pool:
-            t0 = time.perf_counter()
-            list(pool.map(png_bytes, ims))
-            parallel = time.perf_counter() - t0
-        rows.append({"size": size, "image": "smooth", "zlib_level": 6, "png_ms": _ms(serial, threads),
-                     "sha256_ms": float("nan"), "png_kib": float("nan"), "threads": 1})
-        rows.append({"size": size, "image": "smooth", "zlib_level": 6, "png_ms": _ms(parallel, threads),
-                     "sha256_ms": float("nan"), "png_kib": float("nan"), "threads": threads})
+            for label, options in COMPRESSIONS:
+                data = png_bytes(im, options)
+                png_s = _best_of(repeats, lambda: png_bytes(im, options))
+                sha_s = _best_of(repeats, lambda: sha256_hex(data))
+                rows.append({"size": size, "image": kind, "png": label, "threads": 1, "png_ms": 1000 * png_s,
+                             "sha256_ms": 1000 * sha_s, "png_kib": len(data) / 1024})
+        ims = [shots[i % len(shots)].copy() for i in range(threads)]  # one object per thread, as a pipeline returns
+        for label, options in (COMPRESSIONS[1], COMPRESSIONS[2]):
+            serial = _best_of(repeats, lambda: [png_bytes(im, options) for im in ims])
+            with ThreadPoolExecutor(threads) as pool:
+                parallel = _best_of(repeats, lambda: list(pool.map(functools.partial(png_bytes, options=options), ims)))
+            for n, secs in ((1, serial), (threads, parallel)):
+                rows.append({"size": size, "image": "photos", "png": label, "threads": n,
+                             "png_ms": _ms(secs, threads), "sha256_ms": float("nan"), "png_kib": float("nan")})
     return rows
 
 
@@ -207,14 +252,26 @@ def parse_args(argv=None) -> argparse.Namespace:
                     help="image sizes (px) for the PNG encode table (default 512 768 1024)")
     ap.add_argument("--repeats", type=int, default=5, help="encodes per size in the PNG table (default 5)")
     ap.add_argument("--rounds", type=int, default=3, help="bare/runner rounds; the fastest of each is kept (default 3)")
-    ap.add_argument("--threads", type=int, default=4, help="threads of the parallel PNG encode row (default 4)")
-    ap.add_argument("--simulate", type=float, nargs=2, metavar=("PX", "SECONDS"), default=[512, 0.25],
-                    help="simulated accelerator for the overlap table: image size and seconds per image "
-                         "(default 512 0.25, the 4 images/s target; 0 seconds skips the table)")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="threads of the parallel PNG encode rows (default: the runner's encoder pool, "
+                         f"{bw.default_threads()} here)")
+    ap.add_argument("--simulate", type=float, nargs=2, metavar=("PX", "SECONDS"), action="append", default=None,
+                    help="a simulated accelerator for the writer table: image size and seconds per image; repeat "
+                         "for several (default 512 0.125 and 1024 0.125: 8 images/s; 0 seconds skips the table)")
+    ap.add_argument("--simulate-images", type=int, default=128,
+                    help="images of each run beside the simulated accelerator (default 128: 32 batches of 4, so that "
+                         "the last batch's write and the run's fixed costs, which a real run of thousands of images "
+                         "spreads thin, do not decide the figure; the busy share of the batch loop is shown too)")
+    ap.add_argument("--simulate-only", action="store_true",
+                    help="only the writer table beside the simulated accelerator (no tiny-sd rounds, no PNG table)")
     ap.add_argument("--out", help="folder for runner_overhead.json and runner_overhead.md")
     add_suites_option(ap, 2, "suites whose first --n-images prompts are generated")
     args = ap.parse_args(argv)
-    for name in ("n_images", "batch_size", "repeats", "rounds", "threads"):
+    args.threads = bw.default_threads() if args.threads is None else args.threads
+    args.simulate = [(int(px), float(s)) for px, s in (args.simulate or [(512, 0.125), (1024, 0.125)]) if s > 0]
+    if any(px < 8 for px, _ in args.simulate):
+        ap.error("--simulate PX must be at least 8 px")
+    for name in ("n_images", "batch_size", "repeats", "rounds", "threads", "simulate_images"):
         if getattr(args, name) < 1:
             ap.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
     if any(s < 8 for s in args.sizes):
@@ -282,28 +339,38 @@ def step_lines(header: str, rows: list[dict], share: float) -> list[str]:
     return lines
 
 
-def overlap_lines(overlap: list[dict], sim_px: int, sim_s: float, n: int, batch_size: int) -> list[str]:
+def overlap_lines(overlap: list[dict], n: int, batch_size: int) -> list[str]:
     if not overlap:
         return []
-    lines = ["", f"Writing beside a simulated accelerator ({sim_px} px images, {sim_s * 1000:.0f} ms per image of "
-             f"waiting, {n} images, batch {batch_size}; no model runs, only the runner's writing is timed):",
-             ""]
-    return lines + [markdown_table(["writes", "wall s", "images/s", "accelerator busy"],
-                                   ([r["writes"], f"{r['wall_s']:.2f}", f"{r['images_per_s']:.2f}",
-                                     f"{r['accelerator_busy_percent']:.1f}%"] for r in overlap), align="lrrr", pad=True)]
+    lines = ["", f"The writer beside a simulated accelerator ({n} images, batch {batch_size}; each call waits the "
+             "seconds per image, as the host does while a GPU works, and returns photographs; no model runs, "
+             "only the runner's writing is timed; busy = the accelerator's share of the wall time, of the whole "
+             "generate call and of its batch loop):", ""]
+    return lines + [markdown_table(
+        ["writer", "px", "s/img", "wall s", "images/s", "busy (call)", "busy (loop)", "write stage s"],
+        ([r["writes"], str(r["size"]), f"{r['seconds_per_image']:.3f}", f"{r['wall_s']:.2f}", f"{r['images_per_s']:.2f}",
+          f"{r['accelerator_busy_percent']:.1f}%", f"{r['loop_busy_percent']:.1f}%", f"{r['write_stage_s']:.2f}"]
+         for r in overlap), align="lrrrrrrr", pad=True)]
 
 
 def encode_lines(enc: list[dict]) -> list[str]:
-    lines = ["", "PNG encode and sha256 per image at real sizes (what the write stage costs per image on a GPU run):",
-             ""]
-    return lines + [markdown_table(["px", "image", "zlib", "threads", "PNG ms", "sha256 ms", "KiB"],
-                                   ([str(r["size"]), r["image"], str(r["zlib_level"]), str(r["threads"]),
-                                     f"{r['png_ms']:.2f}", _na(r["sha256_ms"], ".2f"), _na(r["png_kib"], ".0f")]
-                                    for r in enc), align="rlrrrrr", pad=True)]
+    lines = ["", "PNG encode and sha256 per image at real sizes (what the write stage costs per image on a GPU run; "
+             "photos: threads rows, wall time per image):", ""]
+    return lines + [markdown_table(["px", "image", "PNG", "threads", "PNG ms", "sha256 ms", "KiB"],
+                                   ([str(r["size"]), r["image"], r["png"], str(r["threads"]), f"{r['png_ms']:.2f}",
+                                     _na(r["sha256_ms"], ".2f"), _na(r["png_kib"], ".0f")] for r in enc),
+                                   align="rllrrrr", pad=True)]
 
 
-def main(argv=None) -> int:
-    args = parse_args(argv)
+def machine_line() -> str:
+    load = ", ".join(f"{v:.2f}" for v in os.getloadavg()) if hasattr(os, "getloadavg") else "n/a"
+    return (f"{utc_iso()}, {platform.node()}, {os.cpu_count()} CPU cores (load average "
+            f"{load} at the start: other work on the machine slows the writer), encoder pool "
+            f"{bw.default_threads()} threads, runner PNG options {bw.PNG_OPTIONS} (zlib 3 = Z_RLE)")
+
+
+def tiny_rounds(args, probes) -> tuple[list[str], list[dict], float, dict]:
+    """The tiny-sd rows: bare pipeline vs runner, step by step (lines, rows, overhead %, timings)."""
     import diffusers
     import torch
     import transformers
@@ -311,32 +378,43 @@ def main(argv=None) -> int:
     for lib in (diffusers, transformers):  # the loading bars would bury the table
         lib.utils.logging.disable_progress_bar()
         lib.utils.logging.set_verbosity_error()
-    probes = build_probes(args.suites, None).head(args.n_images).reset_index(drop=True)
     n = len(probes)
     model = load_text_to_image("builtin:tiny-sd", device="cpu")
     best, tm = measure_rounds(model, probes, args.batch_size, args.rounds)
     rows = [{"step": step, "ms_per_image": _ms(best[key], n), "per_run_s": best[key]} for step, key in STEP_ROWS]
     share = best["overhead"] / best["runner"] * 100 if best["runner"] > 0 else float("nan")
-    header = (f"runner overhead: {utc_iso()}, {platform.node()}, {os.cpu_count()} CPU cores, "
-              f"torch {torch.__version__} ({torch.get_num_threads()} threads), diffusers {diffusers.__version__}; "
-              f"builtin:tiny-sd {model.call_kwargs.get('height')} px, {model.call_kwargs.get('num_inference_steps')} "
-              f"steps, {n} images (the first of {', '.join(args.suites)}), batch {args.batch_size}, "
-              f"batch_invariant={model.batch_invariant}; fastest of {args.rounds} rounds")
-    sim_px, sim_s = int(args.simulate[0]), float(args.simulate[1])
-    overlap = overlap_rows(probes, sim_px, sim_s, args.batch_size, args.rounds) if sim_s > 0 else []
-    enc = encode_sizes(args.sizes, args.repeats, args.threads)
-    text = "\n".join(step_lines(header, rows, share) + overlap_lines(overlap, sim_px, sim_s, n, args.batch_size)
-                     + encode_lines(enc))
+    header = (f"runner overhead: torch {torch.__version__} ({torch.get_num_threads()} threads), diffusers "
+              f"{diffusers.__version__}; builtin:tiny-sd {model.call_kwargs.get('height')} px, "
+              f"{model.call_kwargs.get('num_inference_steps')} steps, {n} images (the first of "
+              f"{', '.join(args.suites)}), batch {args.batch_size}, batch_invariant={model.batch_invariant}; "
+              f"fastest of {args.rounds} rounds")
+    return step_lines(header, rows, share), rows, share, tm
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    probes = build_probes(args.suites, None).head(args.n_images).reset_index(drop=True)
+    n = len(probes)
+    header = machine_line()
+    lines, rows, share, tm = ([], [], float("nan"), {}) if args.simulate_only else tiny_rounds(args, probes)
+    sim_probes = build_probes(args.suites, None).head(args.simulate_images).reset_index(drop=True)
+    overlap = [r for px, secs in args.simulate
+               for r in overlap_rows(sim_probes, px, secs, args.batch_size, args.rounds)]
+    enc = [] if args.simulate_only else encode_sizes(args.sizes, args.repeats, args.threads)
+    text = "\n".join([header, ""] + lines + overlap_lines(overlap, len(sim_probes), args.batch_size)
+                     + (encode_lines(enc) if enc else []))
     print(text)
     if args.out:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
-        doc = {"header": header, "n_images": n, "batch_size": args.batch_size, "rows": rows, "overlap": overlap,
+        doc = {"header": header, "n_images": n, "simulate_images": len(sim_probes), "batch_size": args.batch_size,
+               "rows": rows, "overlap": overlap,
                "overhead_percent": share, "png": enc, "timings": tm}
         doc = json.loads(json.dumps(doc), parse_constant=lambda c: None)  # NaN (not measured) -> null
         (out / "runner_overhead.json").write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
         (out / "runner_overhead.md").write_text(text + "\n", encoding="utf-8")
     return 0
+
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -21,13 +21,15 @@ def shifted_results(doc: Mapping, model_id: str, shift: float, *, fill_undefined
     range (clipped to the range; the interval moves with it, so it still holds the value).
     ``fill_undefined`` also gives undefined headline scores a made-up value near the ideal and an
     interval (the tiny model leaves most DALL-Eval and PST scores undefined). ``annotator`` names
-    the annotator instead of the built-in tiny ones (the copy is then no demo)."""
+    the annotator instead of the built-in tiny ones (the copy is then no demo). The copy has no
+    ``pairing`` section: its resamples would not be of the moved values."""
     out = copy.deepcopy(dict(doc))
     if annotator is not None:
         for item in [*out.get("annotators", []), *out["scores"]]:
             if str(item.get("annotator", "")).startswith("builtin:"):
                 item["annotator"] = annotator
     out.pop("warning", None)
+    out.pop("pairing", None)  # the paired resamples are of the values and annotators replaced here
     out["model"] = {**out["model"], "id": model_id, "spec": model_id, "revision": "main", "builtin": False}
     out["notes"] = [n for n in out.get("notes", []) if n != doc.get("warning")]
     out["settings"] = {**out.get("settings", {}), "family": "sd1"}
@@ -131,15 +133,16 @@ def all_scores_doc(model_id: str, shift: float, *, width: float = 0.04, demo: bo
         scores.append(res.score_entry(name, suite, value, ci=ci, n=40, estimator="CLS",
                                       annotator="open_clip:ViT-L-14:openai"))
     spec = "builtin:tiny-sd" if demo else model_id
-    return res.build_results(
+    audited = res.AuditedRun(
         model={"id": spec, "spec": spec, "revision": "main", "builtin": demo}, package_version="0.1.0",
+        settings={"family": "tiny" if demo else "sd1"}, seeds={"policy": res.SEED_POLICY, "bootstrap_random_state": 0},
+        hardware={"platform": "linux", "python": "3.11", "torch": "2.4", "device": "cuda", "gpu": "H100"})
+    scored = res.ScoredRun(
         suites=[{"name": s, "status": "scored", "reason": None, "n_images": 40, "n_scored_images": 40,
                  "excluded": {}} for s in suites.values()],
-        settings={"family": "tiny" if demo else "sd1"}, seeds={"policy": res.SEED_POLICY, "bootstrap_random_state": 0},
-        scoring={"confidence_level": 0.95, "n_resamples": 200, "ci_method": "percentile"},
-        hardware={"platform": "linux", "python": "3.11", "torch": "2.4", "device": "cuda", "gpu": "H100"}, timings={},
-        annotators=[], scores=scores, details={},
-        notes=[], run={"n_images": 40 * len(suites), "n_nsfw_excluded": 0}, created="2025-01-01T00:00:00+00:00")
+        scoring={"confidence_level": 0.95, "n_resamples": 200, "ci_method": "percentile"}, timings={},
+        annotators=[], scores=scores, details={}, notes=[], run={"n_images": 40 * len(suites), "n_nsfw_excluded": 0})
+    return res.build_results(audited, scored, created="2025-01-01T00:00:00+00:00")
 
 
 def synthetic_table(n: int, *, seed: int = 0, demo_every: int = 500):

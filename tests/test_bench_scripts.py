@@ -62,8 +62,8 @@ def test_scoring_cpu_rejects_bad_scale(tmp_path):
 def test_runner_overhead_small(tmp_path):
     out = tmp_path / "out"
     text = run_script("runner_overhead.py", "--n-images", "2", "--batch-size", "2", "--sizes", "32", "--repeats", "1",
-                      "--rounds", "1", "--threads", "2", "--simulate", "64", "0.01", "--out", str(out),
-                      tmp_path=tmp_path)
+                      "--rounds", "1", "--threads", "2", "--simulate", "64", "0.01", "--simulate-images", "4",
+                      "--out", str(out), tmp_path=tmp_path)
     doc = json.loads((out / "runner_overhead.json").read_text())
     steps = {r["step"].strip(): r for r in doc["rows"]}
     for key in ("bare pipeline calls", "runner: model calls (generate stage)", "of which PNG encode",
@@ -73,9 +73,27 @@ def test_runner_overhead_small(tmp_path):
     assert math.isfinite(steps["runner overhead (total - bare)"]["ms_per_image"])
     assert [r["size"] for r in doc["png"]] and all(finite_positive(r["png_ms"]) for r in doc["png"])
     assert "PNG ms" in text and "sha256 ms" in text
-    assert [r["writes"].split()[0] for r in doc["overlap"]] == ["inline", "background"]
-    assert all(finite_positive(r["images_per_s"]) and 0 < r["accelerator_busy_percent"] <= 100.5
-               for r in doc["overlap"])
+    # the writer before this change, the encoder pool at zlib 6 and 1, the runner's default; side by side
+    writers = [r["writes"] for r in doc["overlap"]]
+    assert len(writers) == 4 and writers[0].startswith("before") and writers[3].endswith("Z_RLE (runner default)")
+    assert {r["size"] for r in doc["overlap"]} == {64} and "busy (call)" in text and "busy (loop)" in text
+    assert all(finite_positive(r["images_per_s"]) and 0 < r["accelerator_busy_percent"] <= r["loop_busy_percent"]
+               <= 100.5 and finite_positive(r["write_stage_s"]) for r in doc["overlap"])
+    assert {r["png"] for r in doc["png"]} == {"zlib 1", "zlib 6 (PIL default; before)", "Z_RLE (runner)"}
+    assert {r["image"] for r in doc["png"]} == {"photo 1", "photo 2", "smooth", "noise", "photos"}
+    assert {r["threads"] for r in doc["png"]} == {1, 2}
+    assert "load average" in doc["header"]
+
+
+def test_runner_overhead_simulate_only(tmp_path):
+    out = tmp_path / "out"
+    text = run_script("runner_overhead.py", "--simulate-only", "--simulate-images", "4", "--batch-size", "2",
+                      "--rounds", "1", "--simulate", "32", "0.005", "--simulate", "48", "0.005", "--out", str(out),
+                      tmp_path=tmp_path)
+    doc = json.loads((out / "runner_overhead.json").read_text())
+    assert [r["size"] for r in doc["overlap"]] == [32] * 4 + [48] * 4
+    assert doc["rows"] == [] and doc["png"] == [] and "PNG ms" not in text
+    assert doc["simulate_images"] == 4 and "(4 images, batch 2;" in text
 
 
 @pytest.mark.parametrize("models", [["sd15", "sdxl", "flux-dev", "sd35-medium", "clip"]])
@@ -98,11 +116,15 @@ def test_generation_tiny(tmp_path, models):
         for c in ("runner", "runner-no-compile", "runner-batch4", "batch1-fp16", "sdpa", "fused-qkv"):
             assert (m, c) in got
         assert finite_positive(doc["floors"][m]["per_image"]) and finite_positive(doc["floors"][m]["floor_images_per_s"])
-    # the diffusion transformers: built in memory (no folder, no runner rows), two plain bf16 rows each
+    # the diffusion transformers: built in memory (no folder), two plain bf16 rows each, then the
+    # runner's default path around the same pipeline (auto batch: 4 on a CPU, uncompiled there)
     for m in ("flux-dev", "sd35-medium"):
-        assert {c for (model, c) in got if model == m} == {"batch1-bf16", "batched-bf16"}
-        assert [r["batch"] for r in rows if r["model"] == m] == [1, 2] and f"| {m} | batch1-bf16 |" in text
+        assert [r["config"] for r in rows if r["model"] == m] == ["batch1-bf16", "batched-bf16", "runner"]
+        assert [r["batch"] for r in rows if r["model"] == m] == [1, 2, 4] and f"| {m} | batch1-bf16 |" in text
         assert all(r["dtype"] == "bfloat16" for r in rows if r["model"] == m)
+        runner = next(r for r in rows if r["model"] == m and r["config"] == "runner")
+        assert runner["images"] == 4 and runner["extra"]["speed"] == {} and "auto batch" in runner["note"]
+        assert runner["extra"]["batch_size_auto"]["rule"].startswith("auto: 4")
     # their floors: one transformer forward per step for FLUX.1-dev (guidance is an embedding),
     # two (classifier-free guidance, the batch doubled) for SD 3.5; 1 step asked for
     for m, g in (("flux-dev", 1), ("sd35-medium", 2)):
@@ -293,3 +315,93 @@ def test_full_audit_tiny(tmp_path):
             assert r["s_per_image"] is not None and r["s_per_image"] >= 0
     assert finite_positive(doc["projected_total_s"])
     assert all(w >= 1 for w in audit["annotator_kinds_per_suite"].values())
+
+
+def run_gpu_check(tmp_path: Path, *args: str, timeout: int = 300) -> subprocess.CompletedProcess:
+    """bench/gpu_check.sh with this interpreter first on PATH (the script calls python3)."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "T2IBENCH_CACHE": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1",
+           "OUT": str(tmp_path / "out"), "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    return subprocess.run(["bash", str(ROOT / "bench" / "gpu_check.sh"), *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def test_gpu_check_cpu_dry_path(tmp_path):
+    """`gpu_check.sh --cpu`: the `modes` part at tiny sizes (the compile-modes / compile-vae rows on
+    the runner's path at a static batch of 2, each compared with mode default's images; nothing is
+    compiled on a CPU, so all are identical), then a part whose budget passes the deadline, not
+    started and named with the command that runs it; the summary has the date, device, versions,
+    the rows and the targets (never met on a CPU)."""
+    proc = run_gpu_check(tmp_path, "--cpu", "modes", "dit", "--budget", "dit=99999", "--deadline-s", "600")
+    assert proc.returncode == 1, proc.stderr[-3000:]  # not every part ran
+    doc = json.loads((tmp_path / "out" / "gpu_check.json").read_text())
+    text = (tmp_path / "out" / "gpu_check.md").read_text()
+    assert [p["status"] for p in doc["parts"]][0] == "ok" and doc["parts"][1]["status"].startswith("not started")
+    assert "Not run or not finished: `bash bench/gpu_check.sh dit`" in text and "CPU DRY RUN" in text
+    assert doc["cpu"] is True and doc["device"].startswith("CPU") and doc["versions"]["diffusers"] != "missing"
+    assert doc["date"][:4].isdigit() and doc["date"] in text
+    generation = doc["parts"][0]["outputs"]["generation"]
+    assert generation["complete"] is True
+    rows = [r for r in generation["rows"] if r["config"] in ("compile-modes", "compile-vae")]
+    assert not [r["error"] for r in rows if r["error"]]
+    # compile-modes first: mode default is its first row, the reference of every row, measured once
+    assert [r["note"].split(";")[0] for r in rows] == ["default", "reduce-overhead", "max-autotune-no-cudagraphs",
+                                                       "default + VAE decoder", "reduce-overhead + VAE decoder"]
+    for r in rows:
+        assert r["batch"] == 2 and r["images"] == 2 and finite_positive(r["images_per_s"])
+        assert r["extra"]["vs_default"] == {"identical": True, "images_compared": 2, "images_differing": 0,
+                                            "max_abs_diff": 0}
+        assert "images vs mode default: identical" in r["note"] and "CPU: not compiled" in r["note"]
+    assert "| modes | sd15 | compile-vae | 2 |" in text
+    assert [t["met"] for t in doc["targets"]] == [None] * 4 and text.count("not measured") == 4
+    assert (tmp_path / "out" / "modes.log").read_text().strip()
+
+
+def test_gpu_check_budget_stops_a_part(tmp_path):
+    proc = run_gpu_check(tmp_path, "--cpu", "sd15", "--budget", "sd15=2", timeout=120)
+    assert proc.returncode == 1
+    part = json.loads((tmp_path / "out" / "gpu_check.json").read_text())["parts"][0]
+    assert part["status"] == "timed out" and part["seconds"] < 60
+    bad = run_gpu_check(tmp_path, "--cpu", "nonsense", timeout=60)
+    assert bad.returncode == 2 and "unknown part 'nonsense'" in bad.stderr
+
+
+def test_gpu_check_targets_verdicts():
+    """The verdicts the summary prints, on figures as a GPU run would write them."""
+    sys.path.insert(0, str(ROOT))
+    from bench.gpu_check import targets
+
+    def gen(part, *rows):
+        return {"part": part, "outputs": {"generation": {"rows": [dict(r, error=None) for r in rows]}}}
+
+    compiled = {"speed": {"compiled": ["transformer"]}}
+    results = [gen("sd15", {"model": "sd15", "config": "runner", "images_per_s": 4.6, "pct_of_floor": 39.3}),
+               gen("dit", {"model": "flux-dev", "config": "runner", "images_per_s": 0.21, "pct_of_floor": 44.6,
+                           "extra": compiled},
+                   {"model": "sd35-medium", "config": "runner", "images_per_s": 0.4, "pct_of_floor": 37.0,
+                    "extra": {"speed": {"compiled": []}}}),
+               {"part": "full-audit", "outputs": {"full_audit": {"projected_total_s": 3500.0,
+                                                                 "audit": {"n_images": 1008}}}}]
+    assert [t["met"] for t in targets(results, cpu=False)] == [True, True, False, True]
+    results[0]["outputs"]["generation"]["rows"][0]["pct_of_floor"] = 37.9
+    results[2]["outputs"]["full_audit"]["projected_total_s"] = 3700.0
+    assert [t["met"] for t in targets(results, cpu=False)] == [False, True, False, False]
+    assert [t["met"] for t in targets(results[:1], cpu=False)] == [False, None, None, None]
+    assert [t["met"] for t in targets(results, cpu=True)] == [None] * 4
+
+
+def test_generation_compare_images():
+    """The compile-mode rows' verdict against mode default's images: identical, how many differ
+    and by how many grey levels, or nothing to compare with."""
+    sys.path.insert(0, str(ROOT))
+    import numpy as np
+
+    from bench.generation import compare_images
+
+    ref = {"a": np.zeros((4, 4, 3), np.int16), "b": np.full((4, 4, 3), 9, np.int16)}
+    assert compare_images(dict(ref), ref) == {"identical": True, "images_compared": 2, "images_differing": 0,
+                                              "max_abs_diff": 0}
+    moved = {"a": ref["a"].copy(), "b": ref["b"].copy()}
+    moved["b"][1, 2, 0] = 12
+    assert compare_images(moved, ref) == {"identical": False, "images_compared": 2, "images_differing": 1,
+                                          "max_abs_diff": 3}
+    assert compare_images(moved, None)["identical"] is None

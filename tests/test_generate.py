@@ -373,6 +373,45 @@ def test_two_processes_under_accelerate_equal_one(tmp_path, reference):
     assert_same_run(reference, run_dir)
 
 
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_two_nodes_under_torchrun_equal_one_process(tmp_path, reference):
+    """The multi-node form: two torchrun "nodes" on this machine (``--nnodes 2 --node_rank 0/1
+    --master_addr 127.0.0.1``, one process each, gloo on the CPU) writing into one run folder, as
+    two machines would on shared storage: the manifest and the PNG bytes equal one process's."""
+    import torch
+
+    run_dir, port = tmp_path / "run", _free_port()
+    # each node's process gets as many threads as the reference had (CPU kernels round by thread count)
+    env = {"CUDA_VISIBLE_DEVICES": "", "OMP_NUM_THREADS": str(torch.get_num_threads())}
+    nodes = [run_worker(run_dir, "--batch-size", "2", env=env,
+                        launcher=[sys.executable, "-m", "torch.distributed.run", "--nnodes", "2",
+                                  "--nproc_per_node", "1", "--node_rank", str(rank), "--master_addr", "127.0.0.1",
+                                  "--master_port", str(port)])
+             for rank in (0, 1)]
+    outs = []
+    try:
+        for proc in nodes:
+            outs.append(proc.communicate(timeout=300)[0])
+    finally:
+        for proc in nodes:
+            if proc.poll() is None:
+                proc.kill()
+    assert [proc.returncode for proc in nodes] == [0, 0], outs
+    assert "rank 0/2" in outs[0] and "rank 1/2" in outs[1], outs
+    m = read_manifest(run_dir)
+    assert list(m["rank"]) == [0] * LIMIT + [1] * LIMIT  # node 0 the first half of the probes, node 1 the rest
+    assert_same_run(reference, run_dir)
+    assert ({p.relative_to(reference / "images").name: p.read_bytes() for p in (reference / "images").rglob("*.png")}
+            == {p.relative_to(run_dir / "images").name: p.read_bytes() for p in (run_dir / "images").rglob("*.png")})
+
+
 def test_end_to_end_run_folder(reference, tmp_path):
     """The single-process run of the end-to-end model: card, config and dataset."""
     import datasets
@@ -387,3 +426,162 @@ def test_end_to_end_run_folder(reference, tmp_path):
     m = read_manifest(reference)
     assert ds["probe_id"] == list(m["probe_id"]) and ds["sha256"] == list(m["sha256"])
     assert ds[0]["image"].mode == "RGB" and json.loads(ds[0]["settings"]) == cfg["settings"]
+
+
+# --------------------------------------------------------------------------- the batch writer
+
+
+def _writer_run(run_dir: Path, overlap: bool = True, **writer_options) -> Path:
+    """A stand-in run through ``generate`` (batches of 3) with the batch writer built with ``writer_options``."""
+    import functools
+    import importlib
+
+    from benchmark.runner.batch_writer import BatchWriter
+
+    gen_module = importlib.import_module("benchmark.runner.generate")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(gen_module, "BatchWriter", functools.partial(BatchWriter, **writer_options))
+        generate_into(run_dir, worker.StandInModel(), build_probes(SUITES), batch_size=3, limit=LIMIT,
+                 overlap_writes=overlap)
+    return run_dir
+
+
+def _pixels(run: Path) -> dict[str, bytes]:
+    from PIL import Image
+
+    m = read_manifest(run)
+    return {pid: Image.open(run / path).convert("RGB").tobytes() for pid, path in zip(m["probe_id"], m["image_path"])}
+
+
+def test_writer_bytes_do_not_depend_on_threads_or_overlap(tmp_path):
+    """The same files and manifest with 1 or 3 encoder threads, in the background or inline."""
+    runs = [_writer_run(tmp_path / f"t{threads}{'o' if overlap else 'i'}", threads=threads, overlap=overlap)
+            for threads, overlap in ((1, True), (3, True), (3, False))]
+    for other in runs[1:]:
+        assert_same_run(runs[0], other)
+        assert ({p.relative_to(runs[0]): p.read_bytes() for p in (runs[0] / "images").rglob("*.png")}
+                == {p.relative_to(other): p.read_bytes() for p in (other / "images").rglob("*.png")})
+
+
+def test_png_options_keep_pixels_and_the_old_options_write_the_old_bytes():
+    """Lossless: the runner's PNG options (zlib's run-length strategy) and PIL's default decode to
+    the same pixels; PNG_OPTIONS_BEFORE writes what the writer before wrote (``image.save(buf,
+    "PNG")``); under the run-length strategy the zlib level changes no byte."""
+    import io
+
+    from PIL import Image
+
+    from benchmark.runner.batch_writer import PNG_OPTIONS, PNG_OPTIONS_BEFORE, png_bytes
+
+    image = worker.StandInModel(height=96, width=80).generate(["a photo of a nurse"], [3]).images[0]
+    old = io.BytesIO()
+    image.save(old, format="PNG")
+    assert png_bytes(image, PNG_OPTIONS_BEFORE) == old.getvalue()
+    new = png_bytes(image)
+    assert new != old.getvalue()  # PIL applies the strategy (were the option ignored, these would be equal)
+    assert Image.open(io.BytesIO(new)).tobytes() == Image.open(io.BytesIO(old.getvalue())).tobytes() == image.tobytes()
+    assert {png_bytes(image, {**PNG_OPTIONS, "compress_level": level}) for level in range(1, 10)} == {new}
+
+
+def test_a_run_started_by_the_old_writer_verifies_and_resumes(tmp_path, capsys):
+    """Batches written with PIL's default PNG options by one thread (the writer before this one), the run killed,
+    resumed by today's writer: the folder verifies, the old batches keep their bytes, and every
+    image has the pixels of an uninterrupted run."""
+    from benchmark.cli import main
+
+    whole = _writer_run(tmp_path / "whole")
+    from benchmark.runner.batch_writer import PNG_OPTIONS_BEFORE
+
+    old = _writer_run(tmp_path / "old", threads=1, png_options=PNG_OPTIONS_BEFORE)
+    run = tmp_path / "run"
+    shutil.copytree(old, run)
+    for name in ("b000009", "b000012", "b000015", "b000018"):  # the batches a kill lost
+        shutil.rmtree(run / "images" / name)
+    (run / "manifest.parquet").unlink()
+    kept = {p.name: p.read_bytes() for p in (run / "images").rglob("*.png")}
+    summary = generate_into(run, worker.StandInModel(), build_probes(SUITES), batch_size=3, limit=LIMIT)
+    assert summary.n_done_before == 9 and summary.n_generated == 11 and summary.n_done == 2 * LIMIT
+    capsys.readouterr()
+    assert main(["verify", str(run)]) == 0 and capsys.readouterr().out.startswith("OK ")
+    assert {p.name: p.read_bytes() for p in (run / "images").rglob("*.png") if p.name in kept} == kept
+    assert _pixels(run) == _pixels(whole) == _pixels(old)
+    sha = dict(zip(read_manifest(run)["probe_id"], read_manifest(run)["sha256"]))
+    new_sha = dict(zip(read_manifest(whole)["probe_id"], read_manifest(whole)["sha256"]))
+    old_sha = dict(zip(read_manifest(old)["probe_id"], read_manifest(old)["sha256"]))
+    assert [sha[p] == old_sha[p] for p in sha] == [i < 9 for i in range(2 * LIMIT)]
+    assert [sha[p] == new_sha[p] for p in sha] == [i >= 9 for i in range(2 * LIMIT)]
+
+
+def test_an_encoding_error_stops_the_run_and_keeps_finished_batches(tmp_path, monkeypatch):
+    from benchmark.runner import batch_writer
+
+    real, calls = batch_writer.png_bytes, []
+
+    def failing(image, options=None):
+        calls.append(1)
+        if len(calls) == 8:  # an image of the third batch of 3
+            raise OSError("encoder failed")
+        return real(image, options)
+
+    monkeypatch.setattr(batch_writer, "png_bytes", failing)
+    with pytest.raises(OSError, match="encoder failed"):
+        generate_into(tmp_path, worker.StandInModel(), build_probes(SUITES), batch_size=3, limit=LIMIT)
+    assert len(scan_batches(tmp_path)) == 6 and not list((tmp_path / ".partial").glob("b*"))
+
+
+KILL_SCRIPT = """
+import os, sys, time
+from pathlib import Path
+sys.path[:0] = [{tests!r}, {repo!r}]
+import _gen_worker as worker
+from audit_requests import generate_into
+from benchmark.runner import build_probes
+
+log = open({log!r}, "a")
+
+class Logged(worker.StandInModel):
+    def generate(self, prompts, seeds):
+        log.write("start\\n"); log.flush()
+        return super().generate(prompts, seeds)
+
+real_rename = os.rename
+
+def slow_rename(src, dst, *a, **k):  # a slow disk: each batch takes 0.4 s to commit
+    if Path(src).parent.name == ".partial":
+        time.sleep(0.4)
+    return real_rename(src, dst, *a, **k)
+
+os.rename = slow_rename
+generate_into({run!r}, Logged(), build_probes({suites!r}), batch_size=2, limit={limit})
+"""
+
+
+def test_a_kill_loses_at_most_the_batch_being_written_and_the_one_after_it(tmp_path):
+    """The model is fast and the disk slow: the generating thread waits for the writer instead
+    of running ahead. Killed mid-run, the model had started at most two batches more than are
+    on disk (one being written, one generated after it); the rerun completes the run."""
+    run, log = tmp_path / "run", tmp_path / "calls.log"
+    script = tmp_path / "kill_me.py"
+    script.write_text(KILL_SCRIPT.format(tests=str(WORKER.parent), repo=str(REPO), log=str(log), run=str(run),
+                                         suites=SUITES, limit=LIMIT), encoding="utf-8")
+    proc = subprocess.Popen([sys.executable, str(script)], cwd=REPO, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while len(list((run / "images").glob("b*")) if (run / "images").is_dir() else []) < 3:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"the run ended or stalled before 3 batches:\n{proc.stdout.read()}")
+            time.sleep(0.02)
+        time.sleep(0.3)  # mid-batch
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    started = log.read_text().count("start")
+    committed = len(list((run / "images").glob("b*")))
+    assert 3 <= committed < LIMIT and started - committed <= 2, (started, committed)
+    assert len(list((run / ".partial").glob("b*"))) <= 1
+    resumed = generate_into(run, worker.StandInModel(), build_probes(SUITES), batch_size=2, limit=LIMIT)
+    assert resumed.n_done_before == 2 * committed and resumed.n_done == 2 * LIMIT
+    reference = generate_into(tmp_path / "ref", worker.StandInModel(), build_probes(SUITES), batch_size=2, limit=LIMIT)
+    assert reference.n_done == 2 * LIMIT
+    assert_same_run(tmp_path / "ref", run)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import _gen_worker as worker
-from audit_requests import generate_into
+from audit_requests import audit_request, generate_into
 from benchmark.runner import build_probes, read_manifest
 from benchmark.runner.batch_size import AUTO, DEFAULT_BATCH_SIZE, BatchSize, parse_batch_size, resolve_batch_size
 
@@ -224,3 +224,96 @@ def test_probe_batch_size_arithmetic_and_oom_fallback(monkeypatch):
     gpu = _FakeGPU(capacity=1000 * gib, fixed=gib, per_image=gib // 8)
     gpu.install(monkeypatch)
     assert probe_batch_size(gpu.run, "cuda")[0] == AUTO_MAX_BATCH
+
+
+class _GraphReplay:
+    """What a CUDA-graph replay does to a module's outputs, on the CPU: the eager forward, its
+    result copied into one static buffer that every call returns (the next call overwrites it)."""
+
+    def __init__(self, forward):
+        self.forward, self.buffer = forward, None
+
+    def __call__(self, *args, **kwargs):
+        out = self.forward(*args, **kwargs)
+        if self.buffer is None:
+            self.buffer = out.clone()
+        else:
+            self.buffer.copy_(out)
+        return self.buffer
+
+
+def test_graph_safe_copies_outputs_out_of_the_replayed_memory(monkeypatch):
+    """A scheduler keeping earlier outputs (PNDM) or a sliced VAE decode reads them after the
+    next replay: without graph_safe they are all the last output, with it each keeps its value;
+    each call starts a new CUDA-graph step."""
+    import torch
+
+    from benchmark.models.cuda_speed import graph_safe
+
+    steps = []
+    monkeypatch.setattr(torch.compiler, "cudagraph_mark_step_begin", lambda: steps.append(1))
+    def forward(x):
+        return x * 2
+
+    raw, safe = _GraphReplay(forward), graph_safe(_GraphReplay(forward))
+    kept_raw = [raw(torch.tensor([float(i)])) for i in range(3)]
+    kept_safe = [safe(torch.tensor([float(i)])) for i in range(3)]
+    assert [t.item() for t in kept_raw] == [4.0, 4.0, 4.0]
+    assert [t.item() for t in kept_safe] == [0.0, 2.0, 4.0] and len(steps) == 3
+    # outputs nested in tuples and diffusers' output classes are copied too
+    from diffusers.models.autoencoders.vae import DecoderOutput
+
+    out = graph_safe(lambda: (DecoderOutput(sample=raw(torch.tensor([5.0]))), 7))()
+    assert out[0].sample.item() == 10.0 and out[0].sample is not raw.buffer and out[1] == 7
+
+
+def test_sliced_vae_decode_under_replay_needs_graph_safe():
+    """The tiny pipeline on the CPU, two images in one call, the VAE decoding one image at a time
+    (slicing, the runner's CUDA default): a replayed decoder gives both images the second one's
+    pixels; through graph_safe the images equal the eager pipeline's, bit for bit."""
+    from benchmark.models.cuda_speed import graph_safe
+
+    def images(model):
+        model.pipe.vae.enable_slicing()
+        out = model._call(["a photo of a doctor", "a photo of a nurse"], [1, 2])
+        return [np.asarray(im) for im in out.images]
+
+    eager = images(_tiny(batch_invariant=False))
+    replayed = _tiny(batch_invariant=False)
+    decoder = replayed.pipe.vae.decoder
+    decoder._compiled_call_impl = _GraphReplay(decoder._call_impl)
+    broken = images(replayed)
+    assert (broken[0] == broken[1]).all() and not (eager[0] == eager[1]).all()
+    decoder._compiled_call_impl = graph_safe(_GraphReplay(decoder._call_impl))
+    fixed = images(replayed)
+    assert all((a == b).all() for a, b in zip(fixed, eager))
+
+
+@pytest.mark.parametrize("mode, graphs", [("default", False), ("reduce-overhead", True),
+                                          ("max-autotune-no-cudagraphs", False)])
+def test_compile_mode_is_a_setting_and_is_recorded(mode, graphs):
+    """The CUDA set-up with a compile mode (the wrapper built around the tiny pipeline as on a GPU;
+    torch.compile is lazy, nothing runs): the mode in settings and speed, the VAE decoder compiled
+    when asked, CUDA-graph modes through graph_safe, and what run_config.json records."""
+    import torch
+
+    from benchmark.models.cuda_speed import uncompile_pipeline
+    from benchmark.models.diffusers_model import DiffusersTextToImage
+    from benchmark.runner.run_config import make_run_config
+
+    pipe = _tiny().pipe
+    model = DiffusersTextToImage(pipe, model_id="tiny", revision=None, device=torch.device("cuda"),
+                                 dtype=torch.float32, family="tiny", compile=mode, compile_vae=True)
+    assert model.settings["compile"] == model.speed["compile"] == mode and not model.compiled
+    model.prepare_batches(4)
+    assert model.compiled and model.settings["static_batch"] == 4
+    assert model.speed["compiled"] == ["unet", "vae.decoder"] and model.speed["cudagraphs"] is graphs
+    for module in (pipe.unet, pipe.vae.decoder):
+        assert hasattr(module._compiled_call_impl, "graph_safe_of") is graphs
+    cfg = make_run_config(audit_request("run", "builtin:tiny-sd"), build_probes(SUITES).head(2), model=model)
+    assert cfg["speed"]["compile"] == mode and cfg["speed"]["cudagraphs"] is graphs
+    uncompile_pipeline(pipe)
+    assert pipe.unet._compiled_call_impl is None and pipe.vae.decoder._compiled_call_impl is None
+    with pytest.raises(ValueError, match="unknown torch.compile mode"):
+        DiffusersTextToImage(pipe, model_id="tiny", revision=None, device=torch.device("cuda"), dtype=torch.float32,
+                             family="tiny", compile="fastest")

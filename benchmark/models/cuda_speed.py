@@ -23,8 +23,18 @@ kernels per process and may pick another one after a restart); the few Triton
 configurations inductor still chooses at run time are cached on disk by inductor
 (``TORCHINDUCTOR_CACHE_DIR``, by default under the system temp folder), so a resumed
 process on the same machine reuses them: the design; not yet shown on a GPU (the command is
-in docs/performance.md). CUDA graphs (mode ``reduce-overhead``) are an
-option, measured in ``bench/generation.py``, not the default.
+in docs/performance.md).
+
+The compile mode is a setting (``load_text_to_image(compile=MODE)``, one of
+:data:`COMPILE_MODES`; recorded as ``settings.compile`` and ``speed.compile``). The modes with
+CUDA graphs (:data:`CUDAGRAPH_MODES`: ``reduce-overhead``, ``max-autotune``) replay every
+denoiser call into the same output memory; a scheduler that keeps earlier outputs (PNDM, SD
+1.5's default, keeps four) or a sliced VAE decode (one image per call, concatenated after)
+would read overwritten values, so each call of a module compiled with CUDA graphs starts a
+new graph step and its outputs are copied out (:func:`graph_safe`; recorded as
+``speed.cudagraphs``). ``bench/generation.py``'s ``compile-modes`` rows measure each mode
+on the runner's padded static batches and compare its images with mode ``default``'s; the
+default stays ``default`` until a GPU run shows another faster with the same images.
 """
 
 from __future__ import annotations
@@ -37,6 +47,7 @@ from .errors import DeviceUnavailableError, MalformedSpecError
 __all__ = [
     "AUTO_MAX_BATCH",
     "COMPILE_MODES",
+    "CUDAGRAPH_MODES",
     "DEFAULT_COMPILE_MODE",
     "MEMORY_MARGIN",
     "OFFLOAD_MODES",
@@ -47,6 +58,7 @@ __all__ = [
     "apply_cuda_layout",
     "compile_pipeline",
     "denoisers",
+    "graph_safe",
     "uncompile_pipeline",
     "probe_batch_size",
     "resolve_compile_mode",
@@ -55,6 +67,8 @@ __all__ = [
 #: the compile mode the runner uses on CUDA by default (see the module docstring for why)
 DEFAULT_COMPILE_MODE = "default"
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")
+#: the modes whose compiled modules replay CUDA graphs (outputs in memory the next replay reuses)
+CUDAGRAPH_MODES = ("reduce-overhead", "max-autotune")
 #: the automatic batch size never goes past this: the H200 sweep of 2026-11-26 gained 4%
 #: from 16 to 32 images per batch, and larger batches only delay the first written batch.
 AUTO_MAX_BATCH = 32
@@ -149,23 +163,62 @@ def apply_cuda_layout(pipe) -> dict[str, Any]:
     return done
 
 
+def _copied(out):
+    """``out`` (a tensor, or tuples / lists / dicts / diffusers outputs of them) with every tensor cloned."""
+    import torch
+
+    if isinstance(out, torch.Tensor):
+        return out.clone()
+    if isinstance(out, dict):  # diffusers' BaseOutput is an OrderedDict
+        return type(out)(**{k: _copied(v) for k, v in out.items()})
+    if isinstance(out, (tuple, list)):
+        return type(out)(_copied(v) for v in out)
+    return out
+
+
+def graph_safe(call: Callable) -> Callable:
+    """``call`` (a compiled forward that replays CUDA graphs) made safe to keep its outputs: each
+    call starts a new CUDA-graph step (``torch.compiler.cudagraph_mark_step_begin``) and returns
+    copies of the outputs, which the next replay would otherwise overwrite in place (one latent
+    batch per step: a copy costs microseconds beside the forward)."""
+    import torch
+
+    def safe_call(*args, **kwargs):
+        torch.compiler.cudagraph_mark_step_begin()
+        return _copied(call(*args, **kwargs))
+
+    safe_call.graph_safe_of = call
+    return safe_call
+
+
+def _compile_module(module, options: dict) -> None:
+    module.compile(**options)  # nn.Module.compile: the compiled callable in _compiled_call_impl
+    if options["mode"] in CUDAGRAPH_MODES:
+        module._compiled_call_impl = graph_safe(module._compiled_call_impl)
+
+
 def compile_pipeline(pipe, mode: str, *, vae_decoder: bool = False) -> dict[str, Any]:
     """``torch.compile`` every denoiser (:func:`denoisers`) in place (``nn.Module.compile``: the
     pipeline, and a combined pipeline's sub-pipelines holding the same module, call the compiled
-    forward) with static shapes; and the VAE decoder when asked. Returns the settings to record."""
+    forward) with static shapes, in ``mode`` (:data:`COMPILE_MODES`; CUDA-graph modes through
+    :func:`graph_safe`); and the VAE decoder when asked. Returns the settings to record."""
+    if mode not in COMPILE_MODES:
+        raise ValueError(f"unknown torch.compile mode {mode!r}; use one of {', '.join(COMPILE_MODES)}")
     options = {"mode": mode, "fullgraph": True, "dynamic": False}
     compiled = []
     for name, module in denoisers(pipe).items():
-        module.compile(**options)
+        _compile_module(module, options)
         compiled.append(name)
     vae = getattr(pipe, "vae", None)
     if vae_decoder and vae is not None:
-        vae.decoder.compile(**options)
+        _compile_module(vae.decoder, options)
         compiled.append("vae.decoder")
     if not compiled:
         raise ValueError(f"{type(pipe).__name__} has no module that denoises (no diffusers model whose forward "
                          "takes a timestep): nothing to compile")
-    return {"compile": mode, "compiled": compiled, "compile_options": "fullgraph, static shapes"}
+    graphs = mode in CUDAGRAPH_MODES
+    options_note = "fullgraph, static shapes" + (", outputs copied out of the CUDA graphs" if graphs else "")
+    return {"compile": mode, "compiled": compiled, "cudagraphs": graphs, "compile_options": options_note}
 
 
 def uncompile_pipeline(pipe, *, vae_decoder: bool = True) -> None:
@@ -261,12 +314,15 @@ def _round_batch(n: int) -> int:
     return n - n % 4 if n >= 8 else max(1, n)
 
 
-def probe_batch_size(run: Callable[[int], Any], device, *, max_batch: int = AUTO_MAX_BATCH,
+def probe_batch_size(run: Callable[[int], Any], device, *, max_batch: int | None = None,
                      margin: float = MEMORY_MARGIN) -> tuple[int, dict[str, Any]]:
-    """The largest batch that fits ``margin`` of the free memory: the memory of one and two
-    images (``run(batch)`` generates a batch, e.g. with two denoising steps) gives the cost
-    per image and the fixed cost; the candidate is then run once, halved on out-of-memory."""
+    """The largest batch that fits ``margin`` of the free memory, at most ``max_batch`` (None:
+    :data:`AUTO_MAX_BATCH` as it is at the call): the memory of one and two images (``run(batch)``
+    generates a batch, e.g. with two denoising steps) gives the cost per image and the fixed cost;
+    the candidate is then run once, halved on out-of-memory."""
     import torch
+
+    max_batch = AUTO_MAX_BATCH if max_batch is None else int(max_batch)
 
     one = _peak_bytes(run, 1, device)
     two = _peak_bytes(run, 2, device)

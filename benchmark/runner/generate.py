@@ -13,24 +13,22 @@ semantics), ``processes`` (sharding under ``accelerate launch``) and ``run_confi
 
 from __future__ import annotations
 
-import io
 import json
 import shutil
 import sys
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from benchmark.contract.digest import sha256_hex
 from benchmark import models
 from benchmark.contract import run_folder as rf
 from benchmark.contract.audit_request import AuditRequest
 from benchmark.contract.model_specs import is_builtin
 from benchmark.runner.batch_size import BatchSize, resolve_batch_size
+from benchmark.runner.batch_writer import BatchWriter
 from benchmark.present.progress import StageTimer, progress_bar
 from benchmark.runner.repair import drop_label_rows, repair_run_folder
 from benchmark.contract.times import utc_iso
@@ -38,7 +36,7 @@ from benchmark.contract.withheld import record_withheld
 from benchmark.runner.run_card import write_run_card
 from benchmark.runner.probe_choice import ChosenProbes, announce_inputs, choose_probes, limit_probes
 from benchmark.runner.processes import process_state
-from benchmark.runner.run_config import IDENTITY_KEYS, check_resume, make_run_config, recorded_settings
+from benchmark.runner.run_config import IDENTITY_KEYS, check_resume, make_run_config
 
 #: timings.json key of the batch loop's wall time (generation and background writes overlap)
 WALL_STAGE = "batches (wall)"
@@ -89,12 +87,6 @@ def _model_attr(model: Any, name: str, default: Any = None) -> Any:
 
 
 # --------------------------------------------------------------------------- the stage
-
-
-def _png_bytes(image) -> bytes:
-    buf = io.BytesIO()
-    image.save(buf, format="PNG")
-    return buf.getvalue()
 
 
 def _checked_probes(probes: pd.DataFrame, limit: int | None) -> pd.DataFrame:
@@ -152,50 +144,7 @@ def _record_batch_size(run_dir: Path, batch_size: int) -> None:
         rf.write_json_atomic(run_dir / rf.CONFIG_FILE, {**recorded, "batch_sizes": sizes})
 
 
-class _BatchWriter:
-    """Encodes, hashes and writes finished batches, on a background thread when ``overlap``:
-    at most one batch in flight, its error raised before the next is queued."""
-
-    def __init__(self, run_dir: Path, model: Any, probe_columns: list[str], n_total: int, rank: int,
-                 timer: StageTimer, overlap: bool):
-        self.run_dir, self.probe_columns, self.n_total, self.rank, self.timer = run_dir, probe_columns, n_total, rank, timer
-        self.model_id, self.revision = _model_attr(model, "model_id"), _model_attr(model, "revision")
-        self.settings_str = rf.settings_json(recorded_settings(_model_attr(model, "settings", {}) or {}))
-        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="t2ibench-write") if overlap else None
-        self.in_flight: Future | None = None
-
-    def write(self, idxs: list[int], rows: list[dict], images: list, nsfw: list, batch_seconds: float) -> None:
-        with self.timer.stage("write"):
-            files, meta = [], []
-            for i, probe, image, flag in zip(idxs, rows, images, nsfw):
-                data = _png_bytes(image)
-                name = rf.image_file_name(i, self.n_total)
-                files.append((name, data))
-                meta.append({"file_name": name, "probe_index": i, **{c: probe[c] for c in self.probe_columns},
-                             "sha256": sha256_hex(data), "model_id": self.model_id,
-                             "revision": self.revision, "settings": self.settings_str,
-                             "nsfw": None if flag is None else bool(flag), "rank": self.rank,
-                             "batch_seconds": round(batch_seconds, 4)})
-            rf.write_batch(self.run_dir, rf.batch_name(idxs[0], self.n_total), files, meta, rank=self.rank)
-
-    def submit(self, *batch) -> None:
-        if self.in_flight is not None:
-            self.in_flight.result()  # the previous batch is on disk (or its error raised) before the next is queued
-        if self.pool is None:
-            self.write(*batch)
-        else:
-            self.in_flight = self.pool.submit(self.write, *batch)
-
-    def close(self, wait_for_last: bool) -> None:
-        try:
-            if wait_for_last and self.in_flight is not None:
-                self.in_flight.result()
-        finally:
-            if self.pool is not None:
-                self.pool.shutdown(wait=True)  # a batch already generated is still written when the loop fails
-
-
-def _generate_batches(model: Any, records: list[dict], mine: list[int], batch_size: int, writer: _BatchWriter,
+def _generate_batches(model: Any, records: list[dict], mine: list[int], batch_size: int, writer: BatchWriter,
                       timer: StageTimer, bar) -> tuple[int, int]:
     """Generate this rank's probes batch by batch; returns (images, batches)."""
     n_generated = n_batches = 0
@@ -323,7 +272,7 @@ def generate(request: AuditRequest, model: Any, probes: pd.DataFrame | ChosenPro
                        enabled=progress and state.is_local_main_process)
     if mine:
         _warm_up(model, timer, run_dir, state)
-    writer = _BatchWriter(run_dir, model, list(probes.columns), len(probes), rank, timer, overlap_writes)
+    writer = BatchWriter(run_dir, model, list(probes.columns), len(probes), rank, timer, overlap_writes)
     t0 = time.perf_counter()
     n_generated, n_batches = _generate_batches(model, probes.to_dict("records"), mine, batch.size, writer, timer, bar)
     loop_seconds = time.perf_counter() - t0  # generate and write overlap: the wall time per image
