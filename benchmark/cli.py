@@ -153,9 +153,13 @@ def add_stage_commands(sub) -> None:
 
     score = sub.add_parser("score", help="(re-)compute results.json from a run folder's labels",
                            description="Compute every score of a labelled run folder with its bootstrap "
-                           "confidence interval and write results.json; exit 1 when nothing could be scored.")
+                           "confidence interval and write results.json; exit 1 when a suite of the run could not "
+                           "be scored, or only partly (unless --allow-partial), naming each and why.")
     score.add_argument("run_dir", help="run folder with labels (after `t2ibench annotate`)")
     score.add_argument("--n-resamples", type=n_resamples, default=1000, help="bootstrap resamples per CI")
+    score.add_argument("--allow-partial", action="store_true", help="exit 0 even when some suites of the run are "
+                       "not scored or only partly (a label file of theirs missing, every image withheld...); "
+                       "without it such a run exits 1 and names them")
     score.set_defaults(func="benchmark.commands.stages:score")
 
     ver = sub.add_parser("verify", help="check a run folder against its files (manifest, images' sha256, "

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmark.contract import run_folder as rf
+from benchmark.contract.run_folder_check import ANNOTATE_TOTAL, timings_document
 from benchmark.present.text import excluded_text
 
 
@@ -71,18 +72,25 @@ class AnnotationSummary:
 # --------------------------------------------------------------------------- timings
 
 
+def record_fields(summary: AnnotationSummary, suites: list[str]) -> dict:
+    """``annotate/total``'s record of a call: the annotators it used (run option -> model name(s);
+    None: turned off) and the suites it covered, which verify compares the label files with."""
+    return {"annotators": json.loads(json.dumps(summary.annotators, default=str)), "suites": list(suites)}
+
+
+def annotate_record(run_dir: Path) -> dict | None:
+    """``timings.json`` ``annotate/total`` (the last annotate call that finished), None when the
+    file is missing or damaged or has none."""
+    doc, _ = timings_document(run_dir)
+    entry = (doc or {}).get(ANNOTATE_TOTAL)
+    return entry if isinstance(entry, dict) else None
+
+
 def merge_timings(run_dir: Path, entries: dict[str, dict]) -> None:
     if not entries:
         return
     path = run_dir / rf.TIMINGS_FILE
-    current: dict = {}
-    if path.is_file():
-        try:
-            current = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
-            current = {}
-        if not isinstance(current, dict):
-            current = {}
+    current = timings_document(run_dir)[0] or {}  # a damaged file is rewritten
     current.update(entries)
     rf.write_json_atomic(path, current)
 

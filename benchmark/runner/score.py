@@ -18,6 +18,7 @@ NSFW are left out and counted.
 
 from __future__ import annotations
 
+import argparse
 import json
 import time
 from pathlib import Path
@@ -25,6 +26,7 @@ from typing import Mapping
 
 import pandas as pd
 
+from benchmark import cli_types
 from benchmark.contract import results as res
 from benchmark.annotate.label_files import LABEL_FILES
 from benchmark.contract.model_specs import is_builtin
@@ -183,6 +185,10 @@ def score_run(run_dir: str | Path, *, n_resamples: int = 1000, confidence_level:
     problems (``RunFolderError``, one line naming the first).
     """
     start = time.perf_counter()
+    try:  # the command line's bound (0: no intervals): 10**9 resamples ran out of memory
+        n_resamples = cli_types.whole_number(0, cli_types.MAX_RESAMPLES)(n_resamples)
+    except argparse.ArgumentTypeError as exc:
+        raise ScoreStageError(f"n_resamples: {exc}") from None
     load_plugins()  # the task folders fill the registries before any is read
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
@@ -197,6 +203,7 @@ def score_run(run_dir: str | Path, *, n_resamples: int = 1000, confidence_level:
     for task, suites in tasks_of_run(run_dir, list(ctx.status), ctx.config):
         task.score(ctx, suites)
     details = _write_details(run_dir, ctx.details)
+    ctx.mark_partly_scored()
     _status_notes(ctx)
     results = _results(ctx, details, options, time.perf_counter() - start)
     res.write_results(run_dir, results)
