@@ -16,7 +16,7 @@ from benchmark import cli_types
 from benchmark.cli_types import (
     AUTO, CommandLineParser, batch_size, comma_list, model_args, n_resamples, positive_int, run_folder_out,
 )
-from benchmark.commands.external_models import RUN_EPILOG, add_api_args, add_images_args
+from benchmark.commands.external_models import API_PRECHECK, RUN_EPILOG, add_api_args, add_images_args
 from benchmark.commands.probe_export import add_export_command
 from benchmark.hub.access import HubError
 from benchmark.models.cuda_speed import OFFLOAD_MODES
@@ -225,14 +225,14 @@ def add_audit_commands(sub) -> None:
     add_run_args(run, annotators=True, images=True)
     add_api_args(run)
     add_images_args(run)
-    run.set_defaults(func="benchmark.commands.audit:run")
+    run.set_defaults(func="benchmark.commands.audit:run", prechecks=API_PRECHECK)
 
     gen = sub.add_parser("generate", help="only generate the images of a run",
                          description="Only generate the probe images of a run folder (resumable); `t2ibench "
                          "annotate` and `t2ibench score` do the rest.")
     add_run_args(gen, annotators=False)
     add_api_args(gen)
-    gen.set_defaults(func="benchmark.commands.audit:generate")
+    gen.set_defaults(func="benchmark.commands.audit:generate", prechecks=API_PRECHECK)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -264,6 +264,12 @@ def command_body(func):
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    try:  # a command's checks that need neither a registry nor a heavy library (an image API's endpoint)
+        for check in getattr(args, "prechecks", ()):
+            command_body(check)(args)
+    except ValueError as exc:
+        cli_types.print_error(exc)
+        return 2
     # The terminal tables load pandas and scipy: imported once parsing is done, so `--help` and
     # usage errors stay light.
     from benchmark.present.terminal import print_error, quiet_third_party

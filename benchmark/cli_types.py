@@ -22,6 +22,19 @@ from types import ModuleType
 AUTO = "auto"
 
 
+#: how every command's one error line starts
+ERROR_PREFIX = "t2ibench: error: "
+
+
+def error_line(message: object) -> str:
+    """``t2ibench: error: message`` on one line (line breaks in the message become spaces)."""
+    return ERROR_PREFIX + re.sub(r"\s*\n\s*", " ", str(message).strip())
+
+
+def print_error(message: object, file=None) -> None:
+    print(error_line(message), file=file or sys.stderr)
+
+
 class DefaultsHelpFormatter(argparse.HelpFormatter):
     """Help that shows each option's default, unless there is none (None, False) or the help
     text already says what it is ("default: ...")."""

@@ -277,6 +277,12 @@ def test_stages_refuse_a_run_config_format_they_do_not_read(run_copy, capsys, co
 
 
 def test_score_exits_non_zero_when_it_scores_nothing(run_copy, capsys):
-    shutil.rmtree(run_copy / "labels")
+    shutil.rmtree(run_copy / "labels")  # deleted: refused, naming the command that writes them again
+    code, _, err = t2ibench(["score", run_copy, "--n-resamples", "20"], capsys)
+    assert code == 2 and len(err) == 1 and "labels/attributes.parquet: missing" in err[0], err
+    assert f"`t2ibench annotate {run_copy}` repairs it" in err[0]
+    # every annotator turned off on purpose: the folder verifies, and nothing can be scored
+    code, _, err = t2ibench(["annotate", run_copy, "--encoder", "none", "--vqa", "none", "--quiet"], capsys)
+    assert code == 0, err
     code, _, err = t2ibench(["score", run_copy, "--n-resamples", "20"], capsys)
     assert code == 1 and len(err) == 1 and err[0].startswith("t2ibench: error: nothing scored"), err

@@ -39,6 +39,7 @@ from benchmark.annotate.kinds import (
 )
 from benchmark.annotate.label_files import LabelFile, get_label_file
 from benchmark.contract.model_specs import is_builtin
+from benchmark.present.progress import library_bars_off
 from benchmark.probes.registry import load_config
 
 __all__ = ["Annotator", "AnnotatorKind", "AnnotateContext", "WorkItem", "ANNOTATOR_KINDS", "register_annotator",
@@ -107,6 +108,7 @@ class AnnotateContext:
         if not isinstance(spec, str):
             return spec
         if (key, spec) not in self.loaded:
+            library_bars_off("transformers")  # the annotate stage draws its own bar
             self.loaded[(key, spec)] = load(spec)
             self.loaded_names.append(spec)
         return self.loaded[(key, spec)]

@@ -10,10 +10,11 @@ from typing import Any
 
 from benchmark.contract import run_folder as rf
 from benchmark.contract.run_folder_check import ANNOTATE_TOTAL, timings_document
+from benchmark.contract.withheld import REASONS as WITHHELD_REASONS
 from benchmark.present.text import excluded_text
 
 
-LEFT_OUT = ("refused", "missing", "nsfw")  # keys of AnnotationSummary.skipped: images left out of every score
+LEFT_OUT = (*WITHHELD_REASONS, "nsfw")  # keys of AnnotationSummary.skipped: images left out of every score
 
 
 @dataclass
@@ -26,7 +27,8 @@ class AnnotationSummary:
     rows: dict[str, int] = field(default_factory=dict)       # rows per label file after this call
     new_rows: dict[str, int] = field(default_factory=dict)   # rows computed by this call
     n_images: int = 0                                        # images in scope (not nsfw)
-    # "nsfw" (safety checker), "refused" (image API), "missing" (not supplied), "no annotator: <suite>", "<x> disabled"
+    # "nsfw" (safety checker), a withheld reason ("refused" by an image API, "missing", "too large"...),
+    # "no annotator: <suite>", "<x> disabled"
     skipped: dict[str, int] = field(default_factory=dict)
     unannotated_suites: list[str] = field(default_factory=list)
     annotators: dict[str, Any] = field(default_factory=dict)  # run option -> model name(s)

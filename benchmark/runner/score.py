@@ -35,6 +35,7 @@ from benchmark.tasks.folder_record import missing_task_folder
 from benchmark.tasks.inputs import results_references
 from benchmark.tasks.context import ScoreStageError, ScoringContext, ScoringOptions, SuiteStatus
 from benchmark.contract.withheld import REASONS as WITHHELD_REASONS
+from benchmark.present.text import excluded_why
 from benchmark.contract.run_folder_check import require_intact
 from benchmark.runner.expected import expected_problems
 from benchmark.tasks.of_run import tasks_of_run
@@ -114,10 +115,10 @@ def _status_notes(ctx: ScoringContext) -> None:
             st.reason = "no task scores this suite"
         if st.status != "scored":
             ctx.notes.append(f"{st.name}: not scored: {st.reason}")
-        for reason, what in (("refused", "refused by the image API (content policy)"),
-                             ("missing", "not supplied (--allow-missing)")):
+        for reason in WITHHELD_REASONS:  # each in the words of benchmark.present.text.EXCLUDED_WHY
             if st.excluded.get(reason):
-                ctx.notes.append(f"{st.name}: {st.excluded[reason]} images {what} were left out of every score")
+                ctx.notes.append(f"{st.name}: {st.excluded[reason]} images {excluded_why(reason)} were left out of "
+                                 "every score")
         if st.excluded.get("nsfw"):
             ctx.notes.append(f"{st.name}: {st.excluded['nsfw']} images flagged NSFW by the safety checker were "
                              "left out of every score")
