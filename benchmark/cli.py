@@ -13,8 +13,10 @@ from importlib.metadata import entry_points
 
 import benchmark
 from benchmark import cli_types
-from benchmark.cli_types import AUTO, CommandLineParser, batch_size, comma_list, model_args, output_folder, positive_int
-from benchmark.commands.external_models import RUN_EPILOG, add_api_args, add_images_args
+from benchmark.cli_types import (
+    AUTO, CommandLineParser, batch_size, comma_list, model_args, n_resamples, positive_int, run_folder_out,
+)
+from benchmark.commands.external_models import API_PRECHECK, RUN_EPILOG, add_api_args, add_images_args
 from benchmark.commands.probe_export import add_export_command
 from benchmark.hub.access import HubError
 from benchmark.models.cuda_speed import OFFLOAD_MODES
@@ -51,7 +53,7 @@ def add_run_args(p: argparse.ArgumentParser, annotators: bool, images: bool = Fa
                    "folder, python:module:function (prompts, seeds -> PIL images), or an image API: "
                    "openai:dall-e-2, openai:dall-e-3, openai:gpt-image-1"
                    + (" (or --images DIR for images made elsewhere)" if images else ""))
-    p.add_argument("--out", "--output_path", required=True, type=output_folder,
+    p.add_argument("--out", "--output_path", required=True, type=run_folder_out,
                    help="run folder (created; rerun the same command to resume); --output_path is the "
                    "lm-evaluation-harness spelling")
     p.add_argument("--suites", nargs="+", action=cli_types.ExtendFlat, help="probe suites (default: every "
@@ -93,7 +95,7 @@ def add_run_args(p: argparse.ArgumentParser, annotators: bool, images: bool = Fa
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     if annotators:
         add_annotator_args(p)
-        p.add_argument("--n-resamples", type=positive_int, default=1000, help="bootstrap resamples per CI")
+        p.add_argument("--n-resamples", type=n_resamples, default=1000, help="bootstrap resamples per CI")
 
 
 def add_task_input_args(p: argparse.ArgumentParser) -> None:
@@ -157,9 +159,13 @@ def add_stage_commands(sub) -> None:
 
     score = sub.add_parser("score", help="(re-)compute results.json from a run folder's labels",
                            description="Compute every score of a labelled run folder with its bootstrap "
-                           "confidence interval and write results.json; exit 1 when nothing could be scored.")
+                           "confidence interval and write results.json; exit 1 when a suite of the run could not "
+                           "be scored, or only partly (unless --allow-partial), naming each and why.")
     score.add_argument("run_dir", help="run folder with labels (after `t2ibench annotate`)")
-    score.add_argument("--n-resamples", type=positive_int, default=1000, help="bootstrap resamples per CI")
+    score.add_argument("--n-resamples", type=n_resamples, default=1000, help="bootstrap resamples per CI")
+    score.add_argument("--allow-partial", action="store_true", help="exit 0 even when some suites of the run are "
+                       "not scored or only partly (a label file of theirs missing, every image withheld...); "
+                       "without it such a run exits 1 and names them")
     score.set_defaults(func="benchmark.commands.stages:score")
 
     ver = sub.add_parser("verify", help="check a run folder against its files (manifest, images' sha256, "
@@ -178,11 +184,11 @@ def add_stage_commands(sub) -> None:
     demo = sub.add_parser("demo", help="offline audit of the built-in tiny model on every suite (what make demo runs)",
                           description="Offline audit of the built-in tiny random-weight model on every suite: "
                           "shows that every stage runs (its scores are meaningless).")
-    demo.add_argument("--out", "--output_path", default="out/demo", type=output_folder, help="run folder")
+    demo.add_argument("--out", "--output_path", default="out/demo", type=run_folder_out, help="run folder")
     demo.add_argument("--limit", type=positive_int, default=16, help="probes per suite")
     demo.add_argument("--batch-size", "--batch_size", type=batch_size, default=8,
                       help="images per pipeline call: a number >= 1, or auto")
-    demo.add_argument("--n-resamples", type=positive_int, default=200, help="bootstrap resamples per CI")
+    demo.add_argument("--n-resamples", type=n_resamples, default=200, help="bootstrap resamples per CI")
     demo.add_argument("--quiet", action="store_true", help="no progress bars")
     demo.set_defaults(func="benchmark.commands.audit:demo")
 
@@ -227,14 +233,14 @@ def add_audit_commands(sub) -> None:
     add_run_args(run, annotators=True, images=True)
     add_api_args(run)
     add_images_args(run)
-    run.set_defaults(func="benchmark.commands.audit:run")
+    run.set_defaults(func="benchmark.commands.audit:run", prechecks=API_PRECHECK)
 
     gen = sub.add_parser("generate", help="only generate the images of a run",
                          description="Only generate the probe images of a run folder (resumable); `t2ibench "
                          "annotate` and `t2ibench score` do the rest.")
     add_run_args(gen, annotators=False)
     add_api_args(gen)
-    gen.set_defaults(func="benchmark.commands.audit:generate")
+    gen.set_defaults(func="benchmark.commands.audit:generate", prechecks=API_PRECHECK)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -266,6 +272,12 @@ def command_body(func):
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    try:  # a command's checks that need neither a registry nor a heavy library (an image API's endpoint)
+        for check in getattr(args, "prechecks", ()):
+            command_body(check)(args)
+    except ValueError as exc:
+        cli_types.print_error(exc)
+        return 2
     # The terminal tables load pandas and scipy: imported once parsing is done, so `--help` and
     # usage errors stay light.
     from benchmark.present.terminal import print_error, quiet_library_warnings, quiet_third_party

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import math
 import os
 import re
 import sys
@@ -19,6 +20,19 @@ from types import ModuleType
 
 #: the value ``--batch-size`` / ``--batch_size`` accepts besides a positive number
 AUTO = "auto"
+
+
+#: how every command's one error line starts
+ERROR_PREFIX = "t2ibench: error: "
+
+
+def error_line(message: object) -> str:
+    """``t2ibench: error: message`` on one line (line breaks in the message become spaces)."""
+    return ERROR_PREFIX + re.sub(r"\s*\n\s*", " ", str(message).strip())
+
+
+def print_error(message: object, file=None) -> None:
+    print(error_line(message), file=file or sys.stderr)
 
 
 class DefaultsHelpFormatter(argparse.HelpFormatter):
@@ -64,7 +78,7 @@ class CommandLineParser(argparse.ArgumentParser):
 
 
 def positive_int(raw: str) -> int:
-    """An integer >= 1 (batch sizes, resample counts, limits)."""
+    """An integer >= 1 (limits, counts)."""
     try:
         value = int(raw)
     except ValueError:
@@ -74,19 +88,85 @@ def positive_int(raw: str) -> int:
     return value
 
 
+def whole_number(low: int, high: int, why: str = ""):
+    """The type of a whole number from ``low`` to ``high`` (``why``: what the upper bound is,
+    said when a value passes it)."""
+    def parse(raw: str) -> int:
+        try:
+            value = int(str(raw).strip())
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number from {low:,} to {high:,}, got {raw!r}") from None
+        if not low <= value <= high:
+            shown = f"{value:,}" if len(str(value)) <= 30 else f"a {len(str(abs(value)))}-digit number"
+            raise argparse.ArgumentTypeError(f"expected a whole number from {low:,} to {high:,}{why and f' ({why})'}, "
+                                             f"got {shown}")
+        return value
+
+    parse.__name__ = f"whole_number_{low}_{high}"
+    return parse
+
+
+def number_between(low: float, high: float, what: str = "a number", why: str = ""):
+    """The type of a finite number from ``low`` to ``high`` (nan, inf and 1e300 are refused: they
+    would overflow a sleep, a timer or an optimiser); ``what`` names it in the message."""
+    def parse(raw: str) -> float:
+        try:
+            value = float(raw)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {raw!r}") from None
+        if not (math.isfinite(value) and low <= value <= high):
+            raise argparse.ArgumentTypeError(f"expected {what} from {low:g} to {high:,g}{why and f' ({why})'}, "
+                                             f"got {raw!r}")
+        return value
+
+    parse.__name__ = f"number_{low:g}_{high:g}"
+    return parse
+
+
+def seconds(low: float, high: float, why: str = ""):
+    """The type of a duration: a finite number of seconds from ``low`` to ``high``."""
+    return number_between(low, high, "a number of seconds", why)
+
+
+#: ``--lr``: a learning rate, positive and at most 1
+learning_rate = number_between(1e-12, 1.0, "a learning rate")
+
+
+#: the largest ``--batch-size``: 128 times the most ``auto`` ever picks (32, the GPU memory
+#: probe's ceiling); 4,096 images of 512 x 512 px are 3 GiB of pixels before any activation,
+#: more than any accelerator holds for one diffusion batch, and a number past it is a typo
+#: (24 digits ran a whole audit and then failed to write its results)
+MAX_BATCH_SIZE = 4096
+#: the most bootstrap resamples per interval: a hundred times the papers' usual 1,000; the
+#: score stage calls a statistic once per resample per entry and scipy holds resamples x images
+#: indices in memory, so 10**9 ran out of memory instead of being refused
+MAX_RESAMPLES = 100_000
+#: random seeds (numpy, scipy and torch generators take them)
+MAX_SEED = 2**32 - 1
+
+#: ``--n-resamples``: bootstrap resamples per interval, 1 to :data:`MAX_RESAMPLES`
+n_resamples = whole_number(1, MAX_RESAMPLES)
+#: ``--seed``: a random seed, 0 to :data:`MAX_SEED`
+seed = whole_number(0, MAX_SEED)
+
+
 class BatchSizeError(ValueError, argparse.ArgumentTypeError):
     """A bad batch size: a one-line ValueError to the library, a message argparse shows as it is."""
 
 
 def batch_size(value: object) -> int | str:
-    """A whole number >= 1 or ``auto`` (the spelling lm-evaluation-harness users type): the one
-    reading of ``--batch-size``, and of a batch size given to the runner
+    """A whole number from 1 to :data:`MAX_BATCH_SIZE` or ``auto`` (the spelling lm-evaluation-harness
+    users type): the one reading of ``--batch-size``, and of a batch size given to the runner
     (:func:`benchmark.runner.batch_size.resolve_batch_size`)."""
     text = str(value).strip().lower()
     if text == AUTO:
         return AUTO
     if isinstance(value, bool) or not text.isdigit() or int(text) < 1:
         raise BatchSizeError(f"batch size: expected a whole number >= 1 or 'auto', got {value!r}")
+    if int(text) > MAX_BATCH_SIZE:
+        shown = text if len(text) <= 12 else f"a {len(text)}-digit number"
+        raise BatchSizeError(f"batch size: at most {MAX_BATCH_SIZE:,} images per batch (more than any accelerator "
+                             f"holds; 'auto' picks at most 32), got {shown}")
     return int(text)
 
 
@@ -104,10 +184,41 @@ def _nearest_existing(path: Path) -> Path:
     return Path(path.anchor or ".")
 
 
-def output_folder(raw: str) -> str:
-    """A folder the command may create or fill: not an existing file, and its nearest existing
-    parent a folder where a folder can be made (tried with a temporary one, removed at once,
-    so nothing is left behind when the command is refused later)."""
+#: what makes a folder a run folder (:data:`benchmark.contract.run_folder.CONFIG_FILE`, spelled
+#: here so that parsing loads no pandas; a test checks they agree)
+RUN_FOLDER_MARK = "run_config.json"
+
+
+def run_folder_around(path: str | Path) -> Path | None:
+    """The run folder ``path`` is or lies inside, symlinks followed (the nearest folder at or
+    above it holding ``run_config.json``); None when there is none."""
+    try:
+        resolved = Path(path).expanduser().resolve()
+    except (OSError, RuntimeError):  # a symlink loop: not a run folder's path
+        return None
+    for candidate in (resolved, *resolved.parents):
+        if (candidate / RUN_FOLDER_MARK).is_file():
+            return candidate
+    return None
+
+
+def _not_in_a_run(raw: str, *, own_run: bool = False) -> None:
+    """Refuse an output path that is a run folder or lies inside one: a run's files (images,
+    labels, results...) are written only by the stages that own them. ``own_run``: ``raw`` is the
+    run folder of a command that makes runs (``run``, ``generate``, ``demo``), so only a run
+    folder above it is refused."""
+    run = run_folder_around(raw)
+    if run is None:
+        return
+    inside = run != Path(raw).expanduser().resolve()
+    if own_run and not inside:
+        return
+    where = f"inside the run folder {run}" if inside else "a run folder (it holds run_config.json)"
+    raise argparse.ArgumentTypeError(f"{raw} is {where}: a run's files are written only by the stage that owns "
+                                     "them (t2ibench run / annotate / score / report); choose a path outside it")
+
+
+def _creatable_folder(raw: str) -> str:
     if not raw.strip():
         raise argparse.ArgumentTypeError("expected a folder path, got an empty string")
     path = Path(raw).expanduser()
@@ -125,17 +236,37 @@ def output_folder(raw: str) -> str:
     return raw
 
 
+def output_folder(raw: str) -> str:
+    """A folder the command may create or fill: not an existing file, its nearest existing
+    parent a folder where a folder can be made (tried with a temporary one, removed at once,
+    so nothing is left behind when the command is refused later), and neither a run folder nor
+    inside one (:func:`run_folder_around`)."""
+    _creatable_folder(raw)
+    _not_in_a_run(raw)
+    return raw
+
+
+def run_folder_out(raw: str) -> str:
+    """The run folder of ``run``, ``generate`` and ``demo``: an :func:`output_folder` that may
+    be a run folder already (rerun to resume), but not a folder inside another run."""
+    _creatable_folder(raw)
+    _not_in_a_run(raw, own_run=True)
+    return raw
+
+
 def output_file(raw: str) -> str:
-    """A file the command may write: not an existing folder, and the folder it goes in one that
-    exists or can be made (:func:`output_folder`), so ``--out /proc/sheet.csv`` is one line."""
+    """A file the command may write: not an existing folder, not inside a run folder (its files
+    are the stages'), and the folder it goes in one that exists or can be made
+    (:func:`output_folder`), so ``--out /proc/sheet.csv`` is one line."""
     if not raw.strip():
         raise argparse.ArgumentTypeError("expected a file path, got an empty string")
     path = Path(raw).expanduser()
     if path.is_dir():
         raise argparse.ArgumentTypeError(f"{raw} is a folder, not a file")
+    _not_in_a_run(raw)
     parent = path.parent if str(path.parent) else Path(".")
     try:
-        output_folder(str(parent))
+        _creatable_folder(str(parent))
     except argparse.ArgumentTypeError as exc:
         raise argparse.ArgumentTypeError(f"cannot write {raw}: {exc}") from None
     if path.exists() and not os.access(path, os.W_OK):
@@ -146,6 +277,30 @@ def output_file(raw: str) -> str:
                 pass
         except OSError as exc:
             raise argparse.ArgumentTypeError(f"cannot write {raw}: {exc.strerror or exc} in {parent}") from None
+    return raw
+
+
+#: the longest paper key ``t2ibench new-task`` takes: its suite and score (``NAME_people``,
+#: ``NAME_darker_share``) become Hub dataset config names, file names and leaderboard columns
+#: (a 300-character name failed writing the folder with a traceback)
+MAX_TASK_NAME = 40
+_TASK_NAME = re.compile(r"[a-z][a-z0-9_]*")
+
+
+def task_name(raw: str) -> str:
+    """A new paper's key (``t2ibench new-task NAME``): a lowercase Python identifier (its folder is
+    a package, its name a probe family, task and paper) of at most :data:`MAX_TASK_NAME`
+    characters. Whether it is free is the registries' to say
+    (:func:`benchmark.tasks.scaffold.check_new_task`)."""
+    import keyword
+
+    shown = raw if len(raw) <= 60 else f"{raw[:40]}... ({len(raw)} characters)"
+    if not _TASK_NAME.fullmatch(raw) or keyword.iskeyword(raw):
+        raise argparse.ArgumentTypeError(f"{shown!r} is not a lowercase Python identifier (a letter, then letters, "
+                                         "digits or _), e.g. toy")
+    if len(raw) > MAX_TASK_NAME:
+        raise argparse.ArgumentTypeError(f"{shown!r} is longer than {MAX_TASK_NAME} characters (its suite and score "
+                                         "names become file names and leaderboard columns)")
     return raw
 
 

@@ -12,10 +12,10 @@ The Hub-layout folder contract (parquet shards + card) is :mod:`benchmark.hub.da
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import benchmark
+from benchmark.cli_types import CommandLineParser
 from benchmark.hub.access import HubError
 from benchmark.present.terminal import print_error
 from benchmark.registries import DATASET_BUILDERS, DatasetBuilderSpec
@@ -24,9 +24,10 @@ PROG = "python -m dataset_builders"
 
 
 def builder_main(prog: str, description: str, add_arguments, run, argv: list[str] | None = None) -> int:
-    """``python -m dataset_builders.NAME``: parse ``argv``, ``run(args)``, and on bad input or a
-    Hub failure print one ``t2ibench: error: ...`` line and return 2."""
-    parser = argparse.ArgumentParser(prog=prog, description=description)
+    """``python -m dataset_builders.NAME``: parse ``argv`` (a usage error, such as an ``--out``
+    inside a run folder, is one line and exit status 2), ``run(args)``, and on bad input or a Hub
+    failure print one ``t2ibench: error: ...`` line and return 2."""
+    parser = CommandLineParser(prog=prog, description=description)
     add_arguments(parser)
     args = parser.parse_args(argv)
     try:

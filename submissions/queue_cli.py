@@ -9,13 +9,18 @@ import signal
 import sys
 from pathlib import Path
 
+from benchmark import cli_types
+from benchmark.cli_types import batch_size, n_resamples, output_folder, positive_int, seconds, whole_number
 from benchmark.contract.digest import sha256_hex
-from benchmark.cli_types import batch_size
 from benchmark.hub.access import check_access, require_hub
 from benchmark.models.cuda_speed import OFFLOAD_MODES
 from submissions.requests import DTYPES, GENERATION_SETTINGS, InvalidRequest
 
 EXIT_OK, EXIT_FAILED = 0, 1
+#: the longest ``--poll`` (a day: an idle worker still looks once a day) and ``--heartbeat-timeout``
+#: (a week: longer than any audit); past them, a sleep or a timer would overflow (``--poll 1e300``)
+MAX_POLL_S = 86_400.0
+MAX_HEARTBEAT_S = 7 * 86_400.0
 
 
 def parse_settings(values: list[str] | None) -> dict:
@@ -90,10 +95,6 @@ def _cmd_worker(args: argparse.Namespace) -> int:
     from submissions.worker import work_forever, work_once
     from submissions.worker_options import WorkerOptions, default_worker_id
 
-    if args.poll <= 0:
-        raise ValueError(f"--poll must be a positive number of seconds, got {args.poll}")
-    if args.limit is not None and args.limit < 1:
-        raise ValueError(f"--limit must be at least 1, got {args.limit}")
     opts = WorkerOptions(
         worker_id=args.worker_id or default_worker_id(), runs_dir=Path(args.runs_dir), results_repo=args.results,
         results_folder=args.results_folder, images_repo=args.images, heartbeat_timeout=args.heartbeat_timeout,
@@ -133,7 +134,8 @@ def register(subparsers) -> None:
     req.add_argument("model_id", metavar="MODEL_ID", help="Hub model id ORG/NAME (builtin:tiny-sd with --demo)")
     where = req.add_mutually_exclusive_group(required=True)
     where.add_argument("--repo", metavar="ORG/REQUESTS", help="Hub requests dataset to commit the request to")
-    where.add_argument("--to-folder", metavar="Q", help="local requests folder (written as requests/... under it)")
+    where.add_argument("--to-folder", metavar="Q", type=output_folder,
+                       help="local requests folder (written as requests/... under it)")
     req.add_argument("--revision", help="branch, tag or commit (default main); resolved to a commit now")
     req.add_argument("--dtype", choices=DTYPES, help="weights dtype (default: per device)")
     req.add_argument("--lora", action="append", metavar="ORG/NAME[@REV][/FILE][:SCALE]",
@@ -148,9 +150,9 @@ def register(subparsers) -> None:
     req.add_argument("--dry-run", action="store_true", help="check everything and print the request; write nothing")
     req.add_argument("--demo", action="store_true", help="allow a built-in tiny model (meaningless scores), to try "
                      "the queue offline")
-    req.add_argument("--max-open", type=int, default=3, metavar="N", help="rate limit: pending or running requests per "
+    req.add_argument("--max-open", type=positive_int, default=3, metavar="N", help="rate limit: pending or running requests per "
                      "submitter (default 3)")
-    req.add_argument("--max-per-day", type=int, default=10, metavar="N",
+    req.add_argument("--max-per-day", type=positive_int, default=10, metavar="N",
                      help="rate limit: requests per submitter in 24 h "
                      "(default 10)")
     req.add_argument("--token", help="Hugging Face token (default: HF_TOKEN or the saved login)")
@@ -162,20 +164,20 @@ def register(subparsers) -> None:
     queue.add_argument("--requests-folder", metavar="Q", help="local requests folder")
     results = wk.add_mutually_exclusive_group(required=True)
     results.add_argument("--results", metavar="ORG/RESULTS", help="Hub results dataset: a pull request per audit")
-    results.add_argument("--results-folder", metavar="R", help="local results folder (the layout of "
-                         "`t2ibench submit --to-folder`)")
+    results.add_argument("--results-folder", metavar="R", type=output_folder, help="local results folder (the "
+                         "layout of `t2ibench submit --to-folder`; checked writable before any request is claimed)")
     wk.add_argument("--images", metavar="ORG/NAME", help="push each audit's images to the Hub dataset "
                     "ORG/NAME-<model>-<commit>")
-    wk.add_argument("--runs-dir", default="runs/queue", metavar="DIR",
+    wk.add_argument("--runs-dir", default="runs/queue", metavar="DIR", type=output_folder,
                     help="run folders, one per request id (default runs/queue); "
                     "a restarted worker resumes its folder")
     wk.add_argument("--once", action="store_true", help="one round: re-queue, claim and audit at most one request")
-    wk.add_argument("--heartbeat-timeout", type=float, default=1800.0, metavar="S",
+    wk.add_argument("--heartbeat-timeout", type=seconds(1, MAX_HEARTBEAT_S), default=1800.0, metavar="S",
                     help="a RUNNING request without a heartbeat for S seconds is re-queued (default 1800); "
                     "this worker beats every S/4")
-    wk.add_argument("--max-attempts", type=int, default=3, metavar="N",
+    wk.add_argument("--max-attempts", type=whole_number(1, 100), default=3, metavar="N",
                     help="abandoned runs before a request FAILS (default 3)")
-    wk.add_argument("--poll", type=float, default=60.0, metavar="S", help="seconds between rounds when the queue "
+    wk.add_argument("--poll", type=seconds(0.1, MAX_POLL_S), default=60.0, metavar="S", help="seconds between rounds when the queue "
                     "is empty (default 60)")
     wk.add_argument("--worker-id", metavar="ID",
                     help="this worker's name in the records (default HOST-PID); unique per worker")
@@ -183,7 +185,7 @@ def register(subparsers) -> None:
     wk.add_argument("--probes", metavar="SOURCE", help="the probe set every request is audited on: the leaderboard's "
                     "published probe dataset (a Hub dataset ID) or a folder (default: the built-in probes)")
     wk.add_argument("--probes-revision", metavar="REV", help="with a Hub probe dataset: the revision to audit")
-    wk.add_argument("--limit", type=int, metavar="N", help="at most N probes per suite (default: all; for trials)")
+    wk.add_argument("--limit", type=positive_int, metavar="N", help="at most N probes per suite (default: all; for trials)")
     wk.add_argument("--batch-size", type=batch_size, metavar="N|auto",
                     help="images per pipeline call, or auto (default, as `t2ibench run`: the largest batch that fits "
                     "a CUDA GPU; 4 on a CPU)")
@@ -192,8 +194,8 @@ def register(subparsers) -> None:
     wk.add_argument("--offload", choices=OFFLOAD_MODES, default=None,
                     help="diffusers' CPU offload: auto (default: only for models whose weights do not fit the GPU), "
                     "none, model or sequential, as `t2ibench run`")
-    wk.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: the best available)")
-    wk.add_argument("--n-resamples", type=int, default=1000, metavar="N",
+    wk.add_argument("--device", type=cli_types.device, help="cpu, cuda, cuda:1 ... (default: the best available)")
+    wk.add_argument("--n-resamples", type=n_resamples, default=1000, metavar="N",
                     help="bootstrap resamples per CI (default 1000)")
     wk.add_argument("--quiet", action="store_true", help="no progress bars")
     wk.add_argument("--token", help="Hugging Face token (default: HF_TOKEN or the saved login)")

@@ -5,6 +5,7 @@ and the test hook that kills it at a named point (:func:`kill_point`).
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import signal
@@ -12,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from benchmark.cli_types import output_folder
 from submissions.requests import WORKER_PREFIX
 
 DEFAULT_HEARTBEAT_TIMEOUT_S = 1800.0
@@ -75,6 +77,20 @@ class WorkerOptions:
         self.runs_dir = Path(self.runs_dir)
         if self.results_folder is not None:
             self.results_folder = Path(self.results_folder)
+        self.check_outputs()
+
+    def check_outputs(self) -> None:
+        """Refuse (one line) a results folder or runs folder that cannot be written, or that is a
+        run folder or lies inside one (:func:`benchmark.cli_types.output_folder`, the rule of
+        ``--results-folder`` and ``--runs-dir``): checked before any request is claimed, so a bad
+        folder never turns a request FAILED."""
+        for option, folder in (("--results-folder", self.results_folder), ("--runs-dir", self.runs_dir)):
+            if folder is None:
+                continue
+            try:
+                output_folder(str(folder))
+            except argparse.ArgumentTypeError as exc:
+                raise ValueError(f"{option}: {exc}") from None
 
     @property
     def evaluated_by(self) -> str:

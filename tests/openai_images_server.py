@@ -15,7 +15,8 @@ the size asked for), ``rgba`` (an image with transparency), ``tiny`` (1 x 1 px),
 ``default_action``: the action of prompts with no script.
 
 ``GET /v1/models`` lists ``models`` (``models_action``: ``ok``, ``html`` (an HTML page with
-status 200), ``404-html``, ``401``). Every request is recorded (time, path, prompt, body,
+status 200), ``404-html``, ``401``, ``405`` / ``501`` (a server that serves only
+``POST /images/generations``, as in-house wrappers do)). Every request is recorded (time, path, prompt, body,
 Authorization header).
 """
 
@@ -126,6 +127,8 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(404, b'{"error": {"message": "not found"}}')
         if srv.models_action == "404-html":
             return self._send_html(404)
+        if srv.models_action in ("405", "501"):
+            return self._send(int(srv.models_action), b'{"error": {"message": "not implemented"}}')
         if srv.models_action == "html":
             return self._send_html(200)
         if srv.models_action == "401":

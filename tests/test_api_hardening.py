@@ -112,15 +112,17 @@ def test_deeply_nested_json_is_refused_in_one_line(server, key):
     assert "nested" in str(err.value) and "\n" not in str(err.value) and len(server.requests) == 1
 
 
-@pytest.mark.parametrize("action, words", [("bomb", "30000x30000"), ("big", "512x512 image for a 256x256"),
-                                           ("rgba", "transparency"), ("tiny", "1x1 pixels")])
-def test_unscorable_images_are_refusals_of_their_probe(server, key, action, words):
+@pytest.mark.parametrize("action, words, reason", [("bomb", "30000x30000", "too large"),
+                                                   ("big", "512x512 image for a 256x256", "too large"),
+                                                   ("rgba", "transparency", "transparent"), ("tiny", "1x1 pixels", "tiny")])
+def test_unscorable_images_are_withheld_under_their_own_reason(server, key, action, words, reason):
+    """Issue 41: they were counted as "refused by the image API (content policy)"."""
     server.script["A bad image."] = [action]
     t0 = time.monotonic()
     out = _model(server, key).generate_probes(_rows("A fine image.", "A bad image."))
     assert time.monotonic() - t0 < 10
-    assert out.nsfw == [None, True] and len(server.requests) == 2  # counted like a refusal, not retried
-    assert out.withheld[0]["probe_id"] == "p/01" and out.withheld[0]["reason"] == "refused"
+    assert out.nsfw == [None, True] and len(server.requests) == 2  # withheld, not retried
+    assert out.withheld[0]["probe_id"] == "p/01" and out.withheld[0]["reason"] == reason
     assert words in out.withheld[0]["message"] and "not scored" in out.withheld[0]["message"]
     assert out.images[1].size == (256, 256) and out.images[1].getextrema() == ((0, 0), (0, 0), (0, 0))
 
@@ -160,17 +162,86 @@ def test_a_trickling_server_meets_the_total_deadline(server, key, action):
     assert "1 s deadline" in str(err.value) and "gave up after 2 attempts" in str(err.value)
 
 
+def test_one_probe_stops_at_its_total_deadline_across_attempts(server, key):
+    """Issue 41: a server trickling its headers held one probe for 300 s x 7 attempts (35 minutes)."""
+    server.script["A slow answer."] = ["trickle-head"] * 20
+    server.trickle_seconds = 0.2
+    t0 = time.monotonic()
+    with pytest.raises(ApiError) as err:
+        _model(server, key, deadline=1.0, max_retries=10, probe_deadline=2.5).generate_probes(_rows("A slow answer."))
+    assert time.monotonic() - t0 < 5
+    message = str(err.value)
+    assert "no image within the 2.5 s total deadline of one probe" in message and "\n" not in message, message
+    assert "rerun the same command to resume" in message
+
+
 # ------------------------------------------------------------------ 5. credentials
 
 
 @pytest.mark.parametrize("base", ["http://user:{key}@127.0.0.1:{port}/v1", "http://127.0.0.1:{port}/v1?api_key={key}",
-                                  "http://{key}@127.0.0.1:{port}/v1", "ftp://u:{key}@127.0.0.1/v1"])
+                                  "http://{key}@127.0.0.1:{port}/v1", "ftp://u:{key}@127.0.0.1/v1",
+                                  "http://127.0.0.1:{port}/{key}/v1", "http://127.0.0.1:{port}/v1/{key}",
+                                  "http://127.0.0.1:{port}/v1/{quoted}", "http://127.0.0.1:{port}/v1#{key}",
+                                  "http://127.0.0.1:{port}/sk-proj-AAAAbbbbCCCC1234/v1",
+                                  "http://127.0.0.1:{port}/{token}/v1"])
 def test_credentials_in_the_api_base_are_refused_without_echo(server, key, tmp_path, capsys, base):
     out = tmp_path / "run"
-    assert _run(base.format(key=KEY, port=server.server_address[1]), key, out) == 2
+    quoted = "".join(f"%{b:02X}" for b in KEY.encode())
+    token = "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZmdoaWprbG1u"  # 48 characters of base64
+    assert _run(base.format(key=KEY, port=server.server_address[1], quoted=quoted, token=token), key, out) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "--api-base" in err and KEY not in err and "DO-NOT-LEAK" not in err
+    assert "AAAAbbbbCCCC" not in err and token not in err and quoted not in err
     assert not out.exists() and server.requests == []
+
+
+@pytest.mark.parametrize("segment, key_like", [
+    ("v1", False), ("openai", False), ("dall-e-3", False), ("deployments", False),
+    ("123e4567-e89b-12d3-a456-426614174000", False),  # a UUID (36 characters)
+    ("0123456789abcdef0123456789abcdef", False),        # a 32-hex account ID (Cloudflare's AI gateway path)
+    ("sk-proj-AAAAbbbbCCCC1234", True), ("hf_abcdefghijklmnop", True), ("AIzaSyAbCdEfGh12", True),
+    ("Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZmdoaWprbG1u", True),  # 48 base64 characters
+    (KEY, True), (f"prefix-{KEY}", True), ("%73k-proj-AAAAbbbbCCCC1234", True),  # percent-encoded "s"
+])
+def test_what_a_key_like_path_segment_is(segment, key_like):
+    from benchmark.models.api_images import key_like as is_key_like
+
+    assert is_key_like(segment, KEY) is key_like
+
+
+@pytest.mark.parametrize("status", ["405", "501"])
+def test_an_api_without_a_model_list_is_audited(server, key, tmp_path, capsys, status):
+    """Issue 41: a server serving only POST /images/generations was refused ("GET /models answered HTTP 501")."""
+    server.models_action = status
+    out = tmp_path / "run"
+    assert _run(server.api_base, key, out, "--n-resamples", "20") == 0
+    err = capsys.readouterr().err
+    said = [line for line in err.splitlines() if "no model list" in line]
+    assert len(said) == 1 and f"HTTP {status}" in said[0] and "not checked" in said[0], err
+    assert (out / "results.json").is_file()
+    assert sum(r["method"] == "POST" for r in server.requests) == 2
+
+
+def test_an_unreachable_api_is_refused_before_any_heavy_import(tmp_path):
+    """Issue 41: `run` imported diffusers and torch (and, with --quiet, 5 s of diffusers) before its
+    preflight: an unreachable --api-base took 7-11 s to refuse."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "T2IBENCH_TEST_KEY": KEY}
+    t0 = time.monotonic()
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "benchmark.cli", "run", "--model",
+                           "openai:dall-e-2", "--api-base", f"http://127.0.0.1:{_closed_port()}/v1", "--api-key-env",
+                           "T2IBENCH_TEST_KEY", "--quiet", "--out", str(tmp_path / "run")],
+                          capture_output=True, text=True, env=env, timeout=120)
+    seconds = time.monotonic() - t0
+    imported = {line.rsplit("|", 1)[1].strip().split(".")[0] for line in proc.stderr.splitlines()
+                if line.startswith("import time:") and "|" in line}
+    errors = [line for line in proc.stderr.splitlines() if not line.startswith("import time:")]
+    assert proc.returncode == 2 and len(errors) == 1 and "cannot be reached" in errors[0], proc.stderr[-2000:]
+    assert not imported & {"torch", "diffusers", "transformers", "open_clip", "pandas", "sklearn", "datasets"}
+    assert seconds < 30  # about 1 s on a quiet machine (the imports above took 7-11 s)
 
 
 @pytest.mark.parametrize("action", ["401", "401-b64", "401-rev"])

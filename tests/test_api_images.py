@@ -136,6 +136,7 @@ def test_kill_mid_run_then_resume_requests_only_the_rest(server, tmp_path, cache
     refusal, scores with it counted, and no file the run wrote holds the key."""
     server.delay = 0.4
     server.script["A man sitting at a table."] = ["refuse"]
+    server.script["A woman sitting at a table."] = ["tiny"]  # withheld by the benchmark itself, not refused
     out = tmp_path / "run"
     env = {**os.environ, "T2IBENCH_TEST_KEY": KEY, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1",
            "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
@@ -162,8 +163,13 @@ def test_kill_mid_run_then_resume_requests_only_the_rest(server, tmp_path, cache
     assert not on_disk & set(second) and len(set(second)) == 8 - len(on_disk)
     results = json.loads((out / "results.json").read_text())
     assert results["run"]["n_withheld"]["refused"] == 1 and results["run"]["n_nsfw_excluded"] == 0
+    assert results["run"]["n_withheld"]["tiny"] == 1  # issue 41: counted apart from the API's refusals
     assert results["provenance"]["kind"] == "api" and results["model"]["spec"] == "openai:dall-e-2"
-    assert any("refused by the image API" in n for n in results["notes"])
+    assert any("1 images refused by the image API" in n for n in results["notes"]), results["notes"]
+    assert any("1 images withheld by the benchmark (under 32 pixels a side)" in n for n in results["notes"])
+    table = " ".join(stdout.split())  # the terminal table's line, wrapped at 80 columns
+    assert "1 image refused by the image API (content policy)" in table
+    assert "1 image withheld by the benchmark (under 32 pixels a side)" in table, stdout
     for path in [p for p in out.rglob("*") if p.is_file()]:
         assert KEY.encode() not in path.read_bytes(), path
     assert KEY not in stdout + stderr

@@ -52,7 +52,7 @@ def _bad_inputs(tmp_path):
     run = ["run", "--model", "builtin:tiny-sd", "--quiet"]
     out = ["--out", tmp_path / "run"]
     return [
-        (run + out + ["--n-resamples", "-5"], "--n-resamples: expected a whole number >= 1, got -5"),
+        (run + out + ["--n-resamples", "-5"], "--n-resamples: expected a whole number from 1 to 100,000, got -5"),
         (run + out + ["--batch-size", "0"], "expected a whole number >= 1 or 'auto', got '0'"),
         (run + out + ["--limit", "0"], "--limit: expected a whole number >= 1, got 0"),
         (run + ["--out", a_file], "is a file, not a folder"),
@@ -62,7 +62,7 @@ def _bad_inputs(tmp_path):
         (["generate", "--model", "builtin:tiny-sd", "--batch_size", "-1"] + out, "'auto', got '-1'"),
         (["probes", "build", "--out", "/proc/nope"], "cannot create /proc/nope"),
         (["probes", "build", "--out", a_file], "is a file, not a folder"),
-        (["score", tmp_path / "run", "--n-resamples", "0"], "expected a whole number >= 1, got 0"),
+        (["score", tmp_path / "run", "--n-resamples", "0"], "expected a whole number from 1 to 100,000, got 0"),
         (["demo", "--out", a_file], "is a file, not a folder"),
         (run + out + ["--dtype", "float8"], "unknown dtype 'float8'"),
         (run + out + ["--device", "gpu0"], "unknown device 'gpu0'"),
@@ -70,8 +70,68 @@ def _bad_inputs(tmp_path):
     ]
 
 
-def test_each_bad_input_is_one_line_exit_2_and_nothing_written(tmp_path, capsys):
-    for argv, message in _bad_inputs(tmp_path):
+def _a_run_folder(tmp_path):
+    """A folder the output checks take for a run folder (it holds run_config.json), with a results.json."""
+    run = tmp_path / "R"
+    (run / "labels").mkdir(parents=True)
+    (run / "run_config.json").write_text("{}")
+    (run / "results.json").write_text("{}")
+    return run
+
+
+def _bad_numbers_and_outputs(tmp_path):
+    """Issue 41: every numeric option bounded and every output outside the run folders, refused
+    while parsing (each row was a traceback, a hang, a run or a lost file before)."""
+    r = _a_run_folder(tmp_path)
+    q = ["--requests-folder", tmp_path / "q"]
+    res = ["--results-folder", tmp_path / "res"]
+    run = ["run", "--model", "builtin:tiny-sd", "--quiet"]
+    inside = f"is inside the run folder {r.resolve()}"
+    return [
+        (run + ["--out", tmp_path / "b", "--batch-size", "1" * 24], "at most 4,096 images per batch"),
+        (run + ["--out", tmp_path / "b", "--batch-size", "1" * 20], "got a 20-digit number"),
+        (run + ["--out", tmp_path / "b", "--batch-size", "4097"], "at most 4,096"),
+        (["annotate", r, "--batch-size", "9" * 30], "at most 4,096"),
+        (["score", r, "--n-resamples", "1000000000"], "from 1 to 100,000, got 1,000,000,000"),
+        (run + ["--out", r / "images"], inside),
+        (["demo", "--out", r / "labels" / "x"], inside),
+        (["probes", "build", "--out", r], "is a run folder (it holds run_config.json)"),
+        (["probes", "export", "--suites", "gep_neutral", "--out", r / "sheet.csv"], inside),
+        (["submit", r, "--demo", "--to-folder", r], "is a run folder"),
+        (["request", "builtin:tiny-sd", "--demo", "--to-folder", r / "labels"], inside),
+        (["worker", *q, *res, "--poll", "1e300"], "--poll: expected a number of seconds from 0.1 to 86,400"),
+        (["worker", *q, *res, "--poll", "nan"], "--poll: expected a number of seconds"),
+        (["worker", *q, *res, "--heartbeat-timeout", "inf"], "--heartbeat-timeout: expected a number of seconds"),
+        (["worker", *q, "--results-folder", "/proc/x"], "--results-folder: cannot create /proc/x"),
+        (["worker", *q, "--results-folder", r / "results"], inside),
+        (["worker", *q, *res, "--runs-dir", r], "is a run folder"),
+        (["worker", *q, *res, "--max-attempts", "0"], "--max-attempts: expected a whole number from 1 to 100"),
+        (["worker", *q, *res, "--n-resamples", "0"], "--n-resamples: expected a whole number from 1"),
+        (["worker", *q, *res, "--device", "gpu"], "unknown device 'gpu'"),
+        (["request", "builtin:tiny-sd", "--demo", "--to-folder", tmp_path / "q", "--max-open", "0"],
+         "--max-open: expected a whole number >= 1"),
+        (["new-task", "a" * 300], "longer than 40 characters"),
+        (["new-task", "toy", "--out", "/proc/x"], "--out: cannot create /proc/x"),
+        (["new-task", "toy", "--out", r], "is a run folder"),
+        (["new-task", "gep_neutral", "--out", tmp_path / "tasks"], "the suite 'gep_neutral' exists already"),
+        (["new-task", "mad_gender", "--out", tmp_path / "tasks"], "the score 'mad_gender' exists already"),
+        (["agreement", r, "--out", r / "results.json"], inside),
+        (["agreement", r, "--seed", "-1"], "--seed: expected a whole number from 0"),
+        (["annotate-ui", r, "--port", "99999"], "expected a port between 1 and 65535"),
+        (["annotate-user", r / "users.yaml", "ann"], inside),
+        (["paintskills-samples", "--out", tmp_path], "is a folder, not a file"),
+        (["paintskills-samples", "--out", r / "results.json"], inside),
+        (["paintskills-samples", "--out", tmp_path / "s.png", "--n", "0"], "--n: expected a whole number from 1"),
+        (["train-detector", "--data", tmp_path, "--out", r, "--tiny"], "is a run folder"),
+        (["train-detector", "--data", tmp_path, "--out", tmp_path / "d", "--lr", "nan"], "expected a learning rate"),
+        (["train-detector", "--data", tmp_path, "--out", tmp_path / "d", "--steps", "0"], "--steps: expected a whole"),
+        (["paintskills-baselines", "--data", tmp_path, "--json", r / "b.json"], inside),
+    ]
+
+
+@pytest.mark.parametrize("table", [_bad_inputs, _bad_numbers_and_outputs])
+def test_each_bad_input_is_one_line_exit_2_and_nothing_written(tmp_path, capsys, table):
+    for argv, message in table(tmp_path):
         before = sorted(p.name for p in tmp_path.rglob("*"))
         code, out, err = t2ibench(argv, capsys)
         assert code == 2, argv
@@ -128,6 +188,26 @@ def test_dtype_spellings_match_the_models():
     from benchmark.models.device import _DTYPE_NAMES
 
     assert set(DTYPE_NAMES) == set(_DTYPE_NAMES)
+
+
+def test_the_run_folder_mark_is_the_run_config_file():
+    from benchmark.cli_types import RUN_FOLDER_MARK
+    from benchmark.contract.run_folder import CONFIG_FILE
+
+    assert RUN_FOLDER_MARK == CONFIG_FILE
+
+
+def test_a_symlink_into_a_run_folder_is_inside_it(tmp_path):
+    from benchmark.cli_types import output_file, run_folder_around
+
+    run = tmp_path / "run"
+    (run / "labels").mkdir(parents=True)
+    (run / "run_config.json").write_text("{}")
+    (tmp_path / "link").symlink_to(run / "labels")
+    assert run_folder_around(tmp_path / "link" / "x.parquet") == run.resolve()
+    with pytest.raises(argparse.ArgumentTypeError, match="inside the run folder"):
+        output_file(str(tmp_path / "link" / "gender.parquet"))
+    assert run_folder_around(tmp_path / "elsewhere") is None
 
 
 def test_paintskills_skills_spelled_for_help_match_the_scores():
@@ -197,6 +277,12 @@ def test_stages_refuse_a_run_config_format_they_do_not_read(run_copy, capsys, co
 
 
 def test_score_exits_non_zero_when_it_scores_nothing(run_copy, capsys):
-    shutil.rmtree(run_copy / "labels")
+    shutil.rmtree(run_copy / "labels")  # deleted: refused, naming the command that writes them again
+    code, _, err = t2ibench(["score", run_copy, "--n-resamples", "20"], capsys)
+    assert code == 2 and len(err) == 1 and "labels/attributes.parquet: missing" in err[0], err
+    assert f"`t2ibench annotate {run_copy}` repairs it" in err[0]
+    # every annotator turned off on purpose: the folder verifies, and nothing can be scored
+    code, _, err = t2ibench(["annotate", run_copy, "--encoder", "none", "--vqa", "none", "--quiet"], capsys)
+    assert code == 0, err
     code, _, err = t2ibench(["score", run_copy, "--n-resamples", "20"], capsys)
     assert code == 1 and len(err) == 1 and err[0].startswith("t2ibench: error: nothing scored"), err

@@ -115,3 +115,37 @@ def test_an_outside_task_folder_publishes_its_own_dataset(tmp_path):
     assert usage.returncode == 0 and usage.stdout.startswith("usage: python -m dataset_builders lightness_rows")
     assert "Toy rows of the lightness folder." in usage.stdout
     assert "lightness_rows" not in _call("--list").stdout  # only where the folder is on the path
+
+
+@pytest.mark.parametrize("argv", [["probes", "--out", "{run}"], ["probes", "--out", "{run}/labels"],
+                                  ["paintskills", "--out", "{run}"], ["reference_attributes", "--out", "{run}"],
+                                  ["human_labels", "{run}", "--out", "{run}/labels"]])
+def test_a_builder_never_writes_into_a_run_folder(tmp_path, capsys, argv):
+    """Issue 41: `python -m dataset_builders probes --out RUN` deleted the run (its dataset card
+    made it look like an earlier build); every builder's --out is refused while parsing."""
+    from dataset_builders import run_builder
+
+    run = tmp_path / "run"
+    (run / "labels").mkdir(parents=True)
+    (run / "run_config.json").write_text("{}")
+    (run / "results.json").write_text("{}")
+    (run / "README.md").write_text("---\nconfigs: []\n---\n")
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    with pytest.raises(SystemExit) as done:
+        run_builder(argv[0], [a.format(run=run) for a in argv[1:]])
+    assert done.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "run folder" in err[0] and "choose a path outside it" in err[0], err
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
+
+
+def test_clearing_a_dataset_folder_never_clears_a_run(tmp_path):
+    from benchmark.hub.dataset_layout import clear_folder
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "run_config.json").write_text("{}")
+    (run / "README.md").write_text("---\n---\n")
+    with pytest.raises(ValueError, match="is a run folder"):
+        clear_folder(run)
+    assert (run / "run_config.json").is_file()

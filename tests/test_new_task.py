@@ -85,11 +85,18 @@ def test_later_stages_without_the_variable_say_which_folder_to_point_at(toy):
     ("gep", "the task folder or module 'gep' exists already"),
     ("registry", "the task folder or module 'registry' exists already"),
     ("taken", "exists already: choose another NAME or --out"),
+    ("a" * 300, "is longer than 40 characters"),
+    ("gep_neutral", "the suite 'gep_neutral' exists already"),
+    ("mcas_targets", "the suite 'mcas_targets' exists already"),
+    ("mad_gender", "the score 'mad_gender' exists already"),
 ])
 def test_bad_names_are_refused_in_one_line(tmp_path, name, says):
+    """A name the command line's type refuses (syntax, length) is a usage error of ``new-task``;
+    one the registries hold already is refused by the command before it writes anything."""
     (tmp_path / "tasks" / "taken").mkdir(parents=True)
     proc = t2ibench("new-task", name, cwd=tmp_path)
-    assert proc.returncode == 2 and proc.stderr.startswith("t2ibench: error: new-task: ") and says in proc.stderr
+    assert proc.returncode == 2 and proc.stderr.startswith(("t2ibench: error: new-task: ", "t2ibench new-task: error: "))
+    assert says in proc.stderr
     assert proc.stderr.count("\n") == 1 and sorted(p.name for p in (tmp_path / "tasks").iterdir()) == ["taken"]
 
 

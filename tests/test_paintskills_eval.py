@@ -437,9 +437,10 @@ def test_commands_explain_a_missing_dataset(tmp_path, capsys):
         assert main(argv) == 2
         err = capsys.readouterr().err
         assert err.startswith("t2ibench: error:") and "python -m dataset_builders.paintskills --out" in err
-    assert main(["train-detector", "--data", str(tmp_path), "--out", str(tmp_path / "d"), "--tiny",
-                 "--steps", "0"]) == 2
-    assert "steps must be >= 1" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as done:  # refused while parsing
+        main(["train-detector", "--data", str(tmp_path), "--out", str(tmp_path / "d"), "--tiny", "--steps", "0"])
+    assert done.value.code == 2
+    assert "--steps: expected a whole number from 1" in capsys.readouterr().err
 
 
 def test_train_detector_fine_tunes_saves_and_resumes(rendered_data, tmp_path, cache, monkeypatch):

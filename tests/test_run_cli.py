@@ -134,3 +134,16 @@ def test_two_runs_in_folders_of_the_same_name_load_their_own_images(tmp_path, ca
         counts[parent] = ds.num_rows
         assert all(img is not None for img in ds["image"])
     assert counts == {"a": 1, "b": 3}
+
+
+def test_a_run_prints_only_its_own_progress(tmp_path, cache_env):
+    """Issue 41: `make demo` printed diffusers' and transformers' loading bars ("Loading pipeline
+    components...", "Loading weights") and torch's deprecation warning between its own lines;
+    without --quiet, a run shows its own stage bars and lines only."""
+    proc = t2ibench("run", "--model", "builtin:tiny-sd", "--suites", "dalleval_bias", "--limit", "1",
+                    "--n-resamples", "20", "--out", str(tmp_path / "run"), env=cache_env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = [ln for ln in proc.stderr.replace("\r", "\n").splitlines() if ln.strip()]
+    assert any(ln.startswith("generate:") for ln in lines) and any(ln.startswith("annotate") for ln in lines)
+    loud = [ln for ln in lines if "Loading" in ln or "Warning" in ln or "warnings.warn" in ln]
+    assert loud == [], loud

@@ -73,8 +73,16 @@ def regenerate(capsys, run: Path, command: str = "generate") -> str:
     return err
 
 
-def assert_verifies(capsys, run: Path) -> None:
+def assert_verifies(capsys, run: Path, *, after_generate: bool = False) -> None:
+    """verify says OK; ``after_generate``: once the annotate stage has labelled the images that
+    generation made again (until then verify names only their missing label rows)."""
     rc, out, _ = t2ibench(capsys, "verify", run)
+    if after_generate and rc == 1:
+        assert {line.split()[0] for line in out.splitlines()[:-1]} == {"label-rows"}, out
+        assert "not computed yet" in out and f"t2ibench annotate {run}" in out
+        rc, _, err = t2ibench(capsys, "annotate", run, "--quiet")
+        assert rc == 0, err
+        rc, out, _ = t2ibench(capsys, "verify", run)
     assert rc == 0 and out.startswith("OK "), out
 
 
@@ -146,7 +154,7 @@ def test_truncated_png_is_named_refused_and_regenerated_byte_identical(run, caps
     pids = set(read_manifest(run).query("batch == 'b000002'")["probe_id"])
     assert not pids & set(pd.read_parquet(run / "labels" / "attributes.parquet")["probe_id"])
     assert "labels/attributes.parquet: dropped" in err
-    assert_verifies(capsys, run)
+    assert_verifies(capsys, run, after_generate=True)
     rc, _, err = t2ibench(capsys, "annotate", run, "--quiet")
     assert rc == 0, err
     pd.testing.assert_frame_equal(labels(run, "attributes"), attributes_before)
@@ -165,7 +173,7 @@ def test_swapped_pngs_are_both_named(run, capsys):
     assert rc == 1 and "000000.png" in out and "000005.png" in out
     regenerate(capsys, run)
     assert a.read_bytes() == da and b.read_bytes() == db
-    assert_verifies(capsys, run)
+    assert_verifies(capsys, run, after_generate=True)
 
 
 def test_symlink_out_of_the_run_folder_is_refused(run, tmp_path, capsys):
@@ -179,7 +187,7 @@ def test_symlink_out_of_the_run_folder_is_refused(run, tmp_path, capsys):
     assert rc == 2 and rel in one_error_line(err)
     regenerate(capsys, run)
     assert not (run / rel).is_symlink() and outside.is_file()  # the file outside is never touched
-    assert_verifies(capsys, run)
+    assert_verifies(capsys, run, after_generate=True)
 
 
 # --------------------------------------------------------------------------- manifest
@@ -263,7 +271,7 @@ def test_removed_metadata_row_is_regenerated_without_orphan(run, capsys, line_no
     assert "repaired: images/b000002 removed" in err
     assert png_bytes(run) == before  # the orphan is replaced by the regenerated file, nothing else left
     assert removed["probe_id"] in set(read_manifest(run)["probe_id"])
-    assert_verifies(capsys, run)
+    assert_verifies(capsys, run, after_generate=True)
 
 
 def test_orphan_outside_any_batch_is_removed(run, capsys):
@@ -287,7 +295,7 @@ def test_edited_metadata_row_is_regenerated(run, capsys):
     assert "repaired: images/b000000 removed" in err and "the probe list says" in err
     assert [json.loads(ln)["gender"] for ln in meta.read_text().splitlines()] == \
         [json.loads(ln)["gender"] for ln in original.splitlines()]
-    assert_verifies(capsys, run)
+    assert_verifies(capsys, run, after_generate=True)
 
 
 # --------------------------------------------------------------------------- labels
@@ -377,7 +385,79 @@ def test_a_corrupt_timings_file_is_not_called_unannotated(run, capsys):
     rc, _, err = t2ibench(capsys, "score", run)
     line = one_error_line(err)
     assert rc == 2 and "has not been annotated" not in line
-    assert "timings.json is damaged (not valid JSON" in line and "t2ibench annotate" in line
+    assert "timings.json is damaged (is not valid JSON" in line and "t2ibench annotate" in line
+
+
+@pytest.mark.parametrize("damage", ["deleted", "garbled", "truncated", "not an object", "entry removed"])
+def test_a_damaged_timings_file_is_reported_and_repaired_by_annotate(run, capsys, damage):
+    """Issue 41: verify said OK, score "not annotated", annotate "up to date, wrote none": stuck."""
+    path = run / "timings.json"
+    text = path.read_text()
+    {"deleted": lambda: path.unlink(), "garbled": lambda: path.write_bytes(b"\xff\xfe{x"),
+     "truncated": lambda: path.write_text(text[: len(text) // 2]), "not an object": lambda: path.write_text("[1]"),
+     "entry removed": lambda: path.write_text(json.dumps({k: v for k, v in json.loads(text).items()
+                                                          if k != "annotate/total"}))}[damage]()
+    rc, out, _ = t2ibench(capsys, "verify", run)
+    assert rc == 1 and out.splitlines()[0].startswith("timings") and "annotation finished" in out, out
+    rc, _, err = t2ibench(capsys, "score", run, "--n-resamples", "20")
+    line = one_error_line(err)
+    assert rc == 2 and "timings.json is damaged" in line and f"t2ibench annotate {run}" in line
+    rc, out, err = t2ibench(capsys, "annotate", run, "--quiet")  # labels up to date: records annotate/total
+    assert rc == 0 and "wrote none" in out, err
+    assert_verifies(capsys, run)
+    rc, _, err = t2ibench(capsys, "score", run, "--n-resamples", "20")
+    assert rc == 0, err
+
+
+def _drop_half_the_rows(run: Path, name: str) -> None:
+    """Rows of half the images of a label file dropped and its sha256 record rewritten to match."""
+    import hashlib
+
+    path = run / "labels" / f"{name}.parquet"
+    df = pd.read_parquet(path)
+    keep = sorted(set(df["probe_id"]))[::2]
+    df[df["probe_id"].isin(keep)].to_parquet(path, index=False)
+    (run / "labels" / f"{name}.parquet.sha256").write_text(hashlib.sha256(path.read_bytes()).hexdigest() + "\n")
+
+
+@pytest.mark.parametrize(("damage", "kind"), [("file deleted, record left", "label-missing"),
+                                              ("file and record deleted", "label-missing"),
+                                              ("rows dropped, record rewritten", "label-rows")])
+def test_a_label_file_deleted_or_cut_is_reported_refused_and_rebuilt(run, capsys, damage, kind):
+    """Issue 41: verify said OK and score wrote results with fewer entries, exit 0."""
+    before = labels(run, "gender")
+    if damage == "rows dropped, record rewritten":
+        _drop_half_the_rows(run, "gender")
+    else:
+        (run / "labels" / "gender.parquet").unlink()
+        if damage == "file and record deleted":
+            (run / "labels" / "gender.parquet.sha256").unlink()
+    rc, out, _ = t2ibench(capsys, "verify", run)
+    assert rc == 1 and out.splitlines()[0].startswith(f"{kind}  labels/gender.parquet"), out
+    rc, _, err = t2ibench(capsys, "score", run, "--n-resamples", "20")
+    line = one_error_line(err)
+    assert rc == 2 and "labels/gender.parquet" in line and f"t2ibench annotate {run}" in line
+    rc, _, err = t2ibench(capsys, "annotate", run, "--quiet")
+    assert rc == 0, err
+    pd.testing.assert_frame_equal(labels(run, "gender"), before)
+    assert_verifies(capsys, run)
+
+
+def test_score_exits_1_naming_suites_not_fully_scored_unless_allowed(run, capsys):
+    """Labels turned off on purpose (--vqa none): the folder verifies, and score says which suite
+    is not scored and why instead of exiting 0 with fewer entries."""
+    for name in ("gender",):
+        (run / "labels" / f"{name}.parquet").unlink()
+        (run / "labels" / f"{name}.parquet.sha256").unlink()
+    rc, _, err = t2ibench(capsys, "annotate", run, "--vqa", "none", "--quiet")
+    assert rc == 0, err
+    assert_verifies(capsys, run)
+    rc, _, err = t2ibench(capsys, "score", run, "--n-resamples", "20")
+    line = one_error_line(err)
+    assert rc == 1 and "1 of 2 suites" in line and "pst_single (missing labels/gender.parquet)" in line
+    assert "--allow-partial" in line
+    rc, out, err = t2ibench(capsys, "score", run, "--n-resamples", "20", "--allow-partial")
+    assert rc == 0 and "1 of 2 suites not fully scored" in out, err
 
 
 # --------------------------------------------------------------------------- issue 23: verify follows the scores
@@ -501,7 +581,7 @@ def test_swapped_label_files_are_reported_refused_and_rebuilt(run, capsys):
     assert rc == 1 and first_problem(out).startswith("label-schema labels/attributes.parquet: lacks column "
                                                      "'attribute'"), out
     assert "label-schema  labels/gender.parquet" in out
-    assert f"`t2ibench annotate {run} --force` the label files" in out  # the verify hint names what repairs it
+    assert f"`t2ibench annotate {run} --force` repairs them" in out  # the verify hint names what repairs it
     results_before = (run / "results.json").read_bytes()
     rc, _, err = t2ibench(capsys, "score", run)  # no KeyError: one line
     line = one_error_line(err)
@@ -590,7 +670,7 @@ def test_a_file_symlinked_out_of_the_run_folder_is_reported_refused_and_repaired
     err = regenerate(capsys, run, "run" if rel.startswith("labels/") else "generate")
     assert f"repaired: {repaired}" in err, err
     assert not (run / rel).is_symlink() and outside.is_file()  # the file outside is never touched
-    assert_verifies(capsys, run)
+    assert_verifies(capsys, run, after_generate=True)
 
 
 @pytest.mark.parametrize("record", [False, True], ids=["metadata-and-manifest", "with-its-record"])
@@ -613,4 +693,4 @@ def test_a_model_id_edited_in_metadata_and_manifest_is_repaired_by_run(run, caps
     assert ("repaired: images/b000000 removed (images/b000000/metadata.jsonl (probe "
             f"{rows[1]['probe_id']}): model_id is 'acme/other', run_config.json says 'builtin:tiny-sd')") in err, err
     assert png_bytes(run) == before
-    assert_verifies(capsys, run)
+    assert_verifies(capsys, run, after_generate=True)

@@ -109,7 +109,8 @@ def test_missing_image_refused_then_counted(filled, tmp_path, capsys):
     assert not out.exists()
     assert main(args + ["--allow-missing"]) == 0
     results = json.loads((out / "results.json").read_text())
-    assert results["run"]["n_withheld"] == {"refused": 0, "missing": 1} and results["run"]["n_nsfw_excluded"] == 0
+    assert {k: n for k, n in results["run"]["n_withheld"].items() if n} == {"missing": 1}
+    assert results["run"]["n_withheld"]["refused"] == 0 and results["run"]["n_nsfw_excluded"] == 0
     assert results["provenance"]["n_missing"] == 1
     suite = next(s for s in results["suites"] if s["name"] == "dalleval_bias")
     assert suite["excluded"].get("missing") == 1 and suite["n_images"] == 8

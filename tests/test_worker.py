@@ -373,7 +373,27 @@ def test_worker_options_are_checked(tmp_path):
     for kw, message in [({"worker_id": "bad id"}, "worker id must be"),
                         ({"results_folder": None}, "exactly one of --results"),
                         ({"heartbeat_timeout": 0}, "--heartbeat-timeout must be a positive"),
-                        ({"images_repo": "noslash"}, "--images must look like ORG/NAME")]:
+                        ({"images_repo": "noslash"}, "--images must look like ORG/NAME"),
+                        ({"results_folder": "/proc/x"}, "--results-folder: cannot create /proc/x"),
+                        ({"runs_dir": "/proc/runs"}, "--runs-dir: cannot create /proc/runs")]:
         args = {"worker_id": "w", "runs_dir": tmp_path, "results_folder": tmp_path, **kw}
         with pytest.raises(ValueError, match=message):
             WorkerOptions(**args)
+
+
+@pytest.mark.parametrize("results", ["/proc/x", "{q}/../run/results"])
+def test_an_unwritable_results_folder_is_refused_before_any_claim(tmp_path, capsys, results):
+    """Issue 41: the worker claimed, audited, printed a traceback and marked the request FAILED."""
+    from benchmark.cli import main
+
+    queue, run = tmp_path / "q", tmp_path / "run"
+    run.mkdir()
+    (run / "run_config.json").write_text("{}")
+    assert main(["request", "builtin:tiny-sd", "--demo", "--to-folder", str(queue), "--submitter", "t"]) == 0
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as done:
+        main(["worker", "--requests-folder", str(queue), "--results-folder", results.format(q=queue), "--once"])
+    assert done.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--results-folder" in err[0], err
+    assert _record(queue).status == PENDING

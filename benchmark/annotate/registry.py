@@ -31,6 +31,7 @@ from typing import Any, Callable, Mapping, Sequence
 from benchmark.annotate.kinds import ANNOTATOR_KINDS, AnnotatorKind, get_annotator_kind, list_annotator_kinds
 from benchmark.annotate.label_files import LabelFile, get_label_file
 from benchmark.contract.model_specs import is_builtin
+from benchmark.present.progress import library_bars_off
 from benchmark.probes.registry import load_config
 
 __all__ = ["Annotator", "AnnotatorKind", "AnnotateContext", "WorkItem", "ANNOTATOR_KINDS", "get_annotator_kind",
@@ -98,6 +99,7 @@ class AnnotateContext:
         if not isinstance(spec, str):
             return spec
         if (key, spec) not in self.loaded:
+            library_bars_off("transformers")  # the annotate stage draws its own bar
             self.loaded[(key, spec)] = load(spec)
             self.loaded_names.append(spec)
         return self.loaded[(key, spec)]

@@ -8,13 +8,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from benchmark.commands.external_models import api_overrides, check_source
+from benchmark.commands.external_models import api_overrides, check_source, parse_overrides
 from benchmark.contract.audit_request import AuditRequest, ModelChoice, ProbeChoice, Runtime, SuppliedImages
-from benchmark.models.api_images import check_api_endpoint
 from benchmark.models.lora import parse_lora_specs
-from benchmark.commands.stage_inputs import (
-    annotator_args, parse_overrides, print_outcome, task_input_args, stage_batch_size,
-)
+from benchmark.commands.stage_inputs import annotator_args, print_outcome, task_input_args, stage_batch_size
 from benchmark.runner import run_generation
 from benchmark.runner.pipeline import run_audit
 from benchmark.tasks.paper_checks import all_checks
@@ -53,9 +50,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def generate(args: argparse.Namespace) -> int:
-    request = request_from_args(args, annotators=False)
-    if request.is_api:  # `run` checks the endpoint in its preflight; so does `generate`
-        check_api_endpoint(request.model.spec.split(":", 1)[1], request.model.load_options())
+    request = request_from_args(args, annotators=False)  # an image API's endpoint: checked first (check_api_first)
     summary = run_generation(request)
     print(summary.format())
     return 0

@@ -1,11 +1,21 @@
 """The ``t2ibench run`` options for models the benchmark cannot load: a folder of images made
-elsewhere (``--images``) and image-generation APIs (``--model openai:...``)."""
+elsewhere (``--images``) and image-generation APIs (``--model openai:...``), and the check of an
+API's endpoint that ``run`` and ``generate`` make before anything heavy loads
+(:func:`check_api_first`)."""
 
 from __future__ import annotations
 
 import argparse
+import json
+from pathlib import Path
 
-from benchmark.cli_types import positive_int
+import yaml
+
+from benchmark.cli_types import RUN_FOLDER_MARK, positive_int
+
+#: what ``run`` / ``generate`` check before the task folders and the heavy libraries load
+#: (``benchmark.cli.main`` runs a command's ``prechecks``)
+API_PRECHECK = (f"{__name__}:check_api_first",)
 
 RUN_EPILOG = """\
 Three ways to audit a model:
@@ -85,3 +95,47 @@ def check_source(args: argparse.Namespace) -> None:
                             ("--allow-missing", args.allow_missing), ("--supplied-by", args.supplied_by)) if v]
     if stray and not args.images:
         raise ValueError(f"{stray[0]} goes with --images DIR")
+
+
+def parse_overrides(values: list[str] | None) -> dict:
+    """``--set KEY=VALUE`` items as a mapping (values read as YAML: 30 -> int, 7.5 -> float)."""
+    out = {}
+    for v in values or []:
+        key, sep, raw = v.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--set takes KEY=VALUE (a pipeline argument such as num_inference_steps=30), got {v!r}")
+        out[key] = yaml.safe_load(raw)
+    return out
+
+
+def generation_finished(run_dir: str | Path) -> bool:
+    """Whether RUN_DIR holds as many generated images as its run_config.json asked for (read
+    without pandas: counting the batches' metadata rows), so a rerun requests no image."""
+    run_dir = Path(run_dir)
+    try:
+        wanted = json.loads((run_dir / RUN_FOLDER_MARK).read_text(encoding="utf-8")).get("n_probes")
+    except (OSError, ValueError, AttributeError):
+        return False
+    if not isinstance(wanted, int) or isinstance(wanted, bool):
+        return False
+    done = 0
+    for meta in run_dir.glob("images/b*/metadata.jsonl"):  # benchmark.contract.run_folder's batch layout
+        try:
+            done += sum(1 for line in meta.read_text(encoding="utf-8").splitlines() if line.strip())
+        except (OSError, UnicodeDecodeError):
+            return False
+    return done >= wanted
+
+
+def check_api_first(args: argparse.Namespace) -> None:
+    """``run`` / ``generate`` of an image API (``--model openai:NAME``): its options and its
+    endpoint (``GET /models``: the URL, the key, the model), checked before the task folders and
+    the heavy libraries load, so an unreachable or misspelt ``--api-base`` is refused in about a
+    second (it took 7-11 s when the check waited for diffusers and torch); nothing to do for
+    another model, or for a rerun whose images are all made. A one-line ValueError."""
+    model = str(getattr(args, "model", None) or "")
+    if not model.startswith("openai:") or getattr(args, "images", None) or generation_finished(args.out):
+        return
+    from benchmark.models.api_images import check_api_endpoint
+
+    check_api_endpoint(model.split(":", 1)[1], {**parse_overrides(args.set), **api_overrides(args)})

@@ -8,7 +8,7 @@ import os
 import shlex
 from pathlib import Path
 
-from benchmark.cli_types import TASKS_PATH_ENV
+from benchmark.cli_types import TASKS_PATH_ENV, output_folder, task_name
 
 #: where NAME/ goes without --out and without $T2IBENCH_TASKS_PATH
 DEFAULT_TASKS_PATH = "tasks"
@@ -22,9 +22,10 @@ def register(subparsers) -> None:
                     "formula is the folder's scores.py, a paper check, README) that runs at once: point "
                     f"${TASKS_PATH_ENV} at DIR (the command prints the line) and `t2ibench run --model "
                     "builtin:tiny-sd --suites NAME_people --limit 4 --out RUN` audits with it.")
-    p.add_argument("name", metavar="NAME", help="the paper's key, a lowercase Python identifier (the folder, its "
-                   "probe family, task and paper), e.g. toy")
-    p.add_argument("--out", metavar="DIR", help=f"the folder of task folders to write NAME/ in (default: the first "
+    p.add_argument("name", metavar="NAME", type=task_name, help="the paper's key, a lowercase Python identifier of "
+                   "at most 40 characters (the folder, its probe family, task and paper), e.g. toy; not the name of "
+                   "an existing suite or score")
+    p.add_argument("--out", metavar="DIR", type=output_folder, help=f"the folder of task folders to write NAME/ in (default: the first "
                    f"folder of ${TASKS_PATH_ENV}, else ./{DEFAULT_TASKS_PATH})")
     p.set_defaults(func=f"{__name__}:new_task")
 

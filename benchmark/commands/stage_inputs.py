@@ -7,23 +7,11 @@ import argparse
 import json
 from pathlib import Path
 
-import yaml
-
 from benchmark.annotate.registry import list_annotator_kinds
 from benchmark.cli_types import AUTO
 from benchmark.contract.run_folder import CONFIG_FILE, RunFolderError, read_run_config
 from benchmark.runner.preflight import check_run_config_format
 from benchmark.present.terminal import print_results_summary
-
-
-def parse_overrides(values: list[str]) -> dict:
-    out = {}
-    for v in values or []:
-        key, sep, raw = v.partition("=")
-        if not sep or not key:
-            raise ValueError(f"--set takes KEY=VALUE (a pipeline argument such as num_inference_steps=30), got {v!r}")
-        out[key] = yaml.safe_load(raw)
-    return out
 
 
 def annotator_args(args: argparse.Namespace) -> dict:

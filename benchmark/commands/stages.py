@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 
 from benchmark.commands.stage_inputs import annotator_args, existing_run, stage_batch_size
-from benchmark.contract.run_folder_check import inspect_run_folder
+from benchmark.contract.run_folder_check import ANNOTATE_REPAIRS, inspect_run_folder
 from benchmark.runner.annotate import DEFAULT_BATCH_SIZE, annotate_run
 from benchmark.runner.expected import expected_problems
 from benchmark.runner.preflight import check_stage_inputs
@@ -32,12 +32,21 @@ def score(args: argparse.Namespace) -> int:
     run_dir = existing_run(args.run_dir)
     check_stage_inputs(run_dir, "score")
     results = score_run(run_dir, n_resamples=args.n_resamples, verify=True)
-    if not any(s.get("status") == "scored" for s in results.get("suites", [])):
-        reasons = sorted({str(s.get("reason") or s.get("status")) for s in results.get("suites", [])})
+    suites = results.get("suites", [])
+    if not any(s.get("status") == "scored" for s in suites):
+        reasons = sorted({str(s.get("reason") or s.get("status")) for s in suites})
         print_error(f"nothing scored in {run_dir}: {'; '.join(reasons) or 'no suites'} "
                     f"(`t2ibench annotate {run_dir}` writes the label files)")
         return 1
-    print(f"wrote {run_dir / 'results.json'}")
+    partial = [s for s in suites if s.get("status") != "scored" or s.get("reason")]
+    if partial and not args.allow_partial:  # fewer entries than the run's suites define
+        shown = "; ".join(f"{s.get('name')} ({s.get('reason') or s.get('status')})" for s in partial)
+        print_error(f"{len(partial)} of {len(suites)} suites of {run_dir} not fully scored: {shown}; wrote "
+                    f"{run_dir / 'results.json'} with them missing (`t2ibench annotate {run_dir}` writes missing "
+                    "label files; --allow-partial accepts partial results)")
+        return 1
+    print(f"wrote {run_dir / 'results.json'}" + (f" ({len(partial)} of {len(suites)} suites not fully scored, "
+                                                 "--allow-partial)" if partial else ""))
     return 0
 
 
@@ -47,15 +56,17 @@ def verify(args: argparse.Namespace) -> int:
         print(f"OK {check.run_dir}: {check.summary()} match their records")
         return 0
     width = max(len(p.kind) for p in check.problems)
+    force = " --force" if any(p.kind == "label-schema" for p in check.problems) else ""
     for p in check.problems:
         print(f"{p.kind:<{width}}  {p.line()}")
     print(f"{len(check.problems)} problem{'s' if len(check.problems) > 1 else ''} in {check.run_dir} "
           f"(checked {check.summary()}); "
           + ("no command repairs run_config.json: restore it, or start the run again in another folder"
              if any(p.kind == "run-config" for p in check.problems) else
+             f"`t2ibench annotate {check.run_dir}{force}` repairs {'it' if len(check.problems) == 1 else 'them'}"
+             if all(p.kind in ANNOTATE_REPAIRS for p in check.problems) else
              f"`t2ibench run` with the run's arguments repairs the images and the manifest, "
-             f"`t2ibench annotate {check.run_dir}"
-             f"{' --force' if any(p.kind == 'label-schema' for p in check.problems) else ''}` the label files"))
+             f"`t2ibench annotate {check.run_dir}{force}` the label files"))
     return 1
 
 

@@ -249,7 +249,7 @@ class AuditRequest:
         if self.images is not None and self.runtime.dtype is not None:
             raise ValueError("--dtype sets up a generator: --images audits images already made")
         object.__setattr__(self, "annotators", _frozen(self.annotators, "annotators"))
-        object.__setattr__(self, "n_resamples", _checked(cli_types.positive_int, self.n_resamples, "--n-resamples"))
+        object.__setattr__(self, "n_resamples", _checked(cli_types.n_resamples, self.n_resamples, "--n-resamples"))
         object.__setattr__(self, "progress", bool(self.progress))
 
     # ------------------------------------------------------------------ what the stages read

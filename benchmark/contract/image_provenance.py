@@ -50,6 +50,16 @@ MAX_PIXELS = 4096 * 4096   # larger ones are not what any text-to-image model re
 _CONVERTIBLE = ("RGB", "RGBA", "P")  # colour images (an alpha channel only when fully opaque)
 
 
+class UnscorableImage(ValueError):
+    """An image the rule above refuses (one line); ``reason`` says which part of the rule:
+    ``too large``, ``tiny``, ``transparent`` or ``not colour`` (:data:`benchmark.contract.withheld.UNSCORABLE`),
+    or ``undecodable``."""
+
+    def __init__(self, message: str, reason: str):
+        super().__init__(message)
+        self.reason = reason
+
+
 def image_size_problem(size: tuple[int, int]) -> str | None:
     """Why an image of ``size`` (width, height) is not scored, or None."""
     width, height = int(size[0]), int(size[1])
@@ -86,14 +96,15 @@ def _open_scorable(source, label: str | None, keep: bool):
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)  # the size rule below is stricter
             im = Image.open(stream)
     except Image.DecompressionBombError:
-        raise ValueError(f"{label} declares an image of over {2 * (Image.MAX_IMAGE_PIXELS or 0):,} pixels in its "
-                         f"header (at most {MAX_PIXELS:,} are scored); not decoded") from None
+        raise UnscorableImage(f"{label} declares an image of over {2 * (Image.MAX_IMAGE_PIXELS or 0):,} pixels in "
+                              f"its header (at most {MAX_PIXELS:,} are scored); not decoded", "too large") from None
     except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as err:
-        raise ValueError(f"{label} cannot be decoded as an image ({type(err).__name__}: {err})") from None
+        raise UnscorableImage(f"{label} cannot be decoded as an image ({type(err).__name__}: {err})",
+                              "undecodable") from None
     with im:
         problem = image_size_problem(im.size)
         if problem:  # from the header: nothing decoded yet
-            raise ValueError(f"{label} {problem}")
+            raise UnscorableImage(f"{label} {problem}", "tiny" if min(im.size) < MIN_SIDE else "too large")
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", Image.DecompressionBombWarning)
@@ -104,10 +115,12 @@ def _open_scorable(source, label: str | None, keep: bool):
             else:
                 opaque = mode == "RGB" or (mode == "P" and "transparency" not in im.info)
         except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as err:
-            raise ValueError(f"{label} cannot be decoded as an image ({type(err).__name__}: {err})") from None
+            raise UnscorableImage(f"{label} cannot be decoded as an image ({type(err).__name__}: {err})",
+                                  "undecodable") from None
         if mode not in _CONVERTIBLE or not opaque:
-            raise ValueError(f"{label} is a {mode} image{' with transparency' if mode in _CONVERTIBLE else ''}: "
-                             "the benchmark scores opaque colour (RGB) images")
+            raise UnscorableImage(f"{label} is a {mode} image{' with transparency' if mode in _CONVERTIBLE else ''}: "
+                                  "the benchmark scores opaque colour (RGB) images",
+                                  "transparent" if mode in _CONVERTIBLE else "not colour")
         if not keep:
             return im
         return im.convert("RGB") if mode != "RGB" else im.copy()

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import math
 import platform
-import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +23,8 @@ import numpy as np
 import pandas as pd
 
 from benchmark.contract.model_specs import is_builtin
-from benchmark.contract.run_folder import TIMINGS_FILE, write_bytes_atomic
+from benchmark.contract.run_folder import write_bytes_atomic
+from benchmark.contract.run_folder_check import timings_document
 from benchmark.scores.metadata import SCORE_METADATA, get_metadata
 from benchmark.contract.times import utc_iso
 from benchmark.contract.bounded_json import MAX_INT_DIGITS, MAX_NUMBER_CHARS, RefusedJson, json_depth, load_bounded_json  # noqa: F401 (re-exported)
@@ -173,13 +173,7 @@ def read_timings(run_dir: str | Path) -> dict[str, float]:
     {"seconds": 3.0, "n_images": 10}}`` gives ``annotate/vqa: 3.0``; other nested numbers
     (counts, rates) are left out. Nested names are joined with '.'.
     """
-    path = Path(run_dir) / TIMINGS_FILE
-    if not path.is_file():
-        return {}
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, OSError):
-        return {}
+    raw = timings_document(run_dir)[0] or {}
     out: dict[str, float] = {}
 
     def is_time(v: Any) -> bool:

@@ -18,14 +18,20 @@ fixed order, the first problem first:
    PNG resolves outside ``RUN_DIR/images`` (a symlink out), is missing, or its bytes do not hash
    to the recorded sha256 (truncated, replaced, or swapped with another image's);
 5. ``orphan-image``: a PNG under ``images/`` that no ``metadata.jsonl`` row lists;
-6. ``label-unreadable``: a ``labels/*.parquet`` file that cannot be read; ``label-sha256``: one
-   whose bytes are not those recorded (``<file>.sha256``) when the annotate stage wrote it.
-   (``label-schema``, a label file without the columns and types its stage writes, e.g. two
-   files swapped with their records, is found by ``benchmark.runner.expected``.)
+6. ``label-missing``: a label file whose sha256 record (``<file>.sha256``) is left without it
+   (deleted); ``label-unreadable``: a ``labels/*.parquet`` file that cannot be read;
+   ``label-sha256``: one whose bytes are not those recorded (``<file>.sha256``) when the annotate
+   stage wrote it. (``label-schema``, a label file without the columns and types its stage
+   writes, e.g. two files swapped with their records, and ``label-missing`` / ``label-rows``, a
+   label file deleted with its record, or rows dropped and the record rewritten, against the
+   rows the run's annotators owe its images, are found by ``benchmark.runner.expected``.)
+7. ``timings``: the run has label files but ``timings.json`` is missing, is not a JSON object,
+   or lacks the ``annotate/total`` entry the annotate stage writes when it finishes (the score
+   stage reads it to know that annotation finished).
 
 Each PNG is read once (streamed through sha256). The repairs are elsewhere:
 ``t2ibench run`` (:mod:`benchmark.runner.repair`) regenerates what generation wrote, the
-annotate stage rebuilds label files.
+annotate stage rebuilds label files and records ``annotate/total`` in ``timings.json``.
 """
 
 from __future__ import annotations
@@ -39,19 +45,24 @@ from typing import Any, Callable, Iterable
 
 from benchmark.contract import run_folder as rf
 from benchmark.contract.digest import file_sha256
-from benchmark.contract.written_hashes import sidecar_path, written_hash_problem
+from benchmark.contract.written_hashes import SUFFIX, sidecar_path, written_hash_problem
 
-__all__ = ["PROBLEM_KINDS", "LABEL_KINDS", "Problem", "FolderCheck", "BatchScan", "inspect_run_folder",
+__all__ = ["PROBLEM_KINDS", "LABEL_KINDS", "ANNOTATE_REPAIRS", "ANNOTATE_TOTAL", "Problem", "FolderCheck", "BatchScan", "inspect_run_folder",
            "check_run_folder", "require_intact", "scan_batch_dirs", "image_path_error", "label_file_error",
            "hash_png"]
 
 # In the order they are reported.
 PROBLEM_KINDS = ("run-config", "batch", "file-outside", "manifest", "probe-missing", "row-mismatch", "metadata-sha256",
-                 "image-outside", "image-missing", "image-sha256", "orphan-image", "label-unreadable", "label-schema",
-                 "label-sha256")
-#: kinds of a label file (the annotate stage computes it again); ``label-schema`` comes from the
-#: layer that knows the label files' columns (``benchmark.runner.expected``)
-LABEL_KINDS = ("label-unreadable", "label-schema", "label-sha256")
+                 "image-outside", "image-missing", "image-sha256", "orphan-image", "label-missing", "label-unreadable",
+                 "label-schema", "label-sha256", "label-rows", "timings")
+#: kinds of a label file (the annotate stage computes it again); ``label-schema`` and ``label-rows``
+#: come from the layer that knows the label files' columns and the annotators
+#: (``benchmark.runner.expected``), ``label-missing`` from both
+LABEL_KINDS = ("label-missing", "label-unreadable", "label-schema", "label-sha256", "label-rows")
+#: what ``t2ibench annotate RUN_DIR`` repairs: the label files and the record that annotation finished
+ANNOTATE_REPAIRS = (*LABEL_KINDS, "timings")
+#: the entry of ``timings.json`` the annotate stage writes when it finishes
+ANNOTATE_TOTAL = "annotate/total"
 _PNG_NAME = re.compile(r"^(\d+)\.png$")
 _PNG_END = b"IEND\xaeB`\x82"  # the last 8 bytes of every complete PNG (IEND chunk type and CRC)
 
@@ -436,6 +447,12 @@ def label_files(run_dir: str | Path) -> list[Path]:
 
 def _label_problems(run_dir: Path, check: FolderCheck, skip: set[str]) -> list[Problem]:
     out = []
+    root = run_dir / rf.LABELS_DIR
+    for record in sorted(root.glob(f"*.parquet{SUFFIX}")) if root.is_dir() else []:
+        path = record.with_name(record.name[:-len(SUFFIX)])
+        if not (path.exists() or path.is_symlink()):
+            out.append(Problem("label-missing", path.relative_to(run_dir).as_posix(), f"missing: the annotate stage "
+                               f"wrote it (its recorded sha256, {record.name}, is there) and it was deleted"))
     for path in label_files(run_dir):
         rel = path.relative_to(run_dir).as_posix()
         check.label_files.append(rel)
@@ -449,6 +466,33 @@ def _label_problems(run_dir: Path, check: FolderCheck, skip: set[str]) -> list[P
         if edited:
             out.append(Problem("label-sha256", rel, edited))
     return out
+
+
+def timings_document(run_dir: str | Path) -> tuple[dict | None, str | None]:
+    """(RUN_DIR's timings.json as a JSON object, None) or (None, why it cannot be: missing, not
+    JSON, not an object)."""
+    path = Path(run_dir) / rf.TIMINGS_FILE
+    if not path.is_file():
+        return None, "missing"
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        return None, f"cannot be read ({exc.strerror or exc})"
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        return None, f"is not valid JSON ({str(exc).splitlines()[0][:80]})"
+    return (doc, None) if isinstance(doc, dict) else (None, "is not a JSON object")
+
+
+def _timings_problems(run_dir: Path, has_labels: bool) -> list[Problem]:
+    """``timings``: label files without the record that the annotate stage finished."""
+    if not has_labels:
+        return []
+    doc, why = timings_document(run_dir)
+    if doc is not None and isinstance(doc.get(ANNOTATE_TOTAL), dict):
+        return []
+    what = why or f"has no {ANNOTATE_TOTAL!r} entry"
+    return [Problem("timings", rf.TIMINGS_FILE, f"{what}, so the score stage cannot tell that annotation finished "
+                    "(the label files are there)")]
 
 
 # --------------------------------------------------------------------------- the check
@@ -503,10 +547,13 @@ def inspect_run_folder(run_dir: str | Path, *, verify_sha256: bool = True, manif
     if labels:
         label_found = _label_problems(run_dir, check, outside_at)
         damaged = outside_at | {p.where for p in label_found}
-        schema = {p.where: p for p in found if p.kind in LABEL_KINDS and p.where not in damaged}
-        # in file order, a file's own damage before what its columns say
-        check.problems += sorted(label_found + list(schema.values()),
+        expected_labels = {}  # one problem per file: a file's own damage first, then its columns, then its rows
+        for p in found:
+            if p.kind in LABEL_KINDS and p.where not in damaged:
+                expected_labels.setdefault(p.where, p)
+        check.problems += sorted(label_found + list(expected_labels.values()),
                                  key=lambda p: (p.where, LABEL_KINDS.index(p.kind)))
+        check.problems += _timings_problems(run_dir, bool(check.label_files or label_found))
     return check
 
 
@@ -525,8 +572,8 @@ def require_intact(run_dir: str | Path, stage: str, *, labels: bool = True,
     if check.problems:
         first = check.problems[0]
         more = f" (and {len(check.problems) - 1} more)" if len(check.problems) > 1 else ""
-        fix = ("`t2ibench annotate RUN_DIR --force` rebuilds it" if first.kind == "label-schema"
-               else "`t2ibench annotate RUN_DIR` rebuilds it" if first.kind in LABEL_KINDS
+        fix = (f"`t2ibench annotate {run_dir} --force` rebuilds it" if first.kind == "label-schema"
+               else f"`t2ibench annotate {run_dir}` repairs it" if first.kind in ANNOTATE_REPAIRS
                else "no command repairs it: restore the file or start the run again in another folder"
                if first.kind == "run-config" else "`t2ibench run` with the run's arguments repairs it")
         raise rf.RunFolderError(f"{stage} refused: {run_dir} does not match its files: {first.line()}{more}; "

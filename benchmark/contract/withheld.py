@@ -3,9 +3,12 @@
 Such a probe still gets a row in the run folder, as a safety checker's refusal does: a black
 placeholder image flagged ``nsfw`` so that every stage leaves it out of every score, plus a
 line in ``withheld.jsonl`` with the reason: ``refused`` (an image API's content-policy
-refusal, with its message) or ``missing`` (no file for it in the folder of ``--images
---allow-missing``). The score stage counts them by reason (results.json ``run.n_withheld``)
-instead of calling them safety-checker flags.
+refusal, with its message), ``missing`` (no file for it in the folder of ``--images
+--allow-missing``), or one of :data:`UNSCORABLE`, an image the API returned that the benchmark
+itself does not score (:class:`benchmark.contract.image_provenance.UnscorableImage`: ``too large``
+for the size asked or the pixel limit, ``tiny``, ``transparent``, ``not colour``). The score stage
+counts them by reason (results.json ``run.n_withheld``) instead of calling them safety-checker
+flags, and keeps the benchmark's own refusals apart from the API's.
 """
 
 from __future__ import annotations
@@ -16,7 +19,9 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 WITHHELD_FILE = "withheld.jsonl"
-REASONS = ("refused", "missing")
+#: why the benchmark itself withholds an image it was given (its rule for images from elsewhere)
+UNSCORABLE = ("too large", "tiny", "transparent", "not colour")
+REASONS = ("refused", "missing", *UNSCORABLE)
 
 
 def placeholder_image(size: tuple[int, int]):

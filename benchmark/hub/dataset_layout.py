@@ -8,6 +8,7 @@ All configs are parquet (datasets picks one builder per repo from the first conf
 
 from __future__ import annotations
 
+import argparse
 import copy
 import shutil
 from pathlib import Path
@@ -17,6 +18,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 from huggingface_hub import DatasetCard, DatasetCardData
 
+from benchmark.cli_types import output_folder
 from benchmark.contract.atomic import atomic_path
 
 
@@ -187,8 +189,14 @@ def write_card(folder: str | Path, header: dict, body: str, data_root: str | Pat
 
 
 def clear_folder(folder: str | Path) -> Path:
-    """An empty folder at ``folder`` (refuses to clear one that is not a dataset folder we wrote)."""
+    """An empty folder at ``folder`` (refuses to clear one that is not a dataset folder we wrote,
+    and a run folder or a folder inside one: a run folder has a dataset card too, and clearing it
+    deleted the run)."""
     folder = Path(folder)
+    try:
+        output_folder(str(folder))
+    except argparse.ArgumentTypeError as exc:
+        raise ValueError(f"--out {exc}") from None
     if folder.exists():
         entries = list(folder.iterdir())
         if entries and not (folder / "README.md").exists():

@@ -4,6 +4,7 @@ Options only: the bodies are in :mod:`.commands`, imported when a command runs."
 
 from __future__ import annotations
 
+from benchmark.cli_types import output_file, port
 from benchmark.human.question_types import QUESTION_TYPES
 
 #: The module holding the command bodies, imported only when a command runs (like an entry point).
@@ -36,14 +37,14 @@ def register(subparsers) -> None:
                    help="YAML/JSON qualification items with known answers, shown first (docs/human_labels.md)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1; 0.0.0.0 for "
                    "annotators on other machines, with --users)")
-    p.add_argument("--port", type=int, default=None, help="port (default: Gradio's, 7860 or the next free one)")
+    p.add_argument("--port", type=port, default=None, help="port (default: Gradio's, 7860 or the next free one)")
     p.set_defaults(func=f"{BODIES}:annotate_ui")
 
     u = subparsers.add_parser(
         "annotate-user", help="add an annotator account for annotate-ui --users (or change its password)",
         description="Add NAME to USERS_FILE (created if missing, owner-only) with a scrypt hash of the password "
                     "asked on the terminal, or change NAME's password; --remove deletes the account.")
-    u.add_argument("users_file", metavar="USERS_FILE", help="the annotators file (YAML) to create or update")
+    u.add_argument("users_file", metavar="USERS_FILE", type=output_file, help="the annotators file (YAML) to create or update")
     u.add_argument("name", metavar="NAME", help="the annotator name recorded with every answer")
     u.add_argument("--password-stdin", action="store_true", help="read the password from one line of stdin")
     u.add_argument("--remove", action="store_true", help="remove NAME instead")

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 import benchmark
+from benchmark.cli_types import output_folder
 from benchmark.hub.access import push_folder
 from benchmark.hub.dataset_layout import clear_folder, configs_yaml, size_category, write_card, write_split
 from benchmark.human.agreement_cli import answers_table, load_answers
@@ -255,7 +256,7 @@ def build_labels_dataset(run_dir: str | Path, out: str | Path, *, embed_images: 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run_dir", metavar="RUN_DIR", help="a run folder with human labels")
-    parser.add_argument("--out", required=True, help="output folder (Hub layout)")
+    parser.add_argument("--out", required=True, type=output_folder, help="output folder (Hub layout)")
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--embed-images", dest="embed_images", action="store_true", default=True,
                        help="embed the PNG images (default)")

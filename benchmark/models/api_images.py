@@ -16,16 +16,26 @@ error: the probe gets a placeholder flagged like a safety checker's refusal and 
 ``withheld.jsonl`` record with the API's message (:mod:`benchmark.contract.withheld`). These APIs take
 no seed, so the images are not reproducible and the results say so.
 
-Bounded on every side: before the plan, :func:`check_api_endpoint` asks ``GET {api_base}/models``
-(no image is made; it checks the URL, the key and the model name) and fails in one line; every
-answer is read within a total deadline (``deadline``, a watchdog closes the connection of a
-server that trickles its answer) and a size cap, as JSON by the strict bounded reader of
-request files (:func:`benchmark.contract.bounded_json.load_bounded_json`); ``Retry-After`` is
-capped (``retry_after_cap``); 4xx answers other than 408 / 409 / 429 are never retried. An
-image is checked from its header before it is decoded: one larger than the size asked for,
-or one the supplied-images rule refuses (transparency, a side under 32 px:
-:func:`benchmark.contract.image_provenance.load_scorable_image`, what ``--images`` calls), is a
-refusal of its probe, counted as a content-policy refusal is.
+Bounded on every side: before anything heavy loads, :func:`check_api_endpoint` asks
+``GET {api_base}/models`` (no image is made; it checks the URL, the key and the model name) and
+fails in one line; a server that answers it 405 or 501 (one that serves only
+``POST /images/generations``, as in-house wrappers do) is used without the model name checked,
+and says so. Every answer is read within a deadline (``deadline`` per attempt, headers included:
+a watchdog closes the connection of a server that trickles its answer) and a size cap, as JSON
+by the strict bounded reader of request files
+(:func:`benchmark.contract.bounded_json.load_bounded_json`); one probe's attempts together stop
+at ``probe_deadline`` (default 600 s: a server that trickled its headers held a probe for 35
+minutes, 300 s times 7 attempts), with one line; ``Retry-After`` is capped (``retry_after_cap``);
+4xx answers other than 408 / 409 / 429 are never retried. An image is checked from its header
+before it is decoded: one larger than the size asked for, or one the supplied-images rule
+refuses (transparency, a side under 32 px:
+:func:`benchmark.contract.image_provenance.load_scorable_image`, what ``--images`` calls), is
+withheld by the benchmark and recorded under its own reason (``too large``, ``tiny``,
+``transparent``, ``not colour``), apart from the API's content-policy refusals.
+
+The API base is a plain URL: credentials in it are refused and never echoed
+(:func:`base_url_problem`): user info, a query or a fragment, and a path segment that is the key
+or looks like one (:func:`key_like`).
 """
 
 from __future__ import annotations
@@ -47,14 +57,15 @@ from email.utils import parsedate_to_datetime
 from typing import Any, Mapping
 
 from benchmark.contract.bounded_json import RefusedJson, load_bounded_json
-from benchmark.contract.image_provenance import api_provenance
-from benchmark.contract.withheld import placeholder_image
+from benchmark.contract import image_provenance
+from benchmark.contract.image_provenance import UnscorableImage, api_provenance
+from benchmark.contract.withheld import UNSCORABLE, placeholder_image
 
 from .errors import MalformedSpecError
 from .generation_output import GenerationOutput
 
-__all__ = ["API_MODELS", "DEFAULT_API_BASE", "ApiError", "OpenAIImagesModel", "check_api_endpoint",
-           "check_api_model", "check_rpm", "estimate_requests", "split_api_options"]
+__all__ = ["API_MODELS", "DEFAULT_API_BASE", "ApiError", "OpenAIImagesModel", "base_url_problem", "check_api_endpoint",
+           "check_api_model", "check_rpm", "estimate_requests", "key_like", "split_api_options"]
 
 PROVIDER = "openai"
 DEFAULT_API_BASE = "https://api.openai.com/v1"
@@ -62,14 +73,23 @@ DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 # Options that say how to reach the API, not what it generates: kept out of the recorded
 # settings (a resume may change them).
 CONNECTION_OPTIONS = ("api_base", "api_key_env", "concurrency", "rpm", "timeout", "max_retries", "backoff",
-                      "deadline", "retry_after_cap", "preflight_deadline")
+                      "deadline", "retry_after_cap", "preflight_deadline", "probe_deadline")
 REFUSAL_CODES = ("content_policy_violation", "moderation_blocked")
 RETRIED_4XX = (408, 409, 429)     # the only 4xx answers worth asking again; other 4xx stop at once
 MAX_ANSWER_BYTES = 64 * 2**20     # a 1536x1024 PNG in base64 is about 4 MB
 MAX_ANSWER_DEPTH = 16             # the API's answers nest 3 levels
 MIN_RPM = 0.01                    # one request every 100 minutes
 DEFAULTS = {"concurrency": 4, "rpm": 60.0, "timeout": 120.0, "max_retries": 6, "backoff": 1.0,
-            "deadline": 300.0, "retry_after_cap": 60.0, "preflight_deadline": 8.0}
+            "deadline": 300.0, "retry_after_cap": 60.0, "preflight_deadline": 8.0, "probe_deadline": 600.0}
+#: ``GET /models`` answers of a server that is there but cannot list its models
+NO_MODEL_LIST = (405, 501)
+#: how API keys of the common providers start (OpenAI sk- / sk-proj-, Anthropic sk-ant-, Hugging
+#: Face hf_, Google AIza, GitHub ghp_ / github_pat_, Groq gsk_, xAI xai-, Slack xox.-, ...)
+KEY_PREFIXES = re.compile(r"^(sk|rk|pk|ak)[-_]|^(hf|gsk|ghp|gho|ghs|ghu|github_pat)_|^xai-|^xox[abprs]-|^AIza|"
+                          r"^(api|access|secret)[-_]?key[-_=]", re.IGNORECASE)
+#: a token this long (base64 / base62 keys) that mixes letters and digits is taken for a key;
+#: UUIDs (36) and 32-hex account IDs are shorter and pass
+KEY_LIKE_LENGTH = 40
 PRICES_AS_OF = "OpenAI's list prices of 2025"
 
 
@@ -167,18 +187,41 @@ def check_rpm(value: float) -> float:
     return float(value)
 
 
-def _base_problem(base: str) -> str | None:
-    """Why ``base`` cannot be an API base URL, without echoing any part of it that may be a key."""
+def key_like(segment: str, key: str | None = None) -> bool:
+    """Whether a URL path segment (percent-decoded) may be a secret: it is, or holds, ``key`` (8
+    characters or more); it starts like a provider's key (:data:`KEY_PREFIXES`) followed by at least
+    8 more characters (12 in all); or it is a run of :data:`KEY_LIKE_LENGTH` or more letters, digits and
+    ``-_.~+/=`` that mixes letters and digits (a base64 / base62 token)."""
+    text = urllib.parse.unquote(segment)
+    if key and len(key) >= 8 and key in text:
+        return True
+    if KEY_PREFIXES.match(text) and len(text) >= 12:
+        return True
+    return (len(text) >= KEY_LIKE_LENGTH and re.fullmatch(r"[A-Za-z0-9._~+/=-]+", text) is not None
+            and re.search(r"[A-Za-z]", text) is not None and re.search(r"[0-9]", text) is not None)
+
+
+def base_url_problem(base: str, key: str | None = None) -> str | None:
+    """Why ``base`` cannot be an API base URL (None when it can), without echoing any part of it
+    that may be a key: not http(s); user info (``user:...@``), a query or a fragment; a path
+    segment that is the key (``key``, the value of ``--api-key-env``'s variable) or looks like
+    one (:func:`key_like`). URLs are recorded in run_config.json, results.json and the report."""
     if not re.match(r"^https?://[^\s/]+", base):
         return f"must be an http(s) URL such as {DEFAULT_API_BASE}"
     parts = urllib.parse.urlsplit(base)
     shown = f"{parts.scheme}://{parts.hostname or '?'}"
+    advice = ("give the key only in the environment variable --api-key-env names, never in a URL (URLs are "
+              "recorded in the run's files)")
     if parts.username is not None or parts.password is not None or "@" in parts.netloc:
-        return (f"holds credentials (user:...@ in {shown}/...): give the key only in the environment variable "
-                "--api-key-env names, never in a URL (URLs are recorded in the run's files)")
+        return f"holds credentials (user:...@ in {shown}/...): {advice}"
     if parts.query or parts.fragment or "?" in base or "#" in base:
-        return (f"has a query string or fragment ({shown}/...?...): an API base is a plain URL; give the key only "
-                "in the environment variable --api-key-env names (URLs are recorded in the run's files)")
+        return f"has a query string or fragment ({shown}/...?...): an API base is a plain URL; {advice}"
+    segments = [s for s in parts.path.split("/") if s]
+    for i, segment in enumerate(segments, 1):
+        if key_like(segment, key):
+            what = "the API key" if key and len(key) >= 8 and key in urllib.parse.unquote(segment) else \
+                "what looks like a key (a provider's key prefix, or a long token of letters and digits)"
+            return f"holds {what} as path segment {i} of {len(segments)} ({shown}/.../***): {advice}"
     return None
 
 
@@ -190,33 +233,44 @@ def check_api_model(name: str, options: Mapping[str, Any]) -> str:
     conn, settings = split_api_options(options)
     _request_settings(name, settings)
     base = str(conn.get("api_base") or DEFAULT_API_BASE)
-    problem = _base_problem(base)
+    env = str(conn.get("api_key_env") or DEFAULT_KEY_ENV)
+    problem = base_url_problem(base, os.environ.get(env, "").strip() or None)
     if problem:
         raise MalformedSpecError(f"--api-base {problem}")
-    env = str(conn.get("api_key_env") or DEFAULT_KEY_ENV)
     if not os.environ.get(env, "").strip():
         raise ApiError(f"openai:{name} needs an API key in the environment variable {env} (set it, or name "
                        "another with --api-key-env); the key is never written to any file")
     for key, kind in (("concurrency", int), ("rpm", float), ("timeout", float), ("max_retries", int),
                       ("backoff", float), ("deadline", float), ("retry_after_cap", float),
-                      ("preflight_deadline", float)):
+                      ("preflight_deadline", float), ("probe_deadline", float)):
         _positive(conn, key, None, kind)
     return f"OpenAI Images API at {base.rstrip('/')}"
+
+
+#: (model, API base, key variable) whose endpoint this process has checked already
+_ENDPOINTS_CHECKED: set[tuple[str, str, str]] = set()
 
 
 def check_api_endpoint(name: str, options: Mapping[str, Any]) -> None:
     """Preflight, before the plan and without generating an image: ``GET {api_base}/models`` with
     the key. An API base that cannot be reached, answers 404 or a page that is not JSON, a key
     it refuses, or a model list without ``name`` fail in one line (:class:`ApiError`), within
-    ``preflight_deadline`` seconds (default 8)."""
+    ``preflight_deadline`` seconds (default 8). Checked once per process: ``run`` checks before
+    anything heavy loads (:func:`benchmark.commands.external_models.check_api_first`), then its
+    preflight asks again."""
     from benchmark.extras import require
 
     require("PIL", "httpx", "tenacity", extra="audit", purpose="call an image-generation API")
     model = OpenAIImagesModel(name, **options)
+    checked = (name, model.api_base, model.key_env)
+    if checked in _ENDPOINTS_CHECKED:  # `run` checks it before anything heavy loads, then the preflight asks again
+        model.close()
+        return
     try:
         model.check_endpoint()
     finally:
         model.close()
+    _ENDPOINTS_CHECKED.add(checked)
 
 
 def estimate_requests(name: str, options: Mapping[str, Any], n_images: int) -> str:
@@ -294,10 +348,12 @@ class OpenAIImagesModel:
         self.deadline = _positive(conn, "deadline")
         self.retry_after_cap = _positive(conn, "retry_after_cap")
         self.preflight_deadline = _positive(conn, "preflight_deadline")
+        self.probe_deadline = _positive(conn, "probe_deadline")
         self._limiter = _RateLimiter(_positive(conn, "rpm"))
         self.key_env = str(conn.get("api_key_env") or DEFAULT_KEY_ENV)
         key = os.environ[self.key_env].strip()
         self._scrub = _scrubber(key)
+        self.shown_base = self._scrub(self.api_base)  # what messages show: never the key
         self._said_capped = threading.Event()
         self.timeout = timeout = _positive(conn, "timeout")
         # no keep-alive: every request has its own connection, which the deadline's watchdog can cut
@@ -357,7 +413,7 @@ class OpenAIImagesModel:
         watchdog = threading.Timer(deadline, cut)
         watchdog.daemon = True
         watchdog.start()
-        late = f"no complete answer within the {deadline:g} s deadline"
+        late = f"no complete answer within the {deadline:.3g} s deadline"
         t_end = time.monotonic() + deadline
         try:
             with self._client.stream(method, path, json=json, timeout=min(self.timeout, deadline),
@@ -366,7 +422,7 @@ class OpenAIImagesModel:
                 for chunk in resp.iter_bytes():
                     size += len(chunk)
                     if size > MAX_ANSWER_BYTES:
-                        raise ApiError(f"{self.model_id} at {self.api_base}: an answer over "
+                        raise ApiError(f"{self.model_id} at {self.shown_base}: an answer over "
                                        f"{MAX_ANSWER_BYTES // 2**20} MiB, refused")
                     if time.monotonic() > t_end:
                         raise _Transient(late)
@@ -391,7 +447,7 @@ class OpenAIImagesModel:
 
     def check_endpoint(self) -> None:
         """See :func:`check_api_endpoint`."""
-        where = f"{self.model_id}: --api-base {self.api_base}"
+        where = f"{self.model_id}: --api-base {self.shown_base}"
         try:
             answer = self._exchange("GET", "/models", deadline=self.preflight_deadline)
         except _Transient as err:
@@ -408,9 +464,13 @@ class OpenAIImagesModel:
         if status in (401, 403):
             raise ApiError(f"{where} refused the key in ${self.key_env} (HTTP {status}: {message})")
         if status == 404:
-            raise ApiError(f"{where}: GET {self.api_base}/models answered HTTP 404: not the base URL of an "
+            raise ApiError(f"{where}: GET {self.shown_base}/models answered HTTP 404: not the base URL of an "
                            f"OpenAI-style API (it usually ends in /v1, as {DEFAULT_API_BASE} does)")
         if status == 429:  # the URL and the key are right; the run waits as the server asks
+            return
+        if status in NO_MODEL_LIST:  # there, but serves no model list (e.g. only POST /images/generations)
+            print(f"{where}: GET /models answered HTTP {status} (no model list), so the model name "
+                  f"{self.name} is not checked; going on", file=sys.stderr)
             return
         if status >= 300 or status < 200:
             raise ApiError(f"{where}: GET /models answered HTTP {status}: {message}")
@@ -427,10 +487,11 @@ class OpenAIImagesModel:
             raise ApiError(f"{where} does not list the model {self.name} (GET /models lists {len(ids)}, e.g. "
                            f"{', '.join(shown)}); choose one it serves, or check that your key has access")
 
-    def _post_once(self, prompt: str):
-        """One request: ("image", PIL image) or ("refused", message); raises _Transient or ApiError."""
+    def _post_once(self, prompt: str, deadline: float):
+        """One request within ``deadline`` seconds: ("image", PIL image), ("refused", message) or
+        (a reason of :data:`benchmark.contract.withheld.UNSCORABLE`, message); raises _Transient or ApiError."""
         self._limiter.wait()
-        answer = self._exchange("POST", "/images/generations", json=self._body(prompt), deadline=self.deadline)
+        answer = self._exchange("POST", "/images/generations", json=self._body(prompt), deadline=deadline)
         status = answer.status
         if status in RETRIED_4XX or status >= 500:
             raise _Transient(f"HTTP {status}", _retry_after(answer.headers))
@@ -438,7 +499,7 @@ class OpenAIImagesModel:
             doc = self._json(answer)
         except RefusedJson as err:
             if err.refused:  # nested too deep, a number over the limits...: refused, not asked again
-                raise ApiError(f"{self.model_id} at {self.api_base}: HTTP {status}: an answer the bounded "
+                raise ApiError(f"{self.model_id} at {self.shown_base}: HTTP {status}: an answer the bounded "
                                f"JSON reader refuses ({self._clean(err)})") from None
             if 200 <= status < 300:  # a cut or garbled answer: asked again
                 raise _Transient(f"HTTP {status} with a body that is not JSON") from None
@@ -447,14 +508,14 @@ class OpenAIImagesModel:
         if 400 <= status < 500 or (isinstance(doc, dict) and doc.get("error")):
             if code in REFUSAL_CODES or "safety system" in message.lower():
                 return "refused", message
-            raise ApiError(f"{self.model_id} at {self.api_base}: HTTP {status}: {message}")
+            raise ApiError(f"{self.model_id} at {self.shown_base}: HTTP {status}: {message}")
         if not 200 <= status < 300:  # 1xx / 3xx: redirects are not followed
-            raise ApiError(f"{self.model_id} at {self.api_base}: HTTP {status} ({message}; redirects are not "
+            raise ApiError(f"{self.model_id} at {self.shown_base}: HTTP {status} ({message}; redirects are not "
                            "followed: give the final URL as --api-base)")
         return self._decode(doc)
 
     def _decode(self, doc: Any):
-        """("image", RGB image) or ("refused", why) for an image the benchmark does not score."""
+        """("image", RGB image), or (its reason, why) for an image the benchmark does not score."""
         try:
             data = base64.b64decode(doc["data"][0]["b64_json"], validate=True)
         except (KeyError, IndexError, TypeError, ValueError):
@@ -465,16 +526,14 @@ class OpenAIImagesModel:
             raise _Transient("the answer's data[0].b64_json is not an image") from None
         if size[0] > asked[0] or size[1] > asked[1]:
             shown = f"a {size[0]}x{size[1]} image" if size != _BOMB else "an image its header declares enormous"
-            return "refused", (f"not scored: the API answered {shown} for a {asked[0]}x{asked[1]} request "
-                               "(larger than asked; not decoded)")
-        from benchmark.contract.image_provenance import load_scorable_image
-
+            return "too large", (f"not scored: the API answered {shown} for a {asked[0]}x{asked[1]} request "
+                                 "(larger than asked; not decoded)")
         try:  # the rule images supplied as a folder pass too (transparency, a side under 32 px...)
-            return "image", load_scorable_image(data, label="the API's image")
-        except ValueError as err:
-            if "cannot be decoded" in str(err):  # a cut answer: asked again
+            return "image", image_provenance.load_scorable_image(data, label="the API's image")
+        except UnscorableImage as err:
+            if err.reason not in UNSCORABLE:  # a cut answer: asked again
                 raise _Transient("the answer's image cannot be decoded") from None
-            return "refused", f"not scored: {self._clean(err)}"
+            return err.reason, f"not scored: {self._clean(err)}"
 
     def _wait(self, retry_state) -> float:
         from tenacity import wait_exponential, wait_random
@@ -489,19 +548,27 @@ class OpenAIImagesModel:
         return (wait_exponential(multiplier=self.backoff, max=60.0) + wait_random(0, self.backoff))(retry_state)
 
     def request(self, prompt: str):
-        """One image, retried (see the module docstring); ApiError (one line) once retries are spent."""
-        from tenacity import RetryError, Retrying, retry_if_exception_type, stop_after_attempt
+        """One image, retried (see the module docstring); ApiError (one line) once retries are spent
+        or the probe's total deadline (``probe_deadline``, across attempts and waits) has passed."""
+        from tenacity import RetryError, Retrying, retry_if_exception_type, stop_after_attempt, stop_before_delay
 
+        t_end = time.monotonic() + self.probe_deadline
         retrying = Retrying(retry=retry_if_exception_type(_Transient), wait=self._wait,
-                            stop=stop_after_attempt(self.max_retries + 1))
+                            stop=stop_after_attempt(self.max_retries + 1) | stop_before_delay(self.probe_deadline))
         try:
             for attempt in retrying:
                 with attempt:
-                    return self._post_once(prompt)
+                    left = t_end - time.monotonic()
+                    if left <= 0:
+                        raise _Transient(f"the {self.probe_deadline:g} s deadline of one probe had passed")
+                    return self._post_once(prompt, min(self.deadline, left))
         except RetryError as err:
-            last = err.last_attempt.exception()
-            raise ApiError(f"{self.model_id} at {self.api_base}: gave up after {self.max_retries + 1} attempts: "
-                           f"{self._clean(last)}; rerun the same command to resume") from None
+            last, n = err.last_attempt.exception(), err.last_attempt.attempt_number
+            spent = (f"no image within the {self.probe_deadline:g} s total deadline of one probe ({n} attempt"
+                     f"{'s' if n != 1 else ''})" if time.monotonic() >= t_end - 1.0 or n <= self.max_retries
+                     else f"gave up after {n} attempts")
+            raise ApiError(f"{self.model_id} at {self.shown_base}: {spent}: {self._clean(last)}; rerun the "
+                           "same command to resume (the images made so far are kept)") from None
 
     def generate_probes(self, rows: list[dict]):
 
@@ -511,13 +578,13 @@ class OpenAIImagesModel:
         size = tuple(int(v) for v in self.request_settings["size"].split("x"))
         images, flags, withheld = [], [], []
         for row, (kind, value) in zip(rows, answers):
-            if kind == "refused":
-                images.append(placeholder_image(size))
-                flags.append(True)
-                withheld.append({"probe_id": row["probe_id"], "reason": "refused", "message": value})
-            else:
+            if kind == "image":
                 images.append(value)
                 flags.append(None)
+            else:  # refused by the API (content policy), or withheld by the benchmark: by its reason
+                images.append(placeholder_image(size))
+                flags.append(True)
+                withheld.append({"probe_id": row["probe_id"], "reason": kind, "message": value})
         return GenerationOutput(images=images, nsfw=flags, withheld=withheld)
 
 

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from benchmark.present.progress import library_bars_off
 
 from .cuda_speed import (
     apply_cuda_layout, apply_offload, choose_offload, compile_pipeline, probe_batch_size, resolve_compile_mode,
@@ -331,6 +332,7 @@ def load_diffusers(path_or_id: str, *, revision, device, dtype, variant=None, to
     ``(pipe, offload mode, how auto chose it)``."""
     from diffusers import AutoPipelineForText2Image, DiffusionPipeline
 
+    library_bars_off("diffusers", "transformers")  # the generation stage draws its own bar
     kwargs: dict[str, Any] = {"dtype": dtype, **load_components(list(components), dtype)}
     if revision:
         kwargs["revision"] = revision

@@ -20,10 +20,16 @@ signature, for ``--set``) and refuses, in one line, a folder that cannot be run.
 from __future__ import annotations
 
 import inspect
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import MalformedSpecError
+
+# diffusers' pipeline index imports its Kolors text encoder, which calls torch.jit.script when the
+# module loads; torch 2.14 warns that it is deprecated, once per run, on every audit: not ours to
+# act on, and `make demo` prints only its own progress
+warnings.filterwarnings("ignore", message=r"`torch\.jit\.script` is deprecated", category=FutureWarning)
 
 __all__ = ["AUTO_LOADER", "GENERIC_LOADER", "CLASS_LOADER", "CLASS_ALIASES", "REFUSED", "PipelineChoice",
            "choose_pipeline_class", "register_moved_libraries"]

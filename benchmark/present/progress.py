@@ -2,6 +2,8 @@
 
 ``StageTimer`` accumulates wall-clock seconds per named stage (a stage can be entered
 many times, e.g. once per batch) and formats a one-line summary for the end of a run.
+:func:`library_bars_off` turns off the bars libraries draw while they load a model: the
+stages draw their own.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import sys
 import time
 from contextlib import contextmanager
+from importlib import import_module
 from typing import Iterator
 
 from tqdm.auto import tqdm
@@ -49,3 +52,27 @@ def progress_bar(total: int, desc: str, *, enabled: bool = True, unit: str = "im
     """A tqdm bar (rate shown as ``unit/s``) on stderr; a no-op bar when disabled."""
     return tqdm(total=total, desc=desc, unit=unit, disable=not enabled, file=sys.stderr, dynamic_ncols=True,
                 position=position, leave=True, smoothing=0.1)
+
+
+#: the library whose loading bars each name turns off, and the call that does it
+_LOADING_BARS = {"diffusers": ("diffusers.utils.logging", "disable_progress_bar"),
+                 "transformers": ("transformers.utils.logging", "disable_progress_bar")}
+
+
+def library_bars_off(*libraries: str) -> None:
+    """Turn off the progress bars ``libraries`` ("diffusers", "transformers") draw while loading a
+    model ("Loading pipeline components...", "Loading weights"): what loads one calls it just
+    before, so ``make demo`` shows the stages' own bars only. Downloads keep the Hugging Face Hub's
+    bars (transformers' switch turns them off too; they are turned back on unless ``--quiet`` or
+    ``HF_HUB_DISABLE_PROGRESS_BARS`` turned them off)."""
+    from huggingface_hub.utils import are_progress_bars_disabled, enable_progress_bars
+
+    hub_was_off = are_progress_bars_disabled()
+    for name in libraries:
+        module, call = _LOADING_BARS[name]
+        try:
+            getattr(import_module(module), call)()
+        except ImportError:  # not installed: it draws nothing
+            continue
+    if not hub_was_off:
+        enable_progress_bars()

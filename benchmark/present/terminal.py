@@ -12,25 +12,15 @@ from __future__ import annotations
 
 import os
 import warnings
-import re
 import sys
 from typing import Any, Iterable, Mapping, TextIO
 
+from benchmark.cli_types import ERROR_PREFIX, error_line, print_error  # noqa: F401 (the one error line, re-exported)
 from benchmark.scores.metadata import column_group
 from benchmark.present.text import (better_text, direction_mark, excluded_counts, excluded_text, paper_label,
                                     range_text, short_estimator, short_value_text)
 
-ERROR_PREFIX = "t2ibench: error: "
 LONG_SUBSET = 24  # characters: longer subsets go to a note
-
-
-def error_line(message: Any) -> str:
-    """``t2ibench: error: message`` on one line (line breaks in the message become spaces)."""
-    return ERROR_PREFIX + re.sub(r"\s*\n\s*", " ", str(message).strip())
-
-
-def print_error(message: Any, file: TextIO | None = None) -> None:
-    print(error_line(message), file=file or sys.stderr)
 
 
 def quiet_library_warnings() -> None:
@@ -44,7 +34,10 @@ def quiet_library_warnings() -> None:
 def quiet_third_party() -> None:
     """Silence the progress bars of diffusers, transformers, huggingface_hub and datasets (what
     ``--quiet`` asks for besides our own bars). The environment variables reach libraries not
-    imported yet and subprocesses; the calls reach those already imported."""
+    imported yet and subprocesses; the calls reach those already imported, and none is imported
+    here (importing diffusers alone took 5 s: an image-API audit refused its endpoint after it).
+    The loading bars of diffusers and transformers are off in every run
+    (:func:`benchmark.present.progress.library_bars_off`, called where a model loads)."""
     os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
     os.environ["HF_DATASETS_DISABLE_PROGRESS_BARS"] = "1"
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
@@ -52,11 +45,9 @@ def quiet_third_party() -> None:
     for module, call in (("huggingface_hub.utils", "disable_progress_bars"), ("datasets", "disable_progress_bars"),
                          ("transformers.utils.logging", "disable_progress_bar"),
                          ("diffusers.utils.logging", "disable_progress_bar")):
-        try:
-            mod = __import__(module, fromlist=[call])
-        except ImportError:  # an optional library that is not installed has no bars to silence
-            continue
-        getattr(mod, call)()
+        mod = sys.modules.get(module)
+        if mod is not None:
+            getattr(mod, call)()
 
 
 def console(file: TextIO | None = None):

@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from markupsafe import escape as _markup_escape
 
 from benchmark import papers
+from benchmark.contract.withheld import REASONS as WITHHELD_REASONS
 
 # Characters that start Markdown markup anywhere in a line (CommonMark + GFM tables,
 # strikethrough and the $ of math renderers), and block markers that count only at the
@@ -219,10 +220,17 @@ __all__ = ["html_escape", "md_escape", "fmt_number", "is_number", "interval_text
 #: Why an image of a run was left out of every score, in the one wording the terminal, the
 #: report, the results' notes and the leaderboard share. ``refused``: an image API's
 #: content-policy refusal (benchmark.contract.withheld); ``missing``: no file for the probe in a
-#: folder of ``--images --allow-missing``; ``nsfw``: flagged by a loaded pipeline's safety checker.
+#: folder of ``--images --allow-missing``; ``too large`` / ``tiny`` / ``transparent`` / ``not
+#: colour``: an image the API returned that the benchmark withholds itself (its rule for images
+#: from elsewhere, benchmark.contract.image_provenance); ``nsfw``: flagged by a loaded pipeline's
+#: safety checker.
 EXCLUDED_WHY = {
     "refused": "refused by the image API (content policy)",
     "missing": "not supplied (--allow-missing)",
+    "too large": "withheld by the benchmark (larger than the size asked, not decoded)",
+    "tiny": "withheld by the benchmark (under 32 pixels a side)",
+    "transparent": "withheld by the benchmark (transparent)",
+    "not colour": "withheld by the benchmark (not a colour image)",
     "nsfw": "flagged by the safety checker",
 }
 
@@ -234,10 +242,11 @@ def excluded_why(reason: Any) -> str:
 
 def excluded_counts(run: Mapping | None) -> dict[str, int]:
     """reason -> images left out of every score, from results.json ``run``: its ``n_withheld``
-    (refused / missing) and ``n_nsfw_excluded`` (safety-checker flags only)."""
+    (refused / missing / withheld by the benchmark, by reason) and ``n_nsfw_excluded``
+    (safety-checker flags only)."""
     run = run if isinstance(run, Mapping) else {}
     withheld = run.get("n_withheld") if isinstance(run.get("n_withheld"), Mapping) else {}
-    counts = {r: int(withheld.get(r) or 0) for r in ("refused", "missing")}
+    counts = {r: int(withheld.get(r) or 0) for r in WITHHELD_REASONS}
     counts["nsfw"] = int(run.get("n_nsfw_excluded") or 0)
     return {r: n for r, n in counts.items() if n}
 

@@ -31,7 +31,9 @@ from benchmark.contract.run_folder_check import require_intact
 from benchmark.runner.expected import expected_problems
 from benchmark.runner.annotate_pass import image_pass, run_embedding_work
 from benchmark.runner.annotate_plan import AnnotatePlan, make_plan
-from benchmark.runner.annotate_summary import AnnotationSummary, merge_timings, timing_entry
+from benchmark.runner.annotate_summary import (
+    AnnotationSummary, annotate_record, merge_timings, record_fields, timing_entry,
+)
 
 __all__ = ["AnnotationSummary", "DEFAULT_BATCH_SIZE", "LABEL_FILES", "annotate_run", "default_annotators",
            "read_labels"]
@@ -106,11 +108,18 @@ def annotate_run(
     summary = plan.summary
     summary.models_loaded = list(plan.ctx.loaded_names)
     summary.png_decodes = plan.decoded
-    if plan.timings:
-        plan.timings["annotate/total"] = timing_entry(time.perf_counter() - t_start, summary.n_images, "annotate",
-                                                 files_written=list(summary.files_written),
-                                                 batch_size=plan.ctx.batch_size)
-    merge_timings(plan.run_dir, plan.timings)
+    # what verify and the score stage read: that annotation finished, with which annotators on which
+    # suites; a call that computed nothing writes it too when it is missing or damaged (a rate of
+    # none), and updates which annotators it names
+    record, fields = annotate_record(plan.run_dir), record_fields(summary, plan.scope)
+    if plan.timings or record is None:
+        plan.timings["annotate/total"] = timing_entry(time.perf_counter() - t_start,
+                                                      summary.n_images if plan.timings else 0, "annotate",
+                                                      files_written=list(summary.files_written),
+                                                      batch_size=plan.ctx.batch_size, **fields)
+    changed = {} if plan.timings or all(record.get(k) == v for k, v in fields.items()) else \
+        {"annotate/total": {**record, **fields}}  # the last rate measured, this call's annotators
+    merge_timings(plan.run_dir, {**plan.timings, **changed})
     summary.timings = plan.timings
     if progress:
         print(summary.format(), file=sys.stderr)

@@ -122,6 +122,7 @@ class AnnotatePlan:
     summary: AnnotationSummary
     timings: dict[str, dict] = field(default_factory=dict)
     decoded: int = 0  # PNG files decoded by this call
+    scope: list[str] = field(default_factory=list)  # the suites this call labels
 
 
 def annotator_options(run_config: dict, given: dict) -> dict:
@@ -164,11 +165,12 @@ def annotator_parameters(families: dict[str, str]) -> dict[str, dict[str, Any]]:
     return params
 
 
-def choose_annotators(families: dict[str, str], scope: list[str], options: dict) -> tuple[list[AnnotatorChoice],
-                                                                                          list[str]]:
+def choose_annotators(families: dict[str, str], scope: list[str], options: dict, *,
+                      check: bool = True) -> tuple[list[AnnotatorChoice], list[str]]:
     """The annotators the tasks of ``scope`` need, in annotator-kind order, each model spec
-    checked (one line) before anything is loaded; and the suites no task annotates. Needs no
-    image, so ``run`` checks them before generating."""
+    checked (one line) before anything is loaded unless ``check`` is False (verify: what the
+    label files owe, with no Hub look-up); and the suites no task annotates. Needs no image, so
+    ``run`` checks them before generating."""
     params = annotator_parameters({s: families[s] for s in scope})
     covered = {s for p in params.values() for s in p}
     choices = []
@@ -179,7 +181,8 @@ def choose_annotators(families: dict[str, str], scope: list[str], options: dict)
         made = []
         for m in models:
             annotator = kind.create(m, params[kind.name], **settings)
-            annotator.check()
+            if check:
+                annotator.check()
             made.append(annotator)
         choices.append(AnnotatorChoice(kind, list(params[kind.name]), value, made))
     return choices, [s for s in scope if s not in covered]
@@ -233,7 +236,7 @@ def make_plan(run_dir: Path, given: dict, *, suites: Any, force: bool, device: s
     ctx = AnnotateContext(run_dir, device=device, batch_size=batch_size,
                           configs=configs_of_record(run_config.get("probes")), families=families)
     stores = _stores(run_dir, annotators, manifest, scope, force)
-    plan = AnnotatePlan(run_dir, ctx, images, stores, [], summary)
+    plan = AnnotatePlan(run_dir, ctx, images, stores, [], summary, scope=list(scope))
     for a in annotators:
         plan.work.append(_todo(a, stores[a.label_file], images, ctx))
     return plan

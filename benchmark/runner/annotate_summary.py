@@ -9,10 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from benchmark.contract import run_folder as rf
+from benchmark.contract.run_folder_check import ANNOTATE_TOTAL, timings_document
+from benchmark.contract.withheld import REASONS as WITHHELD_REASONS
 from benchmark.present.text import excluded_text
 
 
-LEFT_OUT = ("refused", "missing", "nsfw")  # keys of AnnotationSummary.skipped: images left out of every score
+LEFT_OUT = (*WITHHELD_REASONS, "nsfw")  # keys of AnnotationSummary.skipped: images left out of every score
 
 
 @dataclass
@@ -25,7 +27,8 @@ class AnnotationSummary:
     rows: dict[str, int] = field(default_factory=dict)       # rows per label file after this call
     new_rows: dict[str, int] = field(default_factory=dict)   # rows computed by this call
     n_images: int = 0                                        # images in scope (not nsfw)
-    # "nsfw" (safety checker), "refused" (image API), "missing" (not supplied), "no annotator: <suite>", "<x> disabled"
+    # "nsfw" (safety checker), a withheld reason ("refused" by an image API, "missing", "too large"...),
+    # "no annotator: <suite>", "<x> disabled"
     skipped: dict[str, int] = field(default_factory=dict)
     unannotated_suites: list[str] = field(default_factory=list)
     annotators: dict[str, Any] = field(default_factory=dict)  # run option -> model name(s)
@@ -71,18 +74,25 @@ class AnnotationSummary:
 # --------------------------------------------------------------------------- timings
 
 
+def record_fields(summary: AnnotationSummary, suites: list[str]) -> dict:
+    """``annotate/total``'s record of a call: the annotators it used (run option -> model name(s);
+    None: turned off) and the suites it covered, which verify compares the label files with."""
+    return {"annotators": json.loads(json.dumps(summary.annotators, default=str)), "suites": list(suites)}
+
+
+def annotate_record(run_dir: Path) -> dict | None:
+    """``timings.json`` ``annotate/total`` (the last annotate call that finished), None when the
+    file is missing or damaged or has none."""
+    doc, _ = timings_document(run_dir)
+    entry = (doc or {}).get(ANNOTATE_TOTAL)
+    return entry if isinstance(entry, dict) else None
+
+
 def merge_timings(run_dir: Path, entries: dict[str, dict]) -> None:
     if not entries:
         return
     path = run_dir / rf.TIMINGS_FILE
-    current: dict = {}
-    if path.is_file():
-        try:
-            current = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
-            current = {}
-        if not isinstance(current, dict):
-            current = {}
+    current = timings_document(run_dir)[0] or {}  # a damaged file is rewritten
     current.update(entries)
     rf.write_json_atomic(path, current)
 

@@ -14,7 +14,10 @@ that. This module compares them with what the run was asked for:
   ``run_config.json`` (a run config naming another model);
 - ``label-schema``: a ``labels/<name>.parquet`` file whose columns and types are not those the
   annotate stage writes for ``<name>`` (:func:`benchmark.runner.repair.label_schema_problems`): two
-  label files swapped together with their sha256 records match their records, not their names.
+  label files swapped together with their sha256 records match their records, not their names;
+- ``label-missing`` / ``label-rows``: a label file the run's annotators write, deleted with its
+  record, or rows of some images dropped and the record rewritten
+  (:func:`benchmark.runner.label_gaps.label_gap_problems`).
 
 A forgery consistent across every file (images, rows, manifest and run config all rewritten)
 is out of scope: the queue's provenance covers trust (docs/queue.md).
@@ -29,12 +32,13 @@ from benchmark.contract import run_folder as rf
 from benchmark.probes.source import open_probe_set
 from benchmark.contract.run_folder_check import Problem, comparable, inspect_run_folder
 from benchmark.runner.probe_choice import build_probes, limit_probes, probes_fingerprint
+from benchmark.runner.label_gaps import label_gap_problems
 from benchmark.runner.repair import label_schema_problems
 from benchmark.tasks.folder_record import missing_folder_line
 
 __all__ = ["EXPECTED_KINDS", "config_problems", "expected_probes", "expected_problems", "check_run_folder"]
 
-EXPECTED_KINDS = ("run-config", "probe-missing", "row-mismatch", "label-schema")
+EXPECTED_KINDS = ("run-config", "probe-missing", "row-mismatch", "label-schema", "label-missing", "label-rows")
 _HEX64 = frozenset("0123456789abcdef")
 
 # (key, type(s), may be null) of the fields every later stage reads from run_config.json
@@ -139,7 +143,7 @@ def expected_problems(run_dir: str | Path, rows: list[dict]) -> tuple[list[Probl
     problems = config_problems(config)
     if problems:
         return problems, "run_config.json unusable"
-    labels = label_schema_problems(run_dir)
+    labels = label_schema_problems(run_dir) + label_gap_problems(run_dir, config)
     probes, why = expected_probes(config)
     if probes is None:  # a task folder the run used, missing here, is the likely reason: say where it is
         return labels, missing_folder_line(config) or why

@@ -11,7 +11,6 @@ to print. It writes nothing: a bad argument costs seconds and leaves no half-mad
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,9 @@ from benchmark.models.api_images import check_api_endpoint, estimate_requests
 from benchmark.models.text_to_image import plan_settings
 from benchmark.probes.source import suite_families
 from benchmark.contract.results import RESULTS_FILE, UnreadableResults, load_results_file, validate_results
+from benchmark.contract.run_folder_check import ANNOTATE_TOTAL, label_files, timings_document
 from benchmark.runner.annotate_plan import annotator_options, choose_annotators
+from benchmark.runner.annotate_summary import annotate_record
 from benchmark.runner.probe_choice import ChosenProbes, choose_probes, limit_probes, prompt_key
 from benchmark.scores.design import single_image_warnings
 from benchmark.runner.run_config import check_resume
@@ -137,12 +138,11 @@ def _measured_rates(run_dir: Path) -> tuple[int, float | None, float | None]:
         if r.get("batch_seconds") is not None:
             spent[r.get("batch") or r.get("image_path")] = float(r["batch_seconds"])
     per_image = sum(spent.values()) / len(rows) if rows and spent else None
-    annotate = None
+    total = annotate_record(run_dir) or {}
     try:
-        total = json.loads((run_dir / rf.TIMINGS_FILE).read_text()).get("annotate/total") or {}
         annotate = float(total["images_per_second"]) if total.get("images_per_second") else None
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
+    except (ValueError, TypeError):
+        annotate = None
     return len(rows), per_image, annotate
 
 
@@ -194,10 +194,12 @@ def check_stage_inputs(run_dir: str | Path, stage: str) -> None:
                               "first")
     if stage == "score" and not _annotation_finished(run_dir):
         damaged = _timings_problem(run_dir)
+        if damaged is None and label_files(run_dir):  # labels there, the record that annotation finished gone
+            damaged = timings_document(run_dir)[1] or f"no {ANNOTATE_TOTAL!r} entry"
         if damaged:  # not "has not been annotated": the record of it is what is broken
             raise StageOrderError(f"{run_dir / rf.TIMINGS_FILE} is damaged ({damaged}), so it cannot say whether "
-                                  f"annotation finished: run `t2ibench annotate {run_dir}` (it rewrites the file), "
-                                  "then score")
+                                  f"annotation finished: run `t2ibench annotate {run_dir}` (it records it without "
+                                  "labelling again what is labelled), then score")
         raise StageOrderError(f"{run_dir} has not been annotated: run `t2ibench annotate {run_dir}` first")
     if stage == "report" and not (run_dir / RESULTS_FILE).is_file():
         raise StageOrderError(f"{run_dir} has not been scored: run `t2ibench score {run_dir}` first")
@@ -232,21 +234,10 @@ def check_results_file(run_dir: str | Path) -> None:
 
 def _timings_problem(run_dir: Path) -> str | None:
     """Why timings.json cannot be read as a JSON object; None when it can (or is absent)."""
-    path = run_dir / rf.TIMINGS_FILE
-    if not path.exists():
-        return None
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        return f"cannot be read: {exc.strerror or exc}"
-    except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
-        return f"not valid JSON: {str(exc).splitlines()[0][:120]}"
-    return None if isinstance(doc, dict) else "not a JSON object"
+    doc, why = timings_document(run_dir)
+    return None if doc is not None or why == "missing" else why
 
 
 def _annotation_finished(run_dir: Path) -> bool:
     """The annotate stage records its total when it finishes (timings.json ``annotate/total``)."""
-    try:
-        return "annotate/total" in json.loads((run_dir / rf.TIMINGS_FILE).read_text())
-    except (OSError, ValueError, TypeError, RecursionError):
-        return False
+    return annotate_record(run_dir) is not None

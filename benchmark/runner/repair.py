@@ -15,7 +15,8 @@ hashed) and, for each problem:
 * an unreadable label file, one whose bytes are not those recorded when it was written, one
   without the columns its stage writes (two files swapped with their records) or one that is a
   symlink out of the run folder: moved aside to ``labels/<name>.parquet.corrupt-<time>``, so the
-  annotate stage computes it again.
+  annotate stage computes it again; a label file deleted with its sha256 record left: the record
+  removed, so the annotate stage writes the file again.
 
 :func:`drop_label_rows` then removes the label rows of every probe about to be generated, so
 no label of an old image survives its regeneration. Each repair prints one line.
@@ -35,7 +36,7 @@ from benchmark.contract import run_folder as rf
 from benchmark.annotate.label_files import LABEL_FILES, set_aside_label_file
 from benchmark.contract.run_folder_check import (LABEL_KINDS, FolderCheck, Problem, comparable, inspect_run_folder,
                                                  label_files)
-from benchmark.contract.written_hashes import record_written, written_hash_problem
+from benchmark.contract.written_hashes import record_written, sidecar_path, written_hash_problem
 
 __all__ = ["RepairOutcome", "repair_run_folder", "drop_label_rows", "label_schema_problems", "record_mismatches"]
 
@@ -196,7 +197,10 @@ def repair_run_folder(run_dir: str | Path, probes: pd.DataFrame, *,
         more = f" (and {len(manifest) - 1} more)" if len(manifest) > 1 else ""
         _say(out, f"{rf.MANIFEST_FILE} is rewritten from {rf.METADATA_FILE} ({manifest[0].line()}{more})", log)
     for p in problems:
-        if p.kind in LABEL_KINDS or (p.kind == "file-outside" and p.where.startswith(f"{rf.LABELS_DIR}/")):
+        if p.kind == "label-missing":  # its record alone is left: the annotate stage writes the file again
+            sidecar_path(run_dir / p.where).unlink(missing_ok=True)
+            _say(out, f"{p.where} {p.message}: the annotate stage computes it again", log)
+        elif p.kind in LABEL_KINDS or (p.kind == "file-outside" and p.where.startswith(f"{rf.LABELS_DIR}/")):
             target = set_aside_label_file(run_dir / p.where)
             out.set_aside.append(target.relative_to(run_dir).as_posix())
             _say(out, f"{p.where} {p.message}: moved aside to {target.name}; the annotate stage computes it again",

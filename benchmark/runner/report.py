@@ -156,7 +156,9 @@ def _seeds_text(results: Mapping) -> str:
 IMAGES_MADE = {"generated": "generated", SUPPLIED: "of the supplied", API: "of the image API's"}
 #: what the excluded-image columns of the suites table mean (benchmark.present.text.EXCLUDED_WHY's words)
 EXCLUDED_LEGEND = ("refused: images the image API refused (content policy); missing: probes the supplied folder had "
-                   "no file for (--allow-missing); nsfw: images flagged by the model's safety checker; all three are "
+                   "no file for (--allow-missing); too large, tiny, transparent, not colour: images the image API "
+                   "returned that the benchmark withholds itself (larger than asked, under 32 pixels a side, with "
+                   "transparency, not a colour image); nsfw: images flagged by the model's safety checker; all are "
                    "left out of every score.")
 
 

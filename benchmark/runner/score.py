@@ -18,6 +18,7 @@ NSFW are left out and counted.
 
 from __future__ import annotations
 
+import argparse
 import json
 import time
 from contextlib import nullcontext
@@ -26,6 +27,7 @@ from typing import Mapping
 
 import pandas as pd
 
+from benchmark import cli_types
 from benchmark.contract import results as res
 from benchmark.annotate.label_files import LABEL_FILES
 from benchmark.contract.model_specs import is_builtin
@@ -35,6 +37,7 @@ from benchmark.tasks.folder_record import missing_task_folder
 from benchmark.tasks.inputs import results_references
 from benchmark.tasks.context import ScoreStageError, ScoringContext, ScoringOptions, SuiteStatus
 from benchmark.contract.withheld import REASONS as WITHHELD_REASONS
+from benchmark.present.text import excluded_why
 from benchmark.contract.run_folder_check import require_intact
 from benchmark.runner.expected import expected_problems
 from benchmark.scores.bootstrap import ResamplePlan, resample_plan
@@ -119,10 +122,10 @@ def _status_notes(ctx: ScoringContext) -> None:
             st.reason = "no task scores this suite"
         if st.status != "scored":
             ctx.notes.append(f"{st.name}: not scored: {st.reason}")
-        for reason, what in (("refused", "refused by the image API (content policy)"),
-                             ("missing", "not supplied (--allow-missing)")):
+        for reason in WITHHELD_REASONS:  # each in the words of benchmark.present.text.EXCLUDED_WHY
             if st.excluded.get(reason):
-                ctx.notes.append(f"{st.name}: {st.excluded[reason]} images {what} were left out of every score")
+                ctx.notes.append(f"{st.name}: {st.excluded[reason]} images {excluded_why(reason)} were left out of "
+                                 "every score")
         if st.excluded.get("nsfw"):
             ctx.notes.append(f"{st.name}: {st.excluded['nsfw']} images flagged NSFW by the safety checker were "
                              "left out of every score")
@@ -202,6 +205,10 @@ def score_run(run_dir: str | Path, *, n_resamples: int = 1000, confidence_level:
     problems (``RunFolderError``, one line naming the first).
     """
     start = time.perf_counter()
+    try:  # the command line's bound (0: no intervals): 10**9 resamples ran out of memory
+        n_resamples = cli_types.whole_number(0, cli_types.MAX_RESAMPLES)(n_resamples)
+    except argparse.ArgumentTypeError as exc:
+        raise ScoreStageError(f"n_resamples: {exc}") from None
     load_plugins()  # the task folders fill the registries before any is read
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
@@ -219,6 +226,7 @@ def score_run(run_dir: str | Path, *, n_resamples: int = 1000, confidence_level:
         for task, suites in tasks_of_run(run_dir, list(ctx.status), ctx.config):
             task.score(ctx, suites)
     details = _write_details(run_dir, ctx.details)
+    ctx.mark_partly_scored()
     _status_notes(ctx)
     results = _results(ctx, details, options, time.perf_counter() - start, _pairing(ctx, plan))
     res.write_results(run_dir, results)

@@ -149,6 +149,7 @@ class ScoringContext:
             if st.n_images == 0:
                 st.reason = "no images in manifest.parquet"
         self.labels: dict[str, pd.DataFrame | None] = {}
+        self.missing_parts: dict[str, list[str]] = {}  # suite -> label files its task asked for and lacked
         self.scores: list[dict] = []
         self.resamples: dict[tuple, np.ndarray] = {}
         self.designs: dict[tuple, dict | None] = {}  # beside each resamples: {"strata": m, "single": k}
@@ -201,11 +202,11 @@ class ScoringContext:
                 return None, f"every one of its {n} images was {excluded_why(reason)} and left out"
             return None, f"every one of its {sum(why.values())} images was left out: {excluded_text(why)}"
         df = self.label(kind)
-        if df is None:
-            return None, self.missing(kind)
-        rows = df[df["probe_id"].isin(imgs.index)]
-        if rows.empty:
-            return None, f"no rows for this suite in {get_label_file(kind).relpath}"
+        rows = None if df is None else df[df["probe_id"].isin(imgs.index)]
+        if rows is None or rows.empty:
+            why = self.missing(kind) if df is None else f"no rows for this suite in {get_label_file(kind).relpath}"
+            self.missing_parts.setdefault(suite, []).append(why)
+            return None, why
         probe_cols = [c for c in imgs.columns if c not in rows.columns or c == "probe_id"]
         joined = rows.merge(imgs[probe_cols].reset_index(drop=True), on="probe_id", how="left")
         self.status[suite].add_excluded(f"unlabelled ({kind})", int((~imgs.index.isin(rows["probe_id"])).sum()))
@@ -234,6 +235,15 @@ class ScoringContext:
         st = self.status[suite]
         st.status, st.reason = "scored", None
         st.n_scored_images = max(st.n_scored_images, int(n_images))
+
+    def mark_partly_scored(self) -> None:
+        """A scored suite whose task lacked some of its label files gets the reason ``partly scored:
+        missing labels/<file>``, so that results.json says which entries are missing and why (the
+        score command then exits 1 unless ``--allow-partial``)."""
+        for name, parts in self.missing_parts.items():
+            st = self.status.get(name)
+            if st is not None and st.status == "scored":
+                st.reason = "partly scored: " + "; ".join(dict.fromkeys(parts))
 
     def not_scored(self, suite: str, reason: str) -> None:
         st = self.status.get(suite)

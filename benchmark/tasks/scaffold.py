@@ -10,10 +10,9 @@ formula is the folder's ``scores.py``, a paper check, a citation and a README.
 
 from __future__ import annotations
 
-import keyword
+import argparse
 import os
 import pkgutil
-import re
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -23,6 +22,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from string import Template
 
+from benchmark.cli_types import output_folder, task_name
 from benchmark.registries import PAPERS, PROBE_CONFIGS, SCORE_METADATA, SUITES, TASKS
 
 __all__ = ["TEMPLATE", "template_values", "check_new_task", "write_task_folder"]
@@ -30,7 +30,6 @@ __all__ = ["TEMPLATE", "template_values", "check_new_task", "write_task_folder"]
 #: the template's folder in ``benchmark.tasks`` (not a package: its files end in ``.tmpl``)
 TEMPLATE = "template"
 SUFFIX = ".tmpl"
-_NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 
 def template_values(name: str, tasks_path: str | Path) -> dict[str, str]:
@@ -40,25 +39,31 @@ def template_values(name: str, tasks_path: str | Path) -> dict[str, str]:
 
 
 def check_new_task(name: str, tasks_path: str | Path) -> None:
-    """Refuse (ValueError, one line) a NAME that is not a lowercase Python identifier, whose
-    folder, task, paper, probe family, suite or score exists already, or whose folder exists
-    in ``tasks_path``."""
-    if not _NAME.fullmatch(name) or keyword.iskeyword(name):
-        raise ValueError(f"new-task: {name!r} is not a lowercase Python identifier (a letter, then letters, digits "
-                         "or _), e.g. toy")
+    """Refuse (ValueError, one line) a NAME that :func:`benchmark.cli_types.task_name` refuses (not
+    a lowercase Python identifier, too long), that names an existing suite or score, whose folder,
+    task, paper, probe family, suite or score exists already, or whose folder exists in
+    ``tasks_path``; and a ``tasks_path`` that :func:`benchmark.cli_types.output_folder` refuses."""
+    try:
+        task_name(name)
+    except argparse.ArgumentTypeError as exc:
+        raise ValueError(f"new-task: {exc}") from None
     values = template_values(name, tasks_path)
     modules = {info.name for info in pkgutil.iter_modules(import_module("benchmark.tasks").__path__)}
     taken = [(what, key) for what, names, key in (
         ("task folder or module", modules, name), ("task", TASKS, name), ("paper", PAPERS, name),
-        ("probe family", PROBE_CONFIGS, name), ("suite", SUITES, values["suite"]),
-        ("score", SCORE_METADATA, values["score"])) if key in names]
+        ("probe family", PROBE_CONFIGS, name), ("suite", SUITES, name), ("score", SCORE_METADATA, name),
+        ("suite", SUITES, values["suite"]), ("score", SCORE_METADATA, values["score"])) if key in names]
     if taken:
         raise ValueError(f"new-task: the {taken[0][0]} {taken[0][1]!r} exists already: choose another NAME")
+    if Path(tasks_path).exists() and not Path(tasks_path).is_dir():
+        raise ValueError(f"new-task: --out {tasks_path} is not a folder")
+    try:
+        output_folder(str(tasks_path))
+    except argparse.ArgumentTypeError as exc:
+        raise ValueError(f"new-task: --out {exc}") from None
     folder = Path(tasks_path) / name
     if folder.exists() or folder.is_symlink():
         raise ValueError(f"new-task: {folder} exists already: choose another NAME or --out")
-    if Path(tasks_path).exists() and not Path(tasks_path).is_dir():
-        raise ValueError(f"new-task: --out {tasks_path} is not a folder")
 
 
 def _template_files(folder: Traversable, parts: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Traversable]]:

@@ -4,7 +4,7 @@ score entry in one table with numbered notes, and its suites' status (all result
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import Sequence
 
 import pandas as pd
 

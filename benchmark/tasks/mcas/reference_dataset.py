@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 import benchmark
+from benchmark.cli_types import output_folder
 from benchmark.contract.digest import sha256_hex
 from benchmark.annotate.skin_tone import ita, nearest_mst, rgb_to_lab
 from benchmark.hub.access import push_folder
@@ -376,7 +377,8 @@ def build_reference_dataset(out: str | Path, *, from_run: str | Path | None = No
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--out", required=True, help="folder to write (replaced if it holds an earlier build)")
+    parser.add_argument("--out", required=True, type=output_folder,
+                        help="folder to write (replaced if it holds an earlier build)")
     parser.add_argument("--from-run", metavar="RUN_DIR",
                         help=f"an audited run folder whose {MCAS_SUITE} images become {MCAS_IMAGE_ATTRIBUTES}")
     parser.add_argument("--allow-demo", action="store_true",

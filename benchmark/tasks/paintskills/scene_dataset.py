@@ -28,6 +28,7 @@ import pyarrow.parquet as pq
 from tqdm import tqdm
 
 import benchmark
+from benchmark.cli_types import output_folder, positive_int, seed, whole_number
 from benchmark.contract.atomic import write_bytes_atomic
 from benchmark.extras import require
 from benchmark.hub.access import push_folder
@@ -346,14 +347,16 @@ def paintskills_card(folder: Path, counts: dict[tuple[str, str], int], size: int
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--out", required=True, help="folder to write (an earlier build there with the same settings resumes)")
+    parser.add_argument("--out", required=True, type=output_folder,
+                        help="folder to write (an earlier build there with the same settings resumes)")
     parser.add_argument("--skills", nargs="+", default=list(SKILLS), help="skills to build (default: all)")
     parser.add_argument("--splits", nargs="+", default=list(SPLITS), help="splits to build (default: train test)")
-    parser.add_argument("--limit", type=int, help="build only the first N scenes of each split")
-    parser.add_argument("--size", type=int, default=256, help="image side in pixels (default 256)")
-    parser.add_argument("--workers", type=int, default=1, help="rendering processes (default 1)")
-    parser.add_argument("--seed", type=int, default=0, help="scene sampling seed (default 0)")
-    parser.add_argument("--shard-rows", type=int, default=DEFAULT_SHARD_ROWS, help="rows per parquet file")
+    parser.add_argument("--limit", type=positive_int, help="build only the first N scenes of each split")
+    parser.add_argument("--size", type=whole_number(64, 4096), default=256, help="image side in pixels (default 256)")
+    parser.add_argument("--workers", type=whole_number(1, 256), default=1, help="rendering processes (default 1)")
+    parser.add_argument("--seed", type=seed, default=0, help="scene sampling seed (default 0)")
+    parser.add_argument("--shard-rows", type=whole_number(1, 10**7), default=DEFAULT_SHARD_ROWS,
+                        help="rows per parquet file")
     parser.add_argument("--push-to-hub", metavar="ORG/NAME", help="publish the folder as a Hub dataset")
     parser.add_argument("--create-pr", action="store_true", help="with --push-to-hub: open a pull request")
 
