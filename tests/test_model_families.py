@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from tiny_pipelines import CALL_ARGUMENTS, FAMILIES, HUB_IDS, IMAGE_SIZES, build_family, install_in_hub_cache
+from tiny_pipelines import (
+    ALSO_CACHED_AS, CALL_ARGUMENTS, FAMILIES, HUB_IDS, IMAGE_SIZES, build_family, install_in_hub_cache,
+)
 
 KEYS = sorted(FAMILIES)
 #: the class each family runs as (a decoder folder runs as its combined pipeline)
@@ -26,9 +28,27 @@ PIPELINES = {
     "stable_cascade": "StableCascadeCombinedPipeline", "sd3": "StableDiffusion3Pipeline",
     "sd35": "StableDiffusion3Pipeline", "flux_schnell": "FluxPipeline", "flux_dev": "FluxPipeline",
     "pixart_alpha": "PixArtAlphaPipeline", "pixart_sigma": "PixArtSigmaPipeline", "sana": "SanaPipeline",
-    "kandinsky3": "Kandinsky3Pipeline", "lumina2": "Lumina2Pipeline",
+    "kandinsky3": "Kandinsky3Pipeline", "lumina2": "Lumina2Pipeline", "qwen_image": "QwenImagePipeline",
+    "z_image": "ZImagePipeline", "hidream": "HiDreamImagePipeline", "cogview3plus": "CogView3PlusPipeline",
+    "cogview4": "CogView4Pipeline", "auraflow": "AuraFlowPipeline", "sana_sprint": "SanaSprintPipeline",
+    "kolors": "KolorsPipeline",
+}
+#: whether classifier-free guidance runs at each cached model's card settings (the record says so
+#: and the first call's denoiser rows agree): Qwen-Image's true CFG is on only because its card
+#: passes a negative prompt; distilled models and SANA-Sprint's embedded guidance run without
+CARD_GUIDANCE = {
+    "Qwen/Qwen-Image": True, "Tongyi-MAI/Z-Image-Turbo": False, "HiDream-ai/HiDream-I1-Full": True,
+    "HiDream-ai/HiDream-I1-Dev": False, "HiDream-ai/HiDream-I1-Fast": False, "THUDM/CogView3-Plus-3B": True,
+    "THUDM/CogView4-6B": True, "fal/AuraFlow-v0.3": True,
+    "Efficient-Large-Model/Sana_Sprint_1.6B_1024px_diffusers": False, "Kwai-Kolors/Kolors-diffusers": True,
+    "black-forest-labs/FLUX.1-schnell": False, "black-forest-labs/FLUX.1-dev": False,
+    "stabilityai/sdxl-turbo": False, "stabilityai/stable-diffusion-3.5-medium": True,
 }
 PROMPTS, SEEDS = ["a photo of a doctor", "a photo of a nurse"], [1, 2]
+#: families whose guidance record the first call cannot check: the pipeline keeps no ``num_timesteps``
+#: (PixArt's; Kandinsky 2.2's combined pipeline), so guidance.py's GuidanceCheck counts no step and
+#: lets the record stand unchecked (a gap in guidance.py, reported)
+GUIDANCE_UNCOUNTED = {"pixart_alpha", "pixart_sigma", "kandinsky22", "kandinsky22_decoder"}
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +61,8 @@ def test_every_family_is_known():
     assert set(KEYS) <= set(PIPELINES), set(KEYS) - set(PIPELINES)
     # the families the model card table names, at least (Würstchen / Stable Cascade when diffusers builds them)
     assert {"sd15", "sd2", "sdxl", "lcm", "sd3", "sd35", "flux_schnell", "flux_dev", "pixart_alpha", "pixart_sigma",
-            "sana", "kandinsky22", "kandinsky3", "unclip", "playground"} <= set(KEYS)
+            "sana", "kandinsky22", "kandinsky3", "unclip", "playground", "lumina2", "qwen_image", "z_image", "hidream",
+            "cogview3plus", "cogview4", "auraflow", "sana_sprint", "kolors"} <= set(KEYS)
 
 
 @pytest.mark.parametrize("key", KEYS)
@@ -60,6 +81,14 @@ def test_family_loads_through_the_runner_and_generates(folders, key):
     assert recorded == (width, height) or model.settings.get("image_size") == [width, height], model.settings
     steps = {k for k in CALL_ARGUMENTS[key] if k.endswith("num_inference_steps")}
     assert steps and all(model.setting_sources[k] == "--set" for k in steps)
+    # guidance recorded before the call is guidance run (a combined pipeline of several denoisers records none)
+    if model.settings.get("guidance"):
+        assert model.guidance_check.done
+        ran = getattr(model.guidance_check, "record_ran", None)
+        if key in GUIDANCE_UNCOUNTED:
+            assert ran is None, f"{key} is counted now: take it out of GUIDANCE_UNCOUNTED"
+        else:
+            assert ran["classifier_free"] is model.settings["guidance"]["classifier_free"]
 
 
 def test_a_decoder_folder_without_its_prior_is_refused_in_one_line(folders, tmp_path):
@@ -90,6 +119,29 @@ def test_an_image_to_image_folder_is_refused_in_one_line(folders, tmp_path):
     (folder / "model_index.json").write_text(json.dumps({**index, "_class_name": "KandinskyV22Pipeline"}))
     with pytest.raises(MalformedSpecError, match="not a text-to-image pipeline|is a decoder"):
         check_text_to_image(str(folder), device="cpu")
+
+
+@pytest.mark.parametrize("key", ["sd15", "kandinsky3", "kolors"])
+def test_a_negative_prompt_string_runs_beside_a_batch_of_prompts(folders, key):
+    """These pipelines (and Kandinsky 2.1's prior and decoder) raise TypeError for a str negative prompt
+    beside a list of prompts; the runner repeats it per prompt (Kolors' card passes ``negative_prompt=""``,
+    Kandinsky 2.1's a phrase)."""
+    from benchmark.models.text_to_image import load_text_to_image
+
+    model = load_text_to_image(str(folders[key]), device="cpu", negative_prompt="blurry", **CALL_ARGUMENTS[key])
+    assert len(model.generate(PROMPTS, SEEDS).images) == 2
+    assert model.settings["negative_prompt"] == "blurry" and model.setting_sources["negative_prompt"] == "--set"
+
+
+def test_hidream_records_the_size_it_makes_not_the_size_asked(folders):
+    from benchmark.models.text_to_image import load_text_to_image
+
+    model = load_text_to_image(str(folders["hidream"]), device="cpu", num_inference_steps=2, height=64, width=64)
+    image = model.generate(PROMPTS[:1], SEEDS[:1]).images[0]
+    assert image.size == IMAGE_SIZES["hidream"]  # 64 px asked, its native 128 px area made
+    assert (model.settings["width"], model.settings["height"]) == image.size
+    assert model.settings["size_asked"] == [64, 64]
+    assert "rescaled by HiDreamImagePipeline" in model.setting_sources["width"]
 
 
 # ----------------------------------------------------------------- the CUDA set-up, simulated
@@ -150,6 +202,10 @@ def _count_calls(pipe) -> tuple[dict[str, int], list]:
 #: at this many steps per stage, a module that denoises runs at least this often in one batch, while
 #: text encoders (prompt and negative prompt), image encoders and VAEs run at most twice
 STEPS = 5
+#: SANA-Sprint runs 2 steps (its intermediate timestep is defined for 2 only; None, which diffusers
+#: takes for other counts, is not a float its signature allows): with no negative prompt, its text
+#: encoder and VAE still run once a batch
+STEPS_OF = {"sana_sprint": 2}
 
 
 @pytest.mark.parametrize("key", KEYS)
@@ -161,7 +217,8 @@ def test_simulated_cuda_compiles_the_modules_that_denoise(folders, key, tmp_path
 
     recorder = CompileRecorder()
     monkeypatch.setattr(torch, "compile", recorder)
-    call = {k: (STEPS if k.endswith("num_inference_steps") else v) for k, v in CALL_ARGUMENTS[key].items()}
+    steps = STEPS_OF.get(key, STEPS)
+    call = {k: (steps if k.endswith("num_inference_steps") else v) for k, v in CALL_ARGUMENTS[key].items()}
     model = _simulated_cuda_model(folders[key], call)
     calls, counting = _count_calls(model.pipe)
     warm_up = model.warm_up
@@ -177,7 +234,7 @@ def test_simulated_cuda_compiles_the_modules_that_denoise(folders, key, tmp_path
     assert all(o == {"mode": "default", "fullgraph": True, "dynamic": False} for o in recorder.options)
     assert speed["compile"] == "default" and "compile_error" not in speed
     # every module the denoising loops call at every step is compiled; every compiled one runs
-    repeated = {n for n, c in calls.items() if c >= STEPS}
+    repeated = {n for n, c in calls.items() if c >= steps}
     assert repeated and repeated <= set(compiled), (calls, compiled)
     assert all(calls[n] > 0 for n in compiled), (calls, compiled)
     assert config["settings"]["compile"] == "default" and config["settings"]["static_batch"] == 2
@@ -245,7 +302,8 @@ def hub_cache(folders, tmp_path_factory):
     cache = tmp_path_factory.mktemp("hf-hub-cache")
     for key, model_id in HUB_IDS.items():
         if key in folders:
-            install_in_hub_cache(folders[key], cache, model_id)
+            for each in (model_id, *ALSO_CACHED_AS.get(key, ())):
+                install_in_hub_cache(folders[key], cache, each)
     install_in_hub_cache(folders["sd15"], cache, "someorg/my-finetune")
     return cache
 
@@ -261,12 +319,14 @@ def test_every_family_loads_under_its_hub_id_with_its_card_settings(folders, hub
         "for key, model_id, call in json.loads(sys.argv[1]):\n"
         "    model = load_text_to_image(model_id, device='cpu', **call)\n"
         "    image = model.generate(['a photo of a person'], [3]).images[0]\n"
-        "    out[key] = {'size': list(image.size), 'sources': model.setting_sources, 'settings': model.settings}\n"
+        "    out[model_id] = {'size': list(image.size), 'sources': model.setting_sources, 'settings': model.settings,\n"
+        "                     'ran': getattr(model.guidance_check, 'record_ran', None)}\n"
         "print(json.dumps(out, default=str))\n")
     # at the tiny size (the cards' 512-1024 px would take minutes on a CPU) and 2 steps
     jobs = [(k, HUB_IDS[k], {**CALL_ARGUMENTS[k], **({} if k == "unclip" else dict(zip(("width", "height"),
                                                                                     IMAGE_SIZES[k])))})
             for k in KEYS if k in HUB_IDS]
+    jobs += [(k, other, call) for k, model_id, call in jobs for other in ALSO_CACHED_AS.get(k, ())]
     env = {**os.environ, "HF_HUB_CACHE": str(hub_cache), "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
     proc = subprocess.run([sys.executable, str(script), json.dumps(jobs)], capture_output=True, text=True, env=env,
                           timeout=600)
@@ -275,14 +335,19 @@ def test_every_family_loads_under_its_hub_id_with_its_card_settings(folders, hub
     from benchmark.models.model_cards import card_row
 
     for key, model_id, call in jobs:
-        row = card_row(model_id)
-        assert out[key]["size"] == list(IMAGE_SIZES[key]), key
-        assert out[key]["settings"]["commit"] == "0123456789abcdef0123456789abcdef01234567"
+        row, got = card_row(model_id), out[model_id]
+        assert got["size"] == list(IMAGE_SIZES[key]), key
+        assert got["settings"]["commit"] == "0123456789abcdef0123456789abcdef01234567"
         for setting, value in row.settings.items():
             if setting in call:
                 continue
-            assert out[key]["settings"][setting] == value, (key, setting)
-            assert out[key]["sources"][setting] == row.source_text, (key, setting)
+            assert got["settings"][setting] == value, (model_id, setting)
+            assert got["sources"][setting] == row.source_text, (model_id, setting)
+        if model_id in CARD_GUIDANCE:  # recorded before the call, and what the first call ran
+            assert got["settings"]["guidance"]["classifier_free"] is CARD_GUIDANCE[model_id], model_id
+            assert got["ran"]["classifier_free"] is CARD_GUIDANCE[model_id], model_id
+    assert set(CARD_GUIDANCE) <= set(out)
+    assert out["Qwen/Qwen-Image"]["settings"]["negative_prompt"] == " "  # its card's: true CFG on
 
 
 def test_turbo_and_schnell_from_the_cache_run_at_their_cards_settings(hub_cache, tmp_path):
@@ -310,8 +375,9 @@ def test_flux_audited_end_to_end_from_the_cache_and_an_unknown_model_says_pipeli
                      "--encoder", "builtin:tiny-clip", "--n-resamples", "20", "--set", "height=64", "--set",
                      "width=64", "--out", str(out)], hub_cache, tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "settings from:" in proc.stderr
-    assert "model card (https://huggingface.co/black-forest-labs/FLUX.1-schnell): num_inference_steps" in proc.stderr
+    # the plan prints every setting with its value and source
+    assert "num_inference_steps=4  (model card (https://huggingface.co/black-forest-labs/FLUX.1-schnell))" in proc.stderr
+    assert "height=64  (--set)" in proc.stderr
     results = json.loads((out / "results.json").read_text())
     assert results["model"]["id"] == "black-forest-labs/FLUX.1-schnell"
     assert (out / "report" / "report.html").is_file()
@@ -320,4 +386,5 @@ def test_flux_audited_end_to_end_from_the_cache_and_an_unknown_model_says_pipeli
                      "--encoder", "builtin:tiny-clip", "--n-resamples", "20", "--set", "num_inference_steps=2",
                      "--set", "height=64", "--set", "width=64", "--out", str(tmp_path / "unknown")], hub_cache, tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "settings from: --set: num_inference_steps, height, width; pipeline default: guidance_scale" in proc.stderr
+    assert "num_inference_steps=2  (--set)" in proc.stderr and "guidance_scale=7.5  (pipeline default)" in proc.stderr
+    assert "someorg/my-finetune is not in the model card table" not in proc.stderr  # its steps come from --set

@@ -1,6 +1,7 @@
 """Every text-to-image family the runner supports, as a tiny random-weight diffusers pipeline
 (``tiny_pipelines_unet.py``: UNet families, priors and decoders; ``tiny_pipelines_dit.py``:
-transformer families and Kandinsky 3), and a Hugging Face cache laid out around a pipeline
+transformer families and Kandinsky 3; ``tiny_pipelines_recent.py``: the families whose text
+encoders are language models, Qwen-Image to Kolors), and a Hugging Face cache laid out around a pipeline
 folder, so a family is loaded under its Hub ID offline. Used by the tests and by
 ``bench/gpu_check.sh``; the images are meaningless.
 """
@@ -12,16 +13,17 @@ from collections.abc import Callable
 from pathlib import Path
 
 import tiny_pipelines_dit as dit
+import tiny_pipelines_recent as recent
 import tiny_pipelines_unet as unet
 
-__all__ = ["FAMILIES", "CALL_ARGUMENTS", "IMAGE_SIZES", "HUB_IDS", "build_family", "install_in_hub_cache",
-           "use_hub_cache_offline"]
+__all__ = ["FAMILIES", "CALL_ARGUMENTS", "IMAGE_SIZES", "HUB_IDS", "ALSO_CACHED_AS", "build_family",
+           "install_in_hub_cache", "use_hub_cache_offline"]
 
-FAMILIES: dict[str, Callable[[Path], None]] = {**unet.UNET_FAMILIES, **dit.DIT_FAMILIES}
+FAMILIES: dict[str, Callable[[Path], None]] = {**unet.UNET_FAMILIES, **dit.DIT_FAMILIES, **recent.RECENT_FAMILIES}
 #: the arguments of a 2-step call at the tiny size (what ``--set`` passes to the runner)
-CALL_ARGUMENTS: dict[str, dict] = {**unet.CALL_ARGUMENTS, **dit.CALL_ARGUMENTS}
+CALL_ARGUMENTS: dict[str, dict] = {**unet.CALL_ARGUMENTS, **dit.CALL_ARGUMENTS, **recent.CALL_ARGUMENTS}
 #: (width, height) of the images such a call makes
-IMAGE_SIZES: dict[str, tuple[int, int]] = {**unet.IMAGE_SIZES, **dit.IMAGE_SIZES}
+IMAGE_SIZES: dict[str, tuple[int, int]] = {**unet.IMAGE_SIZES, **dit.IMAGE_SIZES, **recent.IMAGE_SIZES}
 #: the Hub ID each family is cached under in the tests (the model card table's rows). Würstchen and
 #: Stable Cascade are left out: their Hub repos are decoders linking a prior repo, and the tiny builds
 #: are combined folders (loaded from a folder, not from a cache)
@@ -43,6 +45,19 @@ HUB_IDS: dict[str, str] = {
     "sana": "Efficient-Large-Model/Sana_1600M_1024px_diffusers",
     "kandinsky3": "kandinsky-community/kandinsky-3",
     "lumina2": "Alpha-VLLM/Lumina-Image-2.0",
+    "qwen_image": "Qwen/Qwen-Image",
+    "z_image": "Tongyi-MAI/Z-Image-Turbo",
+    "hidream": "HiDream-ai/HiDream-I1-Full",
+    "cogview3plus": "THUDM/CogView3-Plus-3B",
+    "cogview4": "THUDM/CogView4-6B",
+    "auraflow": "fal/AuraFlow-v0.3",
+    "sana_sprint": "Efficient-Large-Model/Sana_Sprint_1.6B_1024px_diffusers",
+    "kolors": "Kwai-Kolors/Kolors-diffusers",
+}
+#: further Hub IDs a family's folder is cached under (checkpoints of one architecture whose card
+#: rows differ: HiDream-I1 Dev and Fast are guidance-distilled, Full is not)
+ALSO_CACHED_AS: dict[str, tuple[str, ...]] = {
+    "hidream": ("HiDream-ai/HiDream-I1-Dev", "HiDream-ai/HiDream-I1-Fast"),
 }
 
 

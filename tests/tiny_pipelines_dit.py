@@ -101,14 +101,14 @@ def _unique_words() -> list[str]:
 
 
 @functools.lru_cache(maxsize=1)
-def _clip_tokenizer():
+def clip_tokenizer():
     """The offline CLIP tokenizer (pad = ``<|endoftext|>``), built once per process: the
     builders only save it, never change it."""
     with tempfile.TemporaryDirectory() as tmp:
         return build_clip_tokenizer(tmp)
 
 
-def _t5_tokenizer():
+def t5_tokenizer():
     """A real T5 (SentencePiece-style Unigram) tokenizer over WORDS and CHARS.
 
     Ids as in T5: ``<pad>`` 0, ``</s>`` 1, ``<unk>`` 2. Whole words score higher than their
@@ -124,7 +124,7 @@ def _t5_tokenizer():
     return T5Tokenizer(vocab=vocab, extra_ids=0, model_max_length=512)
 
 
-def _gemma_tokenizer():
+def gemma_tokenizer():
     """A real Gemma (BPE with byte fallback) tokenizer over WORDS and CHARS.
 
     Ids as in Gemma: ``<pad>`` 0, ``<eos>`` 1, ``<bos>`` 2, ``<unk>`` 3, ``<mask>`` 4, then the
@@ -158,7 +158,8 @@ def _gemma_tokenizer():
 # ------------------------------------------------------------------------ text encoders
 
 
-def _clip_text_encoder(hidden: int, with_projection: bool):
+def clip_text_encoder(hidden: int, with_projection: bool, positions: int = CLIP_MAX_LENGTH):
+    """A tiny CLIP text model (``positions``: its position embeddings; HiDream's Long-CLIP has 248)."""
     from transformers import CLIPTextConfig, CLIPTextModel, CLIPTextModelWithProjection
 
     torch.manual_seed(SEED)
@@ -170,7 +171,7 @@ def _clip_text_encoder(hidden: int, with_projection: bool):
         intermediate_size=2 * hidden,
         num_attention_heads=2,
         num_hidden_layers=2,  # >= 2: SD3 reads the penultimate hidden state
-        max_position_embeddings=CLIP_MAX_LENGTH,
+        max_position_embeddings=positions,
         projection_dim=hidden,
         bos_token_id=49406,
         eos_token_id=49407,
@@ -180,7 +181,7 @@ def _clip_text_encoder(hidden: int, with_projection: bool):
     return cls(config).eval()
 
 
-def _t5_encoder(vocab_size: int):
+def t5_encoder(vocab_size: int):
     from transformers import T5Config, T5EncoderModel
 
     torch.manual_seed(SEED)
@@ -201,7 +202,7 @@ def _t5_encoder(vocab_size: int):
     return T5EncoderModel(config).eval()
 
 
-def _gemma_encoder(vocab_size: int):
+def gemma_encoder(vocab_size: int):
     from transformers import Gemma2Config, Gemma2Model
 
     torch.manual_seed(SEED)
@@ -224,7 +225,7 @@ def _gemma_encoder(vocab_size: int):
 # ------------------------------------------------------------------------ autoencoders
 
 
-def _vae(latent_channels: int, **overrides):
+def kl_vae(latent_channels: int, **overrides):
     from diffusers import AutoencoderKL
 
     torch.manual_seed(SEED)
@@ -246,7 +247,33 @@ def _vae(latent_channels: int, **overrides):
     return AutoencoderKL(**kwargs).eval()
 
 
-def _flow_scheduler(**kwargs):
+def dc_ae():
+    """Sana's deep-compression autoencoder (DC-AE), tiny."""
+    from diffusers import AutoencoderDC
+
+    torch.manual_seed(SEED)
+    # Six blocks: vae_scale_factor 32 as in Sana's DC-AE (f32), so the 512 px bin is a 16 latent.
+    return AutoencoderDC(
+        in_channels=3,
+        latent_channels=4,
+        attention_head_dim=4,
+        encoder_block_types=("ResBlock",) * 5 + ("EfficientViTBlock",),
+        decoder_block_types=("ResBlock",) * 5 + ("EfficientViTBlock",),
+        encoder_block_out_channels=(8,) * 6,
+        decoder_block_out_channels=(8,) * 6,
+        encoder_qkv_multiscales=((),) * 5 + ((5,),),
+        decoder_qkv_multiscales=((),) * 5 + ((5,),),
+        encoder_layers_per_block=(1,) * 6,
+        decoder_layers_per_block=(1,) * 6,
+        downsample_block_type="conv",
+        upsample_block_type="interpolate",
+        decoder_norm_types="rms_norm",
+        decoder_act_fns="silu",
+        scaling_factor=0.41407,
+    ).eval()
+
+
+def flow_scheduler(**kwargs):
     from diffusers import FlowMatchEulerDiscreteScheduler
 
     return FlowMatchEulerDiscreteScheduler(**kwargs)
@@ -274,21 +301,21 @@ def _build_sd3(folder: Path, *, sd35: bool) -> None:
         **({"dual_attention_layers": (0,), "qk_norm": "rms_norm"} if sd35 else {}),
     )
     # SD3's VAE: 16 latent channels there (4 here), no quant convs, shift + scale.
-    vae = _vae(4, use_quant_conv=False, use_post_quant_conv=False, shift_factor=0.0609, scaling_factor=1.5035)
+    vae = kl_vae(4, use_quant_conv=False, use_post_quant_conv=False, shift_factor=0.0609, scaling_factor=1.5035)
     # Two CLIPs of width 16: their hidden states concatenated (32) are padded to T5's width
     # (32), as CLIP-L + CLIP-G (2048) are padded to T5-XXL's 4096.
-    text_encoder = _clip_text_encoder(16, with_projection=True)
-    text_encoder_2 = _clip_text_encoder(16, with_projection=True)
-    tokenizer_3 = _t5_tokenizer()
-    text_encoder_3 = _t5_encoder(len(tokenizer_3))
+    text_encoder = clip_text_encoder(16, with_projection=True)
+    text_encoder_2 = clip_text_encoder(16, with_projection=True)
+    tokenizer_3 = t5_tokenizer()
+    text_encoder_3 = t5_encoder(len(tokenizer_3))
     pipe = StableDiffusion3Pipeline(
         transformer=transformer,
-        scheduler=_flow_scheduler(shift=3.0),
+        scheduler=flow_scheduler(shift=3.0),
         vae=vae,
         text_encoder=text_encoder,
-        tokenizer=_clip_tokenizer(),
+        tokenizer=clip_tokenizer(),
         text_encoder_2=text_encoder_2,
-        tokenizer_2=_clip_tokenizer(),
+        tokenizer_2=clip_tokenizer(),
         text_encoder_3=text_encoder_3,
         tokenizer_3=tokenizer_3,
     )
@@ -322,19 +349,19 @@ def _build_flux(folder: Path, *, guidance_embeds: bool) -> None:
         guidance_embeds=guidance_embeds,
         axes_dims_rope=(4, 6, 6),  # sums to attention_head_dim
     )
-    vae = _vae(4, use_quant_conv=False, use_post_quant_conv=False, shift_factor=0.1159, scaling_factor=0.3611)
-    tokenizer_2 = _t5_tokenizer()
+    vae = kl_vae(4, use_quant_conv=False, use_post_quant_conv=False, shift_factor=0.1159, scaling_factor=0.3611)
+    tokenizer_2 = t5_tokenizer()
     pipe = FluxPipeline(
         transformer=transformer,
         # the checkpoints' schedulers: dev shifts with the resolution, schnell does not
-        scheduler=_flow_scheduler(
+        scheduler=flow_scheduler(
             shift=3.0, use_dynamic_shifting=True, base_shift=0.5, max_shift=1.15, base_image_seq_len=256,
             max_image_seq_len=4096,
-        ) if guidance_embeds else _flow_scheduler(shift=1.0),
+        ) if guidance_embeds else flow_scheduler(shift=1.0),
         vae=vae,
-        text_encoder=_clip_text_encoder(32, with_projection=False),
-        tokenizer=_clip_tokenizer(),
-        text_encoder_2=_t5_encoder(len(tokenizer_2)),
+        text_encoder=clip_text_encoder(32, with_projection=False),
+        tokenizer=clip_tokenizer(),
+        text_encoder_2=t5_encoder(len(tokenizer_2)),
         tokenizer_2=tokenizer_2,
     )
     pipe.save_pretrained(folder, safe_serialization=True)
@@ -375,13 +402,13 @@ def _build_pixart(folder: Path, *, sigma: bool) -> None:
         norm_elementwise_affine=False,
         norm_eps=1e-6,
     )
-    vae = _vae(4)  # the SD VAE layout (quant convs, scale 0.18215)
-    tokenizer = _t5_tokenizer()
+    vae = kl_vae(4)  # the SD VAE layout (quant convs, scale 0.18215)
+    tokenizer = t5_tokenizer()
     cls = PixArtSigmaPipeline if sigma else PixArtAlphaPipeline
     pipe = cls(
         transformer=transformer,
         vae=vae,
-        text_encoder=_t5_encoder(len(tokenizer)),
+        text_encoder=t5_encoder(len(tokenizer)),
         tokenizer=tokenizer,
         scheduler=DPMSolverMultistepScheduler(),  # the PixArt checkpoints' scheduler
     )
@@ -400,7 +427,7 @@ def build_pixart_sigma(folder: Path) -> None:
 
 def build_sana(folder: Path) -> None:
     """SanaPipeline (Gemma 2 text encoder, DC-AE); its call defaults to 1024 px."""
-    from diffusers import AutoencoderDC, SanaPipeline, SanaTransformer2DModel
+    from diffusers import SanaPipeline, SanaTransformer2DModel
 
     torch.manual_seed(SEED)
     transformer = SanaTransformer2DModel(
@@ -418,33 +445,14 @@ def build_sana(folder: Path) -> None:
         cross_attention_dim=32,  # = heads x head dim
         caption_channels=TEXT_DIM,  # Gemma's width
     )
-    torch.manual_seed(SEED)
-    # Six blocks: vae_scale_factor 32 as in Sana's DC-AE (f32), so the 512 px bin is a 16 latent.
-    vae = AutoencoderDC(
-        in_channels=3,
-        latent_channels=4,
-        attention_head_dim=4,
-        encoder_block_types=("ResBlock",) * 5 + ("EfficientViTBlock",),
-        decoder_block_types=("ResBlock",) * 5 + ("EfficientViTBlock",),
-        encoder_block_out_channels=(8,) * 6,
-        decoder_block_out_channels=(8,) * 6,
-        encoder_qkv_multiscales=((),) * 5 + ((5,),),
-        decoder_qkv_multiscales=((),) * 5 + ((5,),),
-        encoder_layers_per_block=(1,) * 6,
-        decoder_layers_per_block=(1,) * 6,
-        downsample_block_type="conv",
-        upsample_block_type="interpolate",
-        decoder_norm_types="rms_norm",
-        decoder_act_fns="silu",
-        scaling_factor=0.41407,
-    ).eval()
-    tokenizer = _gemma_tokenizer()
+    vae = dc_ae()
+    tokenizer = gemma_tokenizer()
     pipe = SanaPipeline(
         tokenizer=tokenizer,
-        text_encoder=_gemma_encoder(len(tokenizer)),
+        text_encoder=gemma_encoder(len(tokenizer)),
         vae=vae,
         transformer=transformer,
-        scheduler=_flow_scheduler(shift=3.0),
+        scheduler=flow_scheduler(shift=3.0),
     )
     pipe.save_pretrained(folder, safe_serialization=True)
 
@@ -490,10 +498,10 @@ def build_kandinsky3(folder: Path) -> None:
         clip_sample=True,
         thresholding=False,
     )
-    tokenizer = _t5_tokenizer()
+    tokenizer = t5_tokenizer()
     pipe = Kandinsky3Pipeline(
         tokenizer=tokenizer,
-        text_encoder=_t5_encoder(len(tokenizer)),
+        text_encoder=t5_encoder(len(tokenizer)),
         unet=unet,
         scheduler=scheduler,
         movq=movq,
@@ -515,10 +523,10 @@ def build_lumina2(folder: Path) -> None:
         num_attention_heads=2, num_kv_heads=1, multiple_of=16, axes_dim_rope=(4, 2, 2), axes_lens=(300, 64, 64),
         cap_feat_dim=TEXT_DIM,  # Gemma's width
     )
-    vae = _vae(4, use_quant_conv=False, use_post_quant_conv=False, shift_factor=0.0609, scaling_factor=1.5035)
-    tokenizer = _gemma_tokenizer()
-    pipe = Lumina2Pipeline(transformer=transformer, scheduler=_flow_scheduler(), vae=vae,
-                           text_encoder=_gemma_encoder(len(tokenizer)), tokenizer=tokenizer)
+    vae = kl_vae(4, use_quant_conv=False, use_post_quant_conv=False, shift_factor=0.0609, scaling_factor=1.5035)
+    tokenizer = gemma_tokenizer()
+    pipe = Lumina2Pipeline(transformer=transformer, scheduler=flow_scheduler(), vae=vae,
+                           text_encoder=gemma_encoder(len(tokenizer)), tokenizer=tokenizer)
     pipe.save_pretrained(folder, safe_serialization=True)
     index_path = Path(folder) / "model_index.json"
     index = json.loads(index_path.read_text(encoding="utf-8"))

@@ -93,8 +93,8 @@ def resolve_compile_mode(compile: bool | str | None, device) -> str | None:
 
 
 #: names a denoiser's ``forward`` gives the noise level (diffusers' UNets and transformers:
-#: ``timestep``; Stable Cascade: ``timestep_ratio``; Würstchen: ``r``)
-_TIME_PARAMETERS = ("timestep", "timesteps", "timestep_ratio", "r")
+#: ``timestep``; Stable Cascade: ``timestep_ratio``; Würstchen: ``r``; Z-Image: ``t``)
+_TIME_PARAMETERS = ("timestep", "timesteps", "timestep_ratio", "r", "t")
 #: a module is convolutional (channels-last helps) when this share of its parameters is in 2-D
 #: convolutions: UNets and VAEs are far above it, DiTs (one patch-embedding convolution) far below
 CONV_SHARE = 0.1

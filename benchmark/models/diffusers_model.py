@@ -99,6 +99,11 @@ def _attention_name() -> str:
     return "sdpa" if hasattr(F, "scaled_dot_product_attention") else "eager"
 
 
+#: pipelines that make another size than the one asked: HiDream rescales any height x width to its
+#: native area, keeping the aspect ratio (pipeline_hidream_image.py, S_max)
+RESIZING_PIPELINES = frozenset({"HiDreamImagePipeline"})
+
+
 class DiffusersTextToImage(TextToImageModel):
     """A diffusers pipeline; ``settings`` are the call arguments plus provenance."""
 
@@ -158,6 +163,8 @@ class DiffusersTextToImage(TextToImageModel):
             # the call sets no resolution (unCLIP: its super-resolution UNet decides): record the
             # size of the images it makes, from one short call
             self.settings["image_size"] = list(self._call(["a photo"], [0], **self._short_call()).images[0].size)
+        elif type(pipe).__name__ in RESIZING_PIPELINES:
+            self._record_size_made()
         self._set_up_speed(compile, compile_vae, offload, offload_auto)
 
     def _record(self, call: dict, scheduler_config: dict, *, family: str, commit: str | None,
@@ -237,6 +244,17 @@ class DiffusersTextToImage(TextToImageModel):
             if offload_auto:
                 self.speed["offload_auto"] = offload_auto
 
+    def _record_size_made(self) -> None:
+        """The pipeline makes another size than the one asked: record the size made (one short
+        call) as height / width, and the size asked beside it, so results name the images' size."""
+        width, height = self._call(["a photo"], [0], **self._short_call()).images[0].size
+        asked = [self.settings.get("width"), self.settings.get("height")]
+        if asked != [width, height]:
+            self.settings.update(width=width, height=height, size_asked=asked)
+            for key in ("height", "width"):
+                self.setting_sources[key] = (f"{self.setting_sources.get(key, 'pipeline default')}, rescaled by "
+                                             f"{type(self.pipe).__name__} to its native area")
+
     def _short_call(self) -> dict[str, int]:
         """Two denoising steps for every stage of the pipeline (a combined pipeline's prior and
         decoder too): the batch-size probe and the compile warm-up need shapes, not images."""
@@ -311,9 +329,15 @@ class DiffusersTextToImage(TextToImageModel):
         # One generator per image, on the CPU: the pipeline draws each image's
         # initial latents (and any per-step noise) from that image's own generator.
         generators = [torch.Generator("cpu").manual_seed(s) for s in seeds]
+        kwargs = {**self.call_kwargs, **call_overrides}
+        # one negative prompt per prompt: SD 1.x / 2.x, Kandinsky 2.1 and 3 and Kolors raise TypeError for a
+        # string beside a list of prompts ("should be the same type to `prompt`")
+        kwargs.update({k: [v] * len(prompts) for k, v in kwargs.items()
+                       if k.startswith("negative_prompt") and isinstance(v, str)})
+
         def call():
             return self.pipe(prompt=prompts, generator=generators, num_images_per_prompt=1, output_type="pil",
-                             **{**self.call_kwargs, **call_overrides})
+                             **kwargs)
 
         with torch.inference_mode():
             # the first call's denoiser rows are counted: guidance recorded is guidance run (guidance.py)

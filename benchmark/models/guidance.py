@@ -4,8 +4,8 @@ against what it did.
 A guidance scale in the settings is not guidance in the images: diffusers turns classifier-free
 guidance off by itself when ``true_cfg_scale`` comes without a ``negative_prompt`` (Qwen-Image,
 FLUX), when a scale is at or below its pipeline's threshold (1 for most, 0 for Z-Image), or when
-the denoiser embeds the scale instead (FLUX.1 [dev]'s ``guidance_embeds``, an LCM UNet's
-``time_cond_proj_dim``). :func:`guidance_record` says, before any image, which of these applies
+the denoiser embeds the scale instead (FLUX.1 [dev]'s and SANA-Sprint's ``guidance_embeds``, an LCM
+UNet's ``time_cond_proj_dim``). :func:`guidance_record` says, before any image, which of these applies
 (``settings["guidance"]``): it asks the pipeline class's own ``do_classifier_free_guidance``
 property where it has one, and mirrors diffusers' ``true_cfg_scale > 1 and negative prompt given``
 line where the pipeline decides in its call. :class:`GuidanceCheck` then counts the rows the
@@ -79,6 +79,8 @@ def guidance_record(pipe, call: Mapping[str, Any], params: Mapping) -> dict:
             on = None
         if on is None and config.get("time_cond_proj_dim") is not None:
             on, out["rule"] = False, "the denoiser embeds the scale (time_cond_proj_dim): no CFG"
+        elif on is None and config.get("guidance_embeds"):  # SANA-Sprint: no property, no CFG in its call
+            on, out["rule"] = False, "the denoiser embeds the scale (guidance_embeds): no CFG"
         elif on is None:
             on, out["rule"] = scale > 1, "guidance_scale > 1"
         out["classifier_free"] = on

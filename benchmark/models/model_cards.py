@@ -156,9 +156,14 @@ MODEL_CARD_SETTINGS: tuple[ModelCardRow, ...] = (
                              "Efficient-Large-Model/Sana_1600M_1024px_BF16_diffusers"),
          "4.5 as the card's and NVlabs' inference script's (the 600M models' examples use 5.0)",
          num_inference_steps=20, guidance_scale=4.5, height=1024, width=1024),
-    _row("Sana 1600M 512", "Efficient-Large-Model/Sana_1600M_512px_diffusers", num_inference_steps=20,
+    # Sana 512 and 2K: UNVERIFIED. Neither card's diffusers example could be read (only their front matter and
+    # sample tables); NVlabs' model zoo (https://github.com/NVlabs/Sana/blob/main/asset/docs/model_zoo.md) gives
+    # 20 steps and guidance 5.0 for its 1024 fp16 and 4K examples, 4.5 for its int4 one, and none for 512 or 2K
+    _row("Sana 1600M 512", "Efficient-Large-Model/Sana_1600M_512px_diffusers",
+         "steps and guidance unverified (the card's example could not be read)", num_inference_steps=20,
          guidance_scale=4.5, height=512, width=512),
-    _row("Sana 1600M 2K", "Efficient-Large-Model/Sana_1600M_2Kpx_BF16_diffusers", num_inference_steps=20,
+    _row("Sana 1600M 2K", "Efficient-Large-Model/Sana_1600M_2Kpx_BF16_diffusers",
+         "steps and guidance unverified (the card's example could not be read)", num_inference_steps=20,
          guidance_scale=4.5, height=2048, width=2048),
     _row("Sana 1600M 4K", "Efficient-Large-Model/Sana_1600M_4Kpx_BF16_diffusers",
          "the card decodes 4K with VAE tiling", num_inference_steps=20, guidance_scale=5.0, height=4096,
@@ -167,6 +172,9 @@ MODEL_CARD_SETTINGS: tuple[ModelCardRow, ...] = (
          guidance_scale=5.0, height=1024, width=1024),
     _row("Sana 600M 512", "Efficient-Large-Model/Sana_600M_512px_diffusers", num_inference_steps=20,
          guidance_scale=5.0, height=512, width=512),
+    # checked against diffusers' Kandinsky 2.1 AutoPipelineForText2Image example (the same prompt, negative prompt,
+    # prior guidance 1.0, guidance 4.0, 768 px): https://huggingface.co/docs/diffusers/api/pipelines/kandinsky
+    # (the Hub card's own text could not be read here)
     _row("Kandinsky 2.1", "kandinsky-community/kandinsky-2-1", "the combined prior + decoder pipeline",
          prior_guidance_scale=1.0, guidance_scale=4.0, negative_prompt="low quality, bad quality", height=768,
          width=768),
@@ -196,15 +204,28 @@ MODEL_CARD_SETTINGS: tuple[ModelCardRow, ...] = (
     _row("Lumina-Image 2.0", "Alpha-VLLM/Lumina-Image-2.0", "its model_index.json names Lumina2Text2ImgPipeline, "
          "diffusers' Lumina2Pipeline", num_inference_steps=50, guidance_scale=4.0, cfg_trunc_ratio=0.25,
          cfg_normalization=True, height=1024, width=1024),
+    # checked: the makers' diffusers example and notes (EulerDiscreteScheduler, "guidance scale=5.0 and
+    # num_inference_steps=50", negative_prompt=""): https://github.com/Kwai-Kolors/Kolors#using-with-diffusers
     _row("Kolors", "Kwai-Kolors/Kolors-diffusers", "needs the sentencepiece package", num_inference_steps=50,
-         guidance_scale=5.0),
-    _row("AuraFlow v0.3", "fal/AuraFlow-v0.3", num_inference_steps=50, guidance_scale=3.5, height=1024, width=1024),
-    _row("SANA-Sprint 1.6B", "Efficient-Large-Model/Sana_Sprint_1.6B_1024px_diffusers", "2 steps",
-         num_inference_steps=2),
+         guidance_scale=5.0, negative_prompt=""),
+    # checked: the v0.3 card's example is 1536 x 768, 50 steps, guidance 3.5: its README commit
+    # https://huggingface.co/fal/AuraFlow-v0.3/commit/f11fd0216114872df4a1e7eed9c4c3f749ba3d5f removed v0.2's
+    # height=1024, width=1024, and copies of the v0.3 card (https://huggingface.co/terminusresearch/auraflow-v0.3)
+    # show width=1536, height=768
+    _row("AuraFlow v0.3", "fal/AuraFlow-v0.3", "the card's example is landscape (v0.3 supports sides up to 1536)",
+         num_inference_steps=50, guidance_scale=3.5, height=768, width=1536),
+    # checked: num_inference_steps=2 in the diffusers example; guidance 4.5 (embedded, not CFG) and 1024 px in the
+    # repo's own example, both the pipeline's defaults: https://github.com/NVlabs/Sana/blob/main/asset/docs/sana_sprint.md
+    _row("SANA-Sprint 1.6B", "Efficient-Large-Model/Sana_Sprint_1.6B_1024px_diffusers",
+         "2 steps; guidance is an input of the transformer, not CFG", num_inference_steps=2, guidance_scale=4.5,
+         height=1024, width=1024),
     # few-step LoRAs and UNets: keyed ORG/NAME/FILE, they come before their base's row
     _lightning("lora", 2), _lightning("lora", 4), _lightning("lora", 8),
     _lightning("unet", 1, prediction_type="sample"), _lightning("unet", 2), _lightning("unet", 4),
     _lightning("unet", 8),
+    # checked: the card's "Text-to-Image Usage", SDXL and SD1.5 "2-Steps, 4-Steps, 8-steps LoRA" (DDIMScheduler with
+    # timestep_spacing="trailing", guidance_scale=0, fuse_lora()): https://huggingface.co/ByteDance/Hyper-SD; the file
+    # names Hyper-SDXL-/Hyper-SD15-{2,4,8}steps-lora.safetensors: https://huggingface.co/ByteDance/Hyper-SD/tree/main
     _hyper("sdxl", 2), _hyper("sdxl", 4), _hyper("sdxl", 8), _hyper("sd15", 2), _hyper("sd15", 4), _hyper("sd15", 8),
     _row("LCM-LoRA SD 1.5", ("latent-consistency/lcm-lora-sdv1-5/pytorch_lora_weights.safetensors",
                              "latent-consistency/lcm-lora-sdv1-5"), "LoRA on SD 1.5: LCM scheduler, no guidance",
@@ -212,6 +233,9 @@ MODEL_CARD_SETTINGS: tuple[ModelCardRow, ...] = (
     _row("LCM-LoRA SDXL", ("latent-consistency/lcm-lora-sdxl/pytorch_lora_weights.safetensors",
                            "latent-consistency/lcm-lora-sdxl"), "LoRA on SDXL base 1.0: LCM scheduler, no guidance",
          num_inference_steps=4, guidance_scale=0.0, scheduler="LCMScheduler"),
+    # checked: TCDScheduler, 4 steps, guidance 0, eta 0.3 ("A value of 0.3 often yields good results"), in the makers'
+    # SDXL example https://github.com/jabir-zheng/TCD#text-to-image-generation and the SD 1.5 card
+    # https://huggingface.co/h1t/TCD-SD15-LoRA; the weight file: https://huggingface.co/h1t/TCD-SDXL-LoRA/tree/main
     _row("TCD SDXL LoRA", ("h1t/TCD-SDXL-LoRA/pytorch_lora_weights.safetensors", "h1t/TCD-SDXL-LoRA"),
          "LoRA on SDXL base 1.0: TCD scheduler, gamma (eta) 0.3", num_inference_steps=4, guidance_scale=0.0,
          eta=0.3, scheduler="TCDScheduler"),
