@@ -14,7 +14,7 @@ from benchmark.contract.audit_request import ProbeChoice
 from benchmark.compare.present import comparison_markdown, detect_lines
 from benchmark.runner.preflight import AuditPlan
 from benchmark.runner.probe_choice import build_probes, choose_probes, limit_probes, prompt_key
-from benchmark.scores.design import images_needed, single_image_prompts, single_image_warnings
+from benchmark.scores.design import images_needed, single_image_prompts, single_image_summary, single_image_warnings
 from test_compare_gates import _dalle, small_run
 
 
@@ -50,6 +50,23 @@ def test_the_run_plan_carries_the_warning(tmp_path):
     (line,) = [ln for ln in text.splitlines() if "warning:" in ln]  # gep_neutral: 100 keeps 3 of each of 32 prompts
     assert "dalleval_bias: 100 of the 100 prompts kept have one image" in line and "--limit 504 gives each two" in line
     assert "warning:" not in plan(504) and "warning:" not in plan(None)
+
+
+def test_many_flagged_suites_make_one_line_with_the_limit_for_them_all():
+    suites = ["gep_neutral", "dalleval_bias", "pst_single", "mcas_targets"]
+    full = build_probes(suites)
+    limited = limit_probes(full, 16)
+    flagged = single_image_prompts(full, limited, limit_probes, prompt_key)
+    assert len(flagged) == 4  # 16 keeps one image of each prompt of every suite here
+    (line,) = single_image_summary(full, limited, limit_probes, prompt_key)
+    limit = max(s["limit"] for s in flagged)
+    assert line.startswith("4 suites keep prompts with one image (gep_neutral 16 of 16, dalleval_bias 16 of 16, ")
+    assert line.endswith(f"; --limit {limit} gives every one of them two")
+    assert single_image_prompts(full, limit_probes(full, limit), limit_probes, prompt_key) == []
+    # two suites or fewer: a line each, as compare prints them
+    two = limit_probes(build_probes(suites[:2]), 16)
+    assert single_image_summary(build_probes(suites[:2]), two, limit_probes, prompt_key) == single_image_warnings(
+        build_probes(suites[:2]), two, limit_probes, prompt_key)
 
 
 def test_images_needed_follows_one_over_the_square_root():

@@ -25,7 +25,7 @@ from benchmark.contract.run_folder_check import ANNOTATE_TOTAL, label_files, tim
 from benchmark.runner.annotate_plan import annotator_options, choose_annotators
 from benchmark.runner.annotate_summary import annotate_record
 from benchmark.runner.probe_choice import ChosenProbes, choose_probes, limit_probes, prompt_key
-from benchmark.scores.design import single_image_warnings
+from benchmark.scores.design import single_image_summary
 from benchmark.runner.run_config import check_resume
 from benchmark.tasks.folder_record import missing_task_folder
 from benchmark.tasks.inputs import declared_inputs
@@ -95,7 +95,7 @@ class AuditPlan:
         if self.unannotated:
             rows.append(("not scored", f"{', '.join(self.unannotated)} (no task annotates them)"))
         if self.chosen is not None:  # a --limit leaving prompts one image: what compare cannot test
-            rows += [("warning", line) for line in single_image_warnings(
+            rows += [("warning", line) for line in single_image_summary(
                 self.chosen.all_probes, self.chosen.limited, limit_probes, prompt_key)]
         seconds = self.estimate_seconds()
         if self.done >= self.n_images:

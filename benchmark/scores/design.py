@@ -22,7 +22,7 @@ from typing import Callable
 
 import pandas as pd
 
-__all__ = ["images_needed", "single_image_prompts", "single_image_warnings"]
+__all__ = ["images_needed", "single_image_prompts", "single_image_warnings", "single_image_summary"]
 
 Limiter = Callable[[pd.DataFrame, int], pd.DataFrame]
 PromptKey = Callable[[str], str]
@@ -81,6 +81,22 @@ def single_image_warnings(full: pd.DataFrame, limited: pd.DataFrame, limiter: Li
                      f"{s['full_per_prompt']} per prompt): a score resampled within prompts cannot vary there, and "
                      f"`t2ibench compare` will not test it; {fix}")
     return lines
+
+
+def single_image_summary(full: pd.DataFrame, limited: pd.DataFrame, limiter: Limiter | None = None,
+                         prompt_key: PromptKey | None = None, *, most: int = 2) -> list[str]:
+    """:func:`single_image_warnings`, or where more than ``most`` suites are flagged one line for
+    them all (the plan of a short run such as ``t2ibench demo`` stays readable), with the one
+    limit that gives every flagged suite's prompts two images."""
+    flagged = single_image_prompts(full, limited, limiter, prompt_key)
+    if len(flagged) <= most:
+        return single_image_warnings(full, limited, limiter, prompt_key)
+    limits = [s["limit"] for s in flagged]
+    fix = (f"--limit {max(limits)} gives every one of them two" if all(limits)
+           else "the full suites give them several")
+    which = ", ".join(f"{s['suite']} {s['single']} of {s['prompts']}" for s in flagged)
+    return [f"{len(flagged)} suites keep prompts with one image ({which}): a score resampled within prompts cannot "
+            f"vary there, and `t2ibench compare` will not test it; {fix}"]
 
 
 def images_needed(mdd: float, target: float, per_prompt: float | None = None) -> dict:
