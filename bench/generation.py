@@ -810,7 +810,7 @@ def measure_dit_runner(model: str, cfg: dict, pipe, args, dev: Device) -> Row:
     import torch
 
     from benchmark.models import cuda_speed
-    from benchmark.models.diffusers_model import DiffusersTextToImage
+    from benchmark.models.diffusers_model import DiffusersTextToImage, PipelineIdentity
 
     steps, res = args._steps[model], int(cfg["resolution"])
     overrides = {"num_inference_steps": steps, "guidance_scale": args._guidance[model], "height": res, "width": res,
@@ -822,8 +822,8 @@ def measure_dit_runner(model: str, cfg: dict, pipe, args, dev: Device) -> Row:
         dev.reset_peak()
         with mock.patch.object(cuda_speed, "AUTO_MAX_BATCH", args.dit_max_batch):
             # a builtin: id: random weights, so the run folder and its card say the images are meaningless
-            m = DiffusersTextToImage(pipe, model_id=f"builtin:bench-{model}", revision=None, device=dev.dev,
-                                     dtype=torch.bfloat16, overrides=overrides, offload="none")
+            m = DiffusersTextToImage(pipe, PipelineIdentity(f"builtin:bench-{model}"), device=dev.dev,
+                                     dtype=torch.bfloat16, overrides=overrides)
             t0 = time.perf_counter()
             chosen = resolve_batch_size("auto", m)
             probe_s = time.perf_counter() - t0

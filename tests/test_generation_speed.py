@@ -298,12 +298,12 @@ def test_compile_mode_is_a_setting_and_is_recorded(mode, graphs):
     import torch
 
     from benchmark.models.cuda_speed import uncompile_pipeline
-    from benchmark.models.diffusers_model import DiffusersTextToImage
+    from benchmark.models.diffusers_model import DiffusersTextToImage, PipelineIdentity, SpeedChoice
     from benchmark.runner.run_config import make_run_config
 
     pipe = _tiny().pipe
-    model = DiffusersTextToImage(pipe, model_id="tiny", revision=None, device=torch.device("cuda"),
-                                 dtype=torch.float32, family="tiny", compile=mode, compile_vae=True)
+    model = DiffusersTextToImage(pipe, PipelineIdentity("tiny", family="tiny"), device=torch.device("cuda"),
+                                 dtype=torch.float32, speed=SpeedChoice(compile=mode, compile_vae=True))
     assert model.settings["compile"] == model.speed["compile"] == mode and not model.compiled
     model.prepare_batches(4)
     assert model.compiled and model.settings["static_batch"] == 4
@@ -315,5 +315,5 @@ def test_compile_mode_is_a_setting_and_is_recorded(mode, graphs):
     uncompile_pipeline(pipe)
     assert pipe.unet._compiled_call_impl is None and pipe.vae.decoder._compiled_call_impl is None
     with pytest.raises(ValueError, match="unknown torch.compile mode"):
-        DiffusersTextToImage(pipe, model_id="tiny", revision=None, device=torch.device("cuda"), dtype=torch.float32,
-                             family="tiny", compile="fastest")
+        DiffusersTextToImage(pipe, PipelineIdentity("tiny", family="tiny"), device=torch.device("cuda"),
+                             dtype=torch.float32, speed=SpeedChoice(compile="fastest"))

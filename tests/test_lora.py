@@ -83,7 +83,7 @@ def test_scale_zero_gives_the_base_images_and_fused_equals_unfused(bases, loras,
     images equal those of diffusers' unfused adapter within one grey level."""
     from diffusers import AutoPipelineForText2Image
 
-    from benchmark.models.diffusers_model import DiffusersTextToImage
+    from benchmark.models.diffusers_model import DiffusersTextToImage, PipelineIdentity
     from benchmark.models.text_to_image import load_text_to_image
 
     zero = load_text_to_image(str(bases[key]), device="cpu", loras=[f"{loras[key]}:0"], **TINY)
@@ -94,8 +94,8 @@ def test_scale_zero_gives_the_base_images_and_fused_equals_unfused(bases, loras,
     pipe = AutoPipelineForText2Image.from_pretrained(bases[key])
     pipe.load_lora_weights(str(loras[key] / DIFFUSERS_LORA_FILE), adapter_name="a")
     pipe.set_adapters(["a"], [0.8])  # not fused: two more matmuls in every adapted layer
-    unfused = DiffusersTextToImage(pipe, model_id="unfused", revision=None, device=torch.device("cpu"),
-                                   dtype=torch.float32, overrides=dict(TINY))
+    unfused = DiffusersTextToImage(pipe, PipelineIdentity("unfused"), device=torch.device("cpu"), dtype=torch.float32,
+                                   overrides=dict(TINY))
     assert np.abs(_pixels(unfused) - _pixels(fused[key])).max() <= 1
 
 

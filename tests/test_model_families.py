@@ -169,14 +169,14 @@ def _simulated_cuda_model(folder: Path, overrides: dict, **speed):
     run their real code; the kernels stay the CPU's."""
     import torch
 
-    from benchmark.models.diffusers_model import DiffusersTextToImage, load_diffusers
+    from benchmark.models.diffusers_model import DiffusersTextToImage, PipelineIdentity, SpeedChoice, load_diffusers
     from benchmark.models.text_to_image import pipeline_choice
 
     choice = pipeline_choice(str(folder))
     pipe, _, _ = load_diffusers(str(folder), revision=None, device=torch.device("cpu"), dtype=torch.float32,
                                  loader=choice.loader, cls=choice.cls, offload="none")
-    return DiffusersTextToImage(pipe, model_id=str(folder), revision=None, device=torch.device("cuda"),
-                                dtype=torch.float32, overrides=dict(overrides), offload="none", **speed)
+    return DiffusersTextToImage(pipe, PipelineIdentity(str(folder)), device=torch.device("cuda"),
+                                dtype=torch.float32, overrides=dict(overrides), speed=SpeedChoice(**speed))
 
 
 def _count_calls(pipe) -> tuple[dict[str, int], list]:

@@ -10,7 +10,7 @@ from PIL import Image
 
 from benchmark.models import MalformedSpecError
 from benchmark.models.callable_model import CallableTextToImage
-from benchmark.models.diffusers_model import DiffusersTextToImage
+from benchmark.models.diffusers_model import DiffusersTextToImage, PipelineIdentity
 from benchmark.models.text_to_image import GenerationOutput, load_text_to_image
 
 
@@ -83,8 +83,8 @@ def test_overrides_and_stochastic_scheduler_keep_per_image_seeds(cache):
 def test_batched_path_on_cpu_uses_one_generator_per_image(tiny):
     # batch_invariant=False runs the batch in one pipeline call; the noise still comes
     # from each image's own generator, so images match up to float rounding.
-    model = DiffusersTextToImage(tiny.pipe, model_id="x", revision=None, device=tiny.device, dtype=tiny.dtype,
-                                 family="tiny", overrides={"batch_invariant": False})
+    model = DiffusersTextToImage(tiny.pipe, PipelineIdentity("x", family="tiny"), device=tiny.device, dtype=tiny.dtype,
+                                 overrides={"batch_invariant": False})
     assert model.settings["batch_invariant"] is False
     alone = pixels(model.generate(["a farmer"], [9]).images[0]).astype(int)
     batch = pixels(model.generate(["a judge", "a farmer"], [8, 9]).images[1]).astype(int)
@@ -107,8 +107,8 @@ def test_local_folder_spec_uses_family_defaults_and_reloads_identically(cache, t
     assert (model.settings["num_inference_steps"], model.settings["guidance_scale"]) == (50, 7.5)
     assert model.settings["height"] == 64  # unet sample_size 32 x vae scale factor 2
     # loaded again from disk, with the builtin's settings: the very same pixels
-    same = DiffusersTextToImage(model.pipe, model_id=model.model_id, revision=None, device=model.device,
-                                dtype=model.dtype, family="tiny")
+    same = DiffusersTextToImage(model.pipe, PipelineIdentity(model.model_id, family="tiny"), device=model.device,
+                                dtype=model.dtype)
     a = tiny.generate(["a nurse"], [3]).images[0]
     b = same.generate(["a nurse"], [3]).images[0]
     assert np.array_equal(pixels(a), pixels(b))
@@ -138,8 +138,8 @@ def test_safety_checker_flags_are_recorded(cache, tiny):
         safety_checker=checker,
         feature_extractor=CLIPImageProcessor(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32}),
     )
-    model = DiffusersTextToImage(pipe, model_id="tiny-with-checker", revision=None, device=tiny.device,
-                                 dtype=tiny.dtype, family="tiny")
+    model = DiffusersTextToImage(pipe, PipelineIdentity("tiny-with-checker", family="tiny"), device=tiny.device,
+                                 dtype=tiny.dtype)
     assert model.settings["safety_checker"] is True
     out = model.generate(["a", "b"], [0, 1])
     assert out.nsfw == [True, True]

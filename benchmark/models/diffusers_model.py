@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from benchmark.present.progress import library_bars_off
@@ -99,6 +100,37 @@ def _attention_name() -> str:
     return "sdpa" if hasattr(F, "scaled_dot_product_attention") else "eager"
 
 
+@dataclass(frozen=True)
+class PipelineIdentity:
+    """Which model a loaded pipeline is: ``model_id`` and ``revision`` as asked, the Hub
+    ``commit`` it resolved to, its ``family`` (found from the pipeline when None), whether it is
+    a built-in random-weight model, the identity records of its LoRAs and component checkpoints
+    (``adapters``: a model with a LoRA is another model than its base), the model card rows its
+    settings may come from (``cards``: model_cards.py) and how a local folder was matched to one
+    (``card_match``: base_model.py)."""
+
+    model_id: str
+    revision: str | None = None
+    commit: str | None = None
+    family: str | None = None
+    is_builtin: bool = False
+    adapters: Sequence[dict] = ()
+    cards: Sequence[CardSource] = ()
+    card_match: str | None = None
+
+
+@dataclass(frozen=True)
+class SpeedChoice:
+    """How fast to run on CUDA (cuda_speed.py): ``compile`` (None: the device's default, False:
+    off, or a mode), ``compile_vae``, ``offload`` (the mode loading chose) and ``offload_auto``
+    (how ``auto`` chose it)."""
+
+    compile: bool | str | None = None
+    compile_vae: bool = False
+    offload: str = "none"
+    offload_auto: dict | None = None
+
+
 #: pipelines that make another size than the one asked: HiDream rescales any height x width to its
 #: native area, keeping the aspect ratio (pipeline_hidream_image.py, S_max)
 RESIZING_PIPELINES = frozenset({"HiDreamImagePipeline"})
@@ -107,34 +139,16 @@ RESIZING_PIPELINES = frozenset({"HiDreamImagePipeline"})
 class DiffusersTextToImage(TextToImageModel):
     """A diffusers pipeline; ``settings`` are the call arguments plus provenance."""
 
-    def __init__(
-        self,
-        pipe,
-        *,
-        model_id: str,
-        revision: str | None,
-        device,
-        dtype,
-        family: str | None = None,
-        overrides: dict[str, Any] | None = None,
-        is_builtin: bool = False,
-        commit: str | None = None,
-        compile: bool | str | None = None,
-        compile_vae: bool = False,
-        card_id: str | None = None,
-        offload: str = "none",
-        offload_auto: dict | None = None,
-        adapters: Sequence[dict] = (),
-        cards: Sequence[CardSource] | None = None,
-        card_match: str | None = None,
-    ):
+    def __init__(self, pipe, identity: PipelineIdentity, *, device, dtype, overrides: dict[str, Any] | None = None,
+                 speed: SpeedChoice = SpeedChoice()):
         self.pipe = pipe
-        self.model_id = model_id
-        self.revision = revision
-        self.is_builtin = is_builtin
+        self.identity = identity
+        self.model_id = identity.model_id
+        self.revision = identity.revision
+        self.is_builtin = is_builtin = identity.is_builtin
         self.device = device
         self.dtype = dtype
-        family = family or _family(pipe)
+        family = identity.family or _family(pipe)
         overrides = dict(overrides or {})
         # Batched kernels round differently for different batch sizes (by one grey
         # level here and there). On the CPU, where batching buys little, images are
@@ -143,21 +157,18 @@ class DiffusersTextToImage(TextToImageModel):
 
         #: the identity records of its component checkpoints and LoRAs (lora.py, component_weights.py):
         #: a model with a LoRA is another model than its base
-        self.adapters = [dict(a) for a in adapters]
+        self.adapters = [dict(a) for a in identity.adapters]
         #: how a local folder was matched to a card table row (base_model.py), or None
-        self.card_match = card_match
-        if cards is None and card_id is not None and not is_builtin:
-            from .model_cards import card_sources
-
-            cards = card_sources(own=card_id)
-        call = self._choose_call(overrides, cards=cards or [], builtin=family == "tiny")
+        self.card_match = identity.card_match
+        call = self._choose_call(overrides, cards=identity.cards, builtin=family == "tiny")
         scheduler_config = {k: call[k] for k in SCHEDULER_SETTINGS if k in call and k != "scheduler"}
         _replace_scheduler(pipe, call)  # takes the scheduler settings out of the call
         #: whether classifier-free guidance is on, and why (guidance.py); checked on the first call
         self.guidance = guidance_record(pipe, call, self.call_parameters)
         self.guidance_check = GuidanceCheck(pipe, self.guidance)
 
-        self.settings = self._record(call, scheduler_config, family=family, commit=commit, is_builtin=is_builtin)
+        self.settings = self._record(call, scheduler_config, family=family, commit=identity.commit,
+                                     is_builtin=is_builtin)
         pipe.set_progress_bar_config(disable=True)
         if "height" not in self.call_parameters:
             # the call sets no resolution (unCLIP: its super-resolution UNet decides): record the
@@ -165,7 +176,7 @@ class DiffusersTextToImage(TextToImageModel):
             self.settings["image_size"] = list(self._call(["a photo"], [0], **self._short_call()).images[0].size)
         elif type(pipe).__name__ in RESIZING_PIPELINES:
             self._record_size_made()
-        self._set_up_speed(compile, compile_vae, offload, offload_auto)
+        self._set_up_speed(speed)
 
     def _record(self, call: dict, scheduler_config: dict, *, family: str, commit: str | None,
                 is_builtin: bool) -> dict:
@@ -219,11 +230,11 @@ class DiffusersTextToImage(TextToImageModel):
         self.call_kwargs = call
         return call
 
-    def _set_up_speed(self, compile: bool | str | None, compile_vae: bool, offload: str,
-                      offload_auto: dict | None) -> None:
+    def _set_up_speed(self, choice: SpeedChoice) -> None:
         """CUDA speed settings (cuda_speed.py): layout now, compile once the batch is known;
-        on other devices nothing changes and nothing is recorded. ``speed`` is what happened
+        on other devices nothing changes and nothing is recorded. ``self.speed`` is what happened
         (written to run_config.json by the runner), ``settings`` what was asked."""
+        compile, offload, offload_auto = choice.compile, choice.offload, choice.offload_auto
         self.compile_explicit = compile is not None and compile is not False
         if offload == "sequential" and compile is None:
             compile = False  # sequential offload moves weights inside each forward: nothing to compile
@@ -231,7 +242,7 @@ class DiffusersTextToImage(TextToImageModel):
             raise MalformedSpecError("--offload sequential cannot be compiled (weights move inside each forward): "
                                      "use --offload model, or --no-compile")
         self.compile_mode = resolve_compile_mode(compile, self.device)
-        self.compile_vae = bool(compile_vae)
+        self.compile_vae = bool(choice.compile_vae)
         self.static_batch: int | None = None
         self.compiled = False
         self.speed: dict[str, Any] = {}

@@ -44,7 +44,7 @@ from .errors import DeviceUnavailableError, MalformedSpecError
 from .generation_output import GenerationOutput  # noqa: F401 (re-exported: models return it)
 from .hub_access import cached_commit, ensure_hub_model, is_local_folder, looks_like_path
 from .callable_model import CallableTextToImage, import_callable
-from .diffusers_model import DiffusersTextToImage, load_diffusers
+from .diffusers_model import DiffusersTextToImage, PipelineIdentity, SpeedChoice, load_diffusers
 from .text_to_image_base import TextToImageModel
 from .tiny_sd import TINY_SD_SETTINGS, build_tiny_sd
 
@@ -375,7 +375,6 @@ def load_text_to_image(
     the model's own, its base_model's), a structural hint or the pipeline's defaults
     (:mod:`benchmark.models.model_cards`); ``model.setting_sources`` says which.
     """
-    speed = {"compile": compile, "compile_vae": compile_vae}
     if callable(spec) and not isinstance(spec, str):
         require("PIL", extra="audit", purpose="generate images")
         name = getattr(spec, "__qualname__", None) or type(spec).__qualname__
@@ -394,22 +393,26 @@ def load_text_to_image(
     require("torch", "diffusers", "transformers", "PIL", extra="audit", purpose="generate images")
     dev = resolve_device(device)
     dt = resolve_dtype(dtype, dev)
-    common = dict(device=dev, dtype=dt, overrides=overrides, adapters=checked.records(), cards=checked.cards(),
-                  card_match=checked.identity.how, **speed)
+    identity = dict(adapters=tuple(checked.records()), cards=tuple(checked.cards()), card_match=checked.identity.how)
     weights = dict(loader=checked.choice.loader, offload=offload, cls=checked.choice.cls, loras=checked.adapters,
                    components=checked.components)
+
+    def model(pipe, mode: str, how: dict | None, **who) -> DiffusersTextToImage:
+        speed = SpeedChoice(compile=compile, compile_vae=compile_vae, offload=mode, offload_auto=how)
+        return DiffusersTextToImage(pipe, PipelineIdentity(**who, **identity), device=dev, dtype=dt,
+                                    overrides=overrides, speed=speed)
+
     if kind == "builtin":
         folder = build_builtin(value, build_tiny_sd, kind="text-to-image")
         pipe, mode, how = load_diffusers(str(folder), revision=None, **weights, device=dev, dtype=dt)
-        return DiffusersTextToImage(pipe, model_id=f"builtin:{value}", revision=f"builtin-v{BUILDER_VERSION}",
-                                    family="tiny", is_builtin=True, offload=mode, offload_auto=how, **common)
+        return model(pipe, mode, how, model_id=f"builtin:{value}", revision=f"builtin-v{BUILDER_VERSION}",
+                     family="tiny", is_builtin=True)
     if kind == "local":
         pipe, mode, how = load_diffusers(value, revision=None, variant=variant, **weights, device=dev, dtype=dt)
-        return DiffusersTextToImage(pipe, model_id=value, revision=None, offload=mode, offload_auto=how, **common)
+        return model(pipe, mode, how, model_id=value)
     # hub (or its local cache)
     ensure_hub_model(value, ["model_index.json"], revision=revision, token=token, what="text-to-image model")
     pipe, mode, how = load_diffusers(value, revision=revision, variant=variant, token=token, **weights, device=dev,
                                       dtype=dt)
-    commit = cached_commit(value, "model_index.json", revision)
-    return DiffusersTextToImage(pipe, model_id=value, revision=revision, commit=commit, offload=mode, offload_auto=how,
-                                **common)
+    return model(pipe, mode, how, model_id=value, revision=revision,
+                 commit=cached_commit(value, "model_index.json", revision))
