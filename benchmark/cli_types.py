@@ -310,6 +310,12 @@ def existing_folder(raw: str) -> str:
     return raw
 
 
+def existing_file(raw: str) -> str:
+    if not Path(raw).is_file():
+        raise argparse.ArgumentTypeError(f"{raw} is not a file" if Path(raw).exists() else f"no such file {raw}")
+    return raw
+
+
 def comma_list(raw: str) -> list[str]:
     """``a,b`` or ``a`` -> names (the lm-evaluation-harness ``--tasks`` spelling)."""
     names = [n.strip() for n in raw.split(",") if n.strip()]

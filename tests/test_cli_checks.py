@@ -91,6 +91,8 @@ def _bad_numbers_and_outputs(tmp_path):
         (run + ["--out", tmp_path / "b", "--batch-size", "1" * 24], "at most 4,096 images per batch"),
         (run + ["--out", tmp_path / "b", "--batch-size", "1" * 20], "got a 20-digit number"),
         (run + ["--out", tmp_path / "b", "--batch-size", "4097"], "at most 4,096"),
+        (run + ["--out", tmp_path / "b", "--pilot", tmp_path / "none.json"], "--pilot: no such file"),
+        (run + ["--out", tmp_path / "b", "--pilot", tmp_path], "--pilot: " + f"{tmp_path} is not a file"),
         (["annotate", r, "--batch-size", "9" * 30], "at most 4,096"),
         (["score", r, "--n-resamples", "1000000000"], "from 1 to 100,000, got 1,000,000,000"),
         (run + ["--out", r / "images"], inside),

@@ -38,7 +38,8 @@ def request_from_args(args: argparse.Namespace, *, annotators: bool = True) -> A
         runtime=Runtime(device=args.device, dtype=args.dtype, batch_size=args.batch_size,
                         compile=getattr(args, "compile", None), offload=getattr(args, "offload", None)),
         annotators=annotator_args(args) if annotators else {},
-        n_resamples=args.n_resamples if annotators else 1000, progress=not args.quiet)
+        n_resamples=args.n_resamples if annotators else 1000, progress=not args.quiet,
+        pilot=getattr(args, "pilot", None))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -39,22 +39,16 @@ from typing import Mapping, Sequence
 import numpy as np
 from scipy import stats
 
+from benchmark.scores.design import ALPHA, POWER, mdd_factor  # one home: the plan estimates with them too
+
 __all__ = ["ALPHA", "POWER", "MDD_FACTOR", "decisive_mdd", "has_direction", "holm", "mdd_factor",
            "paired_difference", "summary_of"]
 
-ALPHA = 0.05
-POWER = 0.8
 #: a planned resample where either run's statistic is undefined is left out; with fewer than
 #: this share of the resamples left, the score is not tested
 MIN_VALID_SHARE = 0.5
 #: resamples whose spread is below this share of the values' scale do not vary (rounding only)
 NO_SPREAD = 1e-9
-
-
-def mdd_factor(alpha: float = ALPHA, power: float = POWER) -> float:
-    """z_(1 - alpha/2) + z_power: the minimum detectable difference in standard errors (2.80 at
-    alpha 0.05; 3.86 at alpha 0.05 / 20)."""
-    return float(stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power))
 
 
 MDD_FACTOR = mdd_factor()

@@ -226,7 +226,9 @@ class AuditRequest:
     """One audit: into ``run_dir``, of ``model`` (or of the ``images`` supplied), on ``probes``,
     run as ``runtime`` says, labelled by ``annotators`` (option -> model; None values are the
     defaults), scored with ``n_resamples`` bootstrap resamples; ``progress``: bars and the plan
-    on stderr. A model may be given as its spec string."""
+    on stderr; ``pilot``: a results.json whose intervals the plan scales to tell the smallest
+    change this audit can detect (the plan only: not recorded). A model may be given as its spec
+    string."""
 
     run_dir: Path
     model: ModelChoice | None = None
@@ -236,11 +238,14 @@ class AuditRequest:
     n_resamples: int = 1000
     images: SuppliedImages | None = None
     progress: bool = True
+    pilot: Path | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.run_dir, (str, Path)) or not str(self.run_dir).strip():
             raise ValueError(f"--out: expected a folder, got {self.run_dir!r}")
         object.__setattr__(self, "run_dir", Path(self.run_dir))
+        if self.pilot is not None:
+            object.__setattr__(self, "pilot", Path(self.pilot))
         if isinstance(self.model, str):
             object.__setattr__(self, "model", ModelChoice(self.model))
         if (self.model is None) == (self.images is None):
@@ -275,10 +280,11 @@ class AuditRequest:
     # ------------------------------------------------------------------ run_config.json
 
     def record(self) -> dict:
-        """run_config.json ``request``: every field but the run folder and the progress flag."""
+        """run_config.json ``request``: every field but the run folder, the progress flag and the
+        pilot (what the plan prints, not what is audited)."""
         out: dict[str, Any] = {"format": REQUEST_FORMAT}
         for f in fields(self):
-            if f.name in ("run_dir", "progress"):
+            if f.name in ("run_dir", "progress", "pilot"):
                 continue
             value = getattr(self, f.name)
             out[f.name] = None if value is None else _plain(

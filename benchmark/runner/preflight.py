@@ -25,7 +25,9 @@ from benchmark.contract.run_folder_check import ANNOTATE_TOTAL, label_files, tim
 from benchmark.runner.annotate_plan import annotator_options, choose_annotators
 from benchmark.runner.annotate_summary import annotate_record
 from benchmark.runner.probe_choice import ChosenProbes, choose_probes, limit_probes, prompt_key
-from benchmark.scores.design import single_image_summary
+from benchmark.present.text import fmt_number, headline_entries
+from benchmark.scores.design import planned_mdd, single_image_summary
+from benchmark.scores.metadata import get_metadata
 from benchmark.runner.run_config import check_resume
 from benchmark.tasks.folder_record import missing_task_folder
 from benchmark.tasks.inputs import declared_inputs
@@ -62,6 +64,7 @@ class AuditPlan:
     setting_sources: dict[str, str] = field(default_factory=dict)  # call setting -> where it comes from
     setting_warning: str | None = None  # a model on its pipeline's defaults: how to pass its card's settings
     adapters: list[dict] = field(default_factory=list)  # LoRAs and component checkpoints: identity records
+    detectable: list[str] = field(default_factory=list)  # --pilot: the smallest change per headline score
 
     @property
     def n_images(self) -> int:
@@ -97,6 +100,7 @@ class AuditPlan:
         if self.chosen is not None:  # a --limit leaving prompts one image: what compare cannot test
             rows += [("warning", line) for line in single_image_summary(
                 self.chosen.all_probes, self.chosen.limited, limit_probes, prompt_key)]
+        rows += [("detectable" if i == 0 else "", line) for i, line in enumerate(self.detectable)]
         seconds = self.estimate_seconds()
         if self.done >= self.n_images:
             rows.append(("time", "every image is generated already"))
@@ -176,10 +180,37 @@ def plan_for(request: AuditRequest, chosen: ChosenProbes, **described: Any) -> A
                                              annotator_options(run_config, dict(request.annotators)))
     counts = chosen.limited["suite"].value_counts()
     done, per_image, annotate_rate = _measured_rates(run_dir)
-    return AuditPlan(run_dir=run_dir, images={s: int(counts.get(s, 0)) for s in chosen.suites}, done=done,
+    images = {s: int(counts.get(s, 0)) for s in chosen.suites}
+    return AuditPlan(run_dir=run_dir, images=images, done=done,
                      annotators={c.kind.option: c.models for c in choices}, unannotated=unannotated,
                      inputs=chosen.inputs, replaced=chosen.replaced, chosen=chosen, seconds_per_image=per_image,
-                     annotate_images_per_second=annotate_rate, **described)
+                     annotate_images_per_second=annotate_rate,
+                     detectable=detectable_lines(request.pilot, images) if request.pilot else [], **described)
+
+
+def detectable_lines(pilot: Path, images: dict[str, int]) -> list[str]:
+    """``--pilot``: per headline score of the planned suites (the entry a report shows), the
+    smallest change a comparison of two audits of this size detects (:func:`planned_mdd`), or why
+    the pilot cannot say; a pilot that is no valid results file is refused in one line."""
+    doc = load_results_file(pilot)
+    problems = validate_results(doc)
+    if problems:
+        raise ValueError(f"--pilot {pilot}: not a valid results file: {problems[0]}")
+    shown = headline_entries([e for e in doc.get("scores") or [] if e.get("suite") in images])
+    rows = planned_mdd({**doc, "scores": shown}, images)
+    if not rows:
+        return [f"the pilot {pilot} scored none of these suites"]
+    lines = []
+    for r in rows:
+        name = f"{get_metadata(r['name']).display_name} ({', '.join(str(x) for x in (r['suite'], r['subset']) if x)})"
+        if "mdd" in r:
+            lines.append(f"{name}: {fmt_number(r['mdd'], 3)} (pilot: {r['pilot_images']} images, here "
+                         f"{r['planned_images']})")
+        else:
+            lines.append(f"{name}: cannot say, {r['reason']}")
+    return lines + ["(power 0.8 at alpha 0.05 for one test, between two independent audits of this size: pairing "
+                    "by probe and seed lowers it, Holm's correction over many scores raises it; `t2ibench compare "
+                    "--detect` gives both)"]
 
 
 def check_stage_inputs(run_dir: str | Path, stage: str) -> None:

@@ -12,17 +12,23 @@ per prompt by design resamples over prompts, not within them, and is not flagged
 The standard error of a score averaged over prompts falls as one over the square root of the
 images per prompt, so the images per prompt needed to detect a change ``target`` with the power
 a minimum detectable difference (MDD) is defined with are ``now x (MDD / target)^2``
-(:func:`images_needed`).
+(:func:`images_needed`). Before any image, a pilot audit's intervals (any model, the same
+suites) tell the same thing for the planned size (:func:`planned_mdd`).
 """
 
 from __future__ import annotations
 
 import math
-from typing import Callable
+from typing import Any, Callable, Mapping
 
 import pandas as pd
 
-__all__ = ["images_needed", "single_image_prompts", "single_image_warnings", "single_image_summary"]
+__all__ = ["ALPHA", "POWER", "images_needed", "mdd_factor", "planned_mdd", "single_image_prompts",
+           "single_image_summary", "single_image_warnings"]
+
+#: the level and power a minimum detectable difference is defined with (benchmark.compare too)
+ALPHA = 0.05
+POWER = 0.8
 
 Limiter = Callable[[pd.DataFrame, int], pd.DataFrame]
 PromptKey = Callable[[str], str]
@@ -108,3 +114,50 @@ def images_needed(mdd: float, target: float, per_prompt: float | None = None) ->
     factor = (mdd / target) ** 2
     needed = None if per_prompt is None else max(1, math.ceil(per_prompt * factor - 1e-9))
     return {"factor": factor, "per_prompt": needed}
+
+
+def mdd_factor(alpha: float = ALPHA, power: float = POWER) -> float:
+    """z_(1 - alpha/2) + z_power: the minimum detectable difference in standard errors (2.80 at
+    alpha 0.05; 3.86 at alpha 0.05 / 20)."""
+    from scipy import stats
+
+    return float(stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power))
+
+
+def planned_mdd(pilot: Mapping[str, Any], planned_images: Mapping[str, int], *, alpha: float = ALPHA,
+                power: float = POWER) -> list[dict]:
+    """Per headline score entry of a ``pilot`` results document whose suite is planned, the
+    smallest change a comparison of two audits of the planned size detects with ``power`` at
+    ``alpha`` (one test alone): ``{"name", "suite", "subset", "estimator", "mdd", "pilot_images",
+    "planned_images"}``, or with ``"reason"`` instead of ``"mdd"`` when the pilot cannot say.
+
+    The pilot's standard error is read from its interval (width / 2 z at its level), scaled to
+    the planned images of the suite (one over the square root of the images), and taken twice
+    over (sqrt 2) for two independent audits: an upper bound of what a paired comparison
+    (``t2ibench compare`` on the same probes and seeds) needs, never less."""
+    from scipy import stats
+
+    suites = {s.get("name"): s for s in pilot.get("suites") or [] if isinstance(s, Mapping)}
+    factor = mdd_factor(alpha, power)
+    out = []
+    for e in pilot.get("scores") or []:
+        suite = e.get("suite")
+        if not e.get("headline") or suite not in planned_images:
+            continue
+        row = {"name": e.get("name"), "suite": suite, "subset": e.get("subset"),
+               "estimator": e.get("estimator") or e.get("annotator"),
+               "pilot_images": (suites.get(suite) or {}).get("n_scored_images"),
+               "planned_images": int(planned_images[suite])}
+        ci = e.get("ci") or {}
+        if not e.get("defined") or not isinstance(ci.get("low"), (int, float)) or ci.get("high") is None:
+            row["reason"] = "the pilot has no interval for it"
+        elif not ci["high"] > ci["low"]:
+            row["reason"] = "the pilot's interval has no width: every resample gave the same value"
+        elif not row["pilot_images"] or not row["planned_images"]:
+            row["reason"] = "no images to scale from"
+        else:
+            z = stats.norm.ppf(1 - (1 - float(ci.get("confidence_level") or 0.95)) / 2)
+            se = (ci["high"] - ci["low"]) / (2 * z) * math.sqrt(row["pilot_images"] / row["planned_images"])
+            row["mdd"] = factor * math.sqrt(2) * se
+        out.append(row)
+    return out
