@@ -142,7 +142,6 @@ class DiffusersTextToImage(TextToImageModel):
     def __init__(self, pipe, identity: PipelineIdentity, *, device, dtype, overrides: dict[str, Any] | None = None,
                  speed: SpeedChoice = SpeedChoice()):
         self.pipe = pipe
-        self.identity = identity
         self.model_id = identity.model_id
         self.revision = identity.revision
         self.is_builtin = is_builtin = identity.is_builtin
@@ -173,7 +172,7 @@ class DiffusersTextToImage(TextToImageModel):
         if "height" not in self.call_parameters:
             # the call sets no resolution (unCLIP: its super-resolution UNet decides): record the
             # size of the images it makes, from one short call
-            self.settings["image_size"] = list(self._call(["a photo"], [0], **self._short_call()).images[0].size)
+            self.settings["image_size"] = list(self._size_made())
         elif type(pipe).__name__ in RESIZING_PIPELINES:
             self._record_size_made()
         self._set_up_speed(speed)
@@ -258,13 +257,17 @@ class DiffusersTextToImage(TextToImageModel):
     def _record_size_made(self) -> None:
         """The pipeline makes another size than the one asked: record the size made (one short
         call) as height / width, and the size asked beside it, so results name the images' size."""
-        width, height = self._call(["a photo"], [0], **self._short_call()).images[0].size
+        width, height = self._size_made()
         asked = [self.settings.get("width"), self.settings.get("height")]
         if asked != [width, height]:
             self.settings.update(width=width, height=height, size_asked=asked)
             for key in ("height", "width"):
                 self.setting_sources[key] = (f"{self.setting_sources.get(key, 'pipeline default')}, rescaled by "
                                              f"{type(self.pipe).__name__} to its native area")
+
+    def _size_made(self) -> tuple[int, int]:
+        """(width, height) of the images the pipeline makes, from one short call."""
+        return self._call(["a photo"], [0], **self._short_call()).images[0].size
 
     def _short_call(self) -> dict[str, int]:
         """Two denoising steps for every stage of the pipeline (a combined pipeline's prior and
