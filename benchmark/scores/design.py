@@ -80,13 +80,14 @@ def single_image_prompts(full: pd.DataFrame, limited: pd.DataFrame, limiter: Lim
 def single_image_warnings(full: pd.DataFrame, limited: pd.DataFrame, limiter: Limiter | None = None,
                           prompt_key: PromptKey | None = None) -> list[str]:
     """One line per suite :func:`single_image_prompts` flags, saying which limit would not."""
-    lines = []
-    for s in single_image_prompts(full, limited, limiter, prompt_key):
-        fix = f"--limit {s['limit']} gives each two" if s["limit"] else "the full suite gives each several"
-        lines.append(f"{s['suite']}: {s['single']} of the {s['prompts']} prompts kept have one image (the suite has "
-                     f"{s['full_per_prompt']} per prompt): a score resampled within prompts cannot vary there, and "
-                     f"`t2ibench compare` will not test it; {fix}")
-    return lines
+    return [_warning_line(s) for s in single_image_prompts(full, limited, limiter, prompt_key)]
+
+
+def _warning_line(s: dict) -> str:
+    fix = f"--limit {s['limit']} gives each two" if s["limit"] else "the full suite gives each several"
+    return (f"{s['suite']}: {s['single']} of the {s['prompts']} prompts kept have one image (the suite has "
+            f"{s['full_per_prompt']} per prompt): a score resampled within prompts cannot vary there, and "
+            f"`t2ibench compare` will not test it; {fix}")
 
 
 def single_image_summary(full: pd.DataFrame, limited: pd.DataFrame, limiter: Limiter | None = None,
@@ -96,7 +97,7 @@ def single_image_summary(full: pd.DataFrame, limited: pd.DataFrame, limiter: Lim
     limit that gives every flagged suite's prompts two images."""
     flagged = single_image_prompts(full, limited, limiter, prompt_key)
     if len(flagged) <= most:
-        return single_image_warnings(full, limited, limiter, prompt_key)
+        return [_warning_line(s) for s in flagged]
     limits = [s["limit"] for s in flagged]
     fix = (f"--limit {max(limits)} gives every one of them two" if all(limits)
            else "the full suites give them several")
