@@ -172,16 +172,20 @@ def _moved(path, src, probe_id: str):
 
 @pytest.mark.parametrize("per_profession", [1, 9])
 def test_one_moved_label_is_never_significant_at_any_number_of_resamples(tmp_path, per_profession):
+    """One image's label moved: never significant, however many resamples and swaps. With one image
+    per profession gender MAD is 0.5 in every profession whatever the labels: no swap can change
+    it, so it is not tested (a gate on it could never fail); average gender is tested exactly."""
     dalle = _dalle(per_profession, 65 if per_profession == 1 else 8)
     a = small_run(tmp_path / "a", 3, dalle)
     b = _moved(tmp_path / "b", a, dalle["probe_id"].iloc[0])
-    for n in (20, 1000, 20_000) if per_profession == 1 else (200, 5000):
+    for n in (20, 1000, 5000) if per_profession == 1 else (200, 5000):
         comparison = compare_runs(a, b, n_resamples=n, scores=["average_gender", "mad_gender"])
         for r in comparison.rows:
-            if per_profession == 1:  # MAD too: 0.5 in every profession of one image, whatever its label
-                assert r["status"] == "not tested" and "every stratum" in r["reason"] and "one image" in r["reason"], r
+            if per_profession == 1 and r["name"] == "mad_gender":
+                assert r["status"] == "not tested" and "no swap" in r["reason"] and "one image" in r["reason"] \
+                    and "p" not in r, r
             else:
-                assert r["status"] in ("compared", "identical") and not r.get("significant"), (n, r)
+                assert r["status"] == "compared" and not r["significant"] and r["p"] > 0.05, (n, r)
 
 
 def test_compare_says_which_limit_gives_two_images_per_prompt(tmp_path, capsys, unverified):

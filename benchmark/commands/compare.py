@@ -92,13 +92,14 @@ def _gate(comparison, names: list[str], allow_missing: bool) -> int:
 
 
 def limit_notes(comparison: Comparison) -> list[str]:
-    """When a row was not tested for strata of one image: each run folder's ``--limit`` that left
-    prompts one image, and the limit that would not (:mod:`benchmark.scores.design`)."""
-    if not any("no resampling variation" in str(r.get("reason")) for r in comparison.rows):
+    """When a compared score has cells of one image (a MAD of two categories is then constant, and no
+    resample can see such a cell's noise): each run's ``--limit`` that left prompts one image, and
+    the limit that would not (:mod:`benchmark.scores.design`)."""
+    if not any(d.get("single") for r in comparison.rows for d in (r.get("strata") or {}).values()):
         return []
     notes = []
     for run in comparison.runs:
-        limit = run.config.get("limit_per_suite") if run.is_folder else None
+        limit = run.config.get("limit_per_suite")
         full = expected_probes({**run.config, "limit_per_suite": None})[0] if limit else None
         if full is not None:
             notes += [f"{run.label} (--limit {limit}): {line}" for line in

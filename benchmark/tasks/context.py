@@ -118,7 +118,8 @@ class ScoringContext:
 
     ``probes`` (optional) keeps only those probe ids of the manifest (``t2ibench compare`` scores
     two runs on the probes both hold). Under a :func:`benchmark.scores.bootstrap.resample_plan`,
-    :attr:`resamples` keeps each entry's statistic on the plan's resamples, keyed by
+    :attr:`resamples` keeps each entry's statistic on the plan's resamples (or a joint plan's
+    draws, :class:`benchmark.scores.randomization.JointDraws`), keyed by
     :func:`entry_key` (and :attr:`designs` its strata, ``{"strata": m, "single": k}``). ``config`` and ``manifest``: the run's run_config.json and manifest as
     the caller already read them (:func:`load_run_config`, :func:`load_run_manifest`); read
     from ``run_dir`` when not given."""
@@ -226,7 +227,9 @@ class ScoringContext:
             kw["ci"] = {k: v for k, v in ci.items() if k not in (PLANNED_RESAMPLES, PLANNED_DESIGN)}
         entry = res.score_entry(name, suite, value, **kw)
         if isinstance(ci, dict) and PLANNED_RESAMPLES in ci:
-            self.resamples[entry_key(entry)] = np.asarray(ci[PLANNED_RESAMPLES], dtype=float)
+            planned = ci[PLANNED_RESAMPLES]  # a plan's resamples, or a joint plan's draws of two runs
+            self.resamples[entry_key(entry)] = np.asarray(planned, dtype=float) \
+                if isinstance(planned, (list, tuple, np.ndarray)) else planned
             self.designs[entry_key(entry)] = ci.get(PLANNED_DESIGN)
         self.scores.append(entry)
         return entry

@@ -1,0 +1,124 @@
+"""Two runs scored together, for the paired randomization test of every score
+(:mod:`benchmark.scores.randomization`).
+
+One table holds both runs: the manifest rows of the compared probes of A and of B, each probe id
+tagged with its run (:func:`benchmark.scores.randomization.tag`), and, per label file, A's rows
+and B's rows tagged alike (rows of no probe of either run, such as a reference's attribute images
+or text embeddings, are A's, untagged: both sides share them). The tasks' own scoring code scores
+that table once under a :class:`~benchmark.scores.randomization.JointPlan`; every score it adds
+carries its :class:`~benchmark.scores.randomization.JointDraws` (each run's value, paired
+resamples, swaps) and whether the two runs hold the same rows of every label file read before it
+(``same_labels``: a rerun with the same labels is *identical*, a score no swap can change is
+not). The comparison checks each run's value there against the run scored alone.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from benchmark.annotate.label_files import get_label_file
+from benchmark.compare.runs import Run
+from benchmark.scores.bootstrap import resample_plan
+from benchmark.scores.randomization import JointDraws, JointPlan, tag
+from benchmark.tasks.context import ScoringContext, ScoringOptions, entry_key
+from benchmark.tasks.of_run import tasks_of_run
+
+__all__ = ["JointContext", "same_rows", "score_jointly"]
+
+
+def _compared(run: Run, probes: set | None) -> pd.DataFrame:
+    m = run.manifest
+    return m if probes is None else m[m["probe_id"].astype(str).isin(probes)]
+
+
+class JointContext(ScoringContext):
+    """A scoring context over both runs' rows (see the module doc); labels are merged when a task
+    first asks for a label file."""
+
+    def __init__(self, a: Run, b: Run, probes: set | None, options: ScoringOptions):
+        parts = []
+        for run, side in ((a, "a"), (b, "b")):
+            rows = _compared(run, probes).copy()
+            rows["probe_id"] = tag(rows["probe_id"].astype(str), side)
+            parts.append(rows)
+        manifest = pd.concat(parts, ignore_index=True)
+        super().__init__(Path(a.path) if a.is_folder else Path(), options, config=a.config, manifest=manifest)
+        self.runs = (a, b)
+        self.compared = tuple(set(_compared(r, probes)["probe_id"].astype(str)) for r in (a, b))
+        self.own = tuple(set(r.manifest["probe_id"].astype(str)) for r in (a, b))
+        #: label file -> whether both runs hold the same rows of it (on the compared probes)
+        self.same: dict[str, bool] = {}
+        #: the label files the task being scored has read, and per score entry those read before it
+        self.read: list[str] = []
+        self.read_by: dict[tuple, tuple[str, ...]] = {}
+
+    def label(self, kind: str) -> pd.DataFrame | None:
+        if kind not in self.read:
+            self.read.append(kind)
+        if kind not in self.labels:
+            frames, own = [], []
+            for i, (run, side) in enumerate(zip(self.runs, ("a", "b"))):
+                frame = run.label_frame(kind)
+                if frame is None:
+                    own.append(None)
+                    continue
+                ids = frame["probe_id"].astype(str)
+                mine = frame[ids.isin(self.compared[i])]
+                own.append(mine)
+                frames.append(mine.assign(probe_id=tag(mine["probe_id"].astype(str), side)))
+                if i == 0:  # rows of no probe of either run: A's, shared by both sides
+                    frames.append(frame[~ids.isin(self.own[0] | self.own[1])])
+            ignored = [c for c in get_label_file(kind).provenance]  # how a label was made: no score reads it
+            self.same[kind] = same_rows(*[None if f is None else f.drop(columns=[c for c in ignored if c in f.columns])
+                                          for f in own])
+            self.labels[kind] = pd.concat(frames, ignore_index=True) if frames else None
+        return self.labels[kind]
+
+    def add(self, name: str, suite: str, value, **kw):
+        entry = super().add(name, suite, value, **kw)
+        if entry is not None:
+            self.read_by[entry_key(entry)] = tuple(self.read)
+        return entry
+
+    def same_labels(self, key: tuple) -> bool:
+        """Whether both runs hold the same rows of every label file read before entry ``key``."""
+        kinds = self.read_by.get(key) or ()
+        return bool(kinds) and all(self.same.get(k, False) for k in kinds)
+
+
+def _canonical(frame: pd.DataFrame) -> list[tuple]:
+    """The rows of a label frame as sorted tuples (arrays as tuples, missing values as None)."""
+    def cell(v):
+        if isinstance(v, (list, tuple, np.ndarray)):
+            return tuple(np.asarray(v).ravel().tolist())
+        return None if v is None or (isinstance(v, float) and math.isnan(v)) else v
+
+    cols = sorted(frame.columns)
+    return sorted((tuple(cell(v) for v in row) for row in frame[cols].itertuples(index=False, name=None)), key=repr)
+
+
+def same_rows(a: pd.DataFrame | None, b: pd.DataFrame | None) -> bool:
+    """Whether two runs' rows of one label file are the same (both missing counts as the same)."""
+    if a is None or b is None:
+        return a is None and b is None
+    return len(a) == len(b) and set(a.columns) == set(b.columns) and _canonical(a) == _canonical(b)
+
+
+def score_jointly(a: Run, b: Run, probes: set | None, options: ScoringOptions, plan: JointPlan) -> dict:
+    """Entry key -> :class:`JointDraws` of every score the tasks give on both runs' rows together
+    (``probes``: the compared ones; None: every probe of each run)."""
+    ctx = JointContext(a, b, probes, options)
+    with resample_plan(plan):
+        for task, suites in tasks_of_run(ctx.run_dir, list(ctx.status), ctx.config):
+            ctx.read = []
+            task.score(ctx, suites)
+    out = {}
+    for key, draws in ctx.resamples.items():
+        if isinstance(draws, JointDraws):
+            draws.same_labels = ctx.same_labels(key)
+            out[key] = draws
+    return out
