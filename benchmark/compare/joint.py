@@ -14,7 +14,6 @@ not). The comparison checks each run's value there against the run scored alone.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import numpy as np
@@ -43,7 +42,7 @@ class JointContext(ScoringContext):
         parts = []
         for run, side in ((a, "a"), (b, "b")):
             rows = _compared(run, probes).copy()
-            rows["probe_id"] = tag(rows["probe_id"].astype(str), side)
+            rows["probe_id"] = pd.Series(tag(rows["probe_id"].astype(str), side), index=rows.index, dtype=object)
             parts.append(rows)
         manifest = pd.concat(parts, ignore_index=True)
         super().__init__(Path(a.path) if a.is_folder else Path(), options, config=a.config, manifest=manifest)
@@ -69,7 +68,8 @@ class JointContext(ScoringContext):
                 ids = frame["probe_id"].astype(str)
                 mine = frame[ids.isin(self.compared[i])]
                 own.append(mine)
-                frames.append(mine.assign(probe_id=tag(mine["probe_id"].astype(str), side)))
+                frames.append(mine.assign(probe_id=pd.Series(tag(mine["probe_id"].astype(str), side), index=mine.index,
+                                                             dtype=object)))
                 if i == 0:  # rows of no probe of either run: A's, shared by both sides
                     frames.append(frame[~ids.isin(self.own[0] | self.own[1])])
             ignored = [c for c in get_label_file(kind).provenance]  # how a label was made: no score reads it
@@ -90,22 +90,23 @@ class JointContext(ScoringContext):
         return bool(kinds) and all(self.same.get(k, False) for k in kinds)
 
 
-def _canonical(frame: pd.DataFrame) -> list[tuple]:
-    """The rows of a label frame as sorted tuples (arrays as tuples, missing values as None)."""
-    def cell(v):
-        if isinstance(v, (list, tuple, np.ndarray)):
-            return tuple(np.asarray(v).ravel().tolist())
-        return None if v is None or (isinstance(v, float) and math.isnan(v)) else v
-
-    cols = sorted(frame.columns)
-    return sorted((tuple(cell(v) for v in row) for row in frame[cols].itertuples(index=False, name=None)), key=repr)
+def _row_hashes(frame: pd.DataFrame) -> np.ndarray:
+    """One 64-bit hash per row of a label frame (arrays as their bytes, columns in name order),
+    sorted: two frames with the same rows in any order give the same array."""
+    cols = {}
+    for c in sorted(frame.columns):
+        values = frame[c]
+        if values.dtype == object and any(isinstance(v, (list, tuple, np.ndarray)) for v in values.head(50)):
+            values = values.map(lambda v: None if v is None else np.asarray(v).tobytes())
+        cols[c] = values.astype(object).where(values.notna(), None)
+    return np.sort(pd.util.hash_pandas_object(pd.DataFrame(cols), index=False).to_numpy())
 
 
 def same_rows(a: pd.DataFrame | None, b: pd.DataFrame | None) -> bool:
     """Whether two runs' rows of one label file are the same (both missing counts as the same)."""
     if a is None or b is None:
         return a is None and b is None
-    return len(a) == len(b) and set(a.columns) == set(b.columns) and _canonical(a) == _canonical(b)
+    return len(a) == len(b) and set(a.columns) == set(b.columns) and np.array_equal(_row_hashes(a), _row_hashes(b))
 
 
 def score_jointly(a: Run, b: Run, probes: set | None, options: ScoringOptions, plan: JointPlan) -> dict:

@@ -28,10 +28,10 @@ from benchmark.contract.pairing import probe_ids_digest, read_pairing
 from benchmark.contract.run_folder import MANIFEST_FILE
 from benchmark.contract.run_folder_check import ExpectedCheck, require_intact
 from benchmark.hub.access import hub_errors
-from benchmark.probes.source import open_probe_set
+from benchmark.probes.source import rows_of_record
 from benchmark.tasks.context import ScoreStageError, ScoringContext, ScoringOptions, entry_key, load_run_config, \
     load_run_manifest
-from benchmark.tasks.of_run import tasks_of_run
+from benchmark.tasks.of_run import score_tables, tasks_of_run
 from benchmark.tasks.registry import list_tasks, task_options
 
 __all__ = ["HUB_PREFIX", "CompareError", "Run", "Scored", "check_versions", "load_run", "pairing", "plan_size",
@@ -59,9 +59,10 @@ class CompareError(ValueError):
 @dataclass
 class Run:
     """One audit to compare: a run folder (``manifest`` and ``config`` read from it, labels from its
-    files) or a results document alone (``source`` "results": ``manifest`` rebuilt from its probe
+    files), a results document alone (``source`` "results": ``manifest`` rebuilt from its probe
     set, ``labels`` from its pairing section, ``not_carried``: the label files it does not carry
-    and why)."""
+    and why), or an audit held in memory (``source`` "memory": a simulated one, its ``labels``
+    given)."""
 
     label: str
     path: Path | str
@@ -84,7 +85,7 @@ class Run:
 
     @property
     def seeds_controlled(self) -> bool:
-        if self.is_folder:
+        if self.results is None or self.is_folder:
             return res.seed_policy(self.config.get("provenance")) == res.SEED_POLICY
         return ((self.results or {}).get("seeds") or {}).get("policy") == res.SEED_POLICY
 
@@ -95,7 +96,7 @@ class Run:
 
     @property
     def package_version(self) -> str | None:
-        if self.is_folder:
+        if self.results is None or self.is_folder:
             return self.config.get("package_version")
         return ((self.results or {}).get("package") or {}).get("version")
 
@@ -147,25 +148,14 @@ def _hub_results(spec: str) -> Path:
 def _probe_rows(doc: Mapping, ids: list[str], withheld: list[str]) -> tuple[pd.DataFrame, dict]:
     """The probe rows of a results document's probes (from its probe set, checked against its
     fingerprint) as a manifest, and the run config its scoring reads."""
-    record = doc.get("probes") if isinstance(doc.get("probes"), Mapping) else {}
     suites = [str(s.get("name")) for s in doc.get("suites") or [] if isinstance(s, Mapping) and s.get("name")]
-    kind = record.get("kind") or "builtin"
-    try:
-        probe_set = open_probe_set(None if kind == "builtin" else record.get("source"),
-                                   record.get("revision") if kind == "hub" else None)
-        probe_record = probe_set.record(suites)
-    except ValueError as exc:
-        raise ValueError(f"its probe set cannot be opened here: {exc}") from None
-    if record.get("fingerprint") and probe_record["fingerprint"] != record["fingerprint"]:
-        raise ValueError("its probe set's rows are not those it was scored on (the fingerprint differs)")
-    table = probe_set.table(suites)
-    manifest = table[table["probe_id"].astype(str).isin(set(ids))].reset_index(drop=True)
-    if len(manifest) != len(ids):
-        raise ValueError(f"{len(ids) - len(manifest)} of its probe ids are not in its probe set")
+    manifest, record = rows_of_record(doc.get("probes") if isinstance(doc.get("probes"), Mapping) else None,
+                                      suites, ids)
     manifest["nsfw"] = manifest["probe_id"].astype(str).isin(set(withheld))
     run = doc.get("run") if isinstance(doc.get("run"), Mapping) else {}
-    config = {"probes": probe_record, "suites": suites, "model": {"model_id": (doc.get("model") or {}).get("id"),
-                                                                 "builtin": bool((doc.get("model") or {}).get("builtin"))},
+    model = doc.get("model") if isinstance(doc.get("model"), Mapping) else {}
+    config = {"probes": record, "suites": suites, "model": {"model_id": model.get("id"),
+                                                            "builtin": bool(model.get("builtin"))},
               "settings": doc.get("settings"), "limit_per_suite": run.get("limit_per_suite")}
     return manifest, config
 
@@ -319,7 +309,7 @@ def pairing(a: Run, b: Run) -> dict:
         out.update(kind="paired by probe",
                    text=f"paired by probe on {len(common)} probes, {where}: {why}, so a probe's two images "
                         "share only their prompt (the test swaps them all the same)")
-    rebuilt = [r.label for r in (a, b) if not r.is_folder]
+    rebuilt = [r.label for r in (a, b) if r.source == "results"]
     if rebuilt:
         out["text"] += f" ({' and '.join(rebuilt)} from the per-probe labels the results carry)"
     return out
@@ -352,22 +342,15 @@ class Scored:
     uncarried: dict[tuple, tuple[dict, str]] = field(default_factory=dict)
 
 
-def scoring_context(run: Run, probes: set | None, options: ScoringOptions) -> ScoringContext:
-    """A scoring context of ``run`` (only ``probes``): its label files read from its folder, or the
-    rows its results carry (a label file it does not carry: none)."""
-    ctx = ScoringContext(Path(run.path) if run.is_folder else Path(), options, probes, config=run.config,
-                         manifest=run.manifest)
-    if not run.is_folder:
-        ctx.label = lambda kind: ctx.labels.setdefault(kind, run.label_frame(kind))  # type: ignore[method-assign]
-    return ctx
-
-
 def score_alone(run: Run, probes: set | None, options: ScoringOptions) -> Scored:
     """Score ``run`` (only ``probes``) by its tasks, values only (no interval); nothing is
     written, and nothing of run_config.json and manifest.parquet is read again."""
-    ctx = scoring_context(run, probes, options)
-    for task, suites in tasks_of_run(run.path if run.is_folder else Path(), list(ctx.status), ctx.config):
-        task.score(ctx, suites)
+    if run.is_folder:
+        ctx = ScoringContext(Path(run.path), options, probes, config=run.config, manifest=run.manifest)
+        for task, suites in tasks_of_run(run.path, list(ctx.status), ctx.config):
+            task.score(ctx, suites)
+    else:
+        ctx = score_tables(run.config, run.manifest, run.label_frame, options, probes)
     suites = {s: None if st.status == "scored" else (st.reason or "no task scores this suite")
               for s, st in ctx.status.items() if st.n_images}
     missing = [get_label_file(kind).relpath for kind, frame in ctx.labels.items() if frame is None]

@@ -37,7 +37,7 @@ import numpy as np
 
 from benchmark.scores.bootstrap import CHUNK, ConfidenceInterval, ResamplePlan, mix_hash
 
-__all__ = ["JointDraws", "JointPlan", "RUN_TAG", "SIDES", "split_tags", "tag"]
+__all__ = ["CopyPlan", "JointDraws", "JointPlan", "RUN_TAG", "SIDES", "copy_tag", "split_tags", "tag"]
 
 #: joins a probe id and its run's side in the joint table ("<probe id>\x1fa")
 RUN_TAG = "\x1f"
@@ -199,3 +199,34 @@ class JointDraws:
                     b_rows = np.flatnonzero(to_b | shared)
                     more[start - done + i] = (_evaluate(self.statistic, a_rows), _evaluate(self.statistic, b_rows))
         self.perm = np.vstack([self.perm, more])
+
+
+def copy_tag(probe_ids: Sequence, copy: int) -> list[str]:
+    """The probe ids of copy ``copy`` of an audit in a table of many (:class:`CopyPlan`)."""
+    return [f"{p}{RUN_TAG}{copy}" for p in probe_ids]
+
+
+@dataclass
+class CopyPlan:
+    """Many audits (``copies``) of one design scored in one pass: their rows stacked in one table,
+    each probe id tagged with its copy (:func:`copy_tag`). Under the plan a statistic is
+    evaluated on each copy's rows alone: the interval carries the ``copies`` values (NaN where a
+    copy has no row), so one scoring of the table gives every copy's scores (the plan's
+    simulations, :mod:`benchmark.runner.simulate`)."""
+
+    copies: int
+
+    def interval(self, statistic: Callable[[np.ndarray], float], n: int, strata: Sequence | None, keys: Sequence,
+                 confidence_level: float = 0.95) -> ConfidenceInterval:
+        copy = np.asarray([int(str(k).rpartition(RUN_TAG)[2] or -1) if RUN_TAG in str(k) else -1 for k in keys])
+        order = np.argsort(copy, kind="stable")
+        bounds = np.searchsorted(copy[order], np.arange(self.copies + 1))
+        values = np.full(self.copies, np.nan)
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for c in range(self.copies):
+                rows = np.sort(order[bounds[c]:bounds[c + 1]])
+                if len(rows):
+                    values[c] = _evaluate(statistic, rows)
+        return ConfidenceInterval(float("nan"), float("nan"), confidence_level, self.copies, "copies of an audit",
+                                  resamples=values)
