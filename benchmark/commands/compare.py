@@ -19,6 +19,7 @@ from benchmark.compare.comparison import Comparison
 from benchmark.compare.paired import has_direction
 from benchmark.compare.present import comparison_markdown, detect_lines, plot_comparison, print_comparison, write_json
 from benchmark.compare.runs import HUB_PREFIX
+from benchmark.commands.detect import simulated_detect
 from benchmark.contract.atomic import write_bytes_atomic
 from benchmark.contract.run_folder import MANIFEST_FILE
 from benchmark.contract.run_folder_check import resolves_inside
@@ -122,6 +123,8 @@ def run_compare(args: argparse.Namespace) -> int:
                               random_state=args.random_state, progress=not args.quiet,
                               detect=args.detect, verify=True, expected=expected_problems)
     comparison.notes += limit_notes(comparison)
+    if comparison.detect:
+        comparison.detect = simulated_detect(comparison)
     print_comparison(comparison)
     for line in detect_lines(comparison):
         print(line)

@@ -29,7 +29,7 @@ from benchmark.scores.randomization import JointPlan
 from benchmark.tasks.context import ScoringOptions, entry_key
 from benchmark.tasks.registry import task_options
 
-__all__ = ["Comparison", "compare_loaded", "compare_runs"]
+__all__ = ["Comparison", "compare_loaded", "compare_runs", "detect_rows", "finish_rows", "pair_row"]
 
 RESAMPLING = ("paired Poisson bootstrap over probes, for the interval of a change: in resample b each probe weighs a "
               "Poisson(1) draw fixed by (random_state, probe id, b), the same in both runs "
@@ -152,7 +152,7 @@ def _same(x: float, y: float) -> bool:
     return abs(x - y) <= 1e-9 * max(1.0, abs(x), abs(y))
 
 
-def _pair_row(a: Run, b: Run, ea: dict, eb: dict, draws, confidence_level: float) -> dict:
+def pair_row(a: Run, b: Run, ea: dict, eb: dict, draws, confidence_level: float) -> dict:
     row = _base_row(a, b, ea, "not tested")
     row.update({"value_a": ea["value"], "value_b": eb["value"], "n_a": ea["n"], "n_b": eb["n"]})
     for run, e in ((a, ea), (b, eb)):
@@ -169,6 +169,8 @@ def _pair_row(a: Run, b: Run, ea: dict, eb: dict, draws, confidence_level: float
             return row
     designs = {a.label: draws.design["a"], b.label: draws.design["b"]}
     row["strata"] = {"a": draws.design["a"], "b": draws.design["b"]}  # cells of the design, those of one image
+    files = getattr(draws, "label_files", ())
+    row["label_file"] = files[-1] if files else None  # the label file the score reads (the last read before it)
     row.update(paired_test(get_metadata(ea["name"]), ea["value"], eb["value"], draws, designs=designs,
                            confidence_level=confidence_level))
     return row
@@ -196,7 +198,7 @@ def _pair_rows(a: Run, b: Run, sa: Scored, sb: Scored, joint: Mapping, names: se
             continue
         for k in common:
             draws = joint.get(entry_key(la[k]))
-            rows.append((_pair_row(a, b, la[k], lb[k], draws, confidence_level), draws))
+            rows.append((pair_row(a, b, la[k], lb[k], draws, confidence_level), draws))
         for k in [k for k in la if k not in lb] + [k for k in lb if k not in la]:
             e, present = (la[k], a) if k in la else (lb[k], b)
             others = ", ".join(sorted(_labeller(x) for x in (lb if k in la else la).values()))
@@ -205,7 +207,7 @@ def _pair_rows(a: Run, b: Run, sa: Scored, sb: Scored, joint: Mapping, names: se
     return rows
 
 
-def _finish(rows: list[tuple[dict, object]], alpha: float, power: float) -> int:
+def finish_rows(rows: list[tuple[dict, object]], alpha: float, power: float) -> int:
     """More swaps where a p-value could decide, Holm's correction over the compared rows, then
     each row's significance, deciding MDD and verdict; returns the family's size."""
     tested = [(r, d) for r, d in rows if r["status"] == "compared"]
@@ -276,9 +278,11 @@ def _per_prompt(run: Run, probes: set | None) -> dict[str, float]:
     return {str(s): len(g) / firsts[s] for s, g in m.groupby("suite") if firsts.get(s)}
 
 
-def _detect_rows(rows: Sequence[Mapping], targets: Sequence[tuple], per_prompt: Mapping[str, float]) -> list[dict]:
-    """Per headline row (or the rows of each named score): the MDD now and the images per
-    prompt that would detect each target change (benchmark.scores.design.images_needed)."""
+def detect_rows(rows: Sequence[Mapping], targets: Sequence[tuple], per_prompt: Mapping[str, float]) -> list[dict]:
+    """Per headline row (or the rows of each named score): the MDD now and the images per prompt
+    that would detect each target change by the square-root law
+    (:func:`benchmark.scores.design.images_needed`); ``t2ibench compare --detect`` simulates the
+    designs instead where it can (:mod:`benchmark.commands.detect`)."""
     out = []
     for r in rows:
         for name, target in targets:
@@ -290,7 +294,8 @@ def _detect_rows(rows: Sequence[Mapping], targets: Sequence[tuple], per_prompt: 
                                                                       "images_per_prompt": per_prompt.get(r["suite"])}
             if r["status"] == "compared":
                 need = images_needed(r["mdd"], target, per_prompt.get(r["suite"]))
-                item.update(mdd=r["mdd"], factor=need["factor"], needed_per_prompt=need["per_prompt"])
+                item.update(mdd=r["mdd"], factor=need["factor"], needed_per_prompt=need["per_prompt"],
+                            how="the square-root law")
             else:
                 item["reason"] = r.get("reason")
             out.append(item)
@@ -342,10 +347,10 @@ def compare_loaded(runs: Sequence[Run], *, scores: Sequence[str] | None = None, 
         bar.update(1)
         rows += _pair_rows(runs[0], b, scored[0], scored[1], joint, names, confidence_level)
     bar.close()
-    family = _finish(rows, alpha, POWER)
+    family = finish_rows(rows, alpha, POWER)
     plain = [r for r, _ in rows]
     return Comparison(list(runs), pairings, plain, _method(plan, confidence_level, alpha, family),
-                      detect=_detect_rows(plain, detect or (), per_prompt))
+                      detect=detect_rows(plain, detect or (), per_prompt))
 
 
 def compare_runs(run_a, run_b, *more, scores: Sequence[str] | None = None, n_resamples: int | None = None,

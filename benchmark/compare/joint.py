@@ -15,6 +15,7 @@ not). The comparison checks each run's value there against the run scored alone.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -23,10 +24,10 @@ from benchmark.annotate.label_files import get_label_file
 from benchmark.compare.runs import Run
 from benchmark.scores.bootstrap import resample_plan
 from benchmark.scores.randomization import JointDraws, JointPlan, tag
-from benchmark.tasks.context import ScoringContext, ScoringOptions, entry_key
+from benchmark.tasks.context import ScoringContext, ScoringOptions
 from benchmark.tasks.of_run import tasks_of_run
 
-__all__ = ["JointContext", "same_rows", "score_jointly"]
+__all__ = ["JointContext", "same_rows", "score_jointly", "score_pairs"]
 
 
 def _compared(run: Run, probes: set | None) -> pd.DataFrame:
@@ -35,32 +36,29 @@ def _compared(run: Run, probes: set | None) -> pd.DataFrame:
 
 
 class JointContext(ScoringContext):
-    """A scoring context over both runs' rows (see the module doc); labels are merged when a task
-    first asks for a label file."""
+    """A scoring context over several runs' rows (see the module doc): ``sides``, each run with the
+    tag of its probe ids ("a" and "b" for a comparison; "<pair>a" / "<pair>b" for many pairs of
+    simulated audits); labels are merged when a task first asks for a label file."""
 
-    def __init__(self, a: Run, b: Run, probes: set | None, options: ScoringOptions):
+    def __init__(self, sides: Sequence[tuple[Run, str]], probes: set | None, options: ScoringOptions):
         parts = []
-        for run, side in ((a, "a"), (b, "b")):
+        for run, side in sides:
             rows = _compared(run, probes).copy()
             rows["probe_id"] = pd.Series(tag(rows["probe_id"].astype(str), side), index=rows.index, dtype=object)
             parts.append(rows)
-        manifest = pd.concat(parts, ignore_index=True)
-        super().__init__(Path(a.path) if a.is_folder else Path(), options, config=a.config, manifest=manifest)
-        self.runs = (a, b)
-        self.compared = tuple(set(_compared(r, probes)["probe_id"].astype(str)) for r in (a, b))
-        self.own = tuple(set(r.manifest["probe_id"].astype(str)) for r in (a, b))
-        #: label file -> whether both runs hold the same rows of it (on the compared probes)
+        first = sides[0][0]
+        super().__init__(Path(first.path) if first.is_folder else Path(), options, config=first.config,
+                         manifest=pd.concat(parts, ignore_index=True))
+        self.sides = list(sides)
+        self.compared = [set(_compared(r, probes)["probe_id"].astype(str)) for r, _ in sides]
+        self.own = set().union(*(set(r.manifest["probe_id"].astype(str)) for r, _ in sides))
+        #: label file -> whether both runs hold the same rows of it (on the compared probes; two runs only)
         self.same: dict[str, bool] = {}
-        #: the label files the task being scored has read, and per score entry those read before it
-        self.read: list[str] = []
-        self.read_by: dict[tuple, tuple[str, ...]] = {}
 
     def label(self, kind: str) -> pd.DataFrame | None:
-        if kind not in self.read:
-            self.read.append(kind)
         if kind not in self.labels:
             frames, own = [], []
-            for i, (run, side) in enumerate(zip(self.runs, ("a", "b"))):
+            for i, (run, side) in enumerate(self.sides):
                 frame = run.label_frame(kind)
                 if frame is None:
                     own.append(None)
@@ -70,19 +68,13 @@ class JointContext(ScoringContext):
                 own.append(mine)
                 frames.append(mine.assign(probe_id=pd.Series(tag(mine["probe_id"].astype(str), side), index=mine.index,
                                                              dtype=object)))
-                if i == 0:  # rows of no probe of either run: A's, shared by both sides
-                    frames.append(frame[~ids.isin(self.own[0] | self.own[1])])
+                if i == 0:  # rows of no probe of any run: the first run's, shared by every side
+                    frames.append(frame[~ids.isin(self.own)])
             ignored = [c for c in get_label_file(kind).provenance]  # how a label was made: no score reads it
-            self.same[kind] = same_rows(*[None if f is None else f.drop(columns=[c for c in ignored if c in f.columns])
-                                          for f in own])
+            self.same[kind] = len(own) == 2 and same_rows(
+                *[None if f is None else f.drop(columns=[c for c in ignored if c in f.columns]) for f in own])
             self.labels[kind] = pd.concat(frames, ignore_index=True) if frames else None
-        return self.labels[kind]
-
-    def add(self, name: str, suite: str, value, **kw):
-        entry = super().add(name, suite, value, **kw)
-        if entry is not None:
-            self.read_by[entry_key(entry)] = tuple(self.read)
-        return entry
+        return super().label(kind)
 
     def same_labels(self, key: tuple) -> bool:
         """Whether both runs hold the same rows of every label file read before entry ``key``."""
@@ -112,7 +104,7 @@ def same_rows(a: pd.DataFrame | None, b: pd.DataFrame | None) -> bool:
 def score_jointly(a: Run, b: Run, probes: set | None, options: ScoringOptions, plan: JointPlan) -> dict:
     """Entry key -> :class:`JointDraws` of every score the tasks give on both runs' rows together
     (``probes``: the compared ones; None: every probe of each run)."""
-    ctx = JointContext(a, b, probes, options)
+    ctx = JointContext([(a, "a"), (b, "b")], probes, options)
     with resample_plan(plan):
         for task, suites in tasks_of_run(ctx.run_dir, list(ctx.status), ctx.config):
             ctx.read = []
@@ -121,5 +113,19 @@ def score_jointly(a: Run, b: Run, probes: set | None, options: ScoringOptions, p
     for key, draws in ctx.resamples.items():
         if isinstance(draws, JointDraws):
             draws.same_labels = ctx.same_labels(key)
+            draws.label_files = ctx.read_by.get(key, ())  # the label files read before it, its own last
             out[key] = draws
     return out
+
+
+def score_pairs(sides: Sequence[tuple[Run, str]], options: ScoringOptions, plan) -> tuple[dict, dict]:
+    """Many pairs of runs scored together (``sides`` tagged "<pair>a" / "<pair>b", ``plan`` a
+    :class:`benchmark.scores.randomization.PairsPlan`): entry key -> the
+    :class:`~benchmark.scores.randomization.PairDraws`, and entry key -> the label files read
+    before it (its own last)."""
+    ctx = JointContext(sides, None, options)
+    with resample_plan(plan):
+        for task, suites in tasks_of_run(ctx.run_dir, list(ctx.status), ctx.config):
+            ctx.read = []
+            task.score(ctx, suites)
+    return dict(ctx.resamples), dict(ctx.read_by)

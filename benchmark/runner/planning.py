@@ -47,7 +47,8 @@ def planned_mdd_from_labels(pilot_probes: pd.DataFrame, pilot_labels: Mapping[st
         values = fit.cells(lay, rng)
         effects = image_effects(lay, values, rng)
         sets += [draw_labels(lay, values, effects, rng), draw_labels(lay, values, effects, rng)]
-    scored = score_copies(lay, sets, config)
+    read_by: dict = {}
+    scored = score_copies(lay, sets, config, read_by=read_by)
     pilot_n = pilot_probes["suite"].value_counts()
     planned_n = planned_probes["suite"].value_counts()
     factor = mdd_factor()
@@ -59,8 +60,9 @@ def planned_mdd_from_labels(pilot_probes: pd.DataFrame, pilot_labels: Mapping[st
         row = {"name": name, "suite": suite, "subset": key[2], "estimator": key[3], "annotator": key[4],
                "pilot_images": int(pilot_n.get(suite, 0)), "planned_images": int(planned_n.get(suite, 0))}
         q = q[np.isfinite(q)]
-        if suite in fit.problems:
-            row["reason"] = fit.problems[suite]
+        files = read_by.get(key) or ("",)
+        if (files[-1], suite) in fit.problems:  # the label file it reads (the last read before it)
+            row["reason"] = fit.problems[(files[-1], suite)]
         elif len(q) < max(3, pairs // 2):
             row["reason"] = "undefined on most simulated audits of the planned size"
         else:

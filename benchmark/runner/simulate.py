@@ -73,6 +73,11 @@ class Slot:
         used another model of the same kind)."""
         return (self.kind, self.suite, tuple((c, v) for c, v in self.key if c != "annotator"))
 
+    @property
+    def looser(self) -> tuple:
+        """... or all but the annotator and the estimator (another way of asking one model)."""
+        return (self.kind, self.suite, tuple((c, v) for c, v in self.key if c not in ("annotator", "estimator")))
+
 
 @dataclass
 class Layout:
@@ -85,9 +90,21 @@ class Layout:
     slots: list[Slot]
     cells: list[tuple[int, str]]
     left_out: dict[str, list[str]] = field(default_factory=dict)
+    #: the run config its audits are scored with (:func:`audit_config`, made once)
+    config: dict | None = None
 
     def cell_slots(self) -> np.ndarray:
         return np.asarray([s for s, _ in self.cells], dtype=np.int64)
+
+    def first_half(self) -> np.ndarray:
+        """Per cell: whether its prompt is in the first half of its slot's prompts (probe order)."""
+        slots = self.cell_slots()
+        rank = np.zeros(len(slots), dtype=np.int64)
+        seen: dict[int, int] = {}
+        for c, s in enumerate(slots):
+            rank[c] = seen.get(s, 0)
+            seen[s] = rank[c] + 1
+        return rank < np.asarray([seen[s] for s in slots]) / 2
 
 
 def _categories(a, kind: str, key: tuple) -> tuple | None:
@@ -205,10 +222,11 @@ def _dirichlet_rows(rng: np.random.Generator, alpha: np.ndarray) -> np.ndarray:
     return g / np.maximum(g.sum(axis=1, keepdims=True), 1e-300)
 
 
-def _amplified(probs: np.ndarray, cell_probs: np.ndarray, t: float) -> np.ndarray:
-    """Probabilities pushed by ``t`` towards each cell's most likely value (more bias)."""
+def _amplified(probs: np.ndarray, cell_probs: np.ndarray, t, toward: np.ndarray | None = None) -> np.ndarray:
+    """Probabilities pushed by ``t`` towards each cell's most likely value (more bias), or towards
+    the value ``toward`` gives each row (a shift of the whole slot)."""
     top = np.zeros_like(probs)
-    top[np.arange(len(probs)), np.argmax(cell_probs, axis=1)] = 1.0
+    top[np.arange(len(probs)), np.argmax(cell_probs, axis=1) if toward is None else toward] = 1.0
     return (1 - t) * probs + t * top
 
 
@@ -248,20 +266,27 @@ def _category_table(lay: Layout) -> np.ndarray:
 
 
 def draw_labels(lay: Layout, values: CellValues, effects: ImageEffects, rng: np.random.Generator,
-                change: float = 0.0) -> dict[str, pd.DataFrame]:
-    """One audit's label files: each row drawn from its image's probabilities (or mean), pushed
-    towards its cell's majority by ``change``."""
+                change: float = 0.0, where: set | None = None, shift: bool = False) -> dict[str, pd.DataFrame]:
+    """One audit's label files: each row drawn from its image's probabilities (or mean), pushed by
+    ``change`` (only in the (label file, suite) pairs ``where``, when given): a categorical row
+    towards its cell's majority (more bias), or with ``shift`` towards its slot's first value (more
+    of one gender everywhere); a continuous row up when its prompt is in the first half of its
+    slot's prompts (a contrast between the prompts: one group's attribute more present)."""
     out = {}
     names = _category_table(lay)
     continuous = np.asarray([s.continuous for s in lay.slots])
     for kind, keys in lay.keys.items():
         cell, slot = keys["cell"].to_numpy(), keys["slot"].to_numpy()
         cont = continuous[slot]
-        probs = _amplified(effects.probs[kind], values.probs[cell], change) if change else effects.probs[kind]
+        t = change * np.asarray([where is None or (kind, lay.slots[s].suite) in where for s in range(len(lay.slots))],
+                                dtype=float)[slot] if change else np.zeros(len(slot))
+        toward = np.zeros(len(slot), np.int64) if shift else None
+        probs = _amplified(effects.probs[kind], values.probs[cell], t[:, None], toward) if change \
+            else effects.probs[kind]
         codes = _categorical(rng, np.where(cont[:, None], 1.0 / probs.shape[1], probs))
         mean = values.mean[cell] + effects.shift[kind]
-        if change:
-            mean = mean + change * 4.0 * np.sign(mean - np.median(values.mean) + 1e-12)
+        if change:  # continuous: the prompts of the first half of each slot up (a contrast between them)
+            mean = mean + t * 4.0 * lay.first_half()[cell]
         x = rng.normal(mean, values.sd[cell])
         x = np.where(values.logit[cell], 1.0 / (1.0 + np.exp(-x)), x)
         out[kind] = _frame(kind, keys, np.where(cont, None, names[slot, codes]), x, cont)
@@ -318,8 +343,8 @@ class Fit:
     planned layout from their posterior, fitting each slot's hyperparameters when first asked."""
 
     observed: dict[tuple, dict[str, list]] = field(default_factory=dict)
-    #: suite -> why the fit cannot draw some of its labels (their cells are drawn uniform)
-    problems: dict[str, str] = field(default_factory=dict)
+    #: (label file, suite) -> why the fit cannot draw those labels (their cells are drawn uniform)
+    problems: dict[tuple[str, str], str] = field(default_factory=dict)
     _hyper: dict = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -348,6 +373,10 @@ class Fit:
         """The slot's hyperparameters and its pilot values per prompt (ValueError: no pilot rows)."""
         if slot not in self._hyper:
             seen = self.observed.get(slot.loose)
+            if not seen:  # the pilot asked with another estimator: its rows if they are of one estimator only
+                like = [k for k in self.observed
+                        if (k[0], k[1], tuple((c, v) for c, v in k[2] if c != "estimator")) == slot.looser]
+                seen = self.observed[like[0]] if len(like) == 1 else None
             if not seen:
                 raise ValueError(f"the pilot has no {slot.kind} labels of {slot.suite} like "
                                  f"{', '.join(f'{c}={v}' for c, v in slot.key)}")
@@ -369,7 +398,7 @@ class Fit:
             try:
                 hyper, cells = self.hyper(slot)
             except ValueError as exc:
-                self.problems.setdefault(slot.suite, str(exc))
+                self.problems.setdefault((slot.kind, slot.suite), str(exc))
                 probs[c, :max(len(slot.categories), 1)] = 1.0 / max(len(slot.categories), 1)
                 continue
             seen = cells.get(prompt, np.zeros(0))
@@ -417,9 +446,14 @@ def _hyper(slot: Slot, cells: list[np.ndarray]) -> dict:
 def audit_config(lay: Layout, record: Mapping | None = None) -> dict:
     """The run config a simulated audit of ``lay`` is scored with (``record``: its probe set's,
     default the built-in one's)."""
+    if record is None and lay.config is not None:
+        return lay.config
     suites = list(dict.fromkeys(lay.probes["suite"]))
-    return {"suites": suites, "probes": dict(record) if record else open_probe_set().record(suites),
-            "model": {"model_id": "simulated", "builtin": False}, "settings": {}}
+    config = {"suites": suites, "probes": dict(record) if record else open_probe_set().record(suites),
+              "model": {"model_id": "simulated", "builtin": False}, "settings": {}}
+    if record is None:
+        lay.config = config
+    return config
 
 
 def _plain_strings(frame: pd.DataFrame) -> pd.DataFrame:
@@ -429,10 +463,11 @@ def _plain_strings(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def score_copies(lay: Layout, label_sets: list[Mapping[str, pd.DataFrame]], config: Mapping | None = None,
-                 chunk: int = 25) -> dict[tuple, np.ndarray]:
+                 chunk: int = 25, read_by: dict | None = None) -> dict[tuple, np.ndarray]:
     """Entry key -> its value in each of the audits ``label_sets`` (label files of audits of
     ``lay``), scored by the tasks' own code ``chunk`` audits at a time in one table
-    (:class:`benchmark.scores.randomization.CopyPlan`)."""
+    (:class:`benchmark.scores.randomization.CopyPlan`); ``read_by`` (a dict) gets each entry's
+    label files read before it (its own last)."""
     config = config or audit_config(lay)
     out: dict[tuple, list[np.ndarray]] = {}
     options = ScoringOptions(2, task_options=task_options())
@@ -452,4 +487,6 @@ def score_copies(lay: Layout, label_sets: list[Mapping[str, pd.DataFrame]], conf
             ctx = score_tables(config, manifest, lambda kind: stacked.get(kind), options)
         for key, values in ctx.resamples.items():
             out.setdefault(key, []).append(np.asarray(values, dtype=float))
+        if read_by is not None:
+            read_by.update(ctx.read_by)
     return {k: np.concatenate(v) for k, v in out.items() if sum(len(x) for x in v) == len(label_sets)}

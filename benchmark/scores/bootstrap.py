@@ -221,16 +221,24 @@ class ResamplePlan:
         hashes = self.probe_hashes(uniq)
         b = np.arange(self.n_resamples) if resamples is None else np.asarray(resamples)
         weights = self.draw(hashes, 0, b)[:, code]
-        for s in range(int(labels.max()) + 1 if len(labels) else 0):
-            rows = np.flatnonzero(labels == s)
-            empty = np.flatnonzero(weights[:, rows].sum(axis=1) == 0)
-            for attempt in range(1, MAX_REDRAWS + 1):
-                if not empty.size:
-                    break
-                weights[np.ix_(empty, rows)] = self.draw(hashes[code[rows]], attempt, b[empty])
-                empty = empty[weights[np.ix_(empty, rows)].sum(axis=1) == 0]
-            if empty.size:
-                weights[np.ix_(empty, rows)] = 1  # still empty: the stratum as observed
+        if not len(labels):
+            return weights
+        n_strata = int(labels.max()) + 1
+
+        def empty_rows() -> np.ndarray:  # (resamples x rows): the row's stratum is empty in that resample
+            sums = np.zeros((len(b), n_strata), dtype=np.int64)
+            np.add.at(sums.T, labels, weights.T)
+            return (sums == 0)[:, labels]
+
+        empty = empty_rows()
+        for attempt in range(1, MAX_REDRAWS + 1):  # an emptied stratum is drawn again, whole
+            if not empty.any():
+                return weights
+            redo = np.flatnonzero(empty.any(axis=1))
+            again = self.draw(hashes, attempt, b[redo])[:, code]
+            weights[redo] = np.where(empty[redo], again, weights[redo])
+            empty = empty_rows()
+        weights[empty] = 1  # still empty: the stratum as observed
         return weights
 
     def design(self, keys: Sequence, strata: Sequence | None = None) -> dict:

@@ -37,7 +37,8 @@ import numpy as np
 
 from benchmark.scores.bootstrap import CHUNK, ConfidenceInterval, ResamplePlan, mix_hash
 
-__all__ = ["CopyPlan", "JointDraws", "JointPlan", "RUN_TAG", "SIDES", "copy_tag", "split_tags", "tag"]
+__all__ = ["CopyPlan", "JointDraws", "JointPlan", "PairDraws", "PairsPlan", "RUN_TAG", "SIDES", "copy_tag", "pair_tag",
+           "split_tags", "tag"]
 
 #: joins a probe id and its run's side in the joint table ("<probe id>\x1fa")
 RUN_TAG = "\x1f"
@@ -230,3 +231,50 @@ class CopyPlan:
                     values[c] = _evaluate(statistic, rows)
         return ConfidenceInterval(float("nan"), float("nan"), confidence_level, self.copies, "copies of an audit",
                                   resamples=values)
+
+
+class PairDraws:
+    """The :class:`JointDraws` of one statistic in each of many pairs of runs (:class:`PairsPlan`)."""
+
+    def __init__(self, draws: list):
+        self.draws = draws
+
+    def __deepcopy__(self, memo):
+        return self
+
+
+def pair_tag(probe_ids: Sequence, pair: int, side: str) -> list[str]:
+    """The probe ids of run ``side`` ("a" or "b") of pair ``pair`` in a table of many pairs."""
+    return [f"{p}{RUN_TAG}{pair}{side}" for p in probe_ids]
+
+
+@dataclass
+class PairsPlan:
+    """Many pairs of runs (``pairs``) scored together in one pass: every row's probe id tagged with
+    its pair and run (:func:`pair_tag`); each statistic gets, per pair, the :class:`JointDraws` of
+    ``joint`` on that pair's rows alone (a :class:`PairDraws`). The calibration's simulations
+    compare hundreds of pairs of audits this way (:mod:`benchmark.compare.calibration`)."""
+
+    pairs: int
+    joint: JointPlan
+
+    def interval(self, statistic: Callable[[np.ndarray], float], n: int, strata: Sequence | None, keys: Sequence,
+                 confidence_level: float = 0.95) -> ConfidenceInterval:
+        heads, tails = [], []
+        for k in keys:
+            head, sep, tail = str(k).rpartition(RUN_TAG)
+            heads.append(head if sep else str(k))
+            tails.append(tail if sep else "")
+        pair = np.asarray([int(t[:-1]) if t[:-1].isdigit() and t[-1:] in SIDES else -1 for t in tails])
+        retagged = np.asarray([f"{h}{RUN_TAG}{t[-1]}" if p >= 0 else h for h, t, p in zip(heads, tails, pair)],
+                              dtype=object)
+        labels = None if strata is None else np.asarray(strata)
+        out = []
+        for r in range(self.pairs):
+            rows = np.flatnonzero((pair == r) | (pair == -1))
+            plan = JointPlan(self.joint.n_resamples, self.joint.n_permutations, self.joint.random_state + r,
+                             self.joint.paired)  # each pair its own swaps
+            out.append(JointDraws(plan, lambda idx, rows=rows: statistic(rows[idx]), len(rows),
+                                  None if labels is None else labels[rows], retagged[rows]))
+        return ConfidenceInterval(float("nan"), float("nan"), confidence_level, self.joint.n_resamples,
+                                  "joint draws of many pairs of runs", resamples=PairDraws(out))

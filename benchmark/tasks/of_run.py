@@ -59,10 +59,9 @@ def score_tables(config: Mapping[str, Any], manifest: pd.DataFrame, labels: Call
     """Score a run held in memory (a results file rebuilt, a simulated audit) by its tasks: its
     run config, manifest (``probes``: only those probe ids) and ``labels(kind)``, the rows of a
     label file (None: the run has none). Nothing is read from or written to disk."""
-    ctx = ScoringContext(Path(), options, probes, config=dict(config), manifest=manifest)
-    ctx.label = lambda kind: ctx.labels[kind] if kind in ctx.labels else ctx.labels.setdefault(  # type: ignore
-        kind, labels(kind))
+    ctx = ScoringContext(Path(), options, probes, config=dict(config), manifest=manifest, label_source=labels)
     for task, suites in tasks_of_run(Path(), list(ctx.status), ctx.config):
+        ctx.read = []
         task.score(ctx, suites)
     return ctx
 
