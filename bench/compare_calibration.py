@@ -42,10 +42,10 @@ def _where(r: dict) -> str:
 
 
 def null_table(rows: list[dict]) -> str:
-    return markdown_table(["size", "score", "where", "pairs", "significant (Holm)", "no interval"],
-                          ([r["size"], r["score"], _where(r), str(r["n"]), fmt_rate(r),
-                            "" if r["flagged"] is None else f"{100 * r['flagged']:.0f}%"] for r in rows),
-                          align="lllrrr")
+    return markdown_table(["size", "score", "where", "pairs", "p < 0.05", "significant (Holm)", "no interval"],
+                          ([r["size"], r["score"], _where(r), str(r["n"]), fmt_rate(r["raw"]) if r.get("raw") else "",
+                            fmt_rate(r), "" if r["flagged"] is None else f"{100 * r['flagged']:.0f}%"] for r in rows),
+                          align="lllrrrr")
 
 
 def power_table(rows: list[dict]) -> str:

@@ -118,6 +118,7 @@ class Tally:
 
     n: dict = field(default_factory=dict)
     hits: dict = field(default_factory=dict)
+    raw: dict = field(default_factory=dict)  # p < alpha before Holm's correction
     flagged: dict = field(default_factory=dict)
     families: int = 0
     family_hits: int = 0
@@ -130,6 +131,7 @@ class Tally:
             k = _key(r)
             self.n[k] = self.n.get(k, 0) + 1
             self.hits[k] = self.hits.get(k, 0) + int(bool(r["significant"]))
+            self.raw[k] = self.raw.get(k, 0) + int(r["p"] < ALPHA)
             self.flagged[k] = self.flagged.get(k, 0) + int(r.get("ci_check") is not None)
             any_hit |= bool(r["significant"])
         self.families += 1
@@ -139,13 +141,15 @@ class Tally:
         out = []
         for k in sorted(self.n, key=str):
             low, high = clopper_pearson(self.hits[k], self.n[k])
+            raw_low, raw_high = clopper_pearson(self.raw[k], self.n[k])
             out.append({"size": size, "score": k[0], "suite": k[1], "subset": k[2], "estimator": k[3] or k[4],
                         "n": self.n[k], "rate": self.hits[k] / self.n[k], "low": low, "high": high,
+                        "raw": {"rate": self.raw[k] / self.n[k], "low": raw_low, "high": raw_high},
                         "flagged": self.flagged[k] / self.n[k]})
         low, high = clopper_pearson(self.family_hits, self.families)
         out.append({"size": size, "score": "any score (family-wise, Holm)", "suite": "", "subset": None,
                     "estimator": None, "n": self.families, "rate": self.family_hits / max(self.families, 1),
-                    "low": low, "high": high, "flagged": None})
+                    "low": low, "high": high, "raw": None, "flagged": None})
         return out
 
 

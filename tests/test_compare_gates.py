@@ -147,6 +147,15 @@ def test_estimators_in_one_run_only_are_rows_and_refused_gates_fail(runs, tmp_pa
         and "no run holds this score" in error_lines(err)[0], err
 
 
+def test_a_run_against_itself_tests_nothing_and_says_so_once(runs, capsys, unverified):
+    """Identical labels: every score identical, nothing tested, no MDD (not "Holm-corrected across
+    the 0 differences tested" beside "MDD over the 1 tests")."""
+    rc, out, _ = t2ibench(capsys, runs["a"], runs["a"], "--quiet", "--n-resamples", N_RES)
+    text = " ".join(out.split())
+    assert rc == 0 and "no difference was tested, so nothing is corrected and no MDD is given" in text, text
+    assert "across the 0" not in text and "over the 1 tests" not in text and "MDD: the minimum" not in text
+
+
 def test_all_gates_every_score_with_a_direction(runs, tmp_path, capsys, unverified):
     b = _copy(runs, tmp_path)
     (b / "labels" / "attributes.parquet").unlink()

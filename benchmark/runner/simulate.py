@@ -1,5 +1,5 @@
 """Audits drawn from a model of their labels: with the truth known (the calibration of
-``t2ibench compare``, :mod:`benchmark.compare.calibration`), or fitted to a pilot audit's labels
+``t2ibench compare``, :mod:`benchmark.calibration`), or fitted to a pilot audit's labels
 (the plan's smallest detectable change, :mod:`benchmark.runner.planning`).
 
 The layout of an audit (:func:`layout`) is what its annotators would write: for a probe table

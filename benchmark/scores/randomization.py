@@ -253,7 +253,7 @@ class PairsPlan:
     """Many pairs of runs (``pairs``) scored together in one pass: every row's probe id tagged with
     its pair and run (:func:`pair_tag`); each statistic gets, per pair, the :class:`JointDraws` of
     ``joint`` on that pair's rows alone (a :class:`PairDraws`). The calibration's simulations
-    compare hundreds of pairs of audits this way (:mod:`benchmark.compare.calibration`)."""
+    compare hundreds of pairs of audits this way (:mod:`benchmark.calibration`)."""
 
     pairs: int
     joint: JointPlan
