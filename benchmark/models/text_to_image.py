@@ -37,6 +37,7 @@ from .base_model import CardIdentity, card_identity
 from .call_settings import PIPELINE_CALL_ARGUMENTS, SCHEDULER_SETTINGS, check_call_settings, named_parameters
 from .component_weights import check_components, parse_component_spec
 from .lora import check_loras, parse_lora_specs
+from .weights_ref import check_local_weights
 from .model_cards import SOURCE_SET, card_sources, choose_call_settings, settings_warning
 from .pipeline_classes import PipelineChoice, choose_pipeline_class
 from .device import resolve_device, resolve_dtype
@@ -236,6 +237,9 @@ def check_spec(spec: str, *, revision: str | None = None, device=None, dtype=Non
     component_refs = {name: parse_component_spec(f"{name}={ref}")[1] for name, ref in (components or {}).items()}
     if (lora_refs or component_refs) and kind in ("python", "openai"):
         raise MalformedSpecError(f"LoRAs and component checkpoints apply to diffusers pipelines, not to {spec}")
+    check_local_weights(lora_refs, "LoRA")  # damaged files refused before torch loads (weight_files.py)
+    for name, ref in component_refs.items():
+        check_local_weights([ref], f"{name} checkpoint")
     if kind == "python":
         fn = import_callable(value)
         if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in inspect.signature(fn).parameters.values()):
