@@ -27,7 +27,7 @@ from .lora import meta_component
 from .weight_files import read_header
 from .weights_ref import ResolvedWeights, parse_weights_ref, resolve_weights
 
-__all__ = ["ComponentWeights", "parse_component_spec", "check_components", "load_components"]
+__all__ = ["ComponentWeights", "parse_component_spec", "check_components", "load_components", "shape_problem"]
 
 
 @dataclass(frozen=True)
@@ -57,18 +57,26 @@ def parse_component_spec(text: str) -> tuple[str, object]:
     return name.strip(), parse_weights_ref(ref, what=f"{name.strip()} checkpoint", takes_scale=False)
 
 
+def shape_problem(expected: Mapping[str, tuple], found: Mapping[str, tuple], *, pipeline: str, name: str) -> str | None:
+    """How the tensors ``found`` (name -> shape) differ from those a component ``expected``, in a
+    few words (counts and the first difference), or None when they match."""
+    missing = sorted(set(expected) - set(found))
+    extra = sorted(set(found) - set(expected))
+    wrong = sorted(k for k in set(expected) & set(found) if tuple(expected[k]) != tuple(found[k]))
+    if not (missing or extra or wrong):
+        return None
+    first = (f"it lacks {missing[0]}" if missing else f"it has {extra[0]}, which {pipeline}'s {name} does not"
+             if extra else f"its {wrong[0]} is {found[wrong[0]]}, {pipeline}'s is {expected[wrong[0]]}")
+    return f"{len(missing)} tensors missing, {len(extra)} unknown, {len(wrong)} of another shape: {first}"
+
+
 def _check_one(name: str, weights: ResolvedWeights, model, pipeline: str) -> None:
     expected = {k: tuple(v.shape) for k, v in model.state_dict().items()}
     found = read_header(weights.file, what=f"{name} checkpoint").shapes()  # checked by resolve_weights
-    missing = sorted(set(expected) - set(found))
-    extra = sorted(set(found) - set(expected))
-    wrong = sorted(k for k in set(expected) & set(found) if expected[k] != found[k])
-    if missing or extra or wrong:
-        first = (f"it lacks {missing[0]}" if missing else f"it has {extra[0]}, which {pipeline}'s {name} does not"
-                 if extra else f"its {wrong[0]} is {found[wrong[0]]}, {pipeline}'s is {expected[wrong[0]]}")
+    why = shape_problem(expected, found, pipeline=pipeline, name=name)
+    if why:
         raise MalformedSpecError(f"{name} checkpoint {weights.card_id} does not fit {pipeline}'s {name} "
-                                 f"({len(missing)} tensors missing, {len(extra)} unknown, {len(wrong)} of another "
-                                 f"shape: {first}): it is not a {name} of this base model in diffusers' layout")
+                                 f"({why}): it is not a {name} of this base model in diffusers' layout")
 
 
 def check_components(specs: Mapping[str, object], *, pipeline: str, index: Mapping,

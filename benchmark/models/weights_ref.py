@@ -164,15 +164,23 @@ def _hub_files(ref: WeightsRef, token) -> list[str]:
     return HfApi().list_repo_files(ref.repo, revision=ref.revision, token=token)
 
 
-def local_weights_file(ref: WeightsRef, what: str = "LoRA") -> Path:
+def _suffix_problem(name: str, what: str, suffixes: tuple[str, ...]) -> MalformedSpecError | None:
+    if name.endswith(suffixes):
+        return None
+    kinds = "safetensors and GGUF files are" if len(suffixes) > 1 else "safetensors files are"
+    return MalformedSpecError(f"{what} {name} is not a {' or '.join(suffixes)} file (only {kinds} read: a pickle "
+                              "file can run code)")
+
+
+def local_weights_file(ref: WeightsRef, what: str = "LoRA", suffixes: tuple[str, ...] = (_SUFFIX,)) -> Path:
     """The weights file of a local reference (the one file of a folder: :func:`_pick`); one line
-    for a folder with none or several, or a file that is not safetensors."""
+    for a folder with none or several, or a file of another kind than ``suffixes``."""
     path = Path(ref.path)
     if path.is_dir():
         path = path / _pick([p.name for p in path.iterdir() if p.is_file()], str(path), what, ref.text)
-    if path.suffix != _SUFFIX:
-        raise MalformedSpecError(f"{what} {path} is not a {_SUFFIX} file (only safetensors files are read: a "
-                                 "pickle file can run code)")
+    problem = _suffix_problem(str(path), what, suffixes)
+    if problem:
+        raise problem
     return path
 
 
@@ -185,21 +193,22 @@ def check_local_weights(refs, what: str = "LoRA") -> None:
             check_weights_file(local_weights_file(ref, what), what=what)
 
 
-def resolve_weights(ref: WeightsRef, *, what: str = "LoRA", token: str | bool | None = None) -> ResolvedWeights:
+def resolve_weights(ref: WeightsRef, *, what: str = "LoRA", token: str | bool | None = None,
+                    suffixes: tuple[str, ...] = (_SUFFIX,)) -> ResolvedWeights:
     """Find the file of ``ref`` (a local file or folder, or a Hub repo's file from the cache or,
     unless offline, the Hub), check it (weight_files.py) and hash it; one-line errors for a missing
     file or repo, a folder or repo with no or several weights files, a file that is not
     safetensors or fails the checks."""
     if ref.path is not None:
-        path = local_weights_file(ref, what)
+        path = local_weights_file(ref, what, suffixes)
         check_weights_file(path, what=what)
         return ResolvedWeights(ref, path, file_sha256(path))
     from huggingface_hub import hf_hub_download
 
     name = ref.weight_name or _pick(_hub_files(ref, token), ref.repo, what, ref.text)
-    if not name.endswith(_SUFFIX):
-        raise MalformedSpecError(f"{what} {ref.repo}/{name} is not a {_SUFFIX} file (only safetensors files are "
-                                 "read: a pickle file can run code)")
+    problem = _suffix_problem(f"{ref.repo}/{name}", what, suffixes)
+    if problem:
+        raise problem
     where = ensure_hub_model(ref.repo, [name], revision=ref.revision, token=token, what=what)
     try:
         file = Path(hf_hub_download(ref.repo, name, revision=ref.revision, token=token,
