@@ -1,5 +1,5 @@
 """Every weights file is checked before use (benchmark/models/weight_files.py, issue 51): a table of
-bad files given as ``--lora``, ``--unet`` and single-file ``--model``, each refused in one line
+bad files given as ``--lora``, ``--unet`` and single-file ``--model`` (with ``--base``), each refused in one line
 naming the file, exit 2, no traceback, nothing written; a FIFO does not hang; the refusal comes
 before torch loads; NaN / infinite tensors of every float dtype are found; good files pass."""
 
@@ -74,14 +74,16 @@ def _code_and_lines(argv, capsys):
     return code, [ln for ln in err.splitlines() if not ln.startswith("WARNING:")]
 
 
-@pytest.mark.parametrize("option", ["--lora", "--unet"])
+@pytest.mark.parametrize("option", ["--lora", "--unet", "--model"])
 def test_each_bad_weights_file_is_one_line_naming_it(tmp_path, capsys, option):
     for name, data, message in _bad_files(tmp_path):
         file = tmp_path / name
         file.write_bytes(data)
         out = tmp_path / f"run-{name}"
-        code, lines = _code_and_lines(["run", "--model", "builtin:tiny-sd", "--out", out, "--suites", "gep_neutral",
-                                       "--limit", "1", "--quiet", option, file], capsys)
+        model = ["--model", file, "--base", "builtin:tiny-sd"] if option == "--model" else [
+            "--model", "builtin:tiny-sd", option, file]
+        code, lines = _code_and_lines(["run", *model, "--out", out, "--suites", "gep_neutral", "--limit", "1",
+                                       "--quiet"], capsys)
         assert code == 2, (option, name, lines)
         assert len(lines) == 1 and lines[0].startswith("t2ibench: error: "), (name, lines)
         assert str(file) in lines[0] and message in lines[0], (name, lines[0])

@@ -282,9 +282,8 @@ def _check_component(checked_file: Path, header: WeightsHeader, name: str, entry
             raise MalformedSpecError(f"{WHAT} {checked_file} is not a checkpoint of {pipeline}'s {name} (diffusers' "
                                      f"converter failed: {type(err).__name__} {str(err)[:120]}): a file made for "
                                      "another base model") from None
-        found = {k: tuple(v.shape) for k, v in converted.items()}
-    if not found:
-        raise MalformedSpecError(f"{WHAT} {checked_file} holds no weights of {pipeline}'s {name}")
+        # nothing in the original layout: the file is in diffusers' layout, of another architecture
+        found = {k: tuple(v.shape) for k, v in (converted or meta).items()}
     why = shape_problem(expected, found, pipeline=pipeline, name=name)
     if why:
         raise MalformedSpecError(f"{WHAT} {checked_file} does not fit {pipeline}'s {name} ({why}): a file made for "

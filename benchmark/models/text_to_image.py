@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import inspect
 import os
+from functools import partial
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -506,23 +507,29 @@ def load_text_to_image(
         return DiffusersTextToImage(pipe, PipelineIdentity(**who, **identity), device=dev, dtype=dt,
                                     overrides=overrides, speed=speed)
 
+    return _load_by_kind(kind, value, checked, partial(load_diffusers, **weights, device=dev, dtype=dt), model,
+                         revision=revision, variant=variant, token=token)
+
+
+def _load_by_kind(kind: str, value: str, checked: CheckedSpec, load: Callable, model: Callable, *,
+                  revision: str | None, variant: str | None, token) -> DiffusersTextToImage:
+    """The pipeline of a built-in model, a local folder, a single file (its base gives the configs
+    and the other weights) or a Hub model, loaded by ``load`` and wrapped by ``model``."""
     if kind == "builtin":
         folder = build_builtin(value, build_tiny_sd, kind="text-to-image")
-        pipe, mode, how = load_diffusers(str(folder), revision=None, **weights, device=dev, dtype=dt)
+        pipe, mode, how = load(str(folder), revision=None)
         return model(pipe, mode, how, model_id=f"builtin:{value}", revision=f"builtin-v{BUILDER_VERSION}",
                      family="tiny", is_builtin=True)
     if kind == "local":
-        pipe, mode, how = load_diffusers(value, revision=None, variant=variant, **weights, device=dev, dtype=dt)
+        pipe, mode, how = load(value, revision=None, variant=variant)
         return model(pipe, mode, how, model_id=value)
-    if kind == "single_file":  # the model is the file; its base gives the configs (and the other weights)
+    if kind == "single_file":  # the model is the file
         single = checked.single_file
-        pipe, mode, how = load_diffusers(single.base.load_from, revision=None, token=token, **weights, device=dev,
-                                          dtype=dt)
+        pipe, mode, how = load(single.base.load_from, revision=None, token=token)
         return model(pipe, mode, how, model_id=single.model_id, revision=single.revision, commit=single.weights.commit,
                      family="tiny" if single.base.builtin else None)
     # hub (or its local cache)
     ensure_hub_model(value, ["model_index.json"], revision=revision, token=token, what="text-to-image model")
-    pipe, mode, how = load_diffusers(value, revision=revision, variant=variant, token=token, **weights, device=dev,
-                                      dtype=dt)
+    pipe, mode, how = load(value, revision=revision, variant=variant, token=token)
     return model(pipe, mode, how, model_id=value, revision=revision,
                  commit=cached_commit(value, "model_index.json", revision))
