@@ -124,6 +124,10 @@ def check_quantization(choice: QuantizationChoice | None, device) -> None:
     load; one line otherwise."""
     if choice is None:
         return
+    if choice.backend == "bnb" and device.type not in BNB_DEVICES[choice.scheme]:
+        raise DeviceUnavailableError(f"--quantize {choice.text}: diffusers' bitsandbytes quantizer runs on "
+                                     f"{', '.join(BNB_DEVICES[choice.scheme])} only, not on {device.type}: use "
+                                     "--quantize torchao:int8wo on a CPU")
     package = BACKEND_PACKAGES[choice.backend]
     if importlib.util.find_spec(package) is None:
         raise MalformedSpecError(f"--quantize {choice.text} needs the {package} package, which is not installed: "
@@ -132,10 +136,6 @@ def check_quantization(choice: QuantizationChoice | None, device) -> None:
     if needs and importlib.util.find_spec(needs) is None:
         raise MalformedSpecError(f"--quantize {choice.text} needs {needs} (torchao's int4 kernels), which is not "
                                  f"installed: use --quantize torchao:int8wo, or pip install {needs}")
-    if choice.backend == "bnb" and device.type not in BNB_DEVICES[choice.scheme]:
-        raise DeviceUnavailableError(f"--quantize {choice.text}: diffusers' bitsandbytes quantizer runs on "
-                                     f"{', '.join(BNB_DEVICES[choice.scheme])} only, not on {device.type}: use "
-                                     "--quantize torchao:int8wo on a CPU")
 
 
 def gguf_record(tensor_types: dict[str, str], component: str) -> dict:
