@@ -307,9 +307,10 @@ def check_spec(spec: str, *, revision: str | None = None, device=None, dtype=Non
     lora_refs = parse_lora_specs(loras)
     component_refs = {name: parse_component_spec(f"{name}={ref}")[1] for name, ref in (components or {}).items()}
     quant = parse_quantization(quantize)
-    if (lora_refs or component_refs or quant) and kind in ("python", "openai"):
-        raise MalformedSpecError(f"LoRAs, component checkpoints and quantization apply to diffusers pipelines, not "
-                                 f"to {spec}")
+    if (lora_refs or component_refs) and kind in ("python", "openai"):
+        raise MalformedSpecError(f"LoRAs and component checkpoints apply to diffusers pipelines, not to {spec}")
+    if quant and kind in ("python", "openai"):
+        raise MalformedSpecError(f"--quantize applies to diffusers pipelines, not to {spec}")
     check_local_weights(lora_refs, "LoRA")  # damaged files refused before torch loads (weight_files.py)
     for name, ref in component_refs.items():
         check_local_weights([ref], f"{name} checkpoint")
