@@ -50,7 +50,8 @@ def add_run_args(p: argparse.ArgumentParser, annotators: bool, images: bool = Fa
     """The options of ``run`` and ``generate`` (``annotators``: and of the label stage; ``images``:
     ``--images DIR`` may stand for ``--model``)."""
     p.add_argument("--model", required=not images, help="builtin:tiny-sd, a Hub model ID, a local diffusers "
-                   "folder, python:module:function (prompts, seeds -> PIL images), or an image API: "
+                   "folder, a single-file checkpoint (FILE.safetensors, FILE.gguf or hf://ORG/NAME/FILE, with --base), "
+                   "python:module:function (prompts, seeds -> PIL images), or an image API: "
                    "openai:dall-e-2, openai:dall-e-3, openai:gpt-image-1"
                    + (" (or --images DIR for images made elsewhere)" if images else ""))
     p.add_argument("--out", "--output_path", required=True, type=run_folder_out,
@@ -89,6 +90,17 @@ def add_run_args(p: argparse.ArgumentParser, annotators: bool, images: bool = Fa
                    "The base with a LoRA is another model: its own settings row, run folder and leaderboard row")
     p.add_argument("--unet", metavar="PATH_OR_HUB_ID", help="a UNet checkpoint that replaces the pipeline's "
                    "(e.g. ByteDance/SDXL-Lightning/sdxl_lightning_4step_unet.safetensors on its SDXL base)")
+    p.add_argument("--base", metavar="REPO_OR_FOLDER", help="with --model FILE.safetensors (or .gguf, or "
+                   "hf://ORG/NAME/FILE): the diffusers model whose configs read the single-file checkpoint (default: "
+                   "the file's Hub repo when it is a pipeline, else its model card's base_model); read offline from a "
+                   "folder or the Hugging Face cache. The model audited is the file, recorded with its sha256")
+    p.add_argument("--quantize", metavar="BACKEND:SCHEME", help="quantize the denoiser (UNet / transformer) as it "
+                   "loads, through diffusers' quantization configs: torchao:int8wo, torchao:int8dq, torchao:float8wo, "
+                   "torchao:int4wo (torchao), bnb:4bit, bnb:8bit (bitsandbytes, GPU only); a quantized model is "
+                   "another model: its own run folder and leaderboard row (GGUF files: --model FILE.gguf --base BASE)")
+    p.add_argument("--lora-unet-only", action="store_true", help="apply a LoRA's UNet / transformer layers and "
+                   "skip its text-encoder layers (transformers loads those only with a newer peft), recording what "
+                   "was skipped in run_config.json, results.json and the report")
     p.add_argument("--revision", help="model revision (branch, tag or commit)")
     p.add_argument("--device", type=cli_types.device, help="cpu, cuda, cuda:1 ... (default: the best available)")
     p.add_argument("--dtype", type=cli_types.dtype, help="float32, float16 or bfloat16 (default: per device)")

@@ -11,6 +11,7 @@ from pathlib import Path
 from benchmark.commands.external_models import api_overrides, check_source, parse_overrides
 from benchmark.contract.audit_request import AuditRequest, ModelChoice, ProbeChoice, Runtime, SuppliedImages
 from benchmark.models.lora import parse_lora_specs
+from benchmark.models.quantization import parse_quantization
 from benchmark.commands.stage_inputs import annotator_args, print_outcome, task_input_args, stage_batch_size
 from benchmark.runner import run_generation
 from benchmark.runner.pipeline import run_audit
@@ -23,13 +24,16 @@ def request_from_args(args: argparse.Namespace, *, annotators: bool = True) -> A
     images, api = getattr(args, "images", None), api_overrides(args)
     if images:  # images made elsewhere: nothing sets up a generator
         given = [f for f, v in (("--set", args.set), ("--revision", args.revision), ("--dtype", args.dtype),
-                                ("--lora", args.lora), ("--unet", args.unet)) if v]
+                                ("--lora", args.lora), ("--unet", args.unet), ("--base", args.base),
+                                ("--quantize", args.quantize)) if v]
         if given:
             raise ValueError(f"{given[0]} sets up a generator: --images audits images already made")
     parse_lora_specs(args.lora)  # the syntax, before any work (the files are found and checked in preflight)
+    parse_quantization(getattr(args, "quantize", None))
     model = None if images else ModelChoice(args.model, revision=args.revision, settings=parse_overrides(args.set),
                                             api=api, adapters=tuple(args.lora or ()),
-                                            components={"unet": args.unet} if args.unet else {})
+                                            components={"unet": args.unet} if args.unet else {}, base=args.base,
+                                            quantization=args.quantize, lora_unet_only=args.lora_unet_only)
     supplied = SuppliedImages(images, args.model_name, mapping=args.mapping, allow_missing=args.allow_missing,
                               supplied_by=args.supplied_by) if images else None
     return AuditRequest(

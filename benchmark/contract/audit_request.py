@@ -92,7 +92,10 @@ class ModelChoice:
     (``--set``), an image API's connection options (``api``: api_base, api_key_env, concurrency,
     rpm), LoRA ``adapters`` (``PATH_OR_HUB_ID[:SCALE]`` each, loaded in order onto the pipeline
     and fused: ``--lora``) and ``components`` replaced by a checkpoint of their own
-    (``{"unet": REF}``: ``--unet``, e.g. SDXL-Lightning's UNet files)."""
+    (``{"unet": REF}``: ``--unet``, e.g. SDXL-Lightning's UNet files); for a single-file
+    checkpoint (``--model FILE.safetensors``) the ``base`` whose configs read it (``--base``); the
+    denoiser's ``quantization`` (``--quantize BACKEND:SCHEME``); ``lora_unet_only``: LoRAs' text-encoder
+    layers skipped and recorded (``--lora-unet-only``)."""
 
     spec: str
     revision: str | None = None
@@ -100,6 +103,9 @@ class ModelChoice:
     api: Mapping[str, Any] = field(default_factory=dict)
     adapters: tuple[str, ...] = ()
     components: Mapping[str, str] = field(default_factory=dict)
+    base: str | None = None
+    quantization: str | None = None
+    lora_unet_only: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.spec, str):
@@ -117,6 +123,14 @@ class ModelChoice:
             {k: _optional_text(v, f"--{k}") for k, v in components.items()}))
         if (self.adapters or self.components) and self.spec.startswith(("python:", API_PREFIX)):
             raise ValueError(f"--lora and --unet apply to diffusers pipelines, not to {self.spec}")
+        object.__setattr__(self, "base", _optional_text(self.base, "--base"))
+        object.__setattr__(self, "quantization", _optional_text(self.quantization, "--quantize"))
+        if self.quantization and self.spec.startswith(("python:", API_PREFIX)):
+            raise ValueError(f"--quantize applies to diffusers pipelines, not to {self.spec}")
+        if not isinstance(self.lora_unet_only, bool):
+            raise ValueError(f"--lora-unet-only: expected True or False, got {self.lora_unet_only!r}")
+        if self.lora_unet_only and not self.adapters:
+            raise ValueError("--lora-unet-only goes with --lora (it says which of a LoRA's layers apply)")
 
     @property
     def weights(self) -> dict[str, Any]:
@@ -126,6 +140,12 @@ class ModelChoice:
             out["loras"] = list(self.adapters)
         if self.components:
             out["components"] = dict(self.components)
+        if self.base:
+            out["base"] = self.base
+        if self.quantization:
+            out["quantize"] = self.quantization
+        if self.lora_unet_only:
+            out["lora_unet_only"] = True
         return out
 
     def load_options(self) -> dict[str, Any]:
@@ -323,7 +343,8 @@ class AuditRequest:
 IDENTITY_FIELDS = {
     ("model", "spec"): "--model", ("model", "revision"): "--revision", ("model", "settings"): "--set",
     ("model", "adapters"): "--lora", ("model", "components"): "--unet", ("images", "model_name"): "--model-name",
-    ("images", "supplied_by"): "--supplied-by",
+    ("images", "supplied_by"): "--supplied-by", ("model", "base"): "--base", ("model", "quantization"): "--quantize",
+    ("model", "lora_unet_only"): "--lora-unet-only",
 }
 
 

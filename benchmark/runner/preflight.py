@@ -25,7 +25,7 @@ from benchmark.contract.run_folder_check import ANNOTATE_TOTAL, label_files, tim
 from benchmark.runner.annotate_plan import annotator_options, choose_annotators
 from benchmark.runner.annotate_summary import annotate_record
 from benchmark.runner.probe_choice import ChosenProbes, choose_probes, limit_probes, prompt_key
-from benchmark.present.text import fmt_number, headline_entries
+from benchmark.present.text import checkpoint_text, fmt_number, headline_entries, quantization_text
 from benchmark.scores.design import planned_mdd, single_image_summary
 from benchmark.scores.metadata import get_metadata
 from benchmark.runner.run_config import check_resume
@@ -65,6 +65,7 @@ class AuditPlan:
     setting_warning: str | None = None  # a model on its pipeline's defaults: how to pass its card's settings
     adapters: list[dict] = field(default_factory=list)  # LoRAs and component checkpoints: identity records
     detectable: list[str] = field(default_factory=list)  # --pilot: the smallest change per headline score
+    model_records: dict = field(default_factory=dict)  # a single-file checkpoint's, quantized weights' records
 
     @property
     def n_images(self) -> int:
@@ -82,6 +83,9 @@ class AuditPlan:
         rows = [("model", f"{self.model} ({self.pipeline})")]
         rows += [("adapter" if a.get("kind") == "lora" else str(a.get("component") or a.get("kind")),
                   _adapter_text(a)) for a in self.adapters]
+        rows += [(key, text(self.model_records[key])) for key, text in (("checkpoint", checkpoint_text),
+                                                                         ("quantization", quantization_text))
+                 if self.model_records.get(key)]
         for i, (key, value) in enumerate(self.settings.items()):  # every setting, its value and where it came from
             source = self.setting_sources.get(key)
             rows.append(("settings" if i == 0 else "", f"{key}={value!r}" + (f"  ({source})" if source else "")))
@@ -116,9 +120,11 @@ class AuditPlan:
 
 
 def _adapter_text(record: dict) -> str:
-    """One adapter of the plan: what it is, its scale, its file's sha256 (short)."""
+    """One adapter of the plan: what it is, its scale, its file's sha256 (short), the layers skipped."""
     scale = f" at scale {record['scale']:g}" if isinstance(record.get("scale"), (int, float)) else ""
-    return f"{record.get('id') or record.get('path')}{scale} (sha256 {str(record.get('sha256'))[:12]})"
+    skipped = record.get("skipped") or {}
+    left = ("; --lora-unet-only skips " + ", ".join(f"{n} {c} layers" for c, n in skipped.items())) if skipped else ""
+    return f"{record.get('id') or record.get('path')}{scale} (sha256 {str(record.get('sha256'))[:12]}{left})"
 
 
 def _duration(seconds: float) -> str:
@@ -161,6 +167,7 @@ def preflight(request: AuditRequest) -> AuditPlan:
     plan = plan_for(request, chosen, model=model.spec, pipeline=settings.pipeline, settings=dict(settings.settings))
     plan.setting_sources, plan.setting_warning = dict(settings.sources), settings.warning
     plan.adapters = [dict(a) for a in settings.adapters]
+    plan.model_records = dict(settings.model_records)
     if request.is_api:
         name, todo = model.spec.split(":", 1)[1], max(plan.n_images - plan.done, 0)
         plan.requests = estimate_requests(name, model.load_options(), todo)

@@ -38,7 +38,8 @@ from benchmark.tasks import list_tasks
 from benchmark.tasks.inputs import input_of_results_key
 from benchmark.tasks.of_run import ReportSection, report_sections, section_of
 from benchmark.contract.image_provenance import API, SUPPLIED, provenance_kind
-from benchmark.present.text import (ESTIMATOR_RANK, OTHER_ESTIMATOR_RANK, adapters_text, direction_mark,
+from benchmark.present.text import (ESTIMATOR_RANK, OTHER_ESTIMATOR_RANK, adapters_text, checkpoint_text,
+                                    quantization_text, direction_mark,
                                     direction_text, excluded_counts, excluded_text, fmt_number, headline_entries,
                                     interval_text, is_number, md_escape, settings_items, short_estimator, value_text)
 
@@ -195,6 +196,8 @@ def _header(results: Mapping, entries: Sequence[Mapping]) -> dict:
         ("Model", model.get("id", "unknown model")),
         ("Revision", model.get("revision") or "not recorded"),
         *([("Adapters", adapters_text(model["adapters"]))] if model.get("adapters") else []),
+        *([("Checkpoint", checkpoint_text(model["checkpoint"]))] if model.get("checkpoint") else []),
+        *([("Quantization", quantization_text(model["quantization"]))] if model.get("quantization") else []),
         *([("Settings", "; ".join(items))]
           if (items := settings_items(results.get("settings"), results.get("setting_sources"))) else []),
         ("Probe set", _probe_set(results)),

@@ -40,6 +40,7 @@ from benchmark.contract.withheld import REASONS as WITHHELD_REASONS
 from benchmark.present.text import excluded_why
 from benchmark.contract.run_folder_check import require_intact
 from benchmark.runner.expected import expected_problems
+from benchmark.runner.run_config import MODEL_RECORDS
 from benchmark.scores.bootstrap import ResamplePlan, resample_plan
 from benchmark.tasks.of_run import tasks_of_run
 from benchmark.tasks.registry import load_plugins, task_options as declared_task_options
@@ -103,6 +104,9 @@ def _model_block(config: dict, manifest: pd.DataFrame) -> dict:
     adapters = m.get("adapters") if isinstance(m, dict) else None
     if isinstance(adapters, list) and adapters:  # LoRAs / component checkpoints: another model than the base
         block["adapters"] = adapters
+    for key in MODEL_RECORDS:  # a single-file checkpoint's and quantized weights' identity records
+        if isinstance(m, dict) and isinstance(m.get(key), dict):
+            block[key] = m[key]
     return block
 
 

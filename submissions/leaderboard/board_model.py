@@ -103,11 +103,33 @@ class Submission:
         return [dict(a) for a in found if isinstance(a, Mapping)] if isinstance(found, list) else []
 
     @cached_property
+    def checkpoint(self) -> dict:
+        """A single-file checkpoint's identity record (results.json ``model.checkpoint``), or {}."""
+        found = self.model.get("checkpoint")
+        return dict(found) if isinstance(found, Mapping) else {}
+
+    @cached_property
+    def quantization(self) -> dict:
+        """How the weights were quantized (results.json ``model.quantization``), or {}."""
+        found = self.model.get("quantization")
+        return dict(found) if isinstance(found, Mapping) else {}
+
+    @cached_property
+    def model_key(self) -> str:
+        """The model part of the row key: ``id@revision``; a single-file checkpoint's sha256 (the
+        model is the file, wherever it lies); a quantization after it (another model than the
+        unquantized one)."""
+        sha = self.checkpoint.get("sha256")
+        model = f"file:{str(sha)[:16]}" if sha else f"{self.model_id}@{self.revision or ''}"
+        quant = self.quantization
+        return model + (f"+quantized={quant.get('backend')}:{quant.get('scheme')}" if quant else "")
+
+    @cached_property
     def key(self) -> str:
-        """Row key: model id, revision, adapters (their files' sha256 and scales: a base and the
-        same base with a LoRA are two rows), probe set and references ('@', '+', '#' and '|' are
-        in no Hub id, so it is unambiguous)."""
-        return (f"{self.model_id}@{self.revision or ''}"
+        """Row key: model id, revision (a single file: its sha256), quantization, adapters (their
+        files' sha256 and scales: a base and the same base with a LoRA are two rows), probe set and
+        references ('@', '+', '#' and '|' are in no Hub id, so it is unambiguous)."""
+        return (self.model_key
                 + "".join(f"+{a.get('kind')}={str(a.get('sha256'))[:16]}"
                           + (f"x{a['scale']:g}" if isinstance(a.get("scale"), (int, float)) else "")
                           for a in self.adapters)

@@ -63,7 +63,8 @@ IMAGE_SOURCE = pa.struct([("kind", pa.string()), ("seeds", pa.string()), ("seeds
 ADAPTER = pa.struct([("kind", pa.string()), ("id", pa.string()), ("sha256", pa.string()), ("scale", pa.float64())])
 SUBMISSION = pa.struct([("submitted_at", pa.string()), ("submitted_with", pa.string()), ("demo", pa.bool_()),
                         ("results_repo", pa.string()), ("images_dataset", pa.string())])
-ROW_FIELDS = (("key", pa.string(), "the leaderboard's row key: `model_id@revision`, `+KIND=sha256xSCALE` per "
+ROW_FIELDS = (("key", pa.string(), "the leaderboard's row key: `model_id@revision` (a single file: "
+                                   "`file:SHA256`), `+quantized=BACKEND:SCHEME`, `+KIND=sha256xSCALE` per "
                                    "adapter, `#probes` when recorded, "
                                    "`|KEY-reference=fingerprint` per reference"),
               ("model_id", pa.string(), "the model id"),
@@ -71,6 +72,10 @@ ROW_FIELDS = (("key", pa.string(), "the leaderboard's row key: `model_id@revisio
               ("revision", pa.string(), "the model revision"),
               ("adapters", pa.list_(ADAPTER), "LoRAs and component checkpoints applied to the base, in order (kind, "
                                               "id, sha256 of the file, scale; empty: the base alone)"),
+              ("checkpoint_sha256", pa.string(), "a single-file checkpoint's sha256 (`model.checkpoint`: the model "
+                                                 "is the file; null: a folder or Hub model)"),
+              ("quantization", pa.string(), "how the weights were quantized, BACKEND:SCHEME (`model.quantization`; "
+                                            "null: not quantized)"),
               ("builtin", pa.bool_(), "`model.builtin`: a built-in tiny random-weight model"),
               ("probes", pa.string(), "the probe set: its fingerprint, else source@revision"),
               ("probe_set", PROBE_SET, "the results' `probes` block (kind, source, revision, fingerprint)"),
@@ -186,6 +191,9 @@ def row_cells(sub) -> dict[str, Any]:
                           "sha256": _text(a.get("sha256")),
                           "scale": float(a["scale"]) if isinstance(a.get("scale"), (int, float)) else None}
                          for a in sub.adapters],
+            "checkpoint_sha256": _text(sub.checkpoint.get("sha256")),
+            "quantization": f"{sub.quantization.get('backend')}:{sub.quantization.get('scheme')}"
+                            if sub.quantization else None,
             "builtin": bool(sub.model.get("builtin")), "probes": sub.probes,
             "probe_set": None if probes is None else {k: _text(probes.get(k)) for k in PROBE_SET.names},
             "references": [{"key": k, **{f: _text(r.get(f)) for f in ("source", "revision", "fingerprint")}}
@@ -240,6 +248,11 @@ def slim_document(rec: Mapping, names: list[str]) -> dict:
         "slim": True}
     if rec.get("adapters"):
         doc["model"]["adapters"] = [{k: v for k, v in a.items() if v is not None} for a in rec["adapters"]]
+    if rec.get("checkpoint_sha256"):
+        doc["model"]["checkpoint"] = {"sha256": rec["checkpoint_sha256"]}
+    if rec.get("quantization"):
+        backend, _, scheme = str(rec["quantization"]).partition(":")
+        doc["model"]["quantization"] = {"backend": backend, "scheme": scheme}
     if rec.get("probe_set"):
         doc["probes"] = {k: v for k, v in rec["probe_set"].items() if v is not None}
     if rec.get("references"):

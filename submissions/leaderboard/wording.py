@@ -35,9 +35,22 @@ def references_label(references: Mapping[str, Mapping]) -> str:
 
 
 def reference_label(sub: Submission) -> str:
-    """What the Model cell adds for a row's adapters and references ("" for a base model audited
-    with the papers' protocol)."""
-    return adapters_label(sub.adapters) + references_label(sub.references)
+    """What the Model cell adds for a row's single file or quantization, adapters and references
+    ("" for a base model audited with the papers' protocol)."""
+    return weights_label(sub) + adapters_label(sub.adapters) + references_label(sub.references)
+
+
+def weights_label(sub: Submission) -> str:
+    """What the Model cell adds for a single-file checkpoint (`` [file sha256 SHORT]``: the model
+    is the file) and for quantized weights (`` [quantized BACKEND:SCHEME]``)."""
+    quant = sub.quantization
+    return file_label(sub.checkpoint.get("sha256"), f"{quant.get('backend')}:{quant.get('scheme')}" if quant else None)
+
+
+def file_label(sha256: str | None, quantization: str | None) -> str:
+    """`` [file sha256 SHORT]`` and `` [quantized BACKEND:SCHEME]`` for those given."""
+    return ((f" [file sha256 {str(sha256)[:12]}]" if sha256 else "")
+            + (f" [quantized {quantization}]" if quantization else ""))
 
 
 def adapters_label(adapters: Sequence[Mapping]) -> str:
@@ -177,9 +190,12 @@ def index_labels(index: BoardIndex) -> dict[str, str]:
     taken = pa.array(rows.index.to_numpy(), type=pa.int64())
     refs = index.table.column("references").take(taken).to_pylist() if len(rows) else []
     adapters = index.table.column("adapters").take(taken).to_pylist() if len(rows) else []
+    files = [index.table.column(c).take(taken).to_pylist() if len(rows) and c in index.table.column_names
+             else [None] * len(rows) for c in ("checkpoint_sha256", "quantization")]
     return labels_of(zip(rows["key"].tolist(), rows["model_id"].tolist(), rows["revision"].tolist(),
-                         (adapters_label(a or []) + references_label({r["key"]: r for r in refs_i or []})
-                          for a, refs_i in zip(adapters, refs)),
+                         (file_label(sha, quant) + adapters_label(a or [])
+                          + references_label({r["key"]: r for r in refs_i or []})
+                          for a, refs_i, sha, quant in zip(adapters, refs, *files)),
                          rows["probes"].tolist()))
 
 
