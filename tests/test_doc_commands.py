@@ -93,3 +93,10 @@ def test_the_check_finds_a_renamed_option_and_an_unknown_command(parser):
     assert command_problems("compres out/a out/b", parser) == ["unknown command 'compres'"]
     assert command_problems("--plugin my_suites run --model MODEL --suites x --out runs/short", parser) == []
     assert command_problems("leaderboard build-contents DIR", parser) == []
+
+
+def test_the_command_line_page_lists_every_command(parser):
+    text = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    commands = [f"t2ibench {name}" for name, sub in _subparsers(parser).items()]
+    commands += [f"t2ibench {name} {inner}" for name, sub in _subparsers(parser).items() for inner in _subparsers(sub)]
+    assert [c for c in commands if not re.search(rf"^{re.escape(c)}\b", text, re.M)] == []

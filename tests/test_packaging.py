@@ -213,7 +213,7 @@ def test_wheel_metadata_base_requirements_and_package_data(built):
     with tarfile.open(sdist) as tf:
         members = {m.name.split("/", 1)[1] for m in tf.getmembers() if "/" in m.name}
     for needed in ("CHANGELOG.md", "LICENSE", "setup.py", "metrics/gep/gep.py", "metrics/inline_scores.py",
-                   "tests/data/README.md",
+                   "tests/data/README.md", "mkdocs.yml", "docs/_hooks/site_links.py", "docs/index.md",
                    "tests/data/gep/gep_prompts_256x2.csv", "benchmark/contract/results_schema.json"):
         assert needed in members, needed
 
