@@ -5,6 +5,7 @@ About 3 s."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -49,6 +50,12 @@ def test_the_site_builds_strict_with_search_and_the_api_reference(tmp_path):
     api = (tmp_path / "site" / "api" / "runner" / "index.html").read_text()
     assert "run_audit" in api and "One audit: into" in api  # a docstring, rendered
     assert ":class:" not in api and ":func:" not in api  # the docstrings' Sphinx roles, dropped by the hook
+    # nothing is fetched from elsewhere: no script, style sheet, font or image from another host
+    for page in (tmp_path / "site").rglob("*.html"):
+        text = page.read_text()
+        assert not re.findall(r'<(?:script|img)[^>]+src="https?:|<link[^>]+href="https?:[^"]*"[^>]*stylesheet', text), page
+        assert "fonts.googleapis" not in text, page
+        assert 'class="md-source"' not in text, page  # a repo_url: the theme's script would ask GitHub's API
     reference = (tmp_path / "site" / "scores" / "index.html").read_text()
     assert 'id="gep_score_neutral"' in reference  # scores.md#gep_score_neutral links to it
 

@@ -14,7 +14,7 @@ LINK = re.compile(r"(\]\()(\.\./[^)\s#]+)(#[^)\s]*)?(\))")
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:
-    repo = config["repo_url"].rstrip("/")
+    repo = config["extra"]["repository"].rstrip("/")
     root = Path(config["docs_dir"]).resolve().parent
     here = posixpath.dirname(page.file.src_uri)
 
