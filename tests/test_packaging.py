@@ -89,6 +89,8 @@ def test_base_install_is_light_and_the_extras_hold_the_rest():
     all_ = " ".join(project["optional-dependencies"]["all"])
     assert "audit" in all_ and "app" in all_
     assert "t2i-bias-benchmark[all]" in project["optional-dependencies"]["test"]
+    assert "t2i-bias-benchmark[docs]" in project["optional-dependencies"]["test"]  # the tests build the site
+    assert {"mkdocs", "mkdocs-material", "mkdocstrings"} <= extras["docs"]
     assert {"pytest", "playwright", "build", "twine"} <= extras["test"]
 
 
