@@ -104,6 +104,12 @@ class Registry(MutableMapping[str, V]):
         """The entry registered as ``name`` so far (None), without loading the task folders."""
         return self._entries.get(name)
 
+    def place(self, name: str) -> tuple[int, ...]:
+        """Where entry ``name`` is listed (:data:`PACKAGE`, a task folder's ``(FOLDERS, index)``,
+        :data:`PLUGINS`): entries declared by one folder share it."""
+        self._ready()
+        return self._place[name]
+
     def so_far(self) -> dict[str, V]:
         """The entries registered so far, without loading the task folders."""
         return dict(self._entries)
