@@ -10,7 +10,7 @@ import pytest
 
 from benchmark.models.call_settings import SCHEDULER_SETTINGS, named_parameters
 from benchmark.models.model_cards import (
-    MODEL_CARD_SETTINGS, SOURCE_PIPELINE, SOURCE_SET, WUERSTCHEN_PRIOR_TIMESTEPS, card_row, card_sources,
+    MODEL_CARD_SETTINGS, SOURCE_NO_CARD, SOURCE_PIPELINE, SOURCE_SET, WUERSTCHEN_PRIOR_TIMESTEPS, card_row, card_sources,
     choose_call_settings, on_pipeline_defaults, settings_warning, structural_hint,
 )
 
@@ -50,15 +50,17 @@ ROW_CLASSES = {
     "kandinsky-community/kandinsky-2-1": "KandinskyCombinedPipeline",
     "Qwen/Qwen-Image": "QwenImagePipeline",
     "Tongyi-MAI/Z-Image-Turbo": "ZImagePipeline",
+    "Tongyi-MAI/Z-Image": "ZImagePipeline",
     "HiDream-ai/HiDream-I1-Full": "HiDreamImagePipeline",
     "HiDream-ai/HiDream-I1-Dev": "HiDreamImagePipeline",
     "HiDream-ai/HiDream-I1-Fast": "HiDreamImagePipeline",
-    "THUDM/CogView3-Plus-3B": "CogView3PlusPipeline",
-    "THUDM/CogView4-6B": "CogView4Pipeline",
+    "zai-org/CogView3-Plus-3B": "CogView3PlusPipeline",
+    "zai-org/CogView4-6B": "CogView4Pipeline",
     "Alpha-VLLM/Lumina-Image-2.0": "Lumina2Pipeline",
     "Kwai-Kolors/Kolors-diffusers": "KolorsPipeline",
     "fal/AuraFlow-v0.3": "AuraFlowPipeline",
     "Efficient-Large-Model/Sana_Sprint_1.6B_1024px_diffusers": "SanaSprintPipeline",
+    "Efficient-Large-Model/Sana_Sprint_0.6B_1024px_diffusers": "SanaSprintPipeline",
     # adapters and component checkpoints: the class of the base they are made for
     **{f"ByteDance/SDXL-Lightning/sdxl_lightning_{n}step_lora.safetensors": "StableDiffusionXLPipeline"
        for n in (2, 4, 8)},
@@ -91,6 +93,7 @@ def test_row_settings_are_arguments_of_its_pipeline(model_id, class_name):
     row = card_row(model_id)
     repo = "/".join(model_id.split("/")[:2])  # an adapter's card is its repo's
     assert row is not None and row.source == f"https://huggingface.co/{repo}"
+    assert row.pipeline == class_name  # the class the base check compares (base_model.check_declared_base)
     assert row.source_text == f"model card ({row.source})"
     cls = getattr(diffusers, class_name)
     if type(cls).__name__ == "DummyObject":  # an optional package is missing here (Kolors: sentencepiece)
@@ -136,7 +139,7 @@ def test_order_set_then_card_then_pipeline_default():
     assert settings["num_inference_steps"] == default["num_inference_steps"].default
     assert settings["guidance_scale"] == default["guidance_scale"].default
     assert "height" not in settings  # None: the loader fills in the resolution the pipeline computes
-    assert set(sources.values()) == {SOURCE_PIPELINE}
+    assert set(sources.values()) == {SOURCE_NO_CARD}  # no card row applies: nobody chose them
 
 
 def test_flux_without_guidance_embeddings_is_schnell_like_whatever_its_name():

@@ -33,10 +33,12 @@ from benchmark.extras import require
 from .api_images import OpenAIImagesModel, check_api_model
 from .cuda_speed import OFFLOAD_MODES, check_offload
 from .builtin_cache import BUILDER_VERSION, build_builtin, check_builtin_name
-from .base_model import CardIdentity, card_identity
+from .base_model import CardIdentity, card_identity, check_declared_base
 from .call_settings import PIPELINE_CALL_ARGUMENTS, SCHEDULER_SETTINGS, check_call_settings, named_parameters
 from .component_weights import check_components, parse_component_spec
+from .light_checks import check_without_weights
 from .lora import check_loras, parse_lora_specs
+from .lora_card import attach_cards, card_setting_sources, choose_trigger, with_trigger
 from .model_cards import SOURCE_SET, card_sources, choose_call_settings, settings_warning
 from .pipeline_classes import PipelineChoice, choose_pipeline_class
 from .device import resolve_device, resolve_dtype
@@ -135,11 +137,18 @@ class CheckedSpec:
     components: tuple = ()
     identity: CardIdentity = field(default_factory=CardIdentity)
     read_config: Callable[[str], dict | None] = field(default=lambda component: None, repr=False)
+    trigger: tuple[str, str] | None = None  # (text put before every prompt, its source): lora_card.py
 
     def cards(self) -> list:
-        """The card rows that apply (model_cards.card_sources), adapters' first."""
+        """The card rows that apply (model_cards.card_sources): the adapters' rows, their own cards'
+        examples, the model's own row, its base_model's."""
         return card_sources(own=self.identity.own, how=self.identity.how, bases=self.identity.bases,
-                            adapters=[a.card_id for a in (*self.components, *self.adapters)])
+                            adapters=[a.card_id for a in (*self.components, *self.adapters)],
+                            adapter_cards=card_setting_sources(self.adapters))
+
+    def lora_warnings(self) -> list[str]:
+        """One line per LoRA whose card's base_model is not the model audited (lora_card.judge_base)."""
+        return [a.card.warning for a in self.adapters if a.card is not None and a.card.warning]
 
     def records(self) -> list[dict]:
         """The identity records of the component checkpoints and LoRAs, in the order they apply."""
@@ -182,12 +191,13 @@ def check_text_to_image(
     offload: str | None = None,
     loras: Sequence[str] = (),
     components: Mapping[str, str] | None = None,
+    lora_trigger: bool | str | None = None,
 ) -> str:
     """Everything about a text-to-image spec that can fail, checked before any weights load;
     returns the pipeline's class name (or ``python-callable``, or the image API's model):
     :func:`check_spec`."""
     return check_spec(spec, revision=revision, device=device, dtype=dtype, token=token, overrides=overrides,
-                      offload=offload, loras=loras, components=components).name
+                      offload=offload, loras=loras, components=components, lora_trigger=lora_trigger).name
 
 
 def _check_scheduler_settings(choice: PipelineChoice, index: dict, overrides: dict) -> None:
@@ -215,7 +225,7 @@ def _check_scheduler_settings(choice: PipelineChoice, index: dict, overrides: di
 
 def check_spec(spec: str, *, revision: str | None = None, device=None, dtype=None, token: str | bool | None = None,
                overrides: dict | None = None, offload: str | None = None, loras: Sequence[str] = (),
-               components: Mapping[str, str] | None = None) -> CheckedSpec:
+               components: Mapping[str, str] | None = None, lora_trigger: bool | str | None = None) -> CheckedSpec:
     """Everything about a text-to-image spec that can fail, checked before any weights load,
     and what loading needs. One-line errors for: the spec's syntax, a missing local folder or Hub
     model (offline, gated, no such revision), ``revision`` with a built-in model or local folder
@@ -223,8 +233,11 @@ def check_spec(spec: str, *, revision: str | None = None, device=None, dtype=Non
     cannot run as text-to-image (the class that will run is the one checked: pipeline_classes.py),
     an offload mode that does not apply, each ``--set`` setting that class's call (or scheduler)
     does not take or whose value has the wrong type, a LoRA or component checkpoint that is missing
-    or made for another base (lora.py, component_weights.py), a loop in the model cards'
-    base_model links (base_model.py)."""
+    or made for another base (lora.py, component_weights.py; a LoRA card's base_model of another
+    architecture: lora_card.py), a model card that cannot be read, a loop in the model cards'
+    base_model links or a class that contradicts them (base_model.py), ``lora_trigger`` (True: the
+    LoRA cards' trigger; a text: that text) without a trigger. What needs no weights and no heavy
+    library is checked first, before torch loads (light_checks.py)."""
     overrides = dict(overrides or {})
     kind, value = parse_text_to_image_spec(spec)
     if revision and kind in ("builtin", "local", "python", "openai"):
@@ -234,7 +247,7 @@ def check_spec(spec: str, *, revision: str | None = None, device=None, dtype=Non
                                  "revisions are Hub commits, branches or tags")
     lora_refs = parse_lora_specs(loras)
     component_refs = {name: parse_component_spec(f"{name}={ref}")[1] for name, ref in (components or {}).items()}
-    if (lora_refs or component_refs) and kind in ("python", "openai"):
+    if (lora_refs or component_refs or lora_trigger) and kind in ("python", "openai"):
         raise MalformedSpecError(f"LoRAs and component checkpoints apply to diffusers pipelines, not to {spec}")
     if kind == "python":
         fn = import_callable(value)
@@ -243,6 +256,7 @@ def check_spec(spec: str, *, revision: str | None = None, device=None, dtype=Non
         return CheckedSpec("python-callable")
     if kind == "openai":
         return CheckedSpec(check_api_model(value, overrides))
+    check_without_weights(spec, kind, value, revision=revision, token=token, loras=loras, lora_trigger=lora_trigger)
     require("torch", "diffusers", "transformers", "PIL", extra="audit", purpose="generate images")
     dev = resolve_device(device)
     dt = resolve_dtype(dtype, dev)
@@ -255,10 +269,14 @@ def check_spec(spec: str, *, revision: str | None = None, device=None, dtype=Non
     check_offload(offload, dev)
     check_call_settings(choice.cls.__call__, overrides, what=choice.name, reserved=PIPELINE_CALL_ARGUMENTS)
     read = config_reader(kind, value, revision, token)
+    identity = card_identity(kind, value, revision=revision, token=token) if kind != "builtin" else CardIdentity()
+    check_declared_base(spec, choice.declared, identity)
     comps = check_components(component_refs, pipeline=choice.name, index=index, read_config=read, token=token)
     adapters = check_loras(lora_refs, pipeline_cls=choice.cls, index=index, read_config=read, token=token)
-    identity = card_identity(kind, value, revision=revision, token=token) if kind != "builtin" else CardIdentity()
-    return CheckedSpec(choice.name, choice, index, tuple(adapters), tuple(comps), identity, read)
+    audited = [a for a in (value if kind == "hub" else None, identity.own, *identity.bases) if a]
+    adapters = attach_cards(adapters, pipeline_class=choice.name, audited=audited, model=spec, token=token)
+    return CheckedSpec(choice.name, choice, index, tuple(adapters), tuple(comps), identity, read,
+                       trigger=choose_trigger(adapters, lora_trigger))
 
 
 def pipeline_choice(spec: str, *, revision: str | None = None, token: str | bool | None = None) -> PipelineChoice:
@@ -276,18 +294,24 @@ class SettingsPlan:
     """Every generation setting of a run, worked out before any weights load, for the plan and
     the records: ``settings`` (values), ``sources`` (where each came from), ``warning`` (one line
     when the model runs at its pipeline's defaults, else None), ``adapters`` (the identity records
-    of its LoRAs and component checkpoints), ``pipeline`` (the class that runs it)."""
+    of its LoRAs and component checkpoints), ``pipeline`` (the class that runs it),
+    ``lora_warnings`` (a LoRA whose card names another base: lora_card.py)."""
 
     pipeline: str
     settings: dict
     sources: dict
     warning: str | None = None
     adapters: tuple = ()
+    lora_warnings: tuple[str, ...] = ()
 
     def lines(self) -> list[str]:
         """One line per setting: ``key=value  (source)``, in the order they were chosen."""
         keys = list(dict.fromkeys([*self.sources, *self.settings]))
         return [f"{k}={self.settings.get(k, 'set by the pipeline')!r}  ({self.sources.get(k, '--set')})" for k in keys]
+
+    def warnings(self) -> list[str]:
+        """The lines a run prints whatever ``--quiet`` says: settings nobody chose, LoRAs on another base."""
+        return [w for w in (self.warning, *self.lora_warnings) if w]
 
 
 def _native_from_configs(read_config: Callable[[str], dict | None], params: dict) -> int | None:
@@ -306,12 +330,14 @@ def _native_from_configs(read_config: Callable[[str], dict | None], params: dict
 
 def plan_settings(spec: str, *, revision: str | None = None, device=None, dtype=None,
                   token: str | bool | None = None, overrides: dict | None = None, offload: str | None = None,
-                  loras: Sequence[str] = (), components: Mapping[str, str] | None = None) -> SettingsPlan:
+                  loras: Sequence[str] = (), components: Mapping[str, str] | None = None,
+                  lora_trigger: bool | str | None = None) -> SettingsPlan:
     """:func:`check_spec`, then every call setting the run will use with its value and source
-    (model_cards.py), the warning for a model on its pipeline's defaults, and the adapters'
-    identity records: what the plan prints and run_config.json / results.json record."""
+    (model_cards.py; the LoRA trigger as ``lora_trigger``), the warnings for a model on its
+    pipeline's defaults and a LoRA on another base, and the adapters' identity records: what the
+    plan prints and run_config.json / results.json record."""
     checked = check_spec(spec, revision=revision, device=device, dtype=dtype, token=token, overrides=overrides,
-                         offload=offload, loras=loras, components=components)
+                         offload=offload, loras=loras, components=components, lora_trigger=lora_trigger)
     if checked.choice is None:  # a callable or an image API: its settings are what --set passes
         return SettingsPlan(checked.name, dict(overrides or {}), {k: SOURCE_SET for k in overrides or {}})
     kind, _ = parse_text_to_image_spec(spec)
@@ -323,8 +349,11 @@ def plan_settings(spec: str, *, revision: str | None = None, device=None, dtype=
     for key in ("height", "width"):
         if key in params and settings.get(key) is None and native:
             settings[key] = native
-    warning = None if kind == "builtin" else settings_warning(spec, sources)
-    return SettingsPlan(checked.name, settings, sources, warning, tuple(checked.records()))
+    if checked.trigger is not None:
+        settings["lora_trigger"], sources["lora_trigger"] = checked.trigger
+    warning = None if kind == "builtin" else settings_warning(spec, sources, why=checked.identity.unfollowed)
+    return SettingsPlan(checked.name, settings, sources, warning, tuple(checked.records()),
+                        tuple(checked.lora_warnings()))
 
 
 def planned_setting_sources(spec: str, pipeline_class: str, overrides: dict | None = None, *,
@@ -349,6 +378,7 @@ def load_text_to_image(
     offload: str | None = None,
     loras: Sequence[str] = (),
     components: Mapping[str, str] | None = None,
+    lora_trigger: bool | str | None = None,
     **overrides,
 ) -> TextToImageModel:
     """Load a text-to-image model from a spec (see module docstring).
@@ -366,14 +396,12 @@ def load_text_to_image(
     QKV projections on CUDA). ``offload``: ``auto`` (None), ``none``, ``model`` or
     ``sequential`` (diffusers' CPU offload, CUDA only; auto offloads only what does not fit).
 
-    ``loras``: ``PATH_OR_HUB_ID[:SCALE]`` texts (lora.py), loaded and fused in this order;
-    ``components``: ``{"unet": REF}``, a component replaced by its own checkpoint
-    (component_weights.py: SDXL-Lightning's UNets). Both are part of the model's identity:
-    ``model.adapters`` holds their records (Hub repo and file or path, revision, sha256, scale).
-
-    Call settings not given in ``overrides`` come from the model card table (the adapters' rows,
-    the model's own, its base_model's), a structural hint or the pipeline's defaults
-    (:mod:`benchmark.models.model_cards`); ``model.setting_sources`` says which.
+    ``loras``: ``PATH_OR_HUB_ID[:SCALE]`` texts (lora.py), fused in this order; ``components``:
+    ``{"unet": REF}`` (component_weights.py); ``model.adapters`` holds their identity records
+    (with what each LoRA's card says: lora_card.py). ``lora_trigger``: True puts the LoRA cards'
+    ``instance_prompt`` before every prompt, a text that text (``settings["lora_trigger"]``).
+    Call settings not in ``overrides`` come from the card table, the LoRAs' cards, a structural
+    hint or the pipeline's defaults (model_cards.py); ``model.setting_sources`` says which.
     """
     if callable(spec) and not isinstance(spec, str):
         require("PIL", extra="audit", purpose="generate images")
@@ -382,7 +410,7 @@ def load_text_to_image(
         return CallableTextToImage(spec, model_id=f"python:{module}:{name}", revision=revision, overrides=overrides)
     kind, value = parse_text_to_image_spec(spec)
     checked = check_spec(spec, revision=revision, device=device, dtype=dtype, token=token, overrides=overrides,
-                         offload=offload, loras=loras, components=components)
+                         offload=offload, loras=loras, components=components, lora_trigger=lora_trigger)
     if kind == "python":
         require("PIL", extra="audit", purpose="generate images")
         return CallableTextToImage(import_callable(value), model_id=value, revision=revision, overrides=overrides)
@@ -399,8 +427,8 @@ def load_text_to_image(
 
     def model(pipe, mode: str, how: dict | None, **who) -> DiffusersTextToImage:
         speed = SpeedChoice(compile=compile, compile_vae=compile_vae, offload=mode, offload_auto=how)
-        return DiffusersTextToImage(pipe, PipelineIdentity(**who, **identity), device=dev, dtype=dt,
-                                    overrides=overrides, speed=speed)
+        return with_trigger(DiffusersTextToImage(pipe, PipelineIdentity(**who, **identity), device=dev, dtype=dt,
+                                                 overrides=overrides, speed=speed), checked.trigger)
 
     if kind == "builtin":
         folder = build_builtin(value, build_tiny_sd, kind="text-to-image")

@@ -279,12 +279,18 @@ def settings_items(settings: Mapping | None, sources: Mapping | None = None) -> 
     return out
 
 
+def adapter_label(record: Mapping) -> str:
+    """What an adapter record (results.json ``model.adapters[i]``) is called: the name its card or
+    Hub repo gives it (``name``, benchmark.models.lora_card), else its id or path."""
+    return str(record.get("name") or record.get("id") or record.get("path") or "?")
+
+
 def adapters_text(adapters: Sequence[Mapping] | None) -> str:
-    """The LoRAs and component checkpoints of a model, one phrase each: what, its id, scale and
+    """The LoRAs and component checkpoints of a model, one phrase each: what, its name, scale and
     sha256 (short); "" for a base model."""
     out = []
     for a in adapters or ():
         what = "LoRA" if a.get("kind") == "lora" else f"{a.get('component') or a.get('kind')} checkpoint"
         scale = f" at scale {a['scale']:g}" if isinstance(a.get("scale"), (int, float)) else ""
-        out.append(f"{what} {a.get('id') or a.get('path')}{scale} (sha256 {str(a.get('sha256'))[:12]})")
+        out.append(f"{what} {adapter_label(a)}{scale} (sha256 {str(a.get('sha256'))[:12]})")
     return "; ".join(out)
