@@ -22,6 +22,8 @@ def check_model_first(args: argparse.Namespace) -> None:
     model = getattr(args, "model", None)
     if not model or getattr(args, "images", None):
         return
+    if getattr(args, "lora_trigger", None) is not None and not args.lora:
+        raise ValueError("--lora-trigger goes with --lora (a trigger word activates a LoRA)")
     kind, value = parse_text_to_image_spec(model)
     if kind not in ("local", "hub"):
         return
