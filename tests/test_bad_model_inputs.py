@@ -209,3 +209,19 @@ def test_the_library_refuses_what_the_command_line_refuses(tmp_path):
     flux_base = lora_folder(tmp_path, "flux", "base_model: black-forest-labs/FLUX.1-dev")
     with pytest.raises(MalformedSpecError, match="another architecture"):
         check_text_to_image(str(base), loras=[str(flux_base)], device="cpu")
+
+
+def test_the_bench_script_prints_its_table(tmp_path):
+    """bench/early_refusals.py in its smallest mode (this tree, one case, once): a well-formed table."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run([sys.executable, str(root / "bench" / "early_refusals.py"), "--no-before", "--repeats", "1",
+                           "--cases", "img2img", "mislabelled-base", "--out", str(tmp_path)], capture_output=True,
+                          text=True, timeout=300, cwd=root)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    doc = json.loads((tmp_path / "early_refusals.json").read_text())
+    assert [r["case"] for r in doc["rows"]] == ["img2img", "mislabelled-base"]
+    for row in doc["rows"]:
+        assert (row["now"]["status"], row["now"]["one_line"], row["now"]["heavy"]) == (2, True, "none"), row
+    assert "| img2img |" in proc.stdout

@@ -67,8 +67,7 @@ def light_index(kind: str, value: str, revision: str | None = None) -> dict | No
     return index
 
 
-def _check_loras(spec: str, declared: str, identity: CardIdentity, audited: list[str], loras: Sequence[str],
-                 lora_trigger) -> None:
+def _check_loras(spec: str, declared: str, audited: list[str], loras: Sequence[str], lora_trigger) -> None:
     """The LoRAs' cards that can be read without the network: another architecture's base refused,
     ``--lora-trigger`` with no trigger in any card refused."""
     refs = parse_lora_specs(list(loras))
@@ -112,5 +111,5 @@ def check_without_weights(spec: str, kind: str, value: str, *, revision: str | N
         check_declared_base(spec, declared, identity)
         if loras:
             audited = [value if kind == "hub" else None, identity.own, *identity.bases]
-            _check_loras(spec, declared, identity, [a for a in audited if a], loras, lora_trigger)
+            _check_loras(spec, declared, [a for a in audited if a], loras, lora_trigger)
     return identity
