@@ -87,9 +87,8 @@ def time_refusal(tree: Path, options: list[str], out: Path, timeout: float) -> d
     env = {**os.environ, "PYTHONPATH": str(tree), "HF_HUB_OFFLINE": "1"}
     start = time.perf_counter()
     try:
-        proc = subprocess.run([sys.executable, "-c", _PROBE, "run", *options, "--out", str(out), "--suites",
-                               "gep_neutral", "--limit", "1", "--quiet"], capture_output=True, text=True, env=env,
-                              timeout=timeout, cwd=out.parent)
+        proc = subprocess.run([sys.executable, "-c", _PROBE, "run", *options, "--out", str(out), "--limit", "1",
+                               "--quiet"], capture_output=True, text=True, env=env, timeout=timeout, cwd=out.parent)
     except subprocess.TimeoutExpired:
         return {"seconds": timeout, "status": "timeout", "line": "", "one_line": False, "heavy": "?"}
     seconds = time.perf_counter() - start
