@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tiny_pipelines import build_family, make_tiny_lora
+from tiny_pipelines import build_family, install_in_hub_cache, make_tiny_lora, use_hub_cache_offline
 
 from benchmark.contract.adapter_identity import adapters_key
 from benchmark.models.lora_card import card_of_example
@@ -91,6 +91,18 @@ def test_the_card_names_the_lora_and_gives_its_scale_settings_and_trigger(made):
     # a scale given on the command line wins over the card's
     (given,) = plan_settings(str(base), device="cpu", loras=[f"{lora}:0.5"], overrides=TINY).adapters
     assert (given["scale"], given["scale_source"]) == (0.5, "--lora")
+
+
+def test_a_hub_loras_card_is_read_from_the_cache(made, tmp_path, monkeypatch):
+    from benchmark.models.text_to_image import plan_settings
+
+    base, lora, _ = made
+    cache = tmp_path / "hub"
+    install_in_hub_cache(lora, cache, "someone/sks-person")
+    use_hub_cache_offline(monkeypatch, cache)
+    (record,) = plan_settings(str(base), device="cpu", loras=["someone/sks-person"], overrides=TINY).adapters
+    assert (record["name"], record["card"]) == ("someone/sks-person", "someone/sks-person README.md")
+    assert (record["trigger_offered"], record["scale"]) == ("sks person", 0.7)
 
 
 def test_a_lora_for_another_model_of_the_architecture_is_audited_with_a_warning(made):

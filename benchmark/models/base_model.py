@@ -44,8 +44,8 @@ from .errors import MalformedSpecError
 from .hub_access import hub_offline
 from .model_cards import card_row, current_hub_id, pipeline_family
 
-__all__ = ["CardIdentity", "MAX_LEVELS", "card_identity", "read_card_data", "base_model_of", "cache_path_id",
-           "local_copy_id", "check_declared_base"]
+__all__ = ["CardIdentity", "MAX_LEVELS", "card_identity", "read_card_data", "hub_readme", "base_model_of",
+           "cache_path_id", "local_copy_id", "check_declared_base"]
 
 #: how many base_model links are followed (a fine-tune of a fine-tune of a fine-tune)
 MAX_LEVELS = 4
@@ -87,6 +87,25 @@ def local_copy_id(folder: str | Path) -> str | None:
     return known.pop() if len(known) == 1 else None
 
 
+def hub_readme(repo: str, *, revision: str | None = None, token=None, local_only: bool = False) -> Path | None:
+    """A Hub repo's README.md: the cached copy, else (unless offline or ``local_only``) downloaded;
+    None when it has none or it cannot be had (gated, unreachable, a malformed ID)."""
+    from huggingface_hub import hf_hub_download, try_to_load_from_cache
+
+    try:
+        hit = try_to_load_from_cache(repo, "README.md", revision=revision)
+    except Exception:  # noqa: BLE001 - a malformed ID or a broken cache entry: a miss
+        hit = None
+    if isinstance(hit, str):
+        return Path(hit)
+    if local_only or hub_offline():
+        return None
+    try:
+        return Path(hf_hub_download(repo, "README.md", revision=revision, token=token, etag_timeout=5))
+    except Exception:  # noqa: BLE001 - unreachable, gated, no card: no card
+        return None
+
+
 def read_card_data(repo_or_folder: str, *, revision: str | None = None, token=None, local_only: bool = False) -> dict:
     """The YAML front matter of a local folder's README.md or a Hub repo's model card (from the
     cache, or the Hub unless offline or ``local_only``); {} when there is none; one line
@@ -95,20 +114,8 @@ def read_card_data(repo_or_folder: str, *, revision: str | None = None, token=No
     if folder.is_dir():
         readme = folder / "README.md"
         return read_front_matter(readme) if readme.is_file() else {}
-    from huggingface_hub import hf_hub_download, try_to_load_from_cache
-
-    try:
-        hit = try_to_load_from_cache(repo_or_folder, "README.md", revision=revision)
-    except Exception:  # noqa: BLE001 - a malformed ID or a broken cache entry: no card
-        hit = None
-    if not isinstance(hit, str):
-        if local_only or hub_offline():
-            return {}
-        try:
-            hit = hf_hub_download(repo_or_folder, "README.md", revision=revision, token=token, etag_timeout=5)
-        except Exception:  # noqa: BLE001 - unreachable, gated, no card: the chain stops here
-            return {}
-    return read_front_matter(hit)
+    readme = hub_readme(repo_or_folder, revision=revision, token=token, local_only=local_only)
+    return read_front_matter(readme) if readme is not None else {}
 
 
 def _shown(value: Any, limit: int = 60) -> str:

@@ -37,10 +37,9 @@ from typing import Any
 
 from benchmark.cli_types import LORA_SCALE_RANGE
 
-from .base_model import base_model_of
+from .base_model import base_model_of, hub_readme
 from .card_front_matter import card_body, read_front_matter
 from .errors import MalformedSpecError
-from .hub_access import hub_offline
 from .model_cards import CardSource, card_row, current_hub_id, pipeline_family
 from .weights_ref import DIFFUSERS_LORA_FILE
 
@@ -110,28 +109,10 @@ class LoraCardUse:
 # --------------------------------------------------------------------------- reading
 
 
-def _hub_readme(repo: str, revision: str | None, *, token, local_only: bool) -> tuple[Path | None, str]:
-    from huggingface_hub import hf_hub_download, try_to_load_from_cache
-
-    where = f"{repo} README.md"
-    try:
-        hit = try_to_load_from_cache(repo, "README.md", revision=revision)
-    except Exception:  # noqa: BLE001 - a broken cache entry is a miss
-        hit = None
-    if isinstance(hit, str):
-        return Path(hit), where
-    if local_only or hub_offline():
-        return None, where
-    try:
-        return Path(hf_hub_download(repo, "README.md", revision=revision, token=token, etag_timeout=5)), where
-    except Exception:  # noqa: BLE001 - no card, gated, unreachable: a LoRA without a card
-        return None, where
-
-
 def _readme_of(ref, file: Path | None, *, token, local_only: bool) -> tuple[Path | None, str]:
     """The README.md of a LoRA reference (weights_ref.WeightsRef) and how to name where it is."""
     if ref.repo:
-        return _hub_readme(ref.repo, ref.revision, token=token, local_only=local_only)
+        return hub_readme(ref.repo, revision=ref.revision, token=token, local_only=local_only), f"{ref.repo} README.md"
     path = Path(ref.path)
     folder = path if path.is_dir() else (file or path).parent
     readme = folder / "README.md"
