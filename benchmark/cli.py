@@ -29,6 +29,10 @@ from benchmark.tasks.inputs import declared_inputs
 ANNOTATOR_FLAGS = ("encoder", "vqa", "detector", "skin_tone", "vqa_mode")
 
 
+#: run / generate of a pipeline: what its model_index.json and cards refuse, before the task folders and
+#: the heavy libraries load (named, imported only when the command runs)
+MODEL_PRECHECK = ("benchmark.commands.model_precheck:check_model_first",)
+
 ALIASES_EPILOG = ("lm-evaluation-harness spellings are accepted as aliases: --tasks a,b (--suites a b), "
                   "--output_path (--out), --model_args k=v,k=v (--set k=v), --batch_size N|auto (--batch-size).")
 
@@ -84,12 +88,18 @@ def add_run_args(p: argparse.ArgumentParser, annotators: bool, images: bool = Fa
                    help="diffusers' CPU offload for models that do not fit the GPU: auto (default: offload only "
                    "when the weights do not fit 70%% of the free GPU memory), none, model (one model on the GPU "
                    "at a time) or sequential (layer by layer, slowest; never compiled); recorded in run_config.json")
-    p.add_argument("--lora", action="append", metavar="PATH_OR_HUB_ID[:SCALE]",
-                   help="a LoRA adapter loaded onto the pipeline and fused (repeatable, applied in order): a "
-                   "local .safetensors file or folder, or ORG/NAME[@REV][/FILE] on the Hub; SCALE defaults to 1. "
-                   "The base with a LoRA is another model: its own settings row, run folder and leaderboard row")
-    p.add_argument("--unet", metavar="PATH_OR_HUB_ID", help="a UNet checkpoint that replaces the pipeline's "
-                   "(e.g. ByteDance/SDXL-Lightning/sdxl_lightning_4step_unet.safetensors on its SDXL base)")
+    p.add_argument("--lora", action="append", metavar="PATH_OR_HUB_ID[:SCALE]", type=cli_types.lora_reference,
+                   help=f"a LoRA adapter loaded onto the pipeline and fused (repeatable, at most {cli_types.MAX_LORAS}, "
+                   "applied in order): a local .safetensors file or folder, or ORG/NAME[@REV][/FILE] on the Hub; "
+                   "SCALE from -10 to 10, default the scale its card's example applies, else 1. Its README (model "
+                   "card) is read: its base_model is checked against --model, its trigger word offered. The base "
+                   "with a LoRA is another model: its own settings row, run folder and leaderboard row")
+    p.add_argument("--lora-trigger", nargs="?", const=True, default=None, metavar="TEXT",
+                   help="put the LoRAs' trigger before every probe's prompt (TRIGGER, PROMPT): alone, the "
+                   "instance_prompt their cards name; with TEXT, that text. Recorded with its source")
+    p.add_argument("--unet", metavar="PATH_OR_HUB_ID", type=cli_types.unet_reference,
+                   help="a UNet checkpoint that replaces the pipeline's (e.g. "
+                   "ByteDance/SDXL-Lightning/sdxl_lightning_4step_unet.safetensors on its SDXL base)")
     p.add_argument("--base", metavar="REPO_OR_FOLDER", help="with --model FILE.safetensors (or .gguf, or "
                    "hf://ORG/NAME/FILE): the diffusers model whose configs read the single-file checkpoint (default: "
                    "the file's Hub repo when it is a pipeline, else its model card's base_model); read offline from a "
@@ -108,8 +118,12 @@ def add_run_args(p: argparse.ArgumentParser, annotators: bool, images: bool = Fa
                    help="pipeline argument, e.g. --set num_inference_steps=30 --set guidance_scale=5")
     p.add_argument("--model_args", dest="set", type=model_args, action=cli_types.ExtendFlat, metavar="K=V,K=V",
                    help="alias of --set, comma-separated as in lm-evaluation-harness")
-    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument("--quiet", action="store_true", help="no progress bars and no plan (warnings are printed "
+                   "whatever it says)")
     if annotators:
+        p.add_argument("--dry-run", action="store_true", help="check everything and print the whole plan (every "
+                       "setting with its source, adapters, annotators, images), then stop: nothing is written, "
+                       "not even the --out folder")
         add_annotator_args(p)
         p.add_argument("--n-resamples", type=n_resamples, default=1000, help="bootstrap resamples per CI")
 
@@ -249,14 +263,14 @@ def add_audit_commands(sub) -> None:
     add_run_args(run, annotators=True, images=True)
     add_api_args(run)
     add_images_args(run)
-    run.set_defaults(func="benchmark.commands.audit:run", prechecks=API_PRECHECK)
+    run.set_defaults(func="benchmark.commands.audit:run", prechecks=API_PRECHECK + MODEL_PRECHECK)
 
     gen = sub.add_parser("generate", help="only generate the images of a run",
                          description="Only generate the probe images of a run folder (resumable); `t2ibench "
                          "annotate` and `t2ibench score` do the rest.")
     add_run_args(gen, annotators=False)
     add_api_args(gen)
-    gen.set_defaults(func="benchmark.commands.audit:generate", prechecks=API_PRECHECK)
+    gen.set_defaults(func="benchmark.commands.audit:generate", prechecks=API_PRECHECK + MODEL_PRECHECK)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchmark.cli_types import LORA_SCALE_RANGE, MAX_LORAS
 from benchmark.contract.bounded_json import RefusedJson, load_bounded_json
 from benchmark.contract.digest import sha256_hex
 from benchmark.contract.model_specs import hub_id_problem
@@ -39,7 +40,7 @@ MAX_SUBMITTER_CHARS = 96
 # it can cost the worker memory, a RecursionError or a slow int() (docs/queue.md).
 MAX_RECORD_BYTES = 64 * 1024
 MAX_RECORD_DEPTH = 4  # the record nests 2 levels (settings)
-MAX_LORAS = 4
+# MAX_LORAS and LORA_SCALE_RANGE: the command line's (benchmark.cli_types), so a request and a run agree
 
 #: the generation settings a request may set (docs/models.md): (type, min, max, multiple of)
 GENERATION_SETTINGS: dict[str, tuple[type, float, float, int | None]] = {
@@ -126,8 +127,9 @@ def check_loras(loras: Any) -> list[str]:
         if m is None or hub_id_problem(m["repo"]):
             raise InvalidRequest(f"LoRA {_shown(ref)} is not ORG/NAME@COMMIT[/FILE.safetensors][:SCALE] (a Hub LoRA "
                                  "pinned to its 40-character commit)")
-        if m["scale"] is not None and not -10.0 <= float(m["scale"]) <= 10.0:
-            raise InvalidRequest(f"LoRA {ref!r}: scale {m['scale']} is outside [-10, 10]")
+        low, high = LORA_SCALE_RANGE
+        if m["scale"] is not None and not low <= float(m["scale"]) <= high:
+            raise InvalidRequest(f"LoRA {ref!r}: scale {m['scale']} is outside [{low:g}, {high:g}]")
     return list(loras)
 
 

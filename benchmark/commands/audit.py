@@ -15,6 +15,7 @@ from benchmark.models.quantization import parse_quantization
 from benchmark.commands.stage_inputs import annotator_args, print_outcome, task_input_args, stage_batch_size
 from benchmark.runner import run_generation
 from benchmark.runner.pipeline import run_audit
+from benchmark.runner.preflight import preflight
 from benchmark.tasks.paper_checks import all_checks
 
 
@@ -28,12 +29,16 @@ def request_from_args(args: argparse.Namespace, *, annotators: bool = True) -> A
                                 ("--quantize", args.quantize)) if v]
         if given:
             raise ValueError(f"{given[0]} sets up a generator: --images audits images already made")
+    if images and getattr(args, "dry_run", False):
+        raise ValueError("--dry-run plans the images a model would make (--model); --images audits images already "
+                         "made (`t2ibench probes export` writes the sheet they follow)")
     parse_lora_specs(args.lora)  # the syntax, before any work (the files are found and checked in preflight)
     parse_quantization(getattr(args, "quantize", None))
     model = None if images else ModelChoice(args.model, revision=args.revision, settings=parse_overrides(args.set),
                                             api=api, adapters=tuple(args.lora or ()),
                                             components={"unet": args.unet} if args.unet else {}, base=args.base,
-                                            quantization=args.quantize, lora_unet_only=args.lora_unet_only)
+                                            quantization=args.quantize, lora_unet_only=args.lora_unet_only,
+                                            lora_trigger=getattr(args, "lora_trigger", None))
     supplied = SuppliedImages(images, args.model_name, mapping=args.mapping, allow_missing=args.allow_missing,
                               supplied_by=args.supplied_by) if images else None
     return AuditRequest(
@@ -48,9 +53,24 @@ def request_from_args(args: argparse.Namespace, *, annotators: bool = True) -> A
 
 def run(args: argparse.Namespace) -> int:
     check_source(args)
-    outcome = run_audit(request_from_args(args))
+    request = request_from_args(args)
+    if args.dry_run:
+        return dry_run(request)
+    outcome = run_audit(request)
     if outcome.main_process:
         print_outcome(outcome)
+    return 0
+
+
+def dry_run(request: AuditRequest) -> int:
+    """``--dry-run``: every check of the run, then the whole plan on stdout (every setting with its
+    source, the adapters and what their cards say, the warnings, annotators, images); nothing is
+    written: no run folder, no file in it (caches outside it may fill: the built-in model's build,
+    a Hub model's model_index.json)."""
+    plan = preflight(request)
+    print(plan.format())
+    state = "is left as it is" if request.run_dir.exists() else "is not created"
+    print(f"dry run: nothing written ({request.run_dir} {state}); run the same command without --dry-run to audit")
     return 0
 
 

@@ -90,11 +90,13 @@ class ModelChoice:
     """The model to audit: ``spec`` (builtin:tiny-sd, a Hub model ID, a local diffusers folder,
     python:module:function, openai:MODEL), its ``revision``, the pipeline call ``settings``
     (``--set``), an image API's connection options (``api``: api_base, api_key_env, concurrency,
-    rpm), LoRA ``adapters`` (``PATH_OR_HUB_ID[:SCALE]`` each, loaded in order onto the pipeline
-    and fused: ``--lora``) and ``components`` replaced by a checkpoint of their own
-    (``{"unet": REF}``: ``--unet``, e.g. SDXL-Lightning's UNet files); for a single-file
-    checkpoint (``--model FILE.safetensors``) the ``base`` whose configs read it (``--base``); the
-    denoiser's ``quantization`` (``--quantize BACKEND:SCHEME``); ``lora_unet_only``: LoRAs' text-encoder
+    rpm), LoRA ``adapters`` (``PATH_OR_HUB_ID[:SCALE]`` each, at most ``MAX_LORAS``, loaded in
+    order onto the pipeline and fused: ``--lora``), ``components`` replaced by a checkpoint of
+    their own (``{"unet": REF}``: ``--unet``, e.g. SDXL-Lightning's UNet files) and
+    ``lora_trigger``: put before every prompt, True for the LoRA cards' trigger (``instance_prompt``),
+    or a text (``--lora-trigger [TEXT]``); for a single-file checkpoint (``--model
+    FILE.safetensors``) the ``base`` whose configs read it (``--base``); the denoiser's
+    ``quantization`` (``--quantize BACKEND:SCHEME``); ``lora_unet_only``: LoRAs' text-encoder
     layers skipped and recorded (``--lora-unet-only``)."""
 
     spec: str
@@ -106,6 +108,7 @@ class ModelChoice:
     base: str | None = None
     quantization: str | None = None
     lora_unet_only: bool = False
+    lora_trigger: bool | str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.spec, str):
@@ -118,6 +121,19 @@ class ModelChoice:
             raise ValueError(f"--api-* options apply to an image API (--model openai:MODEL), not to {self.spec}")
         adapters = (self.adapters,) if isinstance(self.adapters, str) else tuple(self.adapters or ())
         object.__setattr__(self, "adapters", tuple(_optional_text(a, "--lora") for a in adapters))
+        if len(self.adapters) > cli_types.MAX_LORAS:
+            raise ValueError(f"--lora: at most {cli_types.MAX_LORAS} LoRAs per audit (as queue requests), got "
+                             f"{len(self.adapters)}")
+        for adapter in self.adapters:
+            _checked(cli_types.lora_reference, adapter, "--lora")
+        for component in self.components.values() if isinstance(self.components, Mapping) else ():
+            _checked(cli_types.unet_reference, component, "--unet")
+        if self.lora_trigger is False:
+            object.__setattr__(self, "lora_trigger", None)
+        if self.lora_trigger is not None and not isinstance(self.lora_trigger, bool):
+            object.__setattr__(self, "lora_trigger", _optional_text(self.lora_trigger, "--lora-trigger"))
+        if self.lora_trigger is not None and not self.adapters:
+            raise ValueError("--lora-trigger goes with --lora (a trigger word activates a LoRA)")
         components = _frozen(self.components, "component checkpoints")
         object.__setattr__(self, "components", MappingProxyType(
             {k: _optional_text(v, f"--{k}") for k, v in components.items()}))
@@ -146,6 +162,8 @@ class ModelChoice:
             out["quantize"] = self.quantization
         if self.lora_unet_only:
             out["lora_unet_only"] = True
+        if self.lora_trigger is not None:
+            out["lora_trigger"] = self.lora_trigger
         return out
 
     def load_options(self) -> dict[str, Any]:
@@ -342,7 +360,8 @@ class AuditRequest:
 #: `--tasks a,b`, or every suite named and none, resume the same folder
 IDENTITY_FIELDS = {
     ("model", "spec"): "--model", ("model", "revision"): "--revision", ("model", "settings"): "--set",
-    ("model", "adapters"): "--lora", ("model", "components"): "--unet", ("images", "model_name"): "--model-name",
+    ("model", "adapters"): "--lora", ("model", "components"): "--unet", ("model", "lora_trigger"): "--lora-trigger",
+    ("images", "model_name"): "--model-name",
     ("images", "supplied_by"): "--supplied-by", ("model", "base"): "--base", ("model", "quantization"): "--quantize",
     ("model", "lora_unet_only"): "--lora-unet-only",
 }

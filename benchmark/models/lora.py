@@ -23,6 +23,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
+
+from benchmark.cli_types import MAX_LORAS, lora_reference
 
 from .errors import MalformedSpecError
 from .lora_unet_only import load_denoiser_layers, skipped_layers
@@ -37,21 +40,26 @@ _LAYER = re.compile(r"^(?P<module>.+?)\.(?P<part>lora_A|lora_B|lora\.down|lora\.
 
 @dataclass(frozen=True)
 class LoraAdapter:
-    """A LoRA found and checked: its weights file and the scale it is applied at."""
+    """A LoRA found and checked: its weights file and the scale it is applied at; ``card``: what its
+    own README says (lora_card.py: name, base_model, trigger, recommended scale), once read."""
 
     weights: ResolvedWeights
     scale: float
     #: ``--lora-unet-only``: (component, LoRA layers) of each text encoder whose layers are not applied
     skipped: tuple = ()
+    card: Any = None
 
     @property
     def card_id(self) -> str:
         return self.weights.card_id
 
     def record(self) -> dict:
-        """The identity record (JSON-ready): kind, id, repo / file or path, revision, sha256, scale;
-        and, when its text-encoder layers were skipped, how many of each (``skipped``)."""
+        """The identity record (JSON-ready): kind, id, repo / file or path, revision, sha256, scale,
+        what its card says (lora_card.LoraCardUse.record) and, when its text-encoder layers were
+        skipped, how many of each (``skipped``)."""
         out = {"kind": "lora", **self.weights.record(), "scale": self.scale, "fused": True}
+        if self.card is not None:
+            out.update(self.card.record())
         if self.skipped:
             out["skipped"] = {component: n for component, n in self.skipped}
         return out
@@ -64,6 +72,13 @@ def parse_lora_specs(specs: Sequence[str] | str | None) -> list:
         return []
     if isinstance(specs, str):
         specs = [specs]
+    if len(specs) > MAX_LORAS:
+        raise MalformedSpecError(f"at most {MAX_LORAS} LoRAs per audit (as queue requests), got {len(specs)}")
+    for text in specs:  # a scale written and not a finite number in range: refused naming it
+        try:
+            lora_reference(text)
+        except ValueError as err:
+            raise MalformedSpecError(str(err)) from None
     return [parse_weights_ref(s, what="LoRA") for s in specs]
 
 

@@ -34,14 +34,16 @@ from benchmark.extras import require
 from .api_images import OpenAIImagesModel, check_api_model
 from .cuda_speed import OFFLOAD_MODES, check_offload
 from .builtin_cache import BUILDER_VERSION, build_builtin, check_builtin_name
-from .base_model import CardIdentity, card_identity
+from .base_model import CardIdentity, card_identity, check_declared_base
 from .call_settings import PIPELINE_CALL_ARGUMENTS, SCHEDULER_SETTINGS, check_call_settings, named_parameters
 from .component_weights import check_components, parse_component_spec
+from .light_checks import check_without_weights
 from .lora import check_loras, parse_lora_specs
 from .weights_ref import check_local_weights
 from .quantization import QuantizationChoice, check_quantization, gguf_record, parse_quantization
 from .single_file import (CheckedSingleFile, DENOISERS, check_local_single_file, check_single_file, find_base,
                           parse_single_file)
+from .lora_card import attach_cards, card_setting_sources, choose_trigger, with_trigger
 from .model_cards import SOURCE_SET, card_sources, choose_call_settings, settings_warning
 from .pipeline_classes import PipelineChoice, choose_pipeline_class
 from .device import resolve_device, resolve_dtype
@@ -145,6 +147,8 @@ class CheckedSpec:
     single_file: CheckedSingleFile | None = None  # --model FILE: the file, its base and layout
     quantization: QuantizationChoice | None = None  # --quantize, with the components it quantizes
 
+    trigger: tuple[str, str] | None = None  # (text put before every prompt, its source): lora_card.py
+
     def model_records(self) -> dict:
         """The identity records of a single-file checkpoint (``checkpoint``) and of the weights'
         quantization (``quantization``: --quantize, or a GGUF file's own), those that apply."""
@@ -159,9 +163,15 @@ class CheckedSpec:
         return out
 
     def cards(self) -> list:
-        """The card rows that apply (model_cards.card_sources), adapters' first."""
+        """The card rows that apply (model_cards.card_sources): the adapters' rows, their own cards'
+        examples, the model's own row, its base_model's."""
         return card_sources(own=self.identity.own, how=self.identity.how, bases=self.identity.bases,
-                            adapters=[a.card_id for a in (*self.components, *self.adapters)])
+                            adapters=[a.card_id for a in (*self.components, *self.adapters)],
+                            adapter_cards=card_setting_sources(self.adapters))
+
+    def lora_warnings(self) -> list[str]:
+        """One line per LoRA whose card's base_model is not the model audited (lora_card.judge_base)."""
+        return [a.card.warning for a in self.adapters if a.card is not None and a.card.warning]
 
     def records(self) -> list[dict]:
         """The identity records of the component checkpoints and LoRAs, in the order they apply."""
@@ -204,13 +214,15 @@ def check_text_to_image(
     offload: str | None = None,
     loras: Sequence[str] = (),
     components: Mapping[str, str] | None = None,
+    lora_trigger: bool | str | None = None,
     **weight_options,
 ) -> str:
     """Everything about a text-to-image spec that can fail, checked before any weights load;
     returns the pipeline's class name (or ``python-callable``, or the image API's model):
     :func:`check_spec` (``weight_options``: its ``base``, ``quantize``, ``lora_unet_only``)."""
     return check_spec(spec, revision=revision, device=device, dtype=dtype, token=token, overrides=overrides,
-                      offload=offload, loras=loras, components=components, **weight_options).name
+                      offload=offload, loras=loras, components=components, lora_trigger=lora_trigger,
+                      **weight_options).name
 
 
 def _check_scheduler_settings(choice: PipelineChoice, index: dict, overrides: dict) -> None:
@@ -281,7 +293,7 @@ def _checked_quantization(choice: QuantizationChoice | None, device, index: Mapp
 def check_spec(spec: str, *, revision: str | None = None, device=None, dtype=None, token: str | bool | None = None,
                overrides: dict | None = None, offload: str | None = None, loras: Sequence[str] = (),
                components: Mapping[str, str] | None = None, base: str | None = None, quantize: str | None = None,
-               lora_unet_only: bool = False) -> CheckedSpec:
+               lora_unet_only: bool = False, lora_trigger: bool | str | None = None) -> CheckedSpec:
     """Everything about a text-to-image spec that can fail, checked before any weights load,
     and what loading needs. One-line errors for: the spec's syntax, a missing local folder or Hub
     model (offline, gated, no such revision), ``revision`` with a built-in model or local folder
@@ -289,10 +301,13 @@ def check_spec(spec: str, *, revision: str | None = None, device=None, dtype=Non
     cannot run as text-to-image (the class that will run is the one checked: pipeline_classes.py),
     an offload mode that does not apply, each ``--set`` setting that class's call (or scheduler)
     does not take or whose value has the wrong type, a LoRA or component checkpoint that is missing,
-    damaged or made for another base (weight_files.py, lora.py, component_weights.py), a
-    single-file checkpoint that is damaged, has no base or does not fit it (single_file.py), a
-    quantization whose backend is missing or cannot run here (quantization.py), a loop in the
-    model cards' base_model links (base_model.py)."""
+    damaged or made for another base (weight_files.py, lora.py, component_weights.py; a LoRA card's
+    base_model of another architecture: lora_card.py), a single-file checkpoint that is damaged,
+    has no base or does not fit it (single_file.py), a quantization whose backend is missing or
+    cannot run here (quantization.py), a model card that cannot be read, a loop in the model
+    cards' base_model links or a class that contradicts them (base_model.py), ``lora_trigger``
+    (True: the LoRA cards' trigger; a text: that text) without a trigger. What needs no weights and
+    no heavy library is checked first, before torch loads (light_checks.py)."""
     overrides = dict(overrides or {})
     kind, value = parse_text_to_image_spec(spec)
     if revision and kind in ("builtin", "local", "python", "openai", "single_file"):
@@ -307,7 +322,7 @@ def check_spec(spec: str, *, revision: str | None = None, device=None, dtype=Non
     lora_refs = parse_lora_specs(loras)
     component_refs = {name: parse_component_spec(f"{name}={ref}")[1] for name, ref in (components or {}).items()}
     quant = parse_quantization(quantize)
-    if (lora_refs or component_refs) and kind in ("python", "openai"):
+    if (lora_refs or component_refs or lora_trigger) and kind in ("python", "openai"):
         raise MalformedSpecError(f"LoRAs and component checkpoints apply to diffusers pipelines, not to {spec}")
     if quant and kind in ("python", "openai"):
         raise MalformedSpecError(f"--quantize applies to diffusers pipelines, not to {spec}")
@@ -323,6 +338,7 @@ def check_spec(spec: str, *, revision: str | None = None, device=None, dtype=Non
         return CheckedSpec("python-callable")
     if kind == "openai":
         return CheckedSpec(check_api_model(value, overrides))
+    check_without_weights(spec, kind, value, revision=revision, token=token, loras=loras, lora_trigger=lora_trigger)
     require("torch", "diffusers", "transformers", "PIL", extra="audit", purpose="generate images")
     dev = resolve_device(device)
     dt = resolve_dtype(dtype, dev)
@@ -341,10 +357,14 @@ def check_spec(spec: str, *, revision: str | None = None, device=None, dtype=Non
     _check_scheduler_settings(choice, index, overrides)
     check_offload(offload, dev)
     check_call_settings(choice.cls.__call__, overrides, what=choice.name, reserved=PIPELINE_CALL_ARGUMENTS)
+    check_declared_base(spec, choice.declared, identity)
     comps = check_components(component_refs, pipeline=choice.name, index=index, read_config=read, token=token)
     adapters = check_loras(lora_refs, pipeline_cls=choice.cls, index=index, read_config=read, token=token,
                            unet_only=lora_unet_only)
-    return CheckedSpec(choice.name, choice, index, tuple(adapters), tuple(comps), identity, read, single, quant)
+    audited = [a for a in (value if kind == "hub" else None, identity.own, *identity.bases) if a]
+    adapters = attach_cards(adapters, pipeline_class=choice.name, audited=audited, model=spec, token=token)
+    return CheckedSpec(choice.name, choice, index, tuple(adapters), tuple(comps), identity, read, single, quant,
+                       trigger=choose_trigger(adapters, lora_trigger))
 
 
 def pipeline_choice(spec: str, *, revision: str | None = None, token: str | bool | None = None) -> PipelineChoice:
@@ -362,7 +382,8 @@ class SettingsPlan:
     """Every generation setting of a run, worked out before any weights load, for the plan and
     the records: ``settings`` (values), ``sources`` (where each came from), ``warning`` (one line
     when the model runs at its pipeline's defaults, else None), ``adapters`` (the identity records
-    of its LoRAs and component checkpoints), ``pipeline`` (the class that runs it)."""
+    of its LoRAs and component checkpoints), ``pipeline`` (the class that runs it),
+    ``lora_warnings`` (a LoRA whose card names another base: lora_card.py)."""
 
     pipeline: str
     settings: dict
@@ -370,11 +391,16 @@ class SettingsPlan:
     warning: str | None = None
     adapters: tuple = ()
     model_records: dict = field(default_factory=dict)  # a single file's and a quantization's identity records
+    lora_warnings: tuple[str, ...] = ()
 
     def lines(self) -> list[str]:
         """One line per setting: ``key=value  (source)``, in the order they were chosen."""
         keys = list(dict.fromkeys([*self.sources, *self.settings]))
         return [f"{k}={self.settings.get(k, 'set by the pipeline')!r}  ({self.sources.get(k, '--set')})" for k in keys]
+
+    def warnings(self) -> list[str]:
+        """The lines a run prints whatever ``--quiet`` says: settings nobody chose, LoRAs on another base."""
+        return [w for w in (self.warning, *self.lora_warnings) if w]
 
 
 def _native_from_configs(read_config: Callable[[str], dict | None], params: dict) -> int | None:
@@ -399,13 +425,15 @@ def _tiny(kind: str, checked: CheckedSpec) -> bool:
 def plan_settings(spec: str, *, revision: str | None = None, device=None, dtype=None,
                   token: str | bool | None = None, overrides: dict | None = None, offload: str | None = None,
                   loras: Sequence[str] = (), components: Mapping[str, str] | None = None,
-                  **weight_options) -> SettingsPlan:
+                  lora_trigger: bool | str | None = None, **weight_options) -> SettingsPlan:
     """:func:`check_spec` (``weight_options``: its ``base``, ``quantize``, ``lora_unet_only``),
-    then every call setting the run will use with its value and source (model_cards.py), the
-    warning for a model on its pipeline's defaults, and the adapters', single file's and
-    quantization's identity records: what the plan prints and run_config.json / results.json record."""
+    then every call setting the run will use with its value and source (model_cards.py; the LoRA
+    trigger as ``lora_trigger``), the warnings for a model on its pipeline's defaults and a LoRA on
+    another base, and the adapters', single file's and quantization's identity records: what the
+    plan prints and run_config.json / results.json record."""
     checked = check_spec(spec, revision=revision, device=device, dtype=dtype, token=token, overrides=overrides,
-                         offload=offload, loras=loras, components=components, **weight_options)
+                         offload=offload, loras=loras, components=components, lora_trigger=lora_trigger,
+                         **weight_options)
     if checked.choice is None:  # a callable or an image API: its settings are what --set passes
         return SettingsPlan(checked.name, dict(overrides or {}), {k: SOURCE_SET for k in overrides or {}})
     kind, _ = parse_text_to_image_spec(spec)
@@ -417,8 +445,11 @@ def plan_settings(spec: str, *, revision: str | None = None, device=None, dtype=
     for key in ("height", "width"):
         if key in params and settings.get(key) is None and native:
             settings[key] = native
-    warning = None if _tiny(kind, checked) else settings_warning(spec, sources)
-    return SettingsPlan(checked.name, settings, sources, warning, tuple(checked.records()), checked.model_records())
+    if checked.trigger is not None:
+        settings["lora_trigger"], sources["lora_trigger"] = checked.trigger
+    warning = None if _tiny(kind, checked) else settings_warning(spec, sources, why=checked.identity.unfollowed)
+    return SettingsPlan(checked.name, settings, sources, warning, tuple(checked.records()),
+                        model_records=checked.model_records(), lora_warnings=tuple(checked.lora_warnings()))
 
 
 def planned_setting_sources(spec: str, pipeline_class: str, overrides: dict | None = None, *,
@@ -446,6 +477,7 @@ def load_text_to_image(
     base: str | None = None,
     quantize: str | None = None,
     lora_unet_only: bool = False,
+    lora_trigger: bool | str | None = None,
     **overrides,
 ) -> TextToImageModel:
     """Load a text-to-image model from a spec (see module docstring).
@@ -469,14 +501,15 @@ def load_text_to_image(
     the denoiser quantized while it loads. ``lora_unet_only``: a LoRA's text-encoder layers are
     skipped, and recorded as skipped (lora.py).
 
-    ``loras``: ``PATH_OR_HUB_ID[:SCALE]`` texts (lora.py), loaded and fused in this order;
-    ``components``: ``{"unet": REF}``, a component replaced by its own checkpoint
-    (component_weights.py: SDXL-Lightning's UNets). Both are part of the model's identity:
-    ``model.adapters`` holds their records (Hub repo and file or path, revision, sha256, scale).
+    ``loras``: ``PATH_OR_HUB_ID[:SCALE]`` texts (lora.py), fused in this order; ``components``:
+    ``{"unet": REF}`` (component_weights.py: SDXL-Lightning's UNets); ``model.adapters`` holds their
+    identity records (Hub repo and file or path, revision, sha256, scale, and what each LoRA's card
+    says: lora_card.py). ``lora_trigger``: True puts the LoRA cards' ``instance_prompt`` before
+    every prompt, a text that text (``settings["lora_trigger"]``).
 
-    Call settings not given in ``overrides`` come from the model card table (the adapters' rows,
-    the model's own, its base_model's), a structural hint or the pipeline's defaults
-    (:mod:`benchmark.models.model_cards`); ``model.setting_sources`` says which.
+    Call settings not in ``overrides`` come from the card table (the adapters' rows, the model's
+    own, its base_model's), the LoRAs' cards, a structural hint or the pipeline's defaults
+    (model_cards.py); ``model.setting_sources`` says which.
     """
     if callable(spec) and not isinstance(spec, str):
         require("PIL", extra="audit", purpose="generate images")
@@ -486,7 +519,7 @@ def load_text_to_image(
     kind, value = parse_text_to_image_spec(spec)
     checked = check_spec(spec, revision=revision, device=device, dtype=dtype, token=token, overrides=overrides,
                          offload=offload, loras=loras, components=components, base=base, quantize=quantize,
-                         lora_unet_only=lora_unet_only)
+                         lora_unet_only=lora_unet_only, lora_trigger=lora_trigger)
     if kind == "python":
         require("PIL", extra="audit", purpose="generate images")
         return CallableTextToImage(import_callable(value), model_id=value, revision=revision, overrides=overrides)
@@ -505,8 +538,8 @@ def load_text_to_image(
 
     def model(pipe, mode: str, how: dict | None, **who) -> DiffusersTextToImage:
         speed = SpeedChoice(compile=compile, compile_vae=compile_vae, offload=mode, offload_auto=how)
-        return DiffusersTextToImage(pipe, PipelineIdentity(**who, **identity), device=dev, dtype=dt,
-                                    overrides=overrides, speed=speed)
+        return with_trigger(DiffusersTextToImage(pipe, PipelineIdentity(**who, **identity), device=dev, dtype=dt,
+                                                 overrides=overrides, speed=speed), checked.trigger)
 
     return _load_by_kind(kind, value, checked, partial(load_diffusers, **weights, device=dev, dtype=dt), model,
                          revision=revision, variant=variant, token=token)

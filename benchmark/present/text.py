@@ -279,8 +279,14 @@ def settings_items(settings: Mapping | None, sources: Mapping | None = None) -> 
     return out
 
 
+def adapter_label(record: Mapping) -> str:
+    """What an adapter record (results.json ``model.adapters[i]``) is called: the name its card or
+    Hub repo gives it (``name``, benchmark.models.lora_card), else its id or path."""
+    return str(record.get("name") or record.get("id") or record.get("path") or "?")
+
+
 def adapters_text(adapters: Sequence[Mapping] | None) -> str:
-    """The LoRAs and component checkpoints of a model, one phrase each: what, its id, scale and
+    """The LoRAs and component checkpoints of a model, one phrase each: what, its name, scale and
     sha256 (short), and the text-encoder layers a LoRA applied without (``--lora-unet-only``); ""
     for a base model."""
     out = []
@@ -290,7 +296,7 @@ def adapters_text(adapters: Sequence[Mapping] | None) -> str:
         skipped = a.get("skipped") if isinstance(a.get("skipped"), Mapping) else {}
         left = (", UNet / transformer layers only: skipped " + ", ".join(f"{n} {c} layers" for c, n in skipped.items())
                 if skipped else "")
-        out.append(f"{what} {a.get('id') or a.get('path')}{scale} (sha256 {str(a.get('sha256'))[:12]}{left})")
+        out.append(f"{what} {adapter_label(a)}{scale} (sha256 {str(a.get('sha256'))[:12]}{left})")
     return "; ".join(out)
 
 

@@ -27,6 +27,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from benchmark.contract.adapter_identity import adapters_key
 from benchmark.contract.model_specs import hub_id_problem
 from benchmark.contract.times import utc_time_or_none
 from submissions import provenance
@@ -127,12 +128,13 @@ class Submission:
     @cached_property
     def key(self) -> str:
         """Row key: model id, revision (a single file: its sha256), quantization, adapters (their
-        files' sha256 and scales: a base and the same base with a LoRA are two rows), probe set and
-        references ('@', '+', '#' and '|' are in no Hub id, so it is unambiguous)."""
+        files' sha256 and scales, in an order that does not matter to the images, a scale-0 LoRA left
+        out, the LoRA trigger: benchmark.contract.adapter_identity; a base and the same base with a
+        LoRA are two rows), probe set and references ('@', '+', '#' and '|' are in no Hub id, so it
+        is unambiguous)."""
+        settings = self.doc.get("settings") if isinstance(self.doc.get("settings"), Mapping) else {}
         return (self.model_key
-                + "".join(f"+{a.get('kind')}={str(a.get('sha256'))[:16]}"
-                          + (f"x{a['scale']:g}" if isinstance(a.get("scale"), (int, float)) else "")
-                          for a in self.adapters)
+                + adapters_key(self.adapters, trigger=settings.get("lora_trigger"))
                 + (f"#{self.probes}" if self.probes else "")
                 + "".join(f"|{k}-reference={r['fingerprint']}" for k, r in self.references.items()))
 

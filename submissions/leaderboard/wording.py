@@ -54,11 +54,12 @@ def file_label(sha256: str | None, quantization: str | None) -> str:
 
 
 def adapters_label(adapters: Sequence[Mapping]) -> str:
-    """What the Model cell adds for LoRAs and component checkpoints: `` + LoRA NAME`` (its file's
-    name, `` x SCALE`` when not 1), `` + unet NAME``."""
+    """What the Model cell adds for LoRAs and component checkpoints: `` + LoRA NAME`` (the name its
+    card or Hub repo gives it, else its file's name; `` x SCALE`` when not 1), `` + unet NAME``."""
     out = []
     for a in adapters or ():
-        name = str(a.get("id") or a.get("path") or a.get("sha256") or "?").rstrip("/").rsplit("/", 1)[-1]
+        name = str(a.get("name") or str(a.get("id") or a.get("path") or a.get("sha256") or "?").rstrip("/")
+                   .rsplit("/", 1)[-1])
         what = "LoRA" if a.get("kind") == "lora" else str(a.get("component") or a.get("kind") or "adapter")
         scale = a.get("scale")
         out.append(f" + {what} {name}" + (f" x{scale:g}" if isinstance(scale, (int, float)) and scale != 1 else ""))
