@@ -17,7 +17,6 @@ four only (the table says what it did with the others: ran on, or a traceback). 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import os
 import platform
@@ -29,6 +28,9 @@ import tarfile
 import tempfile
 import time
 from pathlib import Path
+
+from benchmark.contract.times import utc_now
+from benchmark.present.text import markdown_table
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_BEFORE = "27b7286"
@@ -126,7 +128,7 @@ def table(rows: list[dict], before: str | None) -> str:
     if before:
         head[1:1] = [f"{before} (s)"]
         head += [f"{before}: exit, one line", "ratio"]
-    out = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+    out = []
     for r in rows:
         now = r["now"]
         cells = [r["case"], f"{now['median_s']:.2f}", f"{now['status']}, {now['one_line']}, {now['heavy']}"]
@@ -134,8 +136,8 @@ def table(rows: list[dict], before: str | None) -> str:
             old = r["before"]
             cells[1:1] = [f"{old['median_s']:.2f}"]
             cells += [f"{old['status']}, {old['one_line']}", f"{old['median_s'] / now['median_s']:.1f}"]
-        out.append("| " + " | ".join(map(str, cells)) + " |")
-    return "\n".join(out)
+        out.append([str(c) for c in cells])
+    return markdown_table(head, out)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -151,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--repeats: at least 1")
     rows = measure(args)
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
-    header = (f"early refusals, {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC, {platform.platform()}, "
+    header = (f"early refusals, {utc_now():%Y-%m-%d %H:%M} UTC, {platform.platform()}, "
               f"{os.cpu_count()} CPUs, load average {load and ', '.join(f'{x:.1f}' for x in load)}, "
               f"Python {platform.python_version()}, median of {args.repeats}")
     text = header + "\n\n" + table(rows, None if args.no_before else args.before)

@@ -164,7 +164,7 @@ def _refusals(files, tmp_path):
     return [
         (run + ["--model", lonely], "names no base model: give the diffusers model it fine-tunes with --base"),
         (run + ["--model", pickle], "is a pickle checkpoint, which can run code"),
-        (run + ["--model", "hf://org/name/model.bin"], "is not a Hub file hf://ORG/NAME[@REVISION]/PATH"),
+        (run + ["--model", "hf://org/name/model.bin"], "is a pickle checkpoint, which can run code"),
         (run + ["--model", lonely, "--base", sd15, "--revision", "v1"], "does not apply to a single-file checkpoint"),
         (run + ["--model", sd15, "--base", sd15], "--base names the base of a single-file checkpoint"),
         (run + ["--model", lonely, "--base", tmp_path / "nowhere"], "does not exist"),

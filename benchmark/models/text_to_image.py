@@ -495,11 +495,9 @@ def load_text_to_image(
     QKV projections on CUDA). ``offload``: ``auto`` (None), ``none``, ``model`` or
     ``sequential`` (diffusers' CPU offload, CUDA only; auto offloads only what does not fit).
 
-    ``spec`` may be a single-file checkpoint (``FILE.safetensors``, ``FILE.gguf``, ``hf://ORG/NAME/FILE``:
-    single_file.py) read with the configs of ``base`` (a Hub ID, folder or ``builtin:``; default:
-    the file's repo or its card's base_model). ``quantize``: ``BACKEND:SCHEME`` (quantization.py),
-    the denoiser quantized while it loads. ``lora_unet_only``: a LoRA's text-encoder layers are
-    skipped, and recorded as skipped (lora.py).
+    ``spec`` may be a single-file checkpoint (single_file.py) read with the configs of ``base``;
+    ``quantize``: ``BACKEND:SCHEME`` (quantization.py); ``lora_unet_only``: a LoRA's text-encoder
+    layers skipped and recorded (lora.py).
 
     ``loras``: ``PATH_OR_HUB_ID[:SCALE]`` texts (lora.py), fused in this order; ``components``:
     ``{"unet": REF}`` (component_weights.py: SDXL-Lightning's UNets); ``model.adapters`` holds their
