@@ -15,7 +15,7 @@ from typing import Mapping, Sequence
 
 from scipy import stats
 
-__all__ = ["corrected", "corrected_difference", "annotator_agreement", "agreement_differs"]
+__all__ = ["corrected", "corrected_difference", "annotator_agreement", "agreement_differs", "warning_lines"]
 
 
 def corrected(entry: Mapping) -> dict | None:
