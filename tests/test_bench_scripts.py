@@ -53,6 +53,20 @@ def test_scoring_cpu_small(tmp_path):
     assert {r["row"] for r in doc["rows"] if r["status"] == "scored"} >= {"paintskills_object", "paintskills_spatial"}
 
 
+def test_human_correction_small(tmp_path):
+    out = tmp_path / "out"
+    text = run_script("human_correction.py", "--reps", "20", "--n-resamples", "40", "--quick", "--plan-reps", "10",
+                      "--out", str(out), tmp_path=tmp_path)
+    assert "| 8 groups of 250 | share | photo | 50 of 2000 |" in text and "| mad | painting | 200 of 2000 |" in text
+    assert "runs' own resample plan" in text
+    doc = json.loads((out / "human_correction.json").read_text())
+    assert len(doc["rows"]) == 8 and len(doc["plan_check"]) == 2
+    for row in doc["rows"] + doc["plan_check"]:
+        cov = row.get("corrected_coverage")
+        assert cov is None or 0 <= cov <= 1
+        assert row["not_enough"] == (row["reps"] if row["statistic"] == "mad" and row["n_human"] == 50 else 0)
+
+
 def test_scoring_cpu_rejects_bad_scale(tmp_path):
     proc = subprocess.run([sys.executable, str(ROOT / "bench" / "scoring_cpu.py"), "--scale", "0"], cwd=ROOT,
                           capture_output=True, text=True, timeout=60)

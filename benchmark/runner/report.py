@@ -6,7 +6,8 @@ warnings) with a table of contents, a summary (one row per headline score, "valu
 high]" and its direction, and a summary plot), one section per task with its
 figures as the paper draws them (each task's :class:`benchmark.tasks.TaskReport`) and every score
 entry, image grids per suite with their labels (:mod:`benchmark.runner.report_images`), the
-suites and excluded images, human agreement when ``t2ibench agreement`` wrote
+suites and excluded images, the scores corrected with people's labels (results.json's
+``human_labels``: :mod:`benchmark.runner.report_human`), human agreement when ``t2ibench agreement`` wrote
 ``report/agreement.json``, run details, notes and footnotes (undefined reasons, interval
 notes, long subset names).
 
@@ -33,6 +34,7 @@ from benchmark.contract import results as res
 from benchmark.contract.atomic import write_bytes_atomic
 from benchmark.present.plotting import plot_summary
 from benchmark.contract.run_folder import REPORT_DIR
+from benchmark.runner.report_human import human_section
 from benchmark.runner.report_images import THUMB_DIR, Grid, image_grids
 from benchmark.tasks import list_tasks
 from benchmark.tasks.inputs import input_of_results_key
@@ -414,12 +416,15 @@ def build_context(run_dir: str | Path, results: Mapping, out_dir: str | Path,
     grids = image_grids(run_dir, results, out_dir, {s: f.task for f in report_secs for s in f.suites})
     sections = _sections(run_dir, results, out_dir, notes, grids, report_secs)
     agreement = _human_agreement(Path(agreement_dir) if agreement_dir is not None else out_dir)
+    corrected = human_section(results, out_dir)
     run_notes = [n for n in results.get("notes", []) if n != results.get("warning")]
     toc = [("summary", "Summary")] + [(f["anchor"], f["title"]) for f in sections]
     if grids:
         toc.append(("images", f"Images ({sum(g.n_shown for g in grids)} of "
                               f"{sum(g.n_images for g in grids)}, per suite)"))
     toc += [("suites", "Suites and excluded images")]
+    if corrected:
+        toc.append(("human-corrected", "Scores corrected with people's labels"))
     if agreement:
         toc.append(("human-agreement", "Human labels and agreement"))
     toc += [("run", "Run details")]
@@ -431,6 +436,7 @@ def build_context(run_dir: str | Path, results: Mapping, out_dir: str | Path,
         "header": header, "toc": toc, "summary": summary, "summary_plot": summary_plot,
         "ci_label": f"{100 * float((results.get('scoring') or {}).get('confidence_level', 0.95)):g} % CI",
         "sections": sections, "grids": grids, "suites": _suites_table(results), "agreement": agreement,
+        "corrected": corrected,
         "run": _run_details(results), "notes": run_notes, "footnotes": notes.texts,
         "images_made": IMAGES_MADE.get(provenance_kind(results), "generated"),
         "excluded_legend": excluded_legend(report_secs),

@@ -182,7 +182,7 @@ def build_contents(root: str | Path, stats: BuildStats | None = None, *, progres
         pq.write_table(table, tmp)
     card = root / CARD_FILE
     with atomic_path(card) as tmp:
-        Path(tmp).write_text(cs.card_text(cs.present_scores(table)), encoding="utf-8")
+        Path(tmp).write_text(cs.card_text(cs.present_scores(table), cs.present_people(table)), encoding="utf-8")
     problems = pc.list_value_length(table.column("problems")).to_numpy(zero_copy_only=False) if len(table) else []
     stats.skipped = int(np.count_nonzero(problems))
     stats.shown = table.num_rows - stats.skipped

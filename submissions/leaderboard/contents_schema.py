@@ -44,6 +44,11 @@ SCORE_PARTS = (("", pa.float64(), "the value (null when undefined)"),
                ("_n", pa.int64(), "items the value was computed from"),
                ("_estimator", pa.string(), "the estimator (or annotator) of the entry shown"),
                ("_suite", pa.string(), "the suite of the entry shown (null: the file has no entry of this score)"))
+#: the columns of a score corrected with people's labels (present for a score some row has corrected)
+PEOPLE_PARTS = (("_people", pa.float64(), "the value corrected with people's labels of a random sample (null: none)"),
+                ("_people_low", pa.float64(), "low end of the corrected value's interval"),
+                ("_people_high", pa.float64(), "high end of the corrected value's interval"),
+                ("_people_n", pa.int64(), "people-labelled images the corrected value rests on"))
 FILE_FIELDS = (("source", pa.string(), "the file's path under the results folder"),
                ("sha256", pa.string(), "sha256 of the file's bytes"),
                ("size", pa.int64(), "the file's size when it was read"),
@@ -96,6 +101,8 @@ ROW_FIELDS = (("key", pa.string(), "the leaderboard's row key: `model_id@revisio
               ("created", pa.timestamp("us", tz="UTC"), "when the results were made"),
               ("package_version", pa.string(), "the t2i-bias-benchmark version that made them"),
               ("suites", pa.list_(pa.string()), "the suites scored"),
+              ("human_checked", pa.bool_(), "some score is corrected with people's labels of a random sample "
+                                            "(ranked apart from automatic-only rows)"),
               ("submission", SUBMISSION, "the `submission` block `t2ibench submit` adds (null: none)"))
 #: the columns the leaderboard reads (a table without one is of an older version)
 READ_COLUMNS = [name for name, _, _ in (*FILE_FIELDS, *ROW_FIELDS)]
@@ -107,15 +114,19 @@ def score_names() -> list[str]:
     return list(SCORE_METADATA)
 
 
-def score_fields(names: list[str] | None = None) -> list[tuple[str, pa.DataType, str]]:
-    """(column, type, description) of the score columns of ``names`` (default: every score)."""
+def score_fields(names: list[str] | None = None, people: list[str] | None = None) -> list[tuple[str, pa.DataType, str]]:
+    """(column, type, description) of the score columns of ``names`` (default: every score), with
+    the corrected-value columns of ``people`` (default: the same names)."""
     names = score_names() if names is None else names
-    return [(f"{n}{suffix}", kind, f"{n}: {what}") for n in names for suffix, kind, what in SCORE_PARTS]
+    people = names if people is None else people
+    return [(f"{n}{suffix}", kind, f"{n}: {what}") for n in names
+            for suffix, kind, what in (*SCORE_PARTS, *(PEOPLE_PARTS if n in people else ()))]
 
 
-def fields(names: list[str] | None = None) -> list[tuple[str, pa.DataType, str]]:
-    """(column, type, description) of every column, in table order (score columns of ``names``)."""
-    return [*FILE_FIELDS, *ROW_FIELDS, *score_fields(names)]
+def fields(names: list[str] | None = None, people: list[str] | None = None) -> list[tuple[str, pa.DataType, str]]:
+    """(column, type, description) of every column, in table order (score columns of ``names``,
+    corrected-value columns of ``people``)."""
+    return [*FILE_FIELDS, *ROW_FIELDS, *score_fields(names, people)]
 
 
 def schema(names: list[str] | None = None) -> pa.Schema:
@@ -155,6 +166,13 @@ def score_cells(doc: Mapping) -> dict[str, Any]:
         out[f"{n}_n"] = _int(e.get("n"))
         out[f"{n}_estimator"] = _text(e.get("estimator") or e.get("annotator"))
         out[f"{n}_suite"] = _text(e.get("suite")) if e else None
+        hc = e.get("human_corrected") if isinstance(e.get("human_corrected"), Mapping) else {}
+        hci = hc.get("ci") if isinstance(hc.get("ci"), Mapping) else {}
+        people = hc.get("value") if is_number(hc.get("value")) else None
+        out[f"{n}_people"] = None if people is None else float(people)
+        out[f"{n}_people_low"] = float(hci["low"]) if people is not None and is_number(hci.get("low")) else None
+        out[f"{n}_people_high"] = float(hci["high"]) if people is not None and is_number(hci.get("high")) else None
+        out[f"{n}_people_n"] = _int(hc.get("n_human")) if people is not None else None
     return out
 
 
@@ -206,7 +224,9 @@ def row_cells(sub) -> dict[str, Any]:
             "evaluated_by": _text(doc.get("evaluated_by")), "request_id": _text(doc.get("request_id")),
             "demo": sub.demo, "warning": _text(doc.get("warning")), "family": sub.family,
             "created": utc_time_or_none(doc.get("created")), "package_version": _text(package.get("version")),
-            "suites": sub.suites, "submission": _submission(doc)}
+            "suites": sub.suites, "submission": _submission(doc),
+            "human_checked": any(isinstance(e, Mapping) and isinstance(e.get("human_corrected"), Mapping)
+                                 and is_number(e["human_corrected"].get("value")) for e in doc.get("scores") or [])}
 
 
 def cells(sub) -> dict[str, Any]:
@@ -220,11 +240,17 @@ def _entry(name: str, rec: Mapping) -> dict | None:
         return None
     meta = SCORE_METADATA.get(name)
     value, low, high = rec.get(name), rec.get(f"{name}_low"), rec.get(f"{name}_high")
-    return {"name": name, "suite": rec[f"{name}_suite"], "display_name": meta.display_name if meta else name,
-            "value": value, "defined": value is not None,
-            "ci": {"low": low, "high": high} if low is not None and high is not None else None,
-            "n": rec.get(f"{name}_n"), "estimator": rec.get(f"{name}_estimator"),
-            "headline": bool(meta and meta.headline)}
+    entry = {"name": name, "suite": rec[f"{name}_suite"], "display_name": meta.display_name if meta else name,
+             "value": value, "defined": value is not None,
+             "ci": {"low": low, "high": high} if low is not None and high is not None else None,
+             "n": rec.get(f"{name}_n"), "estimator": rec.get(f"{name}_estimator"),
+             "headline": bool(meta and meta.headline)}
+    people, p_low, p_high = rec.get(f"{name}_people"), rec.get(f"{name}_people_low"), rec.get(f"{name}_people_high")
+    if people is not None:
+        entry["human_corrected"] = {"value": people, "n_human": rec.get(f"{name}_people_n"),
+                                    "ci": {"low": p_low, "high": p_high} if p_low is not None and p_high is not None
+                                    else None}
+    return entry
 
 
 def _iso(value: Any) -> str | None:
@@ -276,14 +302,21 @@ def present_scores(table: pa.Table) -> list[str]:
     return [n for n in score_names() if f"{n}_suite" in names and table.column(f"{n}_suite").null_count < len(table)]
 
 
+def present_people(table: pa.Table) -> list[str]:
+    """The score names with a corrected value (``NAME_people_n``) in some row, in metadata order."""
+    names = table.schema.names
+    return [n for n in score_names() if f"{n}_people_n" in names and table.column(f"{n}_people_n").null_count < len(table)]
+
+
 def drop_unused_scores(table: pa.Table) -> pa.Table:
     """``table`` in column order (file, row, then score columns) without the columns of scores
-    no row has: a board of GEP audits has no PaintSkills columns."""
-    keep = [name for name, _, _ in fields(present_scores(table))]
+    no row has (a board of GEP audits has no PaintSkills columns), nor the corrected-value columns
+    of scores no row has corrected."""
+    keep = [name for name, _, _ in fields(present_scores(table), present_people(table))]
     return table.select(keep)
 
 
-def card_text(names: list[str]) -> str:
+def card_text(names: list[str], people: list[str] | None = None) -> str:
     """The dataset card of the contents folder (score columns of ``names``): what each column holds, how to load
     it and why demo rows are filtered out."""
     lines = ["---", "configs:", "- config_name: default", "  data_files:", "  - split: train",
@@ -302,5 +335,5 @@ def card_text(names: list[str]) -> str:
                 "# lowest first: see the score's direction"] if names else []),
              "```", "",
              markdown_table(["column", "type", "content"],
-                            ([f"`{name}`", str(kind), what] for name, kind, what in fields(names)))]
+                            ([f"`{name}`", str(kind), what] for name, kind, what in fields(names, people or [])))]
     return "\n".join(lines) + "\n"

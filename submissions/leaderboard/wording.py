@@ -26,6 +26,7 @@ from submissions.validate import builtin_annotators
 
 DEMO_BADGE = "demo"
 EVALUATED_BADGE = "evaluated"
+HUMAN_CHECKED_BADGE = "human-checked"
 
 
 def references_label(references: Mapping[str, Mapping]) -> str:
@@ -113,7 +114,8 @@ def row_tags(sub: Submission) -> str:
 
 def badges(sub: Submission) -> list[tuple[str, str]]:
     """(badge, hover text) of a row: demo (meaningless scores), evaluated (not self-reported),
-    supplied / api (images the benchmark did not generate)."""
+    supplied / api (images the benchmark did not generate), human-checked (scores corrected with
+    people's labels, docs/human_correction.md)."""
     out = []
     kind = provenance_kind(sub.doc)
     if kind in IMAGES_BADGES:
@@ -126,6 +128,12 @@ def badges(sub: Submission) -> list[tuple[str, str]]:
     for key, ref in sub.references.items():
         task_input = input_of_results_key(key)
         out.append((task_input.badge, task_input.badge_text(ref)))
+    checked = [e for e in sub.scores if isinstance(e.get("human_corrected"), dict)
+               and e["human_corrected"].get("value") is not None]
+    if checked:
+        n = max(int(e["human_corrected"].get("n_human") or 0) for e in checked)
+        out.append((HUMAN_CHECKED_BADGE, f"{len(checked)} score(s) corrected with people's labels of a random sample "
+                                         f"(up to {n} labelled images): ranked apart from automatic-only rows"))
     return out
 
 
