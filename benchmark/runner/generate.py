@@ -26,6 +26,7 @@ import pandas as pd
 from benchmark import models
 from benchmark.contract import run_folder as rf
 from benchmark.contract.audit_request import AuditRequest
+from benchmark.contract.leftovers import remove_leftovers
 from benchmark.contract.model_specs import is_builtin
 from benchmark.runner.batch_size import BatchSize, resolve_batch_size
 from benchmark.runner.batch_writer import BatchWriter
@@ -114,6 +115,7 @@ def _prepare(run_dir: Path, config: dict, probes: pd.DataFrame, batch: BatchSize
             run_dir.mkdir(parents=True, exist_ok=True)
             if rf.read_run_config(run_dir) is None:
                 rf.write_json_atomic(run_dir / rf.CONFIG_FILE, {**config, "created": utc_iso()})
+            remove_leftovers(run_dir)  # what a stopped stage staged outside .partial
             removed = [p.name for p in rf.clean_partial(run_dir)]
             rf.images_dir(run_dir).mkdir(parents=True, exist_ok=True)
             repair_run_folder(run_dir, probes)  # damaged batches go, so their probes are generated again

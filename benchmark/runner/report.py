@@ -23,7 +23,6 @@ import json
 import os
 import re
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -31,6 +30,7 @@ import pandas as pd
 
 from benchmark.contract import results as res
 from benchmark.contract.atomic import write_bytes_atomic
+from benchmark.contract.leftovers import remove_leftovers, staging_dir
 from benchmark.present.plotting import plot_summary
 from benchmark.contract.run_folder import REPORT_DIR
 from benchmark.runner.report_images import THUMB_DIR, Grid, image_grids
@@ -482,11 +482,13 @@ def write_report(run_dir: str | Path, results: Mapping | None = None) -> Path:
     before anything in report/ changes: a report that cannot be written (text UTF-8 cannot
     encode, such as a lone surrogate in a results file; a plot that fails) leaves report/ as it
     was, with no empty or half-written file. report.md and report.html are then replaced
-    atomically, each."""
+    atomically, each. What a stopped stage left in RUN_DIR (a staging folder of a report killed
+    while drawing) is removed first (:func:`benchmark.contract.leftovers.remove_leftovers`)."""
     run_dir = Path(run_dir)
     results = res.read_results(run_dir) if results is None else results
     out_dir = run_dir / REPORT_DIR
-    staging = Path(tempfile.mkdtemp(prefix=".report-staging-", dir=run_dir))
+    remove_leftovers(run_dir)
+    staging = staging_dir(run_dir, "report")
     try:
         context = build_context(run_dir, results, staging, agreement_dir=out_dir)
         md, page = (text.encode("utf-8") for text in render(context))  # fails here, before report/ changes

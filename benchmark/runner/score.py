@@ -31,6 +31,8 @@ from benchmark import cli_types
 from benchmark.contract import results as res
 from benchmark.annotate.label_files import LABEL_FILES
 from benchmark.contract.model_specs import is_builtin
+from benchmark.contract.atomic import atomic_path
+from benchmark.contract.leftovers import remove_leftovers
 from benchmark.contract.pairing import pairing_section
 from benchmark.contract.run_folder import SCORES_DIR, TIMINGS_FILE
 from benchmark.tasks.folder_record import missing_task_folder
@@ -80,9 +82,8 @@ def _write_details(run_dir: Path, details: Mapping[str, pd.DataFrame]) -> dict[s
     out = {}
     for name, frame in sorted(details.items()):
         path = scores_dir / f"{name}.parquet"
-        tmp = path.with_suffix(".parquet.tmp")
-        frame.reset_index(drop=True).to_parquet(tmp, index=False)
-        tmp.replace(path)
+        with atomic_path(path) as tmp:
+            frame.reset_index(drop=True).to_parquet(tmp, index=False)
         out[name] = f"{SCORES_DIR}/{name}.parquet"
     return out
 
@@ -216,6 +217,7 @@ def score_run(run_dir: str | Path, *, n_resamples: int = 1000, confidence_level:
     missing = missing_task_folder(run_dir)  # its suites would be "not scored" and results.json overwritten
     if missing:
         raise ScoreStageError(missing)
+    remove_leftovers(run_dir)  # what a stopped stage staged (a detail table, results.json)
     if verify:
         require_intact(run_dir, "score", expected=expected_problems)
     options = ScoringOptions(n_resamples, confidence_level, random_state, declared_task_options(task_options))
