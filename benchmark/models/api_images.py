@@ -24,8 +24,11 @@ and says so. Every answer is read within a deadline (``deadline`` per attempt, h
 a watchdog closes the connection of a server that trickles its answer) and a size cap, as JSON
 by the strict bounded reader of request files
 (:func:`benchmark.contract.bounded_json.load_bounded_json`); one probe's attempts together stop
-at ``probe_deadline`` (default 600 s: a server that trickled its headers held a probe for 35
-minutes, 300 s times 7 attempts), with one line; ``Retry-After`` is capped (``retry_after_cap``);
+at ``probe_deadline`` from its first request (default 600 s: a server that trickled its headers
+held a probe for 35 minutes, 300 s times 7 attempts), with one line, and the first failure of a
+batch stops its other requests at once (they ran on before, up to another ``probe_deadline``
+each when ``concurrency`` was below the batch); while a batch waits, a line on stderr every
+minute (or tenth of ``probe_deadline``) says what it waits for; ``Retry-After`` is capped (``retry_after_cap``);
 4xx answers other than 408 / 409 / 429 are never retried. An image is checked from its header
 before it is decoded: one larger than the size asked for, or one the supplied-images rule
 refuses (transparency, a side under 32 px:
