@@ -30,6 +30,7 @@ import pandas as pd
 
 from benchmark.contract import results as res
 from benchmark.contract.atomic import write_bytes_atomic
+from benchmark.contract.image_checks import degenerate_text
 from benchmark.contract.leftovers import remove_leftovers, staging_dir
 from benchmark.present.plotting import plot_summary
 from benchmark.contract.run_folder import REPORT_DIR
@@ -216,6 +217,9 @@ def _header(results: Mapping, entries: Sequence[Mapping]) -> dict:
         warnings.append(f"{len(not_scored)} suite(s) not scored: {', '.join(map(str, not_scored))}")
     for reason, n in excluded_counts(run).items():  # refused / not supplied / safety checker, as everywhere
         warnings.append(f"{excluded_text({reason: n})}, left out of every score")
+    degenerate = degenerate_text(run.get("degenerate_images"))  # blank / constant / non-finite images scored
+    if degenerate:
+        warnings.append(degenerate)
     source = results.get("provenance") if isinstance(results.get("provenance"), Mapping) else None
     if source:  # images the benchmark did not generate (benchmark.contract.image_provenance)
         who = f" by {source.get('supplied_by')}" if source.get("supplied_by") else ""

@@ -32,12 +32,13 @@ from benchmark.contract import results as res
 from benchmark.annotate.label_files import LABEL_FILES
 from benchmark.contract.model_specs import is_builtin
 from benchmark.contract.atomic import atomic_path
+from benchmark.contract.image_checks import degenerate_text, require_usable, results_block
 from benchmark.contract.leftovers import remove_leftovers
 from benchmark.contract.pairing import pairing_section
 from benchmark.contract.run_folder import SCORES_DIR, TIMINGS_FILE
 from benchmark.tasks.folder_record import missing_task_folder
 from benchmark.tasks.inputs import results_references
-from benchmark.tasks.context import ScoreStageError, ScoringContext, ScoringOptions, SuiteStatus
+from benchmark.tasks.context import ScoreStageError, ScoringContext, ScoringOptions, SuiteStatus, load_run_manifest
 from benchmark.contract.withheld import REASONS as WITHHELD_REASONS
 from benchmark.present.text import excluded_why
 from benchmark.contract.run_folder_check import require_intact
@@ -154,7 +155,7 @@ def _pairing(ctx: ScoringContext, plan: ResamplePlan | None) -> dict | None:
 
 
 def _results(ctx: ScoringContext, details: dict, options: ScoringOptions, seconds: float,
-             pairing: dict | None = None) -> dict:
+             pairing: dict | None = None, degenerate: dict | None = None) -> dict:
     cfg = ctx.config
     model = _model_block(cfg, ctx.manifest)
     settings = _settings(cfg, ctx.manifest)
@@ -173,7 +174,8 @@ def _results(ctx: ScoringContext, details: dict, options: ScoringOptions, second
         suites=[st.to_dict() for st in ctx.status.values()], scores=ctx.scores, annotators=annotator_entries(ctx),
         scoring={"confidence_level": options.confidence_level, "n_resamples": options.n_resamples,
                  "ci_method": "percentile", **_task_option_record(options), "nsfw": "excluded"},
-        run=_run_counts(ctx, cfg), details=details, timings=timings, notes=ctx.notes, pairing=pairing)
+        run={**_run_counts(ctx, cfg), **({"degenerate_images": degenerate} if degenerate else {})}, details=details,
+        timings=timings, notes=ctx.notes, pairing=pairing)
     return res.build_results(audited, scored)
 
 
@@ -194,7 +196,7 @@ def _task_option_record(options: ScoringOptions) -> dict:
 
 def score_run(run_dir: str | Path, *, n_resamples: int = 1000, confidence_level: float = 0.95,
               random_state: int = 0, task_options: Mapping[str, Mapping] | None = None, report: bool = False,
-              verify: bool = False) -> dict:
+              verify: bool = False, allow_degenerate: bool = False) -> dict:
     """Score every suite of RUN_DIR from its files; write results.json, scores/*.parquet and,
     with ``report=True``, the report (:func:`benchmark.runner.report.write_report`). Returns the
     results document (as written).
@@ -203,7 +205,10 @@ def score_run(run_dir: str | Path, *, n_resamples: int = 1000, confidence_level:
     missing label files make their suites "not scored" with the reason. ``verify`` first checks
     the folder against its files (:func:`benchmark.contract.run_folder_check.require_intact`: manifest
     against metadata.jsonl, every PNG's sha256, orphans, label files) and refuses one with
-    problems (``RunFolderError``, one line naming the first).
+    problems (``RunFolderError``, one line naming the first). An audit whose images are
+    degenerate (blank, constant, non-finite) past the share that stops it is refused
+    (:class:`benchmark.contract.image_checks.DegenerateImages`, one line) unless
+    ``allow_degenerate``; results.json ``run.degenerate_images`` counts them either way.
     """
     start = time.perf_counter()
     try:  # the command line's bound (0: no intervals): 10**9 resamples ran out of memory
@@ -220,8 +225,10 @@ def score_run(run_dir: str | Path, *, n_resamples: int = 1000, confidence_level:
     remove_leftovers(run_dir)  # what a stopped stage staged (a detail table, results.json)
     if verify:
         require_intact(run_dir, "score", expected=expected_problems)
+    manifest = load_run_manifest(run_dir)  # one line when there is none
+    degenerate = require_usable(run_dir, allow=allow_degenerate, manifest=manifest)  # before any score is computed
     options = ScoringOptions(n_resamples, confidence_level, random_state, declared_task_options(task_options))
-    ctx = ScoringContext(run_dir, options)
+    ctx = ScoringContext(run_dir, options, manifest=manifest)
     # the paired resamples of every entry, recorded beside its interval (results.json's `pairing`)
     plan = ResamplePlan(n_resamples, random_state, record=True) if n_resamples >= 2 else None
     with resample_plan(plan) if plan else nullcontext():
@@ -230,7 +237,10 @@ def score_run(run_dir: str | Path, *, n_resamples: int = 1000, confidence_level:
     details = _write_details(run_dir, ctx.details)
     ctx.mark_partly_scored()
     _status_notes(ctx)
-    results = _results(ctx, details, options, time.perf_counter() - start, _pairing(ctx, plan))
+    block = results_block(degenerate, allow_degenerate)
+    note = degenerate_text(block)
+    ctx.notes.extend([note] if note else [])
+    results = _results(ctx, details, options, time.perf_counter() - start, _pairing(ctx, plan), block)
     res.write_results(run_dir, results)
     if report:
         from benchmark.runner.report import write_report
