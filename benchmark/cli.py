@@ -120,12 +120,21 @@ def add_run_args(p: argparse.ArgumentParser, annotators: bool, images: bool = Fa
                    help="alias of --set, comma-separated as in lm-evaluation-harness")
     p.add_argument("--quiet", action="store_true", help="no progress bars and no plan (warnings are printed "
                    "whatever it says)")
+    add_allow_degenerate(p)
     if annotators:
         p.add_argument("--dry-run", action="store_true", help="check everything and print the whole plan (every "
                        "setting with its source, adapters, annotators, images), then stop: nothing is written, "
                        "not even the --out folder")
         add_annotator_args(p)
         p.add_argument("--n-resamples", type=n_resamples, default=1000, help="bootstrap resamples per CI")
+
+
+def add_allow_degenerate(p: argparse.ArgumentParser) -> None:
+    """``--allow-degenerate``, of ``run``, ``generate`` and ``score``."""
+    p.add_argument("--allow-degenerate", action="store_true",
+                   help="score an audit even when more than 1%% of its images are degenerate (one colour: blank, "
+                   "constant, or black from NaN / infinite output); without it the run stops before scoring with "
+                   "one line naming the count and likely causes. The results are marked either way")
 
 
 def add_task_input_args(p: argparse.ArgumentParser) -> None:
@@ -196,6 +205,7 @@ def add_stage_commands(sub) -> None:
     score.add_argument("--allow-partial", action="store_true", help="exit 0 even when some suites of the run are "
                        "not scored or only partly (a label file of theirs missing, every image withheld...); "
                        "without it such a run exits 1 and names them")
+    add_allow_degenerate(score)
     score.set_defaults(func="benchmark.commands.stages:score")
 
     ver = sub.add_parser("verify", help="check a run folder against its files (manifest, images' sha256, "

@@ -310,7 +310,8 @@ def _check_score(i: int, entry: Mapping) -> list[tuple[str, str]]:
             problems.append((f"{where}/ci/{key}", f"{_fmt(bound)} is outside the range of {name} {bounds}"))
     if not (low - _TOLERANCE <= value <= high + _TOLERANCE):
         note = entry.get("ci_note") or ""
-        excused = meta.absolute_value and note.startswith(CI_EXCLUDES_ESTIMATE_MARK)
+        # score_entry joins the task's own interval note and this one with "; " (GEP's C / CC note first)
+        excused = meta.absolute_value and any(part.startswith(CI_EXCLUDES_ESTIMATE_MARK) for part in note.split("; "))
         if not excused:
             why = ("without the ci_note that explains it" if meta.absolute_value
                    else "(allowed only for absolute-value scores with a ci_note)")

@@ -86,7 +86,9 @@ def test_runner_overhead_small(tmp_path):
         assert finite_positive(steps[key]["ms_per_image"])
     assert math.isfinite(steps["runner overhead (total - bare)"]["ms_per_image"])
     assert [r["size"] for r in doc["png"]] and all(finite_positive(r["png_ms"]) for r in doc["png"])
-    assert "PNG ms" in text and "sha256 ms" in text
+    assert "PNG ms" in text and "sha256 ms" in text and "check ms" in text
+    checked = [r for r in doc["png"] if r["image"] != "photos"]
+    assert checked and all(finite_positive(r["check_ms"]) for r in checked)
     # the writer before this change, the encoder pool at zlib 6 and 1, the runner's default; side by side
     writers = [r["writes"] for r in doc["overlap"]]
     assert len(writers) == 4 and writers[0].startswith("before") and writers[3].endswith("Z_RLE (runner default)")
@@ -94,7 +96,7 @@ def test_runner_overhead_small(tmp_path):
     assert all(finite_positive(r["images_per_s"]) and 0 < r["accelerator_busy_percent"] <= r["loop_busy_percent"]
                <= 100.5 and finite_positive(r["write_stage_s"]) for r in doc["overlap"])
     assert {r["png"] for r in doc["png"]} == {"zlib 1", "zlib 6 (PIL default; before)", "Z_RLE (runner)"}
-    assert {r["image"] for r in doc["png"]} == {"photo 1", "photo 2", "smooth", "noise", "photos"}
+    assert {r["image"] for r in doc["png"]} == {"photo 1", "photo 2", "smooth", "noise", "flat", "photos"}
     assert {r["threads"] for r in doc["png"]} == {1, 2}
     assert "load average" in doc["header"]
 

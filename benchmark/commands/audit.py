@@ -48,7 +48,7 @@ def request_from_args(args: argparse.Namespace, *, annotators: bool = True) -> A
                         compile=getattr(args, "compile", None), offload=getattr(args, "offload", None)),
         annotators=annotator_args(args) if annotators else {},
         n_resamples=args.n_resamples if annotators else 1000, progress=not args.quiet,
-        pilot=getattr(args, "pilot", None))
+        pilot=getattr(args, "pilot", None), allow_degenerate=args.allow_degenerate)
 
 
 def run(args: argparse.Namespace) -> int:

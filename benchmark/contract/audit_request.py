@@ -265,8 +265,10 @@ class AuditRequest:
     run as ``runtime`` says, labelled by ``annotators`` (option -> model; None values are the
     defaults), scored with ``n_resamples`` bootstrap resamples; ``progress``: bars and the plan
     on stderr; ``pilot``: a results.json whose intervals the plan scales to tell the smallest
-    change this audit can detect (the plan only: not recorded). A model may be given as its spec
-    string."""
+    change this audit can detect (the plan only: not recorded); ``allow_degenerate``: score an
+    audit whose images are degenerate past the share that stops it (``--allow-degenerate``,
+    :mod:`benchmark.contract.image_checks`; the results say so, run_config.json does not keep
+    it: each stage is asked). A model may be given as its spec string."""
 
     run_dir: Path
     model: ModelChoice | None = None
@@ -277,6 +279,7 @@ class AuditRequest:
     images: SuppliedImages | None = None
     progress: bool = True
     pilot: Path | None = None
+    allow_degenerate: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.run_dir, (str, Path)) or not str(self.run_dir).strip():
@@ -294,6 +297,7 @@ class AuditRequest:
         object.__setattr__(self, "annotators", _frozen(self.annotators, "annotators"))
         object.__setattr__(self, "n_resamples", _checked(cli_types.n_resamples, self.n_resamples, "--n-resamples"))
         object.__setattr__(self, "progress", bool(self.progress))
+        object.__setattr__(self, "allow_degenerate", bool(self.allow_degenerate))
 
     # ------------------------------------------------------------------ what the stages read
 
@@ -318,11 +322,12 @@ class AuditRequest:
     # ------------------------------------------------------------------ run_config.json
 
     def record(self) -> dict:
-        """run_config.json ``request``: every field but the run folder, the progress flag and the
-        pilot (what the plan prints, not what is audited)."""
+        """run_config.json ``request``: every field but the run folder, the progress flag, the
+        pilot (what the plan prints, not what is audited) and ``allow_degenerate`` (asked of each
+        stage)."""
         out: dict[str, Any] = {"format": REQUEST_FORMAT}
         for f in fields(self):
-            if f.name in ("run_dir", "progress", "pilot"):
+            if f.name in ("run_dir", "progress", "pilot", "allow_degenerate"):
                 continue
             value = getattr(self, f.name)
             out[f.name] = None if value is None else _plain(

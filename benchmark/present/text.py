@@ -235,6 +235,11 @@ EXCLUDED_WHY = {
 }
 
 
+def count_text(n: int, one: str, many: str | None = None) -> str:
+    """``1 row``, ``2 rows``, ``1,204 batches`` (``many``: the plural when it is not ``one`` + s)."""
+    return f"{int(n):,} {one if int(n) == 1 else (many or one + 's')}"
+
+
 def excluded_why(reason: Any) -> str:
     """Why an image was left out (``refused`` / ``missing`` / ``nsfw``), in words."""
     return EXCLUDED_WHY.get(str(reason), str(reason))

@@ -24,7 +24,6 @@ import json
 import os
 import re
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -32,6 +31,8 @@ import pandas as pd
 
 from benchmark.contract import results as res
 from benchmark.contract.atomic import write_bytes_atomic
+from benchmark.contract.image_checks import degenerate_text
+from benchmark.contract.leftovers import remove_leftovers, staging_dir
 from benchmark.present.plotting import plot_summary
 from benchmark.contract.run_folder import REPORT_DIR
 from benchmark.runner.report_human import human_section
@@ -221,6 +222,9 @@ def _header(results: Mapping, entries: Sequence[Mapping]) -> dict:
         warnings.append(f"{len(not_scored)} suite(s) not scored: {', '.join(map(str, not_scored))}")
     for reason, n in excluded_counts(run).items():  # refused / not supplied / safety checker, as everywhere
         warnings.append(f"{excluded_text({reason: n})}, left out of every score")
+    degenerate = degenerate_text(run.get("degenerate_images"))  # blank / constant / non-finite images scored
+    if degenerate:
+        warnings.append(degenerate)
     source = results.get("provenance") if isinstance(results.get("provenance"), Mapping) else None
     if source:  # images the benchmark did not generate (benchmark.contract.image_provenance)
         who = f" by {source.get('supplied_by')}" if source.get("supplied_by") else ""
@@ -491,11 +495,13 @@ def write_report(run_dir: str | Path, results: Mapping | None = None) -> Path:
     before anything in report/ changes: a report that cannot be written (text UTF-8 cannot
     encode, such as a lone surrogate in a results file; a plot that fails) leaves report/ as it
     was, with no empty or half-written file. report.md and report.html are then replaced
-    atomically, each."""
+    atomically, each. What a stopped stage left in RUN_DIR (a staging folder of a report killed
+    while drawing) is removed first (:func:`benchmark.contract.leftovers.remove_leftovers`)."""
     run_dir = Path(run_dir)
     results = res.read_results(run_dir) if results is None else results
     out_dir = run_dir / REPORT_DIR
-    staging = Path(tempfile.mkdtemp(prefix=".report-staging-", dir=run_dir))
+    remove_leftovers(run_dir)
+    staging = staging_dir(run_dir, "report")
     try:
         context = build_context(run_dir, results, staging, agreement_dir=out_dir)
         md, page = (text.encode("utf-8") for text in render(context))  # fails here, before report/ changes

@@ -31,11 +31,14 @@ from benchmark import cli_types
 from benchmark.contract import results as res
 from benchmark.annotate.label_files import LABEL_FILES
 from benchmark.contract.model_specs import is_builtin
+from benchmark.contract.atomic import atomic_path
+from benchmark.contract.image_checks import degenerate_text, require_usable, results_block
+from benchmark.contract.leftovers import remove_leftovers
 from benchmark.contract.pairing import pairing_section
 from benchmark.contract.run_folder import SCORES_DIR, TIMINGS_FILE
 from benchmark.tasks.folder_record import missing_task_folder
 from benchmark.tasks.inputs import results_references
-from benchmark.tasks.context import ScoreStageError, ScoringContext, ScoringOptions, SuiteStatus, entry_key
+from benchmark.tasks.context import ScoreStageError, ScoringContext, ScoringOptions, SuiteStatus, entry_key, load_run_manifest
 from benchmark.contract.withheld import REASONS as WITHHELD_REASONS
 from benchmark.present.text import excluded_why
 from benchmark.contract.run_folder_check import require_intact
@@ -84,9 +87,8 @@ def _write_details(run_dir: Path, details: Mapping[str, pd.DataFrame]) -> dict[s
     out = {}
     for name, frame in sorted(details.items()):
         path = scores_dir / f"{name}.parquet"
-        tmp = path.with_suffix(".parquet.tmp")
-        frame.reset_index(drop=True).to_parquet(tmp, index=False)
-        tmp.replace(path)
+        with atomic_path(path) as tmp:
+            frame.reset_index(drop=True).to_parquet(tmp, index=False)
         out[name] = f"{SCORES_DIR}/{name}.parquet"
     return out
 
@@ -181,7 +183,7 @@ def human_section(ctx: ScoringContext, human: HumanLabels) -> dict:
 
 
 def _results(ctx: ScoringContext, details: dict, options: ScoringOptions, seconds: float,
-             pairing: dict | None = None, human: dict | None = None) -> dict:
+             pairing: dict | None = None, human: dict | None = None, degenerate: dict | None = None) -> dict:
     cfg = ctx.config
     model = _model_block(cfg, ctx.manifest)
     settings = _settings(cfg, ctx.manifest)
@@ -200,8 +202,8 @@ def _results(ctx: ScoringContext, details: dict, options: ScoringOptions, second
         suites=[st.to_dict() for st in ctx.status.values()], scores=ctx.scores, annotators=annotator_entries(ctx),
         scoring={"confidence_level": options.confidence_level, "n_resamples": options.n_resamples,
                  "ci_method": "percentile", **_task_option_record(options), "nsfw": "excluded"},
-        run=_run_counts(ctx, cfg), details=details, timings=timings, notes=ctx.notes, pairing=pairing,
-        human_labels=human)
+        run={**_run_counts(ctx, cfg), **({"degenerate_images": degenerate} if degenerate else {})}, details=details,
+        timings=timings, notes=ctx.notes, pairing=pairing, human_labels=human)
     return res.build_results(audited, scored)
 
 
@@ -222,7 +224,7 @@ def _task_option_record(options: ScoringOptions) -> dict:
 
 def score_run(run_dir: str | Path, *, n_resamples: int = 1000, confidence_level: float = 0.95,
               random_state: int = 0, task_options: Mapping[str, Mapping] | None = None, report: bool = False,
-              verify: bool = False, human: HumanLabels | bool | None = True) -> dict:
+              verify: bool = False, human: HumanLabels | bool | None = True, allow_degenerate: bool = False) -> dict:
     """Score every suite of RUN_DIR from its files; write results.json, scores/*.parquet and,
     with ``report=True``, the report (:func:`benchmark.runner.report.write_report`). Returns the
     results document (as written).
@@ -234,7 +236,10 @@ def score_run(run_dir: str | Path, *, n_resamples: int = 1000, confidence_level:
     problems (``RunFolderError``, one line naming the first). ``human``: people's labels of the
     run (True: read by the registered human label sources, the annotation app's answers to a
     calibration sample or a census; None / False: none): with them every entry carries its
-    ``human_corrected`` and results.json a ``human_labels`` section.
+    ``human_corrected`` and results.json a ``human_labels`` section. An audit whose images are
+    degenerate (blank, constant, non-finite) past the share that stops it is refused
+    (:class:`benchmark.contract.image_checks.DegenerateImages`, one line) unless
+    ``allow_degenerate``; results.json ``run.degenerate_images`` counts them either way.
     """
     start = time.perf_counter()
     try:  # the command line's bound (0: no intervals): 10**9 resamples ran out of memory
@@ -248,10 +253,13 @@ def score_run(run_dir: str | Path, *, n_resamples: int = 1000, confidence_level:
     missing = missing_task_folder(run_dir)  # its suites would be "not scored" and results.json overwritten
     if missing:
         raise ScoreStageError(missing)
+    remove_leftovers(run_dir)  # what a stopped stage staged (a detail table, results.json)
     if verify:
         require_intact(run_dir, "score", expected=expected_problems)
+    manifest = load_run_manifest(run_dir)  # one line when there is none
+    degenerate = require_usable(run_dir, allow=allow_degenerate, manifest=manifest)  # before any score is computed
     options = ScoringOptions(n_resamples, confidence_level, random_state, declared_task_options(task_options))
-    ctx = ScoringContext(run_dir, options)
+    ctx = ScoringContext(run_dir, options, manifest=manifest)
     # the paired resamples of every entry, recorded beside its interval (results.json's `pairing`)
     plan = ResamplePlan(n_resamples, random_state, record=True) if n_resamples >= 2 else None
     with resample_plan(plan) if plan else nullcontext():
@@ -263,7 +271,10 @@ def score_run(run_dir: str | Path, *, n_resamples: int = 1000, confidence_level:
     if human is True:
         human = people_labels(run_dir)
     human_block = human_section(ctx, human) if isinstance(human, HumanLabels) else None
-    results = _results(ctx, details, options, time.perf_counter() - start, _pairing(ctx, plan), human_block)
+    block = results_block(degenerate, allow_degenerate)
+    note = degenerate_text(block)
+    ctx.notes.extend([note] if note else [])
+    results = _results(ctx, details, options, time.perf_counter() - start, _pairing(ctx, plan), human_block, block)
     res.write_results(run_dir, results)
     if report:
         from benchmark.runner.report import write_report

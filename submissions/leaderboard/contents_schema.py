@@ -30,6 +30,7 @@ from typing import Any, Mapping
 
 import pyarrow as pa
 
+from benchmark.contract.image_checks import KINDS as DEGENERATE_KINDS
 from benchmark.contract.image_provenance import provenance_kind
 from benchmark.contract.results import builtin_annotators
 from benchmark.contract.times import utc_time_or_none
@@ -66,6 +67,9 @@ IMAGE_SOURCE = pa.struct([("kind", pa.string()), ("seeds", pa.string()), ("seeds
                           ("n_supplied", pa.int64()), ("n_missing", pa.int64()), ("provider", pa.string()),
                           ("api_base", pa.string()), ("api_model", pa.string())])
 ADAPTER = pa.struct([("kind", pa.string()), ("id", pa.string()), ("sha256", pa.string()), ("scale", pa.float64())])
+DEGENERATE = pa.struct([("n_checked", pa.int64()), ("n_degenerate", pa.int64()), ("share", pa.float64()),
+                        ("threshold", pa.float64()), ("allowed", pa.bool_()),
+                        *((kind, pa.int64()) for kind in DEGENERATE_KINDS)])
 SUBMISSION = pa.struct([("submitted_at", pa.string()), ("submitted_with", pa.string()), ("demo", pa.bool_()),
                         ("results_repo", pa.string()), ("images_dataset", pa.string())])
 ROW_FIELDS = (("key", pa.string(), "the leaderboard's row key: `model_id@revision` (a single file: "
@@ -97,6 +101,9 @@ ROW_FIELDS = (("key", pa.string(), "the leaderboard's row key: `model_id@revisio
               ("demo", pa.bool_(), "built-in tiny random-weight model or annotator: meaningless scores (filter "
                                    "these rows out)"),
               ("warning", pa.string(), "the results' warning (a built-in tiny model)"),
+              ("degenerate_images", DEGENERATE, "`run.degenerate_images`: blank, constant or non-finite images among "
+                                                "those scored (counts by kind, share, the share that stops an audit, "
+                                                "whether --allow-degenerate let them through; null: not recorded)"),
               ("family", pa.string(), "the model family (settings.family or kind)"),
               ("created", pa.timestamp("us", tz="UTC"), "when the results were made"),
               ("package_version", pa.string(), "the t2i-bias-benchmark version that made them"),
@@ -188,6 +195,18 @@ def _image_source(doc: Mapping) -> dict | None:
             "api_base": _text(block.get("api_base")), "api_model": _text(block.get("api_model"))}
 
 
+def _degenerate(doc: Mapping) -> dict | None:
+    run = doc.get("run") if isinstance(doc.get("run"), Mapping) else {}
+    block = run.get("degenerate_images")
+    if not isinstance(block, Mapping):
+        return None
+    kinds = block.get("by_kind") if isinstance(block.get("by_kind"), Mapping) else {}
+    return {"n_checked": _int(block.get("n_checked")), "n_degenerate": _int(block.get("n_degenerate")),
+            "share": float(block["share"]) if is_number(block.get("share")) else None,
+            "threshold": float(block["threshold"]) if is_number(block.get("threshold")) else None,
+            "allowed": bool(block.get("allowed")), **{kind: _int(kinds.get(kind)) for kind in DEGENERATE_KINDS}}
+
+
 def _submission(doc: Mapping) -> dict | None:
     sub = doc.get("submission")
     if not isinstance(sub, Mapping):
@@ -222,7 +241,8 @@ def row_cells(sub) -> dict[str, Any]:
             "images": provenance_kind(doc), "image_source": _image_source(doc),
             "evaluation": "evaluated" if doc.get("evaluated_by") and doc.get("request_id") else "self-reported",
             "evaluated_by": _text(doc.get("evaluated_by")), "request_id": _text(doc.get("request_id")),
-            "demo": sub.demo, "warning": _text(doc.get("warning")), "family": sub.family,
+            "demo": sub.demo, "warning": _text(doc.get("warning")), "degenerate_images": _degenerate(doc),
+            "family": sub.family,
             "created": utc_time_or_none(doc.get("created")), "package_version": _text(package.get("version")),
             "suites": sub.suites, "submission": _submission(doc),
             "human_checked": any(isinstance(e, Mapping) and isinstance(e.get("human_corrected"), Mapping)
@@ -290,6 +310,11 @@ def slim_document(rec: Mapping, names: list[str]) -> dict:
                              "sheet": {"probes_fingerprint": block.get("sheet_fingerprint")}}
     if rec.get("submission"):
         doc["submission"] = dict(rec["submission"])
+    block = rec.get("degenerate_images")
+    if block:
+        doc["run"] = {"degenerate_images": {**{k: block[k] for k in ("n_checked", "n_degenerate", "share", "threshold",
+                                                                     "allowed")},
+                                            "by_kind": {kind: block[kind] for kind in DEGENERATE_KINDS}}}
     for key in ("evaluated_by", "request_id", "warning"):
         if rec.get(key) is not None:
             doc[key] = rec[key]

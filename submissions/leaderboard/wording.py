@@ -17,6 +17,7 @@ import pyarrow as pa
 from benchmark.present import text
 from benchmark.present.text import md_escape
 from benchmark.tasks.inputs import input_of_results_key
+from benchmark.contract.image_checks import degenerate_text
 from benchmark.contract.image_provenance import API, KINDS as IMAGE_SOURCES, SUPPLIED, provenance_kind
 from benchmark.contract.model_specs import is_builtin
 from submissions.leaderboard.board_index import Board, BoardIndex
@@ -27,6 +28,8 @@ from submissions.validate import builtin_annotators
 DEMO_BADGE = "demo"
 EVALUATED_BADGE = "evaluated"
 HUMAN_CHECKED_BADGE = "human-checked"
+#: a row whose audit scored degenerate images (blank, constant, non-finite: benchmark.contract.image_checks)
+DEGENERATE_BADGE = "degenerate"
 
 
 def references_label(references: Mapping[str, Mapping]) -> str:
@@ -113,15 +116,20 @@ def row_tags(sub: Submission) -> str:
 
 
 def badges(sub: Submission) -> list[tuple[str, str]]:
-    """(badge, hover text) of a row: demo (meaningless scores), evaluated (not self-reported),
-    supplied / api (images the benchmark did not generate), human-checked (scores corrected with
-    people's labels, docs/human_correction.md)."""
+    """(badge, hover text) of a row: demo (meaningless scores), degenerate (blank, constant or
+    non-finite images were scored), evaluated (not self-reported), supplied / api (images the
+    benchmark did not generate), human-checked (scores corrected with people's labels,
+    docs/human_correction.md)."""
     out = []
     kind = provenance_kind(sub.doc)
     if kind in IMAGES_BADGES:
         out.append((IMAGES_BADGES[kind], images_text(sub)))
     if sub.demo:
         out.append((DEMO_BADGE, demo_text(sub)))
+    degenerate = degenerate_text((sub.doc.get("run") or {}).get("degenerate_images")
+                                 if isinstance(sub.doc.get("run"), Mapping) else None)
+    if degenerate:
+        out.append((DEGENERATE_BADGE, degenerate))
     who = evaluated_by(sub)
     if who:
         out.append((EVALUATED_BADGE, f"evaluated by {who}, not self-reported"))
