@@ -33,6 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
+from benchmark.contract.times import utc_now  # noqa: E402
 from benchmark.scores import correction_simulation as sim  # noqa: E402
 from benchmark.scores.ppi import MIN_HUMAN_LABELS, MIN_PER_GROUP  # noqa: E402
 
@@ -93,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     import numpy
     import scipy
 
-    head = (f"{time.strftime('%Y-%m-%d')} · {platform.platform()} · Python {platform.python_version()} · numpy "
+    head = (f"{utc_now():%Y-%m-%d} · {platform.platform()} · Python {platform.python_version()} · numpy "
             f"{numpy.__version__} · scipy {scipy.__version__} · bootstrap {args.bootstrap}, {args.n_resamples} "
             f"resamples · {args.reps} repetitions per row · {seconds:.0f} s")
     md = "\n\n".join([

@@ -23,7 +23,7 @@ from scipy import stats
 
 from benchmark.contract.pairing import KEY_FIELDS
 from benchmark.contract.results import RESULTS_FILE, load_results_file
-from benchmark.present.text import fmt_number, headline_entries
+from benchmark.present.text import fmt_number, headline_entries, markdown_table
 from benchmark.scores.ppi import MIN_HUMAN_LABELS, MIN_PER_GROUP, labels_needed
 
 __all__ = ["DEFAULT_FRACTION", "target_half_width", "plan_rows", "plan_markdown", "read_pilot"]
@@ -121,8 +121,8 @@ def _cell(v, images: int) -> str:
 
 def plan_markdown(rows: Sequence[Mapping]) -> str:
     """The plan as a Markdown table (the app's header and the command's output)."""
-    lines = ["| Score | Suite | Target ± | Labels needed | People's labels alone | Now | Images | Basis |",
-             "|---|---|---:|---:|---:|---|---:|---|"]
+    head = ["Score", "Suite", "Target ±", "Labels needed", "People's labels alone", "Now", "Images", "Basis"]
+    cells = []
     for r in rows:
         needed = r["needed"]
         if needed is None and r["basis"].startswith("pilot"):
@@ -131,9 +131,9 @@ def plan_markdown(rows: Sequence[Mapping]) -> str:
             needed_text = _cell(needed, r["images"])
         now = (f"{r['labels_now']} labels, ± {fmt_number(r['half_width_now'], 3)}" if r["half_width_now"] is not None
                else f"{r['labels_now']} labels")
-        lines.append(f"| {r['display_name'] or r['name']} | {r['suite']} | {fmt_number(r['target_half_width'], 3)} | "
-                     f"{needed_text} | {_cell(r['people_alone'], r['images'])} | {now} | {r['images']} | {r['basis']} |")
-    return "\n".join(lines)
+        cells.append([str(r["display_name"] or r["name"]), str(r["suite"]), fmt_number(r["target_half_width"], 3),
+                      needed_text, _cell(r["people_alone"], r["images"]), now, str(r["images"]), str(r["basis"])])
+    return markdown_table(head, cells, align="llrrrlrl")
 
 
 def read_pilot(path: str | Path) -> dict:

@@ -34,6 +34,7 @@ from typing import Iterator
 import numpy as np
 from scipy import stats
 
+from benchmark.present.text import markdown_table
 from benchmark.scores.bootstrap import ResamplePlan
 from benchmark.scores.ppi import Corrected, Part, allocate, corrected_share, not_enough, prediction_powered
 
@@ -269,17 +270,15 @@ def _pct(v) -> str:
 
 def table_markdown(rows: list[dict]) -> str:
     """The rows as the Markdown table of docs/human_correction.md."""
-    head = ("| audit | score | style | people's labels | corrected coverage % | PPI++ mean (ppi-python) % | automatic % | "
-            "people alone % | corrected width | people-alone width | mean lambda | runs without a value |\n"
-            "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    lines = [head]
-    for r in rows:
-        lines.append(f"| {r['scenario']} | {r['statistic']} | {r['style']} | {r['n_human']} of {r['n_images']} | "
-                     f"{_pct(r.get('corrected_coverage'))} | {_pct(r.get('ppi_mean_coverage'))} | "
-                     f"{_pct(r.get('automatic_coverage'))} | {_pct(r.get('people_coverage'))} | "
-                     f"{r.get('corrected_width', float('nan')):.3f} | {r.get('people_width', float('nan')):.3f} | "
-                     f"{r.get('lambda_mean', float('nan')):.2f} | {r['not_enough']} of {r['reps']} |")
-    return "\n".join(lines)
+    head = ["audit", "score", "style", "people's labels", "corrected coverage %", "PPI++ mean (ppi-python) %",
+            "automatic %", "people alone %", "corrected width", "people-alone width", "mean lambda",
+            "runs without a value"]
+    cells = [[r["scenario"], r["statistic"], r["style"], f"{r['n_human']} of {r['n_images']}",
+              _pct(r.get("corrected_coverage")), _pct(r.get("ppi_mean_coverage")), _pct(r.get("automatic_coverage")),
+              _pct(r.get("people_coverage")), f"{r.get('corrected_width', float('nan')):.3f}",
+              f"{r.get('people_width', float('nan')):.3f}", f"{r.get('lambda_mean', float('nan')):.2f}",
+              f"{r['not_enough']} of {r['reps']}"] for r in rows]
+    return markdown_table(head, cells, align="lllrrrrrrrrr")
 
 
 def scenario_dict(scenario: Scenario) -> dict:
