@@ -36,10 +36,15 @@ system-deps:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(SYSTEM_PACKAGES) >/dev/null; \
 	else echo "make: install the Debian packages $(SYSTEM_PACKAGES) (as root: apt-get install $(SYSTEM_PACKAGES))" >&2; exit 1; fi
 
-# Two pytest workers, each test file on one worker (its module fixtures built once): most tests
-# wait on subprocesses, model loads and browsers, so two processes cut the wall time by about a third.
+# Two pytest workers, each test file on one worker (its module fixtures built once), the longest
+# files first (tests/conftest.py LONGEST_FILES; xdist's own reordering by test count is off).
+# The log ends with the 25 slowest tests and the 25 slowest files (wall and CPU seconds);
+# out/test-times.json keeps every test's figures. docs/contributing_tests.md has the measurements.
+PYTEST_WORKERS ?= -n 2 --dist loadfile --no-loadscope-reorder
+TIMES_FILE ?= out/test-times.json
+
 test: $(STAMP) system-deps
-	$(BIN)/python -m pytest -q -n 2 --dist loadfile --durations=15
+	$(BIN)/python -m pytest -q $(PYTEST_WORKERS) --durations=25 --file-durations=25 --times-file $(TIMES_FILE)
 
 clean:
 	rm -rf out .pytest_cache
