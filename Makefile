@@ -16,7 +16,7 @@ TORCH_PINS ?= torch==2.14.1 torchvision==0.29.1
 # playwright; never `playwright install`) and the Noto Color Emoji font (PaintSkills renderer).
 SYSTEM_PACKAGES ?= chromium fonts-noto-color-emoji
 
-.PHONY: install system-deps demo test clean
+.PHONY: install system-deps demo test test-quick clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -45,6 +45,12 @@ TIMES_FILE ?= out/test-times.json
 
 test: $(STAMP) system-deps
 	$(BIN)/python -m pytest -q $(PYTEST_WORKERS) --durations=25 --file-durations=25 --times-file $(TIMES_FILE)
+
+# The edit loop, a few minutes: the tests not marked slow (tests/slow_tests.py: no browser, no venv
+# from the package index, no test function that took 2 CPU seconds or more, such as subprocess
+# audits and multi-process launches; docs/contributing_tests.md). CI runs `make test`.
+test-quick: $(STAMP) system-deps
+	$(BIN)/python -m pytest -q $(PYTEST_WORKERS) -m "not slow" --durations=10 --file-durations=10
 
 clean:
 	rm -rf out .pytest_cache

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import slow_tests
 from lb_synthetic import tiny_audit_argv
 from shared_folders import shared_across_workers
 
@@ -77,3 +78,4 @@ def pytest_collection_modifyitems(config, items):
         limits = [t for m, t in SLOW_MARKER_TIMEOUTS.items() if item.get_closest_marker(m)]
         if limits and not item.get_closest_marker("timeout"):
             item.add_marker(pytest.mark.timeout(max(limits)))
+    slow_tests.mark(items)  # what `make test-quick` (-m "not slow") leaves out
