@@ -42,6 +42,7 @@ system-deps:
 # out/test-times.json keeps every test's figures. docs/contributing_tests.md has the measurements.
 PYTEST_WORKERS ?= -n 2 --dist loadfile --no-loadscope-reorder
 TIMES_FILE ?= out/test-times.json
+QUICK_TIMES_FILE ?= out/test-quick-times.json
 
 test: $(STAMP) system-deps
 	$(BIN)/python -m pytest -q $(PYTEST_WORKERS) --durations=25 --file-durations=25 --times-file $(TIMES_FILE)
@@ -50,7 +51,8 @@ test: $(STAMP) system-deps
 # from the package index, no test function that took 2 CPU seconds or more, such as subprocess
 # audits and multi-process launches; docs/contributing_tests.md). CI runs `make test`.
 test-quick: $(STAMP) system-deps
-	$(BIN)/python -m pytest -q $(PYTEST_WORKERS) -m "not slow" --durations=10 --file-durations=10
+	$(BIN)/python -m pytest -q $(PYTEST_WORKERS) -m "not slow" --durations=10 --file-durations=10 \
+		--times-file $(QUICK_TIMES_FILE)
 
 clean:
 	rm -rf out .pytest_cache

@@ -64,6 +64,13 @@ pytest_plugins = ["time_report"]
 #: lets the short files fill in at the end, so both workers finish at about the same time
 #: instead of one running the last long file alone. A file missing here only runs later.
 LONGEST_FILES = [
+    "test_generate.py", "test_model_families.py", "test_bench_scripts.py", "test_run_cli.py",
+    "test_run_folder_faults.py", "test_worker.py", "test_packaging.py", "test_annotation_browser.py",
+    "test_lora_audit.py", "test_tasks.py", "test_metric_modules.py", "test_annotate_stage.py",
+    "test_compare_calibration.py", "test_new_task.py", "test_supplied_images.py", "test_human_dataset.py",
+    "test_leaderboard_browser.py", "test_submit.py", "test_generation_speed.py", "test_mcas_reference.py",
+    "test_validate.py", "test_compare_gates.py", "test_reference_attributes.py", "test_terminal.py",
+    "test_compare_cli.py",
 ]
 
 #: Markers whose tests may run past the default timeout ([tool.pytest.ini_options] timeout),
