@@ -12,7 +12,7 @@ from types import SimpleNamespace
 from benchmark.contract.image_provenance import api_provenance
 from submissions.leaderboard import board_index, board_model, comparison, detail, wording
 from submissions.requests import WORKER_PREFIX
-from tests.test_leaderboard import make_doc
+from test_leaderboard import make_doc
 
 
 def _sub(doc: dict, source: str, finished=None) -> board_model.Submission:
@@ -48,7 +48,8 @@ def test_evaluated_row_wins_over_a_self_reported_file_of_the_same_key():
     evaluated = make_doc("acme/m", 0.1, created="2025-03-01T00:00:00+00:00")
     evaluated.update(evaluated_by=f"{WORKER_PREFIX}gpu-1", request_id="acme__m@main")
     self_reported = make_doc("acme/m", 0.7, created="2025-01-01T00:00:00+00:00")  # earlier
-    request = SimpleNamespace(model_id="acme/m", worker_id="gpu-1", results_path="/srv/results/acme/eval.json")
+    request = SimpleNamespace(model_id="acme/m", audited_model_id="acme/m", worker_id="gpu-1",
+                              results_path="/srv/results/acme/eval.json")
     finished = {"acme__m@main": request}
     subs = [_sub(self_reported, "acme/self.json", finished), _sub(evaluated, "acme/eval.json", finished)]
     (row,) = board_model.model_rows(subs)
@@ -94,7 +95,7 @@ def test_pickers_show_a_shortened_revision_only_where_an_id_has_several_rows(tmp
 
     pytest.importorskip("gradio")
     from submissions.leaderboard import app_state
-    from tests.test_leaderboard import _write
+    from test_leaderboard import _write
 
     commit = "0123456789abcdef0123456789abcdef01234567"
     _write(tmp_path, "results/a/1.json", make_doc("acme/one", 0.1, revision=commit))

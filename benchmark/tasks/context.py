@@ -122,11 +122,15 @@ class ScoringContext:
     draws, :class:`benchmark.scores.randomization.JointDraws`), keyed by
     :func:`entry_key` (and :attr:`designs` its strata, ``{"strata": m, "single": k}``). ``config`` and ``manifest``: the run's run_config.json and manifest as
     the caller already read them (:func:`load_run_config`, :func:`load_run_manifest`); read
-    from ``run_dir`` when not given; ``label_source``: where label files come from when the run is
-    held in memory (a results file rebuilt, simulated audits), instead of ``run_dir``."""
+    from ``run_dir`` when not given. ``labels``: label tables to score instead of the label files
+    (name -> table, None for a file to treat as missing), e.g. people's labels in a label file's
+    shape (:mod:`benchmark.runner.human_correction`); the files are never written.
+    ``label_source``: where the other label files come from when the run is held in memory (a
+    results file rebuilt, simulated audits), instead of ``run_dir``."""
 
     def __init__(self, run_dir: Path, options: ScoringOptions, probes: set | None = None, *,
                  config: dict | None = None, manifest: pd.DataFrame | None = None,
+                 labels: dict[str, pd.DataFrame | None] | None = None,
                  label_source: Callable[[str], pd.DataFrame | None] | None = None):
         self.run_dir = run_dir
         self.options = options
@@ -152,7 +156,7 @@ class ScoringContext:
             st.add_excluded("nsfw", int((flagged & self.withheld.isna()).sum()))
             if st.n_images == 0:
                 st.reason = "no images in manifest.parquet"
-        self.labels: dict[str, pd.DataFrame | None] = {}
+        self.labels: dict[str, pd.DataFrame | None] = dict(labels or {})
         self.missing_parts: dict[str, list[str]] = {}  # suite -> label files its task asked for and lacked
         self.scores: list[dict] = []
         self.resamples: dict[tuple, np.ndarray] = {}

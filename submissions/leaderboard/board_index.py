@@ -31,9 +31,11 @@ from submissions.leaderboard.board_model import ModelRow, Skipped, Submission, a
 
 #: the flat columns the frame holds besides the score columns
 FRAME_COLUMNS = ("source", "key", "model_id", "revision", "probes", "demo", "family", "images", "evaluated_by",
-                 "request_id", "created", "run_folder")
+                 "request_id", "created", "run_folder", "human_checked")
 #: per score NAME present: these columns of it
 SCORE_FRAME_PARTS = ("", "_low", "_high", "_suite")
+#: per score NAME some row has corrected with people's labels: these columns of it
+PEOPLE_FRAME_PARTS = ("_people", "_people_low", "_people_high")
 
 
 def table_of(records: Sequence[Mapping[str, Any]]) -> pa.Table:
@@ -100,7 +102,8 @@ class BoardIndex:
         return BoardIndex(self.table, root=self.root, made=self._made, finished=finished)
 
     def _frame(self) -> pd.DataFrame:
-        cols = [*FRAME_COLUMNS, *(f"{n}{p}" for n in self.names for p in SCORE_FRAME_PARTS)]
+        cols = [*FRAME_COLUMNS, *(f"{n}{p}" for n in self.names for p in SCORE_FRAME_PARTS),
+                *(f"{n}{p}" for n in cs.present_people(self.table) for p in PEOPLE_FRAME_PARTS)]
         frame = self.table.select(cols).to_pandas()
         refs = self.table.column("references")
         fingerprints = np.full(len(frame), None, dtype=object)

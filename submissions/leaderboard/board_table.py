@@ -15,6 +15,10 @@ Rules (also in ``docs/leaderboard.md``):
   ordered across references: the papers' protocol first, then each reference's rows.
 - A score's cell is the entry the contents table holds for it (one per score name, chosen by
   :func:`benchmark.present.text.entry_rank`); with a suites filter, only an entry of a chosen suite.
+- Where that entry is corrected with people's labels (``human_corrected``,
+  docs/human_correction.md) the cell, the rank and the order use the corrected value and interval
+  ("(people)" in the cell), and such rows are ranked and ordered apart from automatic-only rows,
+  first: the two measure different things (people's perception against the annotator's).
 """
 
 from __future__ import annotations
@@ -101,24 +105,39 @@ def filter_rows(rows: BoardIndex | Sequence[ModelRow], *, suites: Sequence[str] 
     return rows[keep]
 
 
+def people_checked(rows: pd.DataFrame, name: str) -> np.ndarray:
+    """Per row: its entry of score ``name`` has a value corrected with people's labels."""
+    if f"{name}_people" not in rows:
+        return np.zeros(len(rows), dtype=bool)
+    return np.isfinite(rows[f"{name}_people"].to_numpy(dtype=float, na_value=np.nan))
+
+
 def score_columns_of(rows: pd.DataFrame, name: str, suites: Sequence[str] = ()) -> tuple[np.ndarray, ...]:
     """(value, low, high, has an entry) of score ``name`` for ``rows`` (NaN where undefined or
-    absent; with ``suites``, an entry of another suite counts as absent)."""
+    absent; with ``suites``, an entry of another suite counts as absent): the value corrected with
+    people's labels and its interval where the entry has one (:func:`people_checked`)."""
     if f"{name}_suite" not in rows:
         nan = np.full(len(rows), np.nan)
         return nan, nan, nan, np.zeros(len(rows), dtype=bool)
     has = rows[f"{name}_suite"].isin(suites).to_numpy() if suites else rows[f"{name}_suite"].notna().to_numpy()
-    cols = [np.where(has, rows[f"{name}{p}"].to_numpy(dtype=float, na_value=np.nan), np.nan)
-            for p in ("", "_low", "_high")]
+    people = people_checked(rows, name)
+    cols = []
+    for p in ("", "_low", "_high"):
+        auto = rows[f"{name}{p}"].to_numpy(dtype=float, na_value=np.nan)
+        if people.any():
+            auto = np.where(people, rows[f"{name}_people{p}"].to_numpy(dtype=float, na_value=np.nan), auto)
+        cols.append(np.where(has, auto, np.nan))
     return (*cols, has)
 
 
 def _groups(rows: pd.DataFrame, name: str) -> np.ndarray:
-    """Which rows are ranked and ordered together by ``name``: the reference group (codes, the
-    papers' protocol first) for a score a reference changes, else one group."""
+    """Which rows are ranked and ordered together by ``name``: rows whose entry is corrected with
+    people's labels apart from (before) automatic-only rows, and within each the reference group
+    (codes, the papers' protocol first) for a score a reference changes."""
+    apart = (~people_checked(rows, name)).astype(int)
     if SCORE_METADATA[name].paper not in REFERENCED_PAPERS:
-        return np.zeros(len(rows), dtype=int)
-    return pd.factorize(rows["reference"].fillna("").to_numpy(dtype=object), sort=True)[0]
+        return apart
+    return apart * len(rows) + pd.factorize(rows["reference"].fillna("").to_numpy(dtype=object), sort=True)[0]
 
 
 @dataclass
@@ -291,13 +310,14 @@ def leaderboard_table(rows: BoardIndex | Sequence[ModelRow], *, suites: Sequence
     headers = [MODEL_COLUMN, RANK_COLUMN, RANGE_COLUMN, BADGE_COLUMN, SUITES_COLUMN] + [value_column(n) for n in names]
     values, display = [], []
     cells = {n: score_columns_of(kept, n, suites) for n in names}
+    checked = {n: people_checked(kept, n) & cells[n][3] for n in names}
     for j, (pos, s) in enumerate(zip(kept.index, subs)):
         bound, rng = int(ranks.at[pos, "bound"]), ranks.at[pos, "range"]
         base = [labels[s.key], bound or None, rng.best if rng else None, badges_html(s), suites_html(s)]
         entries = [_cell(*(c[j] for c in cells[n])) for n in names]
         values.append(base + [e["value"] if e and e["defined"] else None for e in entries])
         display.append([base[0], str(bound) if bound else "", rng.text() if rng else "", *base[3:]]
-                       + [cell_text(e) for e in entries])
+                       + [cell_text(e) + (" (people)" if checked[n][j] else "") for n, e in zip(names, entries)])
     texts = list(zip(*display)) if display else [()] * len(headers)
     widths = fitted_widths([column_px(texts[0], MODEL_COLUMN, 140), column_px(texts[1], RANK_COLUMN),
                             column_px(texts[2], RANGE_COLUMN), badge_width(subs), column_px([str(len(s.suites)) for s in subs], SUITES_COLUMN)]
