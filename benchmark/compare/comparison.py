@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from benchmark.compare.human import CORRECTED_NOTE, add_corrected, agreement_rows
 from benchmark.compare.joint import score_jointly
 from benchmark.compare.paired import ALPHA, POWER, decisive_mdd, has_direction, holm, mdd_factor, paired_test, \
     refresh_p, summary_of, swaps_needed
@@ -57,6 +58,10 @@ class Comparison:
     notes: list[str] = field(default_factory=list)
     #: with ``detect``: per headline row, the images per prompt needed to detect a named change
     detect: list[dict] = field(default_factory=list)
+    #: per pair of runs people checked: the annotator's agreement with people in each
+    #: (:func:`benchmark.compare.human.agreement_rows`), and a warning where it differs
+    agreement: list[dict] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def warning(self) -> str | None:
@@ -94,7 +99,9 @@ class Comparison:
         doc.update({"baseline": self.runs[0].label, "runs": [r.summary() for r in self.runs],
                     "pairings": [{k: v for k, v in p.items() if k != "probes"} for p in self.pairings],
                     "method": self.method, "summary": summary_of(self.rows), "scores": self.rows,
-                    "notes": self.notes, **({"detect": self.detect} if self.detect else {})})
+                    "notes": self.notes, **({"detect": self.detect} if self.detect else {}),
+                    **({"annotator_agreement": self.agreement} if self.agreement else {}),
+                    **({"warnings": self.warnings} if self.warnings else {})})
         return json_safe(doc)
 
 
@@ -329,6 +336,7 @@ def compare_loaded(runs: Sequence[Run], *, scores: Sequence[str] | None = None, 
     pairings = [pairing(runs[0], r) for r in runs[1:]]
     rows: list[tuple[dict, object]] = []
     per_prompt: dict[str, float] = {}
+    corrected, agreement, warnings = 0, [], []  # people's labels: informative rows and warnings
     bar = progress_bar(3 * len(pairings), "scoring runs", enabled=progress, unit="pass")
     plan = JointPlan(size, size, seed)
     for b, pair in zip(runs[1:], pairings):
@@ -345,12 +353,17 @@ def compare_loaded(runs: Sequence[Run], *, scores: Sequence[str] | None = None, 
         plan = JointPlan(size, size, seed, paired=pair["kind"] != "unpaired")
         joint = score_jointly(runs[0], b, probes, options, plan)
         bar.update(1)
-        rows += _pair_rows(runs[0], b, scored[0], scored[1], joint, names, confidence_level)
+        these = _pair_rows(runs[0], b, scored[0], scored[1], joint, names, confidence_level)
+        corrected += add_corrected(runs[0], b, [r for r, _ in these], confidence_level)
+        found, warned = agreement_rows(runs[0], b)
+        agreement, warnings = agreement + found, warnings + warned
+        rows += these
     bar.close()
     family = finish_rows(rows, alpha, POWER)
     plain = [r for r, _ in rows]
     return Comparison(list(runs), pairings, plain, _method(plan, confidence_level, alpha, family),
-                      detect=detect_rows(plain, detect or (), per_prompt))
+                      notes=[CORRECTED_NOTE] if corrected else [], detect=detect_rows(plain, detect or (), per_prompt),
+                      agreement=agreement, warnings=warnings)
 
 
 def compare_runs(run_a, run_b, *more, scores: Sequence[str] | None = None, n_resamples: int | None = None,

@@ -47,8 +47,18 @@ def short_verdict(r: Mapping) -> str:
     return r["change"] if r["significant"] else "no sig. change"
 
 
+def _corrected_delta(r: Mapping, digits: int = 3) -> str:
+    """B - A of the scores corrected with people's labels, and its interval (when both audits have one)."""
+    hc = r.get("human_corrected")
+    if not hc:
+        return ""
+    return (f"{fmt_number(hc['difference'], digits)} [{fmt_number(hc['low'], digits)}, "
+            f"{fmt_number(hc['high'], digits)}]")
+
+
 def table_rows(comparison: Comparison) -> pd.DataFrame:
-    """One row per (run, score entry): the columns of the terminal table and the Markdown."""
+    """One row per (run, score entry): the columns of the terminal table and the Markdown (a
+    "Δ people" column where both audits of a row were corrected with people's labels)."""
     rows = []
     for r in comparison.rows:
         done = r["status"] == "compared"
@@ -58,17 +68,19 @@ def table_rows(comparison: Comparison) -> pd.DataFrame:
                      "estimator": short_estimator(r.get("estimator") or r.get("annotator"), 20),
                      "A": fmt_number(r.get("value_a"), 3) if "value_a" in r else "",
                      "B": fmt_number(r.get("value_b"), 3) if "value_b" in r else "",
-                     "Δ [95% CI]": _delta(r), "MDD": fmt_number(r["mdd"], 3) if done else "",
+                     "Δ [95% CI]": _delta(r), "Δ people [95% CI]": _corrected_delta(r),
+                     "MDD": fmt_number(r["mdd"], 3) if done else "",
                      "p (Holm)": fmt_number(r["p_holm"], 3) if done else "", "verdict": verdict})
-    return pd.DataFrame(rows, columns=["run", "score", "estimator", "A", "B", "Δ [95% CI]", "MDD", "p (Holm)",
-                                       "verdict"])
+    people = any(r.get("human_corrected") for r in comparison.rows)
+    return pd.DataFrame(rows, columns=["run", "score", "estimator", "A", "B", "Δ [95% CI]"]
+                        + (["Δ people [95% CI]"] if people else []) + ["MDD", "p (Holm)", "verdict"])
 
 
 def _header_lines(comparison: Comparison) -> list[str]:
     lines = [f"WARNING: {comparison.warning_text}"] if comparison.warning else []
     lines.append(f"baseline (A): {comparison.runs[0].label}")
     lines += [f"{p['run']} (B) vs {p['baseline']}: {p['text']}" for p in comparison.pairings]
-    return lines
+    return lines + [f"WARNING: {w}" for w in comparison.warnings]
 
 
 def _footer_lines(comparison: Comparison) -> list[str]:
