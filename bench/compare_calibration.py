@@ -88,20 +88,16 @@ def main(argv=None) -> int:
                  "n_permutations": args.n_permutations,
                  "null": [], "power": [], "pilot": [], "seconds": {}}
     parts = []
-    for text in [s for s in args.sizes.split(",") if s] if args.null_reps else []:
-        t0 = time.perf_counter()
-        out["null"] += null_runs(suites, _size(text, limit), args.null_reps, n_resamples=args.n_resamples,
-                                 n_permutations=args.n_permutations, seed=args.seed)
-        out["seconds"][f"null {text}"] = round(time.perf_counter() - t0, 1)
-        print(f"null rates at {text}: {out['seconds'][f'null {text}']} s", file=sys.stderr)
+    for kind, sizes, reps, runs in (("null", args.sizes, args.null_reps, null_runs),
+                                    ("power", args.power_sizes, args.power_reps, power_runs)):
+        for text in [s for s in sizes.split(",") if s] if reps else []:
+            t0 = time.perf_counter()
+            out[kind] += runs(suites, _size(text, limit), reps, n_resamples=args.n_resamples,
+                              n_permutations=args.n_permutations, seed=args.seed)
+            out["seconds"][f"{kind} {text}"] = round(time.perf_counter() - t0, 1)
+            print(f"{kind} at {text}: {out['seconds'][f'{kind} {text}']} s", file=sys.stderr)
     if out["null"]:
         parts += ["### No change: how often a score is called significant", "", null_table(out["null"]), ""]
-    for text in [s for s in args.power_sizes.split(",") if s] if args.power_reps else []:
-        t0 = time.perf_counter()
-        out["power"] += power_runs(suites, _size(text, limit), args.power_reps, n_resamples=args.n_resamples,
-                                   n_permutations=args.n_permutations, seed=args.seed)
-        out["seconds"][f"power {text}"] = round(time.perf_counter() - t0, 1)
-        print(f"power at {text}: {out['seconds'][f'power {text}']} s", file=sys.stderr)
     if out["power"]:
         parts += ["### A change of the printed MDD: how often it is found", "", power_table(out["power"]), ""]
     for pair in [p for p in args.pilot_sizes.split(",") if p] if args.pilots else []:
