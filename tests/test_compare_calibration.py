@@ -11,7 +11,9 @@ compared as ``t2ibench compare`` compares them (the first test checks the fast p
   included) is called significantly different more often than the binomial band around 5%
   allows, nor any score of a family (Holm). Before the randomization test two images per prompt
   gave 37% for gender MAD and 46% family-wise (issue 46);
-* a change of the printed MDD is found about four times in five;
+* a change of the printed MDD is found, for average gender at a third of the design, within the
+  binomial band around 80% (a wide band at 30 comparisons: it catches a gross miss only;
+  bench/compare_calibration.py measures 43-96% per score at the recipe's size, docs/compare.md);
 * the MDD ``--pilot`` plans from a pilot of two images per prompt is near the true MDD of the
   full design (the interval scaling it replaced promised 0.2-0.6 of it: issue 46);
 * Holm's correction as statsmodels computes it.
@@ -83,7 +85,9 @@ def test_a_change_of_the_printed_mdd_is_found_four_times_in_five():
     prints (Holm's first step over the family compared), planted as the change of the score's
     expected badness, is found significantly worse within the binomial band around 80%. (Gender
     MAD at this size cannot rise much past its printed MDD, and such a change is found more
-    often: bench/compare_calibration.py prints every score.)"""
+    often: bench/compare_calibration.py prints every score. At the full recipe, 100 comparisons, it
+    measures 57% [47, 67] for average gender: the band here, 30 comparisons, is wide enough to
+    pass that; it guards against a gross miss, not the issue's 80% +/- 5.)"""
     lay = layout(probes_at(SUITES, Size(per_prompt=2), EVERY))
     (row,) = power_runs(SUITES, Size(per_prompt=2), 30, scores=["average_gender"], n_resamples=20,
                         n_permutations=100, seed=2, draws=12, lay=lay, pilots=3)

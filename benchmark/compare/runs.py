@@ -40,7 +40,8 @@ HOLM_NOTE = ("p-values are Holm-corrected across the {n} differences tested (sta
              "method='holm'); significant: corrected p < {alpha:g}; rows not tested and described rows are "
              "outside the family")
 MDD_NOTE = ("MDD: the minimum detectable difference of the test that decides: the true change found with "
-            "power 0.8 by Holm's first step over the {n} tests (alpha {alpha:g} / {n}, two-sided), "
+            "power 0.8 by Holm's first step over the {n} tests (alpha {alpha:g} / {n}, two-sided) if the difference "
+            "spread under a change as under none (measured power differs by score: docs/compare.md, Calibration), "
             "{factor:.2f} x the standard error of the difference (its spread over the swaps; mdd_uncorrected in "
             "the JSON: one test alone at alpha {alpha:g}, {single:.2f} x SE); 'no significant change' with a large "
             "MDD means the audit was too small to tell")
