@@ -25,13 +25,16 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from benchmark.contract.model_specs import model_id_kind
 from submissions import provenance
 from submissions.leaderboard import contents_schema as cs
 from submissions.leaderboard.board_model import ModelRow, Skipped, Submission, accepted_first
 
 #: the flat columns the frame holds besides the score columns
 FRAME_COLUMNS = ("source", "key", "model_id", "revision", "probes", "demo", "family", "images", "evaluated_by",
-                 "request_id", "created", "run_folder")
+                 "request_id", "created", "run_folder", "package_version")
+#: how a row's model was reached, from its id's form (:func:`benchmark.contract.model_specs.model_id_kind`)
+ACCESS = {"hub": "hub", "local": "local", "python": "local", "api": "api", "images": "supplied", "builtin": "builtin"}
 #: per score NAME present: these columns of it
 SCORE_FRAME_PARTS = ("", "_low", "_high", "_suite")
 
@@ -110,6 +113,10 @@ class BoardIndex:
         frame["reference"] = fingerprints
         frame["images_dataset"] = pc.struct_field(self.table.column("submission"), "images_dataset").to_pandas() \
             if len(frame) else []
+        frame["n_adapters"] = pc.list_value_length(self.table.column("adapters")).fill_null(0).to_numpy(
+            zero_copy_only=False) if len(frame) else np.zeros(0, dtype=int)
+        kinds = {m: ACCESS[model_id_kind(str(m))] for m in frame["model_id"].unique()}
+        frame["access"] = frame["model_id"].map(kinds)
         return frame
 
     def _evaluated(self) -> np.ndarray:

@@ -36,7 +36,6 @@ from submissions.leaderboard.accepted import CONTENTS_FILE, contents_path, file_
 from submissions.leaderboard.board_index import Board, BoardIndex, concat, table_of
 
 CARD_FILE = "contents/README.md"
-_FUTURE = "is in the future"  # the one check that time can change (results_files.parsed_file)
 
 
 @dataclass
@@ -210,10 +209,10 @@ def _recheck_future(table: pa.Table) -> pa.Table:
     """``table`` with the rows refused only for a time "in the future" marked for reading again
     (time may have made them valid)."""
     flat = pc.list_flatten(table.column("problems"))
-    if not len(flat) or not pc.any(pc.match_substring(flat, _FUTURE)).as_py():
+    if not len(flat) or not pc.any(pc.match_substring(flat, results_files.FUTURE)).as_py():
         return table
     stale = {int(i) for i in pc.list_parent_indices(table.column("problems")).filter(
-        pc.match_substring(flat, _FUTURE)).to_pylist()}
+        pc.match_substring(flat, results_files.FUTURE)).to_pylist()}
     checked = [None if i in stale else v for i, v in enumerate(table.column("checked_with").to_pylist())]
     return table.set_column(table.schema.get_field_index("checked_with"), "checked_with",
                             pa.array(checked, type=pa.string()))

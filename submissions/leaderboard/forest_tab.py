@@ -56,8 +56,12 @@ def forest_tab(ctx: AppContext) -> None:
     ctx.after_tabs(lambda: ctx.tabs.select(on_tab, inputs=inputs, outputs=[plot]) if ctx.tabs is not None else None)
 
     def refresh(view_v, demo_v, selected=None, top=None):
+        """Drawn again only when a model it draws changed or went, or (nothing selected) models came."""
         views_now = score_columns.views(st.names())
         view_v = view_v if view_v in views_now else views_now[0]
-        return gr.Dropdown(choices=views_now, value=view_v), figure(view_v, demo_v, selected, top)
+        drawn = selected or top or []
+        stale = st.change.touches(drawn) or (not selected and bool(st.change.added)) or view_v not in views_now
+        return (gr.Dropdown(choices=views_now, value=view_v),
+                figure(view_v, demo_v, selected, top) if stale else gr.skip())
 
     ctx.on_reload(refresh, inputs, [view, plot])

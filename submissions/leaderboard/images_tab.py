@@ -79,9 +79,13 @@ def images_tab(ctx: AppContext) -> None:
                    outputs=[status, gallery])
 
     def refresh(key):
-        keys = [k for _, k in choices()]
+        """The choices again; the images again only when the model shown changed or went."""
+        now = choices()
+        keys = [k for _, k in now]
+        if key in keys and not st.change.touches([key]):
+            return gr.Dropdown(choices=now, value=key), gr.skip(), gr.skip(), gr.skip(), gr.skip()
         key = key if key in keys else (keys[0] if keys else None)
-        return (gr.Dropdown(choices=choices(), value=key), *pick_model(key))
+        return (gr.Dropdown(choices=now, value=key), *pick_model(key))
 
     ctx.on_reload(refresh, [model], [model, suite, load_hub, status, gallery])
 

@@ -141,7 +141,7 @@ class _Parsed:
 # Parsed files by resolved path, shared by every Board (the app builds a new Board per reload).
 _PARSED: dict[Path, _Parsed] = {}
 _PARSED_LOCK = threading.Lock()
-_FUTURE = "is in the future"
+FUTURE = "is in the future"  # the one check that time can change
 
 
 def read_and_check(path: Path, signature: tuple[int, int]) -> _Parsed:
@@ -170,7 +170,7 @@ def parsed_file(path: Path) -> _Parsed:
     with _PARSED_LOCK:
         cached = _PARSED.get(key)
     if cached is not None and cached.signature == signature:
-        if cached.doc is None or not any(_FUTURE in p for p in cached.problems):
+        if cached.doc is None or not any(FUTURE in p for p in cached.problems):
             return cached
         # "not in the future" is the one check that time can change: check that file again
         cached = _Parsed(signature, cached.doc, tuple(check_document(cached.doc)))
