@@ -10,11 +10,8 @@ alternated ``--starts`` times (the machine is shared: alternating spreads its lo
 sizes), and times its first HTTP 200 (the median of the starts), then through the app's own API
 (``gradio_client``) a search, a page turn, the last page, the whole board ordered worst first
 and the forest plot of 10 selected models, with the app's peak memory (VmHWM of its process)
-and the machine's load average (1 min) when each start began. Then "Reload results" (the app's
-``/reload`` endpoint) ``--reloads`` times with nothing changed, and as many times with one new
-results file written before each: the median wall time of a reload, the app's CPU time per
-reload (utime + stime of its process), and its memory (VmRSS) after the first and after the last
-reload of each kind. The synthetic models' scores are made up: only the times mean anything.
+and the machine's load average (1 min) when each start began. The synthetic models' scores are
+made up: only the times mean anything.
 
     python bench/leaderboard_scale.py                         # 10, 100, 1000 models
     python bench/leaderboard_scale.py --sizes 100 10000 --starts 3 --out bench_out
@@ -47,9 +44,6 @@ from submissions.leaderboard import contents  # noqa: E402
 
 COLUMNS = ("models", "write_s", "build_s", "add1_s", "add1_reads", "add1_cli_s", "start_s", "starts_s", "load",
            "search_s", "page_s", "last_s", "worst_first_s", "forest10_s", "peak_rss_mb")
-#: the reloads' table: nothing changed, then one new file before each reload
-RELOAD_COLUMNS = ("models", "reloads", "same_s", "same_cpu_s", "same_rss_first_mb", "same_rss_last_mb", "add1_s",
-                  "add1_cpu_s", "add1_rss_first_mb", "add1_rss_last_mb")
 
 
 def tiny_results(work: Path) -> Path:
@@ -70,17 +64,12 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _peak_rss_mb(pid: int, field: str = "VmHWM") -> float:
+def rss_mb(pid: int, field: str = "VmHWM") -> float:
+    """The process's peak memory (VmHWM), or another line of its status (VmRSS: now), in MB."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith(f"{field}:"):
             return int(line.split()[1]) / 1024
     return float("nan")
-
-
-def _cpu_s(pid: int) -> float:
-    """CPU seconds (user + system) the process has used."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _first_200(url: str, proc: subprocess.Popen, timeout: float) -> float:
@@ -112,24 +101,27 @@ def _filters(search: str = "", order: str = "value") -> list:
             ["tier", "badge", "suites"]]
 
 
-def start_app(folder: Path, timeout: float) -> tuple[subprocess.Popen, str, float, float]:
-    """Start the app on ``folder``: (its process, its URL, seconds to its first HTTP 200, the
-    machine's load average when it started)."""
+def start_app(folder: Path | str, timeout: float, *, root: Path = ROOT, option: str = "--results",
+              env: dict | None = None) -> tuple[subprocess.Popen, str, float, float]:
+    """Start the app of the checkout ``root`` (default: this one) on ``folder`` (``option``:
+    ``--results`` for a folder, ``--repo`` for a Hub dataset id), with ``env`` added to the
+    environment: (its process, its URL, seconds to its first HTTP 200, the machine's load average
+    when it started)."""
     port = _free_port()
-    cmd = [sys.executable, "-m", "benchmark.cli", "leaderboard", "--results", str(folder), "--host", "127.0.0.1",
+    cmd = [sys.executable, "-m", "benchmark.cli", "leaderboard", option, str(folder), "--host", "127.0.0.1",
            "--port", str(port)]
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(root), **(env or {})}
     load = os.getloadavg()[0]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}/"
     try:
         return proc, url, _first_200(url, proc, timeout), load
     except BaseException:
-        _stop(proc)
+        stop_app(proc)
         raise
 
 
-def _stop(proc: subprocess.Popen) -> None:
+def stop_app(proc: subprocess.Popen) -> None:
     proc.terminate()
     proc.wait(timeout=30)
 
@@ -148,35 +140,7 @@ def time_requests(url: str, proc: subprocess.Popen, n: int, probes: str) -> dict
     last_s, _ = _timed(lambda: client.predict(1, [], *_filters(), api_name="/last"))
     worst_s, _ = _timed(lambda: client.predict([], *_filters(order="value-worst"), api_name="/search"))
     return {"search_s": search_s, "page_s": page_s, "last_s": last_s, "worst_first_s": worst_s,
-            "forest10_s": forest_s, "peak_rss_mb": _peak_rss_mb(proc.pid)}
-
-
-def _reload_args(client) -> list:
-    """The ``/reload`` endpoint's inputs: each component's default value (None where it has none)."""
-    params = client.view_api(return_format="dict", print_info=False)["named_endpoints"]["/reload"]["parameters"]
-    return [p.get("parameter_default") if p.get("parameter_has_default") else None for p in params]
-
-
-def time_reloads(url: str, proc: subprocess.Popen, folder: Path, like: Path, reloads: int) -> dict:
-    """``reloads`` reloads with nothing changed, then ``reloads`` with one new file written before
-    each: median wall time, app CPU per reload, app RSS after the first and the last."""
-    from gradio_client import Client
-
-    client = Client(url, verbose=False)
-    args = _reload_args(client)
-    out = {"reloads": reloads}
-    for kind in ("same", "add1"):
-        times, rss = [], []
-        cpu0 = _cpu_s(proc.pid)
-        for i in range(reloads):
-            if kind == "add1":
-                _add_one(like, folder, f"zz-reload/model-{i:03d}")
-            took, _ = _timed(lambda: client.predict(*args, api_name="/reload"))
-            times.append(took)
-            rss.append(_peak_rss_mb(proc.pid, "VmRSS"))
-        out.update({f"{kind}_s": statistics.median(times), f"{kind}_cpu_s": (_cpu_s(proc.pid) - cpu0) / reloads,
-                    f"{kind}_rss_first_mb": rss[0], f"{kind}_rss_last_mb": rss[-1]})
-    return out
+            "forest10_s": forest_s, "peak_rss_mb": rss_mb(proc.pid)}
 
 
 def build_board(n: int, results_json: Path, work: Path) -> tuple[Path, dict]:
@@ -187,9 +151,9 @@ def build_board(n: int, results_json: Path, work: Path) -> tuple[Path, dict]:
         write_s, paths = _timed(lambda: write_many(results_json, folder, n, progress=lambda: bar.update(1)))
     build_s, _ = _timed(lambda: contents.build_contents(folder))
     stats = contents.BuildStats()
-    _add_one(paths[0], folder, "zz-new/model")
+    add_one(paths[0], folder, "zz-new/model")
     add1_s, _ = _timed(lambda: contents.build_contents(folder, stats))
-    _add_one(paths[0], folder, "zz-new/model-cli")
+    add_one(paths[0], folder, "zz-new/model-cli")
     cmd = [sys.executable, "-m", "benchmark.cli", "leaderboard", "build-contents", str(folder)]
     add1_cli_s, proc = _timed(lambda: subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=900))
     if proc.returncode != 0 or "(1 read," not in proc.stdout:
@@ -199,19 +163,18 @@ def build_board(n: int, results_json: Path, work: Path) -> tuple[Path, dict]:
                     "add1_cli_s": add1_cli_s}
 
 
-def _add_one(like: Path, folder: Path, model_id: str) -> None:
+def add_one(like: Path, folder: Path, model_id: str) -> None:
+    """A new results file of ``model_id`` under ``folder``: a copy of the first synthetic model's ``like``."""
     extra = folder / "results" / model_id.replace("/", "__") / "2025-01-02T00-00-00.json"
-    extra.parent.mkdir(parents=True, exist_ok=True)
+    extra.parent.mkdir(parents=True)
     extra.write_bytes(like.read_bytes().replace(b"org000/model-00000", model_id.encode()))
 
 
-def time_apps(boards: list[tuple[Path, dict]], probes: str, starts: int, timeout: float, reloads: int = 0) -> list[dict]:
+def time_apps(boards: list[tuple[Path, dict]], probes: str, starts: int, timeout: float) -> None:
     """Start the app on each board in turn, ``starts`` rounds; the last start of each board also
-    times the requests (and the reloads). Adds the median start (and every start) and the mean load
-    to each row; returns the reloads' rows."""
+    times the requests. Adds the median start (and every start) and the mean load to each row."""
     times: dict[int, list[float]] = {row["models"]: [] for _, row in boards}
     loads: dict[int, list[float]] = {row["models"]: [] for _, row in boards}
-    reload_rows = []
     for round_ in range(starts):
         for folder, row in boards:
             proc, url, start_s, load = start_app(folder, timeout)
@@ -220,35 +183,16 @@ def time_apps(boards: list[tuple[Path, dict]], probes: str, starts: int, timeout
                 loads[row["models"]].append(load)
                 if round_ == starts - 1:
                     row.update(time_requests(url, proc, row["models"], probes))
-                    if reloads:  # the first model's file, whose id _add_one replaces
-                        like = folder / "results" / many_model_ids(1)[0].replace("/", "__") / "2025-01-01T00-00-00.json"
-                        reload_rows.append({"models": row["models"],
-                                            **time_reloads(url, proc, folder, like, reloads)})
             finally:
-                _stop(proc)
+                stop_app(proc)
     for _, row in boards:
         row["start_s"] = statistics.median(times[row["models"]])
         row["starts_s"] = " / ".join(f"{t:.1f}" for t in times[row["models"]])
         row["load"] = statistics.fmean(loads[row["models"]])
-    return reload_rows
 
 
 def _cell(value) -> str:
     return f"{value:,}" if isinstance(value, int) else value if isinstance(value, str) else f"{value:.2f}"
-
-
-def reload_text(rows: list[dict]) -> str:
-    """The reloads' table, and for each board whether it meets the targets (nothing changed: under
-    3 s; memory after the last reload within 10 % of after the first)."""
-    table = markdown_table(list(RELOAD_COLUMNS), ([_cell(r[c]) for c in RELOAD_COLUMNS] for r in rows),
-                           align="r" * len(RELOAD_COLUMNS))
-    for r in rows:
-        for kind in ("same", "add1"):
-            growth = r[f"{kind}_rss_last_mb"] / r[f"{kind}_rss_first_mb"] - 1
-            table += (f"\n{r['models']:,} models, {'nothing changed' if kind == 'same' else 'one new file each'}: "
-                      f"median {r[f'{kind}_s']:.2f} s, RSS {growth:+.1%} from the first reload to the "
-                      f"{r['reloads']}th")
-    return table
 
 
 def table_text(rows: list[dict]) -> str:
@@ -266,15 +210,12 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--work", type=Path, help="where the synthetic folders go (default: a temporary folder)")
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for the app's first HTTP 200")
     ap.add_argument("--starts", type=int, default=1, help="starts of the app per board, the sizes alternated (median)")
-    ap.add_argument("--reloads", type=int, default=20, help="reloads of each kind on each board (0: none)")
     ap.add_argument("--out", type=Path, help="write leaderboard_scale.json there")
     args = ap.parse_args(argv)
     if any(n < 1 for n in args.sizes):
         ap.error("--sizes must be positive")
     if not 1 <= args.starts <= 20:
         ap.error("--starts must be between 1 and 20")
-    if not 0 <= args.reloads <= 200:
-        ap.error("--reloads must be between 0 and 200")
     if args.results_json is not None and not args.results_json.is_file():
         ap.error(f"--results-json: no such file: {args.results_json}")
     return args
@@ -288,16 +229,16 @@ def main(argv=None) -> int:
         results_json = args.results_json or tiny_results(work)
         boards = [build_board(n, results_json, work) for n in args.sizes]
         probes = json.loads(results_json.read_text())["probes"]["fingerprint"]
-        reload_rows = time_apps(boards, probes, args.starts, args.timeout, args.reloads)
+        time_apps(boards, probes, args.starts, args.timeout)
         rows = [row for _, row in boards]
-    text = table_text(rows) + ("\n\nReload results:\n\n" + reload_text(reload_rows) if reload_rows else "")
+    text = table_text(rows)
     machine = (f"{platform.machine()}, {os.cpu_count()} CPU(s), Python {platform.python_version()}; load average "
                "(1 min) at each start in the load column: the machine may be shared")
     print(f"Leaderboard at scale ({machine}); synthetic models, made-up scores: only the times mean anything.")
     print(text)
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
-        doc = {"machine": machine, "rows": rows, "reloads": reload_rows}
+        doc = {"machine": machine, "rows": rows}
         (args.out / "leaderboard_scale.json").write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     return 0
 

@@ -304,15 +304,24 @@ def test_details_tab_opens_on_the_first_model(page):
     assert notes.count() == 0 or notes.is_visible()
 
 
-def test_reload_reads_new_and_removed_files(page, server):
+def test_reload_reads_new_and_removed_files(browser, page, server):
     added = _write(server.root, "results/new/1.json", make_doc("new/best-model", 0.001))
     try:
         page.click("#lb-reload")
         wait_for_column(page, "Model", ["new/best-model"] + EXPECTED_ORDER)
+        assert "1 added" in page.inner_text("#lb-source")
+        # a page opened after the reload shows the board as it is now, not as the page was built
+        other, errors = _open(browser, server.url)
+        wait_for_column(other, "Model", ["new/best-model"] + EXPECTED_ORDER)
+        assert not errors, errors
+        other.close()
     finally:
         added.unlink()
     page.click("#lb-reload")
     wait_for_column(page, "Model", EXPECTED_ORDER)
+    page.click("#lb-reload")  # nothing changed since: nothing read, nothing sent
+    page.wait_for_function("() => document.querySelector('#lb-source').innerText.includes('nothing changed')")
+    assert column(page, "Model") == EXPECTED_ORDER
 
 
 def test_cli_starts_the_app(browser, tmp_path):

@@ -15,5 +15,12 @@ ABOUT_TITLE = "About"
 def about_tab(ctx: AppContext) -> None:
     """The board explained, made from the scores' metadata and the papers' registry."""
     st = ctx.state
-    text = gr.Markdown(about_markdown(st.index), elem_id="lb-about")
-    ctx.on_reload(lambda: about_markdown(st.index), [], [text])
+    built = about_markdown(st.index)
+    text = gr.Markdown(built, elem_id="lb-about")
+
+    def refresh():
+        """Sent again only when it changed (the estimators of the board's cells)."""
+        now = about_markdown(st.index)
+        return gr.skip() if now == built else now
+
+    ctx.on_reload(refresh, [], [text])

@@ -80,7 +80,8 @@ def intro() -> str:
     papers = ", ".join(labels[:-1]) + " and " + labels[-1] if len(labels) > 1 else "".join(labels)
     return (f"Social-bias audits of text-to-image models with the probes and scores of {papers}. Each cell is a "
             "value and its bootstrap confidence interval. Rows marked **demo** come from built-in tiny random-weight "
-            "models: their scores are meaningless. Click a row for the model's details.")
+            "models: their scores are meaningless. Click a column's header to order every model by it, a model's "
+            "name for its page, a row for its details; the About tab explains every score.")
 
 
 TABS: list[Tab] = [

@@ -40,11 +40,13 @@ class Source:
             raise ValueError("give exactly one of a results folder or a Hub results dataset")
         self.results_dir, self.repo, self.revision = results_dir, repo, revision
         self.commit: str | None = None  # the Hub dataset's commit the board was read at
+        self._listing: results_files.Listing | None = None  # the folder as stamp() listed it
 
     def stamp(self) -> str | None:
         """What the source holds now, as a short text (None: it cannot be told, read it again)."""
         if self.repo is None:
             listing = results_files.list_results(self.results_dir) if Path(self.results_dir).is_dir() else None
+            self._listing = listing  # what load() reads next: the folder is listed once a reload
             if listing is None:
                 return None
             text = "\n".join([*(f"{f.rel}\t{f.size}\t{f.mtime_ns}" for f in listing.files),
@@ -63,7 +65,8 @@ class Source:
     def load(self) -> board_index.Board:
         """The board; a Hub dataset that cannot be read gives an empty board with a visible error."""
         if self.repo is None:
-            return contents.load_board(self.results_dir)
+            listing, self._listing = self._listing, None
+            return contents.load_board(self.results_dir, listing=listing)
         try:
             table_folder = contents.download_contents(self.repo, self.revision)
             if table_folder is not None:  # one download: the table, not every JSON file

@@ -232,17 +232,23 @@ class _TableEvents:
         self.filters = [comps[f] for f in FIELDS]
         self.default = replace(bv.View(), scores=default_scores)
         self.sessions = SessionViews()
+        #: the dropdowns' choices the page was built with (a page opened later gets them too): a reload
+        #: sends a dropdown only when its choices differ from those
+        self.choices = {**_choices(st), "sort_by": _sort_choices(st), "scores": score_columns.views(st.names())}
+        self.built = st.stamp  # what the board held when the page was built
 
     def update(self, session, view: bv.View, selected, typed=None) -> tuple:
         t = table_of(self.st, view)
         shown = replace(view, page=t.page.number)
         self.sessions.set(session, shown)
+        default_score = t.scores[t.first_score] if t.first_score < len(t.scores) else None
+        in_url = replace(shown, sort_by=None) if shown.sort_by == default_score else shown  # (the default: left out)
         # the page box shows the page shown, unless it holds that number already (typed): a number
         # typed since, while this page loaded, stays in the box
         box = gr.skip() if typed is not None and typed == t.page.number else t.page.number
         return (gr.Dataframe(**_table_component_value(t)), wording.legend_markdown(t.scores[t.first_score:]),
                 page_line(t), box, gr.Dropdown(choices=_selection_choices(self.st, t, selected), value=selected or []),
-                t.order[:FOREST_TOP], shown.query())
+                t.order[:FOREST_TOP], in_url.query())
 
     def on_filter(self, request: gr.Request, selected, *values):
         view, last = view_of(values), self.sessions.get(request.session_hash)
@@ -270,24 +276,27 @@ class _TableEvents:
         return (*self.update(request.session_hash, view, selected), view.sort_by, view.order)
 
     def on_load(self, request: gr.Request):
-        """A page opened with a view in its query shows that view (nothing to do without one)."""
+        """A page opened with a view in its query shows that view; one opened after a reload changed
+        the board shows the board as it is now (the page itself was built with the board as it was)."""
         view = _valid(self.st, bv.View.from_query(dict(request.query_params)) if request is not None else bv.View())
-        if view == self.default:
+        if view == self.default and self.st.stamp == self.built:
             return [gr.skip()] * (len(self.outputs) + len(self.filters))
         out = self.update(request.session_hash, view, [])
         shown_by = view.sort_by or self.comps["sort_by"].value
         return [*out, *values_of(replace(view, sort_by=shown_by))]
 
     def refresh(self, page, selected, *values):
-        """After a reload that changed the board: the same view of the new board."""
+        """After a reload that changed the board: the same view of the new board (a dropdown whose
+        choices and value are those it has is not sent again)."""
         st = self.st
         view = _valid(st, view_of(values, int(page or 1)))
         out = self.update(None, view, [k for k in selected or [] if k in st.by_key])
-        choices, sort_choices = _choices(st), _sort_choices(st, view.suites)
-        return (*out, gr.Dropdown(choices=choices["suites"]), gr.Dropdown(choices=choices["families"]),
-                gr.Dropdown(choices=choices["versions"]),
-                gr.Dropdown(choices=sort_choices, value=_keep(view.sort_by, sort_choices)),
-                gr.Dropdown(choices=score_columns.views(st.names()), value=view.scores))
+        choices = {**_choices(st), "sort_by": _sort_choices(st, view.suites), "scores": score_columns.views(st.names())}
+        shown = {"sort_by": _keep(view.sort_by, choices["sort_by"]), "scores": view.scores}
+        asked = dict(zip(FIELDS, values))
+        return (*out, *(gr.skip() if choices[f] == self.choices.get(f) and shown.get(f, asked[f]) == asked[f]
+                        else gr.Dropdown(choices=choices[f], value=shown.get(f, asked[f]))
+                        for f in ("suites", "families", "versions", "sort_by", "scores")))
 
     def wire(self, number, buttons, query) -> None:
         """The events: every filter, the paging controls, the header click, the address bar."""

@@ -199,18 +199,20 @@ def refused_files(listing: Listing) -> list[Skipped]:
     return [Skipped(rel, why, 1) for rel, why in listing.refused]
 
 
-def load_folder(root: str | Path, source: str | None = None, *, within: str | Path | None = None) -> Board:
+def load_folder(root: str | Path, source: str | None = None, *, within: str | Path | None = None,
+                listing: Listing | None = None) -> Board:
     """Read every results file under ``root``; invalid ones go to ``Board.skipped``, and so do
     links that leave ``within`` (default ``root``) and entries that are not regular files.
 
-    Files unchanged since an earlier call (same size and mtime) are not read again.
+    Files unchanged since an earlier call (same size and mtime) are not read again. ``listing``:
+    the folder's listing when the caller has just made it (not made again).
     """
     root = Path(root)
     board = Board(source=source or str(root))
     if not root.is_dir():
         board.errors.append(f"{board.source} is not a folder")
         return board
-    listing = list_results(root, within)
+    listing = listing if listing is not None else list_results(root, within)
     seen: set[Path] = set()
     subs = []
     for f in listing.files:
