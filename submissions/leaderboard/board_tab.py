@@ -239,7 +239,7 @@ class _TableEvents:
 
     def update(self, session, view: bv.View, selected, typed=None) -> tuple:
         t = table_of(self.st, view)
-        shown = replace(view, page=t.page.number)
+        shown = replace(view, page=t.page.number, sort_by=t.ranked_by)  # (the score it ranks by, when none is given)
         self.sessions.set(session, shown)
         default_score = t.scores[t.first_score] if t.first_score < len(t.scores) else None
         in_url = replace(shown, sort_by=None) if shown.sort_by == default_score else shown  # (the default: left out)
@@ -252,8 +252,8 @@ class _TableEvents:
 
     def on_filter(self, request: gr.Request, selected, *values):
         view, last = view_of(values), self.sessions.get(request.session_hash)
-        if last is not None and replace(last, page=1) == view:  # the view shown already: nothing to do
-            return [gr.skip()] * len(self.outputs)
+        if last is not None and replace(last, page=1) == replace(view, sort_by=view.sort_by or last.sort_by):
+            return [gr.skip()] * len(self.outputs)  # the view shown already (controls set by a load or a click)
         return self.update(request.session_hash, view, selected)
 
     def turn(self, to):
