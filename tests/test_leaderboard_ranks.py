@@ -5,7 +5,7 @@ The simulation (seeded, under a second): boards of 200 models with true values s
 [0, 1] (lower is better), each model's value the mean of 40 or 400 noisy items (half the models
 each: audits of different sizes), with its 95 % interval (a t-interval: exact coverage, so the
 figures are those of the rank functions, not of an interval method). The same figures are in
-docs/leaderboard.md ("Ranks")."""
+docs/leaderboard.md ("Ranks and tiers")."""
 
 from __future__ import annotations
 

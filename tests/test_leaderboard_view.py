@@ -11,6 +11,7 @@ import os
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -96,6 +97,31 @@ def test_filters_on_adapters_access_date_and_version(tmp_path):
     assert board_table.all_versions(rows) == ["0.1.0", "0.2.0"]
     newest = models(order=bv.NEWEST)
     assert newest[:2] == [with_lora[0], "gamma/model-c"]
+
+
+def test_an_adapter_is_named_by_its_record_through_the_contents_table(tmp_path):
+    """The name an adapter's record gives (a LoRA's card) reaches the Model cell of a board read
+    from its contents table; a table of the previous layout (no name in the struct) is of an older
+    version: the files are read instead."""
+    from submissions.leaderboard import contents
+
+    doc = make_doc("acme/model-a", 0.1)
+    doc["model"]["adapters"] = [{"kind": "lora", "id": "org/style-lora/pytorch_lora_weights.safetensors",
+                                 "name": "Pixel Art XL", "sha256": "a" * 64, "scale": 1.0}]
+    _write(tmp_path, "results/a/1.json", doc)
+    contents.build_contents(tmp_path)
+    board = contents.load_board(tmp_path)
+    assert list(wording.index_labels(board.index).values()) == ["acme/model-a + LoRA Pixel Art XL"]
+    old = pq.read_table(tmp_path / contents.CONTENTS_FILE)
+    field = old.schema.field("adapters")
+    older = pa.list_(pa.struct([f for f in field.type.value_type if f.name != "name"]))
+    rows = [[{k: v for k, v in a.items() if k != "name"} for a in r] for r in old.column("adapters").to_pylist()]
+    pq.write_table(old.set_column(old.schema.get_field_index("adapters"), "adapters", pa.array(rows, type=older)),
+                   tmp_path / contents.CONTENTS_FILE)
+    with pytest.raises(contents.OldTable, match="adapters of another type"):
+        contents.read_table(tmp_path / contents.CONTENTS_FILE)
+    again = contents.load_board(tmp_path)  # the files, read again: the same row
+    assert list(wording.index_labels(again.index).values()) == ["acme/model-a + LoRA Pixel Art XL"]
 
 
 def test_the_mean_win_rate_is_worked_out_as_heim_does():

@@ -69,10 +69,11 @@ def scores_table(index: BoardIndex | None = None) -> str:
         paper = PAPERS.get(m.paper)
         cite = f"[{paper_label(m.paper)}]({paper.url})" if paper and paper.url else md_escape(paper_label(m.paper))
         unit = f" {m.unit}" if m.unit else ""
-        rows.append([f"**{md_escape(value_column(name))}**", md_escape(m.description),
-                     direction_text(_meta_dict(name)), f"{m.ideal:g}{unit}" if m.ideal is not None else "-",
-                     f"{range_text(m)}{unit}", cite, _estimators(index, name) or "-"])
-    return markdown_table(["Score", "What it measures", "Better", "Ideal", "Range", "Paper",
+        ideal = f" (ideal {m.ideal:g}{unit})" if m.ideal is not None else ""
+        rows.append([md_escape(value_column(name)), md_escape(m.description),
+                     direction_text(_meta_dict(name)) + ideal, f"{range_text(m)}{unit}", cite,
+                     _estimators(index, name) or "-"])
+    return markdown_table(["Score", "What it measures", "Which way is better", "Range", "Paper",
                            "Estimator of the cells here (rows)"], rows)
 
 

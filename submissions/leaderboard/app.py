@@ -125,8 +125,8 @@ def build_app(results_dir: str | Path | None = None, repo: str | None = None, *,
             wire()
 
         _wire_reload(ctx, reload_btn, warnings, source_md)
-        for fn, ins, outs in ctx.loaders:
-            demo.load(fn, inputs=ins, outputs=outs)
+        for fn, ins, outs in ctx.loaders:  # (no progress shown: most loads change nothing)
+            demo.load(fn, inputs=ins, outputs=outs, show_progress="hidden")
     if st.source.results_dir is not None:  # links to the folder's files are served from it (launch)
         demo.lb_allowed_paths = [str(Path(st.source.results_dir).resolve())]
     return demo

@@ -63,6 +63,9 @@ def read_table(path: str | Path) -> pa.Table:
     missing = set(cs.READ_COLUMNS) - set(table.schema.names)
     if missing:
         raise OldTable(f"{path}: a contents table of an older version (no {', '.join(sorted(missing))})")
+    changed = sorted(n for n, kind in cs.READ_TYPES.items() if table.schema.field(n).type != kind)
+    if changed:  # a column whose type this version changed (a struct with another field): rebuilt
+        raise OldTable(f"{path}: a contents table of an older version ({', '.join(changed)} of another type)")
     return table
 
 

@@ -60,7 +60,9 @@ IMAGE_SOURCE = pa.struct([("kind", pa.string()), ("seeds", pa.string()), ("seeds
                           ("supplied_by", pa.string()), ("sheet_fingerprint", pa.string()),
                           ("n_supplied", pa.int64()), ("n_missing", pa.int64()), ("provider", pa.string()),
                           ("api_base", pa.string()), ("api_model", pa.string())])
-ADAPTER = pa.struct([("kind", pa.string()), ("id", pa.string()), ("sha256", pa.string()), ("scale", pa.float64())])
+#: an adapter as the board shows it: ``name`` is the name its record gives (a LoRA's card), null when none
+ADAPTER = pa.struct([("kind", pa.string()), ("id", pa.string()), ("sha256", pa.string()), ("scale", pa.float64()),
+                     ("name", pa.string())])
 SUBMISSION = pa.struct([("submitted_at", pa.string()), ("submitted_with", pa.string()), ("demo", pa.bool_()),
                         ("results_repo", pa.string()), ("images_dataset", pa.string())])
 ROW_FIELDS = (("key", pa.string(), "the leaderboard's row key: `model_id@revision`, `+KIND=sha256xSCALE` per "
@@ -70,7 +72,8 @@ ROW_FIELDS = (("key", pa.string(), "the leaderboard's row key: `model_id@revisio
               ("model_spec", pa.string(), "the model spec the audit loaded"),
               ("revision", pa.string(), "the model revision"),
               ("adapters", pa.list_(ADAPTER), "LoRAs and component checkpoints applied to the base, in order (kind, "
-                                              "id, sha256 of the file, scale; empty: the base alone)"),
+                                              "id, sha256 of the file, scale, the name its record gives; empty: the "
+                                              "base alone)"),
               ("builtin", pa.bool_(), "`model.builtin`: a built-in tiny random-weight model"),
               ("probes", pa.string(), "the probe set: its fingerprint, else source@revision"),
               ("probe_set", PROBE_SET, "the results' `probes` block (kind, source, revision, fingerprint)"),
@@ -92,8 +95,9 @@ ROW_FIELDS = (("key", pa.string(), "the leaderboard's row key: `model_id@revisio
               ("package_version", pa.string(), "the t2i-bias-benchmark version that made them"),
               ("suites", pa.list_(pa.string()), "the suites scored"),
               ("submission", SUBMISSION, "the `submission` block `t2ibench submit` adds (null: none)"))
-#: the columns the leaderboard reads (a table without one is of an older version)
+#: the columns the leaderboard reads (a table without one, or with another type, is of an older version)
 READ_COLUMNS = [name for name, _, _ in (*FILE_FIELDS, *ROW_FIELDS)]
+READ_TYPES = {name: kind for name, kind, _ in (*FILE_FIELDS, *ROW_FIELDS)}
 
 
 def score_names() -> list[str]:
@@ -184,7 +188,8 @@ def row_cells(sub) -> dict[str, Any]:
             "revision": _text(sub.revision),
             "adapters": [{"kind": _text(a.get("kind")), "id": _text(a.get("id") or a.get("path")),
                           "sha256": _text(a.get("sha256")),
-                          "scale": float(a["scale"]) if isinstance(a.get("scale"), (int, float)) else None}
+                          "scale": float(a["scale"]) if isinstance(a.get("scale"), (int, float)) else None,
+                          "name": _text(a.get("name"))}
                          for a in sub.adapters],
             "builtin": bool(sub.model.get("builtin")), "probes": sub.probes,
             "probe_set": None if probes is None else {k: _text(probes.get(k)) for k in PROBE_SET.names},
