@@ -1,6 +1,7 @@
-# The two commands of the README: `make demo` (the main job) and `make test`.
+# The two commands of the README: `make demo` (the main job) and `make test`; `make docs` serves
+# the documentation site (mkdocs.yml) on http://127.0.0.1:8000.
 # Both create .venv if it is missing and install the package with everything it needs:
-# .[test] holds every extra ([all] = [audit] + [app]) and the test tools.
+# .[test] holds every extra ([all] = [audit] + [app], and [docs]) and the test tools.
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -16,7 +17,7 @@ TORCH_PINS ?= torch==2.14.1 torchvision==0.29.1
 # playwright; never `playwright install`) and the Noto Color Emoji font (PaintSkills renderer).
 SYSTEM_PACKAGES ?= chromium fonts-noto-color-emoji
 
-.PHONY: install system-deps demo test clean
+.PHONY: install system-deps demo test docs clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -30,6 +31,11 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/t2ibench demo --out $(DEMO_OUT)
 
+# The documentation site, rebuilt as pages change; 127.0.0.1 only (`mkdocs build --strict` is
+# what the tests run: tests/test_docs_site.py).
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --dev-addr 127.0.0.1:8000
+
 system-deps:
 	@if [ -x /usr/bin/chromium ] && [ -f /usr/share/fonts/truetype/noto/NotoColorEmoji.ttf ]; then :; \
 	elif command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
@@ -42,4 +48,4 @@ test: $(STAMP) system-deps
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile --durations=15
 
 clean:
-	rm -rf out .pytest_cache
+	rm -rf out site .pytest_cache

@@ -10,7 +10,8 @@ Generates the same probes twice with ``builtin:tiny-sd`` on the CPU:
 
 Then it times the runner's write steps one by one on the same images (PNG encode,
 sha256, batch write with metadata.jsonl) and, because tiny-sd's 64 px images say
-little about real ones, PNG encode + sha256 of 512 / 768 / 1024 px images (smooth
+little about real ones, PNG encode + sha256 + the degenerate-image check
+(``benchmark.contract.image_checks.degenerate_kind``) of 512 / 768 / 1024 px images (smooth
 random images: upsampled noise; two real photographs, scikit-learn's bundled sample images,
 resized; plain noise is the worst case) at zlib level 1, PIL's default level 6 (what the
 runner used before) and zlib's run-length strategy Z_RLE (the runner's now), one thread vs
@@ -48,6 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 
 from benchmark.present.text import markdown_table  # noqa: E402
 from benchmark.contract.digest import sha256_hex  # noqa: E402
+from benchmark.contract.image_checks import degenerate_kind  # noqa: E402
 from benchmark.contract.times import utc_iso  # noqa: E402
 from benchmark.contract import run_folder as rf  # noqa: E402
 from benchmark.models import load_text_to_image  # noqa: E402
@@ -226,13 +228,15 @@ def encode_sizes(sizes: list[int], repeats: int, threads: int) -> list[dict]:
         shots = photos(size)
         kinds = {"photo 1": shots[0], "photo 2": shots[1], "smooth": smooth_image(size, rng),
                  "noise": Image.fromarray(rng.integers(0, 256, (size, size, 3), dtype=np.uint8))}
+        kinds["flat"] = Image.new("RGB", (size, size), (0, 0, 0))  # what a NaN model makes
         for kind, im in kinds.items():
+            check_s = _best_of(repeats, lambda: degenerate_kind(im))  # the degenerate-image check, per image
             for label, options in COMPRESSIONS:
                 data = png_bytes(im, options)
                 png_s = _best_of(repeats, lambda: png_bytes(im, options))
                 sha_s = _best_of(repeats, lambda: sha256_hex(data))
                 rows.append({"size": size, "image": kind, "png": label, "threads": 1, "png_ms": 1000 * png_s,
-                             "sha256_ms": 1000 * sha_s, "png_kib": len(data) / 1024})
+                             "sha256_ms": 1000 * sha_s, "png_kib": len(data) / 1024, "check_ms": 1000 * check_s})
         ims = [shots[i % len(shots)].copy() for i in range(threads)]  # one object per thread, as a pipeline returns
         for label, options in (COMPRESSIONS[1], COMPRESSIONS[2]):
             serial = _best_of(repeats, lambda: [png_bytes(im, options) for im in ims])
@@ -240,7 +244,8 @@ def encode_sizes(sizes: list[int], repeats: int, threads: int) -> list[dict]:
                 parallel = _best_of(repeats, lambda: list(pool.map(functools.partial(png_bytes, options=options), ims)))
             for n, secs in ((1, serial), (threads, parallel)):
                 rows.append({"size": size, "image": "photos", "png": label, "threads": n,
-                             "png_ms": _ms(secs, threads), "sha256_ms": float("nan"), "png_kib": float("nan")})
+                             "png_ms": _ms(secs, threads), "sha256_ms": float("nan"), "png_kib": float("nan"),
+                             "check_ms": float("nan")})
     return rows
 
 
@@ -354,12 +359,13 @@ def overlap_lines(overlap: list[dict], n: int, batch_size: int) -> list[str]:
 
 
 def encode_lines(enc: list[dict]) -> list[str]:
-    lines = ["", "PNG encode and sha256 per image at real sizes (what the write stage costs per image on a GPU run; "
-             "photos: threads rows, wall time per image):", ""]
-    return lines + [markdown_table(["px", "image", "PNG", "threads", "PNG ms", "sha256 ms", "KiB"],
+    lines = ["", "PNG encode, sha256 and the degenerate-image check per image at real sizes (what the write stage "
+             "costs per image on a GPU run; photos: threads rows, wall time per image; flat: a black image, what a "
+             "model with NaN weights makes):", ""]
+    return lines + [markdown_table(["px", "image", "PNG", "threads", "PNG ms", "sha256 ms", "check ms", "KiB"],
                                    ([str(r["size"]), r["image"], r["png"], str(r["threads"]), f"{r['png_ms']:.2f}",
-                                     _na(r["sha256_ms"], ".2f"), _na(r["png_kib"], ".0f")] for r in enc),
-                                   align="rllrrrr", pad=True)]
+                                     _na(r["sha256_ms"], ".2f"), _na(r["check_ms"], ".3f"), _na(r["png_kib"], ".0f")]
+                                    for r in enc), align="rllrrrrr", pad=True)]
 
 
 def machine_line() -> str:

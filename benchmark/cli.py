@@ -29,6 +29,10 @@ from benchmark.tasks.inputs import declared_inputs
 ANNOTATOR_FLAGS = ("encoder", "vqa", "detector", "skin_tone", "vqa_mode")
 
 
+#: run / generate of a pipeline: what its model_index.json and cards refuse, before the task folders and
+#: the heavy libraries load (named, imported only when the command runs)
+MODEL_PRECHECK = ("benchmark.commands.model_precheck:check_model_first",)
+
 ALIASES_EPILOG = ("lm-evaluation-harness spellings are accepted as aliases: --tasks a,b (--suites a b), "
                   "--output_path (--out), --model_args k=v,k=v (--set k=v), --batch_size N|auto (--batch-size).")
 
@@ -50,7 +54,8 @@ def add_run_args(p: argparse.ArgumentParser, annotators: bool, images: bool = Fa
     """The options of ``run`` and ``generate`` (``annotators``: and of the label stage; ``images``:
     ``--images DIR`` may stand for ``--model``)."""
     p.add_argument("--model", required=not images, help="builtin:tiny-sd, a Hub model ID, a local diffusers "
-                   "folder, python:module:function (prompts, seeds -> PIL images), or an image API: "
+                   "folder, a single-file checkpoint (FILE.safetensors, FILE.gguf or hf://ORG/NAME/FILE, with --base), "
+                   "python:module:function (prompts, seeds -> PIL images), or an image API: "
                    "openai:dall-e-2, openai:dall-e-3, openai:gpt-image-1"
                    + (" (or --images DIR for images made elsewhere)" if images else ""))
     p.add_argument("--out", "--output_path", required=True, type=run_folder_out,
@@ -83,12 +88,29 @@ def add_run_args(p: argparse.ArgumentParser, annotators: bool, images: bool = Fa
                    help="diffusers' CPU offload for models that do not fit the GPU: auto (default: offload only "
                    "when the weights do not fit 70%% of the free GPU memory), none, model (one model on the GPU "
                    "at a time) or sequential (layer by layer, slowest; never compiled); recorded in run_config.json")
-    p.add_argument("--lora", action="append", metavar="PATH_OR_HUB_ID[:SCALE]",
-                   help="a LoRA adapter loaded onto the pipeline and fused (repeatable, applied in order): a "
-                   "local .safetensors file or folder, or ORG/NAME[@REV][/FILE] on the Hub; SCALE defaults to 1. "
-                   "The base with a LoRA is another model: its own settings row, run folder and leaderboard row")
-    p.add_argument("--unet", metavar="PATH_OR_HUB_ID", help="a UNet checkpoint that replaces the pipeline's "
-                   "(e.g. ByteDance/SDXL-Lightning/sdxl_lightning_4step_unet.safetensors on its SDXL base)")
+    p.add_argument("--lora", action="append", metavar="PATH_OR_HUB_ID[:SCALE]", type=cli_types.lora_reference,
+                   help=f"a LoRA adapter loaded onto the pipeline and fused (repeatable, at most {cli_types.MAX_LORAS}, "
+                   "applied in order): a local .safetensors file or folder, or ORG/NAME[@REV][/FILE] on the Hub; "
+                   "SCALE from -10 to 10, default the scale its card's example applies, else 1. Its README (model "
+                   "card) is read: its base_model is checked against --model, its trigger word offered. The base "
+                   "with a LoRA is another model: its own settings row, run folder and leaderboard row")
+    p.add_argument("--lora-trigger", nargs="?", const=True, default=None, metavar="TEXT",
+                   help="put the LoRAs' trigger before every probe's prompt (TRIGGER, PROMPT): alone, the "
+                   "instance_prompt their cards name; with TEXT, that text. Recorded with its source")
+    p.add_argument("--unet", metavar="PATH_OR_HUB_ID", type=cli_types.unet_reference,
+                   help="a UNet checkpoint that replaces the pipeline's (e.g. "
+                   "ByteDance/SDXL-Lightning/sdxl_lightning_4step_unet.safetensors on its SDXL base)")
+    p.add_argument("--base", metavar="REPO_OR_FOLDER", help="with --model FILE.safetensors (or .gguf, or "
+                   "hf://ORG/NAME/FILE): the diffusers model whose configs read the single-file checkpoint (default: "
+                   "the file's Hub repo when it is a pipeline, else its model card's base_model); read offline from a "
+                   "folder or the Hugging Face cache. The model audited is the file, recorded with its sha256")
+    p.add_argument("--quantize", metavar="BACKEND:SCHEME", help="quantize the denoiser (UNet / transformer) as it "
+                   "loads, through diffusers' quantization configs: torchao:int8wo, torchao:int8dq, torchao:float8wo, "
+                   "torchao:int4wo (torchao), bnb:4bit, bnb:8bit (bitsandbytes, GPU only); a quantized model is "
+                   "another model: its own run folder and leaderboard row (GGUF files: --model FILE.gguf --base BASE)")
+    p.add_argument("--lora-unet-only", action="store_true", help="apply a LoRA's UNet / transformer layers and "
+                   "skip its text-encoder layers (transformers loads those only with a newer peft), recording what "
+                   "was skipped in run_config.json, results.json and the report")
     p.add_argument("--revision", help="model revision (branch, tag or commit)")
     p.add_argument("--device", type=cli_types.device, help="cpu, cuda, cuda:1 ... (default: the best available)")
     p.add_argument("--dtype", type=cli_types.dtype, help="float32, float16 or bfloat16 (default: per device)")
@@ -96,10 +118,23 @@ def add_run_args(p: argparse.ArgumentParser, annotators: bool, images: bool = Fa
                    help="pipeline argument, e.g. --set num_inference_steps=30 --set guidance_scale=5")
     p.add_argument("--model_args", dest="set", type=model_args, action=cli_types.ExtendFlat, metavar="K=V,K=V",
                    help="alias of --set, comma-separated as in lm-evaluation-harness")
-    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument("--quiet", action="store_true", help="no progress bars and no plan (warnings are printed "
+                   "whatever it says)")
+    add_allow_degenerate(p)
     if annotators:
+        p.add_argument("--dry-run", action="store_true", help="check everything and print the whole plan (every "
+                       "setting with its source, adapters, annotators, images), then stop: nothing is written, "
+                       "not even the --out folder")
         add_annotator_args(p)
         p.add_argument("--n-resamples", type=n_resamples, default=1000, help="bootstrap resamples per CI")
+
+
+def add_allow_degenerate(p: argparse.ArgumentParser) -> None:
+    """``--allow-degenerate``, of ``run``, ``generate`` and ``score``."""
+    p.add_argument("--allow-degenerate", action="store_true",
+                   help="score an audit even when more than 1%% of its images are degenerate (one colour: blank, "
+                   "constant, or black from NaN / infinite output); without it the run stops before scoring with "
+                   "one line naming the count and likely causes. The results are marked either way")
 
 
 def add_task_input_args(p: argparse.ArgumentParser) -> None:
@@ -170,6 +205,7 @@ def add_stage_commands(sub) -> None:
     score.add_argument("--allow-partial", action="store_true", help="exit 0 even when some suites of the run are "
                        "not scored or only partly (a label file of theirs missing, every image withheld...); "
                        "without it such a run exits 1 and names them")
+    add_allow_degenerate(score)
     score.set_defaults(func="benchmark.commands.stages:score")
 
     ver = sub.add_parser("verify", help="check a run folder against its files (manifest, images' sha256, "
@@ -237,14 +273,14 @@ def add_audit_commands(sub) -> None:
     add_run_args(run, annotators=True, images=True)
     add_api_args(run)
     add_images_args(run)
-    run.set_defaults(func="benchmark.commands.audit:run", prechecks=API_PRECHECK)
+    run.set_defaults(func="benchmark.commands.audit:run", prechecks=API_PRECHECK + MODEL_PRECHECK)
 
     gen = sub.add_parser("generate", help="only generate the images of a run",
                          description="Only generate the probe images of a run folder (resumable); `t2ibench "
                          "annotate` and `t2ibench score` do the rest.")
     add_run_args(gen, annotators=False)
     add_api_args(gen)
-    gen.set_defaults(func="benchmark.commands.audit:generate", prechecks=API_PRECHECK)
+    gen.set_defaults(func="benchmark.commands.audit:generate", prechecks=API_PRECHECK + MODEL_PRECHECK)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -170,6 +170,65 @@ def batch_size(value: object) -> int | str:
     return int(text)
 
 
+#: the most LoRAs one audit applies (queue requests cap them so too: submissions.requests)
+MAX_LORAS = 4
+#: the LoRA scales accepted: a card recommends 0.5 to 1.5, slider LoRAs go negative; past 10 the
+#: fused weights leave anything a card describes (1e30 made every image black, issue 51)
+LORA_SCALE_RANGE = (-10.0, 10.0)
+_WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".gguf")
+
+
+class WeightsReferenceError(ValueError, argparse.ArgumentTypeError):
+    """A bad ``--lora`` / ``--unet`` text: a one-line ValueError to the library, as argparse shows it."""
+
+
+def _scale_part(text: str) -> str | None:
+    """The text after the last ``:`` of a weights reference when it is meant as a scale (module
+    benchmark.models.weights_ref: a Hub ID never holds ``:``), None when there is none: no ``:``, the
+    whole text an existing path, or the part after it a path piece (a folder, a weights file)."""
+    text = text.strip()
+    if ":" not in text or os.path.exists(os.path.expanduser(text)):
+        return None
+    left, right = text.rsplit(":", 1)
+    if not left or (len(left) == 1 and left.isalpha() and right[:1] in ("/", "\\")):  # C:\ on Windows
+        return None
+    if "/" in right or "\\" in right or right.lower().endswith(_WEIGHT_SUFFIXES):
+        return None
+    return right
+
+
+def lora_reference(raw: str) -> str:
+    """``--lora PATH_OR_HUB_ID[:SCALE]``: the scale, when one is written, a finite number in
+    :data:`LORA_SCALE_RANGE` (``X:nan``, ``X:inf``, ``X:abc``, ``X:1e308`` are refused naming the
+    scale, before anything looks for ``X``); returns the text as given."""
+    scale = _scale_part(str(raw))
+    if scale is None:
+        return raw
+    low, high = LORA_SCALE_RANGE
+    try:
+        value = float(scale)
+    except ValueError:
+        raise WeightsReferenceError(f"LoRA {raw!r}: its scale {scale!r} is not a number (PATH_OR_HUB_ID[:SCALE], "
+                                    f"SCALE from {low:g} to {high:g})") from None
+    if not math.isfinite(value):
+        raise WeightsReferenceError(f"LoRA {raw!r}: its scale {scale} is not a finite number (SCALE from {low:g} "
+                                    f"to {high:g})")
+    if not low <= value <= high:
+        raise WeightsReferenceError(f"LoRA {raw!r}: its scale {scale} is outside {low:g} to {high:g} (a card "
+                                    "recommends about 0.5 to 1.5)")
+    return raw
+
+
+def unet_reference(raw: str) -> str:
+    """``--unet PATH_OR_HUB_ID``: no scale (a checkpoint replaces the base's component whole); a
+    text ending in ``:SCALE`` is refused naming it; returns the text as given."""
+    scale = _scale_part(str(raw))
+    if scale is not None:
+        raise WeightsReferenceError(f"--unet {raw!r}: a component checkpoint takes no scale ({scale!r}): it "
+                                    "replaces the base's UNet whole; give PATH_OR_HUB_ID alone")
+    return raw
+
+
 def port(raw: str) -> int:
     value = positive_int(raw)
     if value > 65535:

@@ -28,10 +28,12 @@ EXTRA_OF = {
     "PIL": "audit",
     "matplotlib": "audit",
     "gradio": "app",
+    "ppi_py": "human",
 }
 
 # Import name -> distribution name, where they differ (what the message names).
-DISTRIBUTION_OF = {"PIL": "pillow", "cv2": "opencv-python-headless", "open_clip": "open_clip_torch"}
+DISTRIBUTION_OF = {"PIL": "pillow", "cv2": "opencv-python-headless", "open_clip": "open_clip_torch",
+                   "ppi_py": "ppi-python"}
 
 __all__ = ["MissingExtraError", "require", "require_gradio", "missing", "EXTRA_OF", "DISTRIBUTION_OF",
            "GRADIO_ENVIRONMENT"]

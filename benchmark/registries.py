@@ -37,7 +37,7 @@ from typing import Any, Callable, TypeVar
 __all__ = ["Registry", "install_loader", "load", "PACKAGE", "FOLDERS", "PLUGINS", "Registrations", "register_all",
            "SuiteSpec", "PAPERS", "SCORE_METADATA", "SUITES", "PROBE_CONFIGS", "ANNOTATOR_KINDS", "LABEL_FILES",
            "ITA_VARIANTS", "REFERENCE_CONFIGS", "TASKS", "DatasetBuilderSpec", "DATASET_BUILDERS", "EVALUATE_MODULES",
-           "EvaluateModuleSpec", "register_paper", "register_score", "register_suite", "register_probe_config",
+           "EvaluateModuleSpec", "HumanLabelSourceSpec", "HUMAN_LABEL_SOURCES", "register_paper", "register_score", "register_suite", "register_probe_config",
            "register_annotator", "register_label_file", "register_ita_variant", "register_reference_config",
            "register_task", "register_dataset_builder", "register_evaluate_module"]
 
@@ -103,6 +103,12 @@ class Registry(MutableMapping[str, V]):
     def registered(self, name: str) -> V | None:
         """The entry registered as ``name`` so far (None), without loading the task folders."""
         return self._entries.get(name)
+
+    def place(self, name: str) -> tuple[int, ...]:
+        """Where entry ``name`` is listed (:data:`PACKAGE`, a task folder's ``(FOLDERS, index)``,
+        :data:`PLUGINS`): entries declared by one folder share it."""
+        self._ready()
+        return self._place[name]
 
     def so_far(self) -> dict[str, V]:
         """The entries registered so far, without loading the task folders."""
@@ -181,6 +187,22 @@ class DatasetBuilderSpec:
 
 
 @dataclass(frozen=True)
+class HumanLabelSourceSpec:
+    """Where the score stage finds people's labels of a run folder to correct its scores with:
+    ``module`` has ``human_labels(run_dir)``, returning
+    :class:`benchmark.runner.human_correction.HumanLabels` or None (no labels). The module sits
+    above the runner (it reads the annotation app's answers), so it is named here and imported when
+    a run is scored, as a dataset builder's is."""
+
+    name: str
+    description: str
+    module: str
+
+    def read(self, run_dir: Any) -> Any:
+        return import_module(self.module).human_labels(run_dir)
+
+
+@dataclass(frozen=True)
 class EvaluateModuleSpec:
     """What ``metrics/<name>/<name>.py``'s hand-written part uses from the package: ``copies``,
     "module:name" of the functions, classes and constants ``metrics/inline_scores.py`` copies into
@@ -209,6 +231,7 @@ REFERENCE_CONFIGS: Registry = Registry("reference config")  # name -> benchmark.
 TASKS: Registry = Registry("task")  # name -> benchmark.tasks.registry.Task
 DATASET_BUILDERS: Registry[DatasetBuilderSpec] = Registry("dataset builder")
 EVALUATE_MODULES: Registry[EvaluateModuleSpec] = Registry("evaluate module")  # metrics/<name>/ -> what it copies
+HUMAN_LABEL_SOURCES: Registry[HumanLabelSourceSpec] = Registry("human label source")
 
 
 # --------------------------------------------------------------------------- declared registrations
@@ -221,7 +244,8 @@ class Registrations:
     (:class:`benchmark.papers.Paper`), scores (:class:`benchmark.scores.metadata.ScoreMetadata`),
     probe configs (family -> default YAML file), suites, annotator kinds
     (:class:`benchmark.annotate.kinds.AnnotatorKind`), label files, ITA variants, reference-attributes
-    configs, dataset builders, evaluate modules and tasks (:class:`benchmark.tasks.registry.Task`).
+    configs, dataset builders, evaluate modules, tasks (:class:`benchmark.tasks.registry.Task`) and
+    sources of people's labels (:class:`HumanLabelSourceSpec`).
     Declaring adds nothing: :func:`register_all` does (the loader, for the folders)."""
 
     papers: tuple = ()
@@ -235,6 +259,7 @@ class Registrations:
     dataset_builders: tuple[DatasetBuilderSpec, ...] = ()
     evaluate_modules: tuple[EvaluateModuleSpec, ...] = ()
     tasks: tuple = ()
+    human_label_sources: tuple[HumanLabelSourceSpec, ...] = ()
 
 
 def register_all(registrations: Registrations, place: tuple[int, ...] = PLUGINS) -> Registrations:
@@ -246,7 +271,8 @@ def register_all(registrations: Registrations, place: tuple[int, ...] = PLUGINS)
         (r.papers, _add_paper), (r.scores, _add_score), (r.probe_configs.items(), _add_probe_config),
         (r.suites, _add_suite), (r.annotators, _add_annotator), (r.label_files, _add_label_file),
         (r.ita_variants, _add_ita_variant), (r.reference_configs, _add_reference_config),
-        (r.dataset_builders, _add_dataset_builder), (r.evaluate_modules, _add_evaluate_module), (r.tasks, _add_task))
+        (r.dataset_builders, _add_dataset_builder), (r.evaluate_modules, _add_evaluate_module), (r.tasks, _add_task),
+        (r.human_label_sources, _add_human_label_source))
     for entries, add in adders:
         for entry in entries:
             add(entry, place)
@@ -272,6 +298,7 @@ _add_annotator = _unique(ANNOTATOR_KINDS, "annotator kind {name!r} is registered
 _add_ita_variant = _unique(ITA_VARIANTS, "ITA variant {name!r} is registered twice")
 _add_reference_config = _unique(REFERENCE_CONFIGS, "reference config {name!r} is declared twice")
 _add_dataset_builder = _unique(DATASET_BUILDERS, "dataset builder {name!r} is registered twice")
+_add_human_label_source = _unique(HUMAN_LABEL_SOURCES, "human label source {name!r} is registered twice")
 _add_unique_score = _unique(SCORE_METADATA, "score {name!r} already has other metadata")
 _add_unique_label_file = _unique(LABEL_FILES, "label file {name!r} is registered twice with different columns")
 _add_unique_task = _unique(TASKS, "task {name!r} is registered twice")

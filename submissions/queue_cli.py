@@ -15,12 +15,9 @@ from benchmark.contract.digest import sha256_hex
 from benchmark.hub.access import check_access, require_hub
 from benchmark.models.cuda_speed import OFFLOAD_MODES
 from submissions.requests import DTYPES, GENERATION_SETTINGS, InvalidRequest
+from submissions.worker_options import MAX_ATTEMPTS, MAX_HEARTBEAT_S, MAX_POLL_S
 
 EXIT_OK, EXIT_FAILED = 0, 1
-#: the longest ``--poll`` (a day: an idle worker still looks once a day) and ``--heartbeat-timeout``
-#: (a week: longer than any audit); past them, a sleep or a timer would overflow (``--poll 1e300``)
-MAX_POLL_S = 86_400.0
-MAX_HEARTBEAT_S = 7 * 86_400.0
 
 
 def parse_settings(values: list[str] | None) -> dict:
@@ -175,7 +172,7 @@ def register(subparsers) -> None:
     wk.add_argument("--heartbeat-timeout", type=seconds(1, MAX_HEARTBEAT_S), default=1800.0, metavar="S",
                     help="a RUNNING request without a heartbeat for S seconds is re-queued (default 1800); "
                     "this worker beats every S/4")
-    wk.add_argument("--max-attempts", type=whole_number(1, 100), default=3, metavar="N",
+    wk.add_argument("--max-attempts", type=whole_number(1, MAX_ATTEMPTS), default=3, metavar="N",
                     help="abandoned runs before a request FAILS (default 3)")
     wk.add_argument("--poll", type=seconds(0.1, MAX_POLL_S), default=60.0, metavar="S", help="seconds between rounds when the queue "
                     "is empty (default 60)")

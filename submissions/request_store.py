@@ -26,7 +26,7 @@ from typing import Iterator
 
 from benchmark.contract.atomic import write_bytes_atomic
 from benchmark.contract.digest import sha256_hex
-from benchmark.hub.access import hub_errors, require_hub
+from benchmark.hub.access import HubError, hub_errors, require_hub
 from submissions.requests import (
     MAX_RECORD_BYTES,
     REQUESTS_DIR_IN_REPO,
@@ -37,10 +37,18 @@ from submissions.requests import (
 )
 
 LOCK_FILE = ".requests.lock"
+#: the longest wait for the local folder's lock: a write holds it for a compare and a rename
+#: (milliseconds), so a longer wait means a stopped process holds it (SIGSTOP, a hung mount)
+LOCK_TIMEOUT_S = 30.0
 
 
 class Conflict(RuntimeError):
     """The request (local) or the requests dataset (Hub) changed since it was read."""
+
+
+class StoreBusy(HubError):
+    """The requests folder's lock was not had within :data:`LOCK_TIMEOUT_S`: like an unreachable Hub
+    (a :class:`HubError`), the looping worker says so and tries again after ``--poll``."""
 
 
 @dataclass(frozen=True)
@@ -167,12 +175,18 @@ class LocalRequestStore(RequestStore):
         return _parse(path, data, sha256_hex(data))
 
     def write(self, path: str, record: RequestRecord, *, expected: str | None, message: str) -> StoredRecord:
-        from filelock import FileLock
+        from filelock import FileLock, Timeout
 
         target = self._file(path)
         data = record.dumps()
         self.root.mkdir(parents=True, exist_ok=True)
-        with FileLock(self.root / LOCK_FILE):  # an flock: the kernel releases it if this process dies
+        lock = FileLock(self.root / LOCK_FILE, timeout=LOCK_TIMEOUT_S)  # an flock: the kernel drops it if its process dies
+        try:
+            lock.acquire()
+        except Timeout:
+            raise StoreBusy(f"{self.root / LOCK_FILE} was held by another process for {LOCK_TIMEOUT_S:g} s (a stopped "
+                            "worker or a hung mount?); nothing was written") from None
+        try:
             if target.exists() or target.is_symlink():
                 current = _versioned(target)[1] or "unreadable"  # an unreadable file matches no version
             else:
@@ -180,6 +194,8 @@ class LocalRequestStore(RequestStore):
             if current != expected:
                 raise Conflict(f"{path} changed since it was read")
             write_bytes_atomic(target, data)
+        finally:
+            lock.release()
         return StoredRecord(record, path, sha256_hex(data))
 
 

@@ -21,9 +21,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchmark.cli_types import LORA_SCALE_RANGE, MAX_LORAS
 from benchmark.contract.bounded_json import RefusedJson, load_bounded_json
 from benchmark.contract.digest import sha256_hex
-from benchmark.contract.model_specs import hub_id_problem
+from benchmark.contract.model_specs import hub_id_problem, unsafe_char
 from benchmark.contract.times import parse_iso_time, utc_now
 from submissions.model_folders import model_folder_name
 
@@ -35,11 +36,13 @@ DTYPES = ("float32", "float16", "bfloat16")
 WORKER_PREFIX = "maintainers' worker "
 MAX_REASON_CHARS = 500
 MAX_SUBMITTER_CHARS = 96
+SUBMITTER_PUNCTUATION = "._-@+ "
+SUBMITTER = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._@+ -]*[A-Za-z0-9])?$")
 # A record is about 1 kB; these limits (modelled on the results reader's) refuse a file before
 # it can cost the worker memory, a RecursionError or a slow int() (docs/queue.md).
 MAX_RECORD_BYTES = 64 * 1024
 MAX_RECORD_DEPTH = 4  # the record nests 2 levels (settings)
-MAX_LORAS = 4
+# MAX_LORAS and LORA_SCALE_RANGE: the command line's (benchmark.cli_types), so a request and a run agree
 
 #: the generation settings a request may set (docs/models.md): (type, min, max, multiple of)
 GENERATION_SETTINGS: dict[str, tuple[type, float, float, int | None]] = {
@@ -126,8 +129,9 @@ def check_loras(loras: Any) -> list[str]:
         if m is None or hub_id_problem(m["repo"]):
             raise InvalidRequest(f"LoRA {_shown(ref)} is not ORG/NAME@COMMIT[/FILE.safetensors][:SCALE] (a Hub LoRA "
                                  "pinned to its 40-character commit)")
-        if m["scale"] is not None and not -10.0 <= float(m["scale"]) <= 10.0:
-            raise InvalidRequest(f"LoRA {ref!r}: scale {m['scale']} is outside [-10, 10]")
+        low, high = LORA_SCALE_RANGE
+        if m["scale"] is not None and not low <= float(m["scale"]) <= high:
+            raise InvalidRequest(f"LoRA {ref!r}: scale {m['scale']} is outside [{low:g}, {high:g}]")
     return list(loras)
 
 
@@ -213,12 +217,35 @@ def check_dtype(dtype: Any) -> str | None:
     raise InvalidRequest(f"dtype must be one of {', '.join(DTYPES)} (or unset: per device), got {dtype!r}")
 
 
+def submitter_problem(name: Any) -> str | None:
+    """Why ``name`` cannot be a submitter, or None: a name like the others the queue and the board
+    show (Hub user names, worker ids, model names): 1 to :data:`MAX_SUBMITTER_CHARS` ASCII letters,
+    digits and ``. _ - @ +`` or inner spaces, starting and ending with a letter or digit.
+    ``<script>...</script>`` was stored as is; every page escapes what it shows, and a name
+    is checked like a name all the same."""
+    if not isinstance(name, str) or not name.strip():
+        return "is empty"
+    if len(name) > MAX_SUBMITTER_CHARS:
+        return f"is {len(name)} characters long (at most {MAX_SUBMITTER_CHARS})"
+    unsafe = unsafe_char(name)
+    if unsafe:
+        return unsafe
+    bad = next((ch for ch in name if not (ch.isalnum() or ch in SUBMITTER_PUNCTUATION)), None)
+    if bad is not None:
+        return f"holds {bad!r}: use letters, digits, '.', '_', '-', '@', '+' and inner spaces"
+    if not SUBMITTER.match(name):
+        return "must start and end with a letter or digit"
+    return None
+
+
 def check_submitter(name: Any) -> str:
-    if not isinstance(name, str) or not name.strip() or len(name) > MAX_SUBMITTER_CHARS \
-            or any(not ch.isprintable() for ch in name):
-        raise InvalidRequest(f"submitter must be a name of 1 to {MAX_SUBMITTER_CHARS} printable characters, "
-                             f"got {name!r}")
-    return name.strip()
+    """``name`` without surrounding spaces if :func:`submitter_problem` finds nothing in it;
+    InvalidRequest (one line) otherwise."""
+    name = name.strip() if isinstance(name, str) else name
+    problem = submitter_problem(name)
+    if problem:
+        raise InvalidRequest(f"submitter {_shown(name)} {problem} (--submitter NAME)")
+    return name
 
 
 def one_line(text: Any, limit: int = MAX_REASON_CHARS) -> str:
@@ -311,7 +338,8 @@ def record_from_json(doc: Any) -> RequestRecord:
     check_commit(record.commit, builtin=builtin)
     if not isinstance(record.revision, str) or not record.revision or len(record.revision) > 256:
         raise InvalidRequest(f"revision {record.revision!r} is not a branch, tag or commit name")
-    check_submitter(record.submitter)
+    if check_submitter(record.submitter) != record.submitter:
+        raise InvalidRequest(f"submitter {_shown(record.submitter)} has spaces around it")
     parse_utc(record.submitted_at)
     check_dtype(record.dtype)
     if check_settings(record.settings) != record.settings:

@@ -310,12 +310,47 @@ def _check_score(i: int, entry: Mapping) -> list[tuple[str, str]]:
             problems.append((f"{where}/ci/{key}", f"{_fmt(bound)} is outside the range of {name} {bounds}"))
     if not (low - _TOLERANCE <= value <= high + _TOLERANCE):
         note = entry.get("ci_note") or ""
-        excused = meta.absolute_value and note.startswith(CI_EXCLUDES_ESTIMATE_MARK)
+        # score_entry joins the task's own interval note and this one with "; " (GEP's C / CC note first)
+        excused = meta.absolute_value and any(part.startswith(CI_EXCLUDES_ESTIMATE_MARK) for part in note.split("; "))
         if not excused:
             why = ("without the ci_note that explains it" if meta.absolute_value
                    else "(allowed only for absolute-value scores with a ci_note)")
             problems.append((f"{where}/ci", f"[{_fmt(low)}, {_fmt(high)}] does not contain the estimate "
                                             f"{_fmt(value)} {why}"))
+    return problems
+
+
+def _check_corrected(i: int, entry: Mapping) -> list[tuple[str, str]]:
+    """An entry's ``human_corrected`` (people's labels, docs/human_correction.md): in the score's
+    range, an interval holding it, no more people-labelled images than the score's images, and a
+    reason where there is no value."""
+    hc, name = entry.get("human_corrected"), entry.get("name")
+    if not isinstance(hc, Mapping) or name not in SCORE_METADATA:
+        return []  # absent, or the schema says what is wrong
+    where, meta = f"scores/{i}/human_corrected", get_metadata(name)
+    problems = []
+    n_h, n_pop = hc.get("n_human"), hc.get("n_population")
+    value = hc.get("value")
+    if value is None:
+        if not (isinstance(hc.get("reason"), str) and hc["reason"].strip()):
+            problems.append((f"{where}/reason", f"no corrected {name} and no reason says why"))
+        return problems
+    if not _is_number(value):
+        return problems
+    if isinstance(n_h, int) and isinstance(n_pop, int) and not 1 <= n_h <= max(n_pop, 1):
+        problems.append((f"{where}/n_human", f"{n_h} people-labelled images of {n_pop}: a corrected score rests on "
+                                             "at least one and at most all"))
+    bounds = f"[{_fmt(meta.min_value)}, {_fmt(meta.max_value)}]"
+    if not meta.in_range(value):
+        problems.append((f"{where}/value", f"corrected {name} = {_fmt(value)} is outside its range {bounds}"))
+    ci = hc.get("ci")
+    if isinstance(ci, Mapping) and _is_number(ci.get("low")) and _is_number(ci.get("high")):
+        if not (ci["low"] - _TOLERANCE <= value <= ci["high"] + _TOLERANCE):
+            problems.append((f"{where}/ci", f"[{_fmt(ci['low'])}, {_fmt(ci['high'])}] does not contain the corrected "
+                                            f"value {_fmt(value)}"))
+        for key in ("low", "high"):
+            if not meta.in_range(ci[key]):
+                problems.append((f"{where}/ci/{key}", f"{_fmt(ci[key])} is outside the range of {name} {bounds}"))
     return problems
 
 
@@ -480,6 +515,7 @@ def check_results(doc: Mapping, *, allow_demo: bool = False, now: _dt.datetime |
     for i, entry in enumerate(scores if isinstance(scores, list) else []):
         if isinstance(entry, Mapping):
             ours += _check_score(i, entry)
+            ours += _check_corrected(i, entry)
 
     # Where one of our lines explains a path, the schema's terser line about it is dropped.
     explained = {p for p, _ in ours}

@@ -34,7 +34,7 @@ from submissions.request_store import RequestStore
 from submissions.requests import record_from_json
 from submissions.worker_audit import WorkOutcome, process, run_request_audit
 from submissions.worker_claims import claim_next, requeue_stale
-from submissions.worker_options import WorkerOptions
+from submissions.worker_options import WorkerOptions, check_poll
 
 
 def _share(state, value):
@@ -70,7 +70,8 @@ def work_once(store: RequestStore, opts: WorkerOptions, *, audit: Callable = run
 def work_forever(store: RequestStore, opts: WorkerOptions, *, poll: float = 60.0,
                  audit: Callable = run_request_audit) -> None:
     """Rounds until interrupted; sleeps ``poll`` seconds after a round that found nothing, or
-    that could not reach the Hub (said once, not every round)."""
+    that could not reach the Hub (said once, not every round). ``poll``: 0.1 s to a day."""
+    poll = check_poll(poll)
     if process_state().num_processes > 1:
         # The helper processes leave after generating their shard (as under `t2ibench run`), so
         # a launch serves one request; waiting in a collective through a long annotation would

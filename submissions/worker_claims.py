@@ -6,6 +6,7 @@ the oldest PENDING one (:func:`claim_next`) and the heartbeat that keeps the cla
 
 from __future__ import annotations
 
+import math
 import threading
 from typing import Callable
 
@@ -21,7 +22,9 @@ from submissions.requests import (
     one_line,
     seconds_since,
 )
-from submissions.worker_options import CLAIM_TRIES, MAX_WRITE_TRIES, LostClaim, WorkerOptions, kill_point
+from submissions.worker_options import (
+    CLAIM_TRIES, MAX_HEARTBEAT_S, MAX_WRITE_TRIES, LostClaim, WorkerOptions, kill_point,
+)
 
 
 def update_request(store: RequestStore, stored: StoredRecord, change: Callable[[RequestRecord], RequestRecord], *,
@@ -67,13 +70,25 @@ def owned_by(claim: RequestRecord) -> Callable[[RequestRecord], bool]:
 # --------------------------------------------------------------------------- re-queue and claim
 
 
+def heartbeat_limit(record: RequestRecord, timeout: float) -> float:
+    """Seconds without a heartbeat after which ``record`` is re-queued: the larger of this worker's
+    ``timeout`` and the one its worker announced (``heartbeat_timeout_s``), never more than
+    :data:`MAX_HEARTBEAT_S`: a record is written by others, and an announced ``1e300`` kept a
+    request RUNNING for ever."""
+    announced = record.heartbeat_timeout_s or 0.0
+    return min(max(timeout, announced), MAX_HEARTBEAT_S)
+
+
 def stale_for(record: RequestRecord, timeout: float) -> float | None:
-    """Seconds since the heartbeat when it is older than the timeout (the larger of this
-    worker's and the one its worker announced), else None."""
+    """Seconds since the heartbeat when it is further from now than :func:`heartbeat_limit`, else
+    None. A heartbeat that far in the future is stale too (its clock or its record is wrong: a
+    heartbeat dated 2100 would hold the request until then); it counts as ``inf`` seconds."""
     if record.status != RUNNING or not record.heartbeat_at:
         return None
     age = seconds_since(record.heartbeat_at)
-    limit = max(timeout, record.heartbeat_timeout_s or 0)
+    limit = heartbeat_limit(record, timeout)
+    if age < -limit:
+        return math.inf
     return age if age > limit else None
 
 
@@ -87,16 +102,19 @@ def requeue_stale(store: RequestStore, opts: WorkerOptions) -> list[str]:
         if age is None:
             continue
         attempts = rec.attempts + 1
+        future = not math.isfinite(age)
         if attempts >= opts.max_attempts:
+            silent = f"heartbeat_at {rec.heartbeat_at} in the future" if future else f"no heartbeat for {age:.0f} s"
             new = rec.replace(status=FAILED, attempts=attempts, finished_at=utc_iso_ms(), heartbeat_at=None,
-                              failure_reason=f"abandoned {attempts} times (the last by worker {rec.worker_id}: no "
-                                             f"heartbeat for {age:.0f} s); --max-attempts is {opts.max_attempts}")
+                              failure_reason=f"abandoned {attempts} times (the last by worker {rec.worker_id}: "
+                                             f"{silent}); --max-attempts is {opts.max_attempts}")
             what = f"failed {rec.request_id}: abandoned {attempts} times"
         else:
             new = rec.replace(status=PENDING, attempts=attempts, worker_id=None, started_at=None, heartbeat_at=None,
                               heartbeat_timeout_s=None)
-            what = (f"re-queued {rec.request_id}: no heartbeat from worker {rec.worker_id} for {age:.1f} s "
-                    f"(attempt {attempts} of {opts.max_attempts} abandoned)")
+            silent = (f"worker {rec.worker_id}'s heartbeat_at {rec.heartbeat_at} is in the future" if future
+                      else f"no heartbeat from worker {rec.worker_id} for {age:.1f} s")
+            what = f"re-queued {rec.request_id}: {silent} (attempt {attempts} of {opts.max_attempts} abandoned)"
         try:
             store.write(stored.path, new, expected=store.expected_for(snapshot, stored.path),
                         message=f"Re-queue {rec.request_id} (worker {rec.worker_id} stopped)")

@@ -17,7 +17,14 @@ from benchmark.cli_types import output_folder
 from submissions.requests import WORKER_PREFIX
 
 DEFAULT_HEARTBEAT_TIMEOUT_S = 1800.0
+#: the longest heartbeat timeout (a week: longer than any audit), a worker's own and the one a record
+#: announces alike: past it, a request whose worker stopped would wait for ever (``heartbeat_timeout_s:
+#: 1e300`` held a request RUNNING since 2020), and a timer would overflow
+MAX_HEARTBEAT_S = 7 * 86_400.0
+#: the longest ``--poll`` (a day: an idle worker still looks once a day); past it a sleep overflows
+MAX_POLL_S = 86_400.0
 DEFAULT_MAX_ATTEMPTS = 3
+MAX_ATTEMPTS = 100
 CLAIM_TRIES = 3  # refused claims of one request in one round while it stays PENDING
 MAX_WRITE_TRIES = 20  # conditional writes of one update before giving up (a very busy Hub dataset)
 WORKER_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$")
@@ -68,10 +75,11 @@ class WorkerOptions:
             raise ValueError(f"worker id must be 1 to 64 letters, digits, '.', '_', ':' or '-', got {self.worker_id!r}")
         if (self.results_repo is None) == (self.results_folder is None):
             raise ValueError("give exactly one of --results ORG/RESULTS or --results-folder DIR")
-        if not self.heartbeat_timeout > 0:
-            raise ValueError(f"--heartbeat-timeout must be a positive number of seconds, got {self.heartbeat_timeout}")
-        if self.max_attempts < 1:
-            raise ValueError(f"--max-attempts must be at least 1, got {self.max_attempts}")
+        if not 0 < self.heartbeat_timeout <= MAX_HEARTBEAT_S:  # NaN fails too
+            raise ValueError(f"--heartbeat-timeout must be a number of seconds above 0 and at most "
+                             f"{MAX_HEARTBEAT_S:g} (a week), got {self.heartbeat_timeout}")
+        if not 1 <= self.max_attempts <= MAX_ATTEMPTS:
+            raise ValueError(f"--max-attempts must be from 1 to {MAX_ATTEMPTS}, got {self.max_attempts}")
         if self.images_repo is not None and (self.images_repo.count("/") != 1 or not all(self.images_repo.split("/"))):
             raise ValueError(f"--images must look like ORG/NAME, got {self.images_repo!r}")
         self.runs_dir = Path(self.runs_dir)
@@ -102,6 +110,13 @@ class WorkerOptions:
 
     def say(self, text: str) -> None:
         self.log(f"worker {self.worker_id}: {text}")
+
+
+def check_poll(poll: float) -> float:
+    """``--poll``: seconds from 0.1 to :data:`MAX_POLL_S` (ValueError otherwise)."""
+    if isinstance(poll, bool) or not isinstance(poll, (int, float)) or not 0.1 <= poll <= MAX_POLL_S:
+        raise ValueError(f"--poll must be a number of seconds from 0.1 to {MAX_POLL_S:g} (a day), got {poll!r}")
+    return float(poll)
 
 
 def default_worker_id() -> str:

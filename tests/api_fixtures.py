@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.openai_images_server import FakeImagesServer
+from openai_images_server import FakeImagesServer
 
 #: the API key the tests hand the client; no output or file may contain it, in any form
 KEY = "sk-test-DO-NOT-LEAK-0123456789abcdef"

@@ -6,12 +6,20 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import types
 from pathlib import Path
 
 import pytest
 
-from lb_synthetic import tiny_audit_argv
-from shared_folders import shared_across_workers
+# `tests` is this folder (a namespace package: `from tests.test_leaderboard import ...`), even where a
+# dependency's wheel installs a top-level `tests` package (ppi-python 0.2.3 does), which would win.
+_TESTS = str(Path(__file__).resolve().parent)
+if _TESTS not in list(getattr(sys.modules.get("tests"), "__path__", None) or []):
+    sys.modules["tests"] = types.ModuleType("tests")
+    sys.modules["tests"].__path__ = [_TESTS]
+
+from lb_synthetic import tiny_audit_argv  # noqa: E402
+from shared_folders import shared_across_workers  # noqa: E402
 
 # datasets caches a local folder under ~/.cache/huggingface/datasets keyed by the folder's
 # name and card, not its location: a run folder "tiny" of another test session (whose temp

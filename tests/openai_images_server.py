@@ -11,7 +11,8 @@ real API does). Misbehaving answers: ``401-b64`` / ``401-rev`` (the key echoed b
 levels), ``bomb`` (a PNG whose header claims 30,000 x 30,000 pixels), ``big`` (an image twice
 the size asked for), ``rgba`` (an image with transparency), ``tiny`` (1 x 1 px),
 ``429-huge`` (Retry-After: one day), ``trickle`` (headers, then the body one byte every
-``trickle_seconds``), ``trickle-head`` (the status line itself one byte at a time).
+``trickle_seconds``), ``trickle-head`` (the status line itself one byte at a time), ``blank``
+(a black image of the size asked: what a filter that blanks instead of refusing answers).
 ``default_action``: the action of prompts with no script.
 
 ``GET /v1/models`` lists ``models`` (``models_action``: ``ok``, ``html`` (an HTML page with
@@ -34,13 +35,17 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 def png_for(prompt: str, size: str) -> bytes:
-    """A PNG whose colour depends on the prompt (so every image has its own bytes)."""
+    """A PNG whose colours depend on the prompt (so every image has its own bytes): a ramp from a
+    colour of the prompt's, never one colour (one-colour images are degenerate: the runner stops
+    before scoring a run of them)."""
+    import numpy as np
     from PIL import Image
 
     w, h = (int(v) for v in size.split("x"))
-    rgb = tuple(hashlib.sha256(prompt.encode()).digest()[:3])
+    rgb = np.frombuffer(hashlib.sha256(prompt.encode()).digest()[:3], dtype=np.uint8).astype(np.uint16)
+    ramp = np.add.outer(np.arange(h), np.arange(w)).astype(np.uint16)[:, :, None]
     buf = io.BytesIO()
-    Image.new("RGB", (w, h), rgb).save(buf, format="PNG")
+    Image.fromarray(((rgb[None, None, :] + ramp) % 256).astype(np.uint8), "RGB").save(buf, format="PNG")
     return buf.getvalue()
 
 
@@ -182,7 +187,8 @@ class _Handler(BaseHTTPRequestHandler):
             return self._trickle(head=action == "trickle-head")
         w, h = (int(v) for v in str(body.get("size") or "256x256").split("x"))
         special = {"bomb": lambda: png_header_claiming(30_000, 30_000), "big": lambda: png_of((2 * w, 2 * h)),
-                   "rgba": lambda: png_of((w, h), "RGBA"), "tiny": lambda: png_of((1, 1))}
+                   "rgba": lambda: png_of((w, h), "RGBA"), "tiny": lambda: png_of((1, 1)),
+                   "blank": lambda: png_of((w, h), colour=(0, 0, 0))}
         if action in special:
             data = special[action]()
             return self._send(200, json.dumps({"data": [{"b64_json": base64.b64encode(data).decode()}]}).encode())

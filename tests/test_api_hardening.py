@@ -13,7 +13,7 @@ import pytest
 from benchmark.cli import main
 from benchmark.models.api_images import ApiError, check_api_endpoint
 from benchmark.models.text_to_image import load_text_to_image
-from tests.api_fixtures import KEY, api_model, key, probe_rows as _rows, server  # noqa: F401 (fixtures used by name)
+from api_fixtures import KEY, api_model, key, probe_rows as _rows, server  # noqa: F401 (fixtures used by name)
 
 
 def _model(server, key, max_retries=2, **options):
@@ -173,6 +173,38 @@ def test_one_probe_stops_at_its_total_deadline_across_attempts(server, key):
     message = str(err.value)
     assert "no image within the 2.5 s total deadline of one probe" in message and "\n" not in message, message
     assert "rerun the same command to resume" in message
+
+
+@pytest.mark.parametrize("concurrency", [1, 2, 4])
+def test_a_batch_stops_at_one_probe_deadline_whatever_the_concurrency(server, key, capsys, concurrency):
+    """Issue 51: the other requests of a batch ran on after a probe passed its deadline (5.0 s for a
+    2.5 s deadline, --api-concurrency 1, a batch of 4): the batch now stops with the first failure,
+    the requests in flight cut, the queued ones never sent; and lines said while it waits."""
+    server.script["A slow answer."] = ["trickle-head"] * 40
+    server.trickle_seconds = 0.2
+    model = _model(server, key, deadline=1.0, max_retries=10, probe_deadline=2.5, concurrency=concurrency)
+    t0 = time.monotonic()
+    with pytest.raises(ApiError) as err:
+        model.generate_probes(_rows(*["A slow answer."] * 4))
+    assert time.monotonic() - t0 < 2.5 + 1.0, time.monotonic() - t0
+    assert "no image within the 2.5 s total deadline of one probe" in str(err.value)
+    waiting = [line for line in capsys.readouterr().err.splitlines() if "still waiting for" in line]
+    assert waiting and all(f"image(s) of this batch after " in line and "of its 2.5 s deadline" in line
+                           for line in waiting), waiting
+    assert len(waiting) <= 12  # a line every tenth of the deadline, not a flood
+    time.sleep(0.3)
+    assert not model._cuts  # no exchange left running
+
+
+def test_a_slow_answer_is_waited_for_with_lines_and_kept(server, key, capsys):
+    server.script["A slow answer."] = ["timeout"]
+    server.slow_seconds = 1.2
+    out = _model(server, key, deadline=5.0, probe_deadline=5.0).generate_probes(_rows("A slow answer.", "Fast."))
+    assert len(out.images) == 2 and out.withheld == []
+    lines = [line for line in capsys.readouterr().err.splitlines() if "still waiting for" in line]
+    assert 1 <= len(lines) <= 3, lines  # every 0.5 s (a tenth of the 5 s deadline), for 1.2 s
+    assert "still waiting for 1 of 2 image(s) of this batch after " in lines[-1]
+    assert "probe p/00: attempt 1 of at most 3, " in lines[-1] and "s left of its 5 s deadline" in lines[-1]
 
 
 # ------------------------------------------------------------------ 5. credentials

@@ -14,7 +14,7 @@ import pytest
 from benchmark.cli import main
 from benchmark.models.api_images import ApiError, OpenAIImagesModel, estimate_requests
 from benchmark.models.text_to_image import load_text_to_image
-from tests.api_fixtures import KEY, api_model, key, probe_rows as _rows, server  # noqa: F401 (fixtures used by name)
+from api_fixtures import KEY, api_model, key, probe_rows as _rows, server  # noqa: F401 (fixtures used by name)
 
 
 def _model(server, key, max_retries=3, **options):

@@ -79,7 +79,7 @@ def test_a_model_on_pipeline_defaults_gets_the_warning(offline):
     plan = plan_settings("someone/no-card", device="cpu", overrides={"height": 64})
     assert plan.warning.startswith("someone/no-card is not in the model card table and names no base_model")
     assert "--set num_inference_steps=..." in plan.warning
-    assert plan.sources["num_inference_steps"] == "pipeline default" and plan.sources["height"] == "--set"
+    assert plan.sources["num_inference_steps"] == "no card row: pipeline default" and plan.sources["height"] == "--set"
 
 
 def test_a_local_folder_inherits_from_its_readme(sdxl, tmp_path, offline):

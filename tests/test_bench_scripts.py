@@ -53,6 +53,20 @@ def test_scoring_cpu_small(tmp_path):
     assert {r["row"] for r in doc["rows"] if r["status"] == "scored"} >= {"paintskills_object", "paintskills_spatial"}
 
 
+def test_human_correction_small(tmp_path):
+    out = tmp_path / "out"
+    text = run_script("human_correction.py", "--reps", "20", "--n-resamples", "40", "--quick", "--plan-reps", "10",
+                      "--out", str(out), tmp_path=tmp_path)
+    assert "| 8 groups of 250 | share | photo | 50 of 2000 |" in text and "| mad | painting | 200 of 2000 |" in text
+    assert "runs' own resample plan" in text
+    doc = json.loads((out / "human_correction.json").read_text())
+    assert len(doc["rows"]) == 8 and len(doc["plan_check"]) == 2
+    for row in doc["rows"] + doc["plan_check"]:
+        cov = row.get("corrected_coverage")
+        assert cov is None or 0 <= cov <= 1
+        assert row["not_enough"] == (row["reps"] if row["statistic"] == "mad" and row["n_human"] == 50 else 0)
+
+
 def test_scoring_cpu_rejects_bad_scale(tmp_path):
     proc = subprocess.run([sys.executable, str(ROOT / "bench" / "scoring_cpu.py"), "--scale", "0"], cwd=ROOT,
                           capture_output=True, text=True, timeout=60)
@@ -72,7 +86,9 @@ def test_runner_overhead_small(tmp_path):
         assert finite_positive(steps[key]["ms_per_image"])
     assert math.isfinite(steps["runner overhead (total - bare)"]["ms_per_image"])
     assert [r["size"] for r in doc["png"]] and all(finite_positive(r["png_ms"]) for r in doc["png"])
-    assert "PNG ms" in text and "sha256 ms" in text
+    assert "PNG ms" in text and "sha256 ms" in text and "check ms" in text
+    checked = [r for r in doc["png"] if r["image"] != "photos"]
+    assert checked and all(finite_positive(r["check_ms"]) for r in checked)
     # the writer before this change, the encoder pool at zlib 6 and 1, the runner's default; side by side
     writers = [r["writes"] for r in doc["overlap"]]
     assert len(writers) == 4 and writers[0].startswith("before") and writers[3].endswith("Z_RLE (runner default)")
@@ -80,7 +96,7 @@ def test_runner_overhead_small(tmp_path):
     assert all(finite_positive(r["images_per_s"]) and 0 < r["accelerator_busy_percent"] <= r["loop_busy_percent"]
                <= 100.5 and finite_positive(r["write_stage_s"]) for r in doc["overlap"])
     assert {r["png"] for r in doc["png"]} == {"zlib 1", "zlib 6 (PIL default; before)", "Z_RLE (runner)"}
-    assert {r["image"] for r in doc["png"]} == {"photo 1", "photo 2", "smooth", "noise", "photos"}
+    assert {r["image"] for r in doc["png"]} == {"photo 1", "photo 2", "smooth", "noise", "flat", "photos"}
     assert {r["threads"] for r in doc["png"]} == {1, 2}
     assert "load average" in doc["header"]
 

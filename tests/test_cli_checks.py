@@ -131,7 +131,19 @@ def _bad_numbers_and_outputs(tmp_path):
     ]
 
 
-@pytest.mark.parametrize("table", [_bad_inputs, _bad_numbers_and_outputs])
+def _issue51_inputs(tmp_path):
+    """Issue 51: names and numbers the queue stored or waited on as they were."""
+    request = ["request", "builtin:tiny-sd", "--demo", "--to-folder", tmp_path / "q", "--submitter"]
+    return [
+        (request + ["<script>alert(1)</script>"], "submitter '<script>alert(1)</script>' holds '<'"),
+        (request + ["ann\u202egro"], "holds U+202E RIGHT-TO-LEFT OVERRIDE"),
+        (request + ["Zo\u00eb"], "holds the non-ASCII character U+00EB"),
+        (request + ["a" * 97], "is 97 characters long (at most 96)"),
+        (request + ["x-"], "must start and end with a letter or digit"),
+    ]
+
+
+@pytest.mark.parametrize("table", [_bad_inputs, _bad_numbers_and_outputs, _issue51_inputs])
 def test_each_bad_input_is_one_line_exit_2_and_nothing_written(tmp_path, capsys, table):
     for argv, message in table(tmp_path):
         before = sorted(p.name for p in tmp_path.rglob("*"))

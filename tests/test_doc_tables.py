@@ -34,11 +34,11 @@ def test_a_new_score_or_module_makes_the_tables_stale(monkeypatch):
     benchmark.load_tasks()
     new = replace(registries.SCORE_METADATA["mcas"], name="mcas_new", display_name="new")
     monkeypatch.setitem(registries.SCORE_METADATA, "mcas_new", new)
-    assert doc_tables.stale_tables(ROOT) == ["docs/results.md: scores"]
+    assert doc_tables.stale_tables(ROOT) == ["docs/results.md: scores", "docs/scores.md: scores-reference"]
     monkeypatch.delitem(registries.SCORE_METADATA, "mcas_new")
     spec = registries.EVALUATE_MODULES["mad"]
     monkeypatch.setitem(registries.EVALUATE_MODULES, "mad", replace(spec, outputs=spec.outputs + ", more"))
-    assert doc_tables.stale_tables(ROOT) == ["README.md: evaluate-modules"]
+    assert doc_tables.stale_tables(ROOT) == ["docs/evaluate_modules.md: evaluate-modules"]
 
 
 def test_the_writer_replaces_only_its_block_and_refuses_a_missing_one(tmp_path, capsys):
@@ -54,6 +54,21 @@ def test_the_writer_replaces_only_its_block_and_refuses_a_missing_one(tmp_path, 
     results.write_text(text.replace("<!-- end: scores -->", ""))
     assert doc_tables.main(["--check", "--root", str(tmp_path)]) == 2
     assert "docs/results.md needs one '<!-- generated: scores -->'" in capsys.readouterr().err
+
+
+def test_the_scores_reference_has_every_score_with_its_facts():
+    benchmark.load_tasks()
+    reference = doc_tables.score_reference()
+    headings = [line[5:-1] for line in reference.splitlines() if line.startswith("### `")]
+    assert headings == list(registries.SCORE_METADATA)
+    for name, meta in registries.SCORE_METADATA.items():
+        entry = reference.split(f"### `{name}`", 1)[1].split("\n### ", 1)[0]
+        assert all(f"- **{fact}**:" in entry for fact in ("paper", "range", "direction", "estimated from", "interval"))
+        assert "no registered task" not in entry, name
+    # estimated by the task its folder declares beside it: PaintSkills by the detector, not by DALL-Eval's VQA
+    paintskills = reference.split("### `paintskills_object`", 1)[1].split("\n### ", 1)[0]
+    assert "`--detector`" in paintskills and "`--vqa`" not in paintskills
+    assert "`--vqa`" in reference.split("### `mad_gender`", 1)[1].split("\n### ", 1)[0]
 
 
 def test_scores_markdown_prints_the_table(capsys):

@@ -1,6 +1,6 @@
 """The docs name only code that exists: every source path (``benchmark/annotate/registry.py``,
 ``benchmark/tasks/<paper>/scores.py``) and every dotted module or name
-(``benchmark.annotate.cross_modal.SGD_PARAMS``) in README.md and docs/*.md is in the tree."""
+(``benchmark.annotate.cross_modal.SGD_PARAMS``) in README.md and docs/**/*.md is in the tree."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def missing_code(root: Path) -> list[str]:
     """``file:line: name`` of every path or dotted name in ``root``'s README.md and docs/*.md that
     is not in its tree."""
     bad = []
-    for doc in [root / "README.md", *sorted((root / "docs").glob("*.md"))]:
+    for doc in [root / "README.md", *sorted((root / "docs").rglob("*.md"))]:
         text = doc.read_text(encoding="utf-8")
         for pattern, exists in ((PATH, _path_exists), (DOTTED, _dotted_exists)):
             for m in pattern.finditer(text):

@@ -138,7 +138,8 @@ def test_determinism_and_batch_size(tmp_path):
     assert batches == [f"b{i:06d}" for i in range(0, 2 * LIMIT, 3)]
     assert len(list((runs["c"] / "images").iterdir())) == 2 * LIMIT
     assert not (runs["a"] / ".partial").exists()
-    assert {p.name for p in runs["a"].iterdir()} == {"README.md", "run_config.json", "images", "manifest.parquet"}
+    assert {p.name for p in runs["a"].iterdir()} == {"README.md", "run_config.json", "images", "manifest.parquet",
+                                                   "image_checks.jsonl"}
     # A second run into a finished folder generates nothing.
     again = generate_into(runs["a"], worker.StandInModel(), probes, batch_size=5, limit=LIMIT)
     assert again.n_generated == 0 and again.n_done_before == 2 * LIMIT

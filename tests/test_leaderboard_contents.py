@@ -109,17 +109,32 @@ def test_build_contents_command(tmp_path, capsys):
     _write(root, "results/a--m/1.json", make_doc("a/m", 0.1))
     _write(root, "results/b--m/1.json", "{broken")
     code, out, _ = run_cli(["leaderboard", "build-contents", root], capsys)
-    assert code == 0 and out.strip() == (f"wrote {root / contents.CONTENTS_FILE}: 2 files, 1 shown, 1 skipped "
+    assert code == 0 and out.strip() == (f"wrote {root / contents.CONTENTS_FILE}: 2 files, 1 row, 1 skipped "
                                          "(2 read, 0 touched but unchanged, 0 unchanged, 0 gone)")
     _write(root, "results/c--m/1.json", make_doc("c/m", 0.2))  # a rebuild reads the new file only
     code, out, _ = run_cli(["leaderboard", "build-contents", root], capsys)
-    assert code == 0 and out.strip().endswith("3 files, 2 shown, 1 skipped (1 read, 0 touched but unchanged, "
+    assert code == 0 and out.strip().endswith("3 files, 2 rows, 1 skipped (1 read, 0 touched but unchanged, "
                                               "2 unchanged, 0 gone)")
     rows = contents.read_contents(root / contents.CONTENTS_FILE)
     assert json.loads(json.dumps(rows["results/a--m/1.json"].document))["model"]["id"] == "a/m"
     assert rows["results/b--m/1.json"].document is None and rows["results/b--m/1.json"].problems
     code, _, err = run_cli(["leaderboard", "build-contents", tmp_path / "nope"], capsys)
     assert code == 2 and len(err.splitlines()) == 1 and "no such folder" in err
+
+
+def test_build_contents_counts_rows_and_conflicts(tmp_path, capsys):
+    """Issue 51: three files of one row key said "3 shown"; the board shows one row and lists two
+    conflicts."""
+    root = tmp_path / "lb"
+    for i, value in enumerate((0.1, 0.2, 0.3)):
+        _write(root, f"results/a--m/{i}.json", make_doc("a/m", value))
+    code, out, _ = run_cli(["leaderboard", "build-contents", root], capsys)
+    assert code == 0 and ": 3 files, 1 row (2 other files of the same row key, conflicts not shown), 0 skipped" \
+        in out, out
+    assert len(contents.load_board(root).conflicts) == 2  # what the board says too
+    _write(root, "results/b--m/1.json", make_doc("b/m", 0.1))
+    code, out, _ = run_cli(["leaderboard", "build-contents", root], capsys)
+    assert ": 4 files, 2 rows (2 other files of the same row key, conflicts not shown), 0 skipped" in out, out
 
 
 def test_leaderboard_command_opens_the_submit_tab_with_a_queue(tmp_path, capsys, monkeypatch):

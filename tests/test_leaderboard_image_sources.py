@@ -6,7 +6,7 @@ from __future__ import annotations
 from benchmark.contract.image_provenance import api_provenance, supplied_provenance
 from submissions.leaderboard import board_table, detail, results_files
 from submissions.validate import check_results
-from tests.test_leaderboard import _write, make_doc
+from test_leaderboard import _write, make_doc
 
 FP = "ab" * 32
 

@@ -12,7 +12,7 @@ from types import SimpleNamespace
 from benchmark.contract.image_provenance import api_provenance
 from submissions.leaderboard import board_index, board_model, comparison, detail, wording
 from submissions.requests import WORKER_PREFIX
-from tests.test_leaderboard import make_doc
+from test_leaderboard import make_doc
 
 
 def _sub(doc: dict, source: str, finished=None) -> board_model.Submission:
@@ -94,7 +94,7 @@ def test_pickers_show_a_shortened_revision_only_where_an_id_has_several_rows(tmp
 
     pytest.importorskip("gradio")
     from submissions.leaderboard import app_state
-    from tests.test_leaderboard import _write
+    from test_leaderboard import _write
 
     commit = "0123456789abcdef0123456789abcdef01234567"
     _write(tmp_path, "results/a/1.json", make_doc("acme/one", 0.1, revision=commit))

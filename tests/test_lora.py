@@ -70,7 +70,9 @@ def test_a_lora_changes_the_images_and_is_recorded(loras, base_pixels, fused, ke
     (record,) = model.adapters
     file = loras[key] / DIFFUSERS_LORA_FILE
     assert record == {"kind": "lora", "id": str(file), "path": str(file), "revision": None,
-                      "sha256": file_sha256(file), "scale": 0.8, "fused": True}
+                      "sha256": file_sha256(file), "scale": 0.8, "fused": True,
+                      # named by its folder (no card), not by diffusers' file name every LoRA has
+                      "name": loras[key].name, "scale_source": "--lora"}
     assert model.settings["adapters"] == [record]
     json.dumps(model.settings)
     # fused: the adapter layers are gone, the base's Linear layers hold base + 0.8 * B A
@@ -228,7 +230,8 @@ def test_a_hub_lora_from_the_cache_is_recorded_with_its_commit(bases, loras, off
     (record,) = model.adapters
     assert record == {"kind": "lora", "id": f"someone/style-lora/{DIFFUSERS_LORA_FILE}", "repo": "someone/style-lora",
                       "file": DIFFUSERS_LORA_FILE, "revision": COMMIT,
-                      "sha256": file_sha256(loras["sd15"] / DIFFUSERS_LORA_FILE), "scale": 0.5, "fused": True}
+                      "sha256": file_sha256(loras["sd15"] / DIFFUSERS_LORA_FILE), "scale": 0.5, "fused": True,
+                      "name": "someone/style-lora", "scale_source": "--lora"}
     with pytest.raises(ModelNotAvailableError, match="someone/not-cached is not in the local Hugging Face cache"):
         load_text_to_image(str(bases["sd15"]), device="cpu", loras=["someone/not-cached"], **TINY)
 

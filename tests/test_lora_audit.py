@@ -72,8 +72,13 @@ def test_a_lora_changes_the_images_and_is_recorded_everywhere(runs, base_and_lor
     results = json.loads((runs["lora"] / "results.json").read_text())
     assert results["model"]["adapters"][0]["sha256"] == sha
     assert results["setting_sources"]["num_inference_steps"] == "--set"
+    # the base folder has no card and names no base_model: each setting nobody chose says so
+    base_results = json.loads((runs["base"] / "results.json").read_text())
+    assert base_results["setting_sources"]["guidance_scale"] == "no card row: pipeline default"
+    assert "guidance\\_scale=7.5 (no card row: pipeline default)" in (runs["base"] / "report" / "report.md").read_text()
     report = (runs["lora"] / "report" / "report.md").read_text()
-    assert md_escape(f"LoRA {adapter['id']} at scale 1 (sha256 {sha[:12]})") in report
+    assert adapter["name"] == lora.name  # its folder's name, not pytorch_lora_weights.safetensors
+    assert md_escape(f"LoRA {adapter['name']} at scale 1 (sha256 {sha[:12]})") in report
     assert "num\\_inference\\_steps=2 (--set)" in report
 
     # two rows on the leaderboard: the base and the base with its LoRA

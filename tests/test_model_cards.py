@@ -10,7 +10,7 @@ import pytest
 
 from benchmark.models.call_settings import SCHEDULER_SETTINGS, named_parameters
 from benchmark.models.model_cards import (
-    MODEL_CARD_SETTINGS, SOURCE_PIPELINE, SOURCE_SET, WUERSTCHEN_PRIOR_TIMESTEPS, card_row, card_sources,
+    MODEL_CARD_SETTINGS, SOURCE_NO_CARD, SOURCE_PIPELINE, SOURCE_SET, WUERSTCHEN_PRIOR_TIMESTEPS, card_row, card_sources,
     choose_call_settings, on_pipeline_defaults, settings_warning, structural_hint,
 )
 
@@ -50,15 +50,17 @@ ROW_CLASSES = {
     "kandinsky-community/kandinsky-2-1": "KandinskyCombinedPipeline",
     "Qwen/Qwen-Image": "QwenImagePipeline",
     "Tongyi-MAI/Z-Image-Turbo": "ZImagePipeline",
+    "Tongyi-MAI/Z-Image": "ZImagePipeline",
     "HiDream-ai/HiDream-I1-Full": "HiDreamImagePipeline",
     "HiDream-ai/HiDream-I1-Dev": "HiDreamImagePipeline",
     "HiDream-ai/HiDream-I1-Fast": "HiDreamImagePipeline",
-    "THUDM/CogView3-Plus-3B": "CogView3PlusPipeline",
-    "THUDM/CogView4-6B": "CogView4Pipeline",
+    "zai-org/CogView3-Plus-3B": "CogView3PlusPipeline",
+    "zai-org/CogView4-6B": "CogView4Pipeline",
     "Alpha-VLLM/Lumina-Image-2.0": "Lumina2Pipeline",
     "Kwai-Kolors/Kolors-diffusers": "KolorsPipeline",
     "fal/AuraFlow-v0.3": "AuraFlowPipeline",
     "Efficient-Large-Model/Sana_Sprint_1.6B_1024px_diffusers": "SanaSprintPipeline",
+    "Efficient-Large-Model/Sana_Sprint_0.6B_1024px_diffusers": "SanaSprintPipeline",
     # adapters and component checkpoints: the class of the base they are made for
     **{f"ByteDance/SDXL-Lightning/sdxl_lightning_{n}step_lora.safetensors": "StableDiffusionXLPipeline"
        for n in (2, 4, 8)},
@@ -91,6 +93,7 @@ def test_row_settings_are_arguments_of_its_pipeline(model_id, class_name):
     row = card_row(model_id)
     repo = "/".join(model_id.split("/")[:2])  # an adapter's card is its repo's
     assert row is not None and row.source == f"https://huggingface.co/{repo}"
+    assert row.pipeline == class_name  # the class the base check compares (base_model.check_declared_base)
     assert row.source_text == f"model card ({row.source})"
     cls = getattr(diffusers, class_name)
     if type(cls).__name__ == "DummyObject":  # an optional package is missing here (Kolors: sentencepiece)
@@ -136,7 +139,7 @@ def test_order_set_then_card_then_pipeline_default():
     assert settings["num_inference_steps"] == default["num_inference_steps"].default
     assert settings["guidance_scale"] == default["guidance_scale"].default
     assert "height" not in settings  # None: the loader fills in the resolution the pipeline computes
-    assert set(sources.values()) == {SOURCE_PIPELINE}
+    assert set(sources.values()) == {SOURCE_NO_CARD}  # no card row applies: nobody chose them
 
 
 def test_flux_without_guidance_embeddings_is_schnell_like_whatever_its_name():
@@ -214,3 +217,63 @@ def test_a_model_on_pipeline_defaults_gets_one_warning_line():
     _, sources = choose_call_settings(_params("StableDiffusionXLPipeline"), pipeline_class="StableDiffusionXLPipeline",
                                       model_id="stabilityai/sdxl-turbo", read_config=lambda c: None, overrides={})
     assert settings_warning("stabilityai/sdxl-turbo", sources) is None
+
+
+def test_renamed_repos_follow_the_alias_table():
+    """The rows hold current names; the Hub's old names (THUDM is zai-org; runwayml's SD 1.5 is the
+    community copy) find the same rows, case-insensitively, ORG/NAME/FILE keys too."""
+    from benchmark.models.model_cards import HUB_RENAMES, ORG_RENAMES, current_hub_id
+
+    assert card_row("zai-org/CogView4-6B").name == card_row("THUDM/CogView4-6B").name == "CogView4"
+    assert card_row("thudm/cogview3-plus-3b").name == card_row("zai-org/CogView3-Plus-3B").name == "CogView3-Plus"
+    assert card_row("runwayml/stable-diffusion-v1-5").ids[0] == "stable-diffusion-v1-5/stable-diffusion-v1-5"
+    assert current_hub_id("THUDM/CogView4-6B/transformer/x.safetensors") == "zai-org/CogView4-6B/transformer/x.safetensors"
+    assert current_hub_id("someone/model") == "someone/model" and current_hub_id("/a/local/path") == "/a/local/path"
+    olds = {k.lower() for k in HUB_RENAMES} | {k.lower() for k in ORG_RENAMES}
+    for row in MODEL_CARD_SETTINGS:  # no row is keyed by a name the table renames
+        for model_id in row.ids:
+            assert current_hub_id(model_id) == model_id and model_id.split("/")[0].lower() not in olds
+            assert "/".join(model_id.split("/")[:2]).lower() not in olds
+
+
+def test_a_setting_a_card_leaves_out_is_the_pipeline_default_and_says_which_kind():
+    params = _params("FluxPipeline")
+    _, sources = choose_call_settings(params, pipeline_class="FluxPipeline", model_id="black-forest-labs/FLUX.1-schnell",
+                                      read_config=lambda c: None, overrides={})
+    assert sources["height"] == SOURCE_PIPELINE and sources["num_inference_steps"].startswith("model card (")
+    _, sources = choose_call_settings(params, pipeline_class="FluxPipeline", model_id="someone/flux-merge",
+                                      read_config=lambda c: None, overrides={"height": 256})
+    assert sources["height"] == SOURCE_SET and sources["guidance_scale"] == SOURCE_NO_CARD
+
+
+def test_pipeline_families_tell_architectures_apart():
+    from benchmark.models.model_cards import pipeline_family
+
+    assert pipeline_family("StableDiffusionXLPAGPipeline") == pipeline_family("StableDiffusionXLPipeline") == "SDXL"
+    assert pipeline_family("KandinskyV22Pipeline") == pipeline_family("KandinskyV22CombinedPipeline")
+    assert pipeline_family("Lumina2Text2ImgPipeline") == pipeline_family("Lumina2Pipeline")
+    assert len({pipeline_family(c) for c in ("StableDiffusionPipeline", "StableDiffusionXLPipeline",
+                                             "StableDiffusion3Pipeline", "FluxPipeline", "Flux2Pipeline",
+                                             "SanaPipeline", "SanaSprintPipeline", "KandinskyPipeline",
+                                             "Kandinsky3Pipeline", "ChromaPipeline")}) == 10
+    assert pipeline_family(None) is None
+
+
+def test_z_image_turbo_runs_as_many_transformer_passes_as_its_row_says(tmp_path):
+    """diffusers' ZImagePipeline example calls 8 steps; its schedule (sigmas linspace(1, 1/N, N))
+    makes one transformer pass per step: the row's 8 steps are the card's 8 passes (the card's 9
+    steps were 8 passes in the diffusers it was written for)."""
+    import torch
+    from diffusers import ZImagePipeline
+
+    from tiny_pipelines import build_family
+
+    row = card_row("Tongyi-MAI/Z-Image-Turbo")
+    pipe = ZImagePipeline.from_pretrained(build_family("z_image", tmp_path / "z_image"))
+    pipe.set_progress_bar_config(disable=True)
+    passes = []
+    forward = pipe.transformer.forward
+    pipe.transformer.forward = lambda *a, **k: passes.append(1) or forward(*a, **k)
+    pipe("a photo", num_inference_steps=row.settings["num_inference_steps"],
+         guidance_scale=row.settings["guidance_scale"], height=64, width=64, generator=torch.Generator().manual_seed(0))
+    assert len(passes) == row.settings["num_inference_steps"] == 8

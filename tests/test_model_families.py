@@ -386,5 +386,6 @@ def test_flux_audited_end_to_end_from_the_cache_and_an_unknown_model_says_pipeli
                      "--encoder", "builtin:tiny-clip", "--n-resamples", "20", "--set", "num_inference_steps=2",
                      "--set", "height=64", "--set", "width=64", "--out", str(tmp_path / "unknown")], hub_cache, tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "num_inference_steps=2  (--set)" in proc.stderr and "guidance_scale=7.5  (pipeline default)" in proc.stderr
+    assert "num_inference_steps=2  (--set)" in proc.stderr
+    assert "guidance_scale=7.5  (no card row: pipeline default)" in proc.stderr  # nobody chose it, and it says so
     assert "someorg/my-finetune is not in the model card table" not in proc.stderr  # its steps come from --set

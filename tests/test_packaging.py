@@ -89,6 +89,8 @@ def test_base_install_is_light_and_the_extras_hold_the_rest():
     all_ = " ".join(project["optional-dependencies"]["all"])
     assert "audit" in all_ and "app" in all_
     assert "t2i-bias-benchmark[all]" in project["optional-dependencies"]["test"]
+    assert "t2i-bias-benchmark[docs]" in project["optional-dependencies"]["test"]  # the tests build the site
+    assert {"mkdocs", "mkdocs-material", "mkdocstrings"} <= extras["docs"]
     assert {"pytest", "playwright", "build", "twine"} <= extras["test"]
 
 
@@ -213,7 +215,7 @@ def test_wheel_metadata_base_requirements_and_package_data(built):
     with tarfile.open(sdist) as tf:
         members = {m.name.split("/", 1)[1] for m in tf.getmembers() if "/" in m.name}
     for needed in ("CHANGELOG.md", "LICENSE", "setup.py", "metrics/gep/gep.py", "metrics/inline_scores.py",
-                   "tests/data/README.md",
+                   "tests/data/README.md", "mkdocs.yml", "docs/_hooks/site_links.py", "docs/index.md",
                    "tests/data/gep/gep_prompts_256x2.csv", "benchmark/contract/results_schema.json"):
         assert needed in members, needed
 
@@ -313,16 +315,22 @@ def test_readme_links_work_on_the_package_index_page():
     assert images and all(i.startswith(raw) for i in images), images  # raw files: GitHub's blob pages are HTML
 
 
+#: the README and the pages its sections moved to (docs/getting_started.md, the walkthroughs)
+README_PAGES = ["README.md", *sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").rglob("*.md"))]
+WALKTHROUGH_PAGES = ["README.md", "docs/getting_started.md", "docs/submitting.md", "docs/human_labels_tour.md"]
+
+
 def test_readme_tables_render():
     from markdown_tables import broken_table_lines
 
-    assert broken_table_lines((ROOT / "README.md").read_text()) == []
+    for page in README_PAGES:
+        assert broken_table_lines((ROOT / page).read_text()) == [], page
 
 
 def test_readme_walkthroughs_write_under_out_only():
     # A walkthrough run in a checkout must not write into tracked folders (submissions/results/)
     # or runs/queue/ of the current folder: every folder it writes to is under out/.
-    blocks = re.findall(r"```bash\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+    blocks = [b for page in WALKTHROUGH_PAGES for b in re.findall(r"```bash\n(.*?)```", (ROOT / page).read_text(), re.S)]
     commands = [c for b in blocks for c in b.replace("\\\n", " ").splitlines() if "--demo" in c or "-folder" in c]
     assert commands
     for command in commands:

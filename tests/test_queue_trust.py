@@ -23,11 +23,12 @@ import pytest
 
 from submissions.posted_results import results_relpath
 from submissions.request_store import LocalRequestStore
-from submissions.requests import FINISHED, PENDING, RequestRecord
+from submissions.requests import FAILED, FINISHED, PENDING, RUNNING, RequestRecord
 from benchmark.contract.times import utc_iso_ms
 from submissions.validate import load_results_file
 from submissions.worker import work_forever, work_once
-from submissions.worker_options import KILL_AT_ENV, KILL_POINTS, WorkerOptions
+from submissions.worker_claims import stale_for
+from submissions.worker_options import KILL_AT_ENV, KILL_POINTS, MAX_HEARTBEAT_S, WorkerOptions
 
 HELPER = Path(__file__).with_name("_queue_worker.py")
 DEMO_PATH = "requests/_builtin--tiny-sd/builtin-v1.json"
@@ -88,6 +89,7 @@ def _malformed() -> dict[str, bytes]:
         "wrong_types": dumps({**doc, "settings": [1, 2], "attempts": "2"}).encode(),
         "array": b"[]",
         "empty": b"",
+        "script_submitter": dumps({**doc, "submitter": "<script>alert(1)</script>"}).encode(),  # issue 51
     }
 
 
@@ -119,6 +121,7 @@ def test_malformed_requests_are_listed_and_the_valid_one_is_audited(tmp_path, ti
     assert "an integer of 5000 digits" in reasons[next(p for p in bad if "huge-int" in p)]
     assert "'2026-02-30T25:00:00Z'" in reasons[next(p for p in bad if "bad-heartbeat" in p)]
     assert reasons["requests/bad__folder/x.json"] == "not a regular file"
+    assert "holds '<'" in reasons[next(p for p in bad if "script-submitter" in p)]
 
     lines = []
     outcome = work_once(store, _opts(tmp_path, lines), audit=_copy_audit(tiny_audit))
@@ -252,3 +255,76 @@ def test_leaderboard_requests_folder_option_is_checked(tmp_path):
     assert proc.stderr.strip().splitlines() == [
         f"t2ibench leaderboard: error: argument --requests-folder: no such folder {tmp_path / 'missing'} "
         "(see `t2ibench leaderboard --help`)"]
+
+
+# --------------------------------------------------------------------------- issue 51: bounded timeouts
+
+
+def _running(heartbeat_at: str, timeout: float | None, **kw) -> RequestRecord:
+    return _demo(status=RUNNING, worker_id="gone", started_at="2020-01-01T00:00:00.000Z", heartbeat_at=heartbeat_at,
+                 heartbeat_timeout_s=timeout, **kw)
+
+
+def _in(seconds: float) -> str:
+    import datetime as dt
+
+    return utc_iso_ms(dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=seconds))
+
+
+@pytest.mark.parametrize("heartbeat,announced,own,stale", [
+    ("2020-01-01T00:00:00.000Z", 1e300, 1800, True),     # RUNNING since 2020, a timeout of 1e300: reclaimed
+    (-(MAX_HEARTBEAT_S + 60), 1e300, 1800, True),        # the announced timeout counts up to a week
+    (-(MAX_HEARTBEAT_S - 3600), 1e300, 1800, False),
+    (-10, 60.0, 2, False),                               # its worker promised 60 s: left alone
+    (-10, 2.0, 2, True),
+    ("2100-01-01T00:00:00.000Z", 1800.0, 1800, True),    # a heartbeat dated 2100 held the request until then
+    (3 * 3600, 1800.0, 1800, True),                      # further ahead than the timeout: no clock is that wrong
+    (30, 1800.0, 1800, False),                           # a clock a little ahead
+])
+def test_a_heartbeat_is_stale_within_bounded_time(heartbeat, announced, own, stale):
+    """``heartbeat``: a time, or seconds from now (when the test runs, not when it is collected)."""
+    when = heartbeat if isinstance(heartbeat, str) else _in(heartbeat)
+    assert (stale_for(_running(when, announced), own) is not None) == stale
+
+
+def test_a_request_running_since_2020_with_an_endless_timeout_is_reclaimed(tmp_path, tiny_audit):
+    """Issue 51: ``heartbeat_timeout_s: 1e300`` kept a request RUNNING since 2020 ("no pending
+    request", exit 0); its worker is long gone, so the next worker re-queues and audits it."""
+    store = _queue(tmp_path / "q", _running("2020-01-01T00:00:00.000Z", 1e300))
+    lines = []
+    outcome = work_once(store, _opts(tmp_path, lines), audit=_copy_audit(tiny_audit))
+    assert outcome.status == "finished", lines
+    assert any(line.startswith("worker w: re-queued builtin__tiny-sd@builtin-v1: no heartbeat from worker gone for ")
+               for line in lines), lines
+    store = _queue(tmp_path / "q2", _running("2100-01-01T00:00:00.000Z", 60.0, attempts=2))
+    assert work_once(store, _opts(tmp_path, lines), audit=None).status == "none"
+    rec = store.read(DEMO_PATH).record
+    assert rec.status == FAILED and "heartbeat_at 2100-01-01T00:00:00.000Z in the future" in rec.failure_reason
+
+
+def test_a_held_folder_lock_is_one_line_after_a_bounded_wait(tmp_path, monkeypatch):
+    """The local folder's lock is waited for at most LOCK_TIMEOUT_S (it was waited for without end)."""
+    from submissions import request_store
+
+    store = _queue(tmp_path / "q")
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from filelock import FileLock; "
+                               "lock = FileLock(sys.argv[1]); lock.acquire(); print('held', flush=True); time.sleep(60)",
+                               str(tmp_path / "q" / request_store.LOCK_FILE)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        monkeypatch.setattr(request_store, "LOCK_TIMEOUT_S", 0.3)
+        stored = store.read(DEMO_PATH)
+        t0 = time.monotonic()
+        with pytest.raises(request_store.StoreBusy) as err:
+            store.write(DEMO_PATH, stored.record.replace(attempts=1), expected=stored.version, message="test")
+        assert time.monotonic() - t0 < 5 and "held by another process for 0.3 s" in str(err.value)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert store.read(DEMO_PATH).record.attempts == 0  # nothing written
+
+
+@pytest.mark.parametrize("poll", [1e300, float("nan"), 0, -1, True])
+def test_the_worker_loop_refuses_an_unbounded_poll(tmp_path, poll):
+    with pytest.raises(ValueError, match="--poll must be a number of seconds from 0.1 to 86400"):
+        work_forever(_queue(tmp_path / "q"), _opts(tmp_path, []), poll=poll, audit=None)

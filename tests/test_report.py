@@ -41,15 +41,19 @@ def _gender_rows(frame, rng, paired):
 
 
 def _write_images(run: Path) -> None:
-    """A small PNG per manifest row (distinct colours) and the manifest's image_path column."""
-    from PIL import Image
+    """A small PNG per manifest row (distinct colours, and a square of the inverse colour: one-colour
+    images are degenerate, and the score stage refuses a run of them) and the manifest's image_path column."""
+    from PIL import Image, ImageDraw
 
     manifest = pd.read_parquet(run / "manifest.parquet")
     manifest["image_path"] = manifest["file_name"]
     for i, rel in enumerate(manifest["image_path"]):
         path = run / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        Image.new("RGB", (48, 48), ((37 * i) % 256, (91 * i) % 256, (53 * i) % 256)).save(path)
+        colour = ((37 * i) % 256, (91 * i) % 256, (53 * i) % 256)
+        image = Image.new("RGB", (48, 48), colour)
+        ImageDraw.Draw(image).rectangle((16, 16, 31, 31), fill=tuple(255 - c for c in colour))
+        image.save(path)
     manifest.to_parquet(run / "manifest.parquet", index=False)
 
 

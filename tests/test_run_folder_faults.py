@@ -694,3 +694,49 @@ def test_a_model_id_edited_in_metadata_and_manifest_is_repaired_by_run(run, caps
             f"{rows[1]['probe_id']}): model_id is 'acme/other', run_config.json says 'builtin:tiny-sd')") in err, err
     assert png_bytes(run) == before
     assert_verifies(capsys, run, after_generate=True)
+
+
+# --------------------------------------------------------------------------- issue 51: leftovers of a kill
+
+
+def _killed_report(run: Path) -> None:
+    """``write_report`` killed with SIGKILL while rendering (after its staging folder is drawn)."""
+    import subprocess
+    import sys
+
+    code = ("import os, signal, sys; from benchmark.runner import report; "
+            "report.render = lambda context: os.kill(os.getpid(), signal.SIGKILL); report.write_report(sys.argv[1])")
+    proc = subprocess.run([sys.executable, "-c", code, str(run)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == -9, proc.stderr[-2000:]
+
+
+def _dead_pid() -> int:
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    return int(proc.stdout)
+
+
+@pytest.mark.parametrize("stage", ["report", "score", "annotate", "run"])
+def test_what_a_killed_stage_left_is_removed_by_the_next_stage(run, capsys, stage):
+    """Issue 51: a kill during the report stage left a `.report-staging-*` folder that reruns never
+    removed; staged files of other stages (atomic writes' temporary names) alike."""
+    if stage == "report":  # a real kill once; the other stages find what it leaves, made by hand
+        _killed_report(run)
+        staged = [p.name for p in run.glob(".report-staging-*")]
+        assert len(staged) == 1 and (run / staged[0]).is_dir() and any((run / staged[0]).iterdir())
+    dead = _dead_pid()
+    left = [run / f".results.json.{dead}.1.tmp", run / "labels" / f".gender.parquet.{dead}.2.tmp",
+            run / f".report-staging-{dead}-abc_123", run / ".report-staging-x1y2z3w4"]  # the last: before issue 51
+    kept = [run / f".results.json.{os.getpid()}.3.tmp", run / f".report-staging-{os.getpid()}-live"]
+    for path in left + kept:
+        path.mkdir() if "staging" in path.name else path.write_bytes(b"half")
+    args = {"run": ("run", *GEN_ARGS, "--n-resamples", "20", "--out", run), "score": ("score", run, "--n-resamples", "20"),
+            "annotate": ("annotate", run, "--quiet"), "report": ("report", run)}[stage]
+    rc, _, err = t2ibench(capsys, *args)
+    assert rc == 0, err[-2000:]
+    assert [p.name for p in run.glob(".report-staging-*")] == [f".report-staging-{os.getpid()}-live"]
+    assert not any(p.exists() for p in left)
+    assert all(p.exists() for p in kept)  # this process's: a stage running now
+    assert f"removed what a stopped stage left in {run}: " in err

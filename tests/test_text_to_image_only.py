@@ -47,8 +47,9 @@ def test_a_folder_that_is_not_text_to_image_is_refused_by_its_declared_class(dec
 
 
 def test_a_controlnet_class_in_the_text_to_image_mapping_still_needs_an_image():
-    with pytest.raises(MalformedSpecError, match="StableDiffusionXLControlNetPipeline is not a text-to-image "
-                                                 r"pipeline \(its call needs an image"):
+    # refused by its name (the check made before diffusers loads, light_checks.py), as by its call's signature
+    with pytest.raises(MalformedSpecError, match="StableDiffusionXLControlNetPipeline is a ControlNet or adapter "
+                                                 r"pipeline \(it needs a control image\)"):
         choose_pipeline_class({"_class_name": "StableDiffusionXLControlNetPipeline"}, spec="x")
 
 

@@ -186,7 +186,14 @@ def test_absolute_value_score_may_miss_its_estimate_with_the_scoring_note():
     entry["ci_note"] = ("the percentile interval does not contain the estimate: resampling biases scores built "
                         "from absolute values (MAD, GEP, Diffusion Bias) upward near 0")
     assert check_results(hub_doc([entry])) == []
+    # a task's own interval note comes first (GEP's C / CC estimators): score_entry joins them with "; "
+    ci = {"low": 0.02, "high": 0.06, "confidence_level": 0.95, "n_resamples": 200, "method": "percentile"}
+    noted = score_entry("gep_score_neutral", "gep_neutral", 0.01, ci=ci, n=100, estimator="CC",
+                        ci_note="GEP from raw CLIP cosines: its scale differs")
+    assert noted["ci_note"].startswith("GEP from raw CLIP cosines") and check_results(hub_doc([noted])) == []
     entry["ci_note"] = "resampling noise"
+    assert check_results(hub_doc([entry]))[0].endswith("without the ci_note that explains it")
+    entry["ci_note"] = "resampling noise; the percentile interval is wide"
     assert check_results(hub_doc([entry]))[0].endswith("without the ci_note that explains it")
     entry["ci_note"] = None
     assert check_results(hub_doc([entry])) == [

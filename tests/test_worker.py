@@ -372,7 +372,11 @@ def test_worker_loop_says_idle_once_and_outlasts_an_unreachable_hub(tmp_path, mo
 def test_worker_options_are_checked(tmp_path):
     for kw, message in [({"worker_id": "bad id"}, "worker id must be"),
                         ({"results_folder": None}, "exactly one of --results"),
-                        ({"heartbeat_timeout": 0}, "--heartbeat-timeout must be a positive"),
+                        ({"heartbeat_timeout": 0}, "--heartbeat-timeout must be a number of seconds above 0"),
+                        ({"heartbeat_timeout": 1e300}, r"at most 604800 \(a week\), got 1e\+300"),
+                        ({"heartbeat_timeout": float("nan")}, "--heartbeat-timeout must be"),
+                        ({"max_attempts": 0}, "--max-attempts must be from 1 to 100"),
+                        ({"max_attempts": 10**9}, "--max-attempts must be from 1 to 100"),
                         ({"images_repo": "noslash"}, "--images must look like ORG/NAME"),
                         ({"results_folder": "/proc/x"}, "--results-folder: cannot create /proc/x"),
                         ({"runs_dir": "/proc/runs"}, "--runs-dir: cannot create /proc/runs")]:

@@ -1,9 +1,11 @@
 """The docs' tables that the registries declare, generated from them: the scores of
-docs/results.md (``SCORE_METADATA``, also ``t2ibench scores --markdown``) and the evaluate
-modules of the README (``EVALUATE_MODULES``: each module's row as its task folder declares it).
-A new score or module is written in its folder only; these tables follow.
+docs/results.md (``SCORE_METADATA``, also ``t2ibench scores --markdown``), the scores reference
+of docs/scores.md (each score's definition, paper, range, direction and the annotators that
+estimate it) and the evaluate modules of docs/evaluate_modules.md (``EVALUATE_MODULES``: each
+module's row as its task folder declares it). A new score or module is written in its folder
+only; these pages follow.
 
-    python -m benchmark.commands.doc_tables           # rewrite the tables in README.md and docs/results.md
+    python -m benchmark.commands.doc_tables           # rewrite the generated blocks of docs/
     python -m benchmark.commands.doc_tables --check   # exit 1 naming each stale table, write nothing
 
 Each table stands between a ``<!-- generated: NAME ... -->`` line and an ``<!-- end: NAME -->``
@@ -13,21 +15,25 @@ line; the text between them is replaced, the rest of the file kept.
 from __future__ import annotations
 
 import argparse
+import inspect
 import re
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import benchmark
+from benchmark.annotate.kinds import get_annotator_kind
 from benchmark.papers import paper_label
 from benchmark.present.terminal import print_error
 from benchmark.present.text import better_text, markdown_table, md_escape, range_text
-from benchmark.registries import EVALUATE_MODULES, SCORE_METADATA
+from benchmark.registries import EVALUATE_MODULES, PAPERS, SCORE_METADATA, TASKS
+from benchmark.scores.bootstrap import bootstrap_ci
+from benchmark.scores.metadata import column_group
 
-__all__ = ["score_table", "module_table", "TABLES", "stale_tables", "write_tables",
+__all__ = ["score_table", "score_reference", "module_table", "TABLES", "stale_tables", "write_tables",
            "main"]
 
-#: where a module's card is read on the web (the README's links)
+#: where a module's card is read on the web (the cards live beside the modules, outside docs/)
 MODULE_CARD_URL = "https://github.com/t2i-bias-benchmark/t2i-bias-benchmark/blob/main/metrics/{name}/README.md"
 
 
@@ -39,6 +45,56 @@ def score_table(metadata: Mapping | None = None) -> str:
     return markdown_table(["score", "paper", "range", "better", "headline", "what it measures"],
                           [[f"`{m.name}`", md_escape(paper_label(m.paper)), range_text(m), better_text(m),
                             "yes" if m.headline else "", md_escape(m.description)] for m in metadata.values()])
+
+
+#: the defaults of every score's interval
+BOOTSTRAP = inspect.signature(bootstrap_ci).parameters
+
+
+def _estimators(meta) -> list:
+    """The tasks that score ``meta``: the one its folder declares beside it, else those citing its paper."""
+    same_folder = [t for name, t in TASKS.items() if TASKS.place(name) == SCORE_METADATA.place(meta.name)]
+    return same_folder or [t for t in TASKS.values() if meta.paper in t.papers]
+
+
+def _reference_entry(meta) -> str:
+    """One score of the reference: its heading (the anchor ``scores.md#NAME``), definition and facts."""
+    paper = PAPERS.get(meta.paper)
+    cited = (f"{md_escape(paper_label(meta.paper))}: {md_escape(paper.authors)}, *{md_escape(paper.title)}*, "
+             f"{md_escape(paper.venue)} ([paper]({paper.url}))") if paper else md_escape(meta.paper)
+    direction = {True: "lower is better (↓)", False: "higher is better (↑)"}.get(
+        meta.lower_is_better, f"closer to {meta.ideal:g} is better (→{meta.ideal:g})" if meta.ideal is not None
+        else "no direction: described, never ranked")
+    estimated = "; ".join(
+        f"task `{t.name}`: " + ", ".join(f"`{kind}` (`--{get_annotator_kind(kind).option.replace('_', '-')}`: "
+                                         f"{md_escape(get_annotator_kind(kind).help)})" for kind in t.annotators)
+        for t in _estimators(meta)) or "no registered task"
+    facts = [("paper", cited),
+             ("range", range_text(meta) + (f" {md_escape(meta.unit)}" if meta.unit else "")),
+             ("direction", direction),
+             ("headline", f"yes: a leaderboard column ({md_escape(column_group(meta.name))})" if meta.headline
+              else "no: in results.json, the report and the model's page"),
+             ("groups", "fixed by its definition: " + ", ".join(meta.categories) if meta.categories
+              else "those of the probe config"),
+             ("estimated from", estimated),
+             ("interval", f"{BOOTSTRAP['confidence_level'].default:.0%} bootstrap over images "
+                          f"({BOOTSTRAP['n_resamples'].default:,} resamples by default)"
+              + ("; an absolute value: near 0 the interval may sit above the estimate" if meta.absolute_value else ""))]
+    return "\n".join([f"### `{meta.name}`", "", f"**{md_escape(meta.display_name)}**: {md_escape(meta.description)}",
+                      "", *[f"- **{k}**: {v}" for k, v in facts], ""])
+
+
+def score_reference(metadata: Mapping | None = None) -> str:
+    """Every registered score (in registry order) under its column group: the heading
+    ``### `NAME` `` (so ``scores.md#NAME`` links to it), its definition, paper, range,
+    direction, whether it is a headline score, its groups, the task and annotators that estimate
+    it and its interval."""
+    benchmark.load_tasks()
+    metadata = SCORE_METADATA if metadata is None else metadata
+    groups: dict[str, list[str]] = {}
+    for meta in metadata.values():
+        groups.setdefault(column_group(meta.name), []).append(_reference_entry(meta))
+    return "\n".join(f"## {md_escape(group)}\n\n" + "\n".join(entries) for group, entries in groups.items()).rstrip("\n")
 
 
 def module_table(modules: Mapping | None = None) -> str:
@@ -54,7 +110,8 @@ def module_table(modules: Mapping | None = None) -> str:
 #: file (relative to the checkout) -> (table name, what writes it)
 TABLES: dict[str, tuple[str, Callable[[], str]]] = {
     "docs/results.md": ("scores", score_table),
-    "README.md": ("evaluate-modules", module_table),
+    "docs/scores.md": ("scores-reference", score_reference),
+    "docs/evaluate_modules.md": ("evaluate-modules", module_table),
 }
 
 

@@ -31,7 +31,7 @@ def annotate(args: argparse.Namespace) -> int:
 def score(args: argparse.Namespace) -> int:
     run_dir = existing_run(args.run_dir)
     check_stage_inputs(run_dir, "score")
-    results = score_run(run_dir, n_resamples=args.n_resamples, verify=True)
+    results = score_run(run_dir, n_resamples=args.n_resamples, verify=True, allow_degenerate=args.allow_degenerate)
     suites = results.get("suites", [])
     if not any(s.get("status") == "scored" for s in suites):
         reasons = sorted({str(s.get("reason") or s.get("status")) for s in suites})

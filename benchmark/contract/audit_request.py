@@ -90,9 +90,14 @@ class ModelChoice:
     """The model to audit: ``spec`` (builtin:tiny-sd, a Hub model ID, a local diffusers folder,
     python:module:function, openai:MODEL), its ``revision``, the pipeline call ``settings``
     (``--set``), an image API's connection options (``api``: api_base, api_key_env, concurrency,
-    rpm), LoRA ``adapters`` (``PATH_OR_HUB_ID[:SCALE]`` each, loaded in order onto the pipeline
-    and fused: ``--lora``) and ``components`` replaced by a checkpoint of their own
-    (``{"unet": REF}``: ``--unet``, e.g. SDXL-Lightning's UNet files)."""
+    rpm), LoRA ``adapters`` (``PATH_OR_HUB_ID[:SCALE]`` each, at most ``MAX_LORAS``, loaded in
+    order onto the pipeline and fused: ``--lora``), ``components`` replaced by a checkpoint of
+    their own (``{"unet": REF}``: ``--unet``, e.g. SDXL-Lightning's UNet files) and
+    ``lora_trigger``: put before every prompt, True for the LoRA cards' trigger (``instance_prompt``),
+    or a text (``--lora-trigger [TEXT]``); for a single-file checkpoint (``--model
+    FILE.safetensors``) the ``base`` whose configs read it (``--base``); the denoiser's
+    ``quantization`` (``--quantize BACKEND:SCHEME``); ``lora_unet_only``: LoRAs' text-encoder
+    layers skipped and recorded (``--lora-unet-only``)."""
 
     spec: str
     revision: str | None = None
@@ -100,6 +105,10 @@ class ModelChoice:
     api: Mapping[str, Any] = field(default_factory=dict)
     adapters: tuple[str, ...] = ()
     components: Mapping[str, str] = field(default_factory=dict)
+    base: str | None = None
+    quantization: str | None = None
+    lora_unet_only: bool = False
+    lora_trigger: bool | str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.spec, str):
@@ -112,11 +121,32 @@ class ModelChoice:
             raise ValueError(f"--api-* options apply to an image API (--model openai:MODEL), not to {self.spec}")
         adapters = (self.adapters,) if isinstance(self.adapters, str) else tuple(self.adapters or ())
         object.__setattr__(self, "adapters", tuple(_optional_text(a, "--lora") for a in adapters))
+        if len(self.adapters) > cli_types.MAX_LORAS:
+            raise ValueError(f"--lora: at most {cli_types.MAX_LORAS} LoRAs per audit (as queue requests), got "
+                             f"{len(self.adapters)}")
+        for adapter in self.adapters:
+            _checked(cli_types.lora_reference, adapter, "--lora")
+        for component in self.components.values() if isinstance(self.components, Mapping) else ():
+            _checked(cli_types.unet_reference, component, "--unet")
+        if self.lora_trigger is False:
+            object.__setattr__(self, "lora_trigger", None)
+        if self.lora_trigger is not None and not isinstance(self.lora_trigger, bool):
+            object.__setattr__(self, "lora_trigger", _optional_text(self.lora_trigger, "--lora-trigger"))
+        if self.lora_trigger is not None and not self.adapters:
+            raise ValueError("--lora-trigger goes with --lora (a trigger word activates a LoRA)")
         components = _frozen(self.components, "component checkpoints")
         object.__setattr__(self, "components", MappingProxyType(
             {k: _optional_text(v, f"--{k}") for k, v in components.items()}))
         if (self.adapters or self.components) and self.spec.startswith(("python:", API_PREFIX)):
             raise ValueError(f"--lora and --unet apply to diffusers pipelines, not to {self.spec}")
+        object.__setattr__(self, "base", _optional_text(self.base, "--base"))
+        object.__setattr__(self, "quantization", _optional_text(self.quantization, "--quantize"))
+        if self.quantization and self.spec.startswith(("python:", API_PREFIX)):
+            raise ValueError(f"--quantize applies to diffusers pipelines, not to {self.spec}")
+        if not isinstance(self.lora_unet_only, bool):
+            raise ValueError(f"--lora-unet-only: expected True or False, got {self.lora_unet_only!r}")
+        if self.lora_unet_only and not self.adapters:
+            raise ValueError("--lora-unet-only goes with --lora (it says which of a LoRA's layers apply)")
 
     @property
     def weights(self) -> dict[str, Any]:
@@ -126,6 +156,14 @@ class ModelChoice:
             out["loras"] = list(self.adapters)
         if self.components:
             out["components"] = dict(self.components)
+        if self.base:
+            out["base"] = self.base
+        if self.quantization:
+            out["quantize"] = self.quantization
+        if self.lora_unet_only:
+            out["lora_unet_only"] = True
+        if self.lora_trigger is not None:
+            out["lora_trigger"] = self.lora_trigger
         return out
 
     def load_options(self) -> dict[str, Any]:
@@ -227,8 +265,10 @@ class AuditRequest:
     run as ``runtime`` says, labelled by ``annotators`` (option -> model; None values are the
     defaults), scored with ``n_resamples`` bootstrap resamples; ``progress``: bars and the plan
     on stderr; ``pilot``: a results.json whose intervals the plan scales to tell the smallest
-    change this audit can detect (the plan only: not recorded). A model may be given as its spec
-    string."""
+    change this audit can detect (the plan only: not recorded); ``allow_degenerate``: score an
+    audit whose images are degenerate past the share that stops it (``--allow-degenerate``,
+    :mod:`benchmark.contract.image_checks`; the results say so, run_config.json does not keep
+    it: each stage is asked). A model may be given as its spec string."""
 
     run_dir: Path
     model: ModelChoice | None = None
@@ -239,6 +279,7 @@ class AuditRequest:
     images: SuppliedImages | None = None
     progress: bool = True
     pilot: Path | None = None
+    allow_degenerate: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.run_dir, (str, Path)) or not str(self.run_dir).strip():
@@ -256,6 +297,7 @@ class AuditRequest:
         object.__setattr__(self, "annotators", _frozen(self.annotators, "annotators"))
         object.__setattr__(self, "n_resamples", _checked(cli_types.n_resamples, self.n_resamples, "--n-resamples"))
         object.__setattr__(self, "progress", bool(self.progress))
+        object.__setattr__(self, "allow_degenerate", bool(self.allow_degenerate))
 
     # ------------------------------------------------------------------ what the stages read
 
@@ -280,11 +322,12 @@ class AuditRequest:
     # ------------------------------------------------------------------ run_config.json
 
     def record(self) -> dict:
-        """run_config.json ``request``: every field but the run folder, the progress flag and the
-        pilot (what the plan prints, not what is audited)."""
+        """run_config.json ``request``: every field but the run folder, the progress flag, the
+        pilot (what the plan prints, not what is audited) and ``allow_degenerate`` (asked of each
+        stage)."""
         out: dict[str, Any] = {"format": REQUEST_FORMAT}
         for f in fields(self):
-            if f.name in ("run_dir", "progress", "pilot"):
+            if f.name in ("run_dir", "progress", "pilot", "allow_degenerate"):
                 continue
             value = getattr(self, f.name)
             out[f.name] = None if value is None else _plain(
@@ -322,8 +365,10 @@ class AuditRequest:
 #: `--tasks a,b`, or every suite named and none, resume the same folder
 IDENTITY_FIELDS = {
     ("model", "spec"): "--model", ("model", "revision"): "--revision", ("model", "settings"): "--set",
-    ("model", "adapters"): "--lora", ("model", "components"): "--unet", ("images", "model_name"): "--model-name",
-    ("images", "supplied_by"): "--supplied-by",
+    ("model", "adapters"): "--lora", ("model", "components"): "--unet", ("model", "lora_trigger"): "--lora-trigger",
+    ("images", "model_name"): "--model-name",
+    ("images", "supplied_by"): "--supplied-by", ("model", "base"): "--base", ("model", "quantization"): "--quantize",
+    ("model", "lora_unet_only"): "--lora-unet-only",
 }
 
 

@@ -49,6 +49,15 @@ PYTHON_ID = re.compile(r"^python:[A-Za-z_][A-Za-z0-9_.]*:[A-Za-z_<][A-Za-z0-9_.<
 LOCAL_PATH_ID = re.compile(r"^(/|~|\.\.?[\\/]|[A-Za-z]:[\\/])")
 # images made elsewhere (t2ibench run --images --model-name NAME) and image APIs (openai:MODEL)
 IMAGES_PREFIX, API_PREFIX = "images:", "openai:"
+# a single-file checkpoint on the Hub: hf://ORG/NAME[@REVISION]/PATH/FILE.safetensors (huggingface_hub's
+# file-system form), also written as the Hub's own URL https://huggingface.co/ORG/NAME/blob/REVISION/PATH
+# (or resolve/REVISION), as diffusers' from_single_file takes it; the id recorded is the hf:// form
+HUB_FILE_PREFIX = "hf://"
+HUB_FILE_URL = re.compile(r"^(?:https?://)?(?:huggingface\.co|hf\.co)/(?P<repo>[^/@]+/[^/@]+)/(?:blob|resolve)/"
+                          r"(?P<revision>[^/]+)/(?P<path>.+)$")
+HUB_FILE_ID = re.compile(r"^hf://(?P<repo>[^/@]+/[^/@]+?)(?:@(?P<revision>[A-Za-z0-9._+-]{1,255}))?/"
+                         r"(?P<path>(?:[A-Za-z0-9._+-]+/)*[A-Za-z0-9._+-]+\.(?:safetensors|gguf))$")
+SINGLE_FILE_SUFFIXES = (".safetensors", ".gguf")
 IMAGES_ID = re.compile(r"^images:[A-Za-z0-9][A-Za-z0-9._/ +-]*$")
 API_ID = re.compile(r"^openai:[A-Za-z0-9][A-Za-z0-9._-]*$")
 MAX_OTHER_ID_CHARS = 1024
@@ -57,8 +66,23 @@ HUB_ID_RULE = ("a Hub model id ([ORG/]NAME of letters, digits, '.', '_', '-'; no
                "'-' or '.'; no '--' or '..'; at most 96 characters)")
 
 
+def hub_file_id(spec: str) -> str | None:
+    """``hf://ORG/NAME[@REVISION]/PATH`` for a Hub file written either way (module constants), or
+    None when ``spec`` is neither form; ``main`` is the default revision and is left out."""
+    if not isinstance(spec, str):
+        return None
+    url = HUB_FILE_URL.match(spec.strip())
+    if url:
+        revision = "" if url["revision"] == "main" else f"@{url['revision']}"
+        return f"{HUB_FILE_PREFIX}{url['repo']}{revision}/{url['path']}"
+    return spec.strip() if spec.strip().startswith(HUB_FILE_PREFIX) else None
+
+
 def model_id_kind(model_id: str) -> str:
-    """``builtin``, ``python``, ``images``, ``api``, ``local`` (a folder path) or ``hub``, from the id's form alone."""
+    """``builtin``, ``python``, ``images``, ``api``, ``hub_file`` (a single-file checkpoint on the Hub),
+    ``local`` (a folder or file path) or ``hub``, from the id's form alone."""
+    if model_id.startswith(HUB_FILE_PREFIX):
+        return "hub_file"
     if model_id.startswith(BUILTIN_PREFIX):
         return "builtin"
     if model_id.startswith("python:"):
@@ -140,6 +164,13 @@ def model_id_problem(model_id) -> str | None:
         return "is not images:NAME (letters, digits, '.', '_', '/', ' ', '+', '-')"
     if kind == "api" and not API_ID.match(model_id):
         return "is not an image API spec openai:MODEL"
+    if kind == "hub_file":
+        match = HUB_FILE_ID.match(model_id)
+        if not match:
+            return ("is not a Hub file hf://ORG/NAME[@REVISION]/PATH ending in .safetensors or .gguf (letters, digits, "
+                    "'.', '_', '+', '-')")
+        problem = hub_id_problem(match["repo"])
+        return problem and f"names a repo that {problem}"
     return None
 
 
@@ -171,10 +202,13 @@ def model_spec_problem(spec) -> str | None:
     exists is checked elsewhere (preflight)."""
     if not isinstance(spec, str) or not spec.strip():
         return "is empty"
-    folder = model_id_kind(spec) in ("local", "hub") and os.path.isdir(os.path.expanduser(spec))
+    if hub_file_id(spec):  # a Hub URL of a file: recorded in its hf:// form
+        return model_id_problem(hub_file_id(spec))
+    folder = model_id_kind(spec) in ("local", "hub") and (os.path.isdir(os.path.expanduser(spec))
+                                                           or os.path.isfile(os.path.expanduser(spec)))
     problem = model_id_problem(spec)
     if problem and folder and model_id_kind(spec) == "hub":
-        return f"{problem}; for the local folder write ./{spec}"
+        return f"{problem}; for the local folder or file write ./{spec}"
     if problem is None and folder:
         problem = model_id_problem(os.path.realpath(os.path.expanduser(spec)))  # the id the run records
         problem = problem and f"is a folder whose absolute path {problem}"

@@ -244,8 +244,10 @@ class ScoredRun:
     """What the score stage found: ``suites`` (each suite's status), ``scores`` (score entries),
     ``annotators`` (who made the labels), ``scoring`` (how: resamples, level, task options),
     ``run`` (images counted, excluded, batch sizes), ``details`` (the per-item tables),
-    ``timings``, ``notes`` and ``pairing`` (the score entries' paired resamples,
-    :mod:`benchmark.contract.pairing`; written last, absent when none)."""
+    ``timings``, ``notes``, ``pairing`` (the score entries' paired resamples,
+    :mod:`benchmark.contract.pairing`; written last, absent when none) and ``human_labels`` (people's
+    labels of a calibration sample: what was used and refused, the annotator's errors per group, the
+    corrected shares; absent without people's labels; each entry's ``human_corrected`` is in ``scores``)."""
 
     suites: list
     scores: list
@@ -256,6 +258,7 @@ class ScoredRun:
     timings: Mapping
     notes: list
     pairing: Mapping | None = None
+    human_labels: Mapping | None = None
 
 
 def build_results(audited: AuditedRun, scored: ScoredRun, *, created: str | None = None) -> dict:
@@ -286,6 +289,7 @@ def build_results(audited: AuditedRun, scored: ScoredRun, *, created: str | None
         "timings": {str(k): float(v) for k, v in scored.timings.items()},
         "annotators": list(scored.annotators),
         "scores": list(scored.scores),
+        **({"human_labels": dict(scored.human_labels)} if scored.human_labels else {}),
         "details": dict(scored.details),
         "notes": notes,
         **({"pairing": dict(scored.pairing)} if scored.pairing else {}),

@@ -57,6 +57,7 @@ EMBEDDINGS_DIR = "embeddings"    # annotate: embeddings/<encoder-slug>/ (benchma
 TIMINGS_FILE = "timings.json"    # seconds per stage, merged by every stage
 SCORES_DIR = "scores"            # score: the detail tables
 REPORT_DIR = "report"            # report: report.html, report.md, plots; agreement.md / .json
+HUMAN_LABELS_DIR = "human_labels"  # people's answers (benchmark.human) and the calibration sample
 
 # Columns the runner adds to each probe row in metadata.jsonl (probe fields come first).
 RUNNER_COLUMNS = ("file_name", "probe_index", "sha256", "model_id", "revision", "settings", "nsfw", "rank",

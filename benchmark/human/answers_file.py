@@ -19,9 +19,10 @@ from pathlib import Path
 import pandas as pd
 
 from benchmark.contract.atomic import fsync_dir
+from benchmark.contract.run_folder import HUMAN_LABELS_DIR
 from benchmark.human.events import EVENT_FIELDS, MAX_LINE_BYTES, encode_event, parse_lines, validate_event
 
-LABELS_DIR = "human_labels"
+LABELS_DIR = HUMAN_LABELS_DIR
 ANSWERS_FILE = "answers.jsonl"
 
 

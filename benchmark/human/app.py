@@ -51,7 +51,9 @@ from benchmark.human.items import Item, build_items, event_for, image_in_run
 from benchmark.human.question_types import QUESTION_TYPES
 from benchmark.human.qualification import (QualificationItems, load_qualification, qualification_items,
                                            qualification_status, save_qualification)
+from benchmark.human.plan import plan_markdown, plan_rows, read_pilot
 from benchmark.human.replay import done_item_ids, undo_last
+from benchmark.human.sample import run_sample, sample_items
 
 #: Answer buttons other than the swatches: value -> elem_id.
 ANSWER_BUTTONS = {v: "ans-" + v.replace(" ", "-") for v in
@@ -118,7 +120,7 @@ class AnnotationApp:
                  qualification: str | Path | QualificationItems | None = None, *,
                  attributes: Sequence[str] | None = None, suites: Sequence[str] | None = None,
                  auth: str = "users", local_annotator: str = LOCAL_ANNOTATOR,
-                 log: Callable[[str], None] = _stderr):
+                 log: Callable[[str], None] = _stderr, sample: int | None = None, sample_seed: int = 0):
         if auth not in AUTH_MODES:
             raise ValueError(f"auth must be one of {list(AUTH_MODES)}, got {auth!r}")
         self.run_dir = Path(run_dir)
@@ -134,6 +136,10 @@ class AnnotationApp:
         self._qual_files = {Path(qi.image).resolve() for qi in (self.qual or []) if qi.image}
         qual_items = qualification_items(self.run_dir, self.qual) if self.qual else []
         run_items = build_items(self.run_dir, question_types, attributes=attributes, suites=suites)
+        # A calibration sample: only its images, in its random order (benchmark.human.sample)
+        self.sample = None if sample is None else run_sample(self.run_dir, sample, sample_seed, question_types, suites)
+        if self.sample is not None:
+            run_items = sample_items(run_items, self.sample)
         bad_qual = [it for it in qual_items if self._image_file(it) is None]
         if bad_qual:
             raise ValueError(f"qualification item {bad_qual[0].item_id} has an image outside "
@@ -159,6 +165,23 @@ class AnnotationApp:
             self.log(skipped_text(skipped))
         if self.qual:
             save_qualification(self.run_dir, self.qual)  # lets the statistics flag annotators later
+
+    def header_markdown(self) -> str:
+        """The sample being served and the labelling plan (from RUN_DIR/results.json, when scored)."""
+        parts = []
+        if self.sample is not None:
+            n = sum(r["size"] for r in self.sample["suites"].values())
+            parts.append(f"**Calibration sample**: {n} images drawn at random (seed {self.sample['seed']}, "
+                         f"{self.sample['size_per_suite']} per suite), shown in random order; `t2ibench score` "
+                         "corrects every score with your answers to them.")
+        try:
+            rows = plan_rows(read_pilot(self.run_dir))
+        except ValueError:
+            rows = []
+        if rows:
+            parts.append("**Labelling plan** (`t2ibench label-plan`): people-labelled images for a 95 % interval of "
+                         "± 5 % of each headline score's range\n\n" + plan_markdown(rows))
+        return "\n\n".join(parts)
 
     # ------------------------------------------------------------------ images
 
@@ -323,6 +346,10 @@ class AnnotationApp:
                         f"Each answer is saved at once to `{LABELS_DIR}/{ANSWERS_FILE}`; you can close "
                         f"the page at any time and come back to where you stopped."
                         + (" [Log out](logout)" if self.auth == "users" else ""))
+            header = self.header_markdown()
+            if header:
+                with gr.Accordion("Calibration sample and labelling plan", open=False):
+                    gr.Markdown(header, elem_id="plan")
             if self.auth == "oauth":
                 gr.LoginButton(elem_id="login")
             state = gr.State({"annotator": None, "session": "", "item_id": None})

@@ -1,11 +1,26 @@
 """``t2ibench annotate-ui RUN_DIR``: serve the annotation app for a run folder behind a login;
-``t2ibench annotate-user USERS_FILE NAME``: add an annotator account (or change its password).
+``t2ibench annotate-user USERS_FILE NAME``: add an annotator account (or change its password);
+``t2ibench label-plan RUN``: how many people's labels a target interval needs.
 Options only: the bodies are in :mod:`.commands`, imported when a command runs."""
 
 from __future__ import annotations
 
-from benchmark.cli_types import output_file, port
+import argparse
+
+from benchmark.cli_types import output_file, port, positive_int, seed
 from benchmark.human.question_types import QUESTION_TYPES
+
+
+def half_width(raw: str) -> tuple[str, float]:
+    """``0.05`` (every score) or ``NAME=0.05`` (one score): the target half-width of its interval."""
+    name, _, value = raw.rpartition("=")
+    try:
+        w = float(value)
+    except ValueError:
+        w = -1.0
+    if not w > 0 or w != w or w == float("inf"):
+        raise argparse.ArgumentTypeError(f"a half-width is a positive number, or NAME=number; got {raw!r}")
+    return (name or "*"), w
 
 #: The module holding the command bodies, imported only when a command runs (like an entry point).
 BODIES = f"{__package__}.commands"
@@ -33,6 +48,11 @@ def register(subparsers) -> None:
     p.add_argument("--attributes", nargs="+", default=None,
                    help="only these attributes (as the probes name them, e.g. 'in a dress' 'a suit')")
     p.add_argument("--suites", nargs="+", default=None, help="only images of these suites")
+    p.add_argument("--sample", type=positive_int, default=None, metavar="N",
+                   help="serve a calibration sample: N images per suite drawn at random (seeded, stratified by prompt) "
+                        "and recorded in RUN_DIR/human_labels/sample.json before anyone labels them; `t2ibench score` "
+                        "corrects every score with people's labels of it (docs/human_correction.md)")
+    p.add_argument("--sample-seed", type=seed, default=0, metavar="SEED", help="seed of the sample (default 0)")
     p.add_argument("--qualification", default=None, metavar="FILE",
                    help="YAML/JSON qualification items with known answers, shown first (docs/human_labels.md)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1; 0.0.0.0 for "
@@ -49,3 +69,16 @@ def register(subparsers) -> None:
     u.add_argument("--password-stdin", action="store_true", help="read the password from one line of stdin")
     u.add_argument("--remove", action="store_true", help="remove NAME instead")
     u.set_defaults(func=f"{BODIES}:annotate_user")
+
+    lp = subparsers.add_parser(
+        "label-plan", help="how many people's labels give each headline score a target interval",
+        description="From a pilot (RUN scored after people labelled part of its calibration sample) or, before any "
+                    "label, from the automatic intervals: per headline score, the people-labelled images a "
+                    "corrected interval of the target half-width needs, and what people's labels alone would need "
+                    "(docs/human_correction.md).")
+    lp.add_argument("run", metavar="RUN", help="a scored run folder, or its results.json")
+    lp.add_argument("--half-width", type=half_width, action="append", default=None, metavar="[NAME=]W",
+                    help="target half-width of the 95 %% interval, for every score or one score NAME (repeatable); "
+                         "default: 5 %% of each score's range")
+    lp.add_argument("--all-scores", action="store_true", help="every score entry, not only the headline ones")
+    lp.set_defaults(func=f"{BODIES}:label_plan")

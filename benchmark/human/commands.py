@@ -9,10 +9,13 @@ import getpass
 import sys
 from pathlib import Path
 
+from benchmark.contract.human_sample import sample_path
 from benchmark.human import users
 from benchmark.human.answers_file import answers_path
 from benchmark.human.events import check_annotator
 from benchmark.human.items import read_run_manifest
+from benchmark.human.plan import plan_markdown, plan_rows, read_pilot
+from benchmark.human.sample import run_sample
 
 
 def annotate_ui(args: argparse.Namespace) -> int:
@@ -33,9 +36,25 @@ def annotate_ui(args: argparse.Namespace) -> int:
            "local": f"No login: every answer is recorded as annotator {annotator!r}; listening on {args.host} only."
            }[mode])
     print(f"Labels are appended to {answers_path(args.run_dir)}; stop with Ctrl+C (nothing is lost).")
+    if args.sample is not None:
+        record = run_sample(args.run_dir, args.sample, args.sample_seed, args.questions, args.suites)
+        print(f"Calibration sample: {sum(r['size'] for r in record['suites'].values())} images of "
+              f"{len(record['suites'])} suite(s), seed {record['seed']}, recorded in {sample_path(args.run_dir)}.")
     launch_app(args.run_dir, args.questions, args.qualification, users=args.users, oauth=args.oauth,
                no_auth=args.no_auth, local_annotator=annotator, host=args.host, port=args.port,
-               attributes=args.attributes, suites=args.suites)
+               attributes=args.attributes, suites=args.suites, sample=args.sample, sample_seed=args.sample_seed)
+    return 0
+
+
+def label_plan(args: argparse.Namespace) -> int:
+    results = read_pilot(args.run)
+    targets = dict(args.half_width or [])
+    rows = plan_rows(results, targets, every_score=args.all_scores)
+    if not rows:
+        raise ValueError(f"{args.run} has no defined headline score to plan for (--all-scores plans every entry)")
+    print(plan_markdown(rows))
+    print("\nLabels needed: people-labelled images of a random sample (`t2ibench annotate-ui RUN_DIR --sample N`) for a "
+          "corrected 95 % interval of the target half-width; a census is people's labels of every image.")
     return 0
 
 

@@ -4,7 +4,12 @@
 event per line::
 
     {"event": "answer" | "skip" | "undo", "item_id", "probe_id", "suite", "question_type",
-     "question_key", "question", "answer", "annotator", "time", "qualification", "session"}
+     "question_key", "question", "answer", "annotator", "time", "qualification", "session"
+     [, "image_sha256"]}
+
+``image_sha256`` (optional: files written before it existed lack it) is the sha256 of the image
+the annotator was shown, as the run's manifest recorded it then: an answer about an image that
+has since been regenerated is refused for correction (:mod:`benchmark.human.correction_labels`).
 
 Reading never trusts the file: a line longer than ``MAX_LINE_BYTES`` is skipped before it
 is parsed, JSON nested too deeply, duplicate keys, wrong fields, types or values are
@@ -25,6 +30,8 @@ EVENTS = ("answer", "skip", "undo")
 #: Fields of every event, in the order they are written.
 EVENT_FIELDS = ("event", "item_id", "probe_id", "suite", "question_type", "question_key", "question", "answer",
                 "annotator", "time", "qualification", "session")
+#: Fields an event may carry besides :data:`EVENT_FIELDS` (written after them when present).
+OPTIONAL_EVENT_FIELDS = ("image_sha256",)
 MAX_NAME_LENGTH = 100
 #: Longest line read from (or written to) the answers file; an event is well under 8 KiB.
 MAX_LINE_BYTES = 64 * 1024
@@ -52,7 +59,7 @@ def validate_event(event: dict) -> dict:
     """The event with defaults filled (time, qualification, session); one-line ``ValueError`` if malformed."""
     if not isinstance(event, dict):
         raise ValueError(f"an event must be a dict, got {type(event).__name__}")
-    unknown = set(event) - set(EVENT_FIELDS)
+    unknown = set(event) - set(EVENT_FIELDS) - set(OPTIONAL_EVENT_FIELDS)
     if unknown:
         raise ValueError(f"unknown event fields {sorted(unknown)}; expected {list(EVENT_FIELDS)}")
     ev = {"time": utc_iso_ms(), "qualification": False, "session": "", "answer": None, **event}
@@ -82,7 +89,13 @@ def validate_event(event: dict) -> dict:
         parse_iso_time(ev["time"])
     except ValueError:
         raise ValueError(f"event field 'time' must be an ISO 8601 time, got {ev['time']!r}") from None
-    return {f: ev[f] for f in EVENT_FIELDS}
+    sha = ev.get("image_sha256")
+    if sha is not None and not (isinstance(sha, str) and len(sha) == 64 and all(c in "0123456789abcdef" for c in sha)):
+        raise ValueError(f"event field 'image_sha256' must be a lower-case sha256 hex digest, got {sha!r}")
+    out = {f: ev[f] for f in EVENT_FIELDS}
+    if sha is not None:
+        out["image_sha256"] = sha
+    return out
 
 
 def encode_event(event: dict) -> bytes:
@@ -117,7 +130,8 @@ def parse_line(line: bytes) -> tuple[dict | None, str | None]:
     except ValueError:  # JSONDecodeError, or an integer over Python's digit limit
         return None, "not JSON"
     try:
-        if not isinstance(raw_event, dict) or set(raw_event) != set(EVENT_FIELDS):
+        if not isinstance(raw_event, dict) or not set(EVENT_FIELDS) <= set(raw_event) <= set(EVENT_FIELDS) | set(
+                OPTIONAL_EVENT_FIELDS):
             raise ValueError("not a complete event")
         return validate_event(raw_event), None
     except (ValueError, TypeError):

@@ -34,6 +34,7 @@ class Item:
     options: tuple[str, ...]
     qualification: bool = False
     instructions: tuple[str, ...] = ()  # the paragraphs shown with the question (its task's)
+    image_sha256: str | None = None  # the manifest's sha256 of the image (recorded with each answer)
 
 
 def item_id_for(probe_id: str, question_type: str, question_key: str) -> str:
@@ -47,8 +48,10 @@ def _row_items(row: dict, image: str, types: set[str], attributes: set[str] | No
     if task is None or task.human_questions is None:
         return []
     suite, pid = row["suite"], row["probe_id"]
+    sha = row.get("sha256") if isinstance(row.get("sha256"), str) and len(row.get("sha256")) == 64 else None
     return [Item(item_id_for(pid, hq.question_type, hq.key), pid, suite, hq.question_type, hq.key, hq.text, image,
-                 q.options_for(hq.question_type, task), instructions=q.instructions_for(hq.question_type, task))
+                 q.options_for(hq.question_type, task), instructions=q.instructions_for(hq.question_type, task),
+                 image_sha256=sha)
             for hq in task.human_questions(row, config)
             if hq.question_type in types and (hq.question_type != "attribute" or attributes is None
                                               or hq.key in attributes)]
@@ -126,7 +129,10 @@ def next_item(run_dir: str | Path, annotator: str, items: Sequence[Item]) -> Ite
 
 def event_for(item: Item, event: str, annotator: str, answer: str | None = None, *, session: str = "") -> dict:
     """The event recording ``annotator``'s ``event`` on ``item`` (pass it to :func:`benchmark.human.answers_file.append_event`)."""
-    return {"event": event, "item_id": item.item_id, "probe_id": item.probe_id, "suite": item.suite,
-            "question_type": item.question_type, "question_key": item.question_key, "question": item.question,
-            "answer": answer, "annotator": annotator, "time": utc_iso_ms(), "qualification": item.qualification,
-            "session": session}
+    ev = {"event": event, "item_id": item.item_id, "probe_id": item.probe_id, "suite": item.suite,
+          "question_type": item.question_type, "question_key": item.question_key, "question": item.question,
+          "answer": answer, "annotator": annotator, "time": utc_iso_ms(), "qualification": item.qualification,
+          "session": session}
+    if item.image_sha256 and not item.qualification:
+        ev["image_sha256"] = item.image_sha256
+    return ev

@@ -31,6 +31,8 @@ import benchmark
 from benchmark.cli_types import output_folder
 from benchmark.hub.access import push_folder
 from benchmark.hub.dataset_layout import clear_folder, configs_yaml, size_category, write_card, write_split
+from benchmark.contract.human_sample import SAMPLE_FILE, read_sample, sample_path
+from benchmark.contract.results import RESULTS_FILE, load_results_file
 from benchmark.human.agreement_cli import answers_table, load_answers
 from benchmark.human.answers_file import read_events
 from benchmark.human.stats import agreement_by_question_type, item_majorities
@@ -86,6 +88,8 @@ def build_tables(run_dir: str | Path, *, embed_images: bool = True,
     manifest = pd.read_parquet(run_dir / "manifest.parquet")
     probes = {str(r["probe_id"]): r for r in manifest.to_dict("records")}
     questions = _questions_by_item(run_dir)
+    record, _ = read_sample(run_dir)
+    sampled = {p for rec in ((record or {}).get("suites") or {}).values() for p in rec.get("probe_ids") or []}
     missing = sorted(set(maj["probe_id"]) - set(probes))
     if missing:
         raise ValueError(f"answers name probe {missing[0]!r}, which is not in {run_dir}/manifest.parquet")
@@ -106,7 +110,7 @@ def build_tables(run_dir: str | Path, *, embed_images: bool = True,
                "answers": r["answers"], "n_answers": int(r["n_answers"]),
                "majority": r["majority"] if isinstance(r["majority"], str) else None, "tie": bool(r["tie"]),
                "tied_answers": list(r["tied_answers"]), "agreement": float(r["agreement"]),
-               "unanimous": bool(r["unanimous"]),
+               "unanimous": bool(r["unanimous"]), "in_sample": r["probe_id"] in sampled,
                "probe": json.dumps({k: v for k, v in fields.items() if k not in ("batch", "batch_seconds", "rank")},
                                    default=str, sort_keys=True)}
         if embed_images:
@@ -124,7 +128,7 @@ def build_tables(run_dir: str | Path, *, embed_images: bool = True,
         "question": datasets.Value("string"), "answers": datasets.List(answer_struct),
         "n_answers": datasets.Value("int32"), "majority": datasets.Value("string"), "tie": datasets.Value("bool"),
         "tied_answers": datasets.List(datasets.Value("string")), "agreement": datasets.Value("float64"),
-        "unanimous": datasets.Value("bool"), "probe": datasets.Value("string"),
+        "unanimous": datasets.Value("bool"), "in_sample": datasets.Value("bool"), "probe": datasets.Value("string"),
     }
     if embed_images:
         item_features["image"] = datasets.Image()
@@ -149,8 +153,55 @@ def build_tables(run_dir: str | Path, *, embed_images: bool = True,
         cfg = json.loads(cfg_path.read_text(encoding="utf-8"))
     info = {"agreement": agreement, "flagged": flagged, "annotators": sorted(answers["annotator"].unique()),
             "suites": sorted(set(maj["suite"])), "question_types": sorted(set(maj["question_type"])),
-            "model": (cfg.get("model") or {}), "n_items": len(rows), "n_answers": len(raw)}
+            "model": (cfg.get("model") or {}), "n_items": len(rows), "n_answers": len(raw),
+            "sample": record, "corrected": _corrected_scores(run_dir)}
     return items, raw_ds, info
+
+
+def _corrected_scores(run_dir: Path) -> dict | None:
+    """results.json's people's-label part (each entry with its ``human_corrected``, ``human_labels``),
+    when the run was scored with people's labels."""
+    try:
+        doc = load_results_file(run_dir / RESULTS_FILE)
+    except ValueError:
+        return None
+    if not isinstance(doc.get("human_labels"), dict):
+        return None
+    keep = ("name", "display_name", "suite", "subset", "estimator", "annotator", "value", "ci", "n", "human_corrected")
+    return {"scores": [{k: e.get(k) for k in keep} for e in doc.get("scores") or [] if isinstance(e, dict)
+                       and isinstance(e.get("human_corrected"), dict)],
+            "human_labels": doc["human_labels"]}
+
+
+def _corrected_md(info: dict) -> list[str]:
+    """The card's section on the calibration sample and the scores corrected with these labels."""
+    sample, corrected = info.get("sample"), info.get("corrected")
+    if not sample and not corrected:
+        return []
+    parts = ["## Calibration sample and corrected scores"]
+    if sample:
+        sizes = ", ".join(f"{s}: {r.get('size')} of {r.get('population')}" for s, r in (sample.get("suites") or {}).items())
+        parts.append(f"Items whose `in_sample` is true are about the calibration sample: images drawn at random before "
+                     f"labelling ({sample.get('method')}; seed {sample.get('seed')}; {sizes}), recorded in "
+                     f"`{SAMPLE_FILE}` beside this card. Only they (or a suite labelled completely) correct the "
+                     "automatic scores; the other labels measure agreement.")
+    if corrected and corrected["scores"]:
+        rows = [[e.get("display_name"), e.get("suite"), e.get("estimator") or e.get("annotator") or "",
+                 e.get("value"), (e["human_corrected"] or {}).get("value"),
+                 "" if not (e["human_corrected"] or {}).get("ci") else
+                 f"[{e['human_corrected']['ci']['low']:.4g}, {e['human_corrected']['ci']['high']:.4g}]",
+                 (e["human_corrected"] or {}).get("n_human"), (e["human_corrected"] or {}).get("reason") or ""]
+                for e in corrected["scores"]]
+        parts.append("The run's scores, automatic and corrected with these labels by prediction-powered inference "
+                     "(t2i-bias-benchmark docs/human_correction.md):")
+        parts.append(answers_table(pd.DataFrame(rows, columns=["score", "suite", "annotator", "automatic", "corrected",
+                                                               "95 % CI", "people-labelled images", "why none"])))
+        errors = [r for r in corrected["human_labels"].get("annotator_errors") or [] if r.get("by") != "all"]
+        if errors:
+            parts.append("The annotator's error rate on the sampled images, per group (Wilson 95 % intervals):")
+            parts.append(answers_table(pd.DataFrame(errors), ["file", "suite", "annotator", "by", "group", "rate", "low",
+                                                              "high", "n"]))
+    return parts
 
 
 def _cards() -> list[tuple[str, LabelsCard]]:
@@ -208,7 +259,8 @@ def labels_card(info: dict, *, license: str, setting: str, pay: str, embed_image
         "`question_type` (attribute, gender_paired, gender_single, skin_tone), `question_key` (attribute, left / "
         "right, or empty), `question` (as shown), `answers` (list of {annotator, answer}), `n_answers`, `majority` "
         "(null on a tie), `tie`, `tied_answers`, `agreement` (share of answers equal to the most frequent), "
-        "`unanimous`, `probe` (every probe field, JSON), and the image.",
+        "`unanimous`, `in_sample` (about an image of the calibration sample), `probe` (every probe field, JSON), "
+        "and the image.",
         "**answers**: one row per answer: `item_id`, `probe_id`, `suite`, `question_type`, `question_key`, "
         "`question`, `answer`, `annotator`, `time` (ISO 8601), `qualification` (an answer to a qualification item).",
         "## Annotation instructions",
@@ -227,6 +279,7 @@ def labels_card(info: dict, *, license: str, setting: str, pay: str, embed_image
         "alpha (krippendorff) per question type, computed by `t2ibench agreement`:",
         answers_table(info["agreement"], ["question_type", "n_items", "n_annotators", "n_answers", "fleiss_kappa",
                                            "alpha_nominal", "alpha_ordinal", "n_ties", "n_disagreements"]),
+        *_corrected_md(info),
         "## Licence",
         f"The labels (answers, majorities) are released under **{license}**. The images were generated by "
         f"`{model_id}` and inherit that model's licence and terms of use; check them before reusing the images.",
@@ -249,6 +302,8 @@ def build_labels_dataset(run_dir: str | Path, out: str | Path, *, embed_images: 
     folder = clear_folder(out)
     write_split(folder, "items", SPLIT, items)
     write_split(folder, "answers", SPLIT, raw)
+    if info.get("sample"):  # the record that makes the sampled labels a random sample, checkable by anyone
+        (folder / SAMPLE_FILE).write_bytes(sample_path(run_dir).read_bytes())
     header, body = labels_card(info, license=license, setting=setting, pay=pay, embed_images=embed_images)
     write_card(folder, header, body)
     return info

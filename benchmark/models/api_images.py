@@ -24,8 +24,11 @@ and says so. Every answer is read within a deadline (``deadline`` per attempt, h
 a watchdog closes the connection of a server that trickles its answer) and a size cap, as JSON
 by the strict bounded reader of request files
 (:func:`benchmark.contract.bounded_json.load_bounded_json`); one probe's attempts together stop
-at ``probe_deadline`` (default 600 s: a server that trickled its headers held a probe for 35
-minutes, 300 s times 7 attempts), with one line; ``Retry-After`` is capped (``retry_after_cap``);
+at ``probe_deadline`` from its first request (default 600 s: a server that trickled its headers
+held a probe for 35 minutes, 300 s times 7 attempts), with one line, and the first failure of a
+batch stops its other requests at once (they ran on before, up to another ``probe_deadline``
+each when ``concurrency`` was below the batch); while a batch waits, a line on stderr every
+minute (or tenth of ``probe_deadline``) says what it waits for; ``Retry-After`` is capped (``retry_after_cap``);
 4xx answers other than 408 / 409 / 429 are never retried. An image is checked from its header
 before it is decoded: one larger than the size asked for, or one the supplied-images rule
 refuses (transparency, a side under 32 px:
@@ -60,6 +63,7 @@ from benchmark.contract.bounded_json import RefusedJson, load_bounded_json
 from benchmark.contract import image_provenance
 from benchmark.contract.image_provenance import UnscorableImage, api_provenance
 from benchmark.contract.withheld import UNSCORABLE, placeholder_image
+from benchmark.present.progress import say
 
 from .errors import MalformedSpecError
 from .generation_output import GenerationOutput
@@ -91,6 +95,9 @@ KEY_PREFIXES = re.compile(r"^(sk|rk|pk|ak)[-_]|^(hf|gsk|ghp|gho|ghs|ghu|github_p
 #: UUIDs (36) and 32-hex account IDs are shorter and pass
 KEY_LIKE_LENGTH = 40
 PRICES_AS_OF = "OpenAI's list prices of 2025"
+#: the longest silence while a batch waits for its images: a line on stderr at least this often
+#: (or every tenth of ``probe_deadline``, when that is shorter)
+WAIT_NOTICE_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -122,6 +129,21 @@ API_MODELS: dict[str, ApiModel] = {
 
 class ApiError(ValueError):
     """The API cannot be used as asked (bad key, unknown model, retries spent); one line."""
+
+
+class _Stopped(Exception):
+    """Another request of the batch failed: this one stops at once (its answer would be dropped)."""
+
+
+@dataclass
+class _Waiting:
+    """One probe's request as the batch's wait loop sees it: when its first attempt started, which
+    attempt runs now, whether it is done."""
+
+    probe_id: str
+    started: float | None = None
+    attempt: int = 0
+    done: bool = False
 
 
 class _Transient(Exception):
@@ -317,13 +339,14 @@ class _RateLimiter:
         self.lock = threading.Lock()
         self.next_start = 0.0
 
-    def wait(self) -> None:
+    def wait(self, stop: threading.Event) -> None:
+        """Until this request's start; :class:`_Stopped` when ``stop`` is set meanwhile."""
         with self.lock:
             now = time.monotonic()
             start = max(now, self.next_start)
             self.next_start = start + self.interval
-        if start > now:
-            time.sleep(start - now)
+        if start > now and stop.wait(start - now):
+            raise _Stopped()
 
 
 class OpenAIImagesModel:
@@ -355,6 +378,8 @@ class OpenAIImagesModel:
         self._scrub = _scrubber(key)
         self.shown_base = self._scrub(self.api_base)  # what messages show: never the key
         self._said_capped = threading.Event()
+        self._cuts: set = set()  # the watchdogs' cut of every exchange in flight (a failed batch cuts them all)
+        self._cuts_lock = threading.Lock()
         self.timeout = timeout = _positive(conn, "timeout")
         # no keep-alive: every request has its own connection, which the deadline's watchdog can cut
         self._client = httpx.Client(base_url=self.api_base, timeout=timeout, follow_redirects=False,
@@ -386,36 +411,45 @@ class OpenAIImagesModel:
     def _clean(self, text: str) -> str:
         return self._scrub(" ".join(str(text).split()))[:300]
 
-    def _exchange(self, method: str, path: str, *, deadline: float, json: Any = None) -> _Answer:
+    def _exchange(self, method: str, path: str, *, deadline: float, json: Any = None,
+                  stop: threading.Event | None = None) -> _Answer:
         """One HTTP exchange read in full within ``deadline`` seconds (a watchdog shuts the socket
         of a server that trickles its answer, headers included) and :data:`MAX_ANSWER_BYTES`.
         Transport failures and the deadline raise :class:`_Transient`; an oversized body ApiError."""
         import httpx
 
         streams: list = []
+        expired = threading.Event()
+
+        def shut(stream) -> None:
+            sock = stream.get_extra_info("socket")
+            if sock is not None:
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
 
         def trace(event: str, info: dict) -> None:
             if event.endswith("connect_tcp.complete") and info.get("return_value") is not None:  # direct or proxy
                 streams.append(info["return_value"])
-
-        expired = threading.Event()
+                if expired.is_set():  # cut while it connected
+                    shut(info["return_value"])
 
         def cut() -> None:
             expired.set()
-            for stream in streams:
-                sock = stream.get_extra_info("socket")
-                if sock is not None:
-                    try:
-                        sock.shutdown(socket.SHUT_RDWR)
-                    except OSError:
-                        pass
+            for stream in list(streams):
+                shut(stream)
 
         watchdog = threading.Timer(deadline, cut)
         watchdog.daemon = True
         watchdog.start()
+        with self._cuts_lock:
+            self._cuts.add(cut)
         late = f"no complete answer within the {deadline:.3g} s deadline"
         t_end = time.monotonic() + deadline
         try:
+            if stop is not None and stop.is_set():  # the batch failed before this exchange could be cut with the others
+                raise _Stopped()
             with self._client.stream(method, path, json=json, timeout=min(self.timeout, deadline),
                                      extensions={"trace": trace}) as resp:
                 chunks, size = [], 0
@@ -434,6 +468,8 @@ class OpenAIImagesModel:
             raise _Transient(late if expired.is_set() else f"connection failed ({type(err).__name__})") from None
         finally:
             watchdog.cancel()
+            with self._cuts_lock:
+                self._cuts.discard(cut)
 
     def _json(self, answer: _Answer) -> Any:
         """The answer's JSON by the bounded reader; RefusedJson when it is not JSON or over a limit."""
@@ -487,11 +523,15 @@ class OpenAIImagesModel:
             raise ApiError(f"{where} does not list the model {self.name} (GET /models lists {len(ids)}, e.g. "
                            f"{', '.join(shown)}); choose one it serves, or check that your key has access")
 
-    def _post_once(self, prompt: str, deadline: float):
-        """One request within ``deadline`` seconds: ("image", PIL image), ("refused", message) or
-        (a reason of :data:`benchmark.contract.withheld.UNSCORABLE`, message); raises _Transient or ApiError."""
-        self._limiter.wait()
-        answer = self._exchange("POST", "/images/generations", json=self._body(prompt), deadline=deadline)
+    def _post_once(self, prompt: str, t_end: float, stop: threading.Event):
+        """One request, answered before ``t_end`` (the probe's deadline; ``deadline`` seconds at most):
+        ("image", PIL image), ("refused", message) or (a reason of
+        :data:`benchmark.contract.withheld.UNSCORABLE`, message); raises _Transient or ApiError."""
+        left = t_end - time.monotonic()
+        if left <= 0:
+            raise _Transient(f"the {self.probe_deadline:g} s deadline of one probe had passed")
+        deadline = min(self.deadline, left)
+        answer = self._exchange("POST", "/images/generations", json=self._body(prompt), deadline=deadline, stop=stop)
         status = answer.status
         if status in RETRIED_4XX or status >= 500:
             raise _Transient(f"HTTP {status}", _retry_after(answer.headers))
@@ -547,21 +587,33 @@ class OpenAIImagesModel:
             return min(exc.retry_after, self.retry_after_cap)  # what the server asked for, capped
         return (wait_exponential(multiplier=self.backoff, max=60.0) + wait_random(0, self.backoff))(retry_state)
 
-    def request(self, prompt: str):
+    def request(self, prompt: str, stop: threading.Event | None = None, waiting: _Waiting | None = None):
         """One image, retried (see the module docstring); ApiError (one line) once retries are spent
-        or the probe's total deadline (``probe_deadline``, across attempts and waits) has passed."""
-        from tenacity import RetryError, Retrying, retry_if_exception_type, stop_after_attempt, stop_before_delay
+        or the probe's total deadline (``probe_deadline`` from its first request, across attempts
+        and waits) has passed. ``stop``: set when another request of the batch failed (this one
+        then raises _Stopped at once); ``waiting``: updated for the wait loop's progress lines."""
+        from tenacity import RetryError, Retrying, retry_if_exception_type, stop_after_attempt
 
-        t_end = time.monotonic() + self.probe_deadline
-        retrying = Retrying(retry=retry_if_exception_type(_Transient), wait=self._wait,
-                            stop=stop_after_attempt(self.max_retries + 1) | stop_before_delay(self.probe_deadline))
+        stop = stop or threading.Event()
+        waiting = waiting or _Waiting("")
+        t_end = math.inf
+
+        def past_deadline(retry_state) -> bool:  # no attempt starts after the probe's deadline, waits included
+            return time.monotonic() + retry_state.upcoming_sleep >= t_end
+
+        retrying = Retrying(retry=retry_if_exception_type(_Transient), wait=self._wait, sleep=stop.wait,
+                            stop=stop_after_attempt(self.max_retries + 1) | past_deadline)
         try:
             for attempt in retrying:
                 with attempt:
-                    left = t_end - time.monotonic()
-                    if left <= 0:
-                        raise _Transient(f"the {self.probe_deadline:g} s deadline of one probe had passed")
-                    return self._post_once(prompt, min(self.deadline, left))
+                    if stop.is_set():
+                        raise _Stopped()
+                    self._limiter.wait(stop)
+                    if waiting.started is None:  # the probe's clock starts at its first request, not in the rate queue
+                        waiting.started = time.monotonic()
+                        t_end = waiting.started + self.probe_deadline
+                    waiting.attempt = attempt.retry_state.attempt_number
+                    return self._post_once(prompt, t_end, stop)
         except RetryError as err:
             last, n = err.last_attempt.exception(), err.last_attempt.attempt_number
             spent = (f"no image within the {self.probe_deadline:g} s total deadline of one probe ({n} attempt"
@@ -569,12 +621,64 @@ class OpenAIImagesModel:
                      else f"gave up after {n} attempts")
             raise ApiError(f"{self.model_id} at {self.shown_base}: {spent}: {self._clean(last)}; rerun the "
                            "same command to resume (the images made so far are kept)") from None
+        finally:
+            waiting.done = True
+
+    def _notice_every(self) -> float:
+        """Seconds between the lines said while a batch waits: a minute, or a tenth of the probe's deadline."""
+        return min(WAIT_NOTICE_S, self.probe_deadline / 10)
+
+    def _say_waiting(self, waits: list[_Waiting], since: float) -> None:
+        """One line about the batch's requests still out (the oldest one's attempt and deadline)."""
+        out = [w for w in waits if not w.done]
+        if not out:
+            return
+        now = time.monotonic()
+        oldest = min(out, key=lambda w: w.started if w.started is not None else now)
+        if oldest.started is None:
+            what = "waiting for the rate limit (--api-rpm)"
+        else:
+            left = max(oldest.started + self.probe_deadline - now, 0.0)
+            what = (f"probe {oldest.probe_id}: attempt {oldest.attempt} of at most {self.max_retries + 1}, "
+                    f"{left:.0f} s left of its {self.probe_deadline:g} s deadline")
+        say(f"{self.model_id} at {self.shown_base}: still waiting for {len(out)} of {len(waits)} image(s) of this "
+            f"batch after {now - since:.0f} s ({what})")
+
+    def _answers(self, rows: list[dict]) -> list:
+        """Every row's answer, the requests run ``concurrency`` at a time; a line on stderr every
+        :meth:`_notice_every` seconds while some are out. The first request that fails stops the
+        others at once (their connections cut, the queued ones never started) and is raised: the
+        batch ends within ``probe_deadline`` of the failing probe's first request, whatever
+        ``--api-concurrency`` and ``--batch-size`` are."""
+        from concurrent.futures import FIRST_EXCEPTION, wait
+
+        stop = threading.Event()
+        waits = [_Waiting(str(r.get("probe_id", i))) for i, r in enumerate(rows)]
+        pool = ThreadPoolExecutor(max_workers=min(self.concurrency, max(len(rows), 1)), thread_name_prefix="t2ibench-api")
+        futures = [pool.submit(self.request, str(r["prompt"]), stop, w) for r, w in zip(rows, waits)]
+        since = time.monotonic()
+        try:
+            pending = set(futures)
+            while pending:
+                finished, pending = wait(pending, timeout=self._notice_every(), return_when=FIRST_EXCEPTION)
+                failed = next((f for f in finished if f.exception() is not None), None)
+                if failed is not None:
+                    raise failed.exception()
+                if pending:
+                    self._say_waiting(waits, since)
+            return [f.result() for f in futures]
+        except BaseException:
+            stop.set()  # the others: queued ones never start, running ones stop at their next step
+            with self._cuts_lock:
+                cuts = list(self._cuts)
+            for cut in cuts:  # ... and the exchanges in flight now are cut
+                cut()
+            raise
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def generate_probes(self, rows: list[dict]):
-
-        with ThreadPoolExecutor(max_workers=min(self.concurrency, max(len(rows), 1)),
-                                thread_name_prefix="t2ibench-api") as pool:
-            answers = list(pool.map(lambda r: self.request(str(r["prompt"])), rows))
+        answers = self._answers(rows)
         size = tuple(int(v) for v in self.request_settings["size"].split("x"))
         images, flags, withheld = [], [], []
         for row, (kind, value) in zip(rows, answers):

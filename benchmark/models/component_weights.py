@@ -6,8 +6,9 @@ SDXL base 1.0's pipeline), and its card loads them as
 (https://huggingface.co/ByteDance/SDXL-Lightning). This module does the same, checked first:
 
 * :func:`parse_component_spec`: ``unet=ORG/NAME/FILE`` or ``unet=PATH`` (weights_ref.py's syntax);
-* :func:`check_components`: the file found and hashed, and its tensors' names and shapes (read from
-  the safetensors header, no weights) equal to those of the base's component built from its config
+* :func:`check_components`: the file found, checked (weight_files.py: a regular file, a header
+  within limits, finite tensors) and hashed, and its tensors' names and shapes (read from the
+  safetensors header, no weights) equal to those of the base's component built from its config
   on the meta device: a UNet of another architecture is refused in one line;
 * :func:`load_components`: each component built from the base's config, its weights loaded
   strictly, handed to ``from_pretrained`` in place of the base's.
@@ -23,9 +24,10 @@ from dataclasses import dataclass
 
 from .errors import MalformedSpecError
 from .lora import meta_component
+from .weight_files import read_header
 from .weights_ref import ResolvedWeights, parse_weights_ref, resolve_weights
 
-__all__ = ["ComponentWeights", "parse_component_spec", "check_components", "load_components"]
+__all__ = ["ComponentWeights", "parse_component_spec", "check_components", "load_components", "shape_problem"]
 
 
 @dataclass(frozen=True)
@@ -55,26 +57,26 @@ def parse_component_spec(text: str) -> tuple[str, object]:
     return name.strip(), parse_weights_ref(ref, what=f"{name.strip()} checkpoint", takes_scale=False)
 
 
-def _header(file) -> dict[str, tuple]:
-    """Tensor name -> shape, from the safetensors header (no tensor is read)."""
-    from safetensors import safe_open
-
-    with safe_open(str(file), framework="pt") as handle:
-        return {key: tuple(handle.get_slice(key).get_shape()) for key in handle.keys()}
+def shape_problem(expected: Mapping[str, tuple], found: Mapping[str, tuple], *, pipeline: str, name: str) -> str | None:
+    """How the tensors ``found`` (name -> shape) differ from those a component ``expected``, in a
+    few words (counts and the first difference), or None when they match."""
+    missing = sorted(set(expected) - set(found))
+    extra = sorted(set(found) - set(expected))
+    wrong = sorted(k for k in set(expected) & set(found) if tuple(expected[k]) != tuple(found[k]))
+    if not (missing or extra or wrong):
+        return None
+    first = (f"it lacks {missing[0]}" if missing else f"it has {extra[0]}, which {pipeline}'s {name} does not"
+             if extra else f"its {wrong[0]} is {found[wrong[0]]}, {pipeline}'s is {expected[wrong[0]]}")
+    return f"{len(missing)} tensors missing, {len(extra)} unknown, {len(wrong)} of another shape: {first}"
 
 
 def _check_one(name: str, weights: ResolvedWeights, model, pipeline: str) -> None:
     expected = {k: tuple(v.shape) for k, v in model.state_dict().items()}
-    found = _header(weights.file)
-    missing = sorted(set(expected) - set(found))
-    extra = sorted(set(found) - set(expected))
-    wrong = sorted(k for k in set(expected) & set(found) if expected[k] != found[k])
-    if missing or extra or wrong:
-        first = (f"it lacks {missing[0]}" if missing else f"it has {extra[0]}, which {pipeline}'s {name} does not"
-                 if extra else f"its {wrong[0]} is {found[wrong[0]]}, {pipeline}'s is {expected[wrong[0]]}")
+    found = read_header(weights.file, what=f"{name} checkpoint").shapes()  # checked by resolve_weights
+    why = shape_problem(expected, found, pipeline=pipeline, name=name)
+    if why:
         raise MalformedSpecError(f"{name} checkpoint {weights.card_id} does not fit {pipeline}'s {name} "
-                                 f"({len(missing)} tensors missing, {len(extra)} unknown, {len(wrong)} of another "
-                                 f"shape: {first}): it is not a {name} of this base model in diffusers' layout")
+                                 f"({why}): it is not a {name} of this base model in diffusers' layout")
 
 
 def check_components(specs: Mapping[str, object], *, pipeline: str, index: Mapping,

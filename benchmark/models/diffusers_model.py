@@ -19,6 +19,7 @@ from .call_settings import PIPELINE_CALL_ARGUMENTS, SCHEDULER_SETTINGS, check_ca
 from .component_weights import load_components
 from .guidance import GuidanceCheck, guidance_record
 from .lora import load_loras
+from .single_file import load_single_file
 from .model_cards import CardSource, choose_call_settings
 from .pipeline_classes import AUTO_LOADER, CLASS_LOADER
 from .errors import MalformedSpecError
@@ -117,6 +118,8 @@ class PipelineIdentity:
     adapters: Sequence[dict] = ()
     cards: Sequence[CardSource] = ()
     card_match: str | None = None
+    checkpoint: dict | None = None  # a single-file checkpoint's identity record (single_file.py): the model is the file
+    quantization: dict | None = None  # how its weights are quantized (quantization.py), or None
 
 
 @dataclass(frozen=True)
@@ -159,6 +162,10 @@ class DiffusersTextToImage(TextToImageModel):
         self.adapters = [dict(a) for a in identity.adapters]
         #: how a local folder was matched to a card table row (base_model.py), or None
         self.card_match = identity.card_match
+        #: a single-file checkpoint's identity record and the weights' quantization (single_file.py,
+        #: quantization.py): part of what the model is, recorded beside its id
+        self.checkpoint = dict(identity.checkpoint) if identity.checkpoint else None
+        self.quantization = dict(identity.quantization) if identity.quantization else None
         call = self._choose_call(overrides, cards=identity.cards, builtin=family == "tiny")
         scheduler_config = {k: call[k] for k in SCHEDULER_SETTINGS if k in call and k != "scheduler"}
         _replace_scheduler(pipe, call)  # takes the scheduler settings out of the call
@@ -168,6 +175,8 @@ class DiffusersTextToImage(TextToImageModel):
 
         self.settings = self._record(call, scheduler_config, family=family, commit=identity.commit,
                                      is_builtin=is_builtin)
+        if self.quantization:  # quantized weights make other images: a setting of the run
+            self.settings["quantization"] = self.quantization
         pipe.set_progress_bar_config(disable=True)
         if "height" not in self.call_parameters:
             # the call sets no resolution (unCLIP: its super-resolution UNet decides): record the
@@ -363,15 +372,18 @@ class DiffusersTextToImage(TextToImageModel):
 
 def load_diffusers(path_or_id: str, *, revision, device, dtype, variant=None, token=None, loader=AUTO_LOADER,
                    offload: str | None = None, cls: type | None = None, loras: Sequence = (),
-                   components: Sequence = ()):
+                   components: Sequence = (), single_file=None, quantization=None):
     """The pipeline (through ``loader``: pipeline_classes.py; ``cls`` for CLASS_LOADER), with its
     component checkpoints in place of the base's (component_weights.py) and its LoRAs fused
     (lora.py), on ``device`` or offloaded to it (cuda_speed.choose_offload); returns
-    ``(pipe, offload mode, how auto chose it)``."""
+    ``(pipe, offload mode, how auto chose it)``. ``single_file``: a checked single-file checkpoint
+    (single_file.py), ``path_or_id`` its base; ``quantization``: the denoiser quantized as it
+    loads (quantization.py)."""
     from diffusers import AutoPipelineForText2Image, DiffusionPipeline
 
     library_bars_off("diffusers", "transformers")  # the generation stage draws its own bar
-    kwargs: dict[str, Any] = {"dtype": dtype, **load_components(list(components), dtype)}
+    built = load_components(list(components), dtype)
+    kwargs: dict[str, Any] = {"dtype": dtype, **built}
     if revision:
         kwargs["revision"] = revision
     if variant:
@@ -379,7 +391,14 @@ def load_diffusers(path_or_id: str, *, revision, device, dtype, variant=None, to
     if token is not None:
         kwargs["token"] = token
     load = {AUTO_LOADER: AutoPipelineForText2Image, CLASS_LOADER: cls}.get(loader) or DiffusionPipeline
-    pipe = load.from_pretrained(path_or_id, **kwargs)
+    if single_file is not None:
+        loaded = load_single_file(single_file, pipeline_cls=cls, dtype=dtype, prebuilt=built,
+                                  quantization_config=quantization and quantization.model_config(dtype))
+        pipe = loaded if single_file.layout == "pipeline" else load.from_pretrained(path_or_id, **kwargs, **loaded)
+    else:
+        if quantization is not None:
+            kwargs["quantization_config"] = quantization.pipeline_config(dtype)
+        pipe = load.from_pretrained(path_or_id, **kwargs)
     load_loras(pipe, loras)
     mode, how = choose_offload(offload, pipe, device)
     apply_offload(pipe, mode, device)

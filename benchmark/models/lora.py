@@ -22,9 +22,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
+
+from benchmark.cli_types import MAX_LORAS, lora_reference
 
 from .errors import MalformedSpecError
+from .lora_unet_only import load_denoiser_layers, skipped_layers
 from .weights_ref import ResolvedWeights, parse_weights_ref, resolve_weights
 
 __all__ = ["LoraAdapter", "parse_lora_specs", "check_loras", "load_loras", "meta_component", "adapter_names"]
@@ -36,18 +40,29 @@ _LAYER = re.compile(r"^(?P<module>.+?)\.(?P<part>lora_A|lora_B|lora\.down|lora\.
 
 @dataclass(frozen=True)
 class LoraAdapter:
-    """A LoRA found and checked: its weights file and the scale it is applied at."""
+    """A LoRA found and checked: its weights file and the scale it is applied at; ``card``: what its
+    own README says (lora_card.py: name, base_model, trigger, recommended scale), once read."""
 
     weights: ResolvedWeights
     scale: float
+    #: ``--lora-unet-only``: (component, LoRA layers) of each text encoder whose layers are not applied
+    skipped: tuple = ()
+    card: Any = None
 
     @property
     def card_id(self) -> str:
         return self.weights.card_id
 
     def record(self) -> dict:
-        """The identity record (JSON-ready): kind, id, repo / file or path, revision, sha256, scale."""
-        return {"kind": "lora", **self.weights.record(), "scale": self.scale, "fused": True}
+        """The identity record (JSON-ready): kind, id, repo / file or path, revision, sha256, scale,
+        what its card says (lora_card.LoraCardUse.record) and, when its text-encoder layers were
+        skipped, how many of each (``skipped``)."""
+        out = {"kind": "lora", **self.weights.record(), "scale": self.scale, "fused": True}
+        if self.card is not None:
+            out.update(self.card.record())
+        if self.skipped:
+            out["skipped"] = {component: n for component, n in self.skipped}
+        return out
 
 
 def parse_lora_specs(specs: Sequence[str] | str | None) -> list:
@@ -57,6 +72,13 @@ def parse_lora_specs(specs: Sequence[str] | str | None) -> list:
         return []
     if isinstance(specs, str):
         specs = [specs]
+    if len(specs) > MAX_LORAS:
+        raise MalformedSpecError(f"at most {MAX_LORAS} LoRAs per audit (as queue requests), got {len(specs)}")
+    for text in specs:  # a scale written and not a finite number in range: refused naming it
+        try:
+            lora_reference(text)
+        except ValueError as err:
+            raise MalformedSpecError(str(err)) from None
     return [parse_weights_ref(s, what="LoRA") for s in specs]
 
 
@@ -127,14 +149,17 @@ def _check_peft_for_transformers(adapter: LoraAdapter, component: str) -> None:
     if Version(installed) < Version(MIN_PEFT_VERSION):
         raise MalformedSpecError(f"LoRA {adapter.card_id} adapts {component}, a transformers model, and transformers "
                                  f"loads such layers only with peft >= {MIN_PEFT_VERSION} (installed: {installed}): "
-                                 "pip install -U peft")
+                                 "pip install -U peft, or pass --lora-unet-only to apply its UNet / transformer "
+                                 "layers alone (the skipped layers are recorded)")
 
 
 def _check_fit(adapter: LoraAdapter, state: dict, pipeline: str, components: Mapping,
-               build: Callable[[str], object]) -> None:
+               build: Callable[[str], object], unet_only: bool = False) -> tuple:
     """One line for the first LoRA layer the base has no place for (``components``: the
     pipeline's components; ``build(name)``: one on the meta device, or None): a component it does
-    not have, then a module or a shape; and the peft a text encoder's layers need."""
+    not have, then a module or a shape; and the peft a text encoder's layers need. With
+    ``unet_only`` the text encoders' layers are not checked but counted: returns (component,
+    layers) of each skipped."""
     layers = [(m["module"].partition("."), m["part"], tuple(t.shape))
               for m, t in ((_LAYER.match(k), t) for k, t in state.items()) if m]
     if not layers:
@@ -145,7 +170,10 @@ def _check_fit(adapter: LoraAdapter, state: dict, pipeline: str, components: Map
         if component not in components:
             raise MalformedSpecError(f"LoRA {adapter.card_id} adapts a {component!r}, which {pipeline} does not have: "
                                      "it was made for another base model")
+    skipped = skipped_layers(adapter.card_id, layers, components, unet_only)
     for (component, _, path), part, shape in layers:
+        if any(component == c for c, _ in skipped):
+            continue
         model = build(component)
         if model is None:  # a component this check cannot build: diffusers checks it when loading
             continue
@@ -159,15 +187,19 @@ def _check_fit(adapter: LoraAdapter, state: dict, pipeline: str, components: Map
             raise MalformedSpecError(f"LoRA {adapter.card_id} does not fit {pipeline}: its {component}.{path} {why} "
                                      "(a LoRA made for another base model)")
     for component in targets:
-        if components[component][0] == "transformers":
+        if components[component][0] == "transformers" and not skipped:
             _check_peft_for_transformers(adapter, component)
+    return skipped
 
 
 def check_loras(specs: Sequence, *, pipeline_cls: type, index: Mapping,
-                read_config: Callable[[str], Mapping | None], token: str | bool | None = None) -> list[LoraAdapter]:
+                read_config: Callable[[str], Mapping | None], token: str | bool | None = None,
+                unet_only: bool = False) -> list[LoraAdapter]:
     """Each parsed ``--lora`` found, hashed and checked against the base pipeline (``pipeline_cls``,
     its ``model_index.json`` ``index`` and ``read_config(component)``), before the base's weights
-    load; returns the adapters to hand to :func:`load_loras`."""
+    load; returns the adapters to hand to :func:`load_loras`. ``unet_only`` (``--lora-unet-only``):
+    their text-encoder layers are skipped, and each adapter says how many (never a silent partial
+    load: without the flag such a LoRA loads whole or is refused)."""
     if not specs:
         return []
     name = pipeline_cls.__name__
@@ -188,10 +220,11 @@ def check_loras(specs: Sequence, *, pipeline_cls: type, index: Mapping,
         return built[component]
 
     unet = build("unet") if "unet" in components else None
+    out = []
     for adapter in adapters:
         state = _lora_state(pipeline_cls, adapter, getattr(unet, "config", None))
-        _check_fit(adapter, state, name, components, build)
-    return adapters
+        out.append(replace(adapter, skipped=_check_fit(adapter, state, name, components, build, unet_only)))
+    return out
 
 
 def load_loras(pipe, adapters: Sequence[LoraAdapter]) -> None:
@@ -201,7 +234,11 @@ def load_loras(pipe, adapters: Sequence[LoraAdapter]) -> None:
         return
     names = adapter_names(adapters)
     for adapter, name in zip(adapters, names):
-        pipe.load_lora_weights(str(adapter.weights.file), adapter_name=name)
+        if adapter.skipped:
+            load_denoiser_layers(pipe, adapter.weights.file, name)
+        else:
+            pipe.load_lora_weights(str(adapter.weights.file), adapter_name=name)
     pipe.set_adapters(names, adapter_weights=[a.scale for a in adapters])
     pipe.fuse_lora(adapter_names=names, lora_scale=1.0)
     pipe.unload_lora_weights()
+

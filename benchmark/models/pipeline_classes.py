@@ -24,6 +24,7 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+from .card_front_matter import read_front_matter
 from .errors import MalformedSpecError
 
 # diffusers' pipeline index imports its Kolors text encoder, which calls torch.jit.script when the
@@ -32,7 +33,7 @@ from .errors import MalformedSpecError
 warnings.filterwarnings("ignore", message=r"`torch\.jit\.script` is deprecated", category=FutureWarning)
 
 __all__ = ["AUTO_LOADER", "GENERIC_LOADER", "CLASS_LOADER", "CLASS_ALIASES", "REFUSED", "PipelineChoice",
-           "choose_pipeline_class", "register_moved_libraries"]
+           "choose_pipeline_class", "class_name_refusal", "register_moved_libraries"]
 
 AUTO_LOADER = "AutoPipelineForText2Image"
 GENERIC_LOADER = "DiffusionPipeline"
@@ -94,16 +95,8 @@ def _takes_text_alone(cls: type) -> bool:
 
 
 def _card_names_prior(folder: Path) -> bool:
-    from huggingface_hub import ModelCard
-
     readme = folder / "README.md"
-    if not readme.is_file():
-        return False
-    try:
-        prior = getattr(ModelCard.load(readme).data, "prior", None)
-    except (OSError, ValueError):
-        return False
-    return bool(prior)
+    return readme.is_file() and bool(read_front_matter(readme).get("prior"))
 
 
 def register_moved_libraries(index: dict) -> list[str]:
@@ -143,6 +136,13 @@ def _not_text_to_image(declared: str) -> str | None:
     for mapping, why in tasks:
         if any(c.__name__ == declared for c in getattr(auto, mapping, {}).values()):
             return why
+    return class_name_refusal(declared)
+
+
+def class_name_refusal(declared: str) -> str | None:
+    """Why a pipeline class named ``declared`` does not make images from text alone, from its name
+    alone (no diffusers import: the check made before the heavy libraries load); None when its
+    name does not say. Every class it names is one :func:`choose_pipeline_class` refuses too."""
     for words, why in _NAME_KINDS:
         if any(w in declared for w in words):
             return why
@@ -154,6 +154,7 @@ _NAME_KINDS = (
     (("Img2Img", "Image2Image", "ImageToImage", "Depth2Img", "InstructPix2Pix", "Edit", "Kontext"),
      "an image-to-image pipeline (it starts from an image)"),
     (("Inpaint", "Fill"), "an inpainting pipeline (it needs an image and a mask)"),
+    (("Control", "AdapterPipeline"), "a ControlNet or adapter pipeline (it needs a control image)"),
     (("Upscale", "SuperResolution", "Refiner"), "an upscaler or refiner (it starts from an image)"),
     (("PriorPipeline", "PriorRedux"), "a prior: it returns image embeddings, not images (audit the decoder repo "
                                       "that links it, which runs prior and decoder together)"),

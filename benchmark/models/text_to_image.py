@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import inspect
 import os
+from functools import partial
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from benchmark.extras import require
@@ -33,10 +34,16 @@ from benchmark.extras import require
 from .api_images import OpenAIImagesModel, check_api_model
 from .cuda_speed import OFFLOAD_MODES, check_offload
 from .builtin_cache import BUILDER_VERSION, build_builtin, check_builtin_name
-from .base_model import CardIdentity, card_identity
+from .base_model import CardIdentity, card_identity, check_declared_base
 from .call_settings import PIPELINE_CALL_ARGUMENTS, SCHEDULER_SETTINGS, check_call_settings, named_parameters
 from .component_weights import check_components, parse_component_spec
+from .light_checks import check_without_weights
 from .lora import check_loras, parse_lora_specs
+from .weights_ref import check_local_weights
+from .quantization import QuantizationChoice, check_quantization, gguf_record, parse_quantization
+from .single_file import (CheckedSingleFile, DENOISERS, check_local_single_file, check_single_file, find_base,
+                          parse_single_file)
+from .lora_card import attach_cards, card_setting_sources, choose_trigger, with_trigger
 from .model_cards import SOURCE_SET, card_sources, choose_call_settings, settings_warning
 from .pipeline_classes import PipelineChoice, choose_pipeline_class
 from .device import resolve_device, resolve_dtype
@@ -85,6 +92,8 @@ def parse_text_to_image_spec(spec: str) -> tuple[str, str]:
         return "python", spec
     if spec.startswith("openai:"):  # an image-generation API (benchmark.models.api_images)
         return "openai", spec[len("openai:"):]
+    if parse_single_file(spec) is not None:  # one .safetensors / .gguf file (single_file.py)
+        return "single_file", spec
     if is_local_folder(spec):
         return "local", str(Path(os.path.expanduser(spec)).resolve())
     if looks_like_path(spec):
@@ -135,11 +144,34 @@ class CheckedSpec:
     components: tuple = ()
     identity: CardIdentity = field(default_factory=CardIdentity)
     read_config: Callable[[str], dict | None] = field(default=lambda component: None, repr=False)
+    single_file: CheckedSingleFile | None = None  # --model FILE: the file, its base and layout
+    quantization: QuantizationChoice | None = None  # --quantize, with the components it quantizes
+
+    trigger: tuple[str, str] | None = None  # (text put before every prompt, its source): lora_card.py
+
+    def model_records(self) -> dict:
+        """The identity records of a single-file checkpoint (``checkpoint``) and of the weights'
+        quantization (``quantization``: --quantize, or a GGUF file's own), those that apply."""
+        out = {}
+        single = self.single_file
+        if single is not None:
+            out["checkpoint"] = single.record()
+        if self.quantization is not None:
+            out["quantization"] = self.quantization.record()
+        elif single is not None and single.header.format == "gguf":
+            out["quantization"] = gguf_record({k: t for k, (t, _) in single.header.tensors.items()}, single.denoiser)
+        return out
 
     def cards(self) -> list:
-        """The card rows that apply (model_cards.card_sources), adapters' first."""
+        """The card rows that apply (model_cards.card_sources): the adapters' rows, their own cards'
+        examples, the model's own row, its base_model's."""
         return card_sources(own=self.identity.own, how=self.identity.how, bases=self.identity.bases,
-                            adapters=[a.card_id for a in (*self.components, *self.adapters)])
+                            adapters=[a.card_id for a in (*self.components, *self.adapters)],
+                            adapter_cards=card_setting_sources(self.adapters))
+
+    def lora_warnings(self) -> list[str]:
+        """One line per LoRA whose card's base_model is not the model audited (lora_card.judge_base)."""
+        return [a.card.warning for a in self.adapters if a.card is not None and a.card.warning]
 
     def records(self) -> list[dict]:
         """The identity records of the component checkpoints and LoRAs, in the order they apply."""
@@ -182,12 +214,15 @@ def check_text_to_image(
     offload: str | None = None,
     loras: Sequence[str] = (),
     components: Mapping[str, str] | None = None,
+    lora_trigger: bool | str | None = None,
+    **weight_options,
 ) -> str:
     """Everything about a text-to-image spec that can fail, checked before any weights load;
     returns the pipeline's class name (or ``python-callable``, or the image API's model):
-    :func:`check_spec`."""
+    :func:`check_spec` (``weight_options``: its ``base``, ``quantize``, ``lora_unet_only``)."""
     return check_spec(spec, revision=revision, device=device, dtype=dtype, token=token, overrides=overrides,
-                      offload=offload, loras=loras, components=components).name
+                      offload=offload, loras=loras, components=components, lora_trigger=lora_trigger,
+                      **weight_options).name
 
 
 def _check_scheduler_settings(choice: PipelineChoice, index: dict, overrides: dict) -> None:
@@ -213,29 +248,89 @@ def _check_scheduler_settings(choice: PipelineChoice, index: dict, overrides: di
                                      f"{', '.join(sorted(takes))})")
 
 
+def _single_file_source(spec: str, base: str | None, token) -> tuple:
+    """(index, choice, read_config, card identity, checked file) of a single-file checkpoint: its
+    base's pipeline read from the base's configs (single_file.py); its settings are the base's."""
+    import json
+
+    single = parse_single_file(spec)
+    found = find_base(single, base, token=token)
+    try:
+        index = json.loads((found.folder / "model_index.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise MalformedSpecError(f"base {found.spec}: its model_index.json cannot be read ({type(err).__name__})") \
+            from None
+    choice = choose_pipeline_class(index, spec=found.spec, local_folder=found.folder)
+    read = config_reader("local", str(found.folder), None, token)
+    checked = check_single_file(single, found, pipeline_cls=choice.cls, index=index, read_config=read, token=token)
+    identity = CardIdentity()
+    if not found.builtin:
+        own = card_identity("local" if is_local_folder(found.spec) else "hub", found.load_from, token=token)
+        identity = CardIdentity(bases=tuple(b for b in (own.own, *own.bases) if b))
+    return index, choice, read, identity, checked
+
+
+def _checked_quantization(choice: QuantizationChoice | None, device, index: Mapping,
+                          single: CheckedSingleFile | None, loras: Sequence) -> QuantizationChoice | None:
+    """``--quantize`` able to run here, aimed at the pipeline's denoiser (quantization.py)."""
+    if choice is None:
+        return None
+    check_quantization(choice, device)
+    if single is not None and (single.layout == "pipeline" or single.header.format == "gguf"):
+        why = "a GGUF file is quantized already" if single.header.format == "gguf" else \
+            "a whole-pipeline single file is converted as it loads"
+        raise MalformedSpecError(f"--quantize applies to a diffusers folder, a Hub model or a single file of the "
+                                 f"denoiser alone: {why}")
+    if loras:
+        raise MalformedSpecError("--quantize with --lora: a LoRA is fused into the base weights, which quantized "
+                                 "weights do not take; audit the LoRA unquantized, or quantize a merged checkpoint")
+    denoiser = next((d for d in DENOISERS if isinstance(index.get(d), (list, tuple)) and index[d][0]), None)
+    if denoiser is None:
+        raise MalformedSpecError(f"--quantize {choice.text}: the pipeline has no unet or transformer to quantize")
+    return replace(choice, components=(denoiser,))
+
+
 def check_spec(spec: str, *, revision: str | None = None, device=None, dtype=None, token: str | bool | None = None,
                overrides: dict | None = None, offload: str | None = None, loras: Sequence[str] = (),
-               components: Mapping[str, str] | None = None) -> CheckedSpec:
+               components: Mapping[str, str] | None = None, base: str | None = None, quantize: str | None = None,
+               lora_unet_only: bool = False, lora_trigger: bool | str | None = None) -> CheckedSpec:
     """Everything about a text-to-image spec that can fail, checked before any weights load,
     and what loading needs. One-line errors for: the spec's syntax, a missing local folder or Hub
     model (offline, gated, no such revision), ``revision`` with a built-in model or local folder
     (they have no revisions), float16 on a CPU, a device that is not there, a pipeline diffusers
     cannot run as text-to-image (the class that will run is the one checked: pipeline_classes.py),
     an offload mode that does not apply, each ``--set`` setting that class's call (or scheduler)
-    does not take or whose value has the wrong type, a LoRA or component checkpoint that is missing
-    or made for another base (lora.py, component_weights.py), a loop in the model cards'
-    base_model links (base_model.py)."""
+    does not take or whose value has the wrong type, a LoRA or component checkpoint that is missing,
+    damaged or made for another base (weight_files.py, lora.py, component_weights.py; a LoRA card's
+    base_model of another architecture: lora_card.py), a single-file checkpoint that is damaged,
+    has no base or does not fit it (single_file.py), a quantization whose backend is missing or
+    cannot run here (quantization.py), a model card that cannot be read, a loop in the model
+    cards' base_model links or a class that contradicts them (base_model.py), ``lora_trigger``
+    (True: the LoRA cards' trigger; a text: that text) without a trigger. What needs no weights and
+    no heavy library is checked first, before torch loads (light_checks.py)."""
     overrides = dict(overrides or {})
     kind, value = parse_text_to_image_spec(spec)
-    if revision and kind in ("builtin", "local", "python", "openai"):
+    if revision and kind in ("builtin", "local", "python", "openai", "single_file"):
         what = {"builtin": "a built-in model", "local": "a local folder", "python": "a Python callable",
-                "openai": "an image API"}[kind]
+                "openai": "an image API", "single_file": "a single-file checkpoint (a Hub file's revision goes "
+                "in its id: hf://ORG/NAME@REVISION/FILE)"}[kind]
         raise MalformedSpecError(f"--revision {revision} does not apply to {what} ({spec}); "
                                  "revisions are Hub commits, branches or tags")
+    if base and kind != "single_file":
+        raise MalformedSpecError(f"--base names the base of a single-file checkpoint (--model FILE.safetensors), "
+                                 f"not of {spec}")
     lora_refs = parse_lora_specs(loras)
     component_refs = {name: parse_component_spec(f"{name}={ref}")[1] for name, ref in (components or {}).items()}
-    if (lora_refs or component_refs) and kind in ("python", "openai"):
+    quant = parse_quantization(quantize)
+    if (lora_refs or component_refs or lora_trigger) and kind in ("python", "openai"):
         raise MalformedSpecError(f"LoRAs and component checkpoints apply to diffusers pipelines, not to {spec}")
+    if quant and kind in ("python", "openai"):
+        raise MalformedSpecError(f"--quantize applies to diffusers pipelines, not to {spec}")
+    check_local_weights(lora_refs, "LoRA")  # damaged files refused before torch loads (weight_files.py)
+    for name, ref in component_refs.items():
+        check_local_weights([ref], f"{name} checkpoint")
+    if kind == "single_file":
+        check_local_single_file(parse_single_file(spec))
     if kind == "python":
         fn = import_callable(value)
         if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in inspect.signature(fn).parameters.values()):
@@ -243,22 +338,33 @@ def check_spec(spec: str, *, revision: str | None = None, device=None, dtype=Non
         return CheckedSpec("python-callable")
     if kind == "openai":
         return CheckedSpec(check_api_model(value, overrides))
+    check_without_weights(spec, kind, value, revision=revision, token=token, loras=loras, lora_trigger=lora_trigger)
     require("torch", "diffusers", "transformers", "PIL", extra="audit", purpose="generate images")
     dev = resolve_device(device)
     dt = resolve_dtype(dtype, dev)
     if dev.type == "cpu" and str(dt) == "torch.float16":
         raise DeviceUnavailableError("--dtype float16 does not run on the CPU (diffusers' CPU kernels lack "
                                      "half precision and each image would take minutes): use float32 or bfloat16")
-    index = _pipeline_index(kind, value, revision, token)
-    choice = choose_pipeline_class(index, spec=spec, local_folder=Path(value) if kind == "local" else None)
+    single = None
+    if kind == "single_file":
+        index, choice, read, identity, single = _single_file_source(spec, base, token)
+    else:
+        index = _pipeline_index(kind, value, revision, token)
+        choice = choose_pipeline_class(index, spec=spec, local_folder=Path(value) if kind == "local" else None)
+        read = config_reader(kind, value, revision, token)
+        identity = card_identity(kind, value, revision=revision, token=token) if kind != "builtin" else CardIdentity()
+    quant = _checked_quantization(quant, dev, index, single, lora_refs)
     _check_scheduler_settings(choice, index, overrides)
     check_offload(offload, dev)
     check_call_settings(choice.cls.__call__, overrides, what=choice.name, reserved=PIPELINE_CALL_ARGUMENTS)
-    read = config_reader(kind, value, revision, token)
+    check_declared_base(spec, choice.declared, identity)
     comps = check_components(component_refs, pipeline=choice.name, index=index, read_config=read, token=token)
-    adapters = check_loras(lora_refs, pipeline_cls=choice.cls, index=index, read_config=read, token=token)
-    identity = card_identity(kind, value, revision=revision, token=token) if kind != "builtin" else CardIdentity()
-    return CheckedSpec(choice.name, choice, index, tuple(adapters), tuple(comps), identity, read)
+    adapters = check_loras(lora_refs, pipeline_cls=choice.cls, index=index, read_config=read, token=token,
+                           unet_only=lora_unet_only)
+    audited = [a for a in (value if kind == "hub" else None, identity.own, *identity.bases) if a]
+    adapters = attach_cards(adapters, pipeline_class=choice.name, audited=audited, model=spec, token=token)
+    return CheckedSpec(choice.name, choice, index, tuple(adapters), tuple(comps), identity, read, single, quant,
+                       trigger=choose_trigger(adapters, lora_trigger))
 
 
 def pipeline_choice(spec: str, *, revision: str | None = None, token: str | bool | None = None) -> PipelineChoice:
@@ -276,18 +382,25 @@ class SettingsPlan:
     """Every generation setting of a run, worked out before any weights load, for the plan and
     the records: ``settings`` (values), ``sources`` (where each came from), ``warning`` (one line
     when the model runs at its pipeline's defaults, else None), ``adapters`` (the identity records
-    of its LoRAs and component checkpoints), ``pipeline`` (the class that runs it)."""
+    of its LoRAs and component checkpoints), ``pipeline`` (the class that runs it),
+    ``lora_warnings`` (a LoRA whose card names another base: lora_card.py)."""
 
     pipeline: str
     settings: dict
     sources: dict
     warning: str | None = None
     adapters: tuple = ()
+    model_records: dict = field(default_factory=dict)  # a single file's and a quantization's identity records
+    lora_warnings: tuple[str, ...] = ()
 
     def lines(self) -> list[str]:
         """One line per setting: ``key=value  (source)``, in the order they were chosen."""
         keys = list(dict.fromkeys([*self.sources, *self.settings]))
         return [f"{k}={self.settings.get(k, 'set by the pipeline')!r}  ({self.sources.get(k, '--set')})" for k in keys]
+
+    def warnings(self) -> list[str]:
+        """The lines a run prints whatever ``--quiet`` says: settings nobody chose, LoRAs on another base."""
+        return [w for w in (self.warning, *self.lora_warnings) if w]
 
 
 def _native_from_configs(read_config: Callable[[str], dict | None], params: dict) -> int | None:
@@ -304,27 +417,39 @@ def _native_from_configs(read_config: Callable[[str], dict | None], params: dict
     return None
 
 
+def _tiny(kind: str, checked: CheckedSpec) -> bool:
+    """A built-in tiny model, or a single file read with one's configs: the tiny settings apply."""
+    return kind == "builtin" or (checked.single_file is not None and checked.single_file.base.builtin)
+
+
 def plan_settings(spec: str, *, revision: str | None = None, device=None, dtype=None,
                   token: str | bool | None = None, overrides: dict | None = None, offload: str | None = None,
-                  loras: Sequence[str] = (), components: Mapping[str, str] | None = None) -> SettingsPlan:
-    """:func:`check_spec`, then every call setting the run will use with its value and source
-    (model_cards.py), the warning for a model on its pipeline's defaults, and the adapters'
-    identity records: what the plan prints and run_config.json / results.json record."""
+                  loras: Sequence[str] = (), components: Mapping[str, str] | None = None,
+                  lora_trigger: bool | str | None = None, **weight_options) -> SettingsPlan:
+    """:func:`check_spec` (``weight_options``: its ``base``, ``quantize``, ``lora_unet_only``),
+    then every call setting the run will use with its value and source (model_cards.py; the LoRA
+    trigger as ``lora_trigger``), the warnings for a model on its pipeline's defaults and a LoRA on
+    another base, and the adapters', single file's and quantization's identity records: what the
+    plan prints and run_config.json / results.json record."""
     checked = check_spec(spec, revision=revision, device=device, dtype=dtype, token=token, overrides=overrides,
-                         offload=offload, loras=loras, components=components)
+                         offload=offload, loras=loras, components=components, lora_trigger=lora_trigger,
+                         **weight_options)
     if checked.choice is None:  # a callable or an image API: its settings are what --set passes
         return SettingsPlan(checked.name, dict(overrides or {}), {k: SOURCE_SET for k in overrides or {}})
     kind, _ = parse_text_to_image_spec(spec)
     params = named_parameters(checked.choice.cls.__call__)
     settings, sources = choose_call_settings(
         params, pipeline_class=checked.name, read_config=checked.read_config, overrides=dict(overrides or {}),
-        builtin=TINY_SD_SETTINGS if kind == "builtin" else None, cards=checked.cards())
+        builtin=TINY_SD_SETTINGS if _tiny(kind, checked) else None, cards=checked.cards())
     native = _native_from_configs(checked.read_config, params)
     for key in ("height", "width"):
         if key in params and settings.get(key) is None and native:
             settings[key] = native
-    warning = None if kind == "builtin" else settings_warning(spec, sources)
-    return SettingsPlan(checked.name, settings, sources, warning, tuple(checked.records()))
+    if checked.trigger is not None:
+        settings["lora_trigger"], sources["lora_trigger"] = checked.trigger
+    warning = None if _tiny(kind, checked) else settings_warning(spec, sources, why=checked.identity.unfollowed)
+    return SettingsPlan(checked.name, settings, sources, warning, tuple(checked.records()),
+                        model_records=checked.model_records(), lora_warnings=tuple(checked.lora_warnings()))
 
 
 def planned_setting_sources(spec: str, pipeline_class: str, overrides: dict | None = None, *,
@@ -349,6 +474,10 @@ def load_text_to_image(
     offload: str | None = None,
     loras: Sequence[str] = (),
     components: Mapping[str, str] | None = None,
+    base: str | None = None,
+    quantize: str | None = None,
+    lora_unet_only: bool = False,
+    lora_trigger: bool | str | None = None,
     **overrides,
 ) -> TextToImageModel:
     """Load a text-to-image model from a spec (see module docstring).
@@ -366,14 +495,19 @@ def load_text_to_image(
     QKV projections on CUDA). ``offload``: ``auto`` (None), ``none``, ``model`` or
     ``sequential`` (diffusers' CPU offload, CUDA only; auto offloads only what does not fit).
 
-    ``loras``: ``PATH_OR_HUB_ID[:SCALE]`` texts (lora.py), loaded and fused in this order;
-    ``components``: ``{"unet": REF}``, a component replaced by its own checkpoint
-    (component_weights.py: SDXL-Lightning's UNets). Both are part of the model's identity:
-    ``model.adapters`` holds their records (Hub repo and file or path, revision, sha256, scale).
+    ``spec`` may be a single-file checkpoint (single_file.py) read with the configs of ``base``;
+    ``quantize``: ``BACKEND:SCHEME`` (quantization.py); ``lora_unet_only``: a LoRA's text-encoder
+    layers skipped and recorded (lora.py).
 
-    Call settings not given in ``overrides`` come from the model card table (the adapters' rows,
-    the model's own, its base_model's), a structural hint or the pipeline's defaults
-    (:mod:`benchmark.models.model_cards`); ``model.setting_sources`` says which.
+    ``loras``: ``PATH_OR_HUB_ID[:SCALE]`` texts (lora.py), fused in this order; ``components``:
+    ``{"unet": REF}`` (component_weights.py: SDXL-Lightning's UNets); ``model.adapters`` holds their
+    identity records (Hub repo and file or path, revision, sha256, scale, and what each LoRA's card
+    says: lora_card.py). ``lora_trigger``: True puts the LoRA cards' ``instance_prompt`` before
+    every prompt, a text that text (``settings["lora_trigger"]``).
+
+    Call settings not in ``overrides`` come from the card table (the adapters' rows, the model's
+    own, its base_model's), the LoRAs' cards, a structural hint or the pipeline's defaults
+    (model_cards.py); ``model.setting_sources`` says which.
     """
     if callable(spec) and not isinstance(spec, str):
         require("PIL", extra="audit", purpose="generate images")
@@ -382,7 +516,8 @@ def load_text_to_image(
         return CallableTextToImage(spec, model_id=f"python:{module}:{name}", revision=revision, overrides=overrides)
     kind, value = parse_text_to_image_spec(spec)
     checked = check_spec(spec, revision=revision, device=device, dtype=dtype, token=token, overrides=overrides,
-                         offload=offload, loras=loras, components=components)
+                         offload=offload, loras=loras, components=components, base=base, quantize=quantize,
+                         lora_unet_only=lora_unet_only, lora_trigger=lora_trigger)
     if kind == "python":
         require("PIL", extra="audit", purpose="generate images")
         return CallableTextToImage(import_callable(value), model_id=value, revision=revision, overrides=overrides)
@@ -393,26 +528,40 @@ def load_text_to_image(
     require("torch", "diffusers", "transformers", "PIL", extra="audit", purpose="generate images")
     dev = resolve_device(device)
     dt = resolve_dtype(dtype, dev)
-    identity = dict(adapters=tuple(checked.records()), cards=tuple(checked.cards()), card_match=checked.identity.how)
+    records = checked.model_records()
+    identity = dict(adapters=tuple(checked.records()), cards=tuple(checked.cards()), card_match=checked.identity.how,
+                    checkpoint=records.get("checkpoint"), quantization=records.get("quantization"))
     weights = dict(loader=checked.choice.loader, offload=offload, cls=checked.choice.cls, loras=checked.adapters,
-                   components=checked.components)
+                   components=checked.components, single_file=checked.single_file, quantization=checked.quantization)
 
     def model(pipe, mode: str, how: dict | None, **who) -> DiffusersTextToImage:
         speed = SpeedChoice(compile=compile, compile_vae=compile_vae, offload=mode, offload_auto=how)
-        return DiffusersTextToImage(pipe, PipelineIdentity(**who, **identity), device=dev, dtype=dt,
-                                    overrides=overrides, speed=speed)
+        return with_trigger(DiffusersTextToImage(pipe, PipelineIdentity(**who, **identity), device=dev, dtype=dt,
+                                                 overrides=overrides, speed=speed), checked.trigger)
 
+    return _load_by_kind(kind, value, checked, partial(load_diffusers, **weights, device=dev, dtype=dt), model,
+                         revision=revision, variant=variant, token=token)
+
+
+def _load_by_kind(kind: str, value: str, checked: CheckedSpec, load: Callable, model: Callable, *,
+                  revision: str | None, variant: str | None, token) -> DiffusersTextToImage:
+    """The pipeline of a built-in model, a local folder, a single file (its base gives the configs
+    and the other weights) or a Hub model, loaded by ``load`` and wrapped by ``model``."""
     if kind == "builtin":
         folder = build_builtin(value, build_tiny_sd, kind="text-to-image")
-        pipe, mode, how = load_diffusers(str(folder), revision=None, **weights, device=dev, dtype=dt)
+        pipe, mode, how = load(str(folder), revision=None)
         return model(pipe, mode, how, model_id=f"builtin:{value}", revision=f"builtin-v{BUILDER_VERSION}",
                      family="tiny", is_builtin=True)
     if kind == "local":
-        pipe, mode, how = load_diffusers(value, revision=None, variant=variant, **weights, device=dev, dtype=dt)
+        pipe, mode, how = load(value, revision=None, variant=variant)
         return model(pipe, mode, how, model_id=value)
+    if kind == "single_file":  # the model is the file
+        single = checked.single_file
+        pipe, mode, how = load(single.base.load_from, revision=None, token=token)
+        return model(pipe, mode, how, model_id=single.model_id, revision=single.revision, commit=single.weights.commit,
+                     family="tiny" if single.base.builtin else None)
     # hub (or its local cache)
     ensure_hub_model(value, ["model_index.json"], revision=revision, token=token, what="text-to-image model")
-    pipe, mode, how = load_diffusers(value, revision=revision, variant=variant, token=token, **weights, device=dev,
-                                      dtype=dt)
+    pipe, mode, how = load(value, revision=revision, variant=variant, token=token)
     return model(pipe, mode, how, model_id=value, revision=revision,
                  commit=cached_commit(value, "model_index.json", revision))

@@ -24,6 +24,9 @@ class TextToImageModel(ABC):
     revision: str | None = None
     settings: dict[str, Any]
     is_builtin: bool = False
+    #: text put before every prompt (a LoRA's trigger and its separator, lora_card.py; recorded in
+    #: ``settings["lora_trigger"]``): the manifest keeps the probe's own prompt
+    prompt_prefix: str = ""
 
     @abstractmethod
     def _generate(self, prompts: list[str], seeds: list[int]) -> GenerationOutput: ...
@@ -35,7 +38,7 @@ class TextToImageModel(ABC):
             raise ValueError(f"{len(prompts)} prompts but {len(seeds)} seeds")
         if not prompts:
             return GenerationOutput(images=[], nsfw=[])
-        out = self._generate(prompts, seeds)
+        out = self._generate([self.prompt_prefix + p for p in prompts] if self.prompt_prefix else prompts, seeds)
         if len(out.images) != len(prompts):
             raise RuntimeError(f"model {self.model_id} returned {len(out.images)} images for {len(prompts)} prompts")
         return out

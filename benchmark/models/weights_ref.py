@@ -27,8 +27,10 @@ from benchmark.contract.digest import file_sha256
 
 from .errors import MalformedSpecError, ModelNotAvailableError, ModelNotFoundError
 from .hub_access import cached_commit, ensure_hub_model, hub_offline, looks_like_path
+from .weight_files import check_weights_file
 
-__all__ = ["WeightsRef", "ResolvedWeights", "DIFFUSERS_LORA_FILE", "parse_weights_ref", "resolve_weights"]
+__all__ = ["WeightsRef", "ResolvedWeights", "DIFFUSERS_LORA_FILE", "parse_weights_ref", "resolve_weights",
+           "local_weights_file", "check_local_weights"]
 
 #: the file name diffusers' ``save_lora_weights`` writes (and ``load_lora_weights`` prefers)
 DIFFUSERS_LORA_FILE = "pytorch_lora_weights.safetensors"
@@ -162,29 +164,57 @@ def _hub_files(ref: WeightsRef, token) -> list[str]:
     return HfApi().list_repo_files(ref.repo, revision=ref.revision, token=token)
 
 
-def resolve_weights(ref: WeightsRef, *, what: str = "LoRA", token: str | bool | None = None) -> ResolvedWeights:
+def _suffix_problem(name: str, what: str, suffixes: tuple[str, ...]) -> MalformedSpecError | None:
+    if name.endswith(suffixes):
+        return None
+    kinds = "safetensors and GGUF files are" if len(suffixes) > 1 else "safetensors files are"
+    return MalformedSpecError(f"{what} {name} is not a {' or '.join(suffixes)} file (only {kinds} read: a pickle "
+                              "file can run code)")
+
+
+def local_weights_file(ref: WeightsRef, what: str = "LoRA", suffixes: tuple[str, ...] = (_SUFFIX,)) -> Path:
+    """The weights file of a local reference (the one file of a folder: :func:`_pick`); one line
+    for a folder with none or several, or a file of another kind than ``suffixes``."""
+    path = Path(ref.path)
+    if path.is_dir():
+        path = path / _pick([p.name for p in path.iterdir() if p.is_file()], str(path), what, ref.text)
+    problem = _suffix_problem(str(path), what, suffixes)
+    if problem:
+        raise problem
+    return path
+
+
+def check_local_weights(refs, what: str = "LoRA") -> None:
+    """Each local reference of ``refs`` found and its file checked (weight_files.py: a regular
+    file, its header within limits, its tensors finite), before torch or diffusers load; Hub
+    references are checked when they are resolved."""
+    for ref in refs:
+        if ref.path is not None:
+            check_weights_file(local_weights_file(ref, what), what=what)
+
+
+def resolve_weights(ref: WeightsRef, *, what: str = "LoRA", token: str | bool | None = None,
+                    suffixes: tuple[str, ...] = (_SUFFIX,)) -> ResolvedWeights:
     """Find the file of ``ref`` (a local file or folder, or a Hub repo's file from the cache or,
-    unless offline, the Hub) and hash it; one-line errors for a missing file or repo, a folder or
-    repo with no or several weights files, a file that is not safetensors."""
+    unless offline, the Hub), check it (weight_files.py) and hash it; one-line errors for a missing
+    file or repo, a folder or repo with no or several weights files, a file that is not
+    safetensors or fails the checks."""
     if ref.path is not None:
-        path = Path(ref.path)
-        if path.is_dir():
-            path = path / _pick([p.name for p in path.iterdir() if p.is_file()], str(path), what, ref.text)
-        if path.suffix != _SUFFIX:
-            raise MalformedSpecError(f"{what} {path} is not a {_SUFFIX} file (only safetensors files are read: a "
-                                     "pickle file can run code)")
+        path = local_weights_file(ref, what, suffixes)
+        check_weights_file(path, what=what)
         return ResolvedWeights(ref, path, file_sha256(path))
     from huggingface_hub import hf_hub_download
 
     name = ref.weight_name or _pick(_hub_files(ref, token), ref.repo, what, ref.text)
-    if not name.endswith(_SUFFIX):
-        raise MalformedSpecError(f"{what} {ref.repo}/{name} is not a {_SUFFIX} file (only safetensors files are "
-                                 "read: a pickle file can run code)")
+    problem = _suffix_problem(f"{ref.repo}/{name}", what, suffixes)
+    if problem:
+        raise problem
     where = ensure_hub_model(ref.repo, [name], revision=ref.revision, token=token, what=what)
     try:
         file = Path(hf_hub_download(ref.repo, name, revision=ref.revision, token=token,
                                     local_files_only=where == "cache"))
     except OSError as err:  # pragma: no cover - the checks above catch a missing file first
         raise ModelNotFoundError(f"{what} {ref.repo}/{name} cannot be downloaded ({type(err).__name__})") from None
+    check_weights_file(file, what=what)
     return ResolvedWeights(ref, file, file_sha256(file), commit=cached_commit(ref.repo, name, ref.revision),
                            weight_name=name)

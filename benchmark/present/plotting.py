@@ -15,7 +15,7 @@ from benchmark.extras import require
 from benchmark.present.text import direction_mark, fmt_number, short_estimator
 
 __all__ = ["MALE_COLOUR", "FEMALE_COLOUR", "OTHER_COLOUR", "plt_agg", "save_figure", "safe_name", "fmt_num",
-           "forest_figure", "summary_panels", "plot_summary"]
+           "forest_figure", "summary_panels", "plot_summary", "plot_corrected"]
 
 # Colours: male-stereotyped / female-stereotyped / neither, readable in grey scale too.
 MALE_COLOUR, FEMALE_COLOUR, OTHER_COLOUR = "#1f5fa8", "#d9822b", "#9a9a9a"
@@ -152,3 +152,25 @@ def plot_summary(entries: Sequence[Mapping], out_dir: Path) -> list[tuple[str, s
     name = save_figure(fig, Path(out_dir) / "summary.png")
     return [(name, "Headline scores: point = value, bar = bootstrap interval, dashed line = the ideal value "
                    "(each score on its own scale)")]
+
+
+def plot_corrected(entries: Sequence[Mapping], out_dir: Path) -> list[tuple[str, str]]:
+    """Each score automatic (grey) and corrected with people's labels (colour) with their intervals,
+    one panel per score on its own scale (entries with a ``human_corrected`` value)."""
+    panels = []
+    for e in entries:
+        hc = e.get("human_corrected") or {}
+        ci, hci = (e.get("ci") if isinstance(e.get("ci"), Mapping) else {}), (hc.get("ci") or {})
+        who = short_estimator(e.get("estimator") or e.get("annotator"), 16) or ""
+        title = f"{e.get('display_name') or e.get('name')} ({e.get('suite')}{', ' + who if who else ''})"
+        panels.append({"title": title, "ideal": e.get("ideal"), "bounds": (e.get("min"), e.get("max")),
+                       "rows": [{"label": "automatic", "value": e.get("value"), "low": ci.get("low"),
+                                 "high": ci.get("high"), "muted": True},
+                                {"label": f"people ({hc.get('n_human')} labels)", "value": hc.get("value"),
+                                 "low": hci.get("low"), "high": hci.get("high")}]})
+    if not panels:
+        return []
+    fig = forest_figure(panels, width=10.0, row_inches=0.3, label_chars=22, ncols=2 if len(panels) > 3 else 1)
+    name = save_figure(fig, Path(out_dir) / "human_corrected.png")
+    return [(name, "Each score as the annotator reads the images (grey) and corrected with people's labels of a "
+                   "random sample (colour): point = value, bar = interval, dashed line = the ideal value")]

@@ -54,6 +54,11 @@ def progress_bar(total: int, desc: str, *, enabled: bool = True, unit: str = "im
                 position=position, leave=True, smoothing=0.1)
 
 
+def say(line: str) -> None:
+    """One line on stderr that does not break a progress bar drawn there (tqdm's ``write``)."""
+    tqdm.write(line, file=sys.stderr)
+
+
 #: the library whose loading bars each name turns off, and the call that does it
 _LOADING_BARS = {"diffusers": ("diffusers.utils.logging", "disable_progress_bar"),
                  "transformers": ("transformers.utils.logging", "disable_progress_bar")}

@@ -16,6 +16,7 @@ import sys
 from typing import Any, Iterable, Mapping, TextIO
 
 from benchmark.cli_types import ERROR_PREFIX, error_line, print_error  # noqa: F401 (the one error line, re-exported)
+from benchmark.contract.image_checks import degenerate_text
 from benchmark.scores.metadata import column_group
 from benchmark.present.text import (better_text, direction_mark, excluded_counts, excluded_text, paper_label,
                                     range_text, short_estimator, short_value_text)
@@ -123,7 +124,7 @@ def _column_group(e: Mapping) -> str:
 def print_results_summary(results: Mapping, file: TextIO | None = None) -> None:
     """The run's results: the warning line first (built-in models), the scores table, its notes,
     then the images left out of every score and why (refused by the image API, not supplied,
-    flagged by the safety checker)."""
+    flagged by the safety checker), and the degenerate images that were scored."""
     from rich.text import Text
 
     out = file or sys.stdout
@@ -141,6 +142,9 @@ def print_results_summary(results: Mapping, file: TextIO | None = None) -> None:
             emit(Text(f"[{i}] {note}"), out)
     if left_out:  # refused by an image API, not supplied, or flagged by a safety checker: never silent
         emit(Text(f"left out of every score: {left_out}"), out)
+    degenerate = degenerate_text((results.get("run") or {}).get("degenerate_images"))
+    if degenerate:  # blank, constant or non-finite images that were scored: never silent either
+        emit(Text(f"WARNING: {degenerate}"), out)
 
 
 def print_score_metadata(metadata: Mapping, file: TextIO | None = None) -> None:

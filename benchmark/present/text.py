@@ -235,6 +235,11 @@ EXCLUDED_WHY = {
 }
 
 
+def count_text(n: int, one: str, many: str | None = None) -> str:
+    """``1 row``, ``2 rows``, ``1,204 batches`` (``many``: the plural when it is not ``one`` + s)."""
+    return f"{int(n):,} {one if int(n) == 1 else (many or one + 's')}"
+
+
 def excluded_why(reason: Any) -> str:
     """Why an image was left out (``refused`` / ``missing`` / ``nsfw``), in words."""
     return EXCLUDED_WHY.get(str(reason), str(reason))
@@ -279,12 +284,43 @@ def settings_items(settings: Mapping | None, sources: Mapping | None = None) -> 
     return out
 
 
+def adapter_label(record: Mapping) -> str:
+    """What an adapter record (results.json ``model.adapters[i]``) is called: the name its card or
+    Hub repo gives it (``name``, benchmark.models.lora_card), else its id or path."""
+    return str(record.get("name") or record.get("id") or record.get("path") or "?")
+
+
 def adapters_text(adapters: Sequence[Mapping] | None) -> str:
-    """The LoRAs and component checkpoints of a model, one phrase each: what, its id, scale and
-    sha256 (short); "" for a base model."""
+    """The LoRAs and component checkpoints of a model, one phrase each: what, its name, scale and
+    sha256 (short), and the text-encoder layers a LoRA applied without (``--lora-unet-only``); ""
+    for a base model."""
     out = []
     for a in adapters or ():
         what = "LoRA" if a.get("kind") == "lora" else f"{a.get('component') or a.get('kind')} checkpoint"
         scale = f" at scale {a['scale']:g}" if isinstance(a.get("scale"), (int, float)) else ""
-        out.append(f"{what} {a.get('id') or a.get('path')}{scale} (sha256 {str(a.get('sha256'))[:12]})")
+        skipped = a.get("skipped") if isinstance(a.get("skipped"), Mapping) else {}
+        left = (", UNet / transformer layers only: skipped " + ", ".join(f"{n} {c} layers" for c, n in skipped.items())
+                if skipped else "")
+        out.append(f"{what} {adapter_label(a)}{scale} (sha256 {str(a.get('sha256'))[:12]}{left})")
     return "; ".join(out)
+
+
+def checkpoint_text(record: Mapping | None) -> str:
+    """A single-file checkpoint in one phrase: format, layout, sha256 (short) and the base whose
+    configs read it; "" when the model is not one."""
+    if not isinstance(record, Mapping):
+        return ""
+    layout = {"pipeline": "a whole pipeline", "denoiser": f"the {record.get('component') or 'denoiser'} alone"}
+    return (f"single {record.get('format')} file, {layout.get(str(record.get('layout')), record.get('layout'))} "
+            f"(sha256 {str(record.get('sha256'))[:12]}), read with the configs of {record.get('base')} "
+            f"({record.get('base_from') or 'base'})")
+
+
+def quantization_text(record: Mapping | None) -> str:
+    """Quantized weights in one phrase: backend and scheme, what it is, the components; "" for none."""
+    if not isinstance(record, Mapping):
+        return ""
+    components = ", ".join(str(c) for c in record.get("components") or ())
+    version = f" {record['library_version']}" if record.get("library_version") else ""
+    what = f": {record['what']}" if record.get("what") else ""
+    return f"{record.get('backend')}{version} {record.get('scheme')} on {components or 'the model'}{what}"

@@ -27,6 +27,7 @@ from typing import Any, Sequence
 
 from benchmark.annotate.label_files import LABEL_FILES, read_labels
 from benchmark.annotate.registry import default_annotators, list_annotator_kinds
+from benchmark.contract.leftovers import remove_leftovers
 from benchmark.contract.run_folder_check import require_intact
 from benchmark.runner.expected import expected_problems
 from benchmark.runner.annotate_pass import image_pass, run_embedding_work
@@ -87,6 +88,7 @@ def annotate_run(
     t_start = time.perf_counter()
     if int(batch_size) < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    remove_leftovers(run_dir)  # a label file or embedding cache staged by a stopped stage
     if verify:
         require_intact(run_dir, "annotate", labels=False, expected=expected_problems)
     known = {k.option for k in list_annotator_kinds()}

@@ -16,12 +16,18 @@ measurement (``bench/runner_overhead.py``, docs/performance.md): 3-6x less CPU p
 than PIL's default (zlib level 6, the runner's setting before), files within 4% of its size
 (zlib level 1, slower than Z_RLE, makes them 6-21% larger), the same pixels. Runs written before
 it keep their bytes; a resumed one holds batches of both, each verified by its own sha256.
+
+Checks: each image is also checked on its encoder thread for being degenerate (one colour:
+:func:`benchmark.contract.image_checks.degenerate_kind`, from PIL's extrema, without changing
+it), and a batch's verdicts are appended to ``image_checks.jsonl`` before the batch is renamed
+into place; the writer keeps the tally of the images it wrote (:meth:`BatchWriter.written`).
 """
 
 from __future__ import annotations
 
 import io
 import os
+import threading
 import zlib
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -29,6 +35,7 @@ from typing import Any
 
 from benchmark.contract import run_folder as rf
 from benchmark.contract.digest import sha256_hex
+from benchmark.contract.image_checks import DegenerateCount, degenerate_kind, record_image_checks
 from benchmark.present.progress import StageTimer
 from benchmark.runner.run_config import recorded_settings
 
@@ -59,9 +66,9 @@ def png_bytes(image, options: dict | None = None) -> bytes:
     return buf.getvalue()
 
 
-def _encoded(image, options: dict) -> tuple[bytes, str]:
+def _encoded(image, options: dict, non_finite: bool) -> tuple[bytes, str, str | None]:
     data = png_bytes(image, options)
-    return data, sha256_hex(data)
+    return data, sha256_hex(data), degenerate_kind(image, non_finite)
 
 
 class BatchWriter:
@@ -84,31 +91,53 @@ class BatchWriter:
         self.encoders = ThreadPoolExecutor(max_workers=self.threads, thread_name_prefix="t2ibench-png")
         self.committer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="t2ibench-write") if overlap else None
         self.in_flight: Future | None = None
+        self._tally = DegenerateCount()  # what was written, counted by the committing thread
+        self._tally_lock = threading.Lock()
 
     def _commit(self, idxs: list[int], rows: list[dict], encoded: list[Future], nsfw: list,
-                batch_seconds: float) -> None:
+                batch_seconds: float, non_finite: bool) -> None:
         with self.timer.stage("write"):
-            files, meta = [], []
+            files, meta, kinds = [], [], []
             for i, probe, job, flag in zip(idxs, rows, encoded, nsfw):
-                data, digest = job.result()
+                data, digest, kind = job.result()
+                kinds.append(kind)
                 name = rf.image_file_name(i, self.n_total)
                 files.append((name, data))
                 meta.append({"file_name": name, "probe_index": i, **{c: probe[c] for c in self.probe_columns},
                              "sha256": digest, "model_id": self.model_id, "revision": self.revision,
                              "settings": self.settings_str, "nsfw": None if flag is None else bool(flag),
                              "rank": self.rank, "batch_seconds": round(batch_seconds, 4)})
-            rf.write_batch(self.run_dir, rf.batch_name(idxs[0], self.n_total), files, meta, rank=self.rank)
+            name = rf.batch_name(idxs[0], self.n_total)
+            record_image_checks(self.run_dir, name, [str(r["probe_id"]) for r in rows], kinds, non_finite)
+            rf.write_batch(self.run_dir, name, files, meta, rank=self.rank)
+            with self._tally_lock:
+                for probe, kind, flag in zip(rows, kinds, nsfw):
+                    if not flag:  # a safety checker's black image, a withheld probe's placeholder: never scored
+                        self._tally.add(str(probe["probe_id"]), kind)
 
-    def submit(self, idxs: list[int], rows: list[dict], images: list, nsfw: list, batch_seconds: float) -> None:
-        """Queue one finished batch; first waits for the batch before it (at most one in flight)."""
+    def written(self) -> DegenerateCount:
+        """A copy of the tally of the batches on disk: the images that would be scored (not flagged),
+        and the degenerate ones among them."""
+        with self._tally_lock:
+            t = self._tally
+            return DegenerateCount(t.n_checked, dict(t.by_kind), list(t.examples))
+
+    def submit(self, idxs: list[int], rows: list[dict], images: list, nsfw: list, batch_seconds: float,
+               non_finite: bool = False) -> None:
+        """Queue one finished batch (``non_finite``: the model's output for it held NaN / inf); first
+        waits for the batch before it (at most one in flight)."""
+        self.wait_for_last()
+        encoded = [self.encoders.submit(_encoded, image, self.png_options, non_finite) for image in images]
+        if self.committer is None:
+            self._commit(idxs, rows, encoded, nsfw, batch_seconds, non_finite)
+        else:
+            self.in_flight = self.committer.submit(self._commit, idxs, rows, encoded, nsfw, batch_seconds, non_finite)
+
+    def wait_for_last(self) -> None:
+        """Until the batch in flight is on disk (or its error raised)."""
         if self.in_flight is not None:
             done, self.in_flight = self.in_flight, None
-            done.result()  # the previous batch is on disk (or its error raised) before the next is queued
-        encoded = [self.encoders.submit(_encoded, image, self.png_options) for image in images]
-        if self.committer is None:
-            self._commit(idxs, rows, encoded, nsfw, batch_seconds)
-        else:
-            self.in_flight = self.committer.submit(self._commit, idxs, rows, encoded, nsfw, batch_seconds)
+            done.result()
 
     def close(self, wait_for_last: bool) -> None:
         """Wait for the last batch (raising its error when ``wait_for_last``) and stop the threads;

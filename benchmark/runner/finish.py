@@ -33,7 +33,7 @@ def finish_audit(request: AuditRequest, outcome: AuditOutcome | None = None) -> 
                  annotators=dict(request.annotators))
     outcome.stage_seconds["annotate"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    score_run(run_dir, n_resamples=request.n_resamples)
+    score_run(run_dir, n_resamples=request.n_resamples, allow_degenerate=request.allow_degenerate)
     outcome.stage_seconds["score"] = time.perf_counter() - t0
     outcome.results_path = run_dir / RESULTS_FILE
     t0 = time.perf_counter()

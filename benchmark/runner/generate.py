@@ -26,9 +26,12 @@ import pandas as pd
 from benchmark import models
 from benchmark.contract import run_folder as rf
 from benchmark.contract.audit_request import AuditRequest
+from benchmark.contract.image_checks import NonFiniteWatch
+from benchmark.contract.leftovers import remove_leftovers
 from benchmark.contract.model_specs import is_builtin
 from benchmark.runner.batch_size import BatchSize, resolve_batch_size
 from benchmark.runner.batch_writer import BatchWriter
+from benchmark.runner.image_guard import GenerationGuard
 from benchmark.present.progress import StageTimer, progress_bar
 from benchmark.runner.repair import drop_label_rows, repair_run_folder
 from benchmark.contract.times import utc_iso
@@ -114,6 +117,7 @@ def _prepare(run_dir: Path, config: dict, probes: pd.DataFrame, batch: BatchSize
             run_dir.mkdir(parents=True, exist_ok=True)
             if rf.read_run_config(run_dir) is None:
                 rf.write_json_atomic(run_dir / rf.CONFIG_FILE, {**config, "created": utc_iso()})
+            remove_leftovers(run_dir)  # what a stopped stage staged outside .partial
             removed = [p.name for p in rf.clean_partial(run_dir)]
             rf.images_dir(run_dir).mkdir(parents=True, exist_ok=True)
             repair_run_folder(run_dir, probes)  # damaged batches go, so their probes are generated again
@@ -144,17 +148,33 @@ def _record_batch_size(run_dir: Path, batch_size: int) -> None:
         rf.write_json_atomic(run_dir / rf.CONFIG_FILE, {**recorded, "batch_sizes": sizes})
 
 
-def _generate_batches(model: Any, records: list[dict], mine: list[int], batch_size: int, writer: BatchWriter,
-                      timer: StageTimer, bar) -> tuple[int, int]:
+@dataclass
+class BatchLoop:
+    """What the batch loop works with: the model, the probe rows (``records``) and this rank's
+    share of them (``mine``), the batch size, the writer, the timer, the bar and the guard on
+    degenerate images."""
+
+    model: Any
+    records: list[dict]
+    mine: list[int]
+    batch_size: int
+    writer: BatchWriter
+    timer: StageTimer
+    bar: Any
+    guard: GenerationGuard
+
+
+def _generate_batches(loop: BatchLoop) -> tuple[int, int]:
     """Generate this rank's probes batch by batch; returns (images, batches)."""
+    model, records, writer, timer, bar = loop.model, loop.records, loop.writer, loop.timer, loop.bar
     n_generated = n_batches = 0
     ok = False
     try:
-        for start in range(0, len(mine), batch_size):
-            idxs = mine[start:start + batch_size]
+        for start in range(0, len(loop.mine), loop.batch_size):
+            idxs = loop.mine[start:start + loop.batch_size]
             rows = [records[i] for i in idxs]
             t0 = time.perf_counter()
-            with timer.stage("generate"):
+            with timer.stage("generate"), NonFiniteWatch() as watch:  # NaN in the output: counted, not only warned
                 if hasattr(model, "generate_probes"):  # models that need the probe rows (supplied images, APIs)
                     out = model.generate_probes(rows)
                     record_withheld(writer.run_dir, getattr(out, "withheld", None) or ())  # before its batch
@@ -166,10 +186,11 @@ def _generate_batches(model: Any, records: list[dict], mine: list[int], batch_si
             if len(images) != len(rows) or len(nsfw) != len(rows):
                 raise RuntimeError(f"model returned {len(images)} images / {len(nsfw)} nsfw flags for "
                                    f"{len(rows)} prompts")
-            writer.submit(idxs, rows, images, nsfw, batch_seconds)
+            writer.submit(idxs, rows, images, nsfw, batch_seconds, non_finite=watch.seen)
             n_generated += len(idxs)
             n_batches += 1
             bar.update(len(idxs))
+            loop.guard.after_batch(writer.written())  # the batches on disk (this one may still be writing)
         ok = True
     finally:
         writer.close(wait_for_last=ok)
@@ -251,6 +272,11 @@ def generate(request: AuditRequest, model: Any, probes: pd.DataFrame | ChosenPro
     background thread while the next batch generates (zlib releases the GIL), so the
     accelerator does not wait for the host; at most one batch is in flight, and a kill loses
     at most that batch and the one being generated. Bytes and files are the same either way.
+
+    Every image written is checked for being degenerate (one colour: blank, constant, black from
+    NaN output; :mod:`benchmark.runner.image_guard`): past the share that stops an audit, the
+    main process raises :class:`benchmark.contract.image_checks.DegenerateImages` (one line) once
+    every image is written, unless ``request.allow_degenerate``.
     """
     timer = timer or StageTimer()
     state = state or process_state()
@@ -273,8 +299,11 @@ def generate(request: AuditRequest, model: Any, probes: pd.DataFrame | ChosenPro
     if mine:
         _warm_up(model, timer, run_dir, state)
     writer = BatchWriter(run_dir, model, list(probes.columns), len(probes), rank, timer, overlap_writes)
+    guard = GenerationGuard(run_dir, allow=request.allow_degenerate, early_stop=world == 1,
+                            progress=progress and state.is_local_main_process)
     t0 = time.perf_counter()
-    n_generated, n_batches = _generate_batches(model, probes.to_dict("records"), mine, batch.size, writer, timer, bar)
+    n_generated, n_batches = _generate_batches(BatchLoop(model, probes.to_dict("records"), mine, batch.size, writer,
+                                                         timer, bar, guard))
     loop_seconds = time.perf_counter() - t0  # generate and write overlap: the wall time per image
     state.wait_for_everyone()
     summary = GenerationSummary(run_dir=run_dir, n_probes=len(probes), n_done_before=len(done),
@@ -286,6 +315,8 @@ def generate(request: AuditRequest, model: Any, probes: pd.DataFrame | ChosenPro
     summary.timings = timer.as_dict()
     if progress and state.is_main_process:
         print(summary.format(), file=sys.stderr)
+    if state.is_main_process:  # after every rank is done: a rank stopping alone would leave the others waiting
+        guard.at_end()
     return summary
 
 

@@ -36,6 +36,9 @@ def run_audit(request: AuditRequest) -> AuditOutcome:
         print(f"WARNING: {request.model_spec}: {BUILTIN_WARNING}", file=sys.stderr)
     if request.progress and process_state().is_main_process:
         print(plan.format(), file=sys.stderr)
+    elif process_state().is_main_process:  # --quiet: no plan, but what nobody chose is still said
+        for line in plan.warnings():
+            print(f"WARNING: {line}", file=sys.stderr)
     gen = run_generation(request, chosen=plan.chosen)
     outcome = AuditOutcome(run_dir=request.run_dir, stage_seconds={"generate": sum(gen.timings.values())})
     if not process_state().is_main_process:

@@ -25,7 +25,7 @@ from benchmark.contract.run_folder_check import ANNOTATE_TOTAL, label_files, tim
 from benchmark.runner.annotate_plan import annotator_options, choose_annotators
 from benchmark.runner.annotate_summary import annotate_record
 from benchmark.runner.probe_choice import ChosenProbes, choose_probes, limit_probes, prompt_key
-from benchmark.present.text import fmt_number, headline_entries
+from benchmark.present.text import adapter_label, checkpoint_text, fmt_number, headline_entries, quantization_text
 from benchmark.scores.design import planned_mdd, single_image_summary
 from benchmark.scores.metadata import get_metadata
 from benchmark.runner.run_config import check_resume
@@ -64,11 +64,17 @@ class AuditPlan:
     setting_sources: dict[str, str] = field(default_factory=dict)  # call setting -> where it comes from
     setting_warning: str | None = None  # a model on its pipeline's defaults: how to pass its card's settings
     adapters: list[dict] = field(default_factory=list)  # LoRAs and component checkpoints: identity records
+    lora_warnings: list[str] = field(default_factory=list)  # a LoRA whose card names another base
     detectable: list[str] = field(default_factory=list)  # --pilot: the smallest change per headline score
+    model_records: dict = field(default_factory=dict)  # a single-file checkpoint's, quantized weights' records
 
     @property
     def n_images(self) -> int:
         return sum(self.images.values())
+
+    def warnings(self) -> list[str]:
+        """The lines a run prints whatever ``--quiet`` says (the plan shows them too)."""
+        return [w for w in (self.setting_warning, *self.lora_warnings) if w]
 
     def estimate_seconds(self) -> float | None:
         if self.seconds_per_image is None:
@@ -82,11 +88,13 @@ class AuditPlan:
         rows = [("model", f"{self.model} ({self.pipeline})")]
         rows += [("adapter" if a.get("kind") == "lora" else str(a.get("component") or a.get("kind")),
                   _adapter_text(a)) for a in self.adapters]
+        rows += [(key, text(self.model_records[key])) for key, text in (("checkpoint", checkpoint_text),
+                                                                         ("quantization", quantization_text))
+                 if self.model_records.get(key)]
         for i, (key, value) in enumerate(self.settings.items()):  # every setting, its value and where it came from
             source = self.setting_sources.get(key)
             rows.append(("settings" if i == 0 else "", f"{key}={value!r}" + (f"  ({source})" if source else "")))
-        if self.setting_warning:
-            rows.append(("warning", self.setting_warning))
+        rows += [("warning", line) for line in self.warnings()]
         for option, models in self.annotators.items():
             rows.append((option, (", ".join(models) if isinstance(models, list) else models) or "disabled"))
         for task_input in declared_inputs():
@@ -116,9 +124,22 @@ class AuditPlan:
 
 
 def _adapter_text(record: dict) -> str:
-    """One adapter of the plan: what it is, its scale, its file's sha256 (short)."""
+    """One adapter of the plan: what it is, its scale and where that came from, its file's sha256
+    (short), the layers skipped (``--lora-unet-only``), and what its card says (base_model, the
+    trigger it offers)."""
     scale = f" at scale {record['scale']:g}" if isinstance(record.get("scale"), (int, float)) else ""
-    return f"{record.get('id') or record.get('path')}{scale} (sha256 {str(record.get('sha256'))[:12]})"
+    if record.get("scale_source"):
+        scale += f" ({record['scale_source']})"
+    skipped = record.get("skipped") or {}
+    left = ("; --lora-unet-only skips " + ", ".join(f"{n} {c} layers" for c, n in skipped.items())) if skipped else ""
+    text = f"{adapter_label(record)}{scale} (sha256 {str(record.get('sha256'))[:12]}{left})"
+    if record.get("card"):
+        base = record.get("base_model")
+        text += f"; card {record['card']}: base_model {base or '(none named)'}"
+        text += f" ({record['base_model_match']})" if base and record.get("base_model_match") else ""
+        if record.get("trigger_offered"):
+            text += f", trigger {record['trigger_offered']!r} (--lora-trigger puts it before every prompt)"
+    return text
 
 
 def _duration(seconds: float) -> str:
@@ -160,7 +181,8 @@ def preflight(request: AuditRequest) -> AuditPlan:
                              overrides=model.load_options(), offload=runtime.offload, **model.weights)
     plan = plan_for(request, chosen, model=model.spec, pipeline=settings.pipeline, settings=dict(settings.settings))
     plan.setting_sources, plan.setting_warning = dict(settings.sources), settings.warning
-    plan.adapters = [dict(a) for a in settings.adapters]
+    plan.adapters, plan.lora_warnings = [dict(a) for a in settings.adapters], list(settings.lora_warnings)
+    plan.model_records = dict(settings.model_records)
     if request.is_api:
         name, todo = model.spec.split(":", 1)[1], max(plan.n_images - plan.done, 0)
         plan.requests = estimate_requests(name, model.load_options(), todo)

@@ -6,7 +6,8 @@ warnings) with a table of contents, a summary (one row per headline score, "valu
 high]" and its direction, and a summary plot), one section per task with its
 figures as the paper draws them (each task's :class:`benchmark.tasks.TaskReport`) and every score
 entry, image grids per suite with their labels (:mod:`benchmark.runner.report_images`), the
-suites and excluded images, human agreement when ``t2ibench agreement`` wrote
+suites and excluded images, the scores corrected with people's labels (results.json's
+``human_labels``: :mod:`benchmark.runner.report_human`), human agreement when ``t2ibench agreement`` wrote
 ``report/agreement.json``, run details, notes and footnotes (undefined reasons, interval
 notes, long subset names).
 
@@ -23,7 +24,6 @@ import json
 import os
 import re
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -31,14 +31,18 @@ import pandas as pd
 
 from benchmark.contract import results as res
 from benchmark.contract.atomic import write_bytes_atomic
+from benchmark.contract.image_checks import degenerate_text
+from benchmark.contract.leftovers import remove_leftovers, staging_dir
 from benchmark.present.plotting import plot_summary
 from benchmark.contract.run_folder import REPORT_DIR
+from benchmark.runner.report_human import human_section
 from benchmark.runner.report_images import THUMB_DIR, Grid, image_grids
 from benchmark.tasks import list_tasks
 from benchmark.tasks.inputs import input_of_results_key
 from benchmark.tasks.of_run import ReportSection, report_sections, section_of
 from benchmark.contract.image_provenance import API, SUPPLIED, provenance_kind
-from benchmark.present.text import (ESTIMATOR_RANK, OTHER_ESTIMATOR_RANK, adapters_text, direction_mark,
+from benchmark.present.text import (ESTIMATOR_RANK, OTHER_ESTIMATOR_RANK, adapters_text, checkpoint_text,
+                                    quantization_text, direction_mark,
                                     direction_text, excluded_counts, excluded_text, fmt_number, headline_entries,
                                     interval_text, is_number, md_escape, settings_items, short_estimator, value_text)
 
@@ -195,6 +199,8 @@ def _header(results: Mapping, entries: Sequence[Mapping]) -> dict:
         ("Model", model.get("id", "unknown model")),
         ("Revision", model.get("revision") or "not recorded"),
         *([("Adapters", adapters_text(model["adapters"]))] if model.get("adapters") else []),
+        *([("Checkpoint", checkpoint_text(model["checkpoint"]))] if model.get("checkpoint") else []),
+        *([("Quantization", quantization_text(model["quantization"]))] if model.get("quantization") else []),
         *([("Settings", "; ".join(items))]
           if (items := settings_items(results.get("settings"), results.get("setting_sources"))) else []),
         ("Probe set", _probe_set(results)),
@@ -216,6 +222,9 @@ def _header(results: Mapping, entries: Sequence[Mapping]) -> dict:
         warnings.append(f"{len(not_scored)} suite(s) not scored: {', '.join(map(str, not_scored))}")
     for reason, n in excluded_counts(run).items():  # refused / not supplied / safety checker, as everywhere
         warnings.append(f"{excluded_text({reason: n})}, left out of every score")
+    degenerate = degenerate_text(run.get("degenerate_images"))  # blank / constant / non-finite images scored
+    if degenerate:
+        warnings.append(degenerate)
     source = results.get("provenance") if isinstance(results.get("provenance"), Mapping) else None
     if source:  # images the benchmark did not generate (benchmark.contract.image_provenance)
         who = f" by {source.get('supplied_by')}" if source.get("supplied_by") else ""
@@ -411,12 +420,15 @@ def build_context(run_dir: str | Path, results: Mapping, out_dir: str | Path,
     grids = image_grids(run_dir, results, out_dir, {s: f.task for f in report_secs for s in f.suites})
     sections = _sections(run_dir, results, out_dir, notes, grids, report_secs)
     agreement = _human_agreement(Path(agreement_dir) if agreement_dir is not None else out_dir)
+    corrected = human_section(results, out_dir)
     run_notes = [n for n in results.get("notes", []) if n != results.get("warning")]
     toc = [("summary", "Summary")] + [(f["anchor"], f["title"]) for f in sections]
     if grids:
         toc.append(("images", f"Images ({sum(g.n_shown for g in grids)} of "
                               f"{sum(g.n_images for g in grids)}, per suite)"))
     toc += [("suites", "Suites and excluded images")]
+    if corrected:
+        toc.append(("human-corrected", "Scores corrected with people's labels"))
     if agreement:
         toc.append(("human-agreement", "Human labels and agreement"))
     toc += [("run", "Run details")]
@@ -428,6 +440,7 @@ def build_context(run_dir: str | Path, results: Mapping, out_dir: str | Path,
         "header": header, "toc": toc, "summary": summary, "summary_plot": summary_plot,
         "ci_label": f"{100 * float((results.get('scoring') or {}).get('confidence_level', 0.95)):g} % CI",
         "sections": sections, "grids": grids, "suites": _suites_table(results), "agreement": agreement,
+        "corrected": corrected,
         "run": _run_details(results), "notes": run_notes, "footnotes": notes.texts,
         "images_made": IMAGES_MADE.get(provenance_kind(results), "generated"),
         "excluded_legend": excluded_legend(report_secs),
@@ -482,11 +495,13 @@ def write_report(run_dir: str | Path, results: Mapping | None = None) -> Path:
     before anything in report/ changes: a report that cannot be written (text UTF-8 cannot
     encode, such as a lone surrogate in a results file; a plot that fails) leaves report/ as it
     was, with no empty or half-written file. report.md and report.html are then replaced
-    atomically, each."""
+    atomically, each. What a stopped stage left in RUN_DIR (a staging folder of a report killed
+    while drawing) is removed first (:func:`benchmark.contract.leftovers.remove_leftovers`)."""
     run_dir = Path(run_dir)
     results = res.read_results(run_dir) if results is None else results
     out_dir = run_dir / REPORT_DIR
-    staging = Path(tempfile.mkdtemp(prefix=".report-staging-", dir=run_dir))
+    remove_leftovers(run_dir)
+    staging = staging_dir(run_dir, "report")
     try:
         context = build_context(run_dir, results, staging, agreement_dir=out_dir)
         md, page = (text.encode("utf-8") for text in render(context))  # fails here, before report/ changes

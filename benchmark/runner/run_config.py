@@ -26,6 +26,9 @@ IDENTITY_KEYS = ("format", "package_version", "model", "settings", "suites", "li
 # Those that can be checked before the model is loaded (model: spec and requested revision only).
 EARLY_IDENTITY_KEYS = ("format", "package_version", "model", "suites", "limit_per_suite", "n_probes", "probes_sha256",
                        "probes")
+#: identity records a loaded model may carry beside its adapters (benchmark.models.single_file,
+#: benchmark.models.quantization), copied to run_config.json's and results.json's ``model``
+MODEL_RECORDS = ("checkpoint", "quantization")
 #: run_config.json key of the audit request (:meth:`AuditRequest.record`)
 REQUEST_KEY = "request"
 
@@ -52,6 +55,10 @@ def _model_block(request: AuditRequest, model: Any) -> dict:
     adapters = getattr(model, "adapters", None)
     if adapters:  # LoRAs and component checkpoints: part of what the model is (benchmark.models.lora)
         block["adapters"] = _json(list(adapters))
+    for key in MODEL_RECORDS:  # a single-file checkpoint (the model is the file) and quantized weights
+        record = getattr(model, key, None)
+        if record:
+            block[key] = _json(dict(record))
     return block
 
 

@@ -31,15 +31,22 @@ from benchmark import cli_types
 from benchmark.contract import results as res
 from benchmark.annotate.label_files import LABEL_FILES
 from benchmark.contract.model_specs import is_builtin
+from benchmark.contract.atomic import atomic_path
+from benchmark.contract.image_checks import degenerate_text, require_usable, results_block
+from benchmark.contract.leftovers import remove_leftovers
 from benchmark.contract.pairing import pairing_section
 from benchmark.contract.run_folder import SCORES_DIR, TIMINGS_FILE
 from benchmark.tasks.folder_record import missing_task_folder
 from benchmark.tasks.inputs import results_references
-from benchmark.tasks.context import ScoreStageError, ScoringContext, ScoringOptions, SuiteStatus
+from benchmark.tasks.context import ScoreStageError, ScoringContext, ScoringOptions, SuiteStatus, entry_key, load_run_manifest
 from benchmark.contract.withheld import REASONS as WITHHELD_REASONS
 from benchmark.present.text import excluded_why
 from benchmark.contract.run_folder_check import require_intact
+from benchmark.runner.annotator_errors import annotator_errors, corrected_shares
 from benchmark.runner.expected import expected_problems
+from benchmark.runner.run_config import MODEL_RECORDS
+from benchmark.runner.human_correction import HumanLabels, correct_entries
+from benchmark.registries import HUMAN_LABEL_SOURCES
 from benchmark.scores.bootstrap import ResamplePlan, resample_plan
 from benchmark.tasks.of_run import tasks_of_run
 from benchmark.tasks.registry import load_plugins, task_options as declared_task_options
@@ -80,9 +87,8 @@ def _write_details(run_dir: Path, details: Mapping[str, pd.DataFrame]) -> dict[s
     out = {}
     for name, frame in sorted(details.items()):
         path = scores_dir / f"{name}.parquet"
-        tmp = path.with_suffix(".parquet.tmp")
-        frame.reset_index(drop=True).to_parquet(tmp, index=False)
-        tmp.replace(path)
+        with atomic_path(path) as tmp:
+            frame.reset_index(drop=True).to_parquet(tmp, index=False)
         out[name] = f"{SCORES_DIR}/{name}.parquet"
     return out
 
@@ -103,6 +109,9 @@ def _model_block(config: dict, manifest: pd.DataFrame) -> dict:
     adapters = m.get("adapters") if isinstance(m, dict) else None
     if isinstance(adapters, list) and adapters:  # LoRAs / component checkpoints: another model than the base
         block["adapters"] = adapters
+    for key in MODEL_RECORDS:  # a single-file checkpoint's and quantized weights' identity records
+        if isinstance(m, dict) and isinstance(m.get(key), dict):
+            block[key] = m[key]
     return block
 
 
@@ -152,8 +161,29 @@ def _pairing(ctx: ScoringContext, plan: ResamplePlan | None) -> dict | None:
                            probe_ids=ctx.manifest["probe_id"], fingerprint=probes.get("fingerprint"))
 
 
+def people_labels(run_dir: Path) -> HumanLabels | None:
+    """People's labels of RUN_DIR from the first registered source that has some (None: none)."""
+    for source in HUMAN_LABEL_SOURCES.values():
+        found = source.read(run_dir)
+        if found is not None:
+            return found
+    return None
+
+
+def human_section(ctx: ScoringContext, human: HumanLabels) -> dict:
+    """results.json's ``human_labels``: which people's labels were used and refused, the annotator's
+    errors per group and the corrected category shares; every score entry gets its
+    ``human_corrected`` (:mod:`benchmark.runner.human_correction`)."""
+    corrections = correct_entries(ctx, human)
+    for entry in ctx.scores:
+        entry["human_corrected"] = corrections.get(entry_key(entry))
+    shares, why = corrected_shares(ctx, human)
+    return {**human.summary, "annotator_errors": annotator_errors(ctx, human), "shares": shares,
+            "shares_note": why}
+
+
 def _results(ctx: ScoringContext, details: dict, options: ScoringOptions, seconds: float,
-             pairing: dict | None = None) -> dict:
+             pairing: dict | None = None, human: dict | None = None, degenerate: dict | None = None) -> dict:
     cfg = ctx.config
     model = _model_block(cfg, ctx.manifest)
     settings = _settings(cfg, ctx.manifest)
@@ -172,7 +202,8 @@ def _results(ctx: ScoringContext, details: dict, options: ScoringOptions, second
         suites=[st.to_dict() for st in ctx.status.values()], scores=ctx.scores, annotators=annotator_entries(ctx),
         scoring={"confidence_level": options.confidence_level, "n_resamples": options.n_resamples,
                  "ci_method": "percentile", **_task_option_record(options), "nsfw": "excluded"},
-        run=_run_counts(ctx, cfg), details=details, timings=timings, notes=ctx.notes, pairing=pairing)
+        run={**_run_counts(ctx, cfg), **({"degenerate_images": degenerate} if degenerate else {})}, details=details,
+        timings=timings, notes=ctx.notes, pairing=pairing, human_labels=human)
     return res.build_results(audited, scored)
 
 
@@ -193,7 +224,7 @@ def _task_option_record(options: ScoringOptions) -> dict:
 
 def score_run(run_dir: str | Path, *, n_resamples: int = 1000, confidence_level: float = 0.95,
               random_state: int = 0, task_options: Mapping[str, Mapping] | None = None, report: bool = False,
-              verify: bool = False) -> dict:
+              verify: bool = False, human: HumanLabels | bool | None = True, allow_degenerate: bool = False) -> dict:
     """Score every suite of RUN_DIR from its files; write results.json, scores/*.parquet and,
     with ``report=True``, the report (:func:`benchmark.runner.report.write_report`). Returns the
     results document (as written).
@@ -202,7 +233,13 @@ def score_run(run_dir: str | Path, *, n_resamples: int = 1000, confidence_level:
     missing label files make their suites "not scored" with the reason. ``verify`` first checks
     the folder against its files (:func:`benchmark.contract.run_folder_check.require_intact`: manifest
     against metadata.jsonl, every PNG's sha256, orphans, label files) and refuses one with
-    problems (``RunFolderError``, one line naming the first).
+    problems (``RunFolderError``, one line naming the first). ``human``: people's labels of the
+    run (True: read by the registered human label sources, the annotation app's answers to a
+    calibration sample or a census; None / False: none): with them every entry carries its
+    ``human_corrected`` and results.json a ``human_labels`` section. An audit whose images are
+    degenerate (blank, constant, non-finite) past the share that stops it is refused
+    (:class:`benchmark.contract.image_checks.DegenerateImages`, one line) unless
+    ``allow_degenerate``; results.json ``run.degenerate_images`` counts them either way.
     """
     start = time.perf_counter()
     try:  # the command line's bound (0: no intervals): 10**9 resamples ran out of memory
@@ -216,10 +253,13 @@ def score_run(run_dir: str | Path, *, n_resamples: int = 1000, confidence_level:
     missing = missing_task_folder(run_dir)  # its suites would be "not scored" and results.json overwritten
     if missing:
         raise ScoreStageError(missing)
+    remove_leftovers(run_dir)  # what a stopped stage staged (a detail table, results.json)
     if verify:
         require_intact(run_dir, "score", expected=expected_problems)
+    manifest = load_run_manifest(run_dir)  # one line when there is none
+    degenerate = require_usable(run_dir, allow=allow_degenerate, manifest=manifest)  # before any score is computed
     options = ScoringOptions(n_resamples, confidence_level, random_state, declared_task_options(task_options))
-    ctx = ScoringContext(run_dir, options)
+    ctx = ScoringContext(run_dir, options, manifest=manifest)
     # the paired resamples of every entry, recorded beside its interval (results.json's `pairing`)
     plan = ResamplePlan(n_resamples, random_state, record=True) if n_resamples >= 2 else None
     with resample_plan(plan) if plan else nullcontext():
@@ -228,7 +268,13 @@ def score_run(run_dir: str | Path, *, n_resamples: int = 1000, confidence_level:
     details = _write_details(run_dir, ctx.details)
     ctx.mark_partly_scored()
     _status_notes(ctx)
-    results = _results(ctx, details, options, time.perf_counter() - start, _pairing(ctx, plan))
+    if human is True:
+        human = people_labels(run_dir)
+    human_block = human_section(ctx, human) if isinstance(human, HumanLabels) else None
+    block = results_block(degenerate, allow_degenerate)
+    note = degenerate_text(block)
+    ctx.notes.extend([note] if note else [])
+    results = _results(ctx, details, options, time.perf_counter() - start, _pairing(ctx, plan), human_block, block)
     res.write_results(run_dir, results)
     if report:
         from benchmark.runner.report import write_report

@@ -121,10 +121,13 @@ class ScoringContext:
     :attr:`resamples` keeps each entry's statistic on the plan's resamples, keyed by
     :func:`entry_key` (and :attr:`designs` its strata, ``{"strata": m, "single": k}``). ``config`` and ``manifest``: the run's run_config.json and manifest as
     the caller already read them (:func:`load_run_config`, :func:`load_run_manifest`); read
-    from ``run_dir`` when not given."""
+    from ``run_dir`` when not given. ``labels``: label tables to score instead of the label files
+    (name -> table, None for a file to treat as missing), e.g. people's labels in a label file's
+    shape (:mod:`benchmark.runner.human_correction`); the files are never written."""
 
     def __init__(self, run_dir: Path, options: ScoringOptions, probes: set | None = None, *,
-                 config: dict | None = None, manifest: pd.DataFrame | None = None):
+                 config: dict | None = None, manifest: pd.DataFrame | None = None,
+                 labels: dict[str, pd.DataFrame | None] | None = None):
         self.run_dir = run_dir
         self.options = options
         self.config = load_run_config(run_dir) if config is None else config
@@ -148,7 +151,7 @@ class ScoringContext:
             st.add_excluded("nsfw", int((flagged & self.withheld.isna()).sum()))
             if st.n_images == 0:
                 st.reason = "no images in manifest.parquet"
-        self.labels: dict[str, pd.DataFrame | None] = {}
+        self.labels: dict[str, pd.DataFrame | None] = dict(labels or {})
         self.missing_parts: dict[str, list[str]] = {}  # suite -> label files its task asked for and lacked
         self.scores: list[dict] = []
         self.resamples: dict[tuple, np.ndarray] = {}

@@ -16,12 +16,16 @@ from benchmark.contract.results import PACKAGE_NAME
 from benchmark.papers import PAPERS, paper_label
 from benchmark.present.text import direction_text, markdown_table, md_escape, range_text
 from benchmark.scores.metadata import SCORE_METADATA
-from submissions.leaderboard.board_columns import COLUMNS, MODEL, RANK
+from submissions.leaderboard.board_columns import COLUMNS, MODEL, PEOPLE_MARK, RANK
 from submissions.leaderboard.board_index import BoardIndex
 from submissions.leaderboard.score_columns import value_column
-from submissions.leaderboard.wording import DEMO_BADGE, EVALUATED_BADGE, IMAGES_BADGES
+from submissions.leaderboard.wording import (DEGENERATE_BADGE, DEMO_BADGE, EVALUATED_BADGE, HUMAN_CHECKED_BADGE,
+                                             IMAGES_BADGES)
 
 SCORE_CLICK = "Click: order by the value, best first; again: worst first."
+#: what a score cell marked board_columns.PEOPLE_MARK holds
+PEOPLE_CELL = ("the value and interval corrected with people's labels of a random sample of the images, ranked and "
+               "ordered apart from automatic-only rows (first)")
 
 
 def _meta_dict(name: str) -> dict:
@@ -38,8 +42,8 @@ def score_help(name: str) -> str:
     ideal = f"; ideal {m.ideal:g}{unit}" if m.ideal is not None else ""
     cited = f"{paper_label(m.paper)} ({paper.short})" if paper else paper_label(m.paper)
     return (f"{m.display_name}: {m.description} {direction_text(_meta_dict(name)).capitalize()}{ideal}; "
-            f"range {range_text(m)}{unit}. Paper: {cited}. Cell: value [95 % bootstrap interval over images]. "
-            f"{SCORE_CLICK}")
+            f"range {range_text(m)}{unit}. Paper: {cited}. Cell: value [95 % bootstrap interval over images]; "
+            f"{PEOPLE_MARK}: {PEOPLE_CELL}. {SCORE_CLICK}")
 
 
 def header_help() -> dict[str, str]:
@@ -96,13 +100,37 @@ def citation_markdown() -> str:
             "entries):\n\n```bibtex\n" + own + "\n\n" + papers + "\n```")
 
 
+def people_markdown(index: BoardIndex | None = None) -> str:
+    """How scores corrected with people's labels are shown and ranked, and how many rows of the board have one."""
+    rows = 0
+    if index is not None and "human_checked" in index.table.schema.names and index.table.num_rows:
+        rows = int(index.row_frame()["human_checked"].fillna(False).astype(bool).sum())
+    count = (f"On this board {rows:,} of {len(index):,} rows have such a score." if index is not None and rows else
+             "No row of this board has one yet.")
+    return (f"An audit may correct a score with people's labels of a random sample of its images (prediction-powered "
+            f"inference: the annotator's labels of every image, corrected by its errors on the sample people "
+            f"labelled). Such a row carries the **{HUMAN_CHECKED_BADGE}** badge and its cell reads "
+            f"\"value [low, high] {PEOPLE_MARK}\": the corrected value and interval, which its rank and the order use. "
+            "A corrected score and an automatic one measure different things (people's perception against the "
+            "annotator's), so such rows are ranked and ordered apart, first, and never ranked above another row by "
+            "comparing the two. The *Human-checked* column (column picker) marks them, and the downloads carry the "
+            "corrected columns (`NAME_people`, `NAME_people_low`, `NAME_people_high`, `NAME_people_n`: the "
+            f"people-labelled images) beside the automatic ones. {count}")
+
+
 def about_markdown(index: BoardIndex | None = None) -> str:
     """The About tab: every section made from the registries (``index``: the board, for the estimators
     its cells use)."""
     papers = ", ".join(f"[{p.label or p.key}]({p.url}) ({md_escape(p.short)})" for p in PAPERS.values())
     badge_words = {DEMO_BADGE: "built-in tiny random-weight model or annotators: its scores are meaningless (it ranks "
                                "last, it is never ranked)",
+                   DEGENERATE_BADGE: "some of the audit's images were degenerate (blank, one colour, or black from "
+                                     "non-finite output) and were scored all the same, under the 1 % that stops an "
+                                     "audit or with --allow-degenerate (hover: how many, of which kind; the "
+                                     "Degenerate column counts them)",
                    EVALUATED_BADGE: "audited by the maintainers' workers from a request of the queue, not self-reported",
+                   HUMAN_CHECKED_BADGE: f"some score is corrected with people's labels of a random sample of the "
+                                        f"images (cells marked {PEOPLE_MARK}; see below)",
                    **{b: f"images the benchmark did not generate ({b}): seeds not controlled by the benchmark"
                       for b in IMAGES_BADGES.values()},
                    "…-ref": "scores made against a reference dataset (ranked only among rows of the same reference)"}
@@ -144,6 +172,8 @@ def about_markdown(index: BoardIndex | None = None) -> str:
         "the values only, not their intervals, and it averages scores of different kinds (social biases and "
         "compositional skills in the overview): read it per view (pick one paper's columns) and as a summary, not "
         "as a ranking the audit supports; the tiers of each score say which differences the audit can see.",
+        "### Scores checked by people",
+        people_markdown(index),
         "### Badges",
         "\n".join(f"- **{md_escape(k)}**: {v}" for k, v in badge_words.items()),
         "### Downloads and shared links",

@@ -52,7 +52,7 @@ CSS = """
 #lb-detail-head blockquote {background:#fde8e8;border-left:6px solid #c62828;font-weight:bold}
 .lb-badge {display:inline-block;padding:0 8px;border-radius:10px;font-size:12px;font-weight:700;line-height:18px;
            border:1px solid;margin-right:3px;white-space:nowrap}
-.lb-badge-demo {background:#fde8e8;color:#8e0000;border-color:#c62828}
+.lb-badge-demo, .lb-badge-degenerate {background:#fde8e8;color:#8e0000;border-color:#c62828}
 .lb-badge-evaluated {background:#e6f4ea;color:#135e2b;border-color:#2e7d32}
 .lb-badge-supplied, .lb-badge-api {background:#fff4e5;color:#7a4100;border-color:#b26a00}
 .lb-badge[class$="-ref"] {background:#e8eefd;color:#0d2f8e;border-color:#2851c6}

@@ -34,28 +34,45 @@ TIER_COLUMN, WIN_RATE_COLUMN = "Tier", "Win rate"
 #: a score cell of a row without an entry of that score
 NOT_SCORED = "not scored"
 NOT_SCORED_STYLE = "color: #8a8a8a; font-style: italic"
+#: after a score cell's value corrected with people's labels of a random sample (docs/human_correction.md)
+PEOPLE_MARK = "(people)"
+
+
+def people_checked(rows: pd.DataFrame, name: str) -> np.ndarray:
+    """Per row: its entry of score ``name`` has a value corrected with people's labels
+    (``human_corrected``, docs/human_correction.md)."""
+    if f"{name}_people" not in rows:
+        return np.zeros(len(rows), dtype=bool)
+    return np.isfinite(rows[f"{name}_people"].to_numpy(dtype=float, na_value=np.nan))
 
 
 def score_columns_of(rows: pd.DataFrame, name: str, suites: Sequence[str] = ()) -> tuple[np.ndarray, ...]:
     """(value, low, high, has an entry) of score ``name`` for ``rows`` (NaN where undefined or
-    absent; with ``suites``, an entry of another suite counts as absent)."""
+    absent; with ``suites``, an entry of another suite counts as absent): the value corrected with
+    people's labels and its interval where the entry has one (:func:`people_checked`)."""
     if f"{name}_suite" not in rows:
         nan = np.full(len(rows), np.nan)
         return nan, nan, nan, np.zeros(len(rows), dtype=bool)
     has = rows[f"{name}_suite"].isin(suites).to_numpy() if suites else rows[f"{name}_suite"].notna().to_numpy()
-    cols = [np.where(has, rows[f"{name}{p}"].to_numpy(dtype=float, na_value=np.nan), np.nan)
-            for p in ("", "_low", "_high")]
+    people = people_checked(rows, name)
+    cols = []
+    for p in ("", "_low", "_high"):
+        auto = rows[f"{name}{p}"].to_numpy(dtype=float, na_value=np.nan)
+        if people.any():
+            auto = np.where(people, rows[f"{name}_people{p}"].to_numpy(dtype=float, na_value=np.nan), auto)
+        cols.append(np.where(has, auto, np.nan))
     return (*cols, has)
 
 
-def score_cell(value: float, low: float, high: float, has: bool) -> tuple[float | None, str]:
-    """(the number behind a score cell, its text): "value [low, high]", "undefined", "not scored"."""
+def score_cell(value: float, low: float, high: float, has: bool, people: bool = False) -> tuple[float | None, str]:
+    """(the number behind a score cell, its text): "value [low, high]", "undefined", "not scored";
+    `` (people)`` after a value corrected with people's labels (``people``)."""
     if not has:
         return None, NOT_SCORED
     ci = {"low": low, "high": high} if np.isfinite(low) and np.isfinite(high) else None
     defined = bool(np.isfinite(value))
     entry = {"value": value if defined else None, "defined": defined, "ci": ci}
-    return (float(value) if defined else None), cell_text(entry)
+    return (float(value) if defined else None), cell_text(entry) + (f" {PEOPLE_MARK}" if people else "")
 
 
 # --------------------------------------------------------------------------- widths
@@ -196,6 +213,16 @@ def _adapters_width(page: PageRows, texts: list[str]) -> int:
     return min(260, column_px([", ".join(adapter_name(a) for a in ads or ()) for ads in page.adapters], "Adapters"))
 
 
+def _checkpoint_cells(page: PageRows) -> Cells:
+    return [(None, "") if _missing(sha) else (str(sha), str(sha)[:12]) for sha in page.column("checkpoint_sha256")]
+
+
+def _degenerate_cells(page: PageRows) -> Cells:
+    """"N of M" (degenerate images of those checked; the value: N), empty where not recorded."""
+    return [(None, "") if _missing(n) or _missing(m) else (int(n), f"{int(n):,} of {int(m):,}")
+            for n, m in zip(page.column("n_degenerate"), page.column("n_checked"))]
+
+
 def _date(value: Any) -> str:
     return pd.Timestamp(value).isoformat()[:10]
 
@@ -210,9 +237,10 @@ COLUMNS: dict[str, Column] = {c.id: c for c in (
            "The ranks the intervals allow (as Chatbot Arena shows ranks): 3-7 ≈ means somewhere from 3 to 7. "
            "Click: order by the intervals (conservative).", _range_cells),
     Column("badge", BADGE_COLUMN, "", "html",
-           "demo: a built-in tiny random-weight model or annotator (meaningless scores); evaluated: audited by the "
-           "maintainers' workers; supplied / api: images the benchmark did not generate; -ref: made against a "
-           "reference dataset. Hover a badge for details.",
+           "demo: a built-in tiny random-weight model or annotator (meaningless scores); degenerate: blank, one-colour "
+           "or non-finite images were scored; evaluated: audited by the maintainers' workers; human-checked: scores "
+           "corrected with people's labels of a random sample (ranked apart); supplied / api: images the benchmark "
+           "did not generate; -ref: made against a reference dataset. Hover a badge for details.",
            lambda p: [(badges_html(s), badges_html(s)) for s in p.subs], lambda p, texts: badge_width(p.subs)),
     Column("suites", SUITES_COLUMN, "", "html", "The number of suites scored; hover the number for their names.",
            lambda p: [(suites_html(s), suites_html(s)) for s in p.subs],
@@ -237,6 +265,19 @@ COLUMNS: dict[str, Column] = {c.id: c for c in (
         f"{k}: {v}" for k, v in ACCESS_WORDS.items()) + ".", lambda p: _text_cells(p.column("access"))),
     Column("revision", "Revision", "", "str", "The model revision audited (a commit hash is shortened).",
            lambda p: _text_cells(p.column("revision"), short_revision)),
+    Column("checkpoint", "Checkpoint sha256", "", "str", "A single-file checkpoint's sha256 (shortened; the "
+           "download has it whole): the model is the file, wherever it lies. Empty: a folder or Hub model.",
+           _checkpoint_cells),
+    Column("quantization", "Quantization", "", "str", "How the weights were quantized (BACKEND:SCHEME): another "
+           "model than the unquantized one, in a row of its own. Empty: not quantized.",
+           lambda p: _text_cells(p.column("quantization"))),
+    Column("degenerate", "Degenerate", "", "str", "Degenerate images (blank, one colour, or black from non-finite "
+           "output) among those checked, which were scored all the same. Empty: recorded before the check.",
+           _degenerate_cells),
+    Column("human_checked", "Human-checked", "", "str", "yes: some score is corrected with people's labels of a "
+           "random sample of the audit's images; those score cells read (people), show the corrected value and "
+           "interval, and such rows are ranked and ordered apart from automatic-only rows (first).",
+           lambda p: [(True, "yes") if not _missing(v) and bool(v) else (None, "") for v in p.column("human_checked")]),
 )}
 MODEL = Column("model", MODEL_COLUMN, "model", "html",
                "The model id: click the name for its Hub page (or its results file for local, API and built-in "
@@ -274,7 +315,9 @@ def lay_out(page: PageRows, column_ids: Sequence[str], names: Sequence[str], sui
     per_column = [c.cells(page) for c in cols]
     for n in names:
         parts = score_columns_of(page.frame, n, suites)
-        per_column.append([score_cell(*(part[j] for part in parts)) for j in range(len(page.frame))])
+        people = people_checked(page.frame, n) & parts[3]
+        per_column.append([score_cell(*(part[j] for part in parts), people=bool(people[j]))
+                           for j in range(len(page.frame))])
     headers = [c.header for c in cols] + [value_column(n) for n in names]
     values = [list(row) for row in zip(*([v for v, _ in cells] for cells in per_column))] if len(page.frame) else []
     display = [list(row) for row in zip(*([t for _, t in cells] for cells in per_column))] if len(page.frame) else []

@@ -32,11 +32,14 @@ from submissions.leaderboard.board_model import ModelRow, Skipped, Submission, a
 
 #: the flat columns the frame holds besides the score columns
 FRAME_COLUMNS = ("source", "key", "model_id", "revision", "probes", "demo", "family", "images", "evaluated_by",
-                 "request_id", "created", "run_folder", "package_version")
+                 "request_id", "created", "run_folder", "package_version", "human_checked", "checkpoint_sha256",
+                 "quantization")
 #: how a row's model was reached, from its id's form (:func:`benchmark.contract.model_specs.model_id_kind`)
 ACCESS = {"hub": "hub", "local": "local", "python": "local", "api": "api", "images": "supplied", "builtin": "builtin"}
 #: per score NAME present: these columns of it
 SCORE_FRAME_PARTS = ("", "_low", "_high", "_suite")
+#: per score NAME some row has corrected with people's labels: these columns of it
+PEOPLE_FRAME_PARTS = ("_people", "_people_low", "_people_high")
 
 
 def table_of(records: Sequence[Mapping[str, Any]]) -> pa.Table:
@@ -103,7 +106,8 @@ class BoardIndex:
         return BoardIndex(self.table, root=self.root, made=self._made, finished=finished)
 
     def _frame(self) -> pd.DataFrame:
-        cols = [*FRAME_COLUMNS, *(f"{n}{p}" for n in self.names for p in SCORE_FRAME_PARTS)]
+        cols = [*FRAME_COLUMNS, *(f"{n}{p}" for n in self.names for p in SCORE_FRAME_PARTS),
+                *(f"{n}{p}" for n in cs.present_people(self.table) for p in PEOPLE_FRAME_PARTS)]
         frame = self.table.select(cols).to_pandas()
         refs = self.table.column("references")
         fingerprints = np.full(len(frame), None, dtype=object)
@@ -113,6 +117,9 @@ class BoardIndex:
         frame["reference"] = fingerprints
         frame["images_dataset"] = pc.struct_field(self.table.column("submission"), "images_dataset").to_pandas() \
             if len(frame) else []
+        degenerate = self.table.column("degenerate_images")
+        frame["n_degenerate"] = pc.struct_field(degenerate, "n_degenerate").to_pandas() if len(frame) else []
+        frame["n_checked"] = pc.struct_field(degenerate, "n_checked").to_pandas() if len(frame) else []
         frame["n_adapters"] = pc.list_value_length(self.table.column("adapters")).fill_null(0).to_numpy(
             zero_copy_only=False) if len(frame) else np.zeros(0, dtype=int)
         kinds = {m: ACCESS[model_id_kind(str(m))] for m in frame["model_id"].unique()}

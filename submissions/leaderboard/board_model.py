@@ -27,6 +27,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from benchmark.contract.adapter_identity import adapters_key
 from benchmark.contract.model_specs import hub_id_problem
 from benchmark.contract.times import utc_time_or_none
 from submissions import provenance
@@ -103,14 +104,37 @@ class Submission:
         return [dict(a) for a in found if isinstance(a, Mapping)] if isinstance(found, list) else []
 
     @cached_property
+    def checkpoint(self) -> dict:
+        """A single-file checkpoint's identity record (results.json ``model.checkpoint``), or {}."""
+        found = self.model.get("checkpoint")
+        return dict(found) if isinstance(found, Mapping) else {}
+
+    @cached_property
+    def quantization(self) -> dict:
+        """How the weights were quantized (results.json ``model.quantization``), or {}."""
+        found = self.model.get("quantization")
+        return dict(found) if isinstance(found, Mapping) else {}
+
+    @cached_property
+    def model_key(self) -> str:
+        """The model part of the row key: ``id@revision``; a single-file checkpoint's sha256 (the
+        model is the file, wherever it lies); a quantization after it (another model than the
+        unquantized one)."""
+        sha = self.checkpoint.get("sha256")
+        model = f"file:{str(sha)[:16]}" if sha else f"{self.model_id}@{self.revision or ''}"
+        quant = self.quantization
+        return model + (f"+quantized={quant.get('backend')}:{quant.get('scheme')}" if quant else "")
+
+    @cached_property
     def key(self) -> str:
-        """Row key: model id, revision, adapters (their files' sha256 and scales: a base and the
-        same base with a LoRA are two rows), probe set and references ('@', '+', '#' and '|' are
-        in no Hub id, so it is unambiguous)."""
-        return (f"{self.model_id}@{self.revision or ''}"
-                + "".join(f"+{a.get('kind')}={str(a.get('sha256'))[:16]}"
-                          + (f"x{a['scale']:g}" if isinstance(a.get("scale"), (int, float)) else "")
-                          for a in self.adapters)
+        """Row key: model id, revision (a single file: its sha256), quantization, adapters (their
+        files' sha256 and scales, in an order that does not matter to the images, a scale-0 LoRA left
+        out, the LoRA trigger: benchmark.contract.adapter_identity; a base and the same base with a
+        LoRA are two rows), probe set and references ('@', '+', '#' and '|' are in no Hub id, so it
+        is unambiguous)."""
+        settings = self.doc.get("settings") if isinstance(self.doc.get("settings"), Mapping) else {}
+        return (self.model_key
+                + adapters_key(self.adapters, trigger=settings.get("lora_trigger"))
                 + (f"#{self.probes}" if self.probes else "")
                 + "".join(f"|{k}-reference={r['fingerprint']}" for k, r in self.references.items()))
 

@@ -19,6 +19,10 @@ Rules (also in ``docs/leaderboard.md``):
   reference's rows.
 - A score's cell is the entry the contents table holds for it (one per score name, chosen by
   :func:`benchmark.present.text.entry_rank`); with a suites filter, only an entry of a chosen suite.
+- Where that entry is corrected with people's labels (``human_corrected``,
+  docs/human_correction.md) the cell, the rank and the order use the corrected value and interval
+  ("(people)" in the cell), and such rows are ranked and ordered apart from automatic-only rows,
+  first: the two measure different things (people's perception against the annotator's).
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ from submissions import provenance
 from submissions.leaderboard import board_view as bv
 from submissions.leaderboard.board_columns import (  # noqa: F401 (re-exported: the table's names)
     BADGE_COLUMN, CELL_PAD_PX, MODEL_COLUMN, RANGE_COLUMN, RANK_COLUMN, SUITES_COLUMN, TABLE_PX, TIER_COLUMN,
-    PageRows, badge_width, column_px, fitted_widths, lay_out, score_columns_of, text_px)
+    PageRows, badge_width, column_px, fitted_widths, lay_out, people_checked, score_columns_of, text_px)
 from submissions.leaderboard.board_index import BoardIndex
 from submissions.leaderboard.board_model import ModelRow
 from submissions.leaderboard.board_view import (BY_VALUE, BY_VALUE_WORST, CONSERVATIVE, CONSERVATIVE_WORST,  # noqa: F401
@@ -129,11 +133,13 @@ def filter_rows(rows: BoardIndex | Sequence[ModelRow], *, suites: Sequence[str] 
 
 
 def _groups(rows: pd.DataFrame, name: str) -> np.ndarray:
-    """Which rows are ranked and ordered together by ``name``: the reference group (codes, the
-    papers' protocol first) for a score a reference changes, else one group."""
+    """Which rows are ranked and ordered together by ``name``: rows whose entry is corrected with
+    people's labels apart from (before) automatic-only rows, and within each the reference group
+    (codes, the papers' protocol first) for a score a reference changes."""
+    apart = (~people_checked(rows, name)).astype(int)
     if SCORE_METADATA[name].paper not in REFERENCED_PAPERS:
-        return np.zeros(len(rows), dtype=int)
-    return pd.factorize(rows["reference"].fillna("").to_numpy(dtype=object), sort=True)[0]
+        return apart
+    return apart * len(rows) + pd.factorize(rows["reference"].fillna("").to_numpy(dtype=object), sort=True)[0]
 
 
 @dataclass

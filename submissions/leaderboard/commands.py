@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from benchmark.present.text import count_text
 from submissions.leaderboard import board_model, results_files
 from submissions.leaderboard.contents import BuildStats, build_contents, download_contents
 
@@ -19,7 +20,9 @@ def build_contents_table(args: argparse.Namespace) -> int:
         shown = "; ".join(f"{rel} ({why})" for rel, why in stats.refused[:3])
         refused = (f"; {len(stats.refused)} entr{'y' if len(stats.refused) == 1 else 'ies'} not read: {shown}"
                    + (" ..." if len(stats.refused) > 3 else ""))
-    print(f"wrote {path}: {n} files, {stats.shown} shown, {stats.skipped} skipped "
+    conflicts = (f" ({count_text(stats.conflicts, 'other file')} of the same row key, conflicts not shown)"
+                 if stats.conflicts else "")
+    print(f"wrote {path}: {count_text(n, 'file')}, {count_text(stats.rows, 'row')}{conflicts}, {stats.skipped} skipped "
           f"({stats.read} read, {stats.hashed} touched but unchanged, {stats.kept} unchanged, "
           f"{stats.dropped} gone){refused}")
     return 0

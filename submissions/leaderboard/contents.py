@@ -42,14 +42,17 @@ CARD_FILE = "contents/README.md"
 class BuildStats:
     """What a rebuild did: files kept without opening, hashed (touched), read (parsed), rows
     dropped (their file is gone), and entries refused (links leaving the folder, not regular
-    files: ``refused`` names them)."""
+    files: ``refused`` names them); what the table holds: ``rows`` (one per row key among the
+    valid files: what the board shows), ``conflicts`` (the other valid files of a key, listed as
+    conflicts, never shown) and ``skipped`` (files with problems)."""
 
     kept: int = 0
     hashed: int = 0
     read: int = 0
     dropped: int = 0
     refused: list[tuple[str, str]] = field(default_factory=list)
-    shown: int = 0
+    rows: int = 0
+    conflicts: int = 0
     skipped: int = 0
 
 
@@ -184,10 +187,12 @@ def build_contents(root: str | Path, stats: BuildStats | None = None, *, progres
         pq.write_table(table, tmp)
     card = root / CARD_FILE
     with atomic_path(card) as tmp:
-        Path(tmp).write_text(cs.card_text(cs.present_scores(table)), encoding="utf-8")
+        Path(tmp).write_text(cs.card_text(cs.present_scores(table), cs.present_people(table)), encoding="utf-8")
     problems = pc.list_value_length(table.column("problems")).to_numpy(zero_copy_only=False) if len(table) else []
     stats.skipped = int(np.count_nonzero(problems))
-    stats.shown = table.num_rows - stats.skipped
+    valid = table.num_rows - stats.skipped
+    stats.rows = len(pc.unique(_valid(table).column("key"))) if valid else 0  # files that share a key: one row
+    stats.conflicts = valid - stats.rows
     return out, table.num_rows
 
 

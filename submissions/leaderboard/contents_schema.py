@@ -30,6 +30,7 @@ from typing import Any, Mapping
 
 import pyarrow as pa
 
+from benchmark.contract.image_checks import KINDS as DEGENERATE_KINDS
 from benchmark.contract.image_provenance import provenance_kind
 from benchmark.contract.results import builtin_annotators
 from benchmark.contract.times import utc_time_or_none
@@ -44,6 +45,11 @@ SCORE_PARTS = (("", pa.float64(), "the value (null when undefined)"),
                ("_n", pa.int64(), "items the value was computed from"),
                ("_estimator", pa.string(), "the estimator (or annotator) of the entry shown"),
                ("_suite", pa.string(), "the suite of the entry shown (null: the file has no entry of this score)"))
+#: the columns of a score corrected with people's labels (present for a score some row has corrected)
+PEOPLE_PARTS = (("_people", pa.float64(), "the value corrected with people's labels of a random sample (null: none)"),
+                ("_people_low", pa.float64(), "low end of the corrected value's interval"),
+                ("_people_high", pa.float64(), "high end of the corrected value's interval"),
+                ("_people_n", pa.int64(), "people-labelled images the corrected value rests on"))
 FILE_FIELDS = (("source", pa.string(), "the file's path under the results folder"),
                ("sha256", pa.string(), "sha256 of the file's bytes"),
                ("size", pa.int64(), "the file's size when it was read"),
@@ -63,9 +69,13 @@ IMAGE_SOURCE = pa.struct([("kind", pa.string()), ("seeds", pa.string()), ("seeds
 #: an adapter as the board shows it: ``name`` is the name its record gives (a LoRA's card), null when none
 ADAPTER = pa.struct([("kind", pa.string()), ("id", pa.string()), ("sha256", pa.string()), ("scale", pa.float64()),
                      ("name", pa.string())])
+DEGENERATE = pa.struct([("n_checked", pa.int64()), ("n_degenerate", pa.int64()), ("share", pa.float64()),
+                        ("threshold", pa.float64()), ("allowed", pa.bool_()),
+                        *((kind, pa.int64()) for kind in DEGENERATE_KINDS)])
 SUBMISSION = pa.struct([("submitted_at", pa.string()), ("submitted_with", pa.string()), ("demo", pa.bool_()),
                         ("results_repo", pa.string()), ("images_dataset", pa.string())])
-ROW_FIELDS = (("key", pa.string(), "the leaderboard's row key: `model_id@revision`, `+KIND=sha256xSCALE` per "
+ROW_FIELDS = (("key", pa.string(), "the leaderboard's row key: `model_id@revision` (a single file: "
+                                   "`file:SHA256`), `+quantized=BACKEND:SCHEME`, `+KIND=sha256xSCALE` per "
                                    "adapter, `#probes` when recorded, "
                                    "`|KEY-reference=fingerprint` per reference"),
               ("model_id", pa.string(), "the model id"),
@@ -74,6 +84,10 @@ ROW_FIELDS = (("key", pa.string(), "the leaderboard's row key: `model_id@revisio
               ("adapters", pa.list_(ADAPTER), "LoRAs and component checkpoints applied to the base, in order (kind, "
                                               "id, sha256 of the file, scale, the name its record gives; empty: the "
                                               "base alone)"),
+              ("checkpoint_sha256", pa.string(), "a single-file checkpoint's sha256 (`model.checkpoint`: the model "
+                                                 "is the file; null: a folder or Hub model)"),
+              ("quantization", pa.string(), "how the weights were quantized, BACKEND:SCHEME (`model.quantization`; "
+                                            "null: not quantized)"),
               ("builtin", pa.bool_(), "`model.builtin`: a built-in tiny random-weight model"),
               ("probes", pa.string(), "the probe set: its fingerprint, else source@revision"),
               ("probe_set", PROBE_SET, "the results' `probes` block (kind, source, revision, fingerprint)"),
@@ -90,10 +104,15 @@ ROW_FIELDS = (("key", pa.string(), "the leaderboard's row key: `model_id@revisio
               ("demo", pa.bool_(), "built-in tiny random-weight model or annotator: meaningless scores (filter "
                                    "these rows out)"),
               ("warning", pa.string(), "the results' warning (a built-in tiny model)"),
+              ("degenerate_images", DEGENERATE, "`run.degenerate_images`: blank, constant or non-finite images among "
+                                                "those scored (counts by kind, share, the share that stops an audit, "
+                                                "whether --allow-degenerate let them through; null: not recorded)"),
               ("family", pa.string(), "the model family (settings.family or kind)"),
               ("created", pa.timestamp("us", tz="UTC"), "when the results were made"),
               ("package_version", pa.string(), "the t2i-bias-benchmark version that made them"),
               ("suites", pa.list_(pa.string()), "the suites scored"),
+              ("human_checked", pa.bool_(), "some score is corrected with people's labels of a random sample "
+                                            "(ranked apart from automatic-only rows)"),
               ("submission", SUBMISSION, "the `submission` block `t2ibench submit` adds (null: none)"))
 #: the columns the leaderboard reads (a table without one, or with another type, is of an older version)
 READ_COLUMNS = [name for name, _, _ in (*FILE_FIELDS, *ROW_FIELDS)]
@@ -106,15 +125,19 @@ def score_names() -> list[str]:
     return list(SCORE_METADATA)
 
 
-def score_fields(names: list[str] | None = None) -> list[tuple[str, pa.DataType, str]]:
-    """(column, type, description) of the score columns of ``names`` (default: every score)."""
+def score_fields(names: list[str] | None = None, people: list[str] | None = None) -> list[tuple[str, pa.DataType, str]]:
+    """(column, type, description) of the score columns of ``names`` (default: every score), with
+    the corrected-value columns of ``people`` (default: the same names)."""
     names = score_names() if names is None else names
-    return [(f"{n}{suffix}", kind, f"{n}: {what}") for n in names for suffix, kind, what in SCORE_PARTS]
+    people = names if people is None else people
+    return [(f"{n}{suffix}", kind, f"{n}: {what}") for n in names
+            for suffix, kind, what in (*SCORE_PARTS, *(PEOPLE_PARTS if n in people else ()))]
 
 
-def fields(names: list[str] | None = None) -> list[tuple[str, pa.DataType, str]]:
-    """(column, type, description) of every column, in table order (score columns of ``names``)."""
-    return [*FILE_FIELDS, *ROW_FIELDS, *score_fields(names)]
+def fields(names: list[str] | None = None, people: list[str] | None = None) -> list[tuple[str, pa.DataType, str]]:
+    """(column, type, description) of every column, in table order (score columns of ``names``,
+    corrected-value columns of ``people``)."""
+    return [*FILE_FIELDS, *ROW_FIELDS, *score_fields(names, people)]
 
 
 def schema(names: list[str] | None = None) -> pa.Schema:
@@ -154,6 +177,13 @@ def score_cells(doc: Mapping) -> dict[str, Any]:
         out[f"{n}_n"] = _int(e.get("n"))
         out[f"{n}_estimator"] = _text(e.get("estimator") or e.get("annotator"))
         out[f"{n}_suite"] = _text(e.get("suite")) if e else None
+        hc = e.get("human_corrected") if isinstance(e.get("human_corrected"), Mapping) else {}
+        hci = hc.get("ci") if isinstance(hc.get("ci"), Mapping) else {}
+        people = hc.get("value") if is_number(hc.get("value")) else None
+        out[f"{n}_people"] = None if people is None else float(people)
+        out[f"{n}_people_low"] = float(hci["low"]) if people is not None and is_number(hci.get("low")) else None
+        out[f"{n}_people_high"] = float(hci["high"]) if people is not None and is_number(hci.get("high")) else None
+        out[f"{n}_people_n"] = _int(hc.get("n_human")) if people is not None else None
     return out
 
 
@@ -167,6 +197,18 @@ def _image_source(doc: Mapping) -> dict | None:
             "sheet_fingerprint": _text(sheet.get("probes_fingerprint")), "n_supplied": _int(block.get("n_supplied")),
             "n_missing": _int(block.get("n_missing")), "provider": _text(block.get("provider")),
             "api_base": _text(block.get("api_base")), "api_model": _text(block.get("api_model"))}
+
+
+def _degenerate(doc: Mapping) -> dict | None:
+    run = doc.get("run") if isinstance(doc.get("run"), Mapping) else {}
+    block = run.get("degenerate_images")
+    if not isinstance(block, Mapping):
+        return None
+    kinds = block.get("by_kind") if isinstance(block.get("by_kind"), Mapping) else {}
+    return {"n_checked": _int(block.get("n_checked")), "n_degenerate": _int(block.get("n_degenerate")),
+            "share": float(block["share"]) if is_number(block.get("share")) else None,
+            "threshold": float(block["threshold"]) if is_number(block.get("threshold")) else None,
+            "allowed": bool(block.get("allowed")), **{kind: _int(kinds.get(kind)) for kind in DEGENERATE_KINDS}}
 
 
 def _submission(doc: Mapping) -> dict | None:
@@ -191,6 +233,9 @@ def row_cells(sub) -> dict[str, Any]:
                           "scale": float(a["scale"]) if isinstance(a.get("scale"), (int, float)) else None,
                           "name": _text(a.get("name"))}
                          for a in sub.adapters],
+            "checkpoint_sha256": _text(sub.checkpoint.get("sha256")),
+            "quantization": f"{sub.quantization.get('backend')}:{sub.quantization.get('scheme')}"
+                            if sub.quantization else None,
             "builtin": bool(sub.model.get("builtin")), "probes": sub.probes,
             "probe_set": None if probes is None else {k: _text(probes.get(k)) for k in PROBE_SET.names},
             "references": [{"key": k, **{f: _text(r.get(f)) for f in ("source", "revision", "fingerprint")}}
@@ -201,9 +246,12 @@ def row_cells(sub) -> dict[str, Any]:
             "images": provenance_kind(doc), "image_source": _image_source(doc),
             "evaluation": "evaluated" if doc.get("evaluated_by") and doc.get("request_id") else "self-reported",
             "evaluated_by": _text(doc.get("evaluated_by")), "request_id": _text(doc.get("request_id")),
-            "demo": sub.demo, "warning": _text(doc.get("warning")), "family": sub.family,
+            "demo": sub.demo, "warning": _text(doc.get("warning")), "degenerate_images": _degenerate(doc),
+            "family": sub.family,
             "created": utc_time_or_none(doc.get("created")), "package_version": _text(package.get("version")),
-            "suites": sub.suites, "submission": _submission(doc)}
+            "suites": sub.suites, "submission": _submission(doc),
+            "human_checked": any(isinstance(e, Mapping) and isinstance(e.get("human_corrected"), Mapping)
+                                 and is_number(e["human_corrected"].get("value")) for e in doc.get("scores") or [])}
 
 
 def cells(sub) -> dict[str, Any]:
@@ -217,11 +265,17 @@ def _entry(name: str, rec: Mapping) -> dict | None:
         return None
     meta = SCORE_METADATA.get(name)
     value, low, high = rec.get(name), rec.get(f"{name}_low"), rec.get(f"{name}_high")
-    return {"name": name, "suite": rec[f"{name}_suite"], "display_name": meta.display_name if meta else name,
-            "value": value, "defined": value is not None,
-            "ci": {"low": low, "high": high} if low is not None and high is not None else None,
-            "n": rec.get(f"{name}_n"), "estimator": rec.get(f"{name}_estimator"),
-            "headline": bool(meta and meta.headline)}
+    entry = {"name": name, "suite": rec[f"{name}_suite"], "display_name": meta.display_name if meta else name,
+             "value": value, "defined": value is not None,
+             "ci": {"low": low, "high": high} if low is not None and high is not None else None,
+             "n": rec.get(f"{name}_n"), "estimator": rec.get(f"{name}_estimator"),
+             "headline": bool(meta and meta.headline)}
+    people, p_low, p_high = rec.get(f"{name}_people"), rec.get(f"{name}_people_low"), rec.get(f"{name}_people_high")
+    if people is not None:
+        entry["human_corrected"] = {"value": people, "n_human": rec.get(f"{name}_people_n"),
+                                    "ci": {"low": p_low, "high": p_high} if p_low is not None and p_high is not None
+                                    else None}
+    return entry
 
 
 def _iso(value: Any) -> str | None:
@@ -245,6 +299,11 @@ def slim_document(rec: Mapping, names: list[str]) -> dict:
         "slim": True}
     if rec.get("adapters"):
         doc["model"]["adapters"] = [{k: v for k, v in a.items() if v is not None} for a in rec["adapters"]]
+    if rec.get("checkpoint_sha256"):
+        doc["model"]["checkpoint"] = {"sha256": rec["checkpoint_sha256"]}
+    if rec.get("quantization"):
+        backend, _, scheme = str(rec["quantization"]).partition(":")
+        doc["model"]["quantization"] = {"backend": backend, "scheme": scheme}
     if rec.get("probe_set"):
         doc["probes"] = {k: v for k, v in rec["probe_set"].items() if v is not None}
     if rec.get("references"):
@@ -256,6 +315,11 @@ def slim_document(rec: Mapping, names: list[str]) -> dict:
                              "sheet": {"probes_fingerprint": block.get("sheet_fingerprint")}}
     if rec.get("submission"):
         doc["submission"] = dict(rec["submission"])
+    block = rec.get("degenerate_images")
+    if block:
+        doc["run"] = {"degenerate_images": {**{k: block[k] for k in ("n_checked", "n_degenerate", "share", "threshold",
+                                                                     "allowed")},
+                                            "by_kind": {kind: block[kind] for kind in DEGENERATE_KINDS}}}
     for key in ("evaluated_by", "request_id", "warning"):
         if rec.get(key) is not None:
             doc[key] = rec[key]
@@ -268,14 +332,21 @@ def present_scores(table: pa.Table) -> list[str]:
     return [n for n in score_names() if f"{n}_suite" in names and table.column(f"{n}_suite").null_count < len(table)]
 
 
+def present_people(table: pa.Table) -> list[str]:
+    """The score names with a corrected value (``NAME_people_n``) in some row, in metadata order."""
+    names = table.schema.names
+    return [n for n in score_names() if f"{n}_people_n" in names and table.column(f"{n}_people_n").null_count < len(table)]
+
+
 def drop_unused_scores(table: pa.Table) -> pa.Table:
     """``table`` in column order (file, row, then score columns) without the columns of scores
-    no row has: a board of GEP audits has no PaintSkills columns."""
-    keep = [name for name, _, _ in fields(present_scores(table))]
+    no row has (a board of GEP audits has no PaintSkills columns), nor the corrected-value columns
+    of scores no row has corrected."""
+    keep = [name for name, _, _ in fields(present_scores(table), present_people(table))]
     return table.select(keep)
 
 
-def card_text(names: list[str]) -> str:
+def card_text(names: list[str], people: list[str] | None = None) -> str:
     """The dataset card of the contents folder (score columns of ``names``): what each column holds, how to load
     it and why demo rows are filtered out."""
     lines = ["---", "configs:", "- config_name: default", "  data_files:", "  - split: train",
@@ -294,5 +365,5 @@ def card_text(names: list[str]) -> str:
                 "# lowest first: see the score's direction"] if names else []),
              "```", "",
              markdown_table(["column", "type", "content"],
-                            ([f"`{name}`", str(kind), what] for name, kind, what in fields(names)))]
+                            ([f"`{name}`", str(kind), what] for name, kind, what in fields(names, people or [])))]
     return "\n".join(lines) + "\n"

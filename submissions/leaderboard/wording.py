@@ -17,6 +17,7 @@ import pyarrow as pa
 from benchmark.present import text
 from benchmark.present.text import md_escape
 from benchmark.tasks.inputs import input_of_results_key
+from benchmark.contract.image_checks import degenerate_text
 from benchmark.contract.image_provenance import API, KINDS as IMAGE_SOURCES, SUPPLIED, provenance_kind
 from benchmark.contract.model_specs import is_builtin
 from submissions.leaderboard.board_index import Board, BoardIndex
@@ -27,6 +28,9 @@ from submissions.validate import builtin_annotators
 
 DEMO_BADGE = "demo"
 EVALUATED_BADGE = "evaluated"
+HUMAN_CHECKED_BADGE = "human-checked"
+#: a row whose audit scored degenerate images (blank, constant, non-finite: benchmark.contract.image_checks)
+DEGENERATE_BADGE = "degenerate"
 
 
 def references_label(references: Mapping[str, Mapping]) -> str:
@@ -36,9 +40,22 @@ def references_label(references: Mapping[str, Mapping]) -> str:
 
 
 def reference_label(sub: Submission) -> str:
-    """What the Model cell adds for a row's adapters and references ("" for a base model audited
-    with the papers' protocol)."""
-    return adapters_label(sub.adapters) + references_label(sub.references)
+    """What the Model cell adds for a row's single file or quantization, adapters and references
+    ("" for a base model audited with the papers' protocol)."""
+    return weights_label(sub) + adapters_label(sub.adapters) + references_label(sub.references)
+
+
+def weights_label(sub: Submission) -> str:
+    """What the Model cell adds for a single-file checkpoint (`` [file sha256 SHORT]``: the model
+    is the file) and for quantized weights (`` [quantized BACKEND:SCHEME]``)."""
+    quant = sub.quantization
+    return file_label(sub.checkpoint.get("sha256"), f"{quant.get('backend')}:{quant.get('scheme')}" if quant else None)
+
+
+def file_label(sha256: str | None, quantization: str | None) -> str:
+    """`` [file sha256 SHORT]`` and `` [quantized BACKEND:SCHEME]`` for those given."""
+    return ((f" [file sha256 {str(sha256)[:12]}]" if sha256 else "")
+            + (f" [quantized {quantization}]" if quantization else ""))
 
 
 def adapters_label(adapters: Sequence[Mapping]) -> str:
@@ -100,20 +117,32 @@ def row_tags(sub: Submission) -> str:
 
 
 def badges(sub: Submission) -> list[tuple[str, str]]:
-    """(badge, hover text) of a row: demo (meaningless scores), evaluated (not self-reported),
-    supplied / api (images the benchmark did not generate)."""
+    """(badge, hover text) of a row: demo (meaningless scores), degenerate (blank, constant or
+    non-finite images were scored), evaluated (not self-reported), supplied / api (images the
+    benchmark did not generate), human-checked (scores corrected with people's labels,
+    docs/human_correction.md)."""
     out = []
     kind = provenance_kind(sub.doc)
     if kind in IMAGES_BADGES:
         out.append((IMAGES_BADGES[kind], images_text(sub)))
     if sub.demo:
         out.append((DEMO_BADGE, demo_text(sub)))
+    degenerate = degenerate_text((sub.doc.get("run") or {}).get("degenerate_images")
+                                 if isinstance(sub.doc.get("run"), Mapping) else None)
+    if degenerate:
+        out.append((DEGENERATE_BADGE, degenerate))
     who = evaluated_by(sub)
     if who:
         out.append((EVALUATED_BADGE, f"evaluated by {who}, not self-reported"))
     for key, ref in sub.references.items():
         task_input = input_of_results_key(key)
         out.append((task_input.badge, task_input.badge_text(ref)))
+    checked = [e for e in sub.scores if isinstance(e.get("human_corrected"), dict)
+               and e["human_corrected"].get("value") is not None]
+    if checked:
+        n = max(int(e["human_corrected"].get("n_human") or 0) for e in checked)
+        out.append((HUMAN_CHECKED_BADGE, f"{len(checked)} score(s) corrected with people's labels of a random sample "
+                                         f"(up to {n} labelled images): ranked apart from automatic-only rows"))
     return out
 
 
@@ -179,9 +208,12 @@ def index_labels(index: BoardIndex) -> dict[str, str]:
     taken = pa.array(rows.index.to_numpy(), type=pa.int64())
     refs = index.table.column("references").take(taken).to_pylist() if len(rows) else []
     adapters = index.table.column("adapters").take(taken).to_pylist() if len(rows) else []
+    files = [index.table.column(c).take(taken).to_pylist() if len(rows) and c in index.table.column_names
+             else [None] * len(rows) for c in ("checkpoint_sha256", "quantization")]
     return labels_of(zip(rows["key"].tolist(), rows["model_id"].tolist(), rows["revision"].tolist(),
-                         (adapters_label(a or []) + references_label({r["key"]: r for r in refs_i or []})
-                          for a, refs_i in zip(adapters, refs)),
+                         (file_label(sha, quant) + adapters_label(a or [])
+                          + references_label({r["key"]: r for r in refs_i or []})
+                          for a, refs_i, sha, quant in zip(adapters, refs, *files)),
                          rows["probes"].tolist()))
 
 
