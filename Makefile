@@ -17,7 +17,7 @@ TORCH_PINS ?= torch==2.14.1 torchvision==0.29.1
 # playwright; never `playwright install`) and the Noto Color Emoji font (PaintSkills renderer).
 SYSTEM_PACKAGES ?= chromium fonts-noto-color-emoji
 
-.PHONY: install system-deps demo test docs clean
+.PHONY: install system-deps demo test test-quick docs clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -42,10 +42,23 @@ system-deps:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(SYSTEM_PACKAGES) >/dev/null; \
 	else echo "make: install the Debian packages $(SYSTEM_PACKAGES) (as root: apt-get install $(SYSTEM_PACKAGES))" >&2; exit 1; fi
 
-# Two pytest workers, each test file on one worker (its module fixtures built once): most tests
-# wait on subprocesses, model loads and browsers, so two processes cut the wall time by about a third.
+# Two pytest workers, each test file on one worker (its module fixtures built once), the longest
+# files first (tests/conftest.py LONGEST_FILES; xdist's own reordering by test count is off).
+# The log ends with the 25 slowest tests and the 25 slowest files (wall and CPU seconds);
+# out/test-times.json keeps every test's figures. docs/contributing_tests.md has the measurements.
+PYTEST_WORKERS ?= -n 2 --dist loadfile --no-loadscope-reorder
+TIMES_FILE ?= out/test-times.json
+QUICK_TIMES_FILE ?= out/test-quick-times.json
+
 test: $(STAMP) system-deps
-	$(BIN)/python -m pytest -q -n 2 --dist loadfile --durations=15
+	$(BIN)/python -m pytest -q $(PYTEST_WORKERS) --durations=25 --file-durations=25 --times-file $(TIMES_FILE)
+
+# The edit loop, a few minutes: the tests not marked slow (tests/slow_tests.py: no browser, no venv
+# from the package index, no test function that took 2 CPU seconds or more, such as subprocess
+# audits and multi-process launches; docs/contributing_tests.md). CI runs `make test`.
+test-quick: $(STAMP) system-deps
+	$(BIN)/python -m pytest -q $(PYTEST_WORKERS) -m "not slow" --durations=10 --file-durations=10 \
+		--times-file $(QUICK_TIMES_FILE)
 
 clean:
 	rm -rf out site .pytest_cache

@@ -34,6 +34,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
 from benchmark.contract.times import utc_now  # noqa: E402
+from benchmark.present.text import markdown_table  # noqa: E402
 from benchmark.scores import correction_simulation as sim  # noqa: E402
 from benchmark.scores.ppi import MIN_HUMAN_LABELS, MIN_PER_GROUP  # noqa: E402
 
@@ -56,6 +57,11 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     if args.reps < 10 or args.n_resamples < 20:
         p.error("--reps must be at least 10 and --n-resamples at least 20")
     return args
+
+
+def _table(rows: list[dict]) -> str:
+    head, cells = sim.table_cells(rows)
+    return markdown_table(head, cells, align=sim.TABLE_ALIGN)
 
 
 def _stress_rows(args: argparse.Namespace) -> list[dict]:
@@ -100,12 +106,12 @@ def main(argv: list[str] | None = None) -> int:
     md = "\n\n".join([
         f"Coverage of 95 % intervals, in % of {args.reps} repetitions ({sim.Scenario().name} images; minimum "
         f"{MIN_HUMAN_LABELS} labels, {MIN_PER_GROUP} per group). {head}",
-        sim.table_markdown(rows),
+        _table(rows),
         *([f"Cross-check with the runs' own resample plan (ResamplePlan, as `t2ibench score`), "
-           f"{args.plan_reps} repetitions:", sim.table_markdown(check)] if check else []),
+           f"{args.plan_reps} repetitions:", _table(check)] if check else []),
         *([f"The minimum per group: the score built per group with k labelled images in each group, the minimum "
            f"switched off ({args.reps} repetitions; \"runs without a value\" counts those the score stage would "
-           "refuse).", sim.table_markdown(stress)] if stress else []),
+           "refuse).", _table(stress)] if stress else []),
     ])
     print(md)
     if args.out:

@@ -27,18 +27,17 @@ class ForeignResults(RuntimeError):
 
 
 def results_relpath(record: RequestRecord) -> str:
-    """``<model folder>/request-<commit>[+lora-<hash>].json`` for the request (relative to the
-    results folder, or to ``results/`` in a Hub results dataset): a base model and the same base
-    with LoRAs post two files."""
-    lora = record.request_id.rsplit("+", 1)[1] if record.loras else None
-    return f"{model_folder_name(record.model_id)}/{RESULTS_PREFIX}{record.commit}{f'+{lora}' if lora else ''}.json"
+    """``<model folder>/request-<commit>[+lora-<hash>][+opts-<hash>].json`` for the request
+    (relative to the results folder, or to ``results/`` in a Hub results dataset): a base model,
+    the same base with LoRAs and a single file of its repo post three files."""
+    return f"{model_folder_name(record.model_id)}/{RESULTS_PREFIX}{record.commit}{record.variant}.json"
 
 
 def is_own_results(doc: dict, record: RequestRecord) -> bool:
     by = doc.get("evaluated_by")
     model = doc.get("model") if isinstance(doc.get("model"), dict) else {}
     return (doc.get("request_id") == record.request_id and isinstance(by, str) and by.startswith(WORKER_PREFIX)
-            and model.get("id") == record.model_id)
+            and model.get("id") == record.audited_model_id)
 
 
 def _local_posted(record: RequestRecord, opts: Any) -> tuple[str, None] | None:

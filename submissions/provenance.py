@@ -68,7 +68,7 @@ def provenance(item: Any, finished: Optional[Mapping[str, RequestRecord]] = None
         return PROVENANCE_SELF
     rec = finished.get(rid)
     model = doc.get("model") if isinstance(doc.get("model"), Mapping) else {}
-    if rec is None or rec.model_id != model.get("id"):
+    if rec is None or rec.audited_model_id != model.get("id"):
         return PROVENANCE_SELF
     source = _source(item)
     own = references(rec, source) if source is not None else by == f"{WORKER_PREFIX}{rec.worker_id}"

@@ -50,19 +50,26 @@ def _submitter(args: argparse.Namespace) -> str:
 
 
 def _cmd_request(args: argparse.Namespace) -> int:
-    from submissions.request_checks import RateLimit, build_request, resolve_lora, resolve_model, submit_request
+    from submissions.request_checks import (RateLimit, build_request, check_request_options, resolve_base,
+                                            resolve_lora, resolve_model, submit_request)
     from submissions.request_store import open_store
 
     rate_limit = RateLimit(max_open=args.max_open, max_per_day=args.max_per_day)
     settings = parse_settings(args.set)
+    # the model's options as `t2ibench run` checks them, before the queue or the Hub is asked
+    options = check_request_options(args.model_id, demo=args.demo, loras=args.lora, options={
+        "base": args.base, "quantization": args.quantize, "lora_unet_only": args.lora_unet_only,
+        "lora_trigger": args.lora_trigger})
     store = open_store(args.to_folder, args.repo, token=args.token, write=not args.dry_run)
     submitter = _submitter(args)  # a Hub queue: proves the token before anything else
     api = getattr(store, "api", None)
-    model = resolve_model(args.model_id, args.revision, demo=args.demo, api=api)
+    model = resolve_model(args.model_id, args.revision, demo=args.demo, api=api, base=options["base"])
     if args.lora and model.demo:
         raise InvalidRequest("--lora: a demo request (built-in model) takes no LoRA")
     loras = [resolve_lora(ref, api) for ref in args.lora or ()]
-    record = build_request(model, submitter=submitter, dtype=args.dtype, settings=settings, loras=loras)
+    options["base"] = resolve_base(options["base"], api)
+    record = build_request(model, submitter=submitter, dtype=args.dtype, settings=settings, loras=loras,
+                           options=options)
     stored = submit_request(store, record, rate_limit=rate_limit, dry_run=args.dry_run)
     data = record.dumps()
     where = (f"{Path(args.to_folder) / stored.path}" if args.to_folder
@@ -75,7 +82,8 @@ def _cmd_request(args: argparse.Namespace) -> int:
         return EXIT_OK
     if model.demo:
         print("demo request: built-in tiny model, meaningless scores")
-    print(f"queued {record.model_id} @ {record.revision} (commit {record.commit}) as PENDING: {where}")
+    model_name = f"hf://{record.model_id}/{record.file}" if record.file else record.model_id
+    print(f"queued {model_name} @ {record.revision} (commit {record.commit}) as PENDING: {where}")
     print(f"request id: {record.request_id}")
     return EXIT_OK
 
@@ -126,18 +134,35 @@ def _cmd_worker(args: argparse.Namespace) -> int:
 
 def register(subparsers) -> None:
     """Add ``request`` and ``worker`` to the ``t2ibench`` subparsers."""
+    _register_request(subparsers)
+    _register_worker(subparsers)
+
+
+def _register_request(subparsers) -> None:
     req = subparsers.add_parser("request", help="ask the maintainers' workers to audit a Hub model (a request "
                                 "in the requests dataset, or a local requests folder)")
-    req.add_argument("model_id", metavar="MODEL_ID", help="Hub model id ORG/NAME (builtin:tiny-sd with --demo)")
+    req.add_argument("model_id", metavar="MODEL_ID", help="Hub model id ORG/NAME, or a single-file checkpoint on the "
+                     "Hub hf://ORG/NAME[@REV]/FILE.safetensors (or .gguf; with --base, or the base its repo or card "
+                     "names); builtin:tiny-sd with --demo")
     where = req.add_mutually_exclusive_group(required=True)
     where.add_argument("--repo", metavar="ORG/REQUESTS", help="Hub requests dataset to commit the request to")
     where.add_argument("--to-folder", metavar="Q", type=output_folder,
                        help="local requests folder (written as requests/... under it)")
     req.add_argument("--revision", help="branch, tag or commit (default main); resolved to a commit now")
     req.add_argument("--dtype", choices=DTYPES, help="weights dtype (default: per device)")
-    req.add_argument("--lora", action="append", metavar="ORG/NAME[@REV][/FILE][:SCALE]",
+    req.add_argument("--lora", action="append", metavar="ORG/NAME[@REV][/FILE][:SCALE]", type=cli_types.lora_reference,
                      help="a LoRA on the Hub loaded onto the model and fused (repeatable, in order); resolved to a "
                      "commit now. The base with LoRAs is another request, audit and leaderboard row")
+    req.add_argument("--lora-trigger", nargs="?", const=True, default=None, metavar="TEXT",
+                     help="put the LoRAs' trigger before every probe's prompt, as `t2ibench run --lora-trigger`: "
+                     "alone, the instance_prompt their cards name; with TEXT, that text")
+    req.add_argument("--lora-unet-only", action="store_true", help="apply the LoRAs' UNet / transformer layers and "
+                     "skip their text-encoder layers, recorded (as `t2ibench run --lora-unet-only`)")
+    req.add_argument("--base", metavar="ORG/NAME", help="with a single-file checkpoint: the diffusers model on the Hub "
+                     "whose configs read it (as `t2ibench run --base`; default: the file's repo when it is a "
+                     "pipeline, else its card's base_model)")
+    req.add_argument("--quantize", metavar="BACKEND:SCHEME", help="quantize the denoiser as it loads, as `t2ibench "
+                     "run --quantize` (torchao:int8wo, bnb:4bit ...); what runs depends on the workers' machines")
     req.add_argument("--set", action="append", metavar="KEY=VALUE",
                      help=f"generation setting, one of {', '.join(GENERATION_SETTINGS)} (default: the model "
                      "family's, docs/models.md)")
@@ -155,6 +180,8 @@ def register(subparsers) -> None:
     req.add_argument("--token", help="Hugging Face token (default: HF_TOKEN or the saved login)")
     req.set_defaults(func=_cmd_request)
 
+
+def _register_worker(subparsers) -> None:
     wk = subparsers.add_parser("worker", help="audit the requests of a queue (maintainers, on GPU machines)")
     queue = wk.add_mutually_exclusive_group(required=True)
     queue.add_argument("--requests", metavar="ORG/REQUESTS", help="Hub requests dataset")

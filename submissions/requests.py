@@ -22,10 +22,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchmark.cli_types import LORA_SCALE_RANGE, MAX_LORAS
+from benchmark.contract.audit_request import ModelChoice
 from benchmark.contract.bounded_json import RefusedJson, load_bounded_json
 from benchmark.contract.digest import sha256_hex
-from benchmark.contract.model_specs import hub_id_problem, unsafe_char
+from benchmark.contract.model_specs import HUB_FILE_PREFIX, hub_id_problem, unsafe_char
 from benchmark.contract.times import parse_iso_time, utc_now
+from benchmark.models.quantization import parse_quantization
 from submissions.model_folders import model_folder_name
 
 REQUESTS_DIR_IN_REPO = "requests"
@@ -61,6 +63,11 @@ BUILTIN_COMMIT = re.compile(r"^builtin-v\d+$")
 PINNED_LORA = re.compile(r"^(?P<repo>[A-Za-z0-9_.-]{1,96}/[A-Za-z0-9_.-]{1,96})@[0-9a-f]{40}"
                          r"(?P<file>/[A-Za-z0-9_./-]{1,200}\.safetensors)?(?::(?P<scale>-?\d{1,3}(?:\.\d{1,6})?))?$")
 _TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$")
+#: the options of `t2ibench run`'s model a request may carry besides its LoRAs: record field -> option.
+#: Each one set makes another model than the plain request's (its own request id, run folder and results)
+MODEL_OPTIONS = {"file": "--model hf://ORG/NAME/FILE", "base": "--base", "quantization": "--quantize",
+                 "lora_unet_only": "--lora-unet-only", "lora_trigger": "--lora-trigger"}
+MAX_TRIGGER_CHARS = 200
 
 
 class InvalidRequest(ValueError):
@@ -142,24 +149,38 @@ def _lora_suffix(loras: Any) -> str:
     return f"+lora-{sha256_hex(json.dumps(loras).encode('utf-8'))[:12]}" if loras else ""
 
 
-def request_path(model_id: str, commit: str, loras: Any = ()) -> str:
-    """``requests/<org>--<model>/<commit>[+lora-<hash>].json``: where a new record is written."""
+def _options_suffix(options: Mapping | None) -> str:
+    """``+opts-<12 hex>`` naming a request's model options (:data:`MODEL_OPTIONS`: sha256 of the
+    options set, as sorted JSON; '' with none): a single file, a base, a quantization, a LoRA
+    trigger or the LoRAs' UNet part alone is another model, with its own request."""
+    chosen = {k: v for k, v in (options or {}).items() if k in MODEL_OPTIONS and v not in (None, False)}
+    return f"+opts-{sha256_hex(json.dumps(chosen, sort_keys=True).encode('utf-8'))[:12]}" if chosen else ""
+
+
+def variant_suffix(loras: Any = (), options: Mapping | None = None) -> str:
+    """What follows the commit in a request's file name and id: ``+lora-<hash>`` for its LoRAs,
+    then ``+opts-<hash>`` for its other model options ('' for the model alone, as before either)."""
+    return _lora_suffix(loras) + _options_suffix(options)
+
+
+def request_path(model_id: str, commit: str, loras: Any = (), options: Mapping | None = None) -> str:
+    """``requests/<org>--<model>/<commit>[+lora-<hash>][+opts-<hash>].json``: where a new record is written."""
     check_commit(commit, builtin=model_id.startswith("builtin:"))
-    return f"{REQUESTS_DIR_IN_REPO}/{model_folder(model_id)}/{commit}{_lora_suffix(loras)}.json"
+    return f"{REQUESTS_DIR_IN_REPO}/{model_folder(model_id)}/{commit}{variant_suffix(loras, options)}.json"
 
 
-def legacy_request_path(model_id: str, commit: str, loras: Any = ()) -> str:
+def legacy_request_path(model_id: str, commit: str, loras: Any = (), options: Mapping | None = None) -> str:
     """``requests/<org>__<model>/<commit>.json``: where records were written before; read too."""
     check_commit(commit, builtin=model_id.startswith("builtin:"))
-    return f"{REQUESTS_DIR_IN_REPO}/{legacy_model_folder(model_id)}/{commit}{_lora_suffix(loras)}.json"
+    return f"{REQUESTS_DIR_IN_REPO}/{legacy_model_folder(model_id)}/{commit}{variant_suffix(loras, options)}.json"
 
 
-def request_id(model_id: str, commit: str, loras: Any = ()) -> str:
-    """``<org>__<model>@<commit>[+lora-<hash>]``: names the request, its run folder and its
-    results ("@" is in neither part). Unchanged by the folder rename, so older records and
+def request_id(model_id: str, commit: str, loras: Any = (), options: Mapping | None = None) -> str:
+    """``<org>__<model>@<commit>[+lora-<hash>][+opts-<hash>]``: names the request, its run folder
+    and its results ("@" is in neither part). Unchanged by the folder rename, so older records and
     results still match."""
     check_commit(commit, builtin=model_id.startswith("builtin:"))
-    return f"{legacy_model_folder(model_id)}@{commit}{_lora_suffix(loras)}"
+    return f"{legacy_model_folder(model_id)}@{commit}{variant_suffix(loras, options)}"
 
 
 # --------------------------------------------------------------------------- time
@@ -255,6 +276,56 @@ def one_line(text: Any, limit: int = MAX_REASON_CHARS) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
+def check_quantization(text: Any) -> str | None:
+    """``--quantize BACKEND:SCHEME`` as `t2ibench run` reads it (benchmark.models.quantization's
+    :func:`parse_quantization`), in its written form (``bnb:4bit``); None when unset."""
+    if text is None:
+        return None
+    if not isinstance(text, str):
+        raise InvalidRequest(f"quantization must be BACKEND:SCHEME, got {_shown(text)}")
+    try:
+        return parse_quantization(text).text
+    except ValueError as exc:
+        raise InvalidRequest(one_line(exc)) from None
+
+
+def check_lora_trigger(trigger: Any) -> bool | str | None:
+    """``--lora-trigger``: None (unset), True (the LoRA cards' instance_prompt) or one line of at most
+    :data:`MAX_TRIGGER_CHARS` characters, without spaces around it or control characters."""
+    if trigger is None or trigger is True:
+        return trigger
+    if not isinstance(trigger, str) or not trigger.strip() or trigger != trigger.strip() \
+            or len(trigger) > MAX_TRIGGER_CHARS or any(not ch.isprintable() for ch in trigger):
+        raise InvalidRequest(f"lora_trigger must be true or one line of text of at most {MAX_TRIGGER_CHARS} "
+                             f"characters, without spaces around it, got {_shown(trigger)}")
+    return trigger
+
+
+def check_model_options(record: "RequestRecord") -> None:
+    """The record's model options (:data:`MODEL_OPTIONS`): their types, a file and a base on the Hub
+    only (a worker sees nothing else), and the combination checked by `t2ibench run`'s own rules
+    (:meth:`RequestRecord.model_choice`: a trigger or --lora-unet-only without a LoRA, a base without
+    a single file, a file name that is not ``PATH.safetensors`` / ``PATH.gguf``...). InvalidRequest."""
+    if record.file is not None:
+        if not isinstance(record.file, str) or not record.file or record.model_id.startswith("builtin:"):
+            raise InvalidRequest(f"file {_shown(record.file)} must name a .safetensors or .gguf file of a Hub model")
+    if record.base is not None:
+        try:
+            check_hub_model_id(record.base)
+        except InvalidRequest as exc:
+            raise InvalidRequest(f"base: {exc}") from None
+    if check_quantization(record.quantization) != record.quantization:
+        raise InvalidRequest(f"quantization {record.quantization!r} is not written as --quantize reads it "
+                             f"({check_quantization(record.quantization)})")
+    if not isinstance(record.lora_unet_only, bool):
+        raise InvalidRequest("lora_unet_only must be true or false")
+    check_lora_trigger(record.lora_trigger)
+    try:
+        record.model_choice()
+    except ValueError as exc:
+        raise InvalidRequest(one_line(exc)) from None
+
+
 # --------------------------------------------------------------------------- the record
 
 
@@ -268,6 +339,12 @@ class RequestRecord:
     dtype: str | None = None
     settings: dict = field(default_factory=dict)
     loras: list = field(default_factory=list)  # LoRA adapters, pinned (check_loras): part of the model audited
+    # the other model options of `t2ibench run` (MODEL_OPTIONS; check_model_options): absent when unset
+    file: str | None = None  # a single-file checkpoint in the model's repo at the commit: the model audited
+    base: str | None = None  # the Hub model whose configs read that file (None: its repo or card names one)
+    quantization: str | None = None  # BACKEND:SCHEME, as parse_quantization writes it
+    lora_unet_only: bool = False  # the LoRAs' text-encoder layers skipped (and recorded)
+    lora_trigger: bool | str | None = None  # True: the LoRA cards' instance_prompt; a text: that text
     demo: bool = False  # a built-in tiny random-weight model: meaningless scores
     status: str = PENDING
     worker_id: str | None = None
@@ -281,17 +358,65 @@ class RequestRecord:
     failure_reason: str | None = None
 
     @property
+    def options(self) -> dict:
+        """The model options (:data:`MODEL_OPTIONS`) as recorded, unset ones included."""
+        return {name: getattr(self, name) for name in MODEL_OPTIONS}
+
+    @property
     def request_id(self) -> str:
-        return request_id(self.model_id, self.commit, self.loras)
+        return request_id(self.model_id, self.commit, self.loras, self.options)
+
+    @property
+    def variant(self) -> str:
+        """``+lora-<hash>+opts-<hash>`` (:func:`variant_suffix`): what names this request apart
+        from the plain model's ('' for the plain model)."""
+        return variant_suffix(self.loras, self.options)
 
     @property
     def path(self) -> str:
-        return request_path(self.model_id, self.commit, self.loras)
+        return request_path(self.model_id, self.commit, self.loras, self.options)
 
     @property
     def paths(self) -> tuple[str, str]:
         """Where this record may be stored: its path, then the older folder's (read, kept in place)."""
-        return self.path, legacy_request_path(self.model_id, self.commit, self.loras)
+        return self.path, legacy_request_path(self.model_id, self.commit, self.loras, self.options)
+
+    @property
+    def audited_model_id(self) -> str:
+        """The model id the audit's results record: the model id, or for a single file
+        ``hf://ORG/NAME@COMMIT/FILE`` (the file at the commit the request pinned)."""
+        if self.file:
+            return f"{HUB_FILE_PREFIX}{self.model_id}@{self.commit}/{self.file}"
+        return self.model_id
+
+    @property
+    def model_label(self) -> str:
+        """What the queue view calls the model: its id (``hf://ORG/NAME/FILE`` for a single file)
+        with its LoRAs and options, so two requests of one commit are told apart."""
+        parts = [f"{HUB_FILE_PREFIX}{self.model_id}/{self.file}" if self.file else self.model_id]
+        parts += [f"+ LoRA {ref.split('@', 1)[0]}" + (f":{ref.rsplit(':', 1)[1]}" if ":" in ref else "")
+                  for ref in self.loras]
+        if self.base:
+            parts.append(f"[base {self.base}]")
+        if self.quantization:
+            parts.append(f"[quantized {self.quantization}]")
+        if self.lora_unet_only:
+            parts.append("[LoRA UNet / transformer layers only]")
+        if self.lora_trigger is not None:
+            parts.append("[trigger from the LoRA card]" if self.lora_trigger is True
+                         else f"[trigger {self.lora_trigger!r}]")
+        return " ".join(parts)
+
+    def model_choice(self) -> ModelChoice:
+        """The model `t2ibench run` audits for this request (the worker's ``--model``, ``--revision``,
+        ``--set``, ``--lora``, ``--base``, ``--quantize``, ``--lora-unet-only``, ``--lora-trigger``),
+        built and checked by run's own :class:`ModelChoice`; a one-line ValueError when its rules
+        refuse the combination."""
+        pinned = not (self.demo or self.file)  # a single file's revision is in its id
+        return ModelChoice(self.audited_model_id, revision=self.commit if pinned else None,
+                           settings=dict(self.settings),
+                           adapters=tuple(self.loras), base=self.base, quantization=self.quantization,
+                           lora_unet_only=self.lora_unet_only, lora_trigger=self.lora_trigger)
 
     def replace(self, **changes: Any) -> "RequestRecord":
         return dataclasses.replace(self, **changes)
@@ -299,8 +424,9 @@ class RequestRecord:
     def to_json(self) -> dict:
         doc = {"format": RECORD_FORMAT, "request_id": self.request_id}
         doc.update(dataclasses.asdict(self))
-        if not doc["loras"]:  # a request without LoRAs reads as it did before the field existed
-            del doc["loras"]
+        for name in ("loras", *MODEL_OPTIONS):  # a request without them reads as it did before they existed
+            if doc[name] in (None, False, []):
+                del doc[name]
         return doc
 
     def dumps(self) -> bytes:
@@ -347,6 +473,7 @@ def record_from_json(doc: Any) -> RequestRecord:
     check_loras(record.loras)
     if record.loras and builtin:
         raise InvalidRequest("a demo request (built-in model) takes no LoRA")
+    check_model_options(record)
     if record.status not in STATUSES:
         raise InvalidRequest(f"status {record.status!r} is not one of {', '.join(STATUSES)}")
     if isinstance(record.attempts, bool) or not isinstance(record.attempts, int) or record.attempts < 0:

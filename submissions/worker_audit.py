@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Callable
 
 from benchmark.contract.atomic import write_bytes_atomic
-from benchmark.contract.audit_request import AuditRequest, ModelChoice, ProbeChoice, Runtime
+from benchmark.contract.audit_request import AuditRequest, ProbeChoice, Runtime
 from benchmark.contract.results import dumps
 from benchmark.contract.times import utc_iso_ms
 from benchmark.runner.batch_size import AUTO
@@ -34,13 +34,13 @@ def run_dir_of(record: RequestRecord, opts: WorkerOptions) -> Path:
 
 
 def audit_request_for(record: RequestRecord, opts: WorkerOptions) -> AuditRequest:
-    """The audit of a claimed request: ``t2ibench run`` with the request's model, commit, dtype
-    and settings, over the worker's probes, at the worker's speed options (batch size, compile,
-    offload: the same as `t2ibench run`'s)."""
+    """The audit of a claimed request: ``t2ibench run`` with the request's model (at its commit,
+    with its LoRAs, single file and base, quantization, LoRA trigger and --lora-unet-only:
+    :meth:`RequestRecord.model_choice`), dtype and settings, over the worker's probes, at the
+    worker's speed options (batch size, compile, offload: the same as `t2ibench run`'s)."""
     return AuditRequest(
         run_dir=run_dir_of(record, opts),
-        model=ModelChoice(record.model_id, revision=None if record.demo else record.commit,
-                          settings=dict(record.settings), adapters=tuple(record.loras)),
+        model=record.model_choice(),
         probes=ProbeChoice(opts.probes, opts.probes_revision, opts.suites, opts.limit_per_suite),
         runtime=Runtime(device=opts.device, dtype=record.dtype, batch_size=opts.batch_size or AUTO,
                         compile=opts.compile, offload=opts.offload),
@@ -67,10 +67,11 @@ def add_provenance(results_path: Path, record: RequestRecord, opts: WorkerOption
 
 
 def images_repo_for(record: RequestRecord, prefix: str) -> str:
-    """``ORG/NAME-<model>-<commit 8>[-lora-<hash>]``: one images dataset per request (a valid Hub name)."""
+    """``ORG/NAME-<model>-<commit 8>[-lora-<hash>][-opts-<hash>]``: one images dataset per request
+    (a valid Hub name)."""
     org, name = prefix.split("/")
     model = record.model_id.replace("builtin:", "builtin/").replace("/", "-")
-    tail = f"-{record.commit[:8]}" + (f"-{record.request_id.rsplit('+', 1)[1]}" if record.loras else "")
+    tail = f"-{record.commit[:8]}" + record.variant.replace("+", "-")
     slug = re.sub(r"[^A-Za-z0-9]+", "-", f"{name}-{model}").strip("-")
     return f"{org}/{slug[:96 - len(tail)].rstrip('-')}{tail}"
 

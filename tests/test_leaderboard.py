@@ -311,7 +311,8 @@ def test_badge_column_fits_every_badge(tmp_path):
     doc.update(evaluated_by=f"{WORKER_PREFIX}gpu-1", request_id="builtin__tiny-sd@builtin-v1")
     doc["references"] = {"mcas": {"source": "org/ref", "revision": "1" * 40, "fingerprint": "a" * 64}}
     # evaluated only with the FINISHED request of the queue that names this file (issue 23)
-    request = SimpleNamespace(model_id="builtin:tiny-sd", worker_id="gpu-1", results_path="/srv/r/a/x.json")
+    request = SimpleNamespace(model_id="builtin:tiny-sd", audited_model_id="builtin:tiny-sd", worker_id="gpu-1",
+                              results_path="/srv/r/a/x.json")
     sub = board_model.Submission(doc=doc, source="a/x.json", path=Path("x.json"), run_dir=None,
                           finished={"builtin__tiny-sd@builtin-v1": request})
     names = [name for name, _ in wording.badges(sub)]
@@ -364,7 +365,8 @@ def test_evaluated_badge_follows_the_queue(board):
     doc = {**sub.doc, "evaluated_by": "maintainers' worker gpu-<b>1</b>", "request_id": "acme__m@abc"}
     marked = board_model.Submission(doc=doc, source=sub.source, path=sub.path, run_dir=None)
     assert board_model.evaluated_by(marked) is None  # no queue: the fields alone prove nothing
-    request = SimpleNamespace(model_id=sub.model_id, worker_id="gpu-<b>1</b>", results_path=f"/srv/r/{sub.source}")
+    request = SimpleNamespace(model_id=sub.model_id, audited_model_id=sub.model_id, worker_id="gpu-<b>1</b>",
+                              results_path=f"/srv/r/{sub.source}")
     checked = board_model.Submission(doc=doc, source=sub.source, path=sub.path, run_dir=None,
                               finished={"acme__m@abc": request})
     assert board_model.evaluated_by(checked) == "maintainers' worker gpu-<b>1</b>"

@@ -48,7 +48,8 @@ def test_evaluated_row_wins_over_a_self_reported_file_of_the_same_key():
     evaluated = make_doc("acme/m", 0.1, created="2025-03-01T00:00:00+00:00")
     evaluated.update(evaluated_by=f"{WORKER_PREFIX}gpu-1", request_id="acme__m@main")
     self_reported = make_doc("acme/m", 0.7, created="2025-01-01T00:00:00+00:00")  # earlier
-    request = SimpleNamespace(model_id="acme/m", worker_id="gpu-1", results_path="/srv/results/acme/eval.json")
+    request = SimpleNamespace(model_id="acme/m", audited_model_id="acme/m", worker_id="gpu-1",
+                              results_path="/srv/results/acme/eval.json")
     finished = {"acme__m@main": request}
     subs = [_sub(self_reported, "acme/self.json", finished), _sub(evaluated, "acme/eval.json", finished)]
     (row,) = board_model.model_rows(subs)

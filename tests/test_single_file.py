@@ -30,10 +30,14 @@ COMMIT = "abcdefabcdefabcdefabcdefabcdefabcdefabcd"
 def files(tmp_path_factory):
     root = tmp_path_factory.mktemp("single-files")
     sd15, sdxl = build_family("sd15", root / "sd15"), build_family("sdxl", root / "sdxl")
+    from diffusers import AutoPipelineForText2Image
+
     return {"sd15": sd15, "sdxl": sdxl,
             "whole": write_original_sd_checkpoint(sd15, root / "files" / "my-finetune.safetensors", shift=0.002),
             "gguf": write_unet_gguf(sd15, root / "files" / "unet-Q8_0.gguf"),
-            "sdxl_unet": write_unet_file(sdxl, root / "files" / "sdxl-unet.safetensors")}
+            "sdxl_unet": write_unet_file(sdxl, root / "files" / "sdxl-unet.safetensors"),
+            "lora": make_tiny_lora(AutoPipelineForText2Image.from_pretrained(sd15), root / "sd15-lora",
+                                   text_encoders=False)}
 
 
 def _pixels(model):
@@ -60,6 +64,47 @@ def test_an_original_layout_file_is_its_own_model_read_with_the_base_configs(fil
     exact = write_original_sd_checkpoint(files["sd15"], files["whole"].parent / "exact.safetensors")
     assert np.array_equal(_pixels(load_text_to_image(str(exact), base=str(files["sd15"]), device="cpu", **TINY)),
                           base_pixels)
+
+
+def test_a_single_file_takes_a_lora_as_its_base_folder_does(files, tmp_path, base_pixels):
+    """--model FILE --base BASE --lora L: the LoRA is fused into the file's weights, whatever its
+    layout: a whole-pipeline file and a UNet file holding the folder's weights give the folder's
+    images with the LoRA exactly; the file and the LoRA are both recorded and both key the row."""
+    from benchmark.models.text_to_image import load_text_to_image
+    from submissions.leaderboard.board_model import Submission
+
+    lora = str(files["lora"])
+    with_lora = _pixels(load_text_to_image(str(files["sd15"]), loras=[lora], device="cpu", **TINY))
+    assert np.abs(with_lora - base_pixels).mean() > 1  # the LoRA changes the images
+    lora_sha = file_sha256(files["lora"] / "pytorch_lora_weights.safetensors")
+    for file in (write_original_sd_checkpoint(files["sd15"], tmp_path / "exact.safetensors"),
+                 write_unet_file(files["sd15"], tmp_path / "unet.safetensors")):
+        model = load_text_to_image(str(file), base=str(files["sd15"]), loras=[lora], device="cpu", **TINY)
+        assert np.array_equal(_pixels(model), with_lora), file.name
+        sha = file_sha256(file)
+        assert model.checkpoint["sha256"] == sha and [a["sha256"] for a in model.adapters] == [lora_sha]
+        doc = {"model": {"id": model.model_id, "checkpoint": model.checkpoint, "adapters": list(model.adapters)}}
+        key = Submission(doc, "x", file, None).key
+        assert key.startswith(f"file:{sha[:16]}+") and lora_sha[:16] in key, key
+
+
+def test_pipeline_choice_of_a_single_file_is_its_base_class(files, hub_files, tmp_path):
+    """pipeline_choice answers the class that runs a single file: its base's, from the base's
+    model_index.json (--base, the file's own Hub repo or its card's base_model); the file is not read."""
+    from benchmark.models.text_to_image import pipeline_choice
+
+    assert pipeline_choice(str(files["whole"]), base=str(files["sd15"])).name == "StableDiffusionPipeline"
+    assert pipeline_choice(str(files["sdxl_unet"]), base=str(files["sdxl"])).name == "StableDiffusionXLPipeline"
+    assert pipeline_choice(str(files["gguf"]), base=str(files["sd15"])).cls.__name__ == "StableDiffusionPipeline"
+    assert pipeline_choice("hf://someone/tiny-sd15/model.safetensors").name == "StableDiffusionPipeline"
+    assert pipeline_choice("hf://someone/finetune/finetune.safetensors").name == "StableDiffusionPipeline"
+    not_read = tmp_path / "not-a-checkpoint.safetensors"  # only the base is read
+    not_read.write_bytes(b"\0" * 16)
+    assert pipeline_choice(str(not_read), base=str(files["sdxl"])).name == "StableDiffusionXLPipeline"
+    with pytest.raises(MalformedSpecError, match="names no base model: give the diffusers model it fine-tunes"):
+        pipeline_choice(str(not_read))
+    with pytest.raises(MalformedSpecError, match="--base names the base of a single-file checkpoint"):
+        pipeline_choice(str(files["sd15"]), base=str(files["sd15"]))
 
 
 def _run(argv, capsys) -> tuple[int, list[str]]:
@@ -181,6 +226,8 @@ def _refusals(files, tmp_path):
          "needs the torchao package" if importlib.util.find_spec("torchao") is None
          else "a GGUF file is quantized already"),
         (run + ["--model", "builtin:tiny-sd", "--lora-unet-only"], "--lora-unet-only goes with --lora"),
+        (run + ["--model", files["gguf"], "--base", sd15, "--lora", files["lora"]],
+         "--lora with a GGUF file: a LoRA is fused into the denoiser's weights"),
     ]
 
 
@@ -237,3 +284,35 @@ def test_a_text_encoder_lora_applies_its_unet_part_alone_on_request(files, tmp_p
                                text_encoders=False)
     plain = load_text_to_image(str(files["sdxl"]), loras=[str(unet_lora)], lora_unet_only=True, device="cpu", **TINY)
     assert "skipped" not in plain.adapters[0]  # nothing to skip: recorded as a plain LoRA
+
+
+def test_a_transformer_lora_applies_its_transformer_part_alone_on_request(tmp_path):
+    """--lora-unet-only on a transformer pipeline (tiny FLUX.1 schnell): a LoRA of its transformer and
+    CLIP text encoder gives, with the flag, exactly the images of its transformer layers loaded alone
+    (the same file without the text encoder's layers), changes the images, and counts what it skipped."""
+    from diffusers import AutoPipelineForText2Image
+    from safetensors import safe_open
+    from safetensors.torch import save_file
+
+    from tiny_pipelines import CALL_ARGUMENTS
+
+    from benchmark.models.text_to_image import load_text_to_image
+
+    flux = build_family("flux_schnell", tmp_path / "flux")
+    lora = make_tiny_lora(AutoPipelineForText2Image.from_pretrained(flux), tmp_path / "te-lora", text_encoders=True)
+    with safe_open(str(lora / "pytorch_lora_weights.safetensors"), "pt") as fh:
+        assert {k.split(".")[0] for k in fh.keys()} == {"transformer", "text_encoder"}
+        alone = {k: fh.get_tensor(k) for k in fh.keys() if k.startswith("transformer.")}
+        metadata = fh.metadata()
+    (tmp_path / "transformer-lora").mkdir()
+    save_file(alone, str(tmp_path / "transformer-lora" / "pytorch_lora_weights.safetensors"), metadata=metadata)
+    call = CALL_ARGUMENTS["flux_schnell"]
+    base = _pixels(load_text_to_image(str(flux), device="cpu", **call))
+    model = load_text_to_image(str(flux), loras=[str(lora)], lora_unet_only=True, device="cpu", **call)
+    (record,) = model.adapters
+    assert record["skipped"] == {"text_encoder": 6}  # q, k, v of the encoder's 2 layers
+    assert not any("lora" in name for name, _ in model.pipe.transformer.named_parameters())  # fused, unloaded
+    pixels = _pixels(model)
+    assert np.abs(pixels - base).mean() > 1
+    plain = load_text_to_image(str(flux), loras=[str(tmp_path / "transformer-lora")], device="cpu", **call)
+    assert np.array_equal(pixels, _pixels(plain))

@@ -98,23 +98,28 @@ def use_hub_cache_offline(monkeypatch, hub_cache: Path) -> Path:
 
 
 def make_tiny_lora(pipe, folder: Path, *, text_encoders: bool, seed: int = 1) -> Path:
-    """A rank-4 LoRA on the pipeline's UNet attention (and, with ``text_encoders``, each text encoder),
-    its B matrices random so that it changes the images, saved with the pipeline's save_lora_weights."""
+    """A rank-4 LoRA on the attention of the pipeline's denoiser (its UNet, else its transformer) and,
+    with ``text_encoders``, of each CLIP text encoder its ``save_lora_weights`` takes, its B matrices
+    random so that it changes the images, saved with the pipeline's save_lora_weights."""
+    import inspect
+
     import torch
     from peft import LoraConfig
     from peft.utils import get_peft_model_state_dict
 
     torch.manual_seed(seed)
     layers = {}
-    pipe.unet.add_adapter(LoraConfig(r=4, lora_alpha=4, init_lora_weights="gaussian",
-                                     target_modules=["to_q", "to_k", "to_v", "to_out.0"]))
-    layers["unet_lora_layers"] = pipe.unet
+    denoiser = "unet" if getattr(pipe, "unet", None) is not None else "transformer"
+    getattr(pipe, denoiser).add_adapter(LoraConfig(r=4, lora_alpha=4, init_lora_weights="gaussian",
+                                                   target_modules=["to_q", "to_k", "to_v", "to_out.0"]))
+    layers[f"{denoiser}_lora_layers"] = getattr(pipe, denoiser)
+    saved = inspect.signature(type(pipe).save_lora_weights).parameters
     if text_encoders:  # peft itself (transformers' add_adapter asks for a newer peft than PyPI may have)
         from peft import inject_adapter_in_model
 
         for name in ("text_encoder", "text_encoder_2"):
             module = getattr(pipe, name, None)
-            if module is not None:
+            if module is not None and f"{name}_lora_layers" in saved:
                 inject_adapter_in_model(LoraConfig(r=4, lora_alpha=4, init_lora_weights="gaussian",
                                                    target_modules=["q_proj", "k_proj", "v_proj"]), module)
                 layers[f"{name}_lora_layers"] = module

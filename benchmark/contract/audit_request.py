@@ -38,7 +38,8 @@ from types import MappingProxyType
 from typing import Any
 
 from benchmark import cli_types
-from benchmark.contract.model_specs import API_PREFIX, check_model_name, check_model_spec
+from benchmark.contract.model_specs import (API_PREFIX, BASE_WITHOUT_SINGLE_FILE, check_model_name, check_model_spec,
+                                            names_single_file)
 
 __all__ = ["AuditRequest", "ModelChoice", "ProbeChoice", "Runtime", "SuppliedImages", "OFFLOAD_MODES",
            "REQUEST_FORMAT", "request_differences"]
@@ -140,6 +141,8 @@ class ModelChoice:
         if (self.adapters or self.components) and self.spec.startswith(("python:", API_PREFIX)):
             raise ValueError(f"--lora and --unet apply to diffusers pipelines, not to {self.spec}")
         object.__setattr__(self, "base", _optional_text(self.base, "--base"))
+        if self.base and not names_single_file(self.spec):
+            raise ValueError(BASE_WITHOUT_SINGLE_FILE.format(spec=self.spec))
         object.__setattr__(self, "quantization", _optional_text(self.quantization, "--quantize"))
         if self.quantization and self.spec.startswith(("python:", API_PREFIX)):
             raise ValueError(f"--quantize applies to diffusers pipelines, not to {self.spec}")

@@ -51,12 +51,13 @@ LOCAL_PATH_ID = re.compile(r"^(/|~|\.\.?[\\/]|[A-Za-z]:[\\/])")
 IMAGES_PREFIX, API_PREFIX = "images:", "openai:"
 # a single-file checkpoint on the Hub: hf://ORG/NAME[@REVISION]/PATH/FILE.safetensors (huggingface_hub's
 # file-system form), also written as the Hub's own URL https://huggingface.co/ORG/NAME/blob/REVISION/PATH
-# (or resolve/REVISION), as diffusers' from_single_file takes it; the id recorded is the hf:// form
+# (or resolve/REVISION), as diffusers' from_single_file takes it; the id recorded is the hf:// form. No folder
+# of PATH is "." or "..": a Hub path never is, and a queue request names it for a worker to download
 HUB_FILE_PREFIX = "hf://"
 HUB_FILE_URL = re.compile(r"^(?:https?://)?(?:huggingface\.co|hf\.co)/(?P<repo>[^/@]+/[^/@]+)/(?:blob|resolve)/"
                           r"(?P<revision>[^/]+)/(?P<path>.+)$")
 HUB_FILE_ID = re.compile(r"^hf://(?P<repo>[^/@]+/[^/@]+?)(?:@(?P<revision>[A-Za-z0-9._+-]{1,255}))?/"
-                         r"(?P<path>(?:[A-Za-z0-9._+-]+/)*[A-Za-z0-9._+-]+\.(?:safetensors|gguf))$")
+                         r"(?P<path>(?:(?!\.\.?/)[A-Za-z0-9._+-]+/)*[A-Za-z0-9._+-]+\.(?:safetensors|gguf))$")
 SINGLE_FILE_SUFFIXES = (".safetensors", ".gguf")
 IMAGES_ID = re.compile(r"^images:[A-Za-z0-9][A-Za-z0-9._/ +-]*$")
 API_ID = re.compile(r"^openai:[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -76,6 +77,18 @@ def hub_file_id(spec: str) -> str | None:
         revision = "" if url["revision"] == "main" else f"@{url['revision']}"
         return f"{HUB_FILE_PREFIX}{url['repo']}{revision}/{url['path']}"
     return spec.strip() if spec.strip().startswith(HUB_FILE_PREFIX) else None
+
+
+def names_single_file(spec: str) -> bool:
+    """True when ``spec`` has the form of a single-file checkpoint (a Hub file, or a path ending in
+    ``.safetensors`` / ``.gguf``), from the text alone: what ``--base`` goes with."""
+    return isinstance(spec, str) and (hub_file_id(spec) is not None
+                                      or spec.strip().lower().endswith(SINGLE_FILE_SUFFIXES))
+
+
+#: ``--base`` given with a model that is not a single-file checkpoint (run, the queue, the loader)
+BASE_WITHOUT_SINGLE_FILE = ("--base names the base of a single-file checkpoint (--model FILE.safetensors), "
+                            "not of {spec}")
 
 
 def model_id_kind(model_id: str) -> str:

@@ -36,11 +36,13 @@ from benchmark.human.sample import eligible_images
 from benchmark.human.stats import item_majorities
 from benchmark.runner.human_correction import HumanLabels, HumanTable
 from benchmark.scores.ppi import MIN_HUMAN_LABELS, MIN_PER_GROUP
+from benchmark.tasks.of_run import tasks_of_run
 
 __all__ = ["REFUSALS", "ASKABLE", "human_labels", "kept_answers"]
 
 REFUSALS = ("unknown item", "changed image", "qualification not passed")
-#: the label files people's answers stand for (:func:`_tables`)
+#: the label files the generic question types' answers stand for (:func:`_tables`); a task adds the
+#: one its ``HumanValidation.answers_as_labels`` stands for (:func:`_task_tables`)
 ASKABLE = frozenset({"gender", "attributes", "skin_tone"})
 
 
@@ -107,6 +109,28 @@ def _tables(majorities: pd.DataFrame, used: set[str]) -> dict[str, HumanTable]:
     return out
 
 
+def _task_tables(run_dir: Path, majorities: pd.DataFrame, used: set[str],
+                 manifest: pd.DataFrame) -> tuple[dict[str, HumanTable], set[str]]:
+    """(people's labels of the ``used`` images in the label files the run's tasks turn their answers
+    into, every label file a task of the run can be asked about): the tasks'
+    ``HumanValidation.answers_as_labels``."""
+    out, askable = {}, set()
+    m = majorities[majorities["probe_id"].isin(used) & ~majorities["tie"].astype(bool)]
+    for task, suites in tasks_of_run(run_dir, list(dict.fromkeys(manifest["suite"].astype(str)))):
+        spec = task.human_validation.answers_as_labels if task.human_validation else None
+        if spec is None:
+            continue
+        askable.add(spec.label_file)
+        mine = m[m["suite"].isin(suites) & m["question_type"].isin(spec.question_types)]
+        if mine.empty:
+            continue
+        frame = spec.rows(mine, manifest[manifest["probe_id"].isin(set(mine["probe_id"]))])
+        if len(frame):
+            out[spec.label_file] = HumanTable(spec.label_file, spec.keys, spec.values, frame, judged=spec.judged,
+                                              family=task.family, annotator_column=spec.annotator_column)
+    return out, askable
+
+
 def _suite_row(suite: str, eligible: list, complete: set[str], labelled_any: set[str], record: dict | None,
                problem: str | None) -> tuple[dict, set[str]]:
     """(the suite's row of ``human_labels.suites``, the images whose labels count for correction)."""
@@ -138,7 +162,7 @@ def human_labels(run_dir: str | Path) -> HumanLabels | None:
     run_dir = Path(run_dir)
     if not answers_path(run_dir).is_file():
         return None
-    read_run_manifest(run_dir)
+    manifest = read_run_manifest(run_dir)
     all_items = build_items(run_dir)
     items = {it.item_id: it for it in all_items}
     answers, refused, flagged = kept_answers(run_dir, items)
@@ -165,6 +189,8 @@ def human_labels(run_dir: str | Path) -> HumanLabels | None:
         "minimum": {"labels": MIN_HUMAN_LABELS, "per_group": MIN_PER_GROUP},
     }
     used = set().union(*labelled.values()) if labelled else set()
-    return HumanLabels(tables=_tables(majorities, used), labelled=labelled,
+    tasks_own, askable = _task_tables(run_dir, majorities, used, manifest)
+    return HumanLabels(tables={**_tables(majorities, used), **tasks_own}, labelled=labelled,
                        census={r["suite"] for r in rows if r["mode"] == "census"},
-                       population={r["suite"]: r["population"] for r in rows}, summary=summary, askable=ASKABLE)
+                       population={r["suite"]: r["population"] for r in rows}, summary=summary,
+                       askable=ASKABLE | askable)

@@ -35,6 +35,7 @@ from benchmark.contract.human_sample import SAMPLE_FILE, read_sample, sample_pat
 from benchmark.contract.results import RESULTS_FILE, load_results_file
 from benchmark.human.agreement_cli import answers_table, load_answers
 from benchmark.human.answers_file import read_events
+from benchmark.human.question_types import QUESTION_TYPES
 from benchmark.human.stats import agreement_by_question_type, item_majorities
 from benchmark.papers import PAPERS
 from benchmark.registries import SUITES
@@ -240,7 +241,7 @@ def labels_card(info: dict, *, license: str, setting: str, pay: str, embed_image
         "configs": configs_yaml({"items": [SPLIT], "answers": [SPLIT]}, default="items"),
     }
     cards = [c for _, c in _cards()]
-    papers = [PAPERS[c.paper] for c in cards if c.paper in PAPERS]
+    papers = [PAPERS[k] for k in dict.fromkeys(c.paper for c in cards) if k in PAPERS]  # a paper once
     settings = [c.setting for c in cards if c.setting]
     image_note = ("embedded as PNG (`image`)" if embed_images else
                   "referenced by their path in the run folder (`image_file`) and sha256 (`image_sha256`)")
@@ -256,8 +257,8 @@ def labels_card(info: dict, *, license: str, setting: str, pay: str, embed_image
         "     # one row per item\nanswers = load_dataset(\"ORG/NAME\", \"answers\", split=\"train\")  # one row per answer\n```",
         "## Configs",
         "**items**: `item_id` (`probe_id|question_type|question_key`), `probe_id`, `suite`, `prompt`, `seed`, "
-        "`question_type` (attribute, gender_paired, gender_single, skin_tone), `question_key` (attribute, left / "
-        "right, or empty), `question` (as shown), `answers` (list of {annotator, answer}), `n_answers`, `majority` "
+        f"`question_type` ({', '.join(QUESTION_TYPES)}), `question_key` (attribute, left / "
+        "right, the part of the prompt asked about, or empty), `question` (as shown), `answers` (list of {annotator, answer}), `n_answers`, `majority` "
         "(null on a tie), `tie`, `tied_answers`, `agreement` (share of answers equal to the most frequent), "
         "`unanimous`, `in_sample` (about an image of the calibration sample), `probe` (every probe field, JSON), "
         "and the image.",

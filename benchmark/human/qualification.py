@@ -23,7 +23,7 @@ from benchmark.contract.atomic import write_bytes_atomic
 from benchmark.human import questions as q
 from benchmark.human.answers_file import event_records, labels_dir
 from benchmark.human.events import check_annotator
-from benchmark.human.items import Item, read_run_manifest
+from benchmark.human.items import Item, build_items, item_id_for, read_run_manifest
 from benchmark.human.question_types import QUESTION_TYPES
 from benchmark.tasks import Task, list_tasks
 from benchmark.tasks.of_run import tasks_of_run
@@ -162,6 +162,16 @@ def _task_of_suite(suite: str, run_dir: str | Path | None = None) -> Task | None
     return found[0][0] if found else None
 
 
+def _own_question(run_dir: str | Path, qi: QualItem, suite: str) -> str | None:
+    """The question the app asks about the run image of ``qi`` (its task's wording of that image, e.g.
+    a question naming the image's own objects), or None for an image file or a question it is not asked."""
+    if not qi.probe_id:
+        return None
+    wanted = item_id_for(qi.probe_id, qi.question_type, qi.question_key)
+    return next((it.question for it in build_items(run_dir, [qi.question_type], suites=[suite])
+                 if it.item_id == wanted), None)
+
+
 def qualification_items(run_dir: str | Path, qual_items: Sequence[QualItem]) -> list[Item]:
     """The qualification questions as :class:`Item` (shown before the run's items): worded by
     the task of the item's suite, else by the first task that asks such a question; the
@@ -187,7 +197,9 @@ def qualification_items(run_dir: str | Path, qual_items: Sequence[QualItem]) -> 
             question, wording = q.qualification_wording(qi.question_type, qi.question_key, identity, qi.phrase,
                                                         own, tasks)
         except ValueError as exc:
-            raise ValueError(f"qualification item {qi.qual_id}: {exc}") from None
+            question, wording = _own_question(run_dir, qi, suite), own
+            if question is None:
+                raise ValueError(f"qualification item {qi.qual_id}: {exc}") from None
         options = q.options_for(qi.question_type, own)
         if qi.expected not in options:
             raise ValueError(f"qualification item {qi.qual_id}: expected {qi.expected!r} is not offered "

@@ -25,6 +25,7 @@ MONK_TONES = tuple(str(i) for i in range(1, 11))
 ATTRIBUTE_OPTIONS = (YES, NO)                           # is the attribute there? (Y / N)
 TRAIT_OPTIONS = (FEMININE, MASCULINE, CANNOT_IDENTIFY)  # feminine or masculine traits, or cannot tell
 SKIN_TONE_OPTIONS = MONK_TONES                          # the 10 Monk Skin Tone swatches
+PROMPT_MATCH_OPTIONS = (YES, NO)                        # does the image show this part of its prompt? (Y / N)
 
 #: The options offered for a question of each type unless its task declares others
 #: (``HumanValidation.options``).
@@ -33,6 +34,7 @@ DEFAULT_OPTIONS: dict[str, tuple[str, ...]] = {
     "gender_paired": TRAIT_OPTIONS,
     "gender_single": TRAIT_OPTIONS,
     "skin_tone": SKIN_TONE_OPTIONS,
+    "prompt_match": PROMPT_MATCH_OPTIONS,
 }
 
 #: Every value an answer of each question type may take.
@@ -41,6 +43,7 @@ OPTION_VALUES: dict[str, tuple[str, ...]] = {
     "gender_paired": TRAIT_OPTIONS,
     "gender_single": (FEMININE, MASCULINE, MALE, FEMALE, CANNOT_IDENTIFY),
     "skin_tone": SKIN_TONE_OPTIONS,
+    "prompt_match": PROMPT_MATCH_OPTIONS,
 }
 
 #: Button text of each answer value.

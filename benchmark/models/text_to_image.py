@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from benchmark.contract.model_specs import BASE_WITHOUT_SINGLE_FILE
 from benchmark.extras import require
 
 from .api_images import OpenAIImagesModel, check_api_model
@@ -248,9 +249,9 @@ def _check_scheduler_settings(choice: PipelineChoice, index: dict, overrides: di
                                      f"{', '.join(sorted(takes))})")
 
 
-def _single_file_source(spec: str, base: str | None, token) -> tuple:
-    """(index, choice, read_config, card identity, checked file) of a single-file checkpoint: its
-    base's pipeline read from the base's configs (single_file.py); its settings are the base's."""
+def _single_file_base(spec: str, base: str | None, token) -> tuple:
+    """(parsed file, its base, the base's model_index.json, the class that runs it) of a single-file
+    checkpoint: the base found and its configs read (single_file.py), no weights."""
     import json
 
     single = parse_single_file(spec)
@@ -260,7 +261,13 @@ def _single_file_source(spec: str, base: str | None, token) -> tuple:
     except (OSError, ValueError) as err:
         raise MalformedSpecError(f"base {found.spec}: its model_index.json cannot be read ({type(err).__name__})") \
             from None
-    choice = choose_pipeline_class(index, spec=found.spec, local_folder=found.folder)
+    return single, found, index, choose_pipeline_class(index, spec=found.spec, local_folder=found.folder)
+
+
+def _single_file_source(spec: str, base: str | None, token) -> tuple:
+    """(index, choice, read_config, card identity, checked file) of a single-file checkpoint: its
+    base's pipeline read from the base's configs (single_file.py); its settings are the base's."""
+    single, found, index, choice = _single_file_base(spec, base, token)
     read = config_reader("local", str(found.folder), None, token)
     checked = check_single_file(single, found, pipeline_cls=choice.cls, index=index, read_config=read, token=token)
     identity = CardIdentity()
@@ -272,7 +279,12 @@ def _single_file_source(spec: str, base: str | None, token) -> tuple:
 
 def _checked_quantization(choice: QuantizationChoice | None, device, index: Mapping,
                           single: CheckedSingleFile | None, loras: Sequence) -> QuantizationChoice | None:
-    """``--quantize`` able to run here, aimed at the pipeline's denoiser (quantization.py)."""
+    """``--quantize`` able to run here, aimed at the pipeline's denoiser (quantization.py); a LoRA is
+    never fused into quantized weights (a GGUF file's or ``--quantize``'s): refused in one line."""
+    if loras and single is not None and single.header.format == "gguf":
+        raise MalformedSpecError("--lora with a GGUF file: a LoRA is fused into the denoiser's weights, which GGUF's "
+                                 "quantized blocks do not take (diffusers fails on their shapes); audit the LoRA on "
+                                 "an unquantized checkpoint (a .safetensors file, or the base)")
     if choice is None:
         return None
     check_quantization(choice, device)
@@ -317,8 +329,7 @@ def check_spec(spec: str, *, revision: str | None = None, device=None, dtype=Non
         raise MalformedSpecError(f"--revision {revision} does not apply to {what} ({spec}); "
                                  "revisions are Hub commits, branches or tags")
     if base and kind != "single_file":
-        raise MalformedSpecError(f"--base names the base of a single-file checkpoint (--model FILE.safetensors), "
-                                 f"not of {spec}")
+        raise MalformedSpecError(BASE_WITHOUT_SINGLE_FILE.format(spec=spec))
     lora_refs = parse_lora_specs(loras)
     component_refs = {name: parse_component_spec(f"{name}={ref}")[1] for name, ref in (components or {}).items()}
     quant = parse_quantization(quantize)
@@ -367,10 +378,18 @@ def check_spec(spec: str, *, revision: str | None = None, device=None, dtype=Non
                        trigger=choose_trigger(adapters, lora_trigger))
 
 
-def pipeline_choice(spec: str, *, revision: str | None = None, token: str | bool | None = None) -> PipelineChoice:
+def pipeline_choice(spec: str, *, revision: str | None = None, token: str | bool | None = None,
+                    base: str | None = None) -> PipelineChoice:
     """The diffusers class that will run ``spec`` (a built-in model, local folder or Hub ID) and
-    its loader, from ``model_index.json`` alone (pipeline_classes.py)."""
+    its loader, from ``model_index.json`` alone (pipeline_classes.py). A single-file checkpoint
+    (``FILE.safetensors``, ``FILE.gguf``, ``hf://ORG/NAME/FILE``) is run by its base's class: the
+    base is ``base`` or the one :func:`benchmark.models.single_file.find_base` finds, its configs
+    read offline first; the file itself is not read."""
     kind, value = parse_text_to_image_spec(spec)
+    if base and kind != "single_file":
+        raise MalformedSpecError(BASE_WITHOUT_SINGLE_FILE.format(spec=spec))
+    if kind == "single_file":
+        return _single_file_base(spec, base, token)[3]
     if kind not in ("builtin", "local", "hub"):
         raise MalformedSpecError(f"{spec} is not a diffusers pipeline")
     index = _pipeline_index(kind, value, revision, token)

@@ -6,6 +6,8 @@
   gave one, else the annotator's): light MST 1-3, medium 4-7, dark 8-10. An error is any difference
   from people's label (more than one tone apart for skin tones). Only images of the random sample
   (or a census) count, so the rates describe the audit's images, not the ones people chose;
+* for a label file whose values are no label (detections), the annotator's and people's rows both
+  judged by the task's own rule (an image right or wrong for its skill) and compared;
 * the share of images in each category corrected with people's labels (PPI++ through ppi-python:
   :func:`benchmark.scores.ppi.corrected_share`) beside the annotator's share: perceived gender per
   person position, and the skin tone groups.
@@ -58,15 +60,30 @@ def _skin_of(ctx: ScoringContext, human: HumanLabels) -> dict[str, str]:
     return out
 
 
+def _judged(ctx: ScoringContext, table: HumanTable, rows: pd.DataFrame) -> np.ndarray:
+    """``table.judged`` of label rows joined with their probe fields (the task's rule, its config)."""
+    fields = ctx.manifest.loc[:, [c for c in ctx.manifest.columns if c not in rows.columns or c == "probe_id"]]
+    joined = rows.merge(fields, on="probe_id", how="left")
+    return np.asarray(table.judged(joined, ctx.family_config(table.family)), dtype=object)
+
+
 def _joined(ctx: ScoringContext, table: HumanTable, probes: set[str]) -> pd.DataFrame | None:
-    """The annotator's rows of the labelled images beside people's value (column ``people``)."""
+    """The annotator's rows of the labelled images beside people's value (column ``people``): the
+    first value column, or both rows judged by the task's rule (``table.judged``)."""
     auto = ctx.label(table.kind)
     value = table.values[0]
     if auto is None or value not in auto.columns:
         return None
-    rows = auto[auto["probe_id"].astype(str).isin(probes)]
-    people = table.frame.loc[:, list(table.keys) + [value]].rename(columns={value: "people"})
-    joined = rows.merge(people, on=list(table.keys), how="inner")
+    rows = auto[auto["probe_id"].astype(str).isin(probes)].reset_index(drop=True)
+    keys = list(table.keys)
+    if table.judged is not None:
+        people = table.frame.loc[:, keys].assign(people=_judged(ctx, table, table.frame))
+        rows = rows.assign(**{value: _judged(ctx, table, rows)})
+        if table.annotator_column != "annotator" and table.annotator_column in rows.columns:
+            rows = rows.assign(annotator=rows[table.annotator_column])
+    else:
+        people = table.frame.loc[:, keys + [value]].rename(columns={value: "people"})
+    joined = rows.merge(people, on=keys, how="inner")
     for col in WHO:
         joined[col] = joined[col].fillna("").astype(str) if col in joined.columns else ""
     suite = ctx.manifest.set_index("probe_id")["suite"]

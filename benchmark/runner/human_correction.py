@@ -19,7 +19,7 @@ from __future__ import annotations
 import warnings
 from contextlib import nullcontext
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Callable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -40,7 +40,11 @@ class HumanTable:
     and the ``values`` columns people's answers replace. ``tolerance``: how far the annotator's
     value may be from people's before it counts as an error (0: any difference; 1 for Monk tones:
     more than one tone apart). ``shares``: its first value is a category whose shares are worth
-    correcting too (perceived gender, skin tone), not one of many yes / no questions."""
+    correcting too (perceived gender, skin tone), not one of many yes / no questions.
+    ``judged(rows, config)``: for a label file whose values are no label to compare as they are
+    (detections), each row joined with its probe fields judged as the task's scorer judges it, with
+    ``family``'s probe config; the annotator's errors compare that judgement.
+    ``annotator_column``: the file's column naming who made a row."""
 
     kind: str
     keys: tuple[str, ...]
@@ -48,6 +52,9 @@ class HumanTable:
     frame: pd.DataFrame
     tolerance: float = 0.0
     shares: bool = False
+    judged: Callable[[pd.DataFrame, dict], pd.Series] | None = None
+    family: str | None = None
+    annotator_column: str = "annotator"
 
 
 @dataclass
@@ -142,13 +149,23 @@ def _reason_without(people: ScoringContext, entry: Mapping, human: HumanLabels) 
     return "the score is undefined on people's labels of the sample"
 
 
+def _census(entry: Mapping, n_population: int, human: HumanLabels) -> bool:
+    """Whether people labelled every image ``entry`` rests on: its suite is a census, and so is every
+    suite people label when the entry rests on more images than its suite holds (a score over
+    several suites, such as a mean over skills, is named after one of them)."""
+    suite = entry.get("suite")
+    if suite not in human.census:
+        return False
+    return n_population <= human.population.get(suite, 0) or set(human.population) <= human.census
+
+
 def _corrected(entry: Mapping, ctx: ScoringContext, people: ScoringContext, auto: ScoringContext,
                human: HumanLabels, found: tuple[dict, dict]) -> dict:
     """``entry``'s ``human_corrected`` from its twins on people's and the annotator's labels."""
     key = entry_key(entry)
     h, a = found
     n_h, n_pop = int(h.get("n") or 0), int(entry.get("n") or 0)
-    census = entry.get("suite") in human.census
+    census = _census(entry, n_pop, human)
     design = people.designs.get(key) or {}
     groups, smallest = design.get("strata"), design.get("smallest")
     why = None if census else ppi.not_enough(n_h, n_pop, groups=groups, smallest_group=smallest)

@@ -34,12 +34,11 @@ from typing import Iterator
 import numpy as np
 from scipy import stats
 
-from benchmark.present.text import markdown_table
 from benchmark.scores.bootstrap import ResamplePlan
 from benchmark.scores.ppi import Corrected, Part, allocate, corrected_share, not_enough, prediction_powered
 
 __all__ = ["Scenario", "STYLES", "STATISTICS", "SIZES", "simulate", "simulate_one", "truth", "coverage_table",
-           "table_markdown"]
+           "table_cells", "TABLE_ALIGN"]
 
 #: the model's style: how much more often the annotator misreads its images
 STYLES = {"photo": 0.0, "painting": 0.10}
@@ -268,8 +267,13 @@ def _pct(v) -> str:
     return "n/a" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{100 * v:.1f}"
 
 
-def table_markdown(rows: list[dict]) -> str:
-    """The rows as the Markdown table of docs/human_correction.md."""
+#: the column alignment of the table docs/human_correction.md quotes
+TABLE_ALIGN = "lllrrrrrrrrr"
+
+
+def table_cells(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
+    """The header and cells of the table docs/human_correction.md quotes (the bench script renders
+    them with present.text.markdown_table: scores sits below present in the layers)."""
     head = ["audit", "score", "style", "people's labels", "corrected coverage %", "PPI++ mean (ppi-python) %",
             "automatic %", "people alone %", "corrected width", "people-alone width", "mean lambda",
             "runs without a value"]
@@ -278,7 +282,7 @@ def table_markdown(rows: list[dict]) -> str:
               _pct(r.get("people_coverage")), f"{r.get('corrected_width', float('nan')):.3f}",
               f"{r.get('people_width', float('nan')):.3f}", f"{r.get('lambda_mean', float('nan')):.2f}",
               f"{r['not_enough']} of {r['reps']}"] for r in rows]
-    return markdown_table(head, cells, align="lllrrrrrrrrr")
+    return head, cells
 
 
 def scenario_dict(scenario: Scenario) -> dict:

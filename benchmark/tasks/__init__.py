@@ -7,7 +7,7 @@ works with; :mod:`benchmark.tasks.of_run` says which tasks a run holds;
 :mod:`benchmark.tasks.inputs` holds the run inputs a task declares (``TaskInput``).
 """
 
-from benchmark.tasks.human_validation import AgreementTable, HumanValidation, LabelsCard
+from benchmark.tasks.human_validation import AgreementTable, AnswersAsLabels, HumanValidation, LabelsCard
 from benchmark.tasks.inputs import TaskInput
 from benchmark.tasks.registry import (
     PLUGIN_ENTRY_POINTS,
@@ -24,5 +24,5 @@ from benchmark.tasks.registry import (
     tasks_for_suites,
 )
 
-__all__ = ["PLUGIN_ENTRY_POINTS", "TASKS", "AgreementTable", "HumanQuestion", "HumanValidation", "ImageLayout", "LabelsCard", "Task", "TaskInput", "TaskReport", "check_probe_config", "get_task", "list_tasks", "load_plugins",
+__all__ = ["PLUGIN_ENTRY_POINTS", "TASKS", "AgreementTable", "AnswersAsLabels", "HumanQuestion", "HumanValidation", "ImageLayout", "LabelsCard", "Task", "TaskInput", "TaskReport", "check_probe_config", "get_task", "list_tasks", "load_plugins",
            "task_of_family", "tasks_for_suites"]

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-__all__ = ["AgreementTable", "LabelsCard", "HumanValidation"]
+__all__ = ["AgreementTable", "AnswersAsLabels", "LabelsCard", "HumanValidation"]
 
 
 @dataclass(frozen=True)
@@ -49,6 +49,35 @@ class LabelsCard:
 
 
 @dataclass(frozen=True)
+class AnswersAsLabels:
+    """People's answers to a task's questions as rows of one of its label files, for a label file
+    no generic question type stands for (the generic ones: perceived gender, attributes, skin
+    tone). The score stage scores the task again, its scorer unchanged, on these rows in place of
+    the annotator's, which is how people's labels correct the task's scores
+    (:mod:`benchmark.human.correction_labels`, docs/human_correction.md).
+
+    ``label_file``: the label file people's answers stand in for; ``keys``: its columns that say
+    which of its rows an image's answers replace (every annotator's row of the image: ``probe_id``);
+    ``values``: the columns the answers replace; ``annotator_column``: its column naming who made a
+    row. ``question_types``: the question types whose answers it reads.
+    ``rows(answers, probes)``: the ``keys`` + ``values`` columns, one row per image answered
+    completely, from the majority answers (``probe_id``, ``question_type``, ``question_key``,
+    ``majority``; ties left out) and the manifest rows of those images. ``judged(rows, config)``:
+    each label row (joined with its probe fields) judged as the scorer judges an image, with the
+    task's probe config: a label compared between the annotator and people image by image
+    (the annotator's error rates).
+    """
+
+    label_file: str
+    keys: tuple[str, ...]
+    values: tuple[str, ...]
+    question_types: tuple[str, ...]
+    rows: Callable[[Any, Any], Any]
+    judged: Callable[[Any, dict], Any] | None = None
+    annotator_column: str = "annotator"
+
+
+@dataclass(frozen=True)
 class HumanValidation:
     """How a task's images are labelled by people and its automatic labels checked against them.
 
@@ -72,6 +101,8 @@ class HumanValidation:
     label comparisons (a DataFrame is written as a table), [] when it has none.
     ``gender_subset(manifest row)``: the row of the perceived-gender table an image belongs to.
     ``labels_card``: what the card of a human-labels dataset says of the task's questions.
+    ``answers_as_labels``: people's answers as rows of a label file the generic question types do
+    not cover (:class:`AnswersAsLabels`), so that they correct the task's scores.
     """
 
     options: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
@@ -84,3 +115,4 @@ class HumanValidation:
     markdown: Callable[[Mapping], list] | None = None
     gender_subset: Callable[[Mapping], str] | None = None
     labels_card: LabelsCard | None = None
+    answers_as_labels: AnswersAsLabels | None = None

@@ -66,7 +66,7 @@ def runs_started(rec: RequestRecord) -> int:
 def queue_row(rec: RequestRecord) -> dict:
     result = {FINISHED: rec.results_url or rec.results_path or "", FAILED: rec.failure_reason or ""}.get(rec.status, "")
     return {
-        "Model": rec.model_id + (" [demo]" if rec.demo else ""), "Revision": rec.revision, "Commit": rec.commit[:12],
+        "Model": rec.model_label + (" [demo]" if rec.demo else ""), "Revision": rec.revision, "Commit": rec.commit[:12],
         "Submitter": rec.submitter, "Submitted (UTC)": _time(rec.submitted_at), "Worker": rec.worker_id or "",
         "Last update (UTC)": _time(rec.finished_at or rec.heartbeat_at), "Attempts": runs_started(rec),
         "Results or reason": result,
@@ -138,7 +138,7 @@ def submit_from_form(store: RequestStore, submitter: Optional[str], model_id: st
     except (InvalidRequest, RequestRefused, HubError, ValueError) as exc:
         return f"**Not queued**: {md_escape(exc)}"
     demo = " (demo: built-in tiny model, meaningless scores)" if record.demo else ""
-    return (f"**Queued** {md_escape(record.model_id)} at commit `{record.commit}` as PENDING{demo}. "
+    return (f"**Queued** {md_escape(record.model_label)} at commit `{record.commit}` as PENDING{demo}. "
             f"Request id: {md_escape(record.request_id)}.")
 
 

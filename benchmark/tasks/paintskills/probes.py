@@ -94,6 +94,14 @@ def build_spatial(config: dict) -> pd.DataFrame:
     return _build("spatial", config)
 
 
+def truth_of(row) -> dict:
+    """The ground truth the skill's rule checks an image against, from its probe row: ``target``,
+    ``count`` (None when missing), ``relation``, ``target_b``."""
+    count = row.get("count")
+    return {"target": row["target"], "count": None if count is None or pd.isna(count) else int(count),
+            "relation": row.get("relation"), "target_b": row.get("target_b")}
+
+
 # --- Scoring settings of the same config (used by the runner) ---
 
 

@@ -17,6 +17,8 @@ from benchmark.tasks.context import ScoringContext, ScoringOptions, groups_of
 from benchmark.tasks.paintskills import metadata
 from benchmark.tasks.paintskills import probes as ps_probes
 from benchmark.tasks.paintskills.figures import plot_paintskills
+from benchmark.tasks.paintskills.human_validation import HUMAN_VALIDATION
+from benchmark.tasks.paintskills.questions import human_questions
 from benchmark.registries import DatasetBuilderSpec, Registrations
 from benchmark.tasks.registry import ImageLayout, Task, TaskReport
 
@@ -43,8 +45,7 @@ def _score_detector(ctx: ScoringContext, suite: str, skill: str, detector: str |
     threshold = ps_probes.threshold(config)
     sub = sub.drop_duplicates("probe_id")
     records = sub.to_dict("records")
-    truths = [{"target": r["target"], "count": None if pd.isna(r.get("count")) else int(r["count"]),
-               "relation": r.get("relation"), "target_b": r.get("target_b")} for r in records]
+    truths = [ps_probes.truth_of(r) for r in records]
     keys = [r["probe_id"] for r in records]  # paired resampling across runs (t2ibench compare)
     try:
         out = evaluate_skill(skill, [Detections.from_record(r) for r in records], truths, threshold=threshold,
@@ -170,6 +171,7 @@ TASK = Task(
     report=TaskReport("PaintSkills: skill accuracy (DALL-Eval)", figures=paintskills_figures,
                       layout=paintskills_layout, image_labels=paintskills_image_labels),
     description="PaintSkills object, count and spatial accuracy (DALL-Eval Table 2) from detector queries.",
+    human_questions=human_questions, human_validation=HUMAN_VALIDATION,
 )
 
 #: everything this folder adds to the registries (the loader registers it, in folder order; the
