@@ -99,6 +99,42 @@ def test_filters_on_adapters_access_date_and_version(tmp_path):
     assert newest[:2] == [with_lora[0], "gamma/model-c"]
 
 
+def test_a_single_quantized_file_with_degenerate_images_has_its_columns_link_and_access(tmp_path):
+    """main's model records reach the board's structure: a single file on the Hub (its sha256 in
+    the key, the Model cell and the Checkpoint column; its link the file's Hub page; access "hub"),
+    its quantization, and the degenerate images counted in the Degenerate column and the badge."""
+    doc = make_doc("hf://org/ckpt@abc123/sd15.safetensors", 0.1)
+    doc["model"]["checkpoint"] = {"kind": "single_file", "id": "hf://org/ckpt@abc123/sd15.safetensors",
+                                  "sha256": "b" * 64, "format": "safetensors", "layout": "pipeline",
+                                  "base": "org/base"}
+    doc["model"]["quantization"] = {"backend": "bnb", "scheme": "nf4", "components": ["unet"]}
+    doc["run"]["degenerate_images"] = {"n_checked": 40, "n_degenerate": 3, "share": 0.075,
+                                       "by_kind": {"non-finite": 0, "blank": 3, "constant": 0}, "threshold": 0.01,
+                                       "allowed": True}
+    _write(tmp_path, "results/file/1.json", doc)
+    _write(tmp_path, "results/plain/1.json", make_doc("acme/plain", 0.2))
+    board = results_files.load_folder(tmp_path)
+    assert not board.skipped, board.skipped
+    picked = ("checkpoint", "quantization", "degenerate", "access", "badge")
+    table = board_table.leaderboard_table(board.rows(), columns=picked, links=links.Links(root=tmp_path),
+                                          order=bv.BY_VALUE)
+    shown = table.shown().set_index(table.shown()["Model"].str.split(" ").str[0])
+    row = shown.loc["hf://org/ckpt@abc123/sd15.safetensors"]
+    assert "[file sha256 bbbbbbbbbbbb]" in row["Model"] and "[quantized bnb:nf4]" in row["Model"]
+    assert row["Checkpoint sha256"] == "b" * 12 and row["Quantization"] == "bnb:nf4"
+    assert row["Degenerate"] == "3 of 40" and "degenerate" in row["Badge"] and row["Access"]
+    plain = shown.loc["acme/plain"]
+    assert plain["Checkpoint sha256"] == plain["Quantization"] == plain["Degenerate"] == ""
+    assert "degenerate" not in plain["Badge"]
+    assert board_table.leaderboard_table(board.rows(), access="hub").order == table.order  # both on the Hub
+    assert any(k.startswith(f"file:{'b' * 16}+quantized=bnb:nf4") for k in table.order)  # the row key's parts
+    assert links.hub_file_url("hf://org/ckpt@abc123/sd15.safetensors") == \
+        "https://huggingface.co/org/ckpt/blob/abc123/sd15.safetensors"
+    assert links.Links(root=tmp_path).model("hf://org/ckpt/sd15.safetensors", "x.json") == \
+        "https://huggingface.co/org/ckpt/blob/main/sd15.safetensors"
+    assert links.hub_file_url("hf://bad--org/ckpt/x.safetensors") is None and links.hub_file_url("org/a") is None
+
+
 def test_an_adapter_is_named_by_its_record_through_the_contents_table(tmp_path):
     """The name an adapter's record gives (a LoRA's card) reaches the Model cell of a board read
     from its contents table; a table of the previous layout (no name in the struct) is of an older

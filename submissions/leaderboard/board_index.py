@@ -34,8 +34,10 @@ from submissions.leaderboard.board_model import ModelRow, Skipped, Submission, a
 FRAME_COLUMNS = ("source", "key", "model_id", "revision", "probes", "demo", "family", "images", "evaluated_by",
                  "request_id", "created", "run_folder", "package_version", "human_checked", "checkpoint_sha256",
                  "quantization")
-#: how a row's model was reached, from its id's form (:func:`benchmark.contract.model_specs.model_id_kind`)
-ACCESS = {"hub": "hub", "local": "local", "python": "local", "api": "api", "images": "supplied", "builtin": "builtin"}
+#: how a row's model was reached, from its id's form (:func:`benchmark.contract.model_specs.model_id_kind`; a
+#: single file on the Hub is on the Hub)
+ACCESS = {"hub": "hub", "hub_file": "hub", "local": "local", "python": "local", "api": "api", "images": "supplied",
+          "builtin": "builtin"}
 #: per score NAME present: these columns of it
 SCORE_FRAME_PARTS = ("", "_low", "_high", "_suite")
 #: per score NAME some row has corrected with people's labels: these columns of it

@@ -75,18 +75,15 @@ def header_order(kind: str, score: str | None, current_score: str | None, curren
     header orders by its value, best first; clicked again, worst first (conservative stays
     conservative); Rank reverses the order it ranks by; Tier orders by the intervals (conservative)."""
     order = order_of(current)
+    # the score's own column and Rank reverse the order shown, conservative staying conservative
+    same_mode = (_flip(order, "conservative", CONSERVATIVE, CONSERVATIVE_WORST) if order.mode == "conservative"
+                 else _flip(order, "value", BY_VALUE, BY_VALUE_WORST))
     if kind == "score" and score:
-        if score != current_score:
-            return score, BY_VALUE
-        if order.mode == "conservative":
-            return score, _flip(order, "conservative", CONSERVATIVE, CONSERVATIVE_WORST)
-        return score, _flip(order, "value", BY_VALUE, BY_VALUE_WORST)
+        return (score, BY_VALUE) if score != current_score else (score, same_mode)
     if kind == "model":
         return current_score, _flip(order, "name", MODEL_AZ, MODEL_ZA)
     if kind == "rank":
-        if order.mode == "conservative":
-            return current_score, _flip(order, "conservative", CONSERVATIVE, CONSERVATIVE_WORST)
-        return current_score, _flip(order, "value", BY_VALUE, BY_VALUE_WORST)
+        return current_score, same_mode
     if kind == "tier":
         return current_score, _flip(order, "conservative", CONSERVATIVE, CONSERVATIVE_WORST)
     if kind == "win_rate":

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Mapping
 from urllib.parse import quote
 
-from benchmark.contract.model_specs import LOCAL_PATH_ID, hub_id_problem
+from benchmark.contract.model_specs import HUB_FILE_ID, LOCAL_PATH_ID, hub_id_problem
 from benchmark.contract.run_folder import REPORT_DIR
 from benchmark.models.weights_ref import DIFFUSERS_LORA_FILE
 from submissions.leaderboard.accepted import CONTENTS_FILE
@@ -35,6 +35,14 @@ def is_hub_model_id(model_id: str) -> bool:
     """``model_id`` is a Hub model id ([ORG/]NAME by huggingface_hub's rule): safe in a URL as is."""
     return (isinstance(model_id, str) and model_id.count("/") <= 1 and ":" not in model_id
             and not LOCAL_PATH_ID.match(model_id) and hub_id_problem(model_id) is None)
+
+
+def hub_file_url(model_id: str) -> str | None:
+    """The Hub page of a single-file checkpoint's id ``hf://ORG/NAME[@REVISION]/PATH`` (None for another id)."""
+    found = HUB_FILE_ID.match(model_id) if isinstance(model_id, str) else None
+    if found is None or hub_id_problem(found["repo"]) is not None:
+        return None
+    return f"{HUB}{found['repo']}/blob/{quote(found['revision'] or 'main', safe='')}/{quote(found['path'], safe='/')}"
 
 
 @dataclass(frozen=True)
@@ -62,8 +70,11 @@ class Links:
         return self._local(source)
 
     def model(self, model_id: str, source: str | None) -> str | None:
-        """A model's page: its Hub page for a Hub id, else its results file (local, API, built-in models)."""
-        return HUB + model_id if is_hub_model_id(model_id) else self.results_file(source)
+        """A model's page: its Hub page for a Hub id, the file's page for a single file on the Hub
+        (``hf://ORG/NAME@REVISION/PATH``), else its results file (local, API, built-in models)."""
+        if is_hub_model_id(model_id):
+            return HUB + model_id
+        return hub_file_url(model_id) or self.results_file(source)
 
     def contents(self) -> str | None:
         """The contents table: the Hub dataset (its viewer shows the table), or the local parquet file."""
