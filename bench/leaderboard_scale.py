@@ -64,9 +64,10 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _peak_rss_mb(pid: int) -> float:
+def rss_mb(pid: int, field: str = "VmHWM") -> float:
+    """The process's peak memory (VmHWM), or another line of its status (VmRSS: now), in MB."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
+        if line.startswith(f"{field}:"):
             return int(line.split()[1]) / 1024
     return float("nan")
 
@@ -92,30 +93,35 @@ def _timed(fn) -> tuple[float, object]:
     return time.perf_counter() - t0, out
 
 
-def _filters(search: str = "", order: str = "best first") -> list:
-    """The table's filters, in the order the app's API takes them: search, suites, families, show
-    demo, rank by (None: the first column), columns, evaluated by, images, order."""
-    return [search, [], [], True, None, "All headline scores", "all", "all", order]
+def _filters(search: str = "", order: str = "value") -> list:
+    """The table's filters, in the order the app's API takes them (board_tab.FIELDS): search, suites,
+    families, show demo, rank by (None: the first column), score columns, evaluated by, images,
+    order, adapters, access, made since, until, package versions, columns shown."""
+    return [search, [], [], True, None, "All headline scores", "all", "all", order, "all", "all", "", "", [],
+            ["tier", "badge", "suites"]]
 
 
-def start_app(folder: Path, timeout: float) -> tuple[subprocess.Popen, str, float, float]:
-    """Start the app on ``folder``: (its process, its URL, seconds to its first HTTP 200, the
-    machine's load average when it started)."""
+def start_app(folder: Path | str, timeout: float, *, root: Path = ROOT, option: str = "--results",
+              env: dict | None = None) -> tuple[subprocess.Popen, str, float, float]:
+    """Start the app of the checkout ``root`` (default: this one) on ``folder`` (``option``:
+    ``--results`` for a folder, ``--repo`` for a Hub dataset id), with ``env`` added to the
+    environment: (its process, its URL, seconds to its first HTTP 200, the machine's load average
+    when it started)."""
     port = _free_port()
-    cmd = [sys.executable, "-m", "benchmark.cli", "leaderboard", "--results", str(folder), "--host", "127.0.0.1",
+    cmd = [sys.executable, "-m", "benchmark.cli", "leaderboard", option, str(folder), "--host", "127.0.0.1",
            "--port", str(port)]
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(root), **(env or {})}
     load = os.getloadavg()[0]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}/"
     try:
         return proc, url, _first_200(url, proc, timeout), load
     except BaseException:
-        _stop(proc)
+        stop_app(proc)
         raise
 
 
-def _stop(proc: subprocess.Popen) -> None:
+def stop_app(proc: subprocess.Popen) -> None:
     proc.terminate()
     proc.wait(timeout=30)
 
@@ -132,9 +138,9 @@ def time_requests(url: str, proc: subprocess.Popen, n: int, probes: str) -> dict
     keys = [f"{i}@main#{probes}" for i in ids]  # the ten models the search shows (the picker's choices), selected
     forest_s, _ = _timed(lambda: client.predict("All headline scores", True, keys, [], api_name="/forest"))
     last_s, _ = _timed(lambda: client.predict(1, [], *_filters(), api_name="/last"))
-    worst_s, _ = _timed(lambda: client.predict([], *_filters(order="worst first"), api_name="/search"))
+    worst_s, _ = _timed(lambda: client.predict([], *_filters(order="value-worst"), api_name="/search"))
     return {"search_s": search_s, "page_s": page_s, "last_s": last_s, "worst_first_s": worst_s,
-            "forest10_s": forest_s, "peak_rss_mb": _peak_rss_mb(proc.pid)}
+            "forest10_s": forest_s, "peak_rss_mb": rss_mb(proc.pid)}
 
 
 def build_board(n: int, results_json: Path, work: Path) -> tuple[Path, dict]:
@@ -145,9 +151,9 @@ def build_board(n: int, results_json: Path, work: Path) -> tuple[Path, dict]:
         write_s, paths = _timed(lambda: write_many(results_json, folder, n, progress=lambda: bar.update(1)))
     build_s, _ = _timed(lambda: contents.build_contents(folder))
     stats = contents.BuildStats()
-    _add_one(paths[0], folder, "zz-new/model")
+    add_one(paths[0], folder, "zz-new/model")
     add1_s, _ = _timed(lambda: contents.build_contents(folder, stats))
-    _add_one(paths[0], folder, "zz-new/model-cli")
+    add_one(paths[0], folder, "zz-new/model-cli")
     cmd = [sys.executable, "-m", "benchmark.cli", "leaderboard", "build-contents", str(folder)]
     add1_cli_s, proc = _timed(lambda: subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=900))
     if proc.returncode != 0 or "(1 read," not in proc.stdout:
@@ -157,7 +163,8 @@ def build_board(n: int, results_json: Path, work: Path) -> tuple[Path, dict]:
                     "add1_cli_s": add1_cli_s}
 
 
-def _add_one(like: Path, folder: Path, model_id: str) -> None:
+def add_one(like: Path, folder: Path, model_id: str) -> None:
+    """A new results file of ``model_id`` under ``folder``: a copy of the first synthetic model's ``like``."""
     extra = folder / "results" / model_id.replace("/", "__") / "2025-01-02T00-00-00.json"
     extra.parent.mkdir(parents=True)
     extra.write_bytes(like.read_bytes().replace(b"org000/model-00000", model_id.encode()))
@@ -177,7 +184,7 @@ def time_apps(boards: list[tuple[Path, dict]], probes: str, starts: int, timeout
                 if round_ == starts - 1:
                     row.update(time_requests(url, proc, row["models"], probes))
             finally:
-                _stop(proc)
+                stop_app(proc)
     for _, row in boards:
         row["start_s"] = statistics.median(times[row["models"]])
         row["starts_s"] = " / ".join(f"{t:.1f}" for t in times[row["models"]])

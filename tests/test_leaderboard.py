@@ -213,7 +213,15 @@ def test_default_table_order_values_cis_and_badges(board):
     assert t.headers[board_table.FIRST_SCORE:] == [score_columns.value_column(n) for n in ("gep_score_neutral", "mad_gender",
                                                               "sts_occupation_paired", "mcas")]
     assert shown.set_index("Model").loc["beta/model-b", score_columns.value_column("mad_gender")] == "0.2 [0.18, 0.22]"
-    assert shown.set_index("Model").loc["acme/model-a", score_columns.value_column("mad_gender")] == ""
+    # no entry of a score: "not scored", greyed, never a blank cell
+    mad = t.headers.index(score_columns.value_column("mad_gender"))
+    acme = t.keys.index("acme/model-a@main")
+    assert t.display[acme][mad] == "not scored" and "italic" in t.styling[acme][mad] and t.values[acme][mad] is None
+    # the name links to the model's Hub page; a model that is no Hub id links to its results file
+    assert t.display[acme][0] == ('<a class="lb-model-link" href="https://huggingface.co/acme/model-a" target="_blank" '
+                                  'rel="noopener noreferrer">acme/model-a</a>')
+    demo = t.display[t.keys.index("builtin:tiny-sd@main")][0]
+    assert demo == "builtin:tiny-sd"  # no folder given: nowhere to link
     value = t.gradio_value()
     assert value["data"] == t.values and value["metadata"]["display_value"] == t.display
 

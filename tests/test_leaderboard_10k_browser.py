@@ -13,14 +13,16 @@ measured by ``bench/leaderboard_scale.py``; the same orders are checked without 
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from urllib.parse import urlparse
 
 import pyarrow.parquet as pq
 import pytest
 
 from lb_synthetic import synthetic_table
+from submissions.leaderboard import score_columns
 from test_leaderboard_10k import N, expected_order
-from test_leaderboard_browser import browser, column, page_line, wait_for_column  # noqa: F401
+from test_leaderboard_browser import GEP, browser, column, page_line, wait_for_column  # noqa: F401
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +46,7 @@ def big(tmp_path_factory):
     demo = build_app(repo="org/results")
     port = _free_port()
     launch(demo, port=port, prevent_thread_lock=True, quiet=True)
-    yield f"http://127.0.0.1:{port}/", table, demo
+    yield f"http://127.0.0.1:{port}/", table, demo, folder
     demo.close()
     mp.undo()
 
@@ -93,8 +95,8 @@ def test_the_page_asks_no_host_but_the_app(page):
 
 
 def test_the_last_page_in_one_click(page, big):
-    _, table, _ = big
-    best = expected_order(table, "best first")
+    table = big[1]
+    best = expected_order(table, "value")
     _line(page, "Models 1–50 of 10,000 (page 1 of 200)")
     t0 = time.perf_counter()
     page.locator("#lb-last").click()
@@ -109,20 +111,133 @@ def test_the_last_page_in_one_click(page, big):
 
 
 def test_the_order_is_over_every_row_and_kept_across_pages(page, big):
-    _, table, _ = big
-    worst = expected_order(table, "worst first")
-    _choose(page, "lb-order", "worst first")
+    table = big[1]
+    worst = expected_order(table, "value-worst")
+    _choose(page, "lb-order", "value, worst first")
     _line(page, "worst first")
     wait_for_column(page, "Model", worst[:50])  # the worst of all 10,000, not of the page shown
     page.locator("#lb-next").click()
-    _line(page, "(page 2 of 200) · by GEP (neutral) ↓, worst first")
+    _line(page, "(page 2 of 200) · by GEP (neutral) ↓: value, worst first")
     wait_for_column(page, "Model", worst[50:100])
-    assert page.input_value("#lb-order input") == "worst first"
+    assert page.input_value("#lb-order input") == "value, worst first"
     _choose(page, "lb-order", "model A–Z")
-    _line(page, "by model name, A–Z")
+    _line(page, "by model A–Z")
     wait_for_column(page, "Model", sorted(worst, key=str.lower)[:50])
-    _choose(page, "lb-order", "best first")
-    _line(page, "best first")
+    _choose(page, "lb-order", "value, best first")
+    _line(page, "value, best first")
+
+
+def _numbers(cells: list[str]) -> list[float]:
+    return [float(c.split(" ")[0]) for c in cells]
+
+
+def test_a_header_click_orders_every_row_by_the_values_shown(page, big):
+    """At 10,000 models a click on a score's header orders the whole board by the values shown
+    (checked against an order worked out with pandas from the table's columns), a second click the
+    other way; the page reads in the order of its values."""
+    table = big[1]
+    mad = score_columns.value_column("mad_gender")
+    page.locator(f'#lb-table th[title="{mad}"]').click()
+    _line(page, f"by {mad}: value, best first")
+    wait_for_column(page, "Model", expected_order(table, "value", "mad_gender")[:50])
+    shown = _numbers(column(page, mad))
+    assert shown == sorted(shown) and len(shown) == 50
+    page.locator(f'#lb-table th[title="{mad}"]').click()
+    _line(page, f"by {mad}: value, worst first")
+    wait_for_column(page, "Model", expected_order(table, "value-worst", "mad_gender")[:50])
+    assert page.input_value("#lb-sort input") == mad and page.input_value("#lb-order input") == "value, worst first"
+    page.locator(f'#lb-table th[title="{GEP}"]').click()
+    _line(page, f"by {GEP}: value, best first")
+
+
+def _download(page, button: str):
+    with page.expect_download(timeout=60_000) as got:
+        page.locator(button).click()
+    return got.value.path()
+
+
+def test_the_download_is_the_filtered_board(page, big):
+    """The CSV and parquet downloads hold every row of the view (not the page), in its order, with
+    every column of the contents table, the ranks shown and the contents revision."""
+    import pandas as pd
+
+    folder, table = big[3], big[1]
+    expected = [m for m in expected_order(table, "value-worst") if "org01" in m]
+    page.fill("#lb-search textarea, #lb-search input", "org01")
+    _line(page, f"of {len(expected):,} (page 1 of ")
+    _choose(page, "lb-order", "value, worst first")
+    _line(page, "worst first")
+    csv = pd.read_csv(_download(page, "#lb-download-csv"))
+    assert csv["model"].tolist() == expected and len(expected) > 50  # every row, not the page
+    assert set(table.schema.names) <= set(csv.columns)  # every column of the contents table
+    assert set(csv["contents_revision"]) == {f"org/results@{folder.name}"}
+    # ranks are over the filtered board (the search does not re-rank): the worst of all ranks last
+    ranked = csv.dropna(subset=["rank_by_value"])
+    assert ranked["rank_by_value"].is_monotonic_decreasing and ranked["rank_by_value"].max() > 9_000
+    parquet = pq.read_table(_download(page, "#lb-download-parquet"))
+    assert parquet.column("model").to_pylist() == expected
+    assert parquet.schema.metadata[b"contents_revision"] == f"org/results@{folder.name}".encode()
+    assert parquet.schema.field("adapters").type == table.schema.field("adapters").type  # typed, not text
+    page.fill("#lb-search textarea, #lb-search input", "")
+    _choose(page, "lb-order", "value, best first")
+    _line(page, "Models 1–50 of 10,000 (page 1 of 200)")
+
+
+def test_a_copied_link_opens_the_same_view(browser, page, big):  # noqa: F811
+    """The view (search, order, score, page, columns) is in the address bar: opened in a new browser,
+    the link shows the same rows, controls and page."""
+    table = big[1]
+    page.fill("#lb-search textarea, #lb-search input", "org1")
+    _choose(page, "lb-order", "conservative (interval's worse end), worst first")
+    _line(page, "conservative (interval's worse end), worst first")
+    page.locator("#lb-next").click()
+    _line(page, "(page 2 of ")
+    page.wait_for_function("() => window.location.search.includes('p=2')")
+    url = page.evaluate("window.location.href")
+    assert "q=org1" in url and "order=conservative-worst" in url
+    line, models = page_line(page), column(page, "Model")
+    other = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+    try:
+        other.goto(url)
+        other.wait_for_selector('#lb-table [data-testid="cell-0-0"]', timeout=60_000)
+        _line(other, line)
+        wait_for_column(other, "Model", models)
+        assert other.input_value("#lb-search textarea, #lb-search input") == "org1"
+        assert other.input_value("#lb-order input") == "conservative (interval's worse end), worst first"
+        assert other.input_value("#lb-page-number input") == "2"
+        expected = [m for m in expected_order(table, "conservative-worst") if "org1" in m]
+        assert models == expected[50:100]
+    finally:
+        other.context.close()
+    page.fill("#lb-search textarea, #lb-search input", "")
+    _choose(page, "lb-order", "value, best first")
+    _line(page, "Models 1–50 of 10,000 (page 1 of 200)")
+
+
+def _rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def test_reload_with_nothing_changed_reads_nothing_and_keeps_memory_flat(page, big):
+    """"Reload results" on an unchanged board finds out from the source's stamp alone: nothing is
+    read again, nothing is sent, and the app's memory (this process) does not grow with reloads (a
+    loose bound here; bench/leaderboard_reload.py measures time and memory over 20 reloads)."""
+    import re
+
+    before = re.search(r"Reload (\d+) at", page.inner_text("#lb-source"))
+    done = int(before.group(1)) if before else 0
+    sizes = []
+    for n in range(done + 1, done + 7):
+        page.locator("#lb-reload").click()
+        page.wait_for_function("(t) => document.querySelector('#lb-source').innerText.includes(t)",
+                               arg=f"Reload {n} at", timeout=60_000)
+        assert "nothing changed" in page.inner_text("#lb-source")
+        sizes.append(_rss_mb())
+    assert sizes[-1] - sizes[0] < max(40.0, 0.1 * sizes[0]), sizes
+    _line(page, "Models 1–50 of 10,000 (page 1 of 200)")  # the table as it was
 
 
 def test_the_page_box_is_clamped_quietly(page):
@@ -152,13 +267,15 @@ def test_jumps_asked_while_a_page_loads_are_queued(page):
     _line(page, "(page 1 of 200)")
 
 
-def test_ranks_tell_the_leaders_apart(page):
+def test_ranks_and_tiers_say_who_is_tied_with_the_leader(page):
     _line(page, "(page 1 of 200)")
-    ranks, ranges = column(page, "Rank"), column(page, "Range")
-    assert ranks[:10] == [str(i) for i in range(1, 11)]  # one bound rank each
-    assert all(r.startswith("1–") and r.endswith("≈") for r in ranges[:3])  # all tied with the leader by overlap
-    leaders = int(page_line(page).split(" tied with the leader")[0].split("· ")[-1].replace(",", ""))
-    assert 1 < leaders < N
+    ranks, tiers = column(page, "Rank"), column(page, "Tier")
+    assert ranks[:10] == [str(i) for i in range(1, 11)]  # one rank each, by the value shown
+    assert set(tiers[:3]) == {"1"}  # tied with the leader: one word, not "1–558 ≈"
+    line = page_line(page)
+    leaders = int(line.split("tied with the leader: ")[1].split(" of ")[0].replace(",", ""))
+    n_tiers = int(line.split("ranked models (")[1].split(" tiers")[0].replace(",", ""))
+    assert 1 < leaders < N and n_tiers > 10
 
 
 # The score cells: one line each, none cut; the table as wide as the page, not wider.

@@ -28,3 +28,23 @@ def test_leaderboard_scale_refuses_bad_sizes():
     proc = subprocess.run([sys.executable, str(ROOT / "bench" / "leaderboard_scale.py"), "--sizes", "0"], cwd=ROOT,
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "--sizes must be positive" in proc.stderr
+
+
+def test_leaderboard_reload_small(tmp_path):
+    """bench/leaderboard_reload.py in its small mode: a synthetic Hub board of 20 models, two
+    reload of each kind clicked in Chromium, measured until the page and the app are quiet (the
+    times are the script's to print, never asserted)."""
+    out = tmp_path / "out"
+    text = run_script("leaderboard_reload.py", "--sizes", "20", "--reloads", "1", "--work", str(tmp_path / "work"),
+                      "--out", str(out), tmp_path=tmp_path)
+    assert "only the times and memory mean anything" in text and "| source |" in text and "nothing changed" in text
+    (row,) = json.loads((out / "leaderboard_reload.json").read_text())["rows"]
+    assert (row["source"], row["models"], row["via"], row["reloads"]) == ("hub", 20, "browser", 1)
+    for key in ("same_s", "change_s", "same_rss_first_mb", "same_rss_last_mb", "change_rss_last_mb", "change_events"):
+        assert finite_positive(row[key]), (key, row)
+
+
+def test_leaderboard_reload_refuses_bad_arguments():
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "leaderboard_reload.py"), "--reloads", "0"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "--reloads must be between 1 and 200" in proc.stderr

@@ -157,6 +157,13 @@ def page_line(page) -> str:
     return page.inner_text("#lb-page").strip()
 
 
+def click_row(page, model: str) -> None:
+    """Click the row of ``model`` beside its name (its Rank cell): the name itself is a link."""
+    cell = page.locator('#lb-table [data-testid^="cell-"][data-col="0"]', has_text=model).first
+    row = cell.get_attribute("data-testid").split("-")[1]
+    page.locator(f'#lb-table [data-testid="cell-{row}-1"]').first.click()
+
+
 def test_table_rows_in_default_order_with_demo_badge(page):
     assert column(page, "Model") == EXPECTED_ORDER
     badges = dict(zip(column(page, "Model"), column(page, "Badge")))
@@ -187,26 +194,55 @@ def test_no_sideways_scroll_at_1280(page):
 
 
 def test_every_order_is_the_servers(page):
-    """The table's header menus (a sort of the page shown only) are gone and a header click
-    orders nothing; "Order" and "Rank and order by" order every row on the server, and the line
-    above the table says which order is shown."""
+    """The table's header menus (a sort of the page shown only) are gone; a header click orders
+    every row on the server (a score by its value, best first; again, worst first; the Model
+    column by name), as do "Order" and "Rank and order by", and the line above the table says which
+    order is shown."""
     assert page.locator("#lb-table .cell-menu-button:visible").count() == 0
-    page.locator(f'#lb-table th[title="{GEP}"]').click()
-    page.locator('#lb-table th[title="Model"]').click()
-    wait_for_column(page, "Model", EXPECTED_ORDER)
-    assert "by GEP (neutral) ↓, best first" in page_line(page)
-    choose(page, "lb-order", "worst first")  # the worst defined value first; undefined and demo rows still last
+    assert "by GEP (neutral) ↓: value, best first" in page_line(page)
+    page.locator(f'#lb-table th[title="{GEP}"]').click()  # the score shown: clicked again, worst first
     wait_for_column(page, "Model", ["gamma/model-c", XSS, "acme/model-a", "beta/model-b", "delta/undefined",
-                                    "builtin:tiny-sd"])
-    assert "worst first" in page_line(page)
+                                    "builtin:tiny-sd"])  # undefined and demo rows still last
+    assert "by GEP (neutral) ↓: value, worst first" in page_line(page)
+    assert page.input_value("#lb-order input") == "value, worst first"  # the dropdown follows the click
+    page.locator('#lb-table th[title="Model"]').click()
+    wait_for_column(page, "Model", sorted(EXPECTED_ORDER, key=str.lower))
+    assert "by model A–Z" in page_line(page)
     choose(page, "lb-order", "model Z–A")
     wait_for_column(page, "Model", sorted(EXPECTED_ORDER, key=str.lower, reverse=True))
-    assert "by model name, Z–A" in page_line(page)
     # by another score, as numbers: STS 5 (beta) is closer to 0 than 20 (acme), though "20" < "5" as text
-    choose(page, "lb-order", "best first")
+    choose(page, "lb-order", "conservative (interval's worse end), best first")
     choose(page, "lb-sort", score_columns.value_column("sts_occupation_paired"))
     wait_for_column(page, "Model", ["beta/model-b", "acme/model-a"], among=True)
     assert column(page, "Model")[:2] == ["beta/model-b", "acme/model-a"]
+    sts = score_columns.value_column("sts_occupation_paired")
+    page.locator(f'#lb-table th[title="{sts}"]').click()  # conservative stays conservative, the other way
+    wait_for_column(page, "Model", ["acme/model-a", "beta/model-b"], among=True)
+    assert "conservative (interval's worse end), worst first" in page_line(page)
+
+
+def test_headers_explain_themselves_and_names_link_to_their_model(page):
+    """Every header's hover text comes from the scores' metadata (about.header_help); a name links to
+    its Hub page (a local folder model: to its results file, served by the app) without opening
+    the details."""
+    from submissions.leaderboard import about
+
+    help_text = about.header_help()
+    page.wait_for_function("() => document.querySelector('#lb-table [role=columnheader] .header[title]')")
+    got = page.evaluate("""[...document.querySelectorAll('#lb-table [role=columnheader]')]
+        .map(th => [th.getAttribute('title'), (th.querySelector('.header') || th).getAttribute('title')])""")
+    assert got and all(tip == help_text[name] for name, tip in got), got
+    assert "Lower is better" in dict(got)[GEP] and "Paper: GEP" in dict(got)[GEP]
+    link = page.locator('#lb-table a.lb-model-link', has_text="acme/model-a").first
+    assert link.get_attribute("href") == "https://huggingface.co/acme/model-a"
+    local = page.locator('#lb-table a.lb-model-link', has_text="window.__xss").first.get_attribute("href")
+    assert local.startswith("gradio_api/file=") and local.endswith("results/xss/1.json")
+    doc = page.evaluate("(u) => fetch(u).then(r => r.json())", local)  # served from the folder
+    assert doc["model"]["id"] == XSS
+    # the About tab: every headline score with its direction and paper
+    open_tab(page, "About")
+    about_text = page.inner_text("#lb-about")
+    assert GEP in about_text and "How an audit is made" in about_text and "@software" in about_text
 
 
 def test_script_in_model_name_renders_as_text(page):
@@ -216,7 +252,7 @@ def test_script_in_model_name_renders_as_text(page):
     assert page.evaluate("window.__xss") is None
     assert page.evaluate("document.querySelectorAll('img[src=\"x\"]').length") == 0
     # its detail view too
-    page.locator('#lb-table [data-col="0"]', has_text="window.__xss").first.click()
+    click_row(page, "window.__xss")
     page.wait_for_function("(x) => document.querySelector('#lb-detail-head') && "
                            "document.querySelector('#lb-detail-head').innerText.includes(x)", arg=XSS)
     assert page.evaluate("window.__xss") is None
@@ -234,7 +270,7 @@ def test_invalid_files_are_listed_in_a_visible_warning(page):
 
 
 def test_search_demo_checkbox_and_suite_filter(page):
-    page.get_by_text("Filter by suite, model family, who evaluated and who made the images").click()
+    page.locator("#lb-filters").get_by_text("Filters (suite, family").click()
     page.fill("#lb-search textarea, #lb-search input", "MODEL-")
     wait_for_column(page, "Model", ["beta/model-b", "acme/model-a", "gamma/model-c"])
     page.fill("#lb-search textarea, #lb-search input", "")
@@ -247,7 +283,7 @@ def test_search_demo_checkbox_and_suite_filter(page):
 
 
 def test_row_click_opens_detail_view(page):
-    page.locator('#lb-table [data-col="0"]', has_text="acme/model-a").first.click()
+    click_row(page, "acme/model-a")
     page.wait_for_function("() => document.querySelector('#lb-detail-head') && "
                            "document.querySelector('#lb-detail-head').innerText.includes('acme/model-a')")
     head = page.inner_text("#lb-detail-head")
@@ -268,15 +304,24 @@ def test_details_tab_opens_on_the_first_model(page):
     assert notes.count() == 0 or notes.is_visible()
 
 
-def test_reload_reads_new_and_removed_files(page, server):
+def test_reload_reads_new_and_removed_files(browser, page, server):
     added = _write(server.root, "results/new/1.json", make_doc("new/best-model", 0.001))
     try:
         page.click("#lb-reload")
         wait_for_column(page, "Model", ["new/best-model"] + EXPECTED_ORDER)
+        assert "1 added" in page.inner_text("#lb-source")
+        # a page opened after the reload shows the board as it is now, not as the page was built
+        other, errors = _open(browser, server.url)
+        wait_for_column(other, "Model", ["new/best-model"] + EXPECTED_ORDER)
+        assert not errors, errors
+        other.close()
     finally:
         added.unlink()
     page.click("#lb-reload")
     wait_for_column(page, "Model", EXPECTED_ORDER)
+    page.click("#lb-reload")  # nothing changed since: nothing read, nothing sent
+    page.wait_for_function("() => document.querySelector('#lb-source').innerText.includes('nothing changed')")
+    assert column(page, "Model") == EXPECTED_ORDER
 
 
 def test_cli_starts_the_app(browser, tmp_path):

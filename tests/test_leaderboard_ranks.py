@@ -5,7 +5,7 @@ The simulation (seeded, under a second): boards of 200 models with true values s
 [0, 1] (lower is better), each model's value the mean of 40 or 400 noisy items (half the models
 each: audits of different sizes), with its 95 % interval (a t-interval: exact coverage, so the
 figures are those of the rank functions, not of an interval method). The same figures are in
-docs/leaderboard.md ("Ranks")."""
+docs/leaderboard.md ("Ranks and tiers")."""
 
 from __future__ import annotations
 
@@ -30,7 +30,8 @@ def _board(rng, truth, n_items):
 @pytest.fixture(scope="module")
 def simulated():
     rng = np.random.default_rng(20261128)
-    out = {"coverage": [], "leader_in_group": [], "false_bound": [], "false_value": [], "null_group": []}
+    out = {"coverage": [], "leader_in_group": [], "false_bound": [], "false_value": [], "null_group": [],
+           "tier_holds": [], "tier_one": [], "tiers": [], "best_in_tier_one": []}
     for _ in range(BOARDS):
         truth = rng.uniform(0, 1, M)
         n_items = np.where(rng.random(M) < 0.5, 40, 400)
@@ -43,6 +44,11 @@ def simulated():
         top_value = np.argsort(value, kind="stable")[:10]
         out["false_bound"].append(int(np.sum(true_rank[top_bound] > 20)))  # shown in the top 10, truly not top 20
         out["false_value"].append(int(np.sum(true_rank[top_value] > 20)))
+        tier = ranks.tiers(low, high)
+        out["tier_holds"].append(np.mean(true_rank - 1 >= tier - 1))  # tier k: at least k-1 truly better
+        out["tier_one"].append(np.mean(tier == 1))
+        out["tiers"].append(tier.max())
+        out["best_in_tier_one"].append(tier[int(np.argmin(truth))] == 1)
         _, low0, high0 = _board(rng, np.full(M, 0.5), np.full(M, 100))  # every model truly equal
         null = ranks.rank_ranges((i, (low0[i], high0[i])) for i in range(M))
         out["null_group"].append(len(ranks.leader_group(null)) / M)
@@ -70,6 +76,29 @@ def test_equal_models_are_not_all_tied_with_the_leader(simulated):
     number of models, so among 200 truly equal models some fall outside the leader group by
     chance (85 % inside on average, 33 % on the worst board): outside the group is no verdict."""
     assert 0.7 <= simulated["null_group"].mean() <= 0.95
+
+
+def test_a_tier_never_claims_more_truly_better_models_than_there_are(simulated):
+    # docs: a model of tier k has at least k-1 models truly better: 99.99 % of models (every board >= 99.5 %)
+    assert simulated["tier_holds"].mean() >= 0.995 and simulated["tier_holds"].min() >= 0.98
+    # tier 1 is the leader group of the ranges (the same models), and holds the truly best model
+    assert simulated["best_in_tier_one"].mean() == simulated["leader_in_group"].mean()
+    # docs: 13 % of the 200 models in tier 1, 10.2 tiers a board (9 to 12)
+    assert 0.05 < simulated["tier_one"].mean() < 0.25 and 7 < simulated["tiers"].mean() < 15
+
+
+def test_tiers_are_the_layers_of_the_surely_better_relation():
+    # a < b < c by disjoint intervals, d overlaps a and b: tiers 1, 2, 3 and 1 (nothing surely better than d)
+    best, worse = [0.0, 0.3, 0.6, 0.05], [0.2, 0.5, 0.8, 0.35]
+    assert ranks.tiers(best, worse).tolist() == [1, 2, 3, 1]
+    # tier 1 is the leader group of the rank ranges
+    got = ranks.rank_ranges((i, (b, w)) for i, (b, w) in enumerate(zip(best, worse)))
+    assert sorted(ranks.leader_group(got)) == [0, 3]
+    # zero-width equal intervals share a tier; a value rank and a conservative rank break no tie of both keys
+    assert ranks.tiers([0.1, 0.1, 0.2], [0.1, 0.1, 0.2]).tolist() == [1, 1, 2]
+    assert ranks.value_ranks([0.3, 0.1, 0.3]).tolist() == [2, 1, 2]
+    # worse ends clipped at a limit (all 1.0): told apart by the value, equal pairs share
+    assert ranks.conservative_ranks([1.0, 1.0, 1.0, 0.5], [0.3, 0.2, 0.3, 0.1]).tolist() == [3, 2, 3, 1]
 
 
 def test_bound_ranks_share_ties_and_separate_the_rest():

@@ -148,23 +148,31 @@ def test_rank_ranges_from_intervals():
     assert ranks.badness_interval(higher, 0.5, 0.4, 0.6) == (-0.6, -0.4)
 
 
-def test_the_table_shows_rank_ranges_and_ties(tmp_path):
+def test_the_table_shows_rank_ranges_tiers_and_ties(tmp_path):
     subs = [make_doc("a/m", 0.10), make_doc("b/m", 0.11), make_doc("c/m", 0.5), make_doc("d/m", None),
             make_doc("builtin:tiny-sd", 0.0, builtin=True)]
     for i, doc in enumerate(subs):
         _write(tmp_path, f"r/{i}.json", doc)
-    t = board_table.leaderboard_table(results_files.load_folder(tmp_path).rows())
+    rows = results_files.load_folder(tmp_path).rows()
+    columns = ["tier", "range"]
+    t = board_table.leaderboard_table(rows, columns=columns)
     shown = dict(zip(t.shown()["Model"], t.shown()[board_table.RANGE_COLUMN]))
     # a (0.08-0.12) and b (0.09-0.13) overlap: tied for 1-2; c is third; undefined and demo: no rank
     assert shown == {"a/m": "1–2 ≈", "b/m": "1–2 ≈", "c/m": "3", "d/m": "", "builtin:tiny-sd": ""}
-    # the bound rank tells a from b (a's worse end, 0.12, is better than b's, 0.13)
-    bound = dict(zip(t.shown()["Model"], t.shown()[board_table.RANK_COLUMN]))
-    assert bound == {"a/m": "1", "b/m": "2", "c/m": "3", "d/m": "", "builtin:tiny-sd": ""}
+    # tiers: a and b tied with the leader (tier 1), c surely worse than both (tier 2)
+    assert dict(zip(t.shown()["Model"], t.shown()[board_table.TIER_COLUMN])) == {
+        "a/m": "1", "b/m": "1", "c/m": "2", "d/m": "", "builtin:tiny-sd": ""}
+    # the rank tells a from b, by value and by the worse end (a's 0.12 is better than b's 0.13)
+    for order in ("value", "conservative"):
+        ranked = board_table.leaderboard_table(rows, columns=columns, order=order)
+        assert dict(zip(ranked.shown()["Model"], ranked.shown()[board_table.RANK_COLUMN])) == {
+            "a/m": "1", "b/m": "2", "c/m": "3", "d/m": "", "builtin:tiny-sd": ""}
     assert t.frame().set_index("Model")[board_table.RANGE_COLUMN]["c/m"] == 3  # numbers behind the text
-    assert t.frame().set_index("Model")[board_table.RANK_COLUMN]["b/m"] == 2 and t.leaders == 2
+    assert t.frame().set_index("Model")[board_table.RANK_COLUMN]["b/m"] == 2 and t.leaders == 2 and t.tiers == 2
     # searching does not re-rank
-    t = board_table.leaderboard_table(results_files.load_folder(tmp_path).rows(), search="c/")
+    t = board_table.leaderboard_table(rows, search="c/", columns=columns)
     assert t.shown()[board_table.RANGE_COLUMN].tolist() == ["3"] and t.shown()[board_table.RANK_COLUMN].tolist() == ["3"]
+    assert t.shown()[board_table.TIER_COLUMN].tolist() == ["2"]
 
 
 def test_pages_and_server_side_search(thousand):

@@ -1,6 +1,6 @@
 """The leaderboard with 1,000 models in Debian's headless Chromium (playwright, never
 `playwright install`): one page of rows, pages turned on the server, a search that reaches any
-model, rank ranges with ties marked, ten models selected and their forest plot."""
+model, ranks and tiers, ten models selected and their forest plot."""
 
 from __future__ import annotations
 
@@ -51,9 +51,9 @@ def test_pages_of_fifty_turned_on_the_server(page, big):
     assert column(page, "Model")[0] == ranked[50]
     page.locator("#lb-prev").click()
     _page_line(page, "Models 1–50 of 1,000 (page 1 of 20)")
-    # rank ranges: the best model ranks 1, tied with the models its interval overlaps
-    assert re.fullmatch(r"1(–\d+ ≈)?", column(page, "Range")[0]) and column(page, "Rank")[0] == "1"
-    assert any("≈" in r for r in column(page, "Range"))
+    # ranks and tiers: the best model ranks 1, in tier 1 with the models its interval cannot tell from it
+    assert column(page, "Rank")[0] == "1" and column(page, "Tier")[0] == "1"
+    assert re.search(r"tier 1, tied with the leader: \d+ of 1,000 ranked models", page.inner_text("#lb-page"))
 
 
 def test_search_reaches_any_model(page, big):

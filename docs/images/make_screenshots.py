@@ -1,5 +1,6 @@
 """Screenshots for the README and docs/leaderboard.md: the leaderboard with four models and with
-10,000, its forest plots, and (given a demo run) the report.
+10,000 (ordered by a header click), its forest plots, its About tab, and (given a demo run) the
+report.
 
     python docs/images/make_screenshots.py                 # the leaderboard's three screenshots
     t2ibench demo --out out/demo --quiet
@@ -93,9 +94,19 @@ def leaderboard_shots(page) -> None:
     try:
         page.goto(url)
         page.wait_for_function(TABLE_JS, timeout=60_000)
-        page.wait_for_timeout(500)
+        header = page.locator("#lb-table [role=columnheader]").nth(6)  # the second score column
+        title = header.get_attribute("title")
+        header.click()  # ordered by its value, best first, over all 10,000
+        page.wait_for_function("(t) => document.querySelector('#lb-page').innerText.includes(`by ${t}: value`)",
+                               arg=title, timeout=60_000)
+        page.wait_for_timeout(800)
         page.evaluate("document.querySelector('#lb-search').scrollIntoView()")
         page.screenshot(path=OUT / "leaderboard_10k.png")
+        page.get_by_role("tab", name="About").click()
+        page.wait_for_selector("#lb-about", timeout=30_000)
+        page.wait_for_timeout(500)
+        page.evaluate("document.querySelector('#lb-about').scrollIntoView()")
+        page.screenshot(path=OUT / "leaderboard_about.png")
     finally:
         demo.close()
 
@@ -123,7 +134,7 @@ def main(run_dir: str | None = None) -> None:
             report_shots(page, run_dir)
         leaderboard_shots(page)
         browser.close()
-    names = ["leaderboard.png", "leaderboard_forest.png", "leaderboard_10k.png"]
+    names = ["leaderboard.png", "leaderboard_forest.png", "leaderboard_10k.png", "leaderboard_about.png"]
     names += ["report_first_screen.png", "report_images.jpg"] if run_dir else []
     for name in names:
         print(OUT / name)

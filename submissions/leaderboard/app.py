@@ -21,11 +21,14 @@ validated Hub repo ids only.
 
 from __future__ import annotations
 
+import itertools
+import json
 import os
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import benchmark
+from benchmark.contract.times import utc_iso
 from benchmark.extras import require_gradio
 from benchmark.papers import PAPERS
 
@@ -34,7 +37,8 @@ require_gradio("matplotlib", purpose="run the leaderboard")  # and Gradio's anal
 import gradio as gr  # noqa: E402
 
 from benchmark.present.text import md_escape  # noqa: E402
-from submissions.leaderboard import board_index, submit_tab, wording  # noqa: E402
+from submissions.leaderboard import about, board_index, submit_tab, wording  # noqa: E402
+from submissions.leaderboard.about_tab import ABOUT_TITLE, about_tab  # noqa: E402
 from submissions.leaderboard.app_state import AppContext, BoardState, Source, Tab  # noqa: E402
 from submissions.leaderboard.board_tab import leaderboard_tab  # noqa: E402
 from submissions.leaderboard.compare_tab import compare_tab  # noqa: E402
@@ -62,6 +66,8 @@ CSS = """
 #lb-table .cell-menu-button {display:none !important}
 #lb-table .cell-wrap {padding-left:6px !important;padding-right:6px !important}
 #lb-table [role="gridcell"][data-col="0"] span {white-space:normal !important;overflow-wrap:anywhere}
+#lb-table [role="columnheader"] {cursor:pointer}
+#lb-table a.lb-model-link {color:inherit;text-decoration:underline;text-decoration-color:#9aa7c7}
 #lb-paging {align-items:center;gap:6px}
 #lb-paging button {min-height:32px;padding:4px 10px}
 #lb-page-number input {height:32px;padding:2px 8px}
@@ -74,7 +80,8 @@ def intro() -> str:
     papers = ", ".join(labels[:-1]) + " and " + labels[-1] if len(labels) > 1 else "".join(labels)
     return (f"Social-bias audits of text-to-image models with the probes and scores of {papers}. Each cell is a "
             "value and its bootstrap confidence interval. Rows marked **demo** come from built-in tiny random-weight "
-            "models: their scores are meaningless. Click a row for the model's details.")
+            "models: their scores are meaningless. Click a column's header to order every model by it, a model's "
+            "name for its page, a row for its details; the About tab explains every score.")
 
 
 TABS: list[Tab] = [
@@ -83,6 +90,7 @@ TABS: list[Tab] = [
     Tab("compare", "Compare models", compare_tab),
     Tab("detail", "Model details", detail_tab),
     Tab("images", "Images", images_tab),
+    Tab("about", ABOUT_TITLE, about_tab),
 ]
 
 
@@ -116,22 +124,39 @@ def build_app(results_dir: str | Path | None = None, repo: str | None = None, *,
         for wire in ctx.wiring:
             wire()
 
-        all_inputs = [c for _, ins, _ in ctx.reloaders for c in ins]
-        all_outputs = [c for _, _, outs in ctx.reloaders for c in outs]
-
-        def on_reload(*values):
-            st.reload()
-            warn = wording.warnings_markdown(st.board)
-            out: list[Any] = [gr.Markdown(warn, visible=bool(warn)), _source_line(st.board)]
-            pos = 0
-            for fn, ins, outs in ctx.reloaders:
-                result = fn(*values[pos:pos + len(ins)])
-                pos += len(ins)
-                out += list(result) if isinstance(result, tuple) else [result]
-            return out
-
-        reload_btn.click(on_reload, inputs=all_inputs, outputs=[warnings, source_md, *all_outputs])
+        _wire_reload(ctx, reload_btn, warnings, source_md)
+        for fn, ins, outs in ctx.loaders:  # (no progress shown: most loads change nothing)
+            demo.load(fn, inputs=ins, outputs=outs, show_progress="hidden")
+    if st.source.results_dir is not None:  # links to the folder's files are served from it (launch)
+        demo.lb_allowed_paths = [str(Path(st.source.results_dir).resolve())]
     return demo
+
+
+def _wire_reload(ctx: AppContext, reload_btn: gr.Button, warnings: gr.Markdown, source_md: gr.Markdown) -> None:
+    """"Reload results": the source is asked whether anything changed (a listing of the folder, or
+    one request for the Hub table); if not, nothing is read again and no component is sent (the
+    line under the title says so); if so, the board is read again and every tab refreshed."""
+    st = ctx.state
+    all_inputs = [c for _, ins, _ in ctx.reloaders for c in ins]
+    all_outputs = [c for _, _, outs in ctx.reloaders for c in outs]
+    reloads = itertools.count(1)
+
+    def on_reload(*values):
+        change = st.reload()
+        line = _source_line(st.board) + f" Reload {next(reloads)} at {utc_iso()}: {change.text()}."
+        if change.nothing:
+            return [gr.skip(), line, *[gr.skip()] * len(all_outputs)]
+        warn = wording.warnings_markdown(st.board)
+        out: list[Any] = [gr.Markdown(warn, visible=bool(warn)), line]
+        pos = 0
+        for fn, ins, outs in ctx.reloaders:
+            result = fn(*values[pos:pos + len(ins)])
+            pos += len(ins)
+            out += list(result) if isinstance(result, tuple) else [result]
+        return out
+
+    reload_btn.click(on_reload, inputs=all_inputs, outputs=[warnings, source_md, *all_outputs], api_name="reload",
+                     concurrency_id="lb-table", concurrency_limit=1)
 
 
 def _source_line(board: board_index.Board) -> str:
@@ -139,9 +164,47 @@ def _source_line(board: board_index.Board) -> str:
     return f"Results from **{md_escape(board.source)}**: {n} valid file(s), {m} model(s)."
 
 
+def head_script() -> str:
+    """The page's script: each header's hover text (from the scores' metadata, :func:`about.header_help`),
+    a header click sent to the server (the hidden button ``#lb-header-click``), and a click on a
+    link in the table kept from selecting the row (the link opens, the details do not)."""
+    help_json = json.dumps(about.header_help(), ensure_ascii=False).replace("</", "<\\/")
+    return HEAD_JS.replace("__HELP__", help_json)
+
+
+HEAD_JS = """<script>
+(() => {
+  const HELP = __HELP__;
+  const tip = () => document.querySelectorAll('#lb-table [role=columnheader]').forEach((th) => {
+    const help = HELP[th.getAttribute('title')];
+    const span = th.querySelector('.header') || th;
+    if (help && span.getAttribute('title') !== help) { span.setAttribute('title', help); }
+  });
+  let queued = false;
+  new MutationObserver(() => {
+    if (!queued) { queued = true; requestAnimationFrame(() => { queued = false; tip(); }); }
+  }).observe(document.documentElement, {childList: true, subtree: true});
+  document.addEventListener('click', (e) => {
+    const target = e.target;
+    if (!target || !target.closest) return;
+    if (target.closest('#lb-table a')) { e.stopPropagation(); return; }
+    const th = target.closest('#lb-table [role=columnheader]');
+    if (!th || target.closest('button')) return;
+    window.__lbHeader = th.getAttribute('title');
+    const button = document.querySelector('#lb-header-click');
+    if (button) button.click();
+  }, true);
+})();
+</script>"""
+
+
 def launch(demo: gr.Blocks, *, host: str = "127.0.0.1", port: int | None = None, **kwargs: Any):
-    """Start the server with the app's CSS."""
-    return demo.launch(server_name=host, server_port=port, css=CSS, **kwargs)
+    """Start the server with the app's CSS and script; a local results folder is an allowed path
+    (its files' links: results files, reports, the contents table; Gradio resolves links, so
+    nothing outside the folder is served)."""
+    allowed = [*getattr(demo, "lb_allowed_paths", []), *kwargs.pop("allowed_paths", [])]
+    return demo.launch(server_name=host, server_port=port, css=CSS, head=head_script(),
+                       allowed_paths=allowed or None, **kwargs)
 
 
 def app_from_env(env: Callable[[str], str | None] = os.environ.get) -> gr.Blocks:

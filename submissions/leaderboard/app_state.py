@@ -1,5 +1,7 @@
-"""What the leaderboard app's tabs share: where the results come from (:class:`Source`), the
-rows shown and worked out once per reload (:class:`BoardState`), the context a tab builder gets
+"""What the leaderboard app's tabs share: where the results come from (:class:`Source`: what it
+holds now, a cheap stamp that says whether anything changed, its revision), the rows shown and
+worked out once per reload (:class:`BoardState`; a reload that finds nothing changed keeps them,
+one that finds changes says which rows: :class:`Change`), the context a tab builder gets
 (:class:`AppContext`: the state, components other tabs reach into, refresh functions) and a tab's
 entry in the app (:class:`Tab`).
 """
@@ -11,10 +13,14 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import gradio as gr
+import pandas as pd
 
+from benchmark.contract.digest import sha256_hex
 from submissions import provenance as prov
 from submissions.leaderboard import (board_index, board_model, board_table, contents, paging, results_files,
                                     score_columns, wording)
+from submissions.leaderboard.accepted import CONTENTS_FILE
+from submissions.leaderboard.links import Links
 
 #: a model picker lists at most this many models (the best ranked, and those picked)
 MAX_CHOICES = 100
@@ -23,22 +29,49 @@ FOREST_TOP = 20
 
 
 class Source:
-    """Where results come from (a folder, or a Hub dataset downloaded to one); ``load()`` re-reads."""
+    """Where results come from (a folder, or a Hub dataset downloaded to one): ``load()`` re-reads,
+    ``stamp()`` says cheaply what the source holds now (a local folder: its files' paths, sizes and
+    times from one listing, nothing read; a Hub dataset: the file its contents table resolves to,
+    one request), so that a reload finds out that nothing changed without reading anything."""
 
     def __init__(self, results_dir: str | Path | None = None, repo: str | None = None,
                  revision: str | None = None) -> None:
         if (results_dir is None) == (repo is None):
             raise ValueError("give exactly one of a results folder or a Hub results dataset")
         self.results_dir, self.repo, self.revision = results_dir, repo, revision
+        self.commit: str | None = None  # the Hub dataset's commit the board was read at
+        self._listing: results_files.Listing | None = None  # the folder as stamp() listed it
+
+    def stamp(self) -> str | None:
+        """What the source holds now, as a short text (None: it cannot be told, read it again)."""
+        if self.repo is None:
+            listing = results_files.list_results(self.results_dir) if Path(self.results_dir).is_dir() else None
+            self._listing = listing  # what load() reads next: the folder is listed once a reload
+            if listing is None:
+                return None
+            text = "\n".join([*(f"{f.rel}\t{f.size}\t{f.mtime_ns}" for f in listing.files),
+                               *(f"{rel}\t{why}" for rel, why in listing.refused)])
+            return "files " + sha256_hex(text.encode())
+        try:
+            folder = contents.download_contents(self.repo, self.revision)
+        except Exception:
+            return None
+        if folder is None:
+            return None
+        table = folder / CONTENTS_FILE
+        st = table.stat()
+        return f"{table.resolve()}\t{st.st_size}\t{st.st_mtime_ns}"
 
     def load(self) -> board_index.Board:
         """The board; a Hub dataset that cannot be read gives an empty board with a visible error."""
         if self.repo is None:
-            return contents.load_board(self.results_dir)
+            listing, self._listing = self._listing, None
+            return contents.load_board(self.results_dir, listing=listing)
         try:
             table_folder = contents.download_contents(self.repo, self.revision)
             if table_folder is not None:  # one download: the table, not every JSON file
                 try:
+                    self.commit = table_folder.name
                     return contents.load_board(table_folder, f"{self.repo} (Hub dataset)", files_present=False)
                 except contents.OldTable:
                     pass  # a table of an older version: the JSON files are read
@@ -47,8 +80,60 @@ class Source:
             board = board_index.Board(source=self.repo)
             board.errors.append(str(exc))
             return board
+        self.commit = folder.name
         return results_files.load_folder(folder, source=f"{self.repo} (Hub dataset)",
                                          within=results_files.hub_cache_folder(folder))
+
+    def links(self) -> Links:
+        """Where the board's links go (the Hub dataset at the commit read, or the local folder)."""
+        if self.repo is not None:
+            return Links(repo=self.repo, revision=self.commit or self.revision)
+        return Links(root=Path(self.results_dir).resolve())
+
+    def revision_text(self, stamp: str | None) -> str:
+        """The contents revision the board came from, in words: the Hub dataset at its commit, or
+        the local folder and a digest of its files' listing."""
+        if self.repo is not None:
+            return f"{self.repo}@{self.commit or self.revision or 'main'}"
+        digest = stamp.split(" ", 1)[1][:16] if stamp else "unknown"
+        return f"{Path(self.results_dir).resolve()} (files digest {digest})"
+
+
+@dataclass(frozen=True)
+class Change:
+    """What a reload found: ``nothing`` changed (the board is kept as it was), or the row keys
+    ``added``, ``removed`` and ``changed`` (their file's content)."""
+
+    nothing: bool = False
+    added: frozenset = frozenset()
+    removed: frozenset = frozenset()
+    changed: frozenset = frozenset()
+
+    def touches(self, keys) -> bool:
+        """Any of ``keys`` was removed or changed."""
+        return bool((self.removed | self.changed) & set(keys or ()))
+
+    def text(self) -> str:
+        if self.nothing:
+            return "nothing changed"
+        parts = [f"{len(s):,} {w}" for s, w in ((self.added, "added"), (self.changed, "changed"),
+                                              (self.removed, "removed")) if s]
+        return ", ".join(parts) or "files re-read, no row changed"
+
+
+def _row_versions(index: board_index.BoardIndex) -> dict[str, int]:
+    """Row key -> a hash of its holder's columns (a change of any shown value, or of who evaluated
+    it, changes it)."""
+    rows = index.row_frame()
+    if not len(rows):
+        return {}
+    hashes = pd.util.hash_pandas_object(rows, index=False)
+    return dict(zip(rows["key"].tolist(), hashes.tolist()))
+
+
+def _time_sensitive(board: board_index.Board) -> bool:
+    """A file refused only for a time in the future: time may make it valid, so it is read again."""
+    return any(results_files.FUTURE in s.problem for s in board.skipped)
 
 
 class Rows(Mapping):
@@ -81,12 +166,40 @@ class BoardState:
     def __init__(self, source: Source, requests: Any = None) -> None:
         self.source = source
         self.requests = requests  # the requests queue, to check which rows its workers evaluated
-        self.reload()
+        self.stamp: str | None = None
+        self.change = Change()
+        self._versions: dict[str, int] = {}
+        self._read(*self._stamp())
 
-    def reload(self) -> None:
+    def _stamp(self) -> tuple[str | None, Mapping | None]:
+        """(what the source and the queue hold now, the queue's FINISHED requests)."""
+        stamp = self.source.stamp()
+        finished = prov.finished_requests(self.requests) if self.requests is not None else None
+        if stamp is not None and finished is not None:
+            stamp += " queue " + sha256_hex("\n".join(sorted(f"{k}\t{r.results_path}"
+                                                          for k, r in finished.items())).encode())
+        return stamp, finished
+
+    def reload(self) -> Change:
+        """Read the source again, unless its stamp says nothing changed (then nothing is read or
+        worked out again: the rows, labels and orders are kept). Returns what changed."""
+        stamp, finished = self._stamp()
+        if stamp is not None and stamp == self.stamp and not _time_sensitive(self.board):
+            self.change = Change(nothing=True)
+            return self.change
+        before = self._versions
+        self._read(stamp, finished)
+        after = self._versions
+        self.change = Change(added=frozenset(after.keys() - before.keys()),
+                             removed=frozenset(before.keys() - after.keys()),
+                             changed=frozenset(k for k in after.keys() & before.keys() if after[k] != before[k]))
+        return self.change
+
+    def _read(self, stamp: str | None, finished: Mapping | None) -> None:
         self.board = self.source.load()
+        self.stamp = stamp
         if self.requests is not None:
-            self.board.index = self.board.index.with_finished(prov.finished_requests(self.requests))
+            self.board.index = self.board.index.with_finished(finished)
         self.index = self.board.index
         self.by_key = Rows(self.index)
         self.labels = wording.index_labels(self.index)
@@ -94,6 +207,9 @@ class BoardState:
         self._names = board_table.present_names(self.index)
         overview = score_columns.view_names(self._names, score_columns.OVERVIEW)
         self._ranked = board_table.order_rows(self.index.row_frame(), overview[0] if overview else None)["key"].tolist()
+        self._versions = _row_versions(self.index)
+        self.links = self.source.links()
+        self.revision = self.source.revision_text(stamp)
 
     @property
     def rows(self) -> list[str]:
@@ -110,7 +226,8 @@ class BoardState:
     def table(self, **filters: Any) -> board_table.Table:
         """One page of the leaderboard (``page``, ``page_size``: :mod:`paging`)."""
         return board_table.leaderboard_table(self.index, labels=self.labels, page_size=paging.PAGE_SIZE,
-                                             present=self.names(filters.get("suites") or ()), **filters)
+                                             present=self.names(filters.get("suites") or ()), links=self.links,
+                                             **filters)
 
     def pick_label(self, key: str) -> str:
         """A row in a picker: its Model cell (a revision only where the id has several rows) and tags."""
@@ -147,11 +264,17 @@ class AppContext:
     selected: gr.Dropdown | None = None  # models selected in the table (forest plots, Compare)
     top: gr.State | None = None  # keys of the table's current order, its first FOREST_TOP
     reloaders: list[tuple[Callable, list, list]] = field(default_factory=list)
+    loaders: list[tuple[Callable, list, list]] = field(default_factory=list)
     wiring: list[Callable[[], Any]] = field(default_factory=list)
 
     def on_reload(self, fn: Callable, inputs: list, outputs: list) -> None:
-        """After a reload, ``fn(*inputs)`` gives the new values of ``outputs``."""
+        """After a reload that changed something, ``fn(*inputs)`` gives the new values of ``outputs``
+        (``state.change`` says which rows changed; a reload that changed nothing calls no one)."""
         self.reloaders.append((fn, list(inputs), list(outputs)))
+
+    def on_load(self, fn: Callable, inputs: list, outputs: list) -> None:
+        """When a page opens, ``fn(*inputs)`` gives the values of ``outputs`` (a view in its URL)."""
+        self.loaders.append((fn, list(inputs), list(outputs)))
 
     def after_tabs(self, wire: Callable[[], Any]) -> None:
         """Run ``wire()`` once every tab exists (events that reach into another tab)."""

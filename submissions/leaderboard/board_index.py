@@ -25,13 +25,19 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from benchmark.contract.model_specs import model_id_kind
 from submissions import provenance
 from submissions.leaderboard import contents_schema as cs
 from submissions.leaderboard.board_model import ModelRow, Skipped, Submission, accepted_first
 
 #: the flat columns the frame holds besides the score columns
 FRAME_COLUMNS = ("source", "key", "model_id", "revision", "probes", "demo", "family", "images", "evaluated_by",
-                 "request_id", "created", "run_folder", "human_checked")
+                 "request_id", "created", "run_folder", "package_version", "human_checked", "checkpoint_sha256",
+                 "quantization")
+#: how a row's model was reached, from its id's form (:func:`benchmark.contract.model_specs.model_id_kind`; a
+#: single file on the Hub is on the Hub)
+ACCESS = {"hub": "hub", "hub_file": "hub", "local": "local", "python": "local", "api": "api", "images": "supplied",
+          "builtin": "builtin"}
 #: per score NAME present: these columns of it
 SCORE_FRAME_PARTS = ("", "_low", "_high", "_suite")
 #: per score NAME some row has corrected with people's labels: these columns of it
@@ -113,6 +119,13 @@ class BoardIndex:
         frame["reference"] = fingerprints
         frame["images_dataset"] = pc.struct_field(self.table.column("submission"), "images_dataset").to_pandas() \
             if len(frame) else []
+        degenerate = self.table.column("degenerate_images")
+        frame["n_degenerate"] = pc.struct_field(degenerate, "n_degenerate").to_pandas() if len(frame) else []
+        frame["n_checked"] = pc.struct_field(degenerate, "n_checked").to_pandas() if len(frame) else []
+        frame["n_adapters"] = pc.list_value_length(self.table.column("adapters")).fill_null(0).to_numpy(
+            zero_copy_only=False) if len(frame) else np.zeros(0, dtype=int)
+        kinds = {m: ACCESS[model_id_kind(str(m))] for m in frame["model_id"].unique()}
+        frame["access"] = frame["model_id"].map(kinds)
         return frame
 
     def _evaluated(self) -> np.ndarray:

@@ -60,6 +60,9 @@ def compare_tab(ctx: AppContext) -> None:
         ctx.selected.change(take_selection, inputs=[ctx.selected, picked], outputs=[picked])
 
     def refresh(keys, view_v):
+        """Compared again only when a model compared changed or went."""
+        if not st.change.touches(keys or []):
+            return gr.skip(), gr.skip(), gr.skip(), gr.skip()
         keys = [k for k in keys or [] if k in st.by_key]
         return (gr.Dropdown(choices=st.model_choices(keys), value=keys), *compare(keys, view_v))
 

@@ -36,7 +36,6 @@ from submissions.leaderboard.accepted import CONTENTS_FILE, contents_path, file_
 from submissions.leaderboard.board_index import Board, BoardIndex, concat, table_of
 
 CARD_FILE = "contents/README.md"
-_FUTURE = "is in the future"  # the one check that time can change (results_files.parsed_file)
 
 
 @dataclass
@@ -67,6 +66,9 @@ def read_table(path: str | Path) -> pa.Table:
     missing = set(cs.READ_COLUMNS) - set(table.schema.names)
     if missing:
         raise OldTable(f"{path}: a contents table of an older version (no {', '.join(sorted(missing))})")
+    changed = sorted(n for n, kind in cs.READ_TYPES.items() if table.schema.field(n).type != kind)
+    if changed:  # a column whose type this version changed (a struct with another field): rebuilt
+        raise OldTable(f"{path}: a contents table of an older version ({', '.join(changed)} of another type)")
     return table
 
 
@@ -215,20 +217,21 @@ def _recheck_future(table: pa.Table) -> pa.Table:
     """``table`` with the rows refused only for a time "in the future" marked for reading again
     (time may have made them valid)."""
     flat = pc.list_flatten(table.column("problems"))
-    if not len(flat) or not pc.any(pc.match_substring(flat, _FUTURE)).as_py():
+    if not len(flat) or not pc.any(pc.match_substring(flat, results_files.FUTURE)).as_py():
         return table
     stale = {int(i) for i in pc.list_parent_indices(table.column("problems")).filter(
-        pc.match_substring(flat, _FUTURE)).to_pylist()}
+        pc.match_substring(flat, results_files.FUTURE)).to_pylist()}
     checked = [None if i in stale else v for i, v in enumerate(table.column("checked_with").to_pylist())]
     return table.set_column(table.schema.get_field_index("checked_with"), "checked_with",
                             pa.array(checked, type=pa.string()))
 
 
-def _from_files(root: Path, table: pa.Table, board: Board) -> tuple[pa.Table, pa.Table, dict]:
+def _from_files(root: Path, table: pa.Table, board: Board,
+                listing: results_files.Listing | None = None) -> tuple[pa.Table, pa.Table, dict]:
     """(valid rows, invalid rows, submissions by position among the valid rows): the table's rows
     brought up to date with the files under ``root`` (a file changed since the table is read with
     the app's cached reader: once per change, not once per reload)."""
-    listing = results_files.list_results(root)
+    listing = listing if listing is not None else results_files.list_results(root)
     board.skipped += results_files.refused_files(listing)
     up = updated(_recheck_future(table), listing, BuildStats(), reader=results_files.parsed_file)
     kept, fresh = _kept_rows(table, up), table_of(up.records)
@@ -238,13 +241,15 @@ def _from_files(root: Path, table: pa.Table, board: Board) -> tuple[pa.Table, pa
     return concat([kept_valid, _valid(fresh)]), concat([_invalid(kept), _invalid(fresh)]), made
 
 
-def load_board(root: str | Path, source: str | None = None, *, files_present: bool = True) -> Board:
+def load_board(root: str | Path, source: str | None = None, *, files_present: bool = True,
+               listing: results_files.Listing | None = None) -> Board:
     """The board of ``root`` from its contents table (one read), or from the files when it has none.
 
     With ``files_present`` (a local folder) the files are listed, never read, unless one is
     not in the table or differs from its row (size and modification time, then sha256): that
     one is read and checked. Without it (the table alone, downloaded from a Hub results
-    dataset) the rows are the board. A table of an older version is not used (the files are
+    dataset) the rows are the board. ``listing``: the folder's listing when the caller has just made
+    it (:func:`results_files.list_results`: it is not made again). A table of an older version is not used (the files are
     read; from a Hub dataset :class:`OldTable` is raised). Submissions made from the table hold
     the slim document (``doc["slim"]``): :func:`full_document` reads the whole file for the
     detail view.
@@ -252,16 +257,16 @@ def load_board(root: str | Path, source: str | None = None, *, files_present: bo
     root = Path(root)
     table_path = contents_path(root)
     if not table_path.is_file():
-        return results_files.load_folder(root, source)
+        return results_files.load_folder(root, source, listing=listing)
     try:
         table = read_table(table_path)
     except OldTable:
         if not files_present:
             raise  # a Hub dataset: its JSON files are downloaded instead
-        return results_files.load_folder(root, source)
+        return results_files.load_folder(root, source, listing=listing)
     board = Board(source=source or str(root))
     if files_present:
-        valid, invalid, made = _from_files(root, table, board)
+        valid, invalid, made = _from_files(root, table, board, listing)
     else:
         valid, invalid, made = _valid(table), _invalid(table), {}
     board.skipped = _skipped(invalid) + board.skipped

@@ -66,7 +66,9 @@ IMAGE_SOURCE = pa.struct([("kind", pa.string()), ("seeds", pa.string()), ("seeds
                           ("supplied_by", pa.string()), ("sheet_fingerprint", pa.string()),
                           ("n_supplied", pa.int64()), ("n_missing", pa.int64()), ("provider", pa.string()),
                           ("api_base", pa.string()), ("api_model", pa.string())])
-ADAPTER = pa.struct([("kind", pa.string()), ("id", pa.string()), ("sha256", pa.string()), ("scale", pa.float64())])
+#: an adapter as the board shows it: ``name`` is the name its record gives (a LoRA's card), null when none
+ADAPTER = pa.struct([("kind", pa.string()), ("id", pa.string()), ("sha256", pa.string()), ("scale", pa.float64()),
+                     ("name", pa.string())])
 DEGENERATE = pa.struct([("n_checked", pa.int64()), ("n_degenerate", pa.int64()), ("share", pa.float64()),
                         ("threshold", pa.float64()), ("allowed", pa.bool_()),
                         *((kind, pa.int64()) for kind in DEGENERATE_KINDS)])
@@ -80,7 +82,8 @@ ROW_FIELDS = (("key", pa.string(), "the leaderboard's row key: `model_id@revisio
               ("model_spec", pa.string(), "the model spec the audit loaded"),
               ("revision", pa.string(), "the model revision"),
               ("adapters", pa.list_(ADAPTER), "LoRAs and component checkpoints applied to the base, in order (kind, "
-                                              "id, sha256 of the file, scale; empty: the base alone)"),
+                                              "id, sha256 of the file, scale, the name its record gives; empty: the "
+                                              "base alone)"),
               ("checkpoint_sha256", pa.string(), "a single-file checkpoint's sha256 (`model.checkpoint`: the model "
                                                  "is the file; null: a folder or Hub model)"),
               ("quantization", pa.string(), "how the weights were quantized, BACKEND:SCHEME (`model.quantization`; "
@@ -111,8 +114,9 @@ ROW_FIELDS = (("key", pa.string(), "the leaderboard's row key: `model_id@revisio
               ("human_checked", pa.bool_(), "some score is corrected with people's labels of a random sample "
                                             "(ranked apart from automatic-only rows)"),
               ("submission", SUBMISSION, "the `submission` block `t2ibench submit` adds (null: none)"))
-#: the columns the leaderboard reads (a table without one is of an older version)
+#: the columns the leaderboard reads (a table without one, or with another type, is of an older version)
 READ_COLUMNS = [name for name, _, _ in (*FILE_FIELDS, *ROW_FIELDS)]
+READ_TYPES = {name: kind for name, kind, _ in (*FILE_FIELDS, *ROW_FIELDS)}
 
 
 def score_names() -> list[str]:
@@ -226,7 +230,8 @@ def row_cells(sub) -> dict[str, Any]:
             "revision": _text(sub.revision),
             "adapters": [{"kind": _text(a.get("kind")), "id": _text(a.get("id") or a.get("path")),
                           "sha256": _text(a.get("sha256")),
-                          "scale": float(a["scale"]) if isinstance(a.get("scale"), (int, float)) else None}
+                          "scale": float(a["scale"]) if isinstance(a.get("scale"), (int, float)) else None,
+                          "name": _text(a.get("name"))}
                          for a in sub.adapters],
             "checkpoint_sha256": _text(sub.checkpoint.get("sha256")),
             "quantization": f"{sub.quantization.get('backend')}:{sub.quantization.get('scheme')}"

@@ -13,6 +13,7 @@ from benchmark.present.text import md_escape
 from benchmark.scores.metadata import SCORE_METADATA
 from benchmark.tasks.inputs import declared_inputs, input_of_results_key
 from submissions.leaderboard.board_model import HUB_DATASETS, ModelRow, Submission, evaluated_by, hidden_because
+from submissions.leaderboard.links import Links, adapter_name, adapter_url
 from submissions.leaderboard.score_columns import REFERENCED_PAPERS, direction_mark, headline_entry, headline_names
 from submissions.leaderboard.wording import images_text
 
@@ -69,8 +70,41 @@ def notes_markdown(notes: Sequence[str]) -> str:
     return "\n".join(f"{i}. {md_escape(n)}" for i, n in enumerate(notes, 1))
 
 
-def detail_markdown(row: ModelRow) -> str:
-    """The detail page's header: provenance, settings, notes (all results text escaped)."""
+def _link(text: str, url: str | None) -> str:
+    """A Markdown link (``text`` escaped; ``url`` built from validated ids and quoted) or the text alone."""
+    return f"[{md_escape(text)}]({url})" if url else md_escape(text)
+
+
+def links_markdown(s: Submission, links: Links) -> list[str]:
+    """The detail view's links: the model's page, its results file, the run's report when there is
+    one, the contents table the board was read from."""
+    lines = []
+    model_url = links.model(s.model_id, None)
+    if model_url:
+        lines.append(f"- **Model page**: {_link(s.model_id, model_url)}")
+    lines.append(f"- **Results file**: {_link(s.source, links.results_file(s.source))}")
+    report = links.report(s.run_dir)
+    if report:
+        lines.append(f"- **Report**: {_link('report.html', report)}")
+    contents = links.contents()
+    if contents:
+        lines.append(f"- **Contents table** (every model of this board): {_link('contents', contents)}")
+    return lines
+
+
+def adapters_markdown(adapters: list[dict]) -> str:
+    """The adapters, each by its name (linked to its Hub repo when there is one), scale and sha256."""
+    out = []
+    for a in adapters:
+        what = "LoRA" if a.get("kind") == "lora" else f"{a.get('component') or a.get('kind')} checkpoint"
+        scale = f" at scale {a['scale']:g}" if isinstance(a.get("scale"), (int, float)) else ""
+        out.append(f"{what} {_link(adapter_name(a), adapter_url(a))}{scale} (sha256 {md_escape(str(a.get('sha256'))[:12])}"
+                   f"; {md_escape(a.get('id') or a.get('path') or '')})")
+    return "; ".join(out)
+
+
+def detail_markdown(row: ModelRow, links: Links | None = None) -> str:
+    """The detail page's header: provenance, links, settings, notes (all results text escaped)."""
     s = row.latest
     doc = s.doc
     lines = []
@@ -88,7 +122,7 @@ def detail_markdown(row: ModelRow) -> str:
         ("Evaluated by", who or "the submitter (self-reported)"), ("Images", images_text(s)),
         *([("Left out of every score", left_out)]
           if (left_out := text.excluded_text(text.excluded_counts(doc.get("run")))) else []),
-        (f"Suites scored ({len(s.suites)})", ", ".join(s.suites) or "none"), ("File", s.source),
+        (f"Suites scored ({len(s.suites)})", ", ".join(s.suites) or "none"),
     ]
     for key, ref in s.references.items():
         task_input = input_of_results_key(key)
@@ -100,12 +134,13 @@ def detail_markdown(row: ModelRow) -> str:
     if sub.get("submitted_at"):
         facts.append(("Submitted", sub["submitted_at"]))
     lines += [f"- **{k}**: {md_escape(v)}" for k, v in facts]
+    lines += links_markdown(s, links or Links())
     if s.images_dataset:
         lines.append(f"- **Images**: [{s.images_dataset}]({HUB_DATASETS}{s.images_dataset})")
     elif sub.get("images_dataset"):
         lines.append(f"- **Images**: {md_escape(sub['images_dataset'])} (not a valid dataset id, no link)")
     if s.adapters:
-        lines.append(f"- **Adapters**: {md_escape(text.adapters_text(s.adapters))}")
+        lines.append(f"- **Adapters**: {adapters_markdown(s.adapters)}")
     shown = text.settings_items(doc.get("settings"), doc.get("setting_sources"))
     if shown:
         lines.append(f"- **Settings** (value and where it came from): {md_escape('; '.join(shown))}")

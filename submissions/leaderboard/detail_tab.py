@@ -18,25 +18,31 @@ def detail_tab(ctx: AppContext) -> None:
     st = ctx.state
     picked = gr.Dropdown(choices=st.model_choices(), value=st.first_key(), label="Model", elem_id="lb-model")
     ctx.model = picked
+    version = gr.State(0)  # bumped by a reload that changed the model shown: drawn again
 
-    @gr.render(inputs=[picked])
-    def _detail(key: str | None) -> None:
+    @gr.render(inputs=[picked, version])
+    def _detail(key: str | None, _version: int) -> None:
         row = st.detail_row(key)
         if row is None:
             gr.Markdown("No model to show: the results folder has no valid file." if not st.rows else
                         "Choose a model above, or click its row in the leaderboard.")
             return
-        _render_detail(row)
+        _render_detail(row, st.links)
 
-    ctx.on_reload(lambda key: gr.Dropdown(choices=st.model_choices([key] if key in st.by_key else []),
-                                          value=key if key in st.by_key else st.first_key()),
-                  [picked], [picked])
+    def refresh(key, n):
+        """Only a model whose row changed or went is shown again (a reload draws nothing else)."""
+        if key in st.by_key and not st.change.touches([key]):
+            return gr.skip(), gr.skip()
+        key = key if key in st.by_key else st.first_key()
+        return gr.Dropdown(choices=st.model_choices([key] if key else []), value=key), (n or 0) + 1
+
+    ctx.on_reload(refresh, [picked, version], [picked, version])
 
 
-def _render_detail(row: board_model.ModelRow) -> None:
+def _render_detail(row: board_model.ModelRow, links=None) -> None:
     """The detail view's components (inside ``gr.render``)."""
     sub = row.latest
-    gr.Markdown(detail.detail_markdown(row), elem_id="lb-detail-head")
+    gr.Markdown(detail.detail_markdown(row, links), elem_id="lb-detail-head")
     table, notes = detail.scores_table(sub)
     gr.Dataframe(table, interactive=False, wrap=True, column_widths=detail.DETAIL_WIDTHS, elem_id="lb-detail-scores", elem_classes=["lb-sans"],
                  label="Every score entry (* = the one in the leaderboard's column); notes below", max_height=600)

@@ -56,8 +56,15 @@ def forest_tab(ctx: AppContext) -> None:
     ctx.after_tabs(lambda: ctx.tabs.select(on_tab, inputs=inputs, outputs=[plot]) if ctx.tabs is not None else None)
 
     def refresh(view_v, demo_v, selected=None, top=None):
+        """Drawn again only when a model it draws changed or went, or (nothing selected) a model came
+        among the first of the board (it is drawn again anyway when the tab is opened)."""
         views_now = score_columns.views(st.names())
-        view_v = view_v if view_v in views_now else views_now[0]
-        return gr.Dropdown(choices=views_now, value=view_v), figure(view_v, demo_v, selected, top)
+        stale_view = view_v not in views_now
+        view_v = view_v if not stale_view else views_now[0]
+        drawn = selected or top or []
+        came = not selected and bool(st.change.added & set(st.ranked()[:FOREST_TOP]))
+        stale = st.change.touches(drawn) or came or stale_view
+        return (gr.Dropdown(choices=views_now, value=view_v) if views_now != views or stale_view else gr.skip(),
+                figure(view_v, demo_v, selected, top) if stale else gr.skip())
 
     ctx.on_reload(refresh, inputs, [view, plot])

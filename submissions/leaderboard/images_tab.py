@@ -44,10 +44,11 @@ def images_tab(ctx: AppContext) -> None:
                 f"Images are in the Hub dataset [{where[1]}]({board_model.HUB_DATASETS}{where[1]}): press the button "
                 "to stream a page of them.", [])
 
-    first = (choices() or [(None, None)])[0][1]
+    built = choices()  # the page is built with these; a reload sends new ones only when they differ
+    first = (built or [(None, None)])[0][1]
     suites0, suite0, hub0, status0, items0 = model_images(first)
     with gr.Row():
-        model = gr.Dropdown(choices=choices(), value=first, label="Model (those whose images can be browsed)",
+        model = gr.Dropdown(choices=built, value=first, label="Model (those whose images can be browsed)",
                             elem_id="lb-images-model", scale=3)
         suite = gr.Dropdown(choices=suites0, value=suite0, label="Suite", elem_id="lb-images-suite", scale=2)
         search = gr.Textbox(label="Prompt contains", elem_id="lb-images-search", scale=2)
@@ -79,9 +80,14 @@ def images_tab(ctx: AppContext) -> None:
                    outputs=[status, gallery])
 
     def refresh(key):
-        keys = [k for _, k in choices()]
+        """The choices again (when they changed); the images again only when the model shown changed or went."""
+        now = choices()
+        keys = [k for _, k in now]
+        if key in keys and not st.change.touches([key]):
+            return (gr.skip() if now == built else gr.Dropdown(choices=now, value=key),
+                    gr.skip(), gr.skip(), gr.skip(), gr.skip())
         key = key if key in keys else (keys[0] if keys else None)
-        return (gr.Dropdown(choices=choices(), value=key), *pick_model(key))
+        return (gr.Dropdown(choices=now, value=key), *pick_model(key))
 
     ctx.on_reload(refresh, [model], [model, suite, load_hub, status, gallery])
 

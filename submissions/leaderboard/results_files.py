@@ -141,7 +141,7 @@ class _Parsed:
 # Parsed files by resolved path, shared by every Board (the app builds a new Board per reload).
 _PARSED: dict[Path, _Parsed] = {}
 _PARSED_LOCK = threading.Lock()
-_FUTURE = "is in the future"
+FUTURE = "is in the future"  # the one check that time can change
 
 
 def read_and_check(path: Path, signature: tuple[int, int]) -> _Parsed:
@@ -170,7 +170,7 @@ def parsed_file(path: Path) -> _Parsed:
     with _PARSED_LOCK:
         cached = _PARSED.get(key)
     if cached is not None and cached.signature == signature:
-        if cached.doc is None or not any(_FUTURE in p for p in cached.problems):
+        if cached.doc is None or not any(FUTURE in p for p in cached.problems):
             return cached
         # "not in the future" is the one check that time can change: check that file again
         cached = _Parsed(signature, cached.doc, tuple(check_document(cached.doc)))
@@ -199,18 +199,20 @@ def refused_files(listing: Listing) -> list[Skipped]:
     return [Skipped(rel, why, 1) for rel, why in listing.refused]
 
 
-def load_folder(root: str | Path, source: str | None = None, *, within: str | Path | None = None) -> Board:
+def load_folder(root: str | Path, source: str | None = None, *, within: str | Path | None = None,
+                listing: Listing | None = None) -> Board:
     """Read every results file under ``root``; invalid ones go to ``Board.skipped``, and so do
     links that leave ``within`` (default ``root``) and entries that are not regular files.
 
-    Files unchanged since an earlier call (same size and mtime) are not read again.
+    Files unchanged since an earlier call (same size and mtime) are not read again. ``listing``:
+    the folder's listing when the caller has just made it (not made again).
     """
     root = Path(root)
     board = Board(source=source or str(root))
     if not root.is_dir():
         board.errors.append(f"{board.source} is not a folder")
         return board
-    listing = list_results(root, within)
+    listing = listing if listing is not None else list_results(root, within)
     seen: set[Path] = set()
     subs = []
     for f in listing.files:

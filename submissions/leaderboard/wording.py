@@ -22,6 +22,7 @@ from benchmark.contract.image_provenance import API, KINDS as IMAGE_SOURCES, SUP
 from benchmark.contract.model_specs import is_builtin
 from submissions.leaderboard.board_index import Board, BoardIndex
 from submissions.leaderboard.board_model import ModelRow, Submission, evaluated_by, hidden_because, model_rows
+from submissions.leaderboard.links import adapter_name
 from submissions.leaderboard.score_columns import direction_text, value_column
 from submissions.validate import builtin_annotators
 
@@ -59,14 +60,14 @@ def file_label(sha256: str | None, quantization: str | None) -> str:
 
 def adapters_label(adapters: Sequence[Mapping]) -> str:
     """What the Model cell adds for LoRAs and component checkpoints: `` + LoRA NAME`` (the name its
-    card or Hub repo gives it, else its file's name; `` x SCALE`` when not 1), `` + unet NAME``."""
+    record gives, else its Hub repo, else its file: :func:`links.adapter_name`; `` xSCALE`` when
+    not 1), `` + unet NAME``."""
     out = []
     for a in adapters or ():
-        name = str(a.get("name") or str(a.get("id") or a.get("path") or a.get("sha256") or "?").rstrip("/")
-                   .rsplit("/", 1)[-1])
         what = "LoRA" if a.get("kind") == "lora" else str(a.get("component") or a.get("kind") or "adapter")
         scale = a.get("scale")
-        out.append(f" + {what} {name}" + (f" x{scale:g}" if isinstance(scale, (int, float)) and scale != 1 else ""))
+        out.append(f" + {what} {adapter_name(a)}" + (f" x{scale:g}" if isinstance(scale, (int, float)) and scale != 1
+                                                      else ""))
     return "".join(out)
 
 
@@ -244,14 +245,14 @@ def warnings_markdown(board: Board) -> str:
 
 
 def legend_markdown(names: Sequence[str]) -> str:
-    """What the columns mean (from the metadata: trusted text)."""
+    """What the columns mean (from the metadata: trusted text); the About tab says more."""
     parts = [f"{md_escape(value_column(n))}: {direction_text(n)}" for n in names]
     return ("Each cell: value \\[95 % bootstrap interval\\]; *undefined*: the score cannot be computed (the reason "
-            "is in the model's details); *no CI*: none computed; *zero-width CI*: every resample gave the same "
-            "value (too few images, or all labelled alike). ↓ lower is better, ↑ higher is better, →x closest to x "
-            "is better. *Rank*: by the worse end of each interval (1: the best worst case); *Range*: the ranks the "
-            "intervals allow (≈: tied; from 1: tied with the leader); neither is a test of two models (Compare "
-            "tab). \"Rank and order by\" and \"Order\" order every model. When a score has several entries (estimators, "
-            "encoders) the cell shows one: human labels, then CLS, then VQA, then others, raw CLIP cosines (C, CC) "
-            "last; all are in the details. Hover the suite count for the list. "
+            "is in the model's details); *not scored*: the model has no entry of that score; *no CI*: none "
+            "computed; *zero-width CI*: every resample gave the same value (too few images, or all labelled alike). "
+            "↓ lower is better, ↑ higher is better, →x closest to x is better. *Rank*: the position in the order "
+            "shown (by value, or conservative: by each interval's worse end). *Tier*: groups the intervals cannot "
+            "order (tier 1: tied with the leader, no model's interval is entirely better); the intervals are not "
+            "adjusted for the number of models, so a tier is no test of two models (Compare tab). Click a header "
+            "to order by it; hover it for what it means (the About tab has every score). "
             + "; ".join(parts) + ".")
