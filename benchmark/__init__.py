@@ -11,7 +11,7 @@ top (tests/test_layers.py ``LAYERS`` checks it):
 4. ``annotate``
 5. ``tasks`` (one folder per paper; they fill the registries when imported)
 6. ``runner``, ``compare`` (two runs scored again in memory and compared)
-7. ``human``, ``commands``
+7. ``human``, ``commands``, ``calibration`` (the simulations that check compare)
 8. ``cli``, ``__main__``
 
 This package's ``__init__`` stands above them all: it installs the registries' loader

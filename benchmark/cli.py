@@ -71,10 +71,10 @@ def add_run_args(p: argparse.ArgumentParser, annotators: bool, images: bool = Fa
                    "(branch, tag or commit; recorded as the resolved commit)")
     add_task_input_args(p)
     p.add_argument("--limit", type=positive_int, help="at most N probes per suite, spread over its prompts")
-    p.add_argument("--pilot", type=cli_types.existing_file, metavar="RESULTS_JSON",
+    p.add_argument("--pilot", type=cli_types.results_file, metavar="RESULTS_JSON",
                    help="the results.json of an earlier audit (any model) of the same suites: the plan prints, per "
-                   "headline score, the smallest change a comparison of two audits of this size detects, scaled "
-                   "from the pilot's intervals (docs/compare.md)")
+                   "headline score, the smallest change a comparison of two audits of this size detects, from "
+                   "audits of this size simulated from the pilot's own labels (docs/compare.md)")
     p.add_argument("--batch-size", "--batch_size", type=batch_size, default=AUTO,
                    help="images per generation batch, or auto: the largest batch that fits a CUDA GPU's free "
                    "memory at the model's resolution, chosen once per run folder and recorded in run_config.json; "

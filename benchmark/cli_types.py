@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import math
 import os
 import re
@@ -372,6 +373,29 @@ def existing_folder(raw: str) -> str:
 def existing_file(raw: str) -> str:
     if not Path(raw).is_file():
         raise argparse.ArgumentTypeError(f"{raw} is not a file" if Path(raw).exists() else f"no such file {raw}")
+    return raw
+
+
+#: a results file read at parse time (``--pilot``) is at most this large (contract.results reads
+#: it again, bounded the same, and validates it)
+RESULTS_FILE_BYTES = 16 * 1024 * 1024
+
+
+def results_file(raw: str) -> str:
+    """An existing results.json: a JSON object with ``schema_version``, ``suites`` and ``scores``,
+    read here with the standard library only, so that a garbage file is refused in one line
+    before any heavy library loads (the run validates it in full later)."""
+    existing_file(raw)
+    size = Path(raw).stat().st_size
+    if size > RESULTS_FILE_BYTES:
+        raise argparse.ArgumentTypeError(f"{raw} is {size:,} bytes: no results file is that large")
+    try:
+        doc = json.loads(Path(raw).read_bytes())
+    except (ValueError, RecursionError, OSError) as exc:
+        raise argparse.ArgumentTypeError(f"{raw} is not a results file: not JSON ({type(exc).__name__})") from None
+    if not isinstance(doc, dict) or not all(k in doc for k in ("schema_version", "suites", "scores")):
+        raise argparse.ArgumentTypeError(f"{raw} is not a results file: a JSON object with schema_version, suites and "
+                                         "scores (what `t2ibench score` writes)")
     return raw
 
 

@@ -14,8 +14,10 @@ names with metadata) and adds what the schema cannot say:
 - every score and interval within the range of its metadata, intervals that contain their
   estimate, copied metadata equal to :mod:`benchmark.scores.metadata`, and no score entry
   twice;
-- the ``pairing`` section, when present (:mod:`benchmark.contract.pairing`): decodable, each
-  entry a defined score entry of the file, its resamples within the score's range.
+- the ``pairing`` section, when present (:mod:`benchmark.contract.pairing`): decodable (the
+  per-probe labels of each label file, their probe ids those the file scored), over the file's
+  probe set, each label file a known one with its own columns. ``t2ibench compare`` goes further:
+  it scores the labels again and refuses a file whose values are not theirs.
 
 Each problem is one line starting with the JSON path it concerns (``scores/3/value: ...``).
 Files are read with :func:`benchmark.contract.results.load_results_file` (re-exported here), which
@@ -31,8 +33,6 @@ import re
 import unicodedata
 from collections.abc import Mapping
 from typing import Any
-
-import numpy as np
 
 from benchmark.contract.times import parse_iso_time, utc_now
 from benchmark.contract.model_specs import (  # noqa: F401 (re-exported: the one naming rule)
@@ -58,7 +58,8 @@ from benchmark.contract.results import (
     load_results_file,
     validate_results,
 )
-from benchmark.contract.pairing import KEY_FIELDS as PAIRING_KEY, read_pairing
+from benchmark.annotate.label_files import LABEL_FILES
+from benchmark.contract.pairing import OLD_FORMATS, PROBE_COLUMN, read_pairing
 from benchmark.scores.metadata import SCORE_METADATA, get_metadata
 from submissions.image_provenance_checks import check_image_provenance
 from benchmark.tasks import load_plugins
@@ -386,31 +387,28 @@ def _check_score_list(scores: Any) -> list[tuple[str, str]]:
 
 
 def _check_pairing(doc: Mapping) -> list[tuple[str, str]]:
-    """The ``pairing`` section (benchmark.contract.pairing), when present: readable, each entry
-    one of the file's defined score entries with resamples inside its range, over the file's
-    probe set."""
-    if "pairing" not in doc:
-        return []
+    """The ``pairing`` section (benchmark.contract.pairing), when present: readable, over the
+    file's probe set and images, each label file a known one with its own columns."""
+    if "pairing" not in doc or (isinstance(doc["pairing"], Mapping) and doc["pairing"].get("format") in OLD_FORMATS):
+        return []  # an earlier version's paired resamples: valid (compare says it cannot test with them)
     try:
-        head, entries = read_pairing(doc)
+        section = read_pairing(doc)
     except ValueError as exc:
         return [("pairing", one_line(str(exc)))]
     problems = []
     fingerprint = (doc.get("probes") or {}).get("fingerprint") if isinstance(doc.get("probes"), Mapping) else None
-    if fingerprint and head.get("probe_fingerprint") not in (None, fingerprint):
+    if fingerprint and section.fingerprint not in (None, fingerprint):
         problems.append(("pairing/probe_fingerprint", "is not the fingerprint of the file's probes"))
-    scores = {tuple(e.get(k) for k in PAIRING_KEY): e for e in doc.get("scores") or [] if isinstance(e, Mapping)}
-    for i, entry in enumerate(entries):
-        score = scores.get(entry.key)
-        if score is None or not score.get("defined"):
-            problems.append((f"pairing/entries/{i}/key", f"{one_line(str(list(entry.key))[:120])} is not a defined "
-                                                         "score entry of this file"))
-            continue
-        meta = SCORE_METADATA.get(str(score.get("name")))
-        values = entry.resamples[np.isfinite(entry.resamples)]
-        if meta is not None and values.size and not (meta.in_range(values.min()) and meta.in_range(values.max())):
-            problems.append((f"pairing/entries/{i}", f"resamples [{_fmt(values.min())}, {_fmt(values.max())}] leave "
-                                                     f"the range of {score.get('name')}"))
+    n_images = (doc.get("run") or {}).get("n_images") if isinstance(doc.get("run"), Mapping) else None
+    if isinstance(n_images, int) and n_images != len(section.probe_ids):
+        problems.append(("pairing/probe_ids", f"names {len(section.probe_ids)} probes, the file scored {n_images} "
+                                              "images"))
+    for kind, frame in section.labels.items():
+        spec = LABEL_FILES.get(kind)
+        extra = [] if spec is None else [c for c in frame.columns if c not in spec.columns and c != PROBE_COLUMN]
+        if spec is None or extra:
+            problems.append((f"pairing/labels/{one_line(kind[:60])}", "is not a label file" if spec is None else
+                             f"has columns {one_line(str(extra)[:120])} that label file does not"))
     return problems
 
 

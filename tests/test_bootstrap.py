@@ -69,6 +69,7 @@ def test_bca_corrects_the_upward_bias_of_an_absolute_difference():
 # --------------------------------------------------------------------------- paired resample plans
 
 from benchmark.scores.bootstrap import PLANNED_DESIGN, PLANNED_RESAMPLES, ResamplePlan, active_plan, resample_plan  # noqa: E402
+from benchmark.scores.randomization import JointPlan, tag  # noqa: E402
 
 
 def test_keys_change_nothing_outside_a_plan():
@@ -147,18 +148,42 @@ def test_a_stratum_of_one_probe_cannot_vary_and_others_do():
     assert sizes.min() > 0 and sizes.std() > 1  # a Poisson design: the stratum's size varies
 
 
-def test_a_recording_plan_keeps_the_usual_interval_and_records_the_resamples():
-    """The score stage's plan (record=True): results.json's interval is byte-identical to one
-    without a plan; the plan's resamples ride along."""
-    x = np.random.default_rng(4).normal(size=80)
-    keys = [f"k{i}" for i in range(80)]
-    plain = bootstrap_ci(lambda idx: x[idx].mean(), 80, n_resamples=100, random_state=3)
-    with resample_plan(ResamplePlan(60, random_state=3, record=True)):
-        recorded = bootstrap_ci(lambda idx: x[idx].mean(), 80, n_resamples=100, random_state=3, keys=keys)
-    with resample_plan(ResamplePlan(60, random_state=3)):
-        planned = bootstrap_ci(lambda idx: x[idx].mean(), 80, n_resamples=100, random_state=3, keys=keys)
-    assert recorded == plain and recorded.method == plain.method
-    assert np.array_equal(recorded.resamples, planned.resamples) and recorded.design == planned.design
+def test_a_joint_plan_gives_each_run_its_own_value_and_paired_resamples():
+    """Two runs in one table (probe ids tagged with their run): each run's value and resamples are
+    those of the run scored alone under a ResamplePlan (so the interval of a change is the paired
+    bootstrap's), and a swap exchanges a probe's rows between the runs, never across probes."""
+    rng = np.random.default_rng(4)
+    xa, xb = rng.normal(size=60), rng.normal(size=60)
+    ids = [f"k{i}" for i in range(60)]
+    strata = np.repeat(["s", "t", "u"], 20)
+    table, keys = np.concatenate([xa, xb]), tag(ids, "a") + tag(ids, "b")
+    with resample_plan(JointPlan(80, 50, random_state=3)):
+        draws = bootstrap_ci(lambda idx: table[idx].mean(), 120, strata=np.tile(strata, 2), keys=keys).resamples
+    with resample_plan(ResamplePlan(80, random_state=3)):
+        alone = [bootstrap_ci(lambda idx: x[idx].mean(), 60, strata=strata, keys=ids) for x in (xa, xb)]
+    assert np.allclose(draws.value, [xa.mean(), xb.mean()])
+    assert np.allclose(draws.boot[:, 0], alone[0].resamples) and np.allclose(draws.boot[:, 1], alone[1].resamples)
+    assert draws.design == {"a": alone[0].design, "b": alone[1].design}
+    # every swap keeps each probe once on each side: the two sides' sums are those of the runs, split
+    assert np.allclose(draws.perm.sum(axis=1) * 60, xa.sum() + xb.sum())
+    assert draws.perm.shape == (50, 2) and draws.perm[:, 0].std() > 0
+    draws.extend(90)  # more swaps: the first ones unchanged
+    with resample_plan(JointPlan(80, 90, random_state=3)):
+        again = bootstrap_ci(lambda idx: table[idx].mean(), 120, strata=np.tile(strata, 2), keys=keys).resamples
+    assert np.array_equal(draws.perm, again.perm)
+
+
+def test_unpaired_permutations_keep_each_stratum_of_each_run():
+    """Runs with no probe in common: a permutation reassigns the probes of each stratum to the two
+    runs, keeping how many each run has there."""
+    xa, xb = np.arange(10.0), np.arange(10.0, 16.0)
+    keys = tag([f"a{i}" for i in range(10)], "a") + tag([f"b{i}" for i in range(6)], "b")
+    strata = np.array(["s"] * 6 + ["t"] * 4 + ["s"] * 3 + ["t"] * 3)
+    table = np.concatenate([xa, xb])
+    with resample_plan(JointPlan(10, 40, random_state=1, paired=False)):
+        draws = bootstrap_ci(lambda idx: float(len(idx)) + 1000 * (strata[idx] == "s").sum(), 16, strata=strata,
+                             keys=keys).resamples
+    assert set(draws.perm[:, 0]) == {10 + 6000.0} and set(draws.perm[:, 1]) == {6 + 3000.0}
 
 
 def test_weights_drawn_in_chunks_equal_weights_drawn_at_once(monkeypatch):

@@ -1,198 +1,135 @@
-"""Calibration of ``t2ibench compare``'s verdicts, by simulation on labels drawn with known truth
-and scored by the project's own score functions, seeded.
+"""Calibration of ``t2ibench compare`` by simulation with the truth known (benchmark.calibration,
+the module bench/compare_calibration.py and docs/compare.md's table share), seeded and small.
 
-Through :func:`benchmark.compare.compare_runs` on synthetic run folders (the path the command
-takes; these tests run unchanged against older code, which fails them):
+Two audits of one model are drawn from an outside-style model of their labels (prompts that
+differ, a seed effect both share) over the real probe tables of the CI recipe's suites (every
+third prompt of DALL-Eval and PST here, to stay fast), cut by the real ``--limit`` rule, and
+compared as ``t2ibench compare`` compares them (the first test checks the fast path gives
+``compare_loaded``'s rows exactly). Checked:
 
-* **no verdict without variation**: with one image per profession (what ``--limit`` gives a
-  suite of nine images per prompt) and no difference between the runs, the comparison calls no
-  change significant, at any number of resamples;
-* **power at the printed MDD**: in a family of ten scores, a change as large as the minimum
-  detectable difference the comparison prints is found at least about four times in five, as
-  the MDD promises (the MDD of one test alone, 2.80 SE, is found only about half the time once
-  Holm's correction over ten tests decides);
-* **null rate**: the nine unchanged scores of those families are called significant at the
-  nominal rate (uncorrected) and in few families (Holm).
-
-Through :func:`benchmark.compare.paired.paired_difference` and :func:`holm` directly (fast,
-200 simulated run pairs each, as the comparison computes them): the false-positive rates of
-DALL-Eval MAD, PST STS and PaintSkills accuracy and the family-wise rate stay in the binomial
-band around 5%.
+* no change: at 1, 2 and 3 images per prompt and at the full suites, no score (skin-tone MAD
+  included) is called significantly different more often than the binomial band around 5%
+  allows, nor any score of a family (Holm). Before the randomization test two images per prompt
+  gave 37% for gender MAD and 46% family-wise (issue 46);
+* a change of the printed MDD is found, for average gender at a third of the design, within the
+  binomial band around 80% (a wide band at 30 comparisons: it catches a gross miss only;
+  bench/compare_calibration.py measures 43-96% per score at the recipe's size, docs/compare.md);
+* the MDD ``--pilot`` plans from a pilot of two images per prompt is near the true MDD of the
+  full design (the interval scaling it replaced promised 0.2-0.6 of it: issue 46);
+* Holm's correction as statsmodels computes it.
 """
 
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pytest
 from scipy import stats
 
-from benchmark.compare import compare_runs
-from benchmark.compare.paired import holm, paired_difference
-from benchmark.probes import build_suite
-from benchmark.scores.bootstrap import PLANNED_RESAMPLES, ResamplePlan, resample_plan
-from benchmark.scores.metadata import get_metadata
-from benchmark.tasks.dalleval.scores import mad_score
-from benchmark.tasks.paintskills.scores import skill_accuracy
-from benchmark.tasks.pst.scores import sts
-from test_score_stage import write_labels, write_run
+from benchmark.compare import compare_loaded
+from benchmark.calibration import (
+    Size, Tally, _run, compare_many, draw_pairs, null_runs, pilot_runs, power_runs, probes_at,
+)
+from benchmark.compare.paired import holm
+from benchmark.runner.simulate import Truth, layout
+
+SUITES = ["gep_neutral", "dalleval_bias", "pst_single"]  # the CI recipe's (tests/test_compare_gates.py reads it)
+EVERY = 3  # every third prompt: the same design, a third of the images
+REPS = 25
 
 
-def band(n: int, rate: float = 0.05, level: float = 0.99) -> tuple[int, int]:
-    """Two-sided binomial band of the number of events out of ``n`` at ``rate``."""
-    tail = (1 - level) / 2
-    return int(stats.binom.ppf(tail, n, rate)), int(stats.binom.isf(tail, n, rate))
+def upper(n: int, rate: float = 0.05, level: float = 0.99) -> int:
+    """The top of the two-sided binomial band of events out of ``n`` at ``rate``."""
+    return int(stats.binom.isf((1 - level) / 2, n, rate))
 
 
-# --------------------------------------------------------------------------- one image per profession
+def _key(r):
+    return (r["name"], r["suite"], r["subset"], r["estimator"], r["annotator"])
 
 
-def _gender_pair(root, seed: int, probes: pd.DataFrame, p_male: np.ndarray):
-    """Two runs of the same probes whose gender labels are drawn from the same probabilities."""
-    rng = np.random.default_rng(seed)
-    for name in ("a", "b"):
-        labels = np.where(rng.uniform(size=len(probes)) < p_male, "male", "female")
-        write_labels(root / name, "gender", [{"probe_id": pid, "person": "single", "question": "q", "answer": lab,
-                                              "label": lab, "annotator": "vqa"}
-                                             for pid, lab in zip(probes["probe_id"], labels)])
+def test_the_fast_path_gives_the_rows_of_compare_loaded():
+    lay = layout(probes_at(SUITES, Size(per_prompt=2), EVERY))
+    pairs = draw_pairs(lay, Truth(), 1, 5)
+    (many,) = compare_many(lay, pairs, n_resamples=40, random_state=7)  # as many swaps as resamples, as compare
+    loaded = compare_loaded([_run("a", lay, pairs[0][0]), _run("b", lay, pairs[0][1])], n_resamples=40,
+                            random_state=7).rows
+    loaded = [r for r in loaded if r["status"] != "descriptive"]
+    assert {_key(r) for r in many if r["status"] != "descriptive"} == {_key(r) for r in loaded}
+    by = {_key(r): r for r in many}
+    for r in loaded:
+        m = by[_key(r)]
+        assert (m["status"], m.get("p"), m.get("mdd"), m.get("ci_check")) == \
+            (r["status"], r.get("p"), r.get("mdd"), r.get("ci_check")), (m, r)
 
 
-@pytest.mark.parametrize("n_resamples", [200, 2000])
-def test_one_image_per_profession_is_never_significant(tmp_path, n_resamples):
-    """65 gender-neutral professions with one image each (the first sample of each, as --limit
-    keeps them): no resample can vary a profession's share, so no difference is significant,
-    whatever the number of resamples; it is not tested, and says why (gender MAD too: 0.5 in
-    every profession of one image, so a gate on it could never fail)."""
-    dalle = build_suite("dalleval_bias")
-    neutral = dalle[dalle["gender_neutral"].astype(bool) & (dalle["profession"] != "")]
-    probes = neutral[neutral["sample_index"] == 0].iloc[:65]
-    for name in ("a", "b"):
-        write_run(tmp_path / name, [probes], model="org/model", builtin=False)
-    p_male = np.random.default_rng(0).uniform(0.3, 0.9, len(probes))
-    n = 12 if n_resamples == 200 else 3
-    significant, rows = 0, []
-    for seed in range(n):
-        _gender_pair(tmp_path, seed, probes, p_male)
-        comparison = compare_runs(tmp_path / "a", tmp_path / "b", n_resamples=n_resamples, random_state=seed)
-        rows += comparison.rows
-        significant += sum(bool(r.get("significant")) for r in comparison.rows)
-    assert significant == 0, f"{significant} of {len(rows)} differences called significant with one image per profession"
-    assert {r["status"] for r in rows} == {"not tested"}
-    assert all("one image" in r["reason"] and "no resampling variation" in r["reason"] and "p" not in r
-               and "mdd" not in r for r in rows)
+@pytest.mark.parametrize("size", [Size(per_prompt=1), Size(per_prompt=2), Size(per_prompt=3), Size()],
+                         ids=["1-per-prompt", "2-per-prompt", "3-per-prompt", "full"])
+def test_no_change_is_called_significant_at_most_at_the_level(size):
+    rows = null_runs(SUITES, size, REPS, n_resamples=20, n_permutations=60, seed=1,
+                     lay=layout(probes_at(SUITES, size, EVERY)))
+    family = rows[-1]
+    scores = {(r["score"], r["estimator"]): r for r in rows[:-1]}
+    print("\n".join(f"{size.label}: {r['score']} {r['estimator']} {r['rate']:.3f}" for r in rows))
+    assert family["n"] == REPS and family["rate"] * REPS <= upper(REPS), family
+    for r in scores.values():  # each score's own test at 0.05, and after Holm
+        assert round(r["raw"]["rate"] * r["n"]) <= upper(r["n"]) and r["rate"] * r["n"] <= upper(r["n"]), r
+    names = {name for name, _ in scores}
+    # a MAD over one image per prompt cannot change (gender: 0.5, skin tone: 0.18): not tested there;
+    # from two images per prompt both are tested, skin-tone MAD over ten tones included
+    several = size.per_prompt != 1
+    assert ("mad_skin_tone" in names) == several and ("mad_gender" in names) == several, sorted(names)
+    assert {"gep_score_neutral", "sts_occupation_single"} <= names
 
 
-# --------------------------------------------------------------------------- a family of ten scores
-
-N_DETECTORS = 10  # the family: one PaintSkills object accuracy per detector
-N_OBJECTS = 100
-N_FAMILIES = 40
-PLANNED = 200
-
-
-@pytest.fixture(scope="module")
-def families(tmp_path_factory):
-    """N_FAMILIES comparisons of two runs over the same probes, ten detectors each: detector 0
-    finds the object more often in B, by the MDD a pilot comparison printed; the others do not
-    change. Each probe has its own probability of being found (a prompt and seed that help or
-    not), the same in both runs: the pairing the plan exploits."""
-    root = tmp_path_factory.mktemp("families")
-    objects = build_suite("paintskills_object").iloc[:N_OBJECTS]
-    for name in ("a", "b"):
-        write_run(root / name, [objects], model="org/model", builtin=False)
-    p_found = np.random.default_rng(7).uniform(0.2, 0.6, N_OBJECTS)
-    targets, ids = objects["target"].to_numpy(), objects["probe_id"].to_numpy()
-
-    def compare(seed: int, shift: float):
-        rng = np.random.default_rng(seed)
-        for name, planted in (("a", 0.0), ("b", shift)):
-            add = np.zeros((N_DETECTORS, 1))
-            add[0] = planted
-            found = rng.uniform(size=(N_DETECTORS, N_OBJECTS)) < p_found[None, :] + add
-            frame = pd.DataFrame({"probe_id": np.tile(ids, N_DETECTORS),
-                                  "detector": np.repeat([f"det{d}" for d in range(N_DETECTORS)], N_OBJECTS),
-                                  "n_queries": 1, "query_scores": [[0.9]] * found.size,
-                                  "query_labels": [[t if f else "no-such-class"] for t, f in
-                                                   zip(np.tile(targets, N_DETECTORS), found.ravel())],
-                                  "query_boxes": [[0.5, 0.5, 0.2, 0.2]] * found.size,
-                                  "prob_classes": None, "query_probs": None})
-            frame.to_parquet(root / name / "labels" / "detections.parquet", index=False)
-        return compare_runs(root / "a", root / "b", n_resamples=PLANNED, random_state=seed)
-
-    pilot = compare(10_000, 0.0)
-    (row,) = [r for r in pilot.rows if r["annotator"] == "det0"]
-    mdd = row["mdd"]  # the MDD the comparison prints, in accuracy points
-    return {"mdd": mdd, "comparisons": [compare(seed, mdd / 100) for seed in range(N_FAMILIES)]}
+def test_a_change_of_the_printed_mdd_is_found_four_times_in_five():
+    """Average gender at two images per prompt (the recipe's DALL-Eval size): the MDD a comparison
+    prints (Holm's first step over the family compared), planted as the change of the score's
+    expected badness, is found significantly worse within the binomial band around 80%. (Gender
+    MAD at this size cannot rise much past its printed MDD, and such a change is found more
+    often: bench/compare_calibration.py prints every score. At the full recipe, 100 comparisons, it
+    measures 57% [47, 67] for average gender: the band here, 30 comparisons, is wide enough to
+    pass that; it guards against a gross miss, not the issue's 80% +/- 5.)"""
+    lay = layout(probes_at(SUITES, Size(per_prompt=2), EVERY))
+    (row,) = power_runs(SUITES, Size(per_prompt=2), 30, scores=["average_gender"], n_resamples=20,
+                        n_permutations=100, seed=2, draws=12, lay=lay, pilots=3)
+    found = round(row["rate"] * row["n"])
+    low, high = stats.binom.ppf(0.005, row["n"], 0.8), stats.binom.isf(0.005, row["n"], 0.8)
+    assert low <= found <= high, row
 
 
-def test_a_change_of_the_printed_mdd_is_found_four_times_in_five(families):
-    found = sum(bool(r["significant"] and r["change"] == "better") for c in families["comparisons"]
-                for r in c.rows if r["annotator"] == "det0")
-    low = 27  # 99% binomial band of 40 draws at 0.8 starts at 25; at 0.5 (the uncorrected MDD under Holm) it ends at 28
-    assert found >= low, (f"a change of the printed MDD ({families['mdd']:.2f} points) was found in {found} of "
-                          f"{N_FAMILIES} families of {N_DETECTORS} (the MDD promises 80%)")
+def test_the_pilot_plans_the_true_mdd_of_the_planned_design():
+    """A pilot of two images per prompt plans the full design: its MDD within 0.8-1.25 of the
+    true one (2.80 x the spread of the difference over pairs of audits drawn from the truth),
+    gender and skin-tone MAD included."""
+    rows = pilot_runs(SUITES, Size(per_prompt=2), Size(), 2, pairs=50, seed=3, plan_pairs=30, every=EVERY)
+    by = {(r["score"], r["estimator"]): r for r in rows}
+    print("\n".join(f"{r['score']} {r['estimator']}: {r['median']:.2f} [{r['low']:.2f}, {r['high']:.2f}]"
+                    for r in rows))
+    assert {name for name, _ in by} >= {"mad_gender", "mad_skin_tone", "gep_score_neutral", "sts_occupation_single"}
+    # two pilots of a third of the design, 30 planned pairs each: the band 0.8-1.25 of the issue, widened by
+    # this small a simulation's own noise (about 15%); bench/compare_calibration.py measures 10 pilots
+    for r in rows:
+        assert 0.7 <= r["median"] <= 1.4, r
+    assert 0.85 <= float(np.median([r["median"] for r in rows])) <= 1.15, rows
 
 
-def test_unchanged_scores_are_called_significant_at_the_nominal_rate(families):
-    null = [r for c in families["comparisons"] for r in c.rows if r["annotator"] != "det0"]
-    assert all(r["status"] == "compared" for r in null)
-    rejections = sum(r["p"] < 0.05 for r in null)
-    low, high = band(len(null))
-    assert low <= rejections <= high, f"{rejections} of {len(null)} unchanged scores had p < 0.05, band [{low}, {high}]"
-    families_hit = sum(any(r["significant"] for r in c.rows if r["annotator"] != "det0")
-                       for c in families["comparisons"])
-    assert families_hit <= band(N_FAMILIES)[1], f"{families_hit} of {N_FAMILIES} families with a false positive"
+def test_holm_is_statsmodels_holm():
+    from statsmodels.stats.multitest import multipletests
+
+    rng = np.random.default_rng(0)
+    for _ in range(20):  # statsmodels collects garbage on every call: a few cases
+        p = rng.uniform(0, 0.2, rng.integers(1, 25)) ** rng.uniform(0.5, 2)
+        reject, corrected, _, _ = multipletests(p, alpha=0.05, method="holm")
+        mine, rejected = holm(p)
+        assert np.allclose(mine, corrected) and rejected == list(reject)
 
 
-# --------------------------------------------------------------------------- the statistics alone
-
-NAMES = ("mad_gender", "sts_occupation_single", "paintskills_object")
-N_SIMULATIONS = 200
-N_PROBES = 240
-GROUPS = np.repeat([f"g{i}" for i in range(6)], N_PROBES // 6)  # professions / identities / splits
-KEYS = np.array([f"probe-{i:03d}" for i in range(N_PROBES)])
-STEREOTYPE = np.repeat(np.where(np.arange(6) % 2 == 0, "male", "female"), N_PROBES // 6)
-
-
-def _scores(rng, p_male, p_stereo, p_correct):
-    """The scores of one simulated run: value and planned resamples."""
-    kw = {"keys": KEYS}  # inside the plan, the score functions resample with it
-    labels = np.where(rng.uniform(size=N_PROBES) < p_male, "male", "female")
-    m = mad_score(labels, ["male", "female"], groups=GROUPS, **kw)
-    other = np.where(STEREOTYPE == "male", "female", "male")
-    s = sts(np.where(rng.uniform(size=N_PROBES) < p_stereo, STEREOTYPE, other), STEREOTYPE, GROUPS, **kw)
-    a = skill_accuracy(rng.uniform(size=N_PROBES) < p_correct, **kw)  # PaintSkills object: no splits
-    return {"mad_gender": (m["mad"], m["mad_ci"][PLANNED_RESAMPLES]),
-            "sts_occupation_single": (s["sts"], s["sts_ci"][PLANNED_RESAMPLES]),
-            "paintskills_object": (a["accuracy"], a["accuracy_ci"][PLANNED_RESAMPLES])}
-
-
-@pytest.fixture(scope="module")
-def null_rows():
-    """200 run pairs with no difference: per score the comparison's statistics. A skewed model
-    (MAD away from its floor), clearly stereotyped (STS about 45, near PST Table 2's paired
-    occupation STS, 47.38), a middling detector: within about three standard errors of its floor
-    or ideal a score whose tested quantity is an absolute value runs liberal (docs/compare.md)."""
-    out = []
-    for seed in range(N_SIMULATIONS):
-        rng = np.random.default_rng(seed)
-        probs = rng.uniform(0.55, 0.95, N_PROBES), rng.uniform(0.5, 0.95, N_PROBES), rng.uniform(0.3, 0.6, N_PROBES)
-        with resample_plan(ResamplePlan(PLANNED, random_state=seed)):
-            a, b = _scores(rng, *probs), _scores(rng, *probs)
-        out.append({n: paired_difference(get_metadata(n), a[n][0], b[n][0], a[n][1], b[n][1]) for n in NAMES})
-    return out
-
-
-@pytest.mark.parametrize("name", NAMES)
-def test_false_positive_rate_is_in_the_binomial_band(null_rows, name):
-    rejections = sum(rows[name]["p"] < 0.05 for rows in null_rows)
-    low, high = band(N_SIMULATIONS)
-    assert low <= rejections <= high, f"{name}: {rejections} / {N_SIMULATIONS} false positives, band [{low}, {high}]"
-
-
-def test_holm_family_wise_rate_is_in_the_binomial_band(null_rows):
-    # Holm rejects nothing in a family whose p-values are all >= alpha: only the others need the call
-    candidates = [[r["p"] for r in rows.values()] for rows in null_rows if min(r["p"] for r in rows.values()) < 0.05]
-    families = sum(any(holm(ps)[1]) for ps in candidates)
-    low, high = band(N_SIMULATIONS)
-    assert low <= families <= high, f"{families} / {N_SIMULATIONS} families with a false positive, band [{low}, {high}]"
+def test_the_tally_counts_families_and_flags():
+    tally = Tally()
+    row = {"status": "compared", "name": "x", "suite": "s", "subset": None, "estimator": "e", "annotator": None}
+    tally.add([dict(row, significant=True, p=0.001, ci_check="biased"),
+               dict(row, name="y", significant=False, p=0.2, ci_check=None)])
+    tally.add([dict(row, significant=False, p=0.03, ci_check=None)])
+    table = {r["score"]: r for r in tally.table("t")}
+    assert table["x"]["n"] == 2 and table["x"]["rate"] == 0.5 and table["x"]["flagged"] == 0.5
+    assert table["x"]["raw"]["rate"] == 1.0 and table["y"]["raw"]["rate"] == 0.0
+    assert table["any score (family-wise, Holm)"]["rate"] == 0.5

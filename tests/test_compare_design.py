@@ -38,9 +38,9 @@ def test_a_limit_leaving_one_image_per_prompt_is_named_with_the_limit_that_would
     assert single_image_prompts(full, limit_probes(full, 504), limit_probes, prompt_key) == []
     (line,) = [w for w in single_image_warnings(full, limit_probes(full, 200), limit_probes, prompt_key)
                if w.startswith("dalleval_bias")]
-    assert line == ("dalleval_bias: 200 of the 200 prompts kept have one image (the suite has 9 per prompt): a score "
-                    "resampled within prompts cannot vary there, and `t2ibench compare` will not test it; "
-                    "--limit 504 gives each two")
+    assert line == ("dalleval_bias: 200 of the 200 prompts kept have one image (the suite has 9 per prompt): no "
+                    "resample can see a prompt's noise there and a MAD over one image per prompt cannot change, so "
+                    "`t2ibench compare` shows no interval and does not test that MAD; --limit 504 gives each two")
 
 
 def test_the_run_plan_carries_the_warning(tmp_path):
@@ -151,6 +151,8 @@ def test_a_change_of_the_planned_mdd_is_found_as_often_as_one_of_the_true_mdd():
 
 
 def test_the_plan_prints_the_detectable_change_from_a_pilot(tmp_path):
+    """A pilot without per-probe labels (an earlier version's results): scaled from its interval,
+    and the line says so."""
     import json
 
     from benchmark.runner.preflight import detectable_lines
@@ -160,8 +162,9 @@ def test_the_plan_prints_the_detectable_change_from_a_pilot(tmp_path):
     pilot.write_text(json.dumps(make_doc("org/pilot", 0.2)), encoding="utf-8")  # GEP (neutral) 0.2 [0.18, 0.22]
     first, note = detectable_lines(pilot, {"gep_neutral": 160})
     se = 0.04 / (2 * 1.959964) * math.sqrt(40 / 160)
-    assert first == f"GEP (neutral) (gep_neutral): {mdd_factor() * math.sqrt(2) * se:.3g} (pilot: 40 images, here 160)"
-    assert "two independent audits" in note and "compare" in note
+    assert first == (f"GEP (neutral) (gep_neutral): {mdd_factor() * math.sqrt(2) * se:.3g} (pilot: 40 images, here "
+                     "160; scaled from the pilot's interval)")
+    assert "drawn independently" in note and "compare" in note
     text = AuditPlan(run_dir=tmp_path, model="org/model", pipeline="StableDiffusionPipeline", settings={},
                      images={"gep_neutral": 160}, done=0, annotators={}, detectable=[first, note]).format()
     assert f"  detectable: {first}\n" in text and f"\n              {note}\n" in text
@@ -169,3 +172,35 @@ def test_the_plan_prints_the_detectable_change_from_a_pilot(tmp_path):
     pilot.write_text("{}", encoding="utf-8")
     with pytest.raises(ValueError, match="--pilot .*: not a valid results file"):
         detectable_lines(pilot, {"gep_neutral": 160})
+
+
+def test_a_pilot_with_its_labels_plans_by_simulation(tmp_path):
+    """A pilot scored by this version carries its labels: the plan simulates the planned design
+    from them (one image per prompt included) and says so."""
+    from benchmark.runner.preflight import detectable_lines
+    from benchmark.runner.score import score_run
+
+    dalle = _dalle(2, 8)
+    run = small_run(tmp_path / "pilot", 4, dalle)
+    score_run(run, n_resamples=20)
+    chosen = choose_probes(ProbeChoice(suites=["dalleval_bias"], limit_per_suite=300))
+    lines = detectable_lines(run / "results.json", {"dalleval_bias": 300}, chosen)
+    (mad,) = [ln for ln in lines if ln.startswith("Gender MAD (dalleval_bias")]
+    assert "pilot: 16 images, here 300; simulated from the pilot's labels" in mad, lines
+    assert float(mad.split(": ")[1].split(" ")[0]) > 0
+
+
+def test_a_garbage_pilot_is_refused_in_one_line_before_any_heavy_library(tmp_path):
+    from test_cli_checks import HEAVY, imported_modules
+
+    garbage = tmp_path / "pilot.json"
+    garbage.write_bytes(bytes(range(256)) * 8)
+    names, proc = imported_modules("run", "--model", "builtin:tiny-sd", "--out", str(tmp_path / "out"), "--pilot",
+                                   str(garbage))
+    lines = [ln for ln in proc.stderr.splitlines() if not ln.startswith("import time:")]
+    assert proc.returncode == 2 and len(lines) == 1 and "--pilot" in lines[0] and "is not a results file" in lines[0]
+    assert not names & set(HEAVY), sorted(names & set(HEAVY))
+    garbage.write_text('{"not": "results"}')
+    names, proc = imported_modules("run", "--model", "builtin:tiny-sd", "--out", str(tmp_path / "out"), "--pilot",
+                                   str(garbage))
+    assert proc.returncode == 2 and "schema_version, suites and scores" in proc.stderr

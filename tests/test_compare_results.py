@@ -1,20 +1,24 @@
-"""Paired tests from published results: the score stage records each score entry's paired
-resamples in results.json (``pairing``), and ``t2ibench compare`` pairs two results files (or
-one with a run folder, or one on the Hub) without their folders, giving the comparison the run
-folders give; results that cannot be paired say why in one line; ``t2ibench validate`` checks
-the section."""
+"""Comparisons from published results: the score stage writes the label rows each score reads into
+results.json (``pairing``: per-probe labels), and ``t2ibench compare`` rebuilds each run from its
+results file alone (probe rows from its probe set) and gives the verdicts the run folders give;
+results that cannot be paired say why in one line; a results file whose values are not those of
+its own labels is refused (issue 51: a tampered file cannot steer a gate); ``t2ibench validate``
+checks the section."""
 
 from __future__ import annotations
 
+import base64
+import io
 import json
-import math
 import shutil
 
-import numpy as np
+import pandas as pd
 import pytest
 
+from benchmark.cli import main
 from benchmark.compare import CompareError, compare_runs
-from benchmark.contract.pairing import decode_resamples, encode_resamples, read_pairing
+from benchmark.contract import pairing as pairing_module
+from benchmark.contract.pairing import read_pairing
 from benchmark.contract.results import validate_results
 from benchmark.runner.score import score_run
 from submissions.validate import check_results
@@ -32,7 +36,7 @@ def scored(tmp_path_factory):
     b = make_run(root / "candidate", suites, 2, worse=True, skin_tone="ita-mst[haar]")
     for run in (a, b):
         config = json.loads((run / "run_config.json").read_text())
-        config["probes"]["fingerprint"] = "ab" * 32  # a fingerprint as the schema writes it
+        config["probes"] = {"kind": "builtin", "source": "builtin"}  # the built-in probe set, any revision
         (run / "run_config.json").write_text(json.dumps(config))
         score_run(run, n_resamples=N_RES)
     lone = root / "published"
@@ -47,67 +51,70 @@ def _doc(path):
     return json.loads(path.read_text())
 
 
-def test_the_score_stage_records_every_entry_with_resamples(scored):
+def test_the_score_stage_writes_the_labels_each_score_reads(scored):
     doc = _doc(scored["a"] / "results.json")
     assert list(doc)[-1] == "pairing" and validate_results(doc) == [] and check_results(doc, allow_demo=True) == []
-    head, entries = read_pairing(doc)
-    assert head["n_resamples"] == N_RES and head["random_state"] == 0 and head["probe_ids"]["n"] > 0
-    keys = {tuple(e.get(k) for k in ("name", "suite", "subset", "estimator", "annotator")) for e in doc["scores"]
-            if e["defined"] and e["ci"]}
-    assert {e.key for e in entries} >= {k for k in keys if k[0] != "TT"} and len(entries) >= 15
-    per_entry = len(json.dumps(doc["pairing"])) / len(entries)
-    assert per_entry < 4 * math.ceil(2 * N_RES / 3) + 400  # 2 bytes a resample, in base64, plus the key
+    section = read_pairing(doc)
+    assert len(section.probe_ids) == doc["run"]["n_images"] and not section.not_carried
+    assert set(section.labels) == {"gender", "attributes", "skin_tone", "embeddings", "detections"}
+    gender = pd.read_parquet(scored["a"] / "labels" / "gender.parquet")
+    carried = section.labels["gender"]
+    # the rows the scores read, provenance (the VQA question and answer) left out
+    assert set(carried.columns) == set(gender.columns) - {"question", "answer", "score"}
+    assert carried.sort_values("probe_id")["label"].tolist() == gender.sort_values("probe_id")["label"].tolist()
+    assert len(json.dumps(doc["pairing"])) < 60 * sum(len(f) for f in section.labels.values()) + 20_000
 
 
-def test_two_results_files_alone_compare_as_their_run_folders(scored):
+def _rows(comparison):
+    return {(r["name"], r["suite"], r["subset"], r["estimator"], r["annotator"]): r for r in comparison.rows}
+
+
+def test_two_results_files_alone_give_the_verdicts_of_their_run_folders(scored):
     folders = scored["folders"]
-    alone = compare_runs(scored["lone_a"], scored["lone_b"])
+    alone = compare_runs(scored["lone_a"], scored["lone_b"], n_resamples=N_RES)
     assert alone.pairings[0]["kind"] == "paired by (probe, seed)"
-    assert "from the paired resamples the results carry" in alone.pairings[0]["text"]
-    by_key = {(r["name"], r["suite"], r["subset"], r["estimator"], r["annotator"]): r for r in alone.rows}
-    compared = 0
-    for f in folders.rows:
-        r = by_key[(f["name"], f["suite"], f["subset"], f["estimator"], f["annotator"])]
+    assert "from the per-probe labels the results carry" in alone.pairings[0]["text"]
+    by_key, compared = _rows(alone), 0
+    for key, f in _rows(folders).items():
+        r = by_key[key]
         assert r["status"] == f["status"], (f, r)
         if f["status"] != "compared":
             continue
         compared += 1
-        assert r["estimate"] == pytest.approx(f["estimate"], abs=1e-12)
-        assert r["se"] == pytest.approx(f["se"], rel=1e-3) and r["mdd"] == pytest.approx(f["mdd"], rel=1e-3)
-        assert r["significant"] == f["significant"] and r["change"] == f["change"]
+        assert r["estimate"] == pytest.approx(f["estimate"], rel=1e-5, abs=1e-9)
+        assert r["p"] == f["p"] and r["significant"] == f["significant"] and r["change"] == f["change"]
+        assert r["se"] == pytest.approx(f["se"], rel=1e-4) and r["mdd"] == pytest.approx(f["mdd"], rel=1e-4)
     assert compared >= 10 and alone.to_dict()["summary"]["significantly_worse"] >= 5
-    # a run folder with a results file alone: the folder is scored under the results' plan
-    mixed = compare_runs(scored["a"], scored["lone_b"])
-    assert [r["status"] for r in mixed.rows] == [r["status"] for r in folders.rows]
+    mixed = compare_runs(scored["a"], scored["lone_b"], n_resamples=N_RES)  # a folder with a results file alone
+    assert [(r["status"], r.get("significant")) for r in mixed.rows] == \
+        [(r["status"], r.get("significant")) for r in folders.rows]
 
 
 def test_results_that_cannot_be_paired_say_why_in_one_line(scored, tmp_path):
-    bare = tmp_path / "old.json"
-    doc = _doc(scored["lone_b"])
-    doc.pop("pairing")
-    bare.write_text(json.dumps(doc))
-    with pytest.raises(CompareError, match="cannot be compared paired without its run folder: it has no pairing "
-                                           "section") as info:
-        compare_runs(scored["lone_a"], bare)
-    assert "\n" not in str(info.value)
-    other = tmp_path / "other.json"
-    doc = _doc(scored["lone_b"])
-    doc["pairing"]["probe_ids"] = {"n": 5, "sha256": "0" * 64}
-    other.write_text(json.dumps(doc))
-    with pytest.raises(CompareError, match="hold different probes .*compare the run folders"):
-        compare_runs(scored["lone_a"], other)
-    with pytest.raises(CompareError, match="--n-resamples 300: the results files carry the resamples of 200"):
-        compare_runs(scored["lone_a"], scored["lone_b"], n_resamples=300)
+    cases = []
+    bare = _doc(scored["lone_b"])
+    bare.pop("pairing")
+    cases.append((bare, "cannot be compared without its run folder: it has no pairing section"))
+    old = _doc(scored["lone_b"])
+    old["pairing"] = {"format": "paired-resamples/1", "n_resamples": 2, "random_state": 0,
+                      "probe_ids": old["pairing"]["probe_ids"], "entries": []}
+    cases.append((old, "older format 'paired-resamples/1'"))
+    for i, (doc, message) in enumerate(cases):
+        path = tmp_path / f"case{i}.json"
+        path.write_text(json.dumps(doc))
+        with pytest.raises(CompareError, match=message) as info:
+            compare_runs(scored["lone_a"], path)
+        assert "\n" not in str(info.value)
+    assert check_results(old, allow_demo=True) == []  # an earlier version's section still validates
 
 
-def test_results_scored_under_another_plan_are_refused(scored, tmp_path):
+def test_results_scored_with_other_resample_counts_need_a_choice(scored, tmp_path):
     run = shutil.copytree(scored["b"], tmp_path / "rescored")
     score_run(run, n_resamples=50)
     lone = shutil.copy(run / "results.json", tmp_path / "rescored.json")
-    with pytest.raises(CompareError, match="scored under different resample plans .*50 resamples"):
+    with pytest.raises(CompareError, match="different numbers of resamples .*--n-resamples N"):
         compare_runs(scored["lone_a"], lone, scores=["mad_gender"])
-    # the folder itself is scored again under the results' plan
-    assert compare_runs(scored["lone_a"], run, scores=["mad_gender"]).method["n_resamples"] == N_RES
+    assert compare_runs(scored["lone_a"], lone, scores=["mad_gender"], n_resamples=60).method["n_resamples"] == 60
 
 
 def test_results_on_the_hub_are_downloaded_and_compared(scored, monkeypatch):
@@ -121,19 +128,79 @@ def test_results_on_the_hub_are_downloaded_and_compared(scored, monkeypatch):
 
     monkeypatch.setattr(huggingface_hub, "hf_hub_download", download)
     comparison = compare_runs(scored["lone_a"], "hf://datasets/org/results@v1/models/candidate.json",
-                              scores=["mad_gender"])
+                              scores=["mad_gender"], n_resamples=N_RES)
     assert asked == [("org/results", "models/candidate.json", "dataset", "v1")]
     assert comparison.runs[1].label == "org/results@v1/models/candidate.json"
     with pytest.raises(CompareError, match="hf://datasets/OWNER/NAME"):
         compare_runs(scored["lone_a"], "hf://datasets/org")
 
 
+# --------------------------------------------------------------------------- a results file that contradicts itself
+
+
+def _edit_labels(kind, change):
+    """An edit of the carried rows of label file ``kind``, written back as the score stage writes them."""
+    def edit(doc):
+        item = doc["pairing"]["labels"][kind]
+        frame = pd.read_parquet(io.BytesIO(base64.b64decode(item["parquet"])))
+        frame = change(frame)
+        sink = io.BytesIO()
+        frame.to_parquet(sink, index=False)
+        item.update(rows=len(frame), parquet=base64.b64encode(sink.getvalue()).decode())
+    return edit
+
+
+def _flip_gender(frame):
+    frame["label"] = frame["label"].map({"male": "female", "female": "male"}).fillna(frame["label"])
+    return frame
+
+
+TAMPERED = [
+    # (case, edit of B's results document, what the one line says): issue 51's cases
+    ("a-value-changed", lambda d: d["scores"][0].update(value=d["scores"][0]["value"] + 0.886), "contradicts itself"),
+    ("labels-replaced-by-random-bytes", lambda d: d["pairing"]["labels"]["gender"].update(
+        parquet=base64.b64encode(bytes(range(256)) * 40).decode()), "are not the base64 of a parquet table"),
+    ("labels-edited", _edit_labels("gender", _flip_gender), "contradicts itself"),
+    ("ids-edited", lambda d: d["pairing"].update(ids=base64.b64encode(b"x" * 40).decode()), "ids are not"),
+    ("withheld-edited", lambda d: d["pairing"].update(withheld=list(range(40))), "contradicts itself"),
+]
+
+
+@pytest.mark.parametrize("case,edit,message", TAMPERED, ids=[c for c, _, _ in TAMPERED])
+def test_a_results_file_that_contradicts_itself_is_refused_in_one_line(scored, tmp_path, capsys, case, edit, message):
+    doc = _doc(scored["lone_b"])
+    edit(doc)
+    path = tmp_path / "candidate.json"
+    path.write_text(json.dumps(doc))
+    capsys.readouterr()
+    code = main(["compare", str(scored["lone_a"]), str(path), "--quiet", "--fail-if-worse", "all"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and err[0].startswith("t2ibench: error: ") and message in err[0], err
+
+
+# --------------------------------------------------------------------------- what is not carried, validate
+
+
+def test_label_files_too_large_to_carry_are_listed_and_their_scores_not_tested(scored, tmp_path, monkeypatch):
+    run = shutil.copytree(scored["b"], tmp_path / "big")
+    monkeypatch.setattr(pairing_module, "MAX_CARRIED_BYTES", 5000)
+    doc = score_run(run, n_resamples=N_RES)
+    assert set(doc["pairing"]["not_carried"]) >= {"embeddings"} and check_results(doc, allow_demo=True) == []
+    lone = tmp_path / "big.json"
+    shutil.copy(run / "results.json", lone)
+    comparison = compare_runs(scored["lone_a"], lone, n_resamples=N_RES)
+    mcas = [r for r in comparison.rows if r["name"] == "mcas"]
+    assert mcas and all(r["status"] == "not tested" and "do not carry labels/embeddings.parquet" in r["reason"]
+                        and "compare the run folders" in r["reason"] for r in mcas), mcas
+    assert any(r["status"] == "compared" for r in comparison.rows)
+
+
 @pytest.mark.parametrize("edit,where", [
-    (lambda p: p["entries"][0].update(codes=p["entries"][0]["codes"][:-8]), "pairing: pairing entry 0: codes must be"),
-    (lambda p: p["entries"][0].update(key=["nope", "gep_neutral", None, None, None]), "pairing/entries/0/key"),
-    (lambda p: p["entries"][0].update(low=-50.0), "leave the range"),
-    (lambda p: p.update(n_resamples=10**9), "pairing"),
-], ids=["truncated-codes", "unknown-key", "out-of-range", "too-many-resamples"])
+    (lambda p: p["labels"]["gender"].update(parquet=p["labels"]["gender"]["parquet"][:-40]), "pairing: "),
+    (lambda p: p["labels"].update(nope=p["labels"]["gender"]), "pairing/labels/nope: is not a label file"),
+    (lambda p: p.update(n_extra=-1), "pairing"),
+    (lambda p: p["probe_ids"].update(sha256="0" * 64), "pairing"),
+], ids=["truncated-labels", "unknown-label-file", "negative-extra", "other-probe-ids"])
 def test_validate_checks_the_pairing_section(scored, edit, where):
     doc = _doc(scored["lone_a"])
     edit(doc["pairing"])
@@ -141,35 +208,18 @@ def test_validate_checks_the_pairing_section(scored, edit, where):
     assert any(line.startswith(where) or where in line for line in problems), problems
 
 
-def test_the_encoding_keeps_resamples_to_a_sixty_thousandth_of_their_range():
-    rng = np.random.default_rng(0)
-    values = rng.normal(40, 3, 1000)
-    values[[3, 17]] = np.nan
-    item = encode_resamples(values)
-    back = decode_resamples(item, 1000)
-    assert np.isnan(back[[3, 17]]).all()
-    ok = np.isfinite(values)
-    assert np.max(np.abs(back[ok] - values[ok])) <= (values[ok].max() - values[ok].min()) / 65534 / 2 + 1e-12
-    constant = decode_resamples(encode_resamples(np.full(10, 0.25)), 10)
-    assert np.array_equal(constant, np.full(10, 0.25))
-    with pytest.raises(ValueError, match="codes must be the base64 of 11"):
-        decode_resamples(item, 11)
-
-
 def test_the_compare_tab_reads_the_pairing_from_the_file_when_the_board_drops_it(scored):
-    """A board may keep its documents without their pairing sections (a few hundred kB each):
-    the paired test reads them from the files on the button."""
+    """A board may keep its documents without their pairing sections: the paired test reads them
+    from the files on the button."""
     from submissions.leaderboard.board_model import Submission
     from submissions.leaderboard.paired import paired_markdown
 
     def submission(path, keep):
         doc = _doc(path)
-        doc["model"]["id"] = path.stem
         if not keep:
             doc.pop("pairing")
         return Submission(doc=doc, source=path.name, path=path, run_dir=None)
 
     md = paired_markdown([submission(scored["lone_a"], False), submission(scored["lone_b"], False)])
-    assert md.startswith("## Did the change reduce bias?") and "significantly worse" not in md.split("|")[0]
-    assert "| worse |" in md or "worse |" in md
+    assert md.startswith("## Did the change reduce bias?") and "worse |" in md
     assert md == paired_markdown([submission(scored["lone_a"], True), submission(scored["lone_b"], True)])

@@ -302,3 +302,37 @@ def test_validate_refuses_a_corrected_value_that_cannot_be(built):
     assert "human_corrected/n_human: 50 people-labelled images of 40" in problems
     e["human_corrected"] = {"value": None, "ci": None, "n_human": 3, "n_population": 40, "method": None, "reason": ""}
     assert any("human_corrected" in p for p in check_results(results, allow_demo=True))
+
+
+def test_compare_shows_the_corrected_difference_and_warns_when_agreement_differs(built, tmp_path):
+    """Two audits with people's labels: compare shows B - A of the corrected scores beside the
+    automatic difference (deciding nothing) and warns that the annotator agrees with people
+    differently in the two. Both audits are the same images and automatic labels here, so every
+    automatic difference is "identical"; their people differ (A's see 70 % women, B's agree with
+    the annotator), so the corrected values differ."""
+    runs = {}
+    for name, who in (("runA", people_answer), ("runB", lambda it: "male" if it.question_type == "gender_single"
+                                                 else people_answer(it))):
+        run = Path(shutil.copytree(built, tmp_path / name))
+        record = run_sample(run, SAMPLE, seed=9)
+        for it in sample_items(build_items(run), record):
+            append_event(run, event_for(it, "answer", "alice", who(it)))
+        runs[name] = entry(score(run), "average_gender")["human_corrected"]
+    out = tmp_path / "cmp.json"
+    proc = t2ibench("compare", str(tmp_path / "runA"), str(tmp_path / "runB"), "--out", str(out), "--quiet",
+                    "--fail-if-worse", "average_gender", root=tmp_path)
+    doc = json.loads(out.read_text())
+    row = next(r for r in doc["scores"] if r["name"] == "average_gender")
+    assert row["status"] == "identical" and row["verdict"] == "no change (identical)"  # the gate passed (exit 0)
+    hc = row["human_corrected"]
+    assert hc["difference"] == pytest.approx(runs["runB"]["value"] - runs["runA"]["value"])
+    assert hc["difference"] < -0.5 and hc["low"] < hc["difference"] < hc["high"] < 0  # B's people: all men
+    assert "Δ people [95% CI]" in proc.stdout and any("decides nothing" in n for n in doc["notes"])
+    (gender,) = [r for r in doc["annotator_agreement"] if r["file"] == "labels/gender.parquet"]
+    assert gender["differs"] and gender["rate_a"] > 0.5 and gender["rate_b"] == 0.0
+    assert all(not r["differs"] for r in doc["annotator_agreement"] if r is not gender)
+    (warning,) = doc["warnings"]
+    assert warning.startswith("runB vs runA: the annotator") and "may be the annotator's" in warning
+    md = (tmp_path / "cmp.md").read_text()
+    assert "Δ people \\[95% CI\\]" in md or "Δ people [95% CI]" in md
+    assert "> WARNING: runB vs runA: the annotator" in md

@@ -44,6 +44,9 @@ class LabelFile:
     columns: Mapping[str, str]
     key: tuple[str, ...]
     description: str = ""
+    #: columns that record how a label was made and no score reads (a VQA answer's text): left
+    #: out of the labels results.json carries for paired comparisons (benchmark.contract.pairing)
+    provenance: tuple[str, ...] = ()
 
     @property
     def relpath(self) -> str:
@@ -80,17 +83,18 @@ BUILTIN_LABEL_FILES = (
                    "label": "string", "score": "float64", "estimator": "string", "annotator": "string"},
         ("probe_id", "person", "question", "estimator", "annotator"),
         "perceived gender of each person in an image, by VQA: the label, the answer and, for "
-        "closed-set answers, the label's probability; estimator says how (vqa closed-set / vqa generate)"),
+        "closed-set answers, the label's probability; estimator says how (vqa closed-set / vqa generate)",
+        provenance=("question", "answer", "score")),
     LabelFile(
         "attributes", {"probe_id": "string", "attribute": "string", "score": "float64", "label": "int64",
                        "estimator": "string", "annotator": "string", "question": "string", "answer": "string"},
         ("probe_id", "attribute", "estimator", "annotator", "question"),
-        "attribute existence: the CLIP estimators C / CC / CLS, or a VQA yes / no question"),
+        "attribute existence: the CLIP estimators C / CC / CLS, or a VQA yes / no question", provenance=("answer",)),
     LabelFile(
         "skin_tone", {"probe_id": "string", "face_found": "bool", "ita": "float64", "mst": "int64",
                       "n_faces": "int64", "annotator": "string"},
         ("probe_id", "annotator"),
-        "ITA and Monk Skin Tone of the largest face"),
+        "ITA and Monk Skin Tone of the largest face", provenance=("ita", "n_faces")),
     LabelFile(
         "embeddings", {"encoder": "string", "kind": "string", "probe_id": "string", "text": "string",
                        "role": "string", "target": "string", "embedding": "list<float32>"},

@@ -19,6 +19,7 @@ from benchmark.compare.comparison import Comparison
 from benchmark.compare.paired import has_direction
 from benchmark.compare.present import comparison_markdown, detect_lines, plot_comparison, print_comparison, write_json
 from benchmark.compare.runs import HUB_PREFIX
+from benchmark.commands.detect import simulated_detect
 from benchmark.contract.atomic import write_bytes_atomic
 from benchmark.contract.run_folder import MANIFEST_FILE
 from benchmark.contract.run_folder_check import resolves_inside
@@ -92,13 +93,14 @@ def _gate(comparison, names: list[str], allow_missing: bool) -> int:
 
 
 def limit_notes(comparison: Comparison) -> list[str]:
-    """When a row was not tested for strata of one image: each run folder's ``--limit`` that left
-    prompts one image, and the limit that would not (:mod:`benchmark.scores.design`)."""
-    if not any("no resampling variation" in str(r.get("reason")) for r in comparison.rows):
+    """When a compared score has cells of one image (a MAD of two categories is then constant, and no
+    resample can see such a cell's noise): each run's ``--limit`` that left prompts one image, and
+    the limit that would not (:mod:`benchmark.scores.design`)."""
+    if not any(d.get("single") for r in comparison.rows for d in (r.get("strata") or {}).values()):
         return []
     notes = []
     for run in comparison.runs:
-        limit = run.config.get("limit_per_suite") if run.is_folder else None
+        limit = run.config.get("limit_per_suite")
         full = expected_probes({**run.config, "limit_per_suite": None})[0] if limit else None
         if full is not None:
             notes += [f"{run.label} (--limit {limit}): {line}" for line in
@@ -121,6 +123,8 @@ def run_compare(args: argparse.Namespace) -> int:
                               random_state=args.random_state, progress=not args.quiet,
                               detect=args.detect, verify=True, expected=expected_problems)
     comparison.notes += limit_notes(comparison)
+    if comparison.detect:
+        comparison.detect = simulated_detect(comparison)
     print_comparison(comparison)
     for line in detect_lines(comparison):
         print(line)

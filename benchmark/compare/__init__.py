@@ -1,10 +1,11 @@
 """Comparing audits: did a change reduce bias? (``t2ibench compare``, docs/compare.md)
 
-:func:`compare_runs` rescores two or more run folders on the probes they share under one paired
-bootstrap (:class:`benchmark.scores.bootstrap.ResamplePlan`), or reads the paired resamples that
-results files carry, and returns a :class:`Comparison` (``.rows``, ``.to_dict()``): per score the
-difference, its interval, the Holm-corrected p-value, the minimum detectable difference of the
-test that decides and better / worse by the score's direction, or why it was not tested
+:func:`compare_runs` rescores two or more run folders (or results files rebuilt from the per-probe
+labels they carry) on the probes they share, alone and together, and returns a :class:`Comparison`
+(``.rows``, ``.to_dict()``): per score the difference, its interval (checked), the Holm-corrected
+p-value of the paired randomization test (:mod:`benchmark.scores.randomization`), the minimum
+detectable difference of the test that decides and better / worse by the score's direction, or
+why it was not tested
 (:func:`compare_loaded`: the same for runs already loaded). The names load
 lazily, so that ``t2ibench --help`` (which reads :mod:`benchmark.compare.cli`) stays light.
 """

@@ -6,37 +6,24 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 
 from benchmark.cli_types import output_file, positive_int
 
-#: bytes of memory per resample a comparison may need: each score entry of each run keeps its
-#: resampled statistic (8 bytes a resample), and a full audit holds a few hundred entries, with
-#: their differences and copies: room for 4096 such arrays
-BYTES_PER_RESAMPLE = 8 * 4096
+#: the most paired resamples (and swaps) a comparison takes: each score of each pair of runs is
+#: evaluated on this many resamples and as many swaps, so time grows with it (docs/compare.md
+#: gives the measured time of a full-size comparison at the default 1000; 20,000 is 20 times that)
+MAX_COMPARE_RESAMPLES = 20_000
 SEED_LIMIT = 2**32  # numpy / scipy random states
 
 
-def _memory_bytes() -> int:
-    try:
-        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
-    except (ValueError, OSError, AttributeError):
-        return 8 * 2**30  # not knowable here: assume a small machine
-
-
-def max_resamples() -> int:
-    """The most paired resamples this machine can hold (:data:`BYTES_PER_RESAMPLE` each)."""
-    return max(1000, _memory_bytes() // BYTES_PER_RESAMPLE)
-
-
 def resample_count(raw: str) -> int:
-    """A number of paired resamples: a whole number from 2 to what the machine can hold."""
+    """A number of paired resamples (and swaps): a whole number from 2 to
+    :data:`MAX_COMPARE_RESAMPLES`."""
     value = positive_int(raw)
-    top = max_resamples()
-    if value < 2 or value > top:
+    if value < 2 or value > MAX_COMPARE_RESAMPLES:
         raise argparse.ArgumentTypeError(
-            f"expected a whole number from 2 to {top:,} (the most this machine's {_memory_bytes() / 2**30:.0f} GiB "
-            f"of memory can hold: every score's resamples are kept in memory), got {value:,}")
+            f"expected a whole number from 2 to {MAX_COMPARE_RESAMPLES:,} (every score is evaluated on this many "
+            f"paired resamples and as many swaps of the runs' images: the time grows with it), got {value:,}")
     return value
 
 
@@ -67,12 +54,12 @@ def register(subparsers) -> None:
     """Add ``compare`` to the ``t2ibench`` subparsers."""
     p = subparsers.add_parser(
         "compare", help="did my change reduce bias? paired differences between audits, with intervals, "
-                        "Holm-corrected p-values and the smallest difference the audit can see",
+                        "Holm-corrected randomization p-values and the smallest difference the audit can see",
         description="Compare run B (and C, ...) with the baseline run A: each run is rescored on the probes both "
-                    "hold under one paired bootstrap (or read from results files that carry their paired "
-                    "resamples), giving per score the difference, its interval, a Holm-corrected p-value and "
-                    "the minimum detectable difference of the test that decides. A difference whose resamples "
-                    "cannot vary is not tested. Exit 1 with --fail-if-worse when a named score is significantly "
+                    "hold (or rebuilt from results files, which carry their per-probe labels), giving per score "
+                    "the difference, its interval, the p-value of a paired randomization test (swaps of the two "
+                    "runs' images, exact at any size), Holm-corrected, and the minimum detectable difference of "
+                    "the test that decides. A score no swap can change is not tested. Exit 1 with --fail-if-worse when a named score is significantly "
                     "worse, 3 when it could not be compared (unless --allow-missing), 2 on bad input.")
     p.add_argument("runs", nargs="+", metavar="RUN", help="run folders, their results.json, or results files alone "
                    "(also hf://datasets/OWNER/NAME[@REVISION]/PATH.json); the first is the baseline A, at least two")
@@ -92,8 +79,9 @@ def register(subparsers) -> None:
                    "compared passes the gate (with a note) instead of failing it")
     p.add_argument("--detect", nargs="+", type=detect_target, metavar="X", help="for each headline score, the images "
                    "per prompt needed to detect a change of X (in the score's own units; SCORE=X for one score)")
-    p.add_argument("--n-resamples", type=resample_count, help="paired bootstrap resamples (default: the number the "
-                   "runs were scored with, 1000 if none was; results files: the number they carry)")
+    p.add_argument("--n-resamples", type=resample_count, help="paired bootstrap resamples, and swaps of the runs' "
+                   "images for the randomization test (more where a p-value could decide; default: the number the "
+                   f"runs were scored with, 1000 if none was; at most {MAX_COMPARE_RESAMPLES:,})")
     p.add_argument("--random-state", type=random_state, help="seed of the paired resamples (default 0; results "
                    "files: the one they were scored with)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -1,55 +1,65 @@
-"""The statistics of a comparison: for one score, the paired bootstrap difference between two
-runs scored under one :class:`benchmark.scores.bootstrap.ResamplePlan`, its interval, p-value,
-standard error and minimum detectable difference; Holm's correction across the scores.
+"""The statistics of a comparison: for one score, the difference between two runs scored together
+(:class:`benchmark.scores.randomization.JointDraws`), its p-value from the paired randomization
+test, its standard error and minimum detectable difference, its bootstrap interval (checked);
+Holm's correction across the scores.
 
 What is tested is the change in the score's *badness*
 (:meth:`benchmark.scores.metadata.ScoreMetadata.badness`, on arrays too): for a score where lower
-(or higher) is better that is the difference B - A itself (sign aside), for a score with an ideal value
-(STS, MCAS, average gender: 0) the change of its distance from the ideal,
+(or higher) is better that is the difference B - A itself (sign aside), for a score with an ideal
+value (STS, MCAS, average gender: 0) the change of its distance from the ideal,
 |B - ideal| - |A - ideal|, since moving past the ideal is not an improvement. A score with no
 better direction (average skin tone) is *described* (difference and interval), never tested.
 
-* difference and interval: the statistic on the plan's resamples of both runs, d_b = B_b - A_b
-  (paired: the same probes in both), percentile interval of d_b;
-* no verdict without variation: a difference is *not tested* (no p-value, no MDD, outside
-  Holm's family) when a stratum of its design holds one probe in either run (its statistic is
-  the same in every resample, so its noise is invisible to the resamples: with one image per
-  prompt every difference would look exact, and a MAD over one image per prompt is the same in
-  any two runs) or when the paired resamples do not vary at all;
-* otherwise two runs that give the same value on every resample (the same labels: a rerun of
-  the same model) are *identical*: no change, nothing to test, outside Holm's family, never worse;
-* p-value: two-sided normal test of the tested quantity q with the paired bootstrap standard
-  error, 2 (1 - Phi(|q| / SE)): the approximation the MDD uses, and not floored at 1 / (B + 1).
-  The null-shifted bootstrap p, (1 + #{|q_b - q| >= |q|}) / (1 + B) (Efron & Tibshirani 1993,
-  Sec. 16.4), is reported beside it (``p_bootstrap``);
-* minimum detectable difference (MDD): the true change found with power 0.8 by the test that
-  decides. Holm's correction over a family of m tests rejects the smallest p-value first, at
-  alpha / m, and whatever that first step rejects Holm rejects; so the MDD printed is that of the
-  first step, (z_(1 - alpha / 2m) + z_0.8) x SE (:func:`decisive_mdd`), found at least four times
-  in five whatever the other scores do. ``mdd_uncorrected``, (z_(1 - alpha / 2) + z_0.8) x SE,
-  is the MDD of one test alone. PST Sec. 4.3 sizes its design "to ensure significance" (3
-  images per identity, both orders of every pair) without a calculation; the MDD is that
-  calculation, made from the audit's own resamples.
+* p-value: the paired randomization test (:mod:`benchmark.scores.randomization`): the tested
+  quantity q recomputed on swaps of A and B within probes (permutations within strata when the
+  runs share no probe), p = (1 + #{|q_j| >= |q|}) / (1 + J). Exact for any score and any size:
+  under no change it is below u with probability at most u. Where it could decide (p <= alpha),
+  more swaps are made (:func:`swaps_needed`) so that Holm's smallest threshold is resolved;
+* standard error: the spread of q over the swaps (under no change, the spread of q itself);
+  minimum detectable difference (MDD): the true change found with power 0.8 by the test that
+  decides, Holm's first step over a family of m tests, (z_(1 - alpha / 2m) + z_0.8) x SE
+  (:func:`decisive_mdd`); ``mdd_uncorrected``, (z_(1 - alpha / 2) + z_0.8) x SE, that of one test
+  alone. PST Sec. 4.3 sizes its design "to ensure significance" (3 images per identity, both
+  orders of every pair) without a calculation; the MDD is that calculation, made from the
+  audit's own data;
+* interval of the size of a change: the percentile interval of q over the paired Poisson
+  resamples (each probe weighs the same in both runs). It is checked (:func:`interval_check`)
+  and never decides: an interval that excludes its own estimate, whose resamples are biased by
+  more than :data:`MAX_BIAS_SHARE` of their spread, or whose spread is not the swaps' (the
+  resamples cannot see the score's noise: a MAD over ten tones with a few images per prompt, a
+  cell of one image) is flagged with its reason;
+* nothing to test: a score whose value no swap and no resample can change is *not tested* (a MAD
+  of two categories over one image per cell is 0.5 in any run: a gate on it could never fail);
+  two runs that give the same value on every swap of a score that does vary (a rerun with the
+  same labels) are *identical*: no change, outside Holm's family, never worse.
 """
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+import math
+from typing import Sequence
 
 import numpy as np
-from scipy import stats
 
 from benchmark.scores.design import ALPHA, POWER, mdd_factor  # one home: the plan estimates with them too
 
-__all__ = ["ALPHA", "POWER", "MDD_FACTOR", "decisive_mdd", "has_direction", "holm", "mdd_factor",
-           "paired_difference", "summary_of"]
+__all__ = ["ALPHA", "POWER", "MAX_BIAS_SHARE", "MDD_FACTOR", "decisive_mdd", "has_direction", "holm", "interval_check",
+           "mdd_factor", "paired_test", "randomization_p", "summary_of", "swaps_needed", "tested_quantity"]
 
-#: a planned resample where either run's statistic is undefined is left out; with fewer than
-#: this share of the resamples left, the score is not tested
+#: a draw where either run's statistic is undefined is left out; with fewer than this share of
+#: the swaps (or resamples) left, the score is not tested (no interval)
 MIN_VALID_SHARE = 0.5
-#: resamples whose spread is below this share of the values' scale do not vary (rounding only)
+#: values whose spread is below this share of their scale do not vary (rounding only)
 NO_SPREAD = 1e-9
-
+#: the bootstrap interval is flagged when its resamples' mean is off the estimate by more than
+#: this share of their standard deviation (a plug-in the resamples bias)
+MAX_BIAS_SHARE = 0.25
+#: ... or when their standard deviation is outside this range of the swaps' (the resamples do
+#: not see the score's noise)
+SE_RATIO_RANGE = (0.8, 1.25)
+#: swaps made where a p-value could decide: enough that a p-value of alpha / m is resolved to
+#: this many expected exceedances (the test's power at the MDD stays that of the exact test)
+EXCEEDANCES = 10
 
 MDD_FACTOR = mdd_factor()
 
@@ -58,6 +68,12 @@ def decisive_mdd(se: float, family: int, alpha: float = ALPHA, power: float = PO
     """The MDD of Holm's first step over ``family`` tests (alpha / family): a true change this
     large is found with at least ``power``, whatever the family's other tests do."""
     return mdd_factor(alpha / max(int(family), 1), power) * se
+
+
+def swaps_needed(family: int, alpha: float = ALPHA) -> int:
+    """Swaps that resolve Holm's smallest threshold, alpha / family, to :data:`EXCEEDANCES`
+    expected exceedances."""
+    return int(math.ceil(EXCEEDANCES * max(int(family), 1) / alpha))
 
 
 def has_direction(meta) -> bool:
@@ -73,89 +89,133 @@ def tested_quantity(meta) -> str:
     return "B - A"
 
 
-def _single_strata(designs: Mapping[str, Mapping | None]) -> str | None:
-    """Why strata holding one probe leave nothing to test (None when every stratum has two)."""
-    parts = [f"{d['single']} of {d['strata']} in {label}" for label, d in designs.items()
-             if d and d.get("single")]
-    if not parts:
+def _q(meta, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The tested quantity of value pairs: B - A, or the change of the distance from the ideal."""
+    if meta.lower_is_better is None and meta.ideal is not None:
+        return np.asarray(meta.badness(b) - meta.badness(a), dtype=float)
+    return np.asarray(b - a, dtype=float)
+
+
+def randomization_p(q: float, q_swaps: np.ndarray, scale: float = 1.0) -> float:
+    """(1 + #{|q_j| >= |q|}) / (1 + J) over the finite swaps (ties, to rounding, count)."""
+    ok = q_swaps[np.isfinite(q_swaps)]
+    count = int(np.sum(np.abs(ok) >= abs(q) - NO_SPREAD * max(scale, abs(q))))
+    return (1 + count) / (1 + len(ok))
+
+
+def interval_check(q: float, q_boot: np.ndarray, ci: Sequence[float], se_swaps: float) -> str | None:
+    """Why the bootstrap interval of ``q`` cannot be trusted (None when it can): it excludes the
+    estimate, its resamples are biased, or their spread is not the score's (the swaps')."""
+    se_boot = float(np.std(q_boot, ddof=1))
+    if not ci[0] - 1e-12 <= q <= ci[1] + 1e-12:
+        return f"the interval [{ci[0]:.4g}, {ci[1]:.4g}] excludes its own estimate {q:.4g}"
+    bias = float(np.mean(q_boot)) - q
+    if se_boot > 0 and abs(bias) > MAX_BIAS_SHARE * se_boot:
+        return (f"the resamples are biased by {abs(bias) / se_boot:.2f} of their spread (the score's plug-in is "
+                "biased at this size)")
+    low, high = SE_RATIO_RANGE
+    if se_swaps > 0 and not low <= se_boot / se_swaps <= high:
+        return (f"the resamples see {se_boot / se_swaps:.2f} of the score's noise (their spread against the "
+                "swaps'): they cannot measure it at this size")
+    return None
+
+
+def _variation(meta, value: np.ndarray, perm: np.ndarray, same_labels: bool) -> str | None:
+    """"identical" (the runs hold the same labels), "constant" (different labels, yet no swap
+    changes the tested quantity) or None (it varies)."""
+    q_perm = _q(meta, perm[:, 0], perm[:, 1])
+    scale = max(1.0, float(np.nanmax(np.abs(np.concatenate([value, perm.ravel()])))))
+    if np.nanmax(np.abs(q_perm)) > NO_SPREAD * scale or abs(value[1] - value[0]) > NO_SPREAD * scale:
         return None
-    every = all(d and d.get("single") == d.get("strata") for d in designs.values())
-    what = "every stratum (cell of the score's design) holds one image" if every else \
-        f"strata (cells of the score's design) with one image: {'; '.join(parts)}"
-    return (f"{what}: no resampling variation there, so the resamples cannot tell the "
-            "difference from noise (more images per prompt, e.g. a larger --limit)")
+    return "identical" if same_labels else "constant"
 
 
-def paired_difference(meta, value_a: float, value_b: float, resamples_a: np.ndarray, resamples_b: np.ndarray,
-                      *, designs: Mapping[str, Mapping | None] | None = None, confidence_level: float = 0.95,
-                      alpha: float = ALPHA, power: float = POWER) -> dict:
+def _constant_reason(designs: dict) -> str:
+    single = [f"{d['single']} of {d['strata']} in {label}" for label, d in designs.items() if d and d.get("single")]
+    where = (f" (cells of the score's design with one image: {'; '.join(single)})" if single else "")
+    return ("no variation: the runs' labels differ, yet no swap of their images changes this score at this size" +
+            where + ", so no change can be detected (more images per prompt, e.g. a larger --limit)")
+
+
+def paired_test(meta, value_a: float, value_b: float, draws, *, designs: dict | None = None,
+                confidence_level: float = 0.95, alpha: float = ALPHA, power: float = POWER) -> dict:
     """The comparison of one score (``meta``: its :class:`ScoreMetadata`) between run A and B.
 
-    ``resamples_a`` / ``resamples_b``: the statistic on the same plan's resamples; ``designs``:
-    run label -> the plan's strata of that run's entry (``{"strata": m, "single": k}``).
-    Returns ``status`` ("compared", "identical", "descriptive" or "not tested" with a ``reason``),
-    ``difference`` (B - A) and, where the resamples allow, ``difference_ci``; for a compared
-    score ``tested``, ``estimate``, ``ci``, ``se``, ``mdd_uncorrected``, ``p`` and ``p_bootstrap``
-    of the tested quantity (see the module doc; the deciding ``mdd`` needs the family's size:
+    ``draws``: the :class:`~benchmark.scores.randomization.JointDraws` of the score (its values,
+    paired resamples and swaps); ``designs``: run label -> the strata of that run's rows.
+    Returns ``status`` ("compared", "identical", "descriptive" or "not tested" with a
+    ``reason``), ``difference`` (B - A) and, where the resamples allow, ``difference_ci``; for a
+    compared score ``tested``, ``estimate``, ``ci`` (and ``ci_check``: why it cannot be trusted,
+    or None), ``se``, ``se_bootstrap``, ``mdd_uncorrected``, ``p`` (randomization),
+    ``n_permutations`` and ``change`` (the deciding ``mdd`` needs the family's size:
     :func:`decisive_mdd`).
     """
-    ra, rb = np.asarray(resamples_a, float), np.asarray(resamples_b, float)
-    if ra.shape != rb.shape:
-        raise ValueError(f"resamples differ in number: {ra.size} and {rb.size} (scored under different plans)")
-    ok = np.isfinite(ra) & np.isfinite(rb)
+    boot, perm = np.asarray(draws.boot, float), np.asarray(draws.perm, float)
     out: dict = {"status": "not tested", "tested": tested_quantity(meta), "difference": float(value_b - value_a),
-                 "n_resamples": int(ok.sum()), "n_resamples_planned": int(ra.size)}
-    if ok.sum() < max(2, MIN_VALID_SHARE * ra.size):
-        out["reason"] = (f"the score is undefined on {int((~ok).sum())} of {ra.size} paired resamples "
-                         "(too few images in some cell)")
+                 "n_resamples": 0, "n_permutations": 0}
+    ok_b = np.all(np.isfinite(boot), axis=1)
+    ok_p = np.all(np.isfinite(perm), axis=1)
+    out.update(n_resamples=int(ok_b.sum()), n_permutations=int(ok_p.sum()))
+    if ok_p.sum() < max(1, MIN_VALID_SHARE * len(perm)) or ok_b.sum() < max(2, MIN_VALID_SHARE * len(boot)):
+        out["reason"] = (f"the score is undefined on {int((~ok_p).sum())} of {len(perm)} swaps of the runs' images "
+                         f"and {int((~ok_b).sum())} of {len(boot)} paired resamples (too few images in some cell)")
         return out
-    ra, rb = ra[ok], rb[ok]
+    boot, perm = boot[ok_b], perm[ok_p]
     tail = 100 * (1 - confidence_level) / 2
-    d_b = rb - ra
+    d_b = boot[:, 1] - boot[:, 0]
     out["difference_ci"] = [float(np.percentile(d_b, tail)), float(np.percentile(d_b, 100 - tail))]
-    if not has_direction(meta):
+    if not (meta.lower_is_better is not None or meta.ideal is not None):
         out.update(status="descriptive", reason="the score has no better direction: described, not tested")
         return out
-    single = _single_strata(designs or {})  # first: one image per cell can make any two runs look identical
-    if single is not None:
-        out["reason"] = single
+    kind = _variation(meta, np.asarray(draws.value, float), perm, bool(getattr(draws, "same_labels", False)))
+    if kind == "identical":
+        out.update(status="identical", change="none", reason="identical: both runs hold the same labels for this "
+                                                             "score (no change to test)")
         return out
-    scale = max(1.0, float(np.max(np.abs(np.concatenate([ra, rb])))))
-    if np.all(np.abs(d_b) <= NO_SPREAD * scale) and abs(out["difference"]) <= NO_SPREAD * scale:
-        out.update(status="identical", change="none",
-                   reason="identical: both runs give the same value on every paired resample (no change to test)")
+    if kind == "constant":
+        out["reason"] = _constant_reason(designs or {})
         return out
-    ideal = meta.lower_is_better is None and meta.ideal is not None
-    q_b = meta.badness(rb) - meta.badness(ra) if ideal else d_b
-    se = float(np.std(q_b, ddof=1))
-    if se <= NO_SPREAD * scale:
-        out["reason"] = "no resampling variation: the paired resamples do not vary (every resample gives the same difference)"
-        return out
+    q = float(_q(meta, np.array([value_a]), np.array([value_b]))[0])
+    q_perm, q_boot = _q(meta, perm[:, 0], perm[:, 1]), _q(meta, boot[:, 0], boot[:, 1])
+    se = float(np.std(q_perm, ddof=1))
+    ci = [float(np.percentile(q_boot, tail)), float(np.percentile(q_boot, 100 - tail))]
+    scale = max(1.0, abs(value_a), abs(value_b))
     worse_by = float(meta.badness(value_b) - meta.badness(value_a))  # > 0: B is worse
-    q = worse_by if ideal else out["difference"]
-    count = int(np.sum(np.abs(q_b - q) >= abs(q) - 1e-12 * max(1.0, abs(q))))
     out.update({
-        "status": "compared", "estimate": q,
-        "ci": [float(np.percentile(q_b, tail)), float(np.percentile(q_b, 100 - tail))],
-        "se": se, "mdd_uncorrected": mdd_factor(alpha, power) * se,
-        "p": float(2 * stats.norm.sf(abs(q) / se)),
-        "p_bootstrap": 1.0 if q == 0 else (1 + count) / (1 + len(q_b)),
-        "change": ("worse" if worse_by > 0 else "better") if q != 0 else "none",
+        "status": "compared", "estimate": q, "ci": ci, "ci_check": interval_check(q, q_boot, ci, se),
+        "se": se, "se_bootstrap": float(np.std(q_boot, ddof=1)), "mdd_uncorrected": mdd_factor(alpha, power) * se,
+        "p": randomization_p(q, q_perm, scale), "change": ("worse" if worse_by > 0 else "better") if q != 0 else "none",
     })
     return out
 
 
+def refresh_p(row: dict, meta, draws) -> None:
+    """``row``'s p-value, permutation count and SE again after ``draws`` got more swaps."""
+    perm = np.asarray(draws.perm, float)
+    perm = perm[np.all(np.isfinite(perm), axis=1)]
+    q_perm = _q(meta, perm[:, 0], perm[:, 1])
+    scale = max(1.0, abs(row["value_a"]), abs(row["value_b"]))
+    row.update(p=randomization_p(row["estimate"], q_perm, scale), n_permutations=int(len(perm)),
+               se=float(np.std(q_perm, ddof=1)))
+    row["mdd_uncorrected"] = mdd_factor(ALPHA, POWER) * row["se"]
+
+
 def holm(pvalues: Sequence[float], alpha: float = ALPHA) -> tuple[list[float], list[bool]]:
-    """Holm-corrected p-values and rejections (statsmodels ``multipletests(method="holm")``)."""
-    if not len(pvalues):
+    """Holm-corrected p-values and rejections: the step-down of Holm (1979), as statsmodels'
+    ``multipletests(method="holm")`` computes it (tests/test_compare_calibration.py checks they
+    agree); written out because that function runs a full garbage collection on every call,
+    half a second in the calibration's long simulations."""
+    p = np.asarray(pvalues, dtype=float)
+    if not p.size:
         return [], []
-    from statsmodels.stats.multitest import multipletests
+    order = np.argsort(p, kind="stable")
+    stepped = np.minimum(1.0, np.maximum.accumulate(p[order] * (p.size - np.arange(p.size))))
+    corrected = np.empty_like(stepped)
+    corrected[order] = stepped
+    return [float(c) for c in corrected], [bool(c <= alpha) for c in corrected]
 
-    reject, corrected, _, _ = multipletests(list(pvalues), alpha=alpha, method="holm")
-    return [float(p) for p in corrected], [bool(r) for r in reject]
 
-
-def summary_of(rows: Sequence[Mapping]) -> dict:
+def summary_of(rows: Sequence) -> dict:
     """Counts of the rows: compared, significantly better / worse, identical, described, refused,
     not tested."""
     compared = [r for r in rows if r.get("status") == "compared"]

@@ -32,6 +32,8 @@ def _delta(r: Mapping, digits: int = 3) -> str:
         return ""
     lo, hi = r["ci"]
     mark = "" if r["tested"] == "B - A" else " †"  # the change of the distance from the ideal
+    if r.get("ci_check"):  # the resamples cannot be trusted here: no interval is claimed
+        return f"{fmt_number(r['estimate'], digits)} [no interval]{mark}"
     return f"{fmt_number(r['estimate'], digits)} [{fmt_number(lo, digits)}, {fmt_number(hi, digits)}]{mark}"
 
 
@@ -45,38 +47,54 @@ def short_verdict(r: Mapping) -> str:
     return r["change"] if r["significant"] else "no sig. change"
 
 
+def _corrected_delta(r: Mapping, digits: int = 3) -> str:
+    """B - A of the scores corrected with people's labels, and its interval (when both audits have one)."""
+    hc = r.get("human_corrected")
+    if not hc:
+        return ""
+    return (f"{fmt_number(hc['difference'], digits)} [{fmt_number(hc['low'], digits)}, "
+            f"{fmt_number(hc['high'], digits)}]")
+
+
 def table_rows(comparison: Comparison) -> pd.DataFrame:
-    """One row per (run, score entry): the columns of the terminal table and the Markdown."""
+    """One row per (run, score entry): the columns of the terminal table and the Markdown (a
+    "Δ people" column where both audits of a row were corrected with people's labels)."""
     rows = []
     for r in comparison.rows:
         done = r["status"] == "compared"
         verdict = short_verdict(r) + (f": {r['reason']}" if r.get("reason") and r["status"] not in (
-            "compared", "identical") else "")
+            "compared", "identical") else f": no interval: {r['ci_check']}" if r.get("ci_check") else "")
         rows.append({"run": r["run"], "score": _score_label(r),
                      "estimator": short_estimator(r.get("estimator") or r.get("annotator"), 20),
                      "A": fmt_number(r.get("value_a"), 3) if "value_a" in r else "",
                      "B": fmt_number(r.get("value_b"), 3) if "value_b" in r else "",
-                     "Δ [95% CI]": _delta(r), "MDD": fmt_number(r["mdd"], 3) if done else "",
+                     "Δ [95% CI]": _delta(r), "Δ people [95% CI]": _corrected_delta(r),
+                     "MDD": fmt_number(r["mdd"], 3) if done else "",
                      "p (Holm)": fmt_number(r["p_holm"], 3) if done else "", "verdict": verdict})
-    return pd.DataFrame(rows, columns=["run", "score", "estimator", "A", "B", "Δ [95% CI]", "MDD", "p (Holm)",
-                                       "verdict"])
+    people = any(r.get("human_corrected") for r in comparison.rows)
+    return pd.DataFrame(rows, columns=["run", "score", "estimator", "A", "B", "Δ [95% CI]"]
+                        + (["Δ people [95% CI]"] if people else []) + ["MDD", "p (Holm)", "verdict"])
 
 
 def _header_lines(comparison: Comparison) -> list[str]:
     lines = [f"WARNING: {comparison.warning_text}"] if comparison.warning else []
     lines.append(f"baseline (A): {comparison.runs[0].label}")
     lines += [f"{p['run']} (B) vs {p['baseline']}: {p['text']}" for p in comparison.pairings]
-    return lines
+    return lines + [f"WARNING: {w}" for w in comparison.warnings]
 
 
 def _footer_lines(comparison: Comparison) -> list[str]:
     m = comparison.method
-    return [f"Δ: B - A; † for a score with an ideal value (→x), the change of its distance from the ideal, "
-            f"|B - x| - |A - x| (negative = closer). better / worse: significant after Holm, by the score's "
-            f"direction (↓ lower is better, ↑ higher); a score with no direction is described (higher / lower), "
-            f"not tested. Intervals: {100 * m['confidence_level']:g}% percentile of {m['n_resamples']} paired "
-            f"resamples.", m["correction"] + ".", m["mdd"] + ".", m["not_tested"][:1].upper() + m["not_tested"][1:] + ".",
-            *comparison.notes]
+    lines = [f"Δ: B - A; † for a score with an ideal value (→x), the change of its distance from the ideal, "
+             f"|B - x| - |A - x| (negative = closer). better / worse: significant after Holm, by the score's "
+             f"direction (↓ lower is better, ↑ higher); a score with no direction is described (higher / lower), "
+             f"not tested. p: the paired randomization test ({m['n_permutations']} swaps of the two runs' images "
+             f"within probes, up to {m['n_permutations_deciding']:,} where a p-value could decide; exact at any "
+             f"size). Intervals: {100 * m['confidence_level']:g}% percentile of {m['n_resamples']} paired resamples, "
+             "for the size of a change only; none is shown where its resamples cannot be trusted.",
+             m["correction"] + ".", m["mdd"] + "." if m["mdd"] else "",
+             m["not_tested"][:1].upper() + m["not_tested"][1:] + ".", *comparison.notes]
+    return [line for line in lines if line]
 
 
 def detect_lines(comparison: Comparison) -> list[str]:
@@ -84,8 +102,8 @@ def detect_lines(comparison: Comparison) -> list[str]:
     images per prompt a named change would need (the SE falls as one over their square root)."""
     if not comparison.detect:
         return []
-    lines = ["How many images are enough (power 0.8 at Holm's first step; the standard error falls as one over "
-             "the square root of the images per prompt):"]
+    lines = ["How many images are enough (power 0.8 at Holm's first step; the designs simulated from the baseline's "
+             "labels, or the square-root law where they are not):"]
     for d in comparison.detect:
         where = ", ".join(str(x) for x in (d["suite"], d.get("subset"), d.get("estimator") or d.get("annotator")) if x)
         head = f"  {d['display_name']} ({where}), to detect {fmt_number(d['target'], 3)}:"
@@ -98,7 +116,7 @@ def detect_lines(comparison: Comparison) -> list[str]:
             lines.append(f"{head} detectable now (MDD {fmt_number(d['mdd'], 3)}{at})")
         elif d.get("needed_per_prompt"):
             lines.append(f"{head} about {d['needed_per_prompt']} images per prompt (MDD now {fmt_number(d['mdd'], 3)}"
-                         f"{at})")
+                         f"{at}; {d.get('how', 'the square-root law')})")
         else:
             lines.append(f"{head} about {fmt_number(d['factor'], 3)} times the images per prompt (MDD now "
                          f"{fmt_number(d['mdd'], 3)})")
@@ -169,8 +187,10 @@ def _plot_row(r: Mapping, multi: bool) -> dict:
     if r["status"] == "descriptive":
         return {"label": f"{who}: {short_verdict(r)}", "value": r["difference"], "low": r["difference_ci"][0],
                 "high": r["difference_ci"][1], "muted": True}
-    return {"label": f"{who}: {short_verdict(r)}, MDD {fmt_number(r['mdd'], 3)}", "value": r["estimate"],
-            "low": r["ci"][0], "high": r["ci"][1], "muted": not r["significant"]}
+    low, high = (r["estimate"], r["estimate"]) if r.get("ci_check") else r["ci"]  # no interval claimed
+    return {"label": f"{who}: {short_verdict(r)}, MDD {fmt_number(r['mdd'], 3)}"
+                     + (" (no interval)" if r.get("ci_check") else ""), "value": r["estimate"],
+            "low": low, "high": high, "muted": not r["significant"]}
 
 
 def plot_comparison(comparison: Comparison, path: Path) -> Path | None:

@@ -1,16 +1,16 @@
-"""Comparing audits: load the runs, check they are comparable, and score each under one paired
-resample plan (:func:`score_in_memory`), or read its paired resamples from its results
-(:func:`scored_from_results`).
+"""Comparing audits: load the runs, check they are comparable, score each alone (its entries
+and values, :func:`score_alone`), and score both together for the paired randomization test
+(:mod:`benchmark.compare.joint`).
 
 A run is a run folder (or the results.json inside one), or a results file on its own (a local
 path, or ``hf://datasets/OWNER/NAME[@REVISION]/PATH`` on the Hub). A folder is checked as
 ``t2ibench verify`` checks it, then scored again from its label files by the tasks' own scoring
-code (nothing is written to it), restricted to the probes both runs hold, with one
-:class:`benchmark.scores.bootstrap.ResamplePlan` active, so the resamples of the two runs use the
-same probes: paired by (probe, seed) for images the benchmark generated, by probe for images made
-elsewhere (seeds not controlled), unpaired when the runs share no probe. A results file carries
-its entries' resamples under the plan it was scored with (its ``pairing`` section,
-:mod:`benchmark.contract.pairing`): it pairs with runs over the same probes, under that plan.
+code (nothing is written to it), restricted to the probes both runs hold: paired by (probe,
+seed) for images the benchmark generated, by probe for images made elsewhere (seeds not
+controlled), unpaired when the runs share no probe. A results file carries the label rows its
+scores read (its ``pairing`` section, :mod:`benchmark.contract.pairing`): it is rebuilt as a run
+(its probe rows from its probe set, its labels from the section), checked (each score the
+section gives must be the file's own value, or the file is refused), and compared as a folder is.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-import numpy as np
 import pandas as pd
 
 from benchmark.annotate.label_files import get_label_file
@@ -28,21 +27,28 @@ from benchmark.contract.pairing import probe_ids_digest, read_pairing
 from benchmark.contract.run_folder import MANIFEST_FILE
 from benchmark.contract.run_folder_check import ExpectedCheck, require_intact
 from benchmark.hub.access import hub_errors
-from benchmark.scores.bootstrap import ResamplePlan, resample_plan
-from benchmark.tasks.context import ScoreStageError, ScoringContext, ScoringOptions, load_run_config, load_run_manifest
-from benchmark.tasks.of_run import tasks_of_run
+from benchmark.probes.source import rows_of_record
+from benchmark.tasks.context import ScoreStageError, ScoringContext, ScoringOptions, entry_key, load_run_config, \
+    load_run_manifest
+from benchmark.tasks.of_run import score_tables, tasks_of_run
+from benchmark.tasks.registry import list_tasks, task_options
 
-__all__ = ["HUB_PREFIX", "CompareError", "Run", "Scored", "check_versions", "load_run", "pairing", "resamples_of",
-           "run_from_results", "score_in_memory", "scored_from_results"]
+__all__ = ["HUB_PREFIX", "CompareError", "Run", "Scored", "check_versions", "load_run", "pairing", "plan_size",
+           "run_from_results", "score_alone"]
 
 HOLM_NOTE = ("p-values are Holm-corrected across the {n} differences tested (statsmodels multipletests, "
              "method='holm'); significant: corrected p < {alpha:g}; rows not tested and described rows are "
              "outside the family")
 MDD_NOTE = ("MDD: the minimum detectable difference of the test that decides: the true change found with "
-            "power 0.8 by Holm's first step over the {n} tests (alpha {alpha:g} / {n}, two-sided), "
-            "{factor:.2f} x the standard error of the paired difference (mdd_uncorrected in the JSON: one test "
-            "alone at alpha {alpha:g}, {single:.2f} x SE); 'no significant change' with a large MDD means the "
-            "audit was too small to tell")
+            "power 0.8 by Holm's first step over the {n} tests (alpha {alpha:g} / {n}, two-sided) if the difference "
+            "spread under a change as under none (measured power differs by score: docs/compare.md, Calibration), "
+            "{factor:.2f} x the standard error of the difference (its spread over the swaps; mdd_uncorrected in "
+            "the JSON: one test alone at alpha {alpha:g}, {single:.2f} x SE); 'no significant change' with a large "
+            "MDD means the audit was too small to tell")
+NOTHING_TESTED = "no difference was tested, so nothing is corrected and no MDD is given"
+#: a value recomputed from a results file's per-probe labels may differ from the file's by this
+#: (relative to the value, at least 1): the labels' floats are carried as float32
+VALUE_TOLERANCE = 1e-5
 HUB_PREFIX = "hf://datasets/"
 
 
@@ -52,18 +58,25 @@ class CompareError(ValueError):
 
 @dataclass
 class Run:
-    """One audit to compare: a run folder (``manifest`` and ``config`` read from it) or a
-    results document alone (``manifest`` None; what pairing needs is in ``results["pairing"]``)."""
+    """One audit to compare: a run folder (``manifest`` and ``config`` read from it, labels from its
+    files), a results document alone (``source`` "results": ``manifest`` rebuilt from its probe
+    set, ``labels`` from its pairing section, ``not_carried``: the label files it does not carry
+    and why), or an audit held in memory (``source`` "memory": a simulated one, its ``labels``
+    given)."""
 
     label: str
     path: Path | str
     config: dict
-    manifest: pd.DataFrame | None
+    manifest: pd.DataFrame
     results: dict | None = None
+    source: str = "run folder"
+    labels: dict | None = None
+    not_carried: dict = field(default_factory=dict)
+    _frames: dict = field(default_factory=dict, repr=False)
 
     @property
     def is_folder(self) -> bool:
-        return self.manifest is not None
+        return self.source == "run folder"
 
     @property
     def fingerprint(self) -> str | None:
@@ -72,27 +85,35 @@ class Run:
 
     @property
     def seeds_controlled(self) -> bool:
-        if self.is_folder:
+        if self.results is None or self.is_folder:
             return res.seed_policy(self.config.get("provenance")) == res.SEED_POLICY
         return ((self.results or {}).get("seeds") or {}).get("policy") == res.SEED_POLICY
 
     @property
     def n_resamples(self) -> int | None:
         value = ((self.results or {}).get("scoring") or {}).get("n_resamples")
-        return int(value) if isinstance(value, int) else None
+        return int(value) if isinstance(value, int) and not isinstance(value, bool) else None
 
     @property
     def package_version(self) -> str | None:
-        if self.is_folder:
+        if self.results is None or self.is_folder:
             return self.config.get("package_version")
         return ((self.results or {}).get("package") or {}).get("version")
 
     @property
     def probe_ids(self) -> dict:
         """``{"n", "sha256"}`` of the run's probe ids."""
-        if self.is_folder:
-            return probe_ids_digest(self.manifest["probe_id"])
-        return dict(((self.results or {}).get("pairing") or {}).get("probe_ids") or {})
+        return probe_ids_digest(self.manifest["probe_id"])
+
+    def label_frame(self, kind: str) -> pd.DataFrame | None:
+        """The rows of label file ``kind`` (None when the run has none): read once from the folder, or
+        the rows a results file carries."""
+        if self.labels is not None:
+            return self.labels.get(kind)
+        if kind not in self._frames:
+            path = get_label_file(kind).path(self.path)
+            self._frames[kind] = pd.read_parquet(path) if path.is_file() else None
+        return self._frames[kind]
 
     def warning(self) -> str | None:
         if self.results is not None and self.results.get("warning"):
@@ -103,7 +124,7 @@ class Run:
     def summary(self) -> dict:
         model = self.config.get("model") if isinstance(self.config.get("model"), Mapping) else {}
         doc_model = (self.results or {}).get("model") or {}
-        return {"label": self.label, "path": str(self.path), "source": "run folder" if self.is_folder else "results",
+        return {"label": self.label, "path": str(self.path), "source": self.source,
                 "model": model.get("model_id") or model.get("spec") or doc_model.get("id"),
                 "settings": self.config.get("settings", (self.results or {}).get("settings")),
                 "probe_fingerprint": self.fingerprint, "n_probes": self.probe_ids.get("n"),
@@ -124,16 +145,80 @@ def _hub_results(spec: str) -> Path:
         return Path(hf_hub_download(repo_id, parts[2], repo_type="dataset", revision=revision or None))
 
 
+def _probe_rows(doc: Mapping, ids: list[str], withheld: list[str]) -> tuple[pd.DataFrame, dict]:
+    """The probe rows of a results document's probes (from its probe set, checked against its
+    fingerprint) as a manifest, and the run config its scoring reads."""
+    suites = [str(s.get("name")) for s in doc.get("suites") or [] if isinstance(s, Mapping) and s.get("name")]
+    manifest, record = rows_of_record(doc.get("probes") if isinstance(doc.get("probes"), Mapping) else None,
+                                      suites, ids)
+    manifest["nsfw"] = manifest["probe_id"].astype(str).isin(set(withheld))
+    run = doc.get("run") if isinstance(doc.get("run"), Mapping) else {}
+    model = doc.get("model") if isinstance(doc.get("model"), Mapping) else {}
+    config = {"probes": record, "suites": suites, "model": {"model_id": model.get("id"),
+                                                            "builtin": bool(model.get("builtin"))},
+              "settings": doc.get("settings"), "limit_per_suite": run.get("limit_per_suite")}
+    return manifest, config
+
+
+def recorded_options(doc: Mapping) -> ScoringOptions:
+    """The scoring options a results document records (its tasks' options as ``<task>_<option>``)."""
+    scoring = doc.get("scoring") if isinstance(doc.get("scoring"), Mapping) else {}
+    given = {t.name: {o: scoring[f"{t.name}_{o}"] for o in t.options if f"{t.name}_{o}" in scoring}
+             for t in list_tasks() if t.options}
+    try:
+        options = task_options({t: o for t, o in given.items() if o})
+    except ValueError:
+        options = task_options()
+    return ScoringOptions(0, float(scoring.get("confidence_level") or 0.95), 0, options)
+
+
+def _value_problem(mine: Mapping, theirs: Mapping | None) -> str | None:
+    """How a results file's entry differs from the one its labels give (None: it agrees)."""
+    if theirs is None:
+        return "its per-probe labels give no such score"
+    if bool(mine.get("defined")) != bool(theirs.get("defined")):
+        return f"its labels give it {'a value' if theirs.get('defined') else 'none'}"
+    a, b = mine.get("value"), theirs.get("value")
+    if a is None or b is None:
+        return None if a is b else "its labels give another value"
+    if abs(float(a) - float(b)) > VALUE_TOLERANCE * max(1.0, abs(float(a)), abs(float(b))):
+        return f"its labels give {float(b):.6g}, not {float(a):.6g}"
+    return None
+
+
+def check_against_labels(run: Run, scored: "Scored") -> None:
+    """Refuse (one line) a results file whose values are not those its per-probe labels give;
+    entries resting on label files it does not carry are left to :attr:`Scored.uncarried`."""
+    mine = {entry_key(e): e for e in run.results.get("scores") or []}
+    theirs = {entry_key(e): e for e in scored.entries}
+    for key, entry in mine.items():
+        if key in scored.uncarried:
+            continue
+        problem = _value_problem(entry, theirs.get(key))
+        if problem:
+            where = ", ".join(str(x) for x in key[1:] if x)
+            raise CompareError(f"{run.path} contradicts itself: {key[0]} ({where}): {problem}; a results file whose "
+                               "values are not those of its own per-probe labels is refused")
+    extra = [k for k in theirs if k not in mine and theirs[k].get("defined")]
+    if extra:
+        raise CompareError(f"{run.path} contradicts itself: its per-probe labels give {extra[0][0]} ({extra[0][1]}), "
+                           "which its scores do not list")
+
+
 def run_from_results(doc: Mapping, path: Any, label: str) -> Run:
-    """A results document alone as a run: refused (one line) when it cannot be paired."""
+    """A results document alone as a run, rebuilt from its pairing section and checked against
+    it: refused (one line) when it cannot be paired or contradicts itself."""
     problems = res.validate_results(doc)
     if problems:
         raise CompareError(f"{path} is not a valid results file: {problems[0]}")
     try:
-        read_pairing(doc)
+        section = read_pairing(doc)
+        manifest, config = _probe_rows(doc, section.probe_ids, section.withheld)
     except ValueError as exc:
-        raise CompareError(f"{path} cannot be compared paired without its run folder: {exc}") from None
-    return Run(label, path, {}, None, dict(doc))
+        raise CompareError(f"{path} cannot be compared without its run folder: {exc}") from None
+    run = Run(label, path, config, manifest, dict(doc), "results", section.labels, section.not_carried)
+    check_against_labels(run, score_alone(run, None, recorded_options(doc)))
+    return run
 
 
 def load_run(path: str | Path, label: str | None = None, *, verify: bool = False,
@@ -153,7 +238,7 @@ def load_run(path: str | Path, label: str | None = None, *, verify: bool = False
         return run_from_results(_read_results(path), path, label or path.stem)
     if not (folder / MANIFEST_FILE).is_file():
         raise CompareError(f"{folder} has no {MANIFEST_FILE}: not a run folder (give its results.json to compare "
-                           "the paired resamples it carries)")
+                           "the per-probe labels it carries)")
     if verify:
         try:
             require_intact(folder, "compare", expected=expected)
@@ -196,39 +281,17 @@ def _seeds(run: Run) -> pd.Series:
     return run.manifest.set_index(run.manifest["probe_id"].astype(str))["seed"] if "seed" in cols else pd.Series()
 
 
-def _results_pairing(a: Run, b: Run) -> dict:
-    """How B is paired with A when one of them is a results file alone: over the same probes only."""
-    ia, ib = a.probe_ids, b.probe_ids
-    if ia.get("sha256") != ib.get("sha256"):
-        raise CompareError(f"{a.label} and {b.label} hold different probes ({ia.get('n')} and {ib.get('n')} probe "
-                           "ids): a results file pairs only over the probes it was scored on; compare the run "
-                           "folders to pair over the probes both hold")
-    same_set = a.fingerprint is not None and a.fingerprint == b.fingerprint
-    out = {"baseline": a.label, "run": b.label, "n_common_probes": ia.get("n"), "n_probes_a": ia.get("n"),
-           "n_probes_b": ib.get("n"), "same_probe_set": same_set, "probes": None}
-    if a.seeds_controlled and b.seeds_controlled and same_set:
-        return out | {"kind": "paired by (probe, seed)",
-                      "text": f"paired by (probe, seed) on {ia.get('n')} probes, the same probe set, from the "
-                              "paired resamples the results carry: both runs made each image from the probe's seed"}
-    return out | {"kind": "paired by probe",
-                  "text": f"paired by probe on {ia.get('n')} probes, from the paired resamples the results carry: "
-                          "seeds not controlled or probe sets not fingerprinted alike, so a probe's two images "
-                          "share only their prompt"}
-
-
 def pairing(a: Run, b: Run) -> dict:
-    """How B is paired with A: the probes both hold (``probes``; None: every probe of both) and
-    what pairs them (said in the output)."""
-    if not (a.is_folder and b.is_folder):
-        return _results_pairing(a, b)
+    """How B is paired with A: the probes both hold (``probes``) and what pairs them (said in the
+    output)."""
     ids_a, ids_b = set(a.manifest["probe_id"].astype(str)), set(b.manifest["probe_id"].astype(str))
     common = ids_a & ids_b
     same_set = a.fingerprint is not None and a.fingerprint == b.fingerprint
     out = {"baseline": a.label, "run": b.label, "n_common_probes": len(common), "n_probes_a": len(ids_a),
            "n_probes_b": len(ids_b), "same_probe_set": same_set, "probes": sorted(common)}
     if not common:
-        out.update(kind="unpaired", text="unpaired: the runs share no probe, so each is resampled on its own "
-                                         "(a paired comparison needs the same probes)")
+        out.update(kind="unpaired", text="unpaired: the runs share no probe, so the test permutes the runs' images "
+                                         "within each cell of a score's design (a paired test needs the same probes)")
         return out
     where = ("the same probe set" if same_set else
              f"different probe sets: compared on the {len(common)} probes both hold "
@@ -239,36 +302,24 @@ def pairing(a: Run, b: Run) -> dict:
     if a.seeds_controlled and b.seeds_controlled and same_seeds:
         out.update(kind="paired by (probe, seed)",
                    text=f"paired by (probe, seed) on {len(common)} probes, {where}: both runs made each image "
-                        "from the probe's seed, so the resamples draw the same probes in both")
+                        "from the probe's seed, so the test swaps the two runs' images of random probes")
     else:
         why = "seeds not controlled (images supplied or made by an image API)" if not (
             a.seeds_controlled and b.seeds_controlled) else "the runs used different seeds"
         out.update(kind="paired by probe",
                    text=f"paired by probe on {len(common)} probes, {where}: {why}, so a probe's two images "
-                        "share only their prompt")
+                        "share only their prompt (the test swaps them all the same)")
+    rebuilt = [r.label for r in (a, b) if r.source == "results"]
+    if rebuilt:
+        out["text"] += f" ({' and '.join(rebuilt)} from the per-probe labels the results carry)"
     return out
 
 
-def resamples_of(runs: Sequence[Run], n_resamples: int | None, random_state: int | None) -> ResamplePlan:
-    """The paired resample plan: that of the results files given alone (the resamples they carry),
-    else ``n_resamples`` (default: the number every scored run used, 1000 if none) and
-    ``random_state`` (default 0)."""
-    stored = {r.label: (r.results["pairing"]["n_resamples"], r.results["pairing"]["random_state"])
-              for r in runs if not r.is_folder}
-    if stored:
-        plans = set(stored.values())
-        if len(plans) > 1:
-            listed = ", ".join(f"{k} {n} resamples, random state {s}" for k, (n, s) in stored.items())
-            raise CompareError(f"the results files were scored under different resample plans ({listed}): "
-                               "rescore them alike (`t2ibench score RUN --n-resamples N`) or compare the run folders")
-        (n, seed), = plans
-        for option, given, kept in (("--n-resamples", n_resamples, n), ("--random-state", random_state, seed)):
-            if given is not None and given != kept:
-                raise CompareError(f"{option} {given}: the results files carry the resamples of {n} resamples at "
-                                   f"random state {seed}; leave {option} out, or compare the run folders")
-        return ResamplePlan(n, seed)
+def plan_size(runs: Sequence[Run], n_resamples: int | None) -> int:
+    """The resamples (and swaps) of the comparison: ``n_resamples``, else the number every run was
+    scored with (1000 if none says)."""
     if n_resamples is None:
-        used = {r.label: r.n_resamples for r in runs if r.n_resamples is not None}
+        used = {r.label: r.n_resamples for r in runs if r.n_resamples}
         if len(set(used.values())) > 1:
             listed = ", ".join(f"{k} {v}" for k, v in used.items())
             raise CompareError(f"the runs were scored with different numbers of resamples ({listed}): give "
@@ -276,39 +327,41 @@ def resamples_of(runs: Sequence[Run], n_resamples: int | None, random_state: int
         n_resamples = next(iter(used.values()), 1000)
     if n_resamples < 2:
         raise CompareError(f"--n-resamples must be at least 2, got {n_resamples}")
-    return ResamplePlan(int(n_resamples), 0 if random_state is None else int(random_state))
+    return int(n_resamples)
 
 
 @dataclass
 class Scored:
-    """One run's score entries as a comparison reads them: the entries, each one's paired
-    resamples and strata (keyed by ``entry_key``), the suites (None: scored, else why not) and
-    the label files its tasks looked for and did not find."""
+    """One run's score entries as a comparison reads them: the entries, the suites (None: scored,
+    else why not), the label files its tasks looked for and did not find, and the entries of a
+    results file that rest on label files it does not carry (entry key -> (its entry, why))."""
 
     entries: list[dict]
-    resamples: dict[tuple, np.ndarray]
-    designs: dict[tuple, dict | None]
     suites: dict[str, str | None] = field(default_factory=dict)
     missing: list[str] = field(default_factory=list)
+    uncarried: dict[tuple, tuple[dict, str]] = field(default_factory=dict)
 
 
-def score_in_memory(run: Run, probes: set | None, options: ScoringOptions, plan: ResamplePlan) -> Scored:
-    """Score ``run`` (only ``probes``) by its tasks under ``plan``; nothing is written, and
-    nothing of run_config.json and manifest.parquet is read again (:func:`load_run` read them)."""
-    ctx = ScoringContext(run.path, options, probes, config=run.config, manifest=run.manifest)
-    with resample_plan(plan):
+def score_alone(run: Run, probes: set | None, options: ScoringOptions) -> Scored:
+    """Score ``run`` (only ``probes``) by its tasks, values only (no interval); nothing is
+    written, and nothing of run_config.json and manifest.parquet is read again."""
+    if run.is_folder:
+        ctx = ScoringContext(Path(run.path), options, probes, config=run.config, manifest=run.manifest)
         for task, suites in tasks_of_run(run.path, list(ctx.status), ctx.config):
             task.score(ctx, suites)
+    else:
+        ctx = score_tables(run.config, run.manifest, run.label_frame, options, probes)
     suites = {s: None if st.status == "scored" else (st.reason or "no task scores this suite")
               for s, st in ctx.status.items() if st.n_images}
     missing = [get_label_file(kind).relpath for kind, frame in ctx.labels.items() if frame is None]
-    return Scored(ctx.scores, ctx.resamples, ctx.designs, suites, missing)
-
-
-def scored_from_results(run: Run) -> Scored:
-    """The entries of a results document and the paired resamples its ``pairing`` section carries."""
-    _, entries = read_pairing(run.results)
-    suites = {str(s.get("name")): None if s.get("status") == "scored" else (s.get("reason") or "not scored")
-              for s in run.results.get("suites") or [] if isinstance(s, Mapping) and s.get("n_images")}
-    return Scored(list(run.results.get("scores") or []), {e.key: e.resamples for e in entries},
-                  {e.key: e.design for e in entries}, suites)
+    uncarried = {}
+    if run.not_carried:  # a results file's entries whose suites lacked a label file it does not carry
+        said = {s: [st.reason or ""] + ctx.missing_parts.get(s, []) for s, st in ctx.status.items()}
+        lacking = {s: [k for k in run.not_carried if any(get_label_file(k).relpath in p for p in parts)]
+                   for s, parts in said.items()}
+        for e in run.results.get("scores") or []:
+            kinds = lacking.get(e.get("suite")) or []
+            if kinds:
+                uncarried[entry_key(e)] = (e, f"{run.label}'s results do not carry {get_label_file(kinds[0]).relpath} "
+                                              f"({run.not_carried[kinds[0]]}): compare the run folders")
+    return Scored(ctx.scores, suites, missing, uncarried)

@@ -21,10 +21,10 @@ from typing import Mapping, Sequence
 
 from scipy import stats
 
-from benchmark.contract.pairing import KEY_FIELDS
 from benchmark.contract.results import RESULTS_FILE, load_results_file
 from benchmark.present.text import fmt_number, headline_entries, markdown_table
 from benchmark.scores.ppi import MIN_HUMAN_LABELS, MIN_PER_GROUP, labels_needed
+from benchmark.tasks.context import entry_key
 
 __all__ = ["DEFAULT_FRACTION", "target_half_width", "plan_rows", "plan_markdown", "read_pilot"]
 
@@ -56,7 +56,9 @@ def _floor(n_pop: int, groups: int | None) -> int:
 
 
 def _groups(results: Mapping) -> dict[tuple, int]:
-    """entry key -> the groups its resamples were drawn within (results.json's ``pairing`` section)."""
+    """entry key -> the groups its resamples were drawn within, from a ``pairing`` section of the
+    older format that recorded resamples per entry (``paired-resamples/1``); today's sections
+    carry label rows instead, and the groups come from ``human_corrected`` once people labelled."""
     section = results.get("pairing") if isinstance(results.get("pairing"), Mapping) else {}
     out = {}
     for item in section.get("entries") or []:
@@ -109,7 +111,7 @@ def plan_rows(results: Mapping, targets: Mapping[str, float] | None = None, *, e
     scores = [e for e in results.get("scores") or [] if isinstance(e, Mapping) and e.get("defined")]
     chosen = scores if every_score else headline_entries(scores)
     groups = _groups(results)
-    return [_row(e, target_half_width(e, targets), z, groups.get(tuple(e.get(k) for k in KEY_FIELDS)))
+    return [_row(e, target_half_width(e, targets), z, groups.get(entry_key(e)))
             for e in chosen]
 
 

@@ -35,7 +35,7 @@ from benchmark.probes.registry import SUITES, build_suite, default_config_path, 
 from benchmark.contract.values import plain_value
 
 __all__ = ["BUILTIN", "PROBE_SET_FILE", "PROBES_SPLIT", "ProbeSet", "open_probe_set", "rows_fingerprint",
-           "probe_set_manifest", "configs_of_record", "families_of_record", "suite_families"]
+           "probe_set_manifest", "configs_of_record", "families_of_record", "rows_of_record", "suite_families"]
 
 BUILTIN = "builtin"
 #: written beside the parquet configs of a probe dataset folder
@@ -167,6 +167,29 @@ def open_probe_set(source: str | os.PathLike | None = None, revision: str | None
     if looks_like_path(text) or text.count("/") > 1:
         raise ValueError(f"probe folder {text} does not exist")
     return _from_hub(text, revision)
+
+
+def rows_of_record(record: Mapping[str, Any] | None, suites: Sequence[str],
+                   probe_ids: Sequence[str]) -> tuple[pd.DataFrame, dict]:
+    """The rows of ``probe_ids`` in ``suites`` of the probe set a results file's ``probes`` record
+    names (the built-in one when it names none), in probe-set order, and the probe set's record
+    of those suites; ValueError (one line) when the set cannot be opened here, its rows are not
+    those recorded (fingerprint) or it lacks some of the ids."""
+    record = record or {}
+    kind = record.get("kind") or BUILTIN
+    try:
+        probe_set = open_probe_set(None if kind == BUILTIN else record.get("source"),
+                                   record.get("revision") if kind == "hub" else None)
+        found = probe_set.record(suites)
+    except ValueError as exc:
+        raise ValueError(f"its probe set cannot be opened here: {exc}") from None
+    if record.get("fingerprint") and found["fingerprint"] != record["fingerprint"]:
+        raise ValueError("its probe set's rows are not those it was scored on (the fingerprint differs)")
+    table = probe_set.table(suites)
+    rows = table[table["probe_id"].astype(str).isin(set(probe_ids))].reset_index(drop=True)
+    if len(rows) != len(set(probe_ids)):
+        raise ValueError(f"{len(set(probe_ids)) - len(rows)} of its probe ids are not in its probe set")
+    return rows, found
 
 
 def families_of_record(record: Mapping[str, Any] | None) -> dict[str, str]:

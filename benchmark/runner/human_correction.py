@@ -5,9 +5,11 @@ images, under one paired resample plan; then combined with the run's own entry b
 
 Why the tasks' own scorers: a corrected score must be the same score, so each paper's score
 function runs unchanged, on a label table in its label file's shape whose values are people's
-(:class:`HumanTable`). Three scorings share one :class:`benchmark.scores.bootstrap.ResamplePlan`
-with the score stage (same resamples and random state), so a probe carries its people's label,
-its automatic label and its place among all images into the same resample.
+(:class:`HumanTable`). Three scorings (people's labels of the sample, the annotator's labels of
+the sample, the annotator's labels of every image) share one
+:class:`benchmark.scores.bootstrap.ResamplePlan` of the score stage's size and random state, so a
+probe carries its people's label, its automatic label and its place among all images into the
+same resample.
 
 What people's labels are, which of them count (a random sample recorded before labelling, or a
 census of a suite; refused answers and why) is read by :mod:`benchmark.human` and handed here
@@ -117,16 +119,18 @@ def _score(ctx: ScoringContext, plan: ResamplePlan | None) -> ScoringContext:
     return ctx
 
 
-def _contexts(ctx: ScoringContext, human: HumanLabels) -> tuple[ScoringContext, ScoringContext, ResamplePlan | None]:
-    """The run scored on people's labels of the labelled images, and on the annotator's labels of the
-    same images, under the score stage's resample plan (same resamples, same random state)."""
+def _contexts(ctx: ScoringContext, human: HumanLabels) -> tuple[ScoringContext, ScoringContext, ScoringContext]:
+    """The run scored on people's labels of the labelled images, on the annotator's labels of the
+    same images, and on every image (the score stage's values, its intervals outside any plan),
+    all three under one resample plan of the score stage's size and random state."""
     opts = ctx.options
     plan = GroupCountingPlan(opts.n_resamples, opts.random_state) if opts.n_resamples >= 2 else None
     probes = human.probes
     base = {"config": ctx.config, "manifest": ctx.manifest}
     people = ScoringContext(ctx.run_dir, opts, probes, labels=human_frames(ctx, human), **base)
     auto = ScoringContext(ctx.run_dir, opts, probes, labels=dict(ctx.labels), **base)
-    return _score(people, plan), _score(auto, plan), plan
+    every = ScoringContext(ctx.run_dir, opts, labels=dict(ctx.labels), **base) if plan is not None else ctx
+    return _score(people, plan), _score(auto, plan), _score(every, plan) if plan is not None else ctx
 
 
 def _not_corrected(reason: str, n_human: int = 0, n_population: int = 0, groups: int | None = None) -> dict:
@@ -161,7 +165,8 @@ def _census(entry: Mapping, n_population: int, human: HumanLabels) -> bool:
 
 def _corrected(entry: Mapping, ctx: ScoringContext, people: ScoringContext, auto: ScoringContext,
                human: HumanLabels, found: tuple[dict, dict]) -> dict:
-    """``entry``'s ``human_corrected`` from its twins on people's and the annotator's labels."""
+    """``entry``'s ``human_corrected`` from its twins on people's and the annotator's labels
+    (``ctx``: the run's every image scored under the twins' plan)."""
     key = entry_key(entry)
     h, a = found
     n_h, n_pop = int(h.get("n") or 0), int(entry.get("n") or 0)
@@ -185,12 +190,12 @@ def _corrected(entry: Mapping, ctx: ScoringContext, people: ScoringContext, auto
 
 
 def correct_entries(ctx: ScoringContext, human: HumanLabels) -> dict[tuple, dict]:
-    """entry key -> ``human_corrected`` for every score entry of ``ctx`` (scored already, under the
-    recording plan when intervals were asked for): the corrected value and interval, or why there is none."""
+    """entry key -> ``human_corrected`` for every score entry of ``ctx`` (scored already, the score
+    stage's way): the corrected value and interval, or why there is none."""
     if not human.probes:
         return {entry_key(e): _not_corrected("no people's labels count for correction (see human_labels.suites)")
                 for e in ctx.scores}
-    people, auto, _ = _contexts(ctx, human)
+    people, auto, every = _contexts(ctx, human)
     by_key = [{entry_key(e): e for e in c.scores if e.get("defined")} for c in (people, auto)]
     out = {}
     for entry in ctx.scores:
@@ -202,5 +207,5 @@ def correct_entries(ctx: ScoringContext, human: HumanLabels) -> dict[tuple, dict
         if h is None or a is None:
             out[key] = _not_corrected(_reason_without(people, entry, human))
             continue
-        out[key] = _corrected(entry, ctx, people, auto, human, (h, a))
+        out[key] = _corrected(entry, every, people, auto, human, (h, a))
     return out

@@ -19,12 +19,15 @@ from benchmark.contract import run_folder as rf
 from benchmark.contract.audit_request import AuditRequest
 from benchmark.models.api_images import check_api_endpoint, estimate_requests
 from benchmark.models.text_to_image import plan_settings
-from benchmark.probes.source import suite_families
+from benchmark.contract.pairing import read_pairing
+from benchmark.probes.source import rows_of_record, suite_families
 from benchmark.contract.results import RESULTS_FILE, UnreadableResults, load_results_file, validate_results
 from benchmark.contract.run_folder_check import ANNOTATE_TOTAL, label_files, timings_document
 from benchmark.runner.annotate_plan import annotator_options, choose_annotators
 from benchmark.runner.annotate_summary import annotate_record
+from benchmark.runner.planning import planned_mdd_from_labels
 from benchmark.runner.probe_choice import ChosenProbes, choose_probes, limit_probes, prompt_key
+from benchmark.runner.simulate import layout
 from benchmark.present.text import adapter_label, checkpoint_text, fmt_number, headline_entries, quantization_text
 from benchmark.scores.design import planned_mdd, single_image_summary
 from benchmark.scores.metadata import get_metadata
@@ -207,32 +210,70 @@ def plan_for(request: AuditRequest, chosen: ChosenProbes, **described: Any) -> A
                      annotators={c.kind.option: c.models for c in choices}, unannotated=unannotated,
                      inputs=chosen.inputs, replaced=chosen.replaced, chosen=chosen, seconds_per_image=per_image,
                      annotate_images_per_second=annotate_rate,
-                     detectable=detectable_lines(request.pilot, images) if request.pilot else [], **described)
+                     detectable=detectable_lines(request.pilot, images, chosen) if request.pilot else [], **described)
 
 
-def detectable_lines(pilot: Path, images: dict[str, int]) -> list[str]:
+def _simulated(doc: dict, chosen: ChosenProbes, suites: list[str]) -> tuple[dict, str | None]:
+    """Entry key -> the plan's row for the scores of ``suites`` planned from the pilot's own labels
+    (benchmark.runner.planning), and why not (None when they could be)."""
+    try:
+        section = read_pairing(doc)
+        pilot_suites = [str(s.get("name")) for s in doc.get("suites") or [] if isinstance(s, dict)]
+        pilot_probes, _ = rows_of_record(doc.get("probes") if isinstance(doc.get("probes"), dict) else None,
+                                         pilot_suites, section.probe_ids)
+        planned = chosen.limited[chosen.limited["suite"].isin(suites)]
+        lay = layout(planned)
+        modeled = [s for s in suites if not any(s in v for v in lay.left_out.values())]
+        if not modeled:
+            return {}, None
+        lay = layout(planned[planned["suite"].isin(modeled)])
+        rows = planned_mdd_from_labels(pilot_probes, section.labels, lay.probes, layout_of=lambda _: lay,
+                                       config={"suites": modeled, "probes": chosen.record})
+    except ValueError as exc:
+        return {}, str(exc)
+    return {(r["name"], r["suite"], r["subset"], r["estimator"]): r for r in rows}, None
+
+
+def _simulated_row(simulated: dict, entry: dict) -> dict | None:
+    """The plan's row for a pilot's entry: the same score and estimator, or the one row of that
+    score (the planned run may ask another model, or the same one another way)."""
+    found = simulated.get((entry["name"], entry["suite"], entry["subset"], entry.get("estimator")))
+    if found is None:
+        same = [r for k, r in simulated.items() if k[:3] == (entry["name"], entry["suite"], entry["subset"])]
+        found = same[0] if len(same) == 1 else None
+    return found
+
+
+def detectable_lines(pilot: Path, images: dict[str, int], chosen: ChosenProbes | None = None) -> list[str]:
     """``--pilot``: per headline score of the planned suites (the entry a report shows), the
-    smallest change a comparison of two audits of this size detects (:func:`planned_mdd`), or why
-    the pilot cannot say; a pilot that is no valid results file is refused in one line."""
+    smallest change a comparison of two audits of this size detects, or why the pilot cannot say:
+    simulated from the pilot's labels (:func:`planned_mdd_from_labels`) where its results carry
+    them, else scaled from its interval (:func:`planned_mdd`); a pilot that is no valid results
+    file is refused in one line."""
     doc = load_results_file(pilot)
     problems = validate_results(doc)
     if problems:
         raise ValueError(f"--pilot {pilot}: not a valid results file: {problems[0]}")
     shown = headline_entries([e for e in doc.get("scores") or [] if e.get("suite") in images])
-    rows = planned_mdd({**doc, "scores": shown}, images)
-    if not rows:
+    if not shown:
         return [f"the pilot {pilot} scored none of these suites"]
+    simulated, why = _simulated(doc, chosen, sorted({e["suite"] for e in shown})) if chosen is not None else ({}, None)
     lines = []
-    for r in rows:
-        name = f"{get_metadata(r['name']).display_name} ({', '.join(str(x) for x in (r['suite'], r['subset']) if x)})"
+    for e in shown:
+        name = f"{get_metadata(e['name']).display_name} ({', '.join(str(x) for x in (e['suite'], e['subset']) if x)})"
+        r = _simulated_row(simulated, e)
+        how = "simulated from the pilot's labels"
+        if r is None:
+            (r,) = planned_mdd({**doc, "scores": [e]}, images)
+            how = "scaled from the pilot's interval" + (f"; its labels cannot be simulated: {why}" if why else "")
         if "mdd" in r:
             lines.append(f"{name}: {fmt_number(r['mdd'], 3)} (pilot: {r['pilot_images']} images, here "
-                         f"{r['planned_images']})")
+                         f"{r['planned_images']}; {how})")
         else:
             lines.append(f"{name}: cannot say, {r['reason']}")
-    return lines + ["(power 0.8 at alpha 0.05 for one test, between two independent audits of this size: pairing "
-                    "by probe and seed lowers it, Holm's correction over many scores raises it; `t2ibench compare "
-                    "--detect` gives both)"]
+    return lines + ["(power 0.8 at alpha 0.05 for one test, between two audits of this size whose images are drawn "
+                    "independently: pairing by probe and seed lowers it, Holm's correction over many scores raises "
+                    "it; `t2ibench compare --detect` gives both)"]
 
 
 def check_stage_inputs(run_dir: str | Path, stage: str) -> None:

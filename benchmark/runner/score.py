@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from contextlib import nullcontext
 from pathlib import Path
 from typing import Mapping
 
@@ -47,7 +46,6 @@ from benchmark.runner.expected import expected_problems
 from benchmark.runner.run_config import MODEL_RECORDS
 from benchmark.runner.human_correction import HumanLabels, correct_entries
 from benchmark.registries import HUMAN_LABEL_SOURCES
-from benchmark.scores.bootstrap import ResamplePlan, resample_plan
 from benchmark.tasks.of_run import tasks_of_run
 from benchmark.tasks.registry import load_plugins, task_options as declared_task_options
 
@@ -151,14 +149,15 @@ def annotate_batch_size(run_dir: Path) -> int | None:
     return size if isinstance(size, int) and not isinstance(size, bool) and size >= 1 else None
 
 
-def _pairing(ctx: ScoringContext, plan: ResamplePlan | None) -> dict | None:
-    """results.json's ``pairing`` section: each entry's paired resamples (benchmark.contract.pairing)."""
-    if plan is None:
-        return None
+def _pairing(ctx: ScoringContext) -> dict | None:
+    """results.json's ``pairing`` section: the label rows the scores read, per label file, so that
+    ``t2ibench compare`` can test a difference from results files alone (benchmark.contract.pairing)."""
     probes = ctx.config.get("probes") if isinstance(ctx.config.get("probes"), dict) else {}
-    return pairing_section(scores=ctx.scores, resamples=ctx.resamples, designs=ctx.designs,
-                           n_resamples=plan.n_resamples, random_state=plan.random_state,
-                           probe_ids=ctx.manifest["probe_id"], fingerprint=probes.get("fingerprint"))
+    labels = {kind: None if frame is None else frame.drop(columns=[c for c in LABEL_FILES[kind].provenance
+                                                                    if c in frame.columns])
+              for kind, frame in ctx.labels.items() if kind in LABEL_FILES}
+    return pairing_section(probe_ids=ctx.manifest["probe_id"], withheld=ctx.manifest.loc[ctx.nsfw, "probe_id"],
+                           labels=labels, fingerprint=probes.get("fingerprint"))
 
 
 def people_labels(run_dir: Path) -> HumanLabels | None:
@@ -260,11 +259,8 @@ def score_run(run_dir: str | Path, *, n_resamples: int = 1000, confidence_level:
     degenerate = require_usable(run_dir, allow=allow_degenerate, manifest=manifest)  # before any score is computed
     options = ScoringOptions(n_resamples, confidence_level, random_state, declared_task_options(task_options))
     ctx = ScoringContext(run_dir, options, manifest=manifest)
-    # the paired resamples of every entry, recorded beside its interval (results.json's `pairing`)
-    plan = ResamplePlan(n_resamples, random_state, record=True) if n_resamples >= 2 else None
-    with resample_plan(plan) if plan else nullcontext():
-        for task, suites in tasks_of_run(run_dir, list(ctx.status), ctx.config):
-            task.score(ctx, suites)
+    for task, suites in tasks_of_run(run_dir, list(ctx.status), ctx.config):
+        task.score(ctx, suites)
     details = _write_details(run_dir, ctx.details)
     ctx.mark_partly_scored()
     _status_notes(ctx)
@@ -274,7 +270,7 @@ def score_run(run_dir: str | Path, *, n_resamples: int = 1000, confidence_level:
     block = results_block(degenerate, allow_degenerate)
     note = degenerate_text(block)
     ctx.notes.extend([note] if note else [])
-    results = _results(ctx, details, options, time.perf_counter() - start, _pairing(ctx, plan), human_block, block)
+    results = _results(ctx, details, options, time.perf_counter() - start, _pairing(ctx), human_block, block)
     res.write_results(run_dir, results)
     if report:
         from benchmark.runner.report import write_report

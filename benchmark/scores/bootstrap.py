@@ -9,25 +9,28 @@ Two designs, one per use (both resample within strata):
 
 * **results.json's intervals** (:func:`bootstrap_ci` outside a plan): ``scipy.stats.bootstrap``
   with one sample per stratum, so every stratum keeps its size in every resample;
-* **paired resamples** (``t2ibench compare`` and results.json's ``pairing`` section, inside
-  ``with resample_plan(plan):``, :class:`ResamplePlan`): a Poisson bootstrap (Hanley & MacGibbon
-  2006). Each probe weighs a Poisson(1) draw that depends only on the probe, the resample number
-  and ``random_state``, so two runs scored under one plan are resampled with the same probes,
-  whichever rows each keeps (a face found in one run and not in the other). A stratum's size
-  therefore varies between resamples (its expected size is kept); a stratum a draw leaves
-  empty is drawn again, so every cell of the design stays non-empty.
+* **paired resamples** (``t2ibench compare``, inside ``with resample_plan(plan):``,
+  :class:`ResamplePlan`; or a :class:`benchmark.scores.randomization.JointPlan`, which uses its
+  weights): a Poisson bootstrap (Hanley & MacGibbon 2006). Each probe weighs a Poisson(1) draw
+  that depends only on the probe, the resample number and ``random_state``, so two runs scored
+  under one plan are resampled with the same probes, whichever rows each keeps (a face found in
+  one run and not in the other). A stratum's size therefore varies between resamples (its
+  expected size is kept); a stratum a draw leaves empty is drawn again, so every cell of the
+  design stays non-empty.
 
 In both designs a stratum holding one probe cannot vary: its statistic is the same in every
-resample, so the resamples say nothing about its sampling noise. The plan counts such strata
-(:attr:`ConfidenceInterval.design`, ``{"strata": m, "single": k}``), and ``t2ibench compare``
-does not test a difference that rests on one (:mod:`benchmark.compare.paired`).
+resample, so the resamples say nothing about its sampling noise (nor, for a plug-in such as a
+MAD over ten tones with a few images per prompt, about most of it). The plan counts such strata
+(:attr:`ConfidenceInterval.design`, ``{"strata": m, "single": k}``). ``t2ibench compare`` takes
+its p-values from a paired randomization test instead (:mod:`benchmark.scores.randomization`),
+which needs no resampling variation, and uses these resamples only for the interval of a
+change, checked (:mod:`benchmark.compare.paired`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
-import dataclasses
 import hashlib
 from dataclasses import asdict, dataclass, field
 import warnings
@@ -94,11 +97,10 @@ def bootstrap_ci(
     one extra statistic call per row for the jackknife).
 
     ``keys`` (one probe id per row, optional) changes nothing outside a :func:`resample_plan`;
-    inside one, the statistic is evaluated on the plan's resamples instead (see
-    :class:`ResamplePlan`): the interval is their percentile interval and carries them in
-    ``resamples`` (and the strata in ``design``). Inside a *recording* plan
-    (``ResamplePlan(record=True)``, the score stage) the interval is this function's usual one
-    and the plan's resamples ride along in ``resamples`` and ``design``.
+    inside one, the statistic is evaluated by the plan instead (``plan.interval``): a
+    :class:`ResamplePlan` gives the percentile interval of its resamples and carries them in
+    ``resamples`` (and the strata in ``design``); a joint plan of two runs
+    (:class:`benchmark.scores.randomization.JointPlan`) carries its draws there.
     """
     if method not in ("percentile", "basic", "BCa"):
         raise ValueError(f"method must be 'percentile', 'basic' or 'BCa', got {method!r}")
@@ -124,15 +126,12 @@ def bootstrap_ci(
     # scipy needs >= 2 observations per sample to resample; a 1-row stratum is fixed.
     fixed = [s for s in samples if len(s) < 2]
     free = [s for s in samples if len(s) >= 2]
-    plan, planned = _ACTIVE.get(), None
-    if plan is not None and keys is not None:
-        planned = plan.interval(statistic, n, strata, keys, confidence_level)
-        if not plan.record:  # t2ibench compare: resampled by the plan only
-            return planned
-        # the score stage: the usual interval below, the plan's resamples beside it
+    plan = _ACTIVE.get()
+    if plan is not None and keys is not None:  # t2ibench compare: evaluated by the plan only
+        return plan.interval(statistic, n, strata, keys, confidence_level)
     if not free:
         value = resampled_statistic(*samples)
-        return _with_planned(ConfidenceInterval(value, value, confidence_level, 0), planned)
+        return ConfidenceInterval(value, value, confidence_level, 0)
 
     def with_fixed(*parts: np.ndarray) -> float:
         return resampled_statistic(*parts, *fixed)
@@ -147,15 +146,7 @@ def bootstrap_ci(
     low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
     if not np.all(np.isfinite(res.bootstrap_distribution)):
         low = high = float("nan")
-    return _with_planned(ConfidenceInterval(low, high, confidence_level, n_resamples,
-                                            f"{method} bootstrap over images"), planned)
-
-
-def _with_planned(ci: ConfidenceInterval, planned: ConfidenceInterval | None) -> ConfidenceInterval:
-    """``ci`` carrying the resamples (and design) of a recording plan's ``planned`` interval."""
-    if planned is None:
-        return ci
-    return dataclasses.replace(ci, resamples=planned.resamples, design=planned.design)
+    return ConfidenceInterval(low, high, confidence_level, n_resamples, f"{method} bootstrap over images")
 
 
 # --------------------------------------------------------------------------- paired resampling
@@ -168,7 +159,7 @@ _POISSON_CDF = stats.poisson.cdf(np.arange(40), 1.0)
 _M1, _M2, _GOLDEN = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB), np.uint64(0x9E3779B97F4A7C15)
 
 
-def _mix(x: np.ndarray) -> np.ndarray:
+def mix_hash(x: np.ndarray) -> np.ndarray:
     """splitmix64's finaliser, elementwise on uint64 (wrapping arithmetic)."""
     x = np.asarray(x, dtype=np.uint64)
     with np.errstate(over="ignore"):
@@ -183,12 +174,10 @@ class ResamplePlan:
     ``b`` is a Poisson(1) draw that depends only on (``random_state``, ``k``, ``b``), so every
     score of every run scored under this plan sees the same resampled probes (paired), and two
     runs with no probe in common are resampled independently (unpaired). Strata: see the module
-    doc (sizes vary, none is left empty). ``record``: :func:`bootstrap_ci` keeps its usual
-    interval and only records the plan's resamples beside it (the score stage's ``pairing``)."""
+    doc (sizes vary, none is left empty)."""
 
     n_resamples: int = 1000
     random_state: int = 0
-    record: bool = False
     _hashes: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -197,7 +186,8 @@ class ResamplePlan:
         if not 0 <= self.random_state < 2**63:
             raise ValueError(f"random_state must be a whole number in [0, 2**63), got {self.random_state}")
 
-    def _hash(self, keys: np.ndarray) -> np.ndarray:
+    def probe_hashes(self, keys: np.ndarray) -> np.ndarray:
+        """A 64-bit hash of each probe key (blake2b of its text), memoised."""
         out = np.empty(len(keys), dtype=np.uint64)
         for i, k in enumerate(keys):
             h = self._hashes.get(k)
@@ -210,8 +200,8 @@ class ResamplePlan:
         """Multiplicities (len(resamples) x len(hashes)) of the probes with these key hashes."""
         b = np.arange(self.n_resamples, dtype=np.uint64) if resamples is None else resamples.astype(np.uint64)
         with np.errstate(over="ignore"):
-            base = _mix(np.uint64(self.random_state) * _GOLDEN + np.uint64(attempt) * _M1)
-            x = _mix(hashes[None, :] ^ _mix(base + b * _GOLDEN)[:, None])
+            base = mix_hash(np.uint64(self.random_state) * _GOLDEN + np.uint64(attempt) * _M1)
+            x = mix_hash(hashes[None, :] ^ mix_hash(base + b * _GOLDEN)[:, None])
         u = (x >> np.uint64(11)).astype(np.float64) * 2.0 ** -53
         return np.searchsorted(_POISSON_CDF, u, side="right").astype(np.int64)
 
@@ -228,19 +218,27 @@ class ResamplePlan:
         """(resamples x rows) multiplicity of each row (its probe's), every stratum non-empty;
         ``resamples``: the resample numbers (default all)."""
         uniq, code, labels = self._codes(keys, strata)
-        hashes = self._hash(uniq)
+        hashes = self.probe_hashes(uniq)
         b = np.arange(self.n_resamples) if resamples is None else np.asarray(resamples)
         weights = self.draw(hashes, 0, b)[:, code]
-        for s in range(int(labels.max()) + 1 if len(labels) else 0):
-            rows = np.flatnonzero(labels == s)
-            empty = np.flatnonzero(weights[:, rows].sum(axis=1) == 0)
-            for attempt in range(1, MAX_REDRAWS + 1):
-                if not empty.size:
-                    break
-                weights[np.ix_(empty, rows)] = self.draw(hashes[code[rows]], attempt, b[empty])
-                empty = empty[weights[np.ix_(empty, rows)].sum(axis=1) == 0]
-            if empty.size:
-                weights[np.ix_(empty, rows)] = 1  # still empty: the stratum as observed
+        if not len(labels):
+            return weights
+        n_strata = int(labels.max()) + 1
+
+        def empty_rows() -> np.ndarray:  # (resamples x rows): the row's stratum is empty in that resample
+            sums = np.zeros((len(b), n_strata), dtype=np.int64)
+            np.add.at(sums.T, labels, weights.T)
+            return (sums == 0)[:, labels]
+
+        empty = empty_rows()
+        for attempt in range(1, MAX_REDRAWS + 1):  # an emptied stratum is drawn again, whole
+            if not empty.any():
+                return weights
+            redo = np.flatnonzero(empty.any(axis=1))
+            again = self.draw(hashes, attempt, b[redo])[:, code]
+            weights[redo] = np.where(empty[redo], again, weights[redo])
+            empty = empty_rows()
+        weights[empty] = 1  # still empty: the stratum as observed
         return weights
 
     def design(self, keys: Sequence, strata: Sequence | None = None) -> dict:

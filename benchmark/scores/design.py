@@ -2,18 +2,21 @@
 images per prompt needed to detect a given change.
 
 The scores resample images within the cells of their design (a profession, an identity, a
-prompt: :mod:`benchmark.scores.bootstrap`); a cell holding one image cannot vary, so a
-difference resting on it cannot be tested (:mod:`benchmark.compare.paired`). A suite whose
-prompts each have several images by design (several seeds per prompt) loses that when a
-``--limit`` keeps one image of each prompt: :func:`single_image_prompts` finds those suites and
-the smallest limit that gives each of their prompts two images again. A suite with one image
-per prompt by design resamples over prompts, not within them, and is not flagged.
+prompt: :mod:`benchmark.scores.bootstrap`); a cell holding one image cannot vary, so no resample
+sees its noise (``t2ibench compare`` shows no interval there) and a MAD over one image per cell
+is the same in any run (not tested: :mod:`benchmark.compare.paired`). A suite whose prompts each
+have several images by design (several seeds per prompt) loses that when a ``--limit`` keeps one
+image of each prompt: :func:`single_image_prompts` finds those suites and the smallest limit that
+gives each of their prompts two images again. A suite with one image per prompt by design
+resamples over prompts, not within them, and is not flagged.
 
-The standard error of a score averaged over prompts falls as one over the square root of the
-images per prompt, so the images per prompt needed to detect a change ``target`` with the power
-a minimum detectable difference (MDD) is defined with are ``now x (MDD / target)^2``
-(:func:`images_needed`). Before any image, a pilot audit's intervals (any model, the same
-suites) tell the same thing for the planned size (:func:`planned_mdd`).
+Where the cells are large, the standard error of a score averaged over prompts falls as one over
+the square root of the images per prompt, so the images per prompt needed to detect a change
+``target`` with the power a minimum detectable difference (MDD) is defined with are
+``now x (MDD / target)^2`` (:func:`images_needed`), and a pilot audit's interval scales to the
+planned size (:func:`planned_mdd`). Plug-in scores over a few images per cell (a MAD) do not
+follow that law: :mod:`benchmark.runner.planning` simulates the planned design from the pilot's
+labels instead, and these scalings serve the scores it does not simulate.
 """
 
 from __future__ import annotations
@@ -86,8 +89,9 @@ def single_image_warnings(full: pd.DataFrame, limited: pd.DataFrame, limiter: Li
 def _warning_line(s: dict) -> str:
     fix = f"--limit {s['limit']} gives each two" if s["limit"] else "the full suite gives each several"
     return (f"{s['suite']}: {s['single']} of the {s['prompts']} prompts kept have one image (the suite has "
-            f"{s['full_per_prompt']} per prompt): a score resampled within prompts cannot vary there, and "
-            f"`t2ibench compare` will not test it; {fix}")
+            f"{s['full_per_prompt']} per prompt): no resample can see a prompt's noise there and a MAD over one "
+            f"image per prompt cannot change, so `t2ibench compare` shows no interval and does not test that MAD; "
+            f"{fix}")
 
 
 def single_image_summary(full: pd.DataFrame, limited: pd.DataFrame, limiter: Limiter | None = None,
@@ -102,8 +106,9 @@ def single_image_summary(full: pd.DataFrame, limited: pd.DataFrame, limiter: Lim
     fix = (f"--limit {max(limits)} gives every one of them two" if all(limits)
            else "the full suites give them several")
     which = ", ".join(f"{s['suite']} {s['single']} of {s['prompts']}" for s in flagged)
-    return [f"{len(flagged)} suites keep prompts with one image ({which}): a score resampled within prompts cannot "
-            f"vary there, and `t2ibench compare` will not test it; {fix}"]
+    return [f"{len(flagged)} suites keep prompts with one image ({which}): no resample can see a prompt's noise there "
+            f"and a MAD over one image per prompt cannot change, so `t2ibench compare` shows no interval and does "
+            f"not test that MAD; {fix}"]
 
 
 def images_needed(mdd: float, target: float, per_prompt: float | None = None) -> dict:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
@@ -118,18 +118,23 @@ class ScoringContext:
 
     ``probes`` (optional) keeps only those probe ids of the manifest (``t2ibench compare`` scores
     two runs on the probes both hold). Under a :func:`benchmark.scores.bootstrap.resample_plan`,
-    :attr:`resamples` keeps each entry's statistic on the plan's resamples, keyed by
+    :attr:`resamples` keeps each entry's statistic on the plan's resamples (or a joint plan's
+    draws, :class:`benchmark.scores.randomization.JointDraws`), keyed by
     :func:`entry_key` (and :attr:`designs` its strata, ``{"strata": m, "single": k}``). ``config`` and ``manifest``: the run's run_config.json and manifest as
     the caller already read them (:func:`load_run_config`, :func:`load_run_manifest`); read
     from ``run_dir`` when not given. ``labels``: label tables to score instead of the label files
     (name -> table, None for a file to treat as missing), e.g. people's labels in a label file's
-    shape (:mod:`benchmark.runner.human_correction`); the files are never written."""
+    shape (:mod:`benchmark.runner.human_correction`); the files are never written.
+    ``label_source``: where the other label files come from when the run is held in memory (a
+    results file rebuilt, simulated audits), instead of ``run_dir``."""
 
     def __init__(self, run_dir: Path, options: ScoringOptions, probes: set | None = None, *,
                  config: dict | None = None, manifest: pd.DataFrame | None = None,
-                 labels: dict[str, pd.DataFrame | None] | None = None):
+                 labels: dict[str, pd.DataFrame | None] | None = None,
+                 label_source: Callable[[str], pd.DataFrame | None] | None = None):
         self.run_dir = run_dir
         self.options = options
+        self.label_source = label_source  # label files held in memory (kind -> rows or None), else the folder's
         self.config = load_run_config(run_dir) if config is None else config
         self.manifest = manifest = load_run_manifest(run_dir) if manifest is None else manifest
         if probes is not None:
@@ -158,6 +163,9 @@ class ScoringContext:
         self.designs: dict[tuple, dict | None] = {}  # beside each resamples: {"strata": m, "single": k}
         self.details: dict[str, pd.DataFrame] = {}
         self.notes: list[str] = []
+        #: the label files read so far, and per score entry those read before it (its own last)
+        self.read: list[str] = []
+        self.read_by: dict[tuple, tuple[str, ...]] = {}
 
     # -- probes
     def family_config(self, family: str) -> dict:
@@ -176,9 +184,12 @@ class ScoringContext:
 
     # -- label files
     def label(self, kind: str) -> pd.DataFrame | None:
+        if kind not in self.read:
+            self.read.append(kind)
         if kind not in self.labels:
             path = get_label_file(kind).path(self.run_dir)
-            self.labels[kind] = pd.read_parquet(path) if path.is_file() else None
+            self.labels[kind] = self.label_source(kind) if self.label_source is not None else \
+                pd.read_parquet(path) if path.is_file() else None
         return self.labels[kind]
 
     def missing(self, kind: str) -> str:
@@ -228,8 +239,11 @@ class ScoringContext:
         if isinstance(ci, dict) and PLANNED_RESAMPLES in ci:  # paired resamples: kept here, not in results.json
             kw["ci"] = {k: v for k, v in ci.items() if k not in (PLANNED_RESAMPLES, PLANNED_DESIGN)}
         entry = res.score_entry(name, suite, value, **kw)
+        self.read_by[entry_key(entry)] = tuple(self.read)
         if isinstance(ci, dict) and PLANNED_RESAMPLES in ci:
-            self.resamples[entry_key(entry)] = np.asarray(ci[PLANNED_RESAMPLES], dtype=float)
+            planned = ci[PLANNED_RESAMPLES]  # a plan's resamples, or a joint plan's draws of two runs
+            self.resamples[entry_key(entry)] = np.asarray(planned, dtype=float) \
+                if isinstance(planned, (list, tuple, np.ndarray)) else planned
             self.designs[entry_key(entry)] = ci.get(PLANNED_DESIGN)
         self.scores.append(entry)
         return entry

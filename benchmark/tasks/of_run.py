@@ -11,13 +11,16 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
+
+import pandas as pd
 
 from benchmark.probes.source import suite_families
 from benchmark.contract.run_folder import CONFIG_FILE
+from benchmark.tasks.context import ScoringContext, ScoringOptions
 from benchmark.tasks.registry import Task, tasks_for_suites
 
-__all__ = ["ReportSection", "tasks_of_run", "report_sections", "section_of"]
+__all__ = ["ReportSection", "score_tables", "tasks_of_run", "report_sections", "section_of"]
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,18 @@ def tasks_of_run(run_dir: str | Path, suites: Sequence[str] | None = None,
     config = dict(run_config) if run_config is not None else _run_config(run_dir)
     chosen = list(suites) if suites is not None else [str(s) for s in config.get("suites") or []]
     return tasks_for_suites(suite_families(config.get("probes"), chosen))
+
+
+def score_tables(config: Mapping[str, Any], manifest: pd.DataFrame, labels: Callable[[str], pd.DataFrame | None],
+                 options: ScoringOptions, probes: set | None = None) -> ScoringContext:
+    """Score a run held in memory (a results file rebuilt, a simulated audit) by its tasks: its
+    run config, manifest (``probes``: only those probe ids) and ``labels(kind)``, the rows of a
+    label file (None: the run has none). Nothing is read from or written to disk."""
+    ctx = ScoringContext(Path(), options, probes, config=dict(config), manifest=manifest, label_source=labels)
+    for task, suites in tasks_of_run(Path(), list(ctx.status), ctx.config):
+        ctx.read = []
+        task.score(ctx, suites)
+    return ctx
 
 
 def report_sections(run_dir: str | Path, results: Mapping) -> list[ReportSection]:

@@ -11,7 +11,6 @@ import contextvars
 from dataclasses import asdict
 from dataclasses import dataclass
 from dataclasses import field
-import dataclasses
 from typing import Any
 from typing import Callable
 from typing import Sequence
@@ -100,11 +99,10 @@ def bootstrap_ci(
     one extra statistic call per row for the jackknife).
 
     ``keys`` (one probe id per row, optional) changes nothing outside a :func:`resample_plan`;
-    inside one, the statistic is evaluated on the plan's resamples instead (see
-    :class:`ResamplePlan`): the interval is their percentile interval and carries them in
-    ``resamples`` (and the strata in ``design``). Inside a *recording* plan
-    (``ResamplePlan(record=True)``, the score stage) the interval is this function's usual one
-    and the plan's resamples ride along in ``resamples`` and ``design``.
+    inside one, the statistic is evaluated by the plan instead (``plan.interval``): a
+    :class:`ResamplePlan` gives the percentile interval of its resamples and carries them in
+    ``resamples`` (and the strata in ``design``); a joint plan of two runs
+    (:class:`benchmark.scores.randomization.JointPlan`) carries its draws there.
     """
     if method not in ("percentile", "basic", "BCa"):
         raise ValueError(f"method must be 'percentile', 'basic' or 'BCa', got {method!r}")
@@ -130,15 +128,12 @@ def bootstrap_ci(
     # scipy needs >= 2 observations per sample to resample; a 1-row stratum is fixed.
     fixed = [s for s in samples if len(s) < 2]
     free = [s for s in samples if len(s) >= 2]
-    plan, planned = _ACTIVE.get(), None
-    if plan is not None and keys is not None:
-        planned = plan.interval(statistic, n, strata, keys, confidence_level)
-        if not plan.record:  # t2ibench compare: resampled by the plan only
-            return planned
-        # the score stage: the usual interval below, the plan's resamples beside it
+    plan = _ACTIVE.get()
+    if plan is not None and keys is not None:  # t2ibench compare: evaluated by the plan only
+        return plan.interval(statistic, n, strata, keys, confidence_level)
     if not free:
         value = resampled_statistic(*samples)
-        return _with_planned(ConfidenceInterval(value, value, confidence_level, 0), planned)
+        return ConfidenceInterval(value, value, confidence_level, 0)
 
     def with_fixed(*parts: np.ndarray) -> float:
         return resampled_statistic(*parts, *fixed)
@@ -153,15 +148,7 @@ def bootstrap_ci(
     low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
     if not np.all(np.isfinite(res.bootstrap_distribution)):
         low = high = float("nan")
-    return _with_planned(ConfidenceInterval(low, high, confidence_level, n_resamples,
-                                            f"{method} bootstrap over images"), planned)
-
-
-def _with_planned(ci: ConfidenceInterval, planned: ConfidenceInterval | None) -> ConfidenceInterval:
-    """``ci`` carrying the resamples (and design) of a recording plan's ``planned`` interval."""
-    if planned is None:
-        return ci
-    return dataclasses.replace(ci, resamples=planned.resamples, design=planned.design)
+    return ConfidenceInterval(low, high, confidence_level, n_resamples, f"{method} bootstrap over images")
 
 
 # -- from benchmark/scores/validation.py
@@ -337,7 +324,10 @@ def _gep(preds, grp, att, group_a, group_b, image_ids, confidence_level, n_resam
         n_units, strata, rows_of, first = _image_units(image_ids, keep, g_code, a_code, n_attr)
 
     def statistic(idx: np.ndarray) -> float:
-        return float(np.mean(np.abs(vector_of(rows_of(idx)))))
+        # an attribute without images of both groups among idx (a subset of two runs' rows,
+        # t2ibench compare's randomization test) is left out, as the task leaves it out
+        v = np.abs(vector_of(rows_of(idx)))
+        return float(np.mean(v[np.isfinite(v)]))
 
     # n_resamples=0 skips the interval (point estimates only, e.g. for the paper checks).
     ci = None if n_resamples == 0 else bootstrap_ci(

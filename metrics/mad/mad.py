@@ -11,7 +11,6 @@ import contextvars
 from dataclasses import asdict
 from dataclasses import dataclass
 from dataclasses import field
-import dataclasses
 from typing import Any
 from typing import Callable
 from typing import Iterable
@@ -101,11 +100,10 @@ def bootstrap_ci(
     one extra statistic call per row for the jackknife).
 
     ``keys`` (one probe id per row, optional) changes nothing outside a :func:`resample_plan`;
-    inside one, the statistic is evaluated on the plan's resamples instead (see
-    :class:`ResamplePlan`): the interval is their percentile interval and carries them in
-    ``resamples`` (and the strata in ``design``). Inside a *recording* plan
-    (``ResamplePlan(record=True)``, the score stage) the interval is this function's usual one
-    and the plan's resamples ride along in ``resamples`` and ``design``.
+    inside one, the statistic is evaluated by the plan instead (``plan.interval``): a
+    :class:`ResamplePlan` gives the percentile interval of its resamples and carries them in
+    ``resamples`` (and the strata in ``design``); a joint plan of two runs
+    (:class:`benchmark.scores.randomization.JointPlan`) carries its draws there.
     """
     if method not in ("percentile", "basic", "BCa"):
         raise ValueError(f"method must be 'percentile', 'basic' or 'BCa', got {method!r}")
@@ -131,15 +129,12 @@ def bootstrap_ci(
     # scipy needs >= 2 observations per sample to resample; a 1-row stratum is fixed.
     fixed = [s for s in samples if len(s) < 2]
     free = [s for s in samples if len(s) >= 2]
-    plan, planned = _ACTIVE.get(), None
-    if plan is not None and keys is not None:
-        planned = plan.interval(statistic, n, strata, keys, confidence_level)
-        if not plan.record:  # t2ibench compare: resampled by the plan only
-            return planned
-        # the score stage: the usual interval below, the plan's resamples beside it
+    plan = _ACTIVE.get()
+    if plan is not None and keys is not None:  # t2ibench compare: evaluated by the plan only
+        return plan.interval(statistic, n, strata, keys, confidence_level)
     if not free:
         value = resampled_statistic(*samples)
-        return _with_planned(ConfidenceInterval(value, value, confidence_level, 0), planned)
+        return ConfidenceInterval(value, value, confidence_level, 0)
 
     def with_fixed(*parts: np.ndarray) -> float:
         return resampled_statistic(*parts, *fixed)
@@ -154,15 +149,7 @@ def bootstrap_ci(
     low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
     if not np.all(np.isfinite(res.bootstrap_distribution)):
         low = high = float("nan")
-    return _with_planned(ConfidenceInterval(low, high, confidence_level, n_resamples,
-                                            f"{method} bootstrap over images"), planned)
-
-
-def _with_planned(ci: ConfidenceInterval, planned: ConfidenceInterval | None) -> ConfidenceInterval:
-    """``ci`` carrying the resamples (and design) of a recording plan's ``planned`` interval."""
-    if planned is None:
-        return ci
-    return dataclasses.replace(ci, resamples=planned.resamples, design=planned.design)
+    return ConfidenceInterval(low, high, confidence_level, n_resamples, f"{method} bootstrap over images")
 
 
 # -- from benchmark/scores/validation.py
@@ -310,9 +297,12 @@ def mad_score(
 
     def statistic(idx: np.ndarray) -> float:
         # Resampled within groups (strata): no group is ever empty in a resample (scipy keeps its
-        # size; a paired ResamplePlan varies it but draws an emptied group again), so every
-        # per-group share is defined. A group of one image is the same in every resample.
-        return float(np.mean(_per_group_mad(codes[idx], g_codes[idx], len(g_names), len(cats))))
+        # size; a paired ResamplePlan varies it but draws an emptied group again). A group of one
+        # image is the same in every resample. A group with no image among ``idx`` (a subset of
+        # two runs' rows, t2ibench compare's randomization test) is left out, as it would be from
+        # those images scored alone.
+        per = _per_group_mad(codes[idx], g_codes[idx], len(g_names), len(cats))
+        return float(np.mean(per[np.isfinite(per)]))
 
     ci = None
     if n_resamples:
@@ -360,12 +350,17 @@ def average_value_score(
 
     def group_means(idx: np.ndarray) -> np.ndarray:
         sums = np.bincount(g_codes[idx], weights=x[idx], minlength=len(g_names))
-        return sums / np.bincount(g_codes[idx], minlength=len(g_names))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return sums / np.bincount(g_codes[idx], minlength=len(g_names))
+
+    def average(idx: np.ndarray) -> float:
+        means = group_means(idx)  # a group with no image among idx is left out (see mad_score)
+        return float(np.mean(means[np.isfinite(means)]))
 
     per_group = group_means(np.arange(len(x)))
     ci = None
     if n_resamples:
-        ci = bootstrap_ci(lambda idx: float(np.mean(group_means(idx))), len(x),
+        ci = bootstrap_ci(average, len(x),
                           strata=None if groups is None else g_codes, confidence_level=confidence_level,
                           n_resamples=n_resamples, random_state=random_state, keys=keys).to_dict()
     return {

@@ -1,16 +1,16 @@
 """The Compare tab's paired test of two rows: what ``t2ibench compare`` computes
-(:func:`benchmark.compare.compare_loaded`: a paired bootstrap over the probes both runs hold,
-Holm-corrected p-values, the minimum detectable difference of the test that decides; a
-difference whose resamples cannot vary is not tested; a score whose estimators differ is refused
-by name), never a verdict read from overlapping intervals.
+(:func:`benchmark.compare.compare_loaded`: the paired randomization test over the probes both runs
+hold, Holm-corrected p-values, the minimum detectable difference of the test that decides,
+intervals checked; a score no swap can change is not tested; a score whose estimators differ is
+refused by name), never a verdict read from overlapping intervals.
 
-A row read from a submitted results file pairs through the paired resamples its results carry
-(``pairing``, :mod:`benchmark.contract.pairing`): two such rows scored under one plan over the
-same probes are compared without their run folders, as the board read from the Hub has them. A
-row with its run folder is checked as ``t2ibench verify`` checks it and scored again. A row
-whose results carry no pairing (scored before it was recorded), or two rows over different
-probes, get one line saying why there is no paired test. It runs on a button press: scoring a
-run folder again takes seconds to minutes.
+A row read from a submitted results file is rebuilt from the per-probe labels its results carry
+(``pairing``, :mod:`benchmark.contract.pairing`; its probe rows from its probe set) and checked
+against them: two such rows are compared without their run folders, with the verdicts their
+folders give, as the board read from the Hub has them. A row with its run folder is checked as
+``t2ibench verify`` checks it and scored again. A row whose results carry no per-probe labels
+(scored before they were recorded) or contradict them gets one line saying why there is no paired
+test. It runs on a button press: scoring two runs together takes seconds to minutes.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def _labels(subs: list[Submission]) -> list[str]:
 
 def _with_pairing(sub: Submission) -> dict:
     """The row's results document with its ``pairing`` section: read again from its file when the
-    board keeps its documents without it (a few hundred kB each)."""
+    board keeps its documents without it (about 300 kB for a full audit)."""
     if "pairing" in sub.doc or not sub.path or not Path(sub.path).is_file():
         return sub.doc
     from benchmark.contract.results import load_results_file

@@ -134,9 +134,12 @@ def mad_score(
 
     def statistic(idx: np.ndarray) -> float:
         # Resampled within groups (strata): no group is ever empty in a resample (scipy keeps its
-        # size; a paired ResamplePlan varies it but draws an emptied group again), so every
-        # per-group share is defined. A group of one image is the same in every resample.
-        return float(np.mean(_per_group_mad(codes[idx], g_codes[idx], len(g_names), len(cats))))
+        # size; a paired ResamplePlan varies it but draws an emptied group again). A group of one
+        # image is the same in every resample. A group with no image among ``idx`` (a subset of
+        # two runs' rows, t2ibench compare's randomization test) is left out, as it would be from
+        # those images scored alone.
+        per = _per_group_mad(codes[idx], g_codes[idx], len(g_names), len(cats))
+        return float(np.mean(per[np.isfinite(per)]))
 
     ci = None
     if n_resamples:
@@ -184,12 +187,17 @@ def average_value_score(
 
     def group_means(idx: np.ndarray) -> np.ndarray:
         sums = np.bincount(g_codes[idx], weights=x[idx], minlength=len(g_names))
-        return sums / np.bincount(g_codes[idx], minlength=len(g_names))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return sums / np.bincount(g_codes[idx], minlength=len(g_names))
+
+    def average(idx: np.ndarray) -> float:
+        means = group_means(idx)  # a group with no image among idx is left out (see mad_score)
+        return float(np.mean(means[np.isfinite(means)]))
 
     per_group = group_means(np.arange(len(x)))
     ci = None
     if n_resamples:
-        ci = bootstrap_ci(lambda idx: float(np.mean(group_means(idx))), len(x),
+        ci = bootstrap_ci(average, len(x),
                           strata=None if groups is None else g_codes, confidence_level=confidence_level,
                           n_resamples=n_resamples, random_state=random_state, keys=keys).to_dict()
     return {

@@ -175,7 +175,10 @@ def _gep(preds, grp, att, group_a, group_b, image_ids, confidence_level, n_resam
         n_units, strata, rows_of, first = _image_units(image_ids, keep, g_code, a_code, n_attr)
 
     def statistic(idx: np.ndarray) -> float:
-        return float(np.mean(np.abs(vector_of(rows_of(idx)))))
+        # an attribute without images of both groups among idx (a subset of two runs' rows,
+        # t2ibench compare's randomization test) is left out, as the task leaves it out
+        v = np.abs(vector_of(rows_of(idx)))
+        return float(np.mean(v[np.isfinite(v)]))
 
     # n_resamples=0 skips the interval (point estimates only, e.g. for the paper checks).
     ci = None if n_resamples == 0 else bootstrap_ci(

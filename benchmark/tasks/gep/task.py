@@ -91,8 +91,8 @@ def _score_suite(ctx: ScoringContext, suite: str, frame: pd.DataFrame) -> None:
     config = ctx.family_config("gep")
     if "annotated_attributes" in frame.columns:
         # Only the attributes the suite asks about (explicit: the prompt's own attribute).
-        asked = frame.apply(lambda r: _is_listed(r["attribute"], r["annotated_attributes"]), axis=1)
-        frame = frame[asked.astype(bool)]
+        asked = [_is_listed(a, listed) for a, listed in zip(frame["attribute"], frame["annotated_attributes"])]
+        frame = frame[np.asarray(asked, dtype=bool)]
     setting = str(frame["setting"].dropna().iloc[0]) if "setting" in frame.columns and frame["setting"].notna().any() \
         else suite.rsplit("_", 1)[-1]
     name = f"gep_score_{setting}"

@@ -1,0 +1,127 @@
+"""Benchmark: the calibration of ``t2ibench compare`` by simulation with the truth known, the
+table docs/compare.md quotes (benchmark.calibration, the module the tests share).
+
+Two audits of one model are drawn from an outside-style model of their labels over the real
+probe tables of the CI recipe's suites (read from docs/compare.md's recipe), cut by the real
+``--limit`` rule, and compared by the command's own path. Printed, with 95% Clopper-Pearson
+intervals:
+
+* null rates: per score and family-wise (any score after Holm), at 1, 2 and 3 images per prompt,
+  at the recipe's ``--limit`` and at the full suites, and how often a score's interval is
+  flagged (not shown) there;
+* power at the printed MDD: a change as large as the MDD a comparison of that size prints, found
+  significantly worse how often, at the recipe's size and at the full size;
+* the plan's MDD: what ``--pilot`` plans from a pilot audit against the true MDD of the planned
+  design (median ratio, range, share within 0.8-1.25).
+
+    python bench/compare_calibration.py --out bench-results/calibration      # the full table (hours)
+    python bench/compare_calibration.py --null-reps 20 --power-reps 0 --pilots 0 --sizes 1,2   # a quick look
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # run from a checkout without installing
+
+from benchmark.calibration import Size, fmt_rate, null_runs, pilot_runs, power_runs, recipe_of  # noqa: E402
+from benchmark.present.text import markdown_table  # noqa: E402
+
+
+def _size(text: str, limit: int) -> Size:
+    return Size(limit=limit) if text == "recipe" else Size() if text == "full" else Size(per_prompt=int(text))
+
+
+def _where(r: dict) -> str:
+    return ", ".join(str(x) for x in (r["suite"], r.get("estimator")) if x)
+
+
+def null_table(rows: list[dict]) -> str:
+    return markdown_table(["size", "score", "where", "pairs", "p < 0.05", "significant (Holm)", "no interval"],
+                          ([r["size"], r["score"], _where(r), str(r["n"]), fmt_rate(r["raw"]) if r.get("raw") else "",
+                            fmt_rate(r), "" if r["flagged"] is None else f"{100 * r['flagged']:.0f}%"] for r in rows),
+                          align="lllrrrr")
+
+
+def power_table(rows: list[dict]) -> str:
+    return markdown_table(["size", "score", "where", "printed MDD", "change", "pairs", "found worse"],
+                          ([r["size"], r["score"], _where(r), f"{r['mdd']:.4g}", f"{r['change']:.3f}", str(r["n"]),
+                            fmt_rate(r)] for r in rows), align="lllrrrr")
+
+
+def pilot_table(rows: list[dict]) -> str:
+    return markdown_table(["pilot", "planned", "score", "where", "true MDD", "pilots", "planned / true: median [range]",
+                           "within 0.8-1.25"],
+                          ([r["pilot"], r["planned"], r["score"], _where(r), f"{r['true_mdd']:.4g}", str(r["n"]),
+                            f"{r['median']:.2f} [{r['low']:.2f}, {r['high']:.2f}]", f"{100 * r['within']:.0f}%"]
+                           for r in rows), align="llllrrrr")
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="1,2,3,recipe,full", help="null-rate sizes: images per prompt, recipe, full")
+    ap.add_argument("--power-sizes", default="recipe,full")
+    ap.add_argument("--null-reps", type=int, default=200, help="pairs of audits per null size")
+    ap.add_argument("--power-reps", type=int, default=150, help="pairs of audits per score and power size")
+    ap.add_argument("--pilots", type=int, default=20, help="pilot audits per pilot size")
+    ap.add_argument("--pilot-sizes", default="recipe:full,300:full", help="PILOT:PLANNED pairs (a --limit, recipe, "
+                    "full)")
+    ap.add_argument("--n-resamples", type=int, default=50, help="paired resamples per comparison (the interval "
+                    "checks)")
+    ap.add_argument("--n-permutations", type=int, default=200, help="swaps per comparison (more where a p-value "
+                    "could decide, as compare makes them)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", help="folder for compare_calibration.json and .md")
+    return ap.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    suites, limit, gated = recipe_of((ROOT / "docs" / "compare.md").read_text(encoding="utf-8"))
+    out: dict = {"suites": suites, "limit": limit, "gated": gated, "n_resamples": args.n_resamples,
+                 "n_permutations": args.n_permutations,
+                 "null": [], "power": [], "pilot": [], "seconds": {}}
+    parts = []
+    for kind, sizes, reps, runs in (("null", args.sizes, args.null_reps, null_runs),
+                                    ("power", args.power_sizes, args.power_reps, power_runs)):
+        for text in [s for s in sizes.split(",") if s] if reps else []:
+            t0 = time.perf_counter()
+            out[kind] += runs(suites, _size(text, limit), reps, n_resamples=args.n_resamples,
+                              n_permutations=args.n_permutations, seed=args.seed)
+            out["seconds"][f"{kind} {text}"] = round(time.perf_counter() - t0, 1)
+            print(f"{kind} at {text}: {out['seconds'][f'{kind} {text}']} s", file=sys.stderr)
+    if out["null"]:
+        parts += ["### No change: how often a score is called significant", "", null_table(out["null"]), ""]
+    if out["power"]:
+        parts += ["### A change of the printed MDD: how often it is found", "", power_table(out["power"]), ""]
+    for pair in [p for p in args.pilot_sizes.split(",") if p] if args.pilots else []:
+        pilot, planned = pair.split(":")
+        size_of = (lambda t: Size(limit=int(t)) if t.isdigit() else _size(t, limit))
+        t0 = time.perf_counter()
+        out["pilot"] += pilot_runs(suites, size_of(pilot), size_of(planned), args.pilots, seed=args.seed)
+        out["seconds"][f"pilot {pair}"] = round(time.perf_counter() - t0, 1)
+        print(f"pilot {pair}: {out['seconds'][f'pilot {pair}']} s", file=sys.stderr)
+    if out["pilot"]:
+        parts += ["### The plan's MDD (`--pilot`) against the true MDD of the planned design", "",
+                  pilot_table(out["pilot"]), ""]
+    head = (f"Suites {', '.join(suites)} (the CI recipe's; its --limit {limit}), {args.n_permutations} swaps per "
+            f"comparison (more where a p-value could decide) and {args.n_resamples} paired resamples, seed "
+            f"{args.seed}; 95% Clopper-Pearson intervals.")
+    text = "\n".join([head, ""] + parts)
+    print(text)
+    if args.out:
+        folder = Path(args.out)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "compare_calibration.json").write_text(json.dumps(out, indent=2, default=str) + "\n")
+        (folder / "compare_calibration.md").write_text(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,365 @@
+"""Calibration of ``t2ibench compare`` by simulation with the truth known: the one home of the
+simulations the tests (tests/test_compare_calibration.py), the bench script
+(bench/compare_calibration.py) and docs/compare.md's table share.
+
+Two audits of one model are drawn from an outside-style model of their labels
+(:class:`benchmark.runner.simulate.Truth`: prompts that differ, a seed effect both audits share,
+images drawn independently) over the real probe tables cut by the real ``--limit`` rule
+(:func:`probes_at`), and compared as :func:`benchmark.compare.compare_loaded` compares them (each
+run scored by the tasks' own code, alone and together, and the same decisions), many pairs in one
+scoring pass (:func:`compare_many`; the tests check it gives ``compare_loaded``'s rows). Measured:
+
+* **null rates** (:func:`null_runs`): how often a score is called significant (Holm) when nothing
+  changed, per score and for the family (any score), and how often its interval is flagged;
+* **power at the printed MDD** (:func:`power_runs`): a change of audit B as large, in the score's
+  expected value, as the MDD a comparison of that size prints (a null pair's), found how often;
+* **the plan's MDD** (:func:`pilot_runs`): the MDD ``--pilot`` plans from a pilot audit against
+  the true MDD of the planned design (2.80 x the spread of the tested quantity over pairs of
+  audits drawn from the truth).
+
+Rates come with Clopper-Pearson intervals (:func:`clopper_pearson`, statsmodels).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from benchmark.compare.comparison import finish_rows, pair_row
+from benchmark.compare.joint import score_pairs
+from benchmark.compare.paired import ALPHA, POWER
+from benchmark.compare.runs import Run
+from benchmark.runner.probe_choice import build_probes, limit_probes, prompt_key
+from benchmark.runner.simulate import Layout, Truth, audit_config, draw_labels, image_effects, layout, score_copies
+from benchmark.scores.design import mdd_factor
+from benchmark.scores.metadata import get_metadata
+from benchmark.scores.randomization import JointPlan, PairsPlan
+from benchmark.tasks.context import ScoringOptions
+from benchmark.tasks.registry import task_options
+
+__all__ = ["Size", "clopper_pearson", "compare_many", "draw_pairs", "null_runs", "pilot_runs", "power_runs", "probes_at",
+           "recipe_of", "simulated_pair"]
+
+#: pairs of audits scored together in one pass (memory: a few hundred thousand label rows)
+PAIRS_PER_PASS = 20
+
+
+@dataclass(frozen=True)
+class Size:
+    """An audit size: ``per_prompt`` images of every prompt of every suite (the limit per suite
+    that keeps that many, by the ``--limit`` rule), or one ``--limit`` for all suites, or the full
+    suites (neither)."""
+
+    per_prompt: int | None = None
+    limit: int | None = None
+
+    @property
+    def label(self) -> str:
+        if self.per_prompt:
+            return f"{self.per_prompt} per prompt"
+        return f"--limit {self.limit}" if self.limit else "full"
+
+
+def probes_at(suites: Sequence[str], size: Size, every: int = 1) -> pd.DataFrame:
+    """The probes of ``suites`` an audit of ``size`` generates (the real ``--limit`` rule); with
+    ``every`` > 1 only every so many prompts of each suite (a smaller audit of the same design,
+    for fast tests)."""
+    if size.per_prompt is None:
+        probes = build_probes(list(suites), size.limit)
+    else:
+        full = build_probes(list(suites))
+        frames = []
+        for _, rows in full.groupby("suite", sort=False):
+            prompts = rows["probe_id"].astype(str).map(prompt_key).nunique()
+            frames.append(limit_probes(rows, prompts * size.per_prompt))
+        probes = pd.concat(frames, ignore_index=True)
+    if every > 1:
+        prompt = probes["probe_id"].astype(str).map(prompt_key)
+        order = prompt.groupby(probes["suite"], sort=False).transform(lambda p: pd.factorize(p)[0])
+        probes = probes[order % every == 0]
+    return probes.reset_index(drop=True)
+
+
+def _run(label: str, lay: Layout, labels: Mapping[str, pd.DataFrame]) -> Run:
+    config = audit_config(lay)
+    manifest = lay.probes.assign(nsfw=False, probe_id=lay.probes["probe_id"].astype(object))
+    return Run(label, label, config, manifest, None, "memory", dict(labels))
+
+
+def simulated_pair(lay: Layout, truth: Truth, rng: np.random.Generator, change: float = 0.0,
+                   where: set | None = None) -> tuple[Run, Run]:
+    """Two audits of one model drawn from ``truth`` (B changed by ``change`` in the (label file,
+    suite) pairs ``where``, see :func:`benchmark.runner.simulate.draw_labels`), as runs a
+    comparison takes."""
+    values = truth.cells(lay, rng)
+    effects = image_effects(lay, values, rng, truth.seed, truth.seed_sd)
+    return (_run("a", lay, draw_labels(lay, values, effects, rng)),
+            _run("b", lay, draw_labels(lay, values, effects, rng, change, where)))
+
+
+def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
+    """The exact binomial interval of k events in n (statsmodels ``proportion_confint``, beta)."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    low, high = proportion_confint(k, n, alpha=1 - level, method="beta")
+    return float(low), float(high)
+
+
+def _key(r: Mapping) -> tuple:
+    return (r["name"], r["suite"], r["subset"], r["estimator"], r["annotator"])
+
+
+@dataclass
+class Tally:
+    """Per score (and the family): comparisons, significant calls, flagged intervals."""
+
+    n: dict = field(default_factory=dict)
+    hits: dict = field(default_factory=dict)
+    raw: dict = field(default_factory=dict)  # p < alpha before Holm's correction
+    flagged: dict = field(default_factory=dict)
+    families: int = 0
+    family_hits: int = 0
+
+    def add(self, rows: Iterable[Mapping], wanted=lambda r: True) -> None:
+        any_hit = False
+        for r in rows:
+            if r["status"] != "compared" or not wanted(r):
+                continue
+            k = _key(r)
+            self.n[k] = self.n.get(k, 0) + 1
+            self.hits[k] = self.hits.get(k, 0) + int(bool(r["significant"]))
+            self.raw[k] = self.raw.get(k, 0) + int(r["p"] < ALPHA)
+            self.flagged[k] = self.flagged.get(k, 0) + int(r.get("ci_check") is not None)
+            any_hit |= bool(r["significant"])
+        self.families += 1
+        self.family_hits += int(any_hit)
+
+    def table(self, size: str) -> list[dict]:
+        out = []
+        for k in sorted(self.n, key=str):
+            low, high = clopper_pearson(self.hits[k], self.n[k])
+            raw_low, raw_high = clopper_pearson(self.raw[k], self.n[k])
+            out.append({"size": size, "score": k[0], "suite": k[1], "subset": k[2], "estimator": k[3] or k[4],
+                        "n": self.n[k], "rate": self.hits[k] / self.n[k], "low": low, "high": high,
+                        "raw": {"rate": self.raw[k] / self.n[k], "low": raw_low, "high": raw_high},
+                        "flagged": self.flagged[k] / self.n[k]})
+        low, high = clopper_pearson(self.family_hits, self.families)
+        out.append({"size": size, "score": "any score (family-wise, Holm)", "suite": "", "subset": None,
+                    "estimator": None, "n": self.families, "rate": self.family_hits / max(self.families, 1),
+                    "low": low, "high": high, "raw": None, "flagged": None})
+        return out
+
+
+def _entries(key: tuple, value: float) -> dict:
+    defined = bool(np.isfinite(value))
+    return {"name": key[0], "suite": key[1], "subset": key[2], "estimator": key[3], "annotator": key[4],
+            "value": float(value) if defined else None, "defined": defined, "n": None,
+            "reason": None if defined else "undefined on this simulated audit"}
+
+
+def compare_many(lay: Layout, pairs: Sequence[tuple[Mapping, Mapping]], *, n_resamples: int = 200,
+                 n_permutations: int | None = None, random_state: int = 0, alpha: float = ALPHA) -> list[list[dict]]:
+    """The rows ``t2ibench compare`` gives each pair of simulated audits (label files of ``lay``),
+    computed as it computes them (each run's values, both runs scored together, the same
+    decisions: :func:`~benchmark.compare.comparison.pair_row`,
+    :func:`~benchmark.compare.comparison.finish_rows`), with every pair in one scoring pass."""
+    sets = [labels for pair in pairs for labels in pair]
+    values = score_copies(lay, sets)
+    runs = [_run(f"{i // 2}{'ab'[i % 2]}", lay, labels) for i, labels in enumerate(sets)]
+    options = ScoringOptions(n_resamples, 0.95, random_state, task_options())
+    out = []
+    for start in range(0, len(pairs), PAIRS_PER_PASS):
+        part = runs[2 * start:2 * (start + PAIRS_PER_PASS)]
+        count = len(part) // 2
+        plan = PairsPlan(count, JointPlan(n_resamples, n_permutations or n_resamples, random_state + start))
+        drawn, read_by = score_pairs([(run, f"{i // 2}{'ab'[i % 2]}") for i, run in enumerate(part)], options, plan)
+        for r in range(count):
+            a, b = _run("a", lay, {}), _run("b", lay, {})
+            rows = []
+            for key, v in values.items():
+                draws = drawn.get(key)
+                if draws is None:
+                    continue
+                d = draws.draws[r]
+                d.same_labels, d.label_files = False, read_by.get(key, ())
+                i = 2 * (start + r)
+                rows.append((pair_row(a, b, _entries(key, v[i]), _entries(key, v[i + 1]), d, 0.95), d))
+            finish_rows(rows, alpha, POWER)
+            out.append([row for row, _ in rows])
+    return out
+
+
+def draw_pairs(lay: Layout, truth: Truth, count: int, seed: int, change: float = 0.0,
+               where: set | None = None, shift: bool = False, cells=None) -> list[tuple[dict, dict]]:
+    """``count`` pairs of audits of one model drawn from ``truth`` (B changed by ``change`` in
+    ``where``, towards each cell's majority or, with ``shift``, the whole slot one way), as label
+    files: each pair of another model (its own cells), or all of the model ``cells`` (a
+    :class:`~benchmark.runner.simulate.CellValues` the truth drew)."""
+    out = []
+    for rep in range(count):
+        rng = np.random.default_rng([seed, rep])
+        values = truth.cells(lay, rng) if cells is None else cells
+        effects = image_effects(lay, values, rng, truth.seed, truth.seed_sd)
+        out.append((draw_labels(lay, values, effects, rng),
+                    draw_labels(lay, values, effects, rng, change, where, shift)))
+    return out
+
+
+def null_runs(suites: Sequence[str], size: Size, reps: int, *, n_resamples: int = 50, n_permutations: int = 200,
+              seed: int = 0, truth: Truth | None = None, lay: Layout | None = None) -> list[dict]:
+    """Null rates at ``size``: ``reps`` pairs of audits of one model compared; per score the share
+    called significant after Holm (with its interval), and the family-wise share."""
+    truth = truth or Truth()
+    lay = lay or layout(probes_at(suites, size))
+    tally = Tally()
+    for rows in compare_many(lay, draw_pairs(lay, truth, reps, seed), n_resamples=n_resamples,
+                             n_permutations=n_permutations, random_state=seed):
+        tally.add(rows)
+    return tally.table(size.label)
+
+
+# --------------------------------------------------------------------------- power at the printed MDD
+
+
+def expected_badness(lay: Layout, truth: Truth, cells, changes: Sequence[float], where: set, draws: int,
+                     seed: int, shift: bool = False) -> dict[tuple, np.ndarray]:
+    """Per score: its mean badness (what is tested) over ``draws`` audits of the model ``cells``
+    at each of ``changes`` (in ``where``; ``shift``: see :func:`draw_pairs`), with common random
+    numbers for every change."""
+    label_sets = []
+    for t in changes:
+        for d in range(draws):
+            rng = np.random.default_rng([seed, 7_000 + d])
+            effects = image_effects(lay, cells, rng, truth.seed, truth.seed_sd)
+            label_sets.append(draw_labels(lay, cells, effects, rng, t, where, shift))
+    out = {}
+    for key, v in score_copies(lay, label_sets).items():
+        meta = get_metadata(key[0])
+        out[key] = np.nanmean(np.asarray(meta.badness(v), dtype=float).reshape(len(changes), draws), axis=1)
+    return out
+
+
+GRID = np.array([0.0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.45, 0.6, 0.8, 1.0])
+
+
+def change_for(lay: Layout, truth: Truth, cells, key: tuple, target: float, where: set, *, draws: int = 24,
+               seed: int = 0) -> tuple[float, bool]:
+    """The change of B's labels (in ``where``) that moves score ``key``'s expected badness, for the
+    model ``cells``, by ``target``, and whether it is a shift of the whole slot: its expected
+    badness on a grid of changes towards each cell's majority, interpolated; where that cannot
+    reach ``target`` (a signed average whose cells cancel), a shift."""
+    for shift in (False, True):
+        moved = expected_badness(lay, truth, cells, GRID, where, draws, seed, shift)[key]
+        moved = np.maximum.accumulate(moved - moved[0])  # monotone, from no change
+        if target < moved[-1]:
+            return float(np.interp(target, moved, GRID)), shift
+    return 1.0, shift
+
+
+def power_runs(suites: Sequence[str], size: Size, reps: int, *, scores: Sequence[str] | None = None,
+               n_resamples: int = 50, n_permutations: int = 200, seed: int = 0, truth: Truth | None = None,
+               draws: int = 24, lay: Layout | None = None, pilots: int = 5) -> list[dict]:
+    """Power at the printed MDD, for one model the truth draws: per compared score (of ``scores``),
+    the MDD comparisons of ``size`` print (the median of ``pilots`` null comparisons), the change
+    of the labels it reads that moves its expected badness by that much, and the share of
+    ``reps`` comparisons of the model with that change that call it significantly worse."""
+    truth = truth or Truth()
+    lay = lay or layout(probes_at(suites, size))
+    cells = truth.cells(lay, np.random.default_rng([seed, 12_345]))
+    printed: dict[tuple, list] = {}
+    for rows in compare_many(lay, draw_pairs(lay, truth, pilots, seed + 99_999, cells=cells), n_resamples=n_resamples,
+                             n_permutations=n_permutations, random_state=99_999):
+        for r in rows:
+            if r["status"] == "compared" and (not scores or r["name"] in scores):
+                printed.setdefault(_key(r), []).append(r)
+    out = []
+    for key, rows in printed.items():
+        mdd, where = float(np.median([r["mdd"] for r in rows])), {(rows[0]["label_file"], key[1])}
+        t, shift = change_for(lay, truth, cells, key, mdd, where, draws=draws, seed=seed)
+        found = 0
+        for compared in compare_many(lay, draw_pairs(lay, truth, reps, seed + 50_000, t, where, shift, cells),
+                                     n_resamples=n_resamples, n_permutations=n_permutations, random_state=seed):
+            (r,) = [r for r in compared if _key(r) == key]
+            found += int(r["status"] == "compared" and r["significant"] and r["change"] == "worse")
+        low, high = clopper_pearson(found, reps)
+        out.append({"size": size.label, "score": key[0], "suite": key[1], "subset": key[2],
+                    "estimator": key[3] or key[4], "mdd": mdd, "change": t,
+                    "how": "shift of the slot" if shift else "towards each cell's majority", "n": reps,
+                    "rate": found / reps, "low": low, "high": high})
+    return out
+
+
+# --------------------------------------------------------------------------- the plan's MDD against the truth
+
+
+def true_mdd(lay: Layout, truth: Truth, pairs: int, seed: int = 0) -> dict[tuple, float]:
+    """Per score of an audit of layout ``lay``: 2.80 x the spread of its tested quantity over
+    ``pairs`` pairs of audits drawn from ``truth`` (the MDD of one test at alpha 0.05, power 0.8)."""
+    label_sets = []
+    for p in range(pairs):
+        rng = np.random.default_rng([seed, 30_000 + p])
+        values = truth.cells(lay, rng)
+        effects = image_effects(lay, values, rng, truth.seed, truth.seed_sd)
+        label_sets += [draw_labels(lay, values, effects, rng), draw_labels(lay, values, effects, rng)]
+    out = {}
+    for key, v in score_copies(lay, label_sets).items():
+        meta = get_metadata(key[0])
+        q = np.asarray(meta.badness(v[1::2]) - meta.badness(v[0::2]), dtype=float)
+        q = q[np.isfinite(q)]
+        if len(q) > 2:
+            out[key] = mdd_factor() * float(np.std(q, ddof=1))
+    return out
+
+
+def pilot_runs(suites: Sequence[str], pilot: Size, planned: Size, pilots: int, *, pairs: int = 200,
+               seed: int = 0, truth: Truth | None = None, plan_pairs: int = 50, every: int = 1) -> list[dict]:
+    """The MDD ``--pilot`` plans for an audit of ``planned`` from ``pilots`` pilot audits of
+    ``pilot`` (each drawn from ``truth``), per headline score, against the true MDD of the
+    planned design: the median ratio and its range."""
+    from benchmark.runner.planning import planned_mdd_from_labels
+
+    truth = truth or Truth()
+    planned_lay = layout(probes_at(suites, planned, every))
+    pilot_lay = layout(probes_at(suites, pilot, every))
+    truth_mdd = true_mdd(planned_lay, truth, pairs, seed)
+    ratios: dict[tuple, list[float]] = {}
+    for i in range(pilots):
+        rng = np.random.default_rng([seed, 80_000 + i])
+        values = truth.cells(pilot_lay, rng)
+        effects = image_effects(pilot_lay, values, rng, truth.seed, truth.seed_sd)
+        labels = draw_labels(pilot_lay, values, effects, rng)
+        for r in planned_mdd_from_labels(pilot_lay.probes, labels, planned_lay.probes, pairs=plan_pairs,
+                                         seed=seed + i, layout_of=lambda probes: planned_lay):
+            k = (r["name"], r["suite"], r["subset"], r["estimator"], r["annotator"])
+            if "mdd" in r and k in truth_mdd and truth_mdd[k] > 0:
+                ratios.setdefault(k, []).append(r["mdd"] / truth_mdd[k])
+    out = []
+    for k, v in sorted(ratios.items(), key=str):
+        v = np.asarray(v)
+        out.append({"pilot": pilot.label, "planned": planned.label, "score": k[0], "suite": k[1], "subset": k[2],
+                    "estimator": k[3] or k[4], "true_mdd": truth_mdd[k], "n": len(v), "median": float(np.median(v)),
+                    "low": float(v.min()), "high": float(v.max()),
+                    "within": float(np.mean((v >= 0.8) & (v <= 1.25)))})
+    return out
+
+
+def fmt_rate(r: Mapping) -> str:
+    """A rate with its Clopper-Pearson interval, in percent."""
+    return f"{100 * r['rate']:.1f}% [{100 * r['low']:.1f}, {100 * r['high']:.1f}]"
+
+
+def recipe_of(text: str) -> tuple[list[str], int, list[str]]:
+    """The suites, ``--limit`` and gated scores of the CI recipe in a docs page's YAML block (the
+    ``t2ibench run ... --suites ... --limit N`` and ``--fail-if-worse ...`` lines)."""
+    import re
+
+    block = text[text.index("```yaml"):]
+    block = " ".join(block[:block.index("```", 7)].split())
+    run = re.search(r"t2ibench run .*?--suites ((?:[a-z_]+ )+)--limit (\d+)", block)
+    gate = re.search(r"--fail-if-worse ((?:[a-z_]+ ?)+)", block)
+    if not (run and gate):
+        raise ValueError("the recipe must run t2ibench with --suites and --limit and gate with --fail-if-worse")
+    return run.group(1).split(), int(run.group(2)), gate.group(1).split()
