@@ -51,14 +51,14 @@ TIMES_FILE ?= out/test-times.json
 QUICK_TIMES_FILE ?= out/test-quick-times.json
 
 test: $(STAMP) system-deps
-	$(BIN)/python -m pytest -q $(PYTEST_WORKERS) --durations=25 --file-durations=25 --times-file $(TIMES_FILE)
+	$(BIN)/python -m pytest -q $(PYTEST_WORKERS) --durations=25 --file-durations=25 --times-file=$(TIMES_FILE)
 
 # The edit loop, a few minutes: the tests not marked slow (tests/slow_tests.py: no browser, no venv
 # from the package index, no test function that took 2 CPU seconds or more, such as subprocess
 # audits and multi-process launches; docs/contributing_tests.md). CI runs `make test`.
 test-quick: $(STAMP) system-deps
 	$(BIN)/python -m pytest -q $(PYTEST_WORKERS) -m "not slow" --durations=10 --file-durations=10 \
-		--times-file $(QUICK_TIMES_FILE)
+		--times-file=$(QUICK_TIMES_FILE)
 
 clean:
 	rm -rf out site .pytest_cache

@@ -5,8 +5,11 @@ where they run (an xdist worker or the single process): wall time from pytest's 
 time as user + system seconds of the test process and of the subprocesses it waited for
 (``getrusage``: a model built in a subprocess counts, a server thread counts in its process).
 The controller adds them up per file. ``--file-durations N`` prints the N files that took the
-longest after the run (``make test`` does, so CI's log keeps the table); ``--times-file PATH``
-writes every test's figures and the per-file sums as JSON.
+longest after the run (``make test`` does, so CI's log keeps the table); ``--times-file=PATH``
+writes every test's figures and the per-file sums as JSON. Write it with ``=``: pytest reads
+the command line once before this plugin's options exist, and a separate existing PATH would be
+taken for the tests to run (out/ instead of tests/, so this file would not load: "unrecognized
+arguments" on the second `make test` of a checkout).
 
 Under load, wall time grows with the machine's other work and CPU time much less: compare CPU
 seconds between runs made at different times, wall seconds only within one run.
