@@ -18,8 +18,11 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run_script(name: str, *args: str, tmp_path: Path, timeout: int = 240) -> str:
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "T2IBENCH_CACHE": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1"}
+def run_script(name: str, *args: str, tmp_path: Path, timeout: int = 240, cache: Path | None = None) -> str:
+    """``bench/NAME ARGS`` in a fresh Python; its built-in tiny models cached in ``cache`` (the
+    session's, conftest's ``cache`` fixture: built once, loaded back) or in the test's own folder."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "T2IBENCH_CACHE": str(cache or tmp_path / "cache"),
+           "HF_HUB_OFFLINE": "1"}
     proc = subprocess.run([sys.executable, str(ROOT / "bench" / name), *args], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=timeout)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -73,11 +76,11 @@ def test_scoring_cpu_rejects_bad_scale(tmp_path):
     assert proc.returncode == 2 and "--scale must be positive" in proc.stderr
 
 
-def test_runner_overhead_small(tmp_path):
+def test_runner_overhead_small(tmp_path, cache):
     out = tmp_path / "out"
     text = run_script("runner_overhead.py", "--n-images", "2", "--batch-size", "2", "--sizes", "32", "--repeats", "1",
                       "--rounds", "1", "--threads", "2", "--simulate", "64", "0.01", "--simulate-images", "4",
-                      "--out", str(out), tmp_path=tmp_path)
+                      "--out", str(out), tmp_path=tmp_path, cache=cache)
     doc = json.loads((out / "runner_overhead.json").read_text())
     steps = {r["step"].strip(): r for r in doc["rows"]}
     for key in ("bare pipeline calls", "runner: model calls (generate stage)", "of which PNG encode",
