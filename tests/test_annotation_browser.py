@@ -395,8 +395,9 @@ def test_annotate_user_command_adds_changes_and_removes(tmp_path, monkeypatch, c
         code = main_exit_code(["annotate-user", str(path), *args])
         return subprocess.CompletedProcess(args, code, *capsys.readouterr())
 
-    first = subprocess.run([sys.executable, "-m", "benchmark.cli", "annotate-user", str(path), "erin", "--password-stdin"],
-                           cwd=REPO, input="correct horse\n", capture_output=True, text=True, check=False, timeout=120)
+    first = subprocess.run([sys.executable, "-m", "benchmark.cli", "annotate-user", str(path), "erin",
+                            "--password-stdin"], cwd=REPO, input="correct horse\n", capture_output=True, text=True,
+                           check=False, timeout=120)
     assert first.returncode == 0, first.stderr
     assert run("frank", "--password-stdin", stdin="battery staple\n").returncode == 0
     accounts = U.read_users(path)
