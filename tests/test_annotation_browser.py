@@ -3,6 +3,7 @@ skip, resume, two annotators; the command line's login options."""
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import socket
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmark.cli import main as cli_main
 from benchmark.human.answers_file import LABELS_DIR, answers_path, read_events
 from benchmark.human.items import build_items
 from benchmark.human.qualification import flagged_annotators
@@ -28,10 +30,10 @@ PASSWORDS = {"alice": "alice-secret", "bob": "bob-secret", "carol": "carol-secre
 
 
 @pytest.fixture(scope="module")
-def run_dir(tmp_path_factory):
-    root = tmp_path_factory.mktemp("annot-ui")
-    out = root / "run"
-    env = {**os.environ, "T2IBENCH_CACHE": str(root / "cache"), "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+def run_dir(tmp_path_factory, cache):
+    out = tmp_path_factory.mktemp("annot-ui") / "run"
+    # builtin:tiny-sd from the session's cache (conftest): built once for all the files that use it
+    env = {**os.environ, "T2IBENCH_CACHE": str(cache), "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
     subprocess.run([sys.executable, "-m", "benchmark.cli", "generate", "--model", "builtin:tiny-sd", "--out", str(out),
                     "--suites", "gep_neutral", "pst_paired_occupation", "dalleval_bias", "--limit", "4", "--quiet"],
                    env=env, check=True, cwd=REPO, capture_output=True)
@@ -284,11 +286,18 @@ def test_qualification_first_and_failure_flagged(run_dir, users_file, browser, t
     assert read_answers(rd).empty and len(read_answers(rd, include_qualification=True)) == 2
 
 
-def test_cli_refuses_a_folder_that_is_not_a_run(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "benchmark.cli", "annotate-ui", str(tmp_path)], cwd=REPO,
-                          capture_output=True, text=True, check=False)
-    assert proc.returncode == 2
-    assert proc.stderr.strip().splitlines()[-1].startswith("t2ibench: error: ") and "not a run folder" in proc.stderr
+def main_exit_code(argv: list[str]) -> int:
+    """The exit status `t2ibench ARGV` has: main()'s return value, or argparse's SystemExit code."""
+    try:
+        return cli_main(argv)
+    except SystemExit as exc:
+        return exc.code
+
+
+def test_cli_refuses_a_folder_that_is_not_a_run(tmp_path, capsys):
+    assert main_exit_code(["annotate-ui", str(tmp_path)]) == 2  # in this process, as the refusals below
+    err = capsys.readouterr().err
+    assert err.strip().splitlines()[-1].startswith("t2ibench: error: ") and "not a run folder" in err
 
 
 def test_wrong_password_stays_on_the_login_page(run_dir, users_file, browser, tmp_path):
@@ -364,25 +373,32 @@ def test_cli_no_auth_serves_one_local_annotator(run_dir):
     (["--annotator", "x"], "--annotator names the single annotator of --no-auth"),
     (["--users", "missing-users.txt"], "does not exist"),
 ])
-def test_cli_refuses_to_serve_without_a_safe_login(run_dir, extra, message):
-    env = {k: v for k, v in os.environ.items() if k != "SPACE_ID"}
-    proc = subprocess.run([sys.executable, "-m", "benchmark.cli", "annotate-ui", str(run_dir), *extra], cwd=REPO,
-                          capture_output=True, text=True, check=False, env=env, timeout=120)
-    assert proc.returncode == 2, proc.stderr
-    last = proc.stderr.strip().splitlines()
+def test_cli_refuses_to_serve_without_a_safe_login(run_dir, extra, message, monkeypatch, capsys):
+    # the command's own main() in this process (a fresh Python per case cost ~3 s of imports each;
+    # the tests above start the real `python -m benchmark.cli annotate-ui`)
+    monkeypatch.delenv("SPACE_ID", raising=False)
+    monkeypatch.chdir(REPO)
+    assert main_exit_code(["annotate-ui", str(run_dir), *extra]) == 2
+    last = capsys.readouterr().err.strip().splitlines()
     assert len(last) == 1 and last[0].startswith("t2ibench: error: ") and message in last[0]
 
 
-def test_annotate_user_command_adds_changes_and_removes(tmp_path):
+def test_annotate_user_command_adds_changes_and_removes(tmp_path, monkeypatch, capsys):
     from benchmark.human import users as U
 
     path = tmp_path / "users.txt"
 
-    def run(*args, stdin=None):
-        return subprocess.run([sys.executable, "-m", "benchmark.cli", "annotate-user", str(path), *args], cwd=REPO,
-                              input=stdin, capture_output=True, text=True, check=False, timeout=120)
+    def run(*args, stdin=""):
+        """`t2ibench annotate-user` through the command's main() in this process (eight fresh Pythons
+        cost ~15 s of imports); the first call below is the real command, in its own process."""
+        monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+        code = main_exit_code(["annotate-user", str(path), *args])
+        return subprocess.CompletedProcess(args, code, *capsys.readouterr())
 
-    assert run("erin", "--password-stdin", stdin="correct horse\n").returncode == 0
+    first = subprocess.run([sys.executable, "-m", "benchmark.cli", "annotate-user", str(path), "erin",
+                            "--password-stdin"], cwd=REPO, input="correct horse\n", capture_output=True, text=True,
+                           check=False, timeout=120)
+    assert first.returncode == 0, first.stderr
     assert run("frank", "--password-stdin", stdin="battery staple\n").returncode == 0
     accounts = U.read_users(path)
     assert set(accounts) == {"erin", "frank"} and "correct horse" not in path.read_text()

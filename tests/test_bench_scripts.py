@@ -6,6 +6,7 @@ table has the expected rows and columns, and its numbers are finite and positive
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 import os
@@ -18,12 +19,28 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run_script(name: str, *args: str, tmp_path: Path, timeout: int = 240) -> str:
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "T2IBENCH_CACHE": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1"}
+def run_script(name: str, *args: str, tmp_path: Path, timeout: int = 240, cache: Path | None = None) -> str:
+    """``bench/NAME ARGS`` in a fresh Python; its built-in tiny models cached in ``cache`` (the
+    session's, conftest's ``cache`` fixture: built once, loaded back) or in the test's own folder."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "T2IBENCH_CACHE": str(cache or tmp_path / "cache"),
+           "HF_HUB_OFFLINE": "1"}
     proc = subprocess.run([sys.executable, str(ROOT / "bench" / name), *args], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=timeout)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return proc.stdout
+
+
+def refusal(name: str, *args: str, capsys) -> tuple[int, str]:
+    """(exit status, stderr) of ``bench/NAME ARGS`` refusing its arguments: the script's main() in
+    this process (its usage errors come before any work; a fresh Python per case cost 2-4 s of
+    imports). argparse's errors exit through SystemExit, the script's own return 2."""
+    sys.path.insert(0, str(ROOT))
+    main = importlib.import_module(f"bench.{name.removesuffix('.py')}").main
+    try:
+        code = main(list(args))
+    except SystemExit as exc:
+        code = exc.code
+    return code, capsys.readouterr().err
 
 
 def finite_positive(x) -> bool:
@@ -67,17 +84,16 @@ def test_human_correction_small(tmp_path):
         assert row["not_enough"] == (row["reps"] if row["statistic"] == "mad" and row["n_human"] == 50 else 0)
 
 
-def test_scoring_cpu_rejects_bad_scale(tmp_path):
-    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "scoring_cpu.py"), "--scale", "0"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 2 and "--scale must be positive" in proc.stderr
+def test_scoring_cpu_rejects_bad_scale(capsys):
+    code, err = refusal("scoring_cpu.py", "--scale", "0", capsys=capsys)
+    assert code == 2 and "--scale must be positive" in err
 
 
-def test_runner_overhead_small(tmp_path):
+def test_runner_overhead_small(tmp_path, cache):
     out = tmp_path / "out"
     text = run_script("runner_overhead.py", "--n-images", "2", "--batch-size", "2", "--sizes", "32", "--repeats", "1",
                       "--rounds", "1", "--threads", "2", "--simulate", "64", "0.01", "--simulate-images", "4",
-                      "--out", str(out), tmp_path=tmp_path)
+                      "--out", str(out), tmp_path=tmp_path, cache=cache)
     doc = json.loads((out / "runner_overhead.json").read_text())
     steps = {r["step"].strip(): r for r in doc["rows"]}
     for key in ("bare pipeline calls", "runner: model calls (generate stage)", "of which PNG encode",
@@ -217,14 +233,13 @@ def test_generation_flops_of_published_dit_configs():
     assert 10e12 < sd35["denoiser_forward"] < 12.5e12 and 0.85e15 < sd35["per_image"] < 1.0e15
 
 
-def test_generation_rejects_gpu_without_gpu(tmp_path):
+def test_generation_rejects_gpu_without_gpu(capsys):
     import torch
 
     if torch.cuda.is_available():
         pytest.skip("a GPU is present")
-    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "generation.py"), "--device", "cuda"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 2 and "no CUDA GPU" in proc.stderr
+    code, err = refusal("generation.py", "--device", "cuda", capsys=capsys)
+    assert code == 2 and "no CUDA GPU" in err
 
 
 def test_annotation_this_tree_only(tmp_path):
@@ -299,11 +314,10 @@ def test_annotation_pending_batch_1_rule():
 
 @pytest.mark.parametrize("args, message", [(["--limit", "0"], "--limit must be >= 1"),
                                            (["--before-ref", "no-such-ref-x"], "is not a commit")])
-def test_annotation_rejects_bad_input(tmp_path, args, message):
-    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "annotation.py"), *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 2 and message in proc.stderr
-    assert "Traceback" not in proc.stderr
+def test_annotation_rejects_bad_input(args, message, capsys):
+    code, err = refusal("annotation.py", *args, capsys=capsys)
+    assert code == 2 and message in err
+    assert "Traceback" not in err
 
 
 def test_full_audit_tiny(tmp_path):

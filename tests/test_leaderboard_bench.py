@@ -4,10 +4,8 @@ is never asserted: the script measures it; docs/leaderboard.md has its figures).
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
-from test_bench_scripts import ROOT, finite_positive, run_script
+from test_bench_scripts import finite_positive, refusal, run_script
 
 
 def test_leaderboard_scale_small(tmp_path, tiny_audit):
@@ -24,10 +22,9 @@ def test_leaderboard_scale_small(tmp_path, tiny_audit):
             assert finite_positive(r[key]), (key, r)
 
 
-def test_leaderboard_scale_refuses_bad_sizes():
-    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "leaderboard_scale.py"), "--sizes", "0"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 2 and "--sizes must be positive" in proc.stderr
+def test_leaderboard_scale_refuses_bad_sizes(capsys):
+    code, err = refusal("leaderboard_scale.py", "--sizes", "0", capsys=capsys)
+    assert code == 2 and "--sizes must be positive" in err
 
 
 def test_leaderboard_reload_small(tmp_path):
@@ -44,7 +41,6 @@ def test_leaderboard_reload_small(tmp_path):
         assert finite_positive(row[key]), (key, row)
 
 
-def test_leaderboard_reload_refuses_bad_arguments():
-    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "leaderboard_reload.py"), "--reloads", "0"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 2 and "--reloads must be between 1 and 200" in proc.stderr
+def test_leaderboard_reload_refuses_bad_arguments(capsys):
+    code, err = refusal("leaderboard_reload.py", "--reloads", "0", capsys=capsys)
+    assert code == 2 and "--reloads must be between 1 and 200" in err
