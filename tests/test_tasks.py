@@ -39,7 +39,9 @@ def t2ibench(*args: str, cache: Path, timeout: int = 600) -> subprocess.Complete
 
 @pytest.fixture(scope="module")
 def model_cache(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("t2ibench-cache")
+    """The built-in tiny models' cache of this worker (conftest's ``cache`` fixture and the doc
+    examples use the same folder): each tiny model is built once per worker, not once per file."""
+    return tmp_path_factory.getbasetemp() / "t2ibench-cache"
 
 
 def entries(results: dict, name: str) -> list[dict]:
