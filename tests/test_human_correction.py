@@ -13,7 +13,9 @@ systematically wrong and the people's value is known: the census of their labels
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
 import json
 import os
 import re
@@ -21,11 +23,13 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
 from shared_folders import shared_across_workers
 
+from benchmark.cli import main
 from benchmark.contract.human_sample import read_sample, sample_path
 from benchmark.human.answers_file import append_event
 from benchmark.human.items import build_items, event_for
@@ -44,8 +48,25 @@ def _env(root: Path) -> dict:
 
 
 def t2ibench(*args: str, root: Path, check: bool = True) -> subprocess.CompletedProcess:
+    """The command line in a process of its own: for the run the tests share (it loads the tiny models)."""
     proc = subprocess.run([sys.executable, "-m", "benchmark.cli", *args], env=_env(root), cwd=REPO,
                           capture_output=True, text=True, timeout=900)
+    if check:
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    return proc
+
+
+def cli(*args: str, check: bool = True) -> SimpleNamespace:
+    """The command line in this process (`benchmark.cli.main`, parsing included): the commands run
+    on the answers read no model, and a process for each of the dozen of them would cost more
+    than the scoring."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(list(args))
+        except SystemExit as exc:  # a usage error: argparse exits
+            code = exc.code
+    proc = SimpleNamespace(returncode=code, stdout=out.getvalue(), stderr=err.getvalue())
     if check:
         assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     return proc
@@ -64,8 +85,8 @@ def _config(path: Path) -> None:
 
 def _build(folder: Path) -> None:
     _config(folder / "dalleval.yaml")
-    t2ibench("probes", "build", "--out", str(folder / "probes"), "--suites", SUITE, "--config",
-             f"dalleval={folder / 'dalleval.yaml'}", root=folder)
+    cli("probes", "build", "--out", str(folder / "probes"), "--suites", SUITE, "--config",
+        f"dalleval={folder / 'dalleval.yaml'}")
     t2ibench("run", "--model", "builtin:tiny-sd", "--probes", str(folder / "probes"), "--suites", SUITE, "--out",
              str(folder / "run"), "--quiet", "--n-resamples", "200", root=folder)
 
@@ -96,7 +117,7 @@ def answer(run: Path, items, who: str = "alice") -> None:
 
 
 def score(run: Path) -> dict:
-    t2ibench("score", str(run), "--n-resamples", "300", root=run.parent)
+    cli("score", str(run), "--n-resamples", "300")
     return json.loads((run / "results.json").read_text())
 
 
@@ -149,12 +170,12 @@ def test_a_sample_corrects_scores_the_annotator_gets_wrong(run, census_value):
     # the run's own label files are never written
     assert label_digests(run) == before
     # validate, the report and the labelling plan show both
-    assert "ok" in t2ibench("validate", "--allow-demo", str(run / "results.json"), root=run.parent).stdout
-    t2ibench("report", str(run), root=run.parent)
+    assert "ok" in cli("validate", "--allow-demo", str(run / "results.json")).stdout
+    cli("report", str(run))
     md = (run / "report" / "report.md").read_text()
     assert "## Scores corrected with people's labels" in md and "30 of 40" in md
     assert (run / "report" / "human_corrected.png").is_file()
-    plan = t2ibench("label-plan", str(run), "--half-width", "0.2", root=run.parent).stdout
+    plan = cli("label-plan", str(run), "--half-width", "0.2").stdout
     assert "| Gender MAD | dalleval_bias | 0.2 |" in plan and "pilot: 30 labels" in plan
 
 
@@ -248,7 +269,7 @@ def test_the_app_serves_the_sample_in_its_order_and_keeps_it(run):
     assert [it.item_id for it in again.items] == [it.item_id for it in app.items]
     with pytest.raises(ValueError, match="already has a calibration sample"):
         AnnotationApp(run, ["gender_single"], auth="local", sample=SAMPLE, sample_seed=7, log=lambda m: None)
-    proc = t2ibench("annotate-ui", str(run), "--no-auth", "--sample", "0", root=run.parent, check=False)
+    proc = cli("annotate-ui", str(run), "--no-auth", "--sample", "0", check=False)
     assert proc.returncode == 2 and "t2ibench annotate-ui: error: argument --sample" in proc.stderr
 
 
@@ -319,8 +340,8 @@ def test_compare_shows_the_corrected_difference_and_warns_when_agreement_differs
             append_event(run, event_for(it, "answer", "alice", who(it)))
         runs[name] = entry(score(run), "average_gender")["human_corrected"]
     out = tmp_path / "cmp.json"
-    proc = t2ibench("compare", str(tmp_path / "runA"), str(tmp_path / "runB"), "--out", str(out), "--quiet",
-                    "--fail-if-worse", "average_gender", root=tmp_path)
+    proc = cli("compare", str(tmp_path / "runA"), str(tmp_path / "runB"), "--out", str(out), "--quiet",
+               "--fail-if-worse", "average_gender")
     doc = json.loads(out.read_text())
     row = next(r for r in doc["scores"] if r["name"] == "average_gender")
     assert row["status"] == "identical" and row["verdict"] == "no change (identical)"  # the gate passed (exit 0)

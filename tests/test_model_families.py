@@ -290,9 +290,9 @@ def test_offload_needs_a_gpu_and_is_checked_before_loading(folders):
 # ------------------------------------------------------- under a Hub ID, from a local cache
 
 
-def _run_cli(args: list[str], hub_cache: Path, tmp_path: Path) -> subprocess.CompletedProcess:
+def _run_cli(args: list[str], hub_cache: Path, cache: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "HF_HUB_CACHE": str(hub_cache), "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1",
-           "T2IBENCH_CACHE": str(tmp_path / "t2ibench-cache")}
+           "T2IBENCH_CACHE": str(cache)}
     return subprocess.run([sys.executable, "-m", "benchmark.cli", *args], capture_output=True, text=True, env=env,
                           timeout=600)
 
@@ -350,15 +350,28 @@ def test_every_family_loads_under_its_hub_id_with_its_card_settings(folders, hub
     assert out["Qwen/Qwen-Image"]["settings"]["negative_prompt"] == " "  # its card's: true CFG on
 
 
-def test_turbo_and_schnell_from_the_cache_run_at_their_cards_settings(hub_cache, tmp_path):
+@pytest.fixture(scope="module")
+def flux_audit(hub_cache, cache, tmp_path_factory) -> tuple[subprocess.CompletedProcess, Path]:
+    """FLUX.1 [schnell] audited from the Hub cache at the tiny size, no --set but the size: read by the
+    card-settings test and the end-to-end test alike (one process that loads the model, not two)."""
+    out = tmp_path_factory.mktemp("flux-audit") / "flux"
+    proc = _run_cli(["run", "--model", "black-forest-labs/FLUX.1-schnell", "--suites", "gep_neutral", "--limit", "2",
+                     "--encoder", "builtin:tiny-clip", "--n-resamples", "20", "--set", "height=64", "--set",
+                     "width=64", "--out", str(out)], hub_cache, cache)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc, out
+
+
+def test_turbo_and_schnell_from_the_cache_run_at_their_cards_settings(hub_cache, cache, flux_audit, tmp_path):
     """No --set but the tiny size: SDXL-Turbo and FLUX.1 [schnell] generate at their cards' steps and
     guidance, and run_config.json says where each setting came from."""
-    for model_id, steps, extra in [("stabilityai/sdxl-turbo", 1, {}),
-                                   ("black-forest-labs/FLUX.1-schnell", 4, {"max_sequence_length": 256})]:
-        out = tmp_path / model_id.split("/")[1]
-        proc = _run_cli(["generate", "--model", model_id, "--suites", "gep_neutral", "--limit", "1", "--quiet",
-                         "--set", "height=64", "--set", "width=64", "--out", str(out)], hub_cache, tmp_path)
-        assert proc.returncode == 0, proc.stderr[-3000:]
+    turbo = tmp_path / "sdxl-turbo"
+    proc = _run_cli(["generate", "--model", "stabilityai/sdxl-turbo", "--suites", "gep_neutral", "--limit", "1",
+                     "--quiet", "--set", "height=64", "--set", "width=64", "--out", str(turbo)], hub_cache, cache)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for model_id, out, steps, extra in [("stabilityai/sdxl-turbo", turbo, 1, {}),
+                                        ("black-forest-labs/FLUX.1-schnell", flux_audit[1], 4,
+                                         {"max_sequence_length": 256})]:
         config = json.loads((out / "run_config.json").read_text())
         card = f"model card (https://huggingface.co/{model_id})"
         assert config["settings"]["num_inference_steps"] == steps and config["settings"]["guidance_scale"] == 0.0
@@ -369,12 +382,9 @@ def test_turbo_and_schnell_from_the_cache_run_at_their_cards_settings(hub_cache,
         assert config["setting_sources"]["height"] == "--set"
 
 
-def test_flux_audited_end_to_end_from_the_cache_and_an_unknown_model_says_pipeline_defaults(hub_cache, tmp_path):
-    out = tmp_path / "flux"
-    proc = _run_cli(["run", "--model", "black-forest-labs/FLUX.1-schnell", "--suites", "gep_neutral", "--limit", "2",
-                     "--encoder", "builtin:tiny-clip", "--n-resamples", "20", "--set", "height=64", "--set",
-                     "width=64", "--out", str(out)], hub_cache, tmp_path)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+def test_flux_audited_end_to_end_from_the_cache_and_an_unknown_model_says_pipeline_defaults(hub_cache, cache,
+                                                                                            flux_audit, tmp_path):
+    proc, out = flux_audit
     # the plan prints every setting with its value and source
     assert "num_inference_steps=4  (model card (https://huggingface.co/black-forest-labs/FLUX.1-schnell))" in proc.stderr
     assert "height=64  (--set)" in proc.stderr
@@ -384,7 +394,7 @@ def test_flux_audited_end_to_end_from_the_cache_and_an_unknown_model_says_pipeli
 
     proc = _run_cli(["run", "--model", "someorg/my-finetune", "--suites", "gep_neutral", "--limit", "1",
                      "--encoder", "builtin:tiny-clip", "--n-resamples", "20", "--set", "num_inference_steps=2",
-                     "--set", "height=64", "--set", "width=64", "--out", str(tmp_path / "unknown")], hub_cache, tmp_path)
+                     "--set", "height=64", "--set", "width=64", "--out", str(tmp_path / "unknown")], hub_cache, cache)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "num_inference_steps=2  (--set)" in proc.stderr
     assert "guidance_scale=7.5  (no card row: pipeline default)" in proc.stderr  # nobody chose it, and it says so

@@ -11,7 +11,9 @@ value is known: the census of their labels, and the direct count of their answer
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
 import itertools
 import json
 import os
@@ -26,6 +28,7 @@ import pandas as pd
 import pytest
 from shared_folders import shared_across_workers
 
+from benchmark.cli import main
 from benchmark.human.answers_file import append_event
 from benchmark.human.items import build_items, event_for
 from benchmark.human.qualification import QualItem, qualification_items
@@ -94,18 +97,29 @@ def _env(root: Path) -> dict:
 
 
 def t2ibench(*args: str, root: Path) -> subprocess.CompletedProcess:
+    """The command line in a process of its own: for the run the tests share (it loads the tiny models)."""
     proc = subprocess.run([sys.executable, "-m", "benchmark.cli", *args], env=_env(root), cwd=REPO,
                           capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     return proc
 
 
+def cli(*args: str) -> str:
+    """The command line in this process (`benchmark.cli.main`, parsing included), its output: the
+    commands on the answers read no model, so a process of their own would only add start-up."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(args))
+    assert code == 0, out.getvalue()[-2000:] + err.getvalue()[-3000:]
+    return out.getvalue()
+
+
 def _build(folder: Path) -> None:
     text = (REPO / "benchmark/tasks/paintskills/probes.yaml").read_text(encoding="utf-8")
     text = re.sub(r"n_scenes:\n(  .*\n)+", "n_scenes:\n" + "".join(f"  {k}: {v}\n" for k, v in SCENES.items()), text)
     (folder / "paintskills.yaml").write_text(text, encoding="utf-8")
-    t2ibench("probes", "build", "--out", str(folder / "probes"), "--suites", *SUITES, "--config",
-             f"paintskills={folder / 'paintskills.yaml'}", root=folder)
+    cli("probes", "build", "--out", str(folder / "probes"), "--suites", *SUITES, "--config",
+        f"paintskills={folder / 'paintskills.yaml'}")
     t2ibench("run", "--model", "builtin:tiny-sd", "--probes", str(folder / "probes"), "--suites", *SUITES, "--out",
              str(folder / "run"), "--quiet", "--n-resamples", "200", "--set", "num_inference_steps=1", root=folder)
 
@@ -126,7 +140,7 @@ def answer(run: Path, items) -> None:
 
 
 def score(run: Path) -> dict:
-    t2ibench("score", str(run), "--n-resamples", "300", root=run.parent)
+    cli("score", str(run), "--n-resamples", "300")
     return json.loads((run / "results.json").read_text())
 
 
@@ -202,7 +216,7 @@ def test_a_sample_corrects_the_accuracies_the_detector_gets_wrong(built, census,
     errors = [r for r in results["human_labels"]["annotator_errors"] if r["file"] == "labels/detections.parquet"]
     missed = next(r for r in errors if r["suite"] == "paintskills_object" and r["group"] == "right")
     assert missed["annotator"] == "builtin:tiny-detr" and missed["rate"] == 1.0 and missed["n"] > 10
-    assert "ok" in t2ibench("validate", "--allow-demo", str(run / "results.json"), root=run.parent).stdout
+    assert "ok" in cli("validate", "--allow-demo", str(run / "results.json"))
 
 
 def test_the_skill_questions_are_asked_and_qualify(built):

@@ -22,6 +22,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from benchmark.cli import main
 from benchmark.probes import load_config
 from benchmark.probes.source import open_probe_set, rows_fingerprint
 
@@ -38,7 +39,9 @@ def t2ibench(*args: str, cache: Path, timeout: int = 600) -> subprocess.Complete
 
 @pytest.fixture(scope="module")
 def model_cache(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("t2ibench-cache")
+    """The built-in tiny models' cache of this worker (conftest's ``cache`` fixture and the doc
+    examples use the same folder): each tiny model is built once per worker, not once per file."""
+    return tmp_path_factory.getbasetemp() / "t2ibench-cache"
 
 
 def entries(results: dict, name: str) -> list[dict]:
@@ -144,9 +147,9 @@ def nonbinary_run(tmp_path_factory, model_cache):
     config["genders"].append({"name": "non-binary person", "indicator": "A non-binary person"})
     config["classifier_people"] = [*config["classifier_people"], "A non-binary person"]
     (root / "gep_nonbinary.yaml").write_text(yaml.safe_dump(config))
-    built = t2ibench("probes", "build", "--out", str(root / "probes"), "--suites", "gep_neutral", "--config",
-                     f"gep={root / 'gep_nonbinary.yaml'}", cache=model_cache)
-    assert built.returncode == 0, built.stderr
+    # the probe folder in this process (`t2ibench probes build` loads no model: a process would only add start-up)
+    assert main(["probes", "build", "--out", str(root / "probes"), "--suites", "gep_neutral", "--config",
+                 f"gep={root / 'gep_nonbinary.yaml'}"]) == 0
     run = t2ibench("run", "--model", "builtin:tiny-sd", "--probes", str(root / "probes"), "--suites", "gep_neutral",
                    "--limit", "48", "--n-resamples", "50", "--quiet", "--out", str(root / "run"), cache=model_cache)
     assert run.returncode == 0, run.stderr[-3000:]
@@ -202,10 +205,12 @@ def test_pst_config_that_is_not_binary_is_refused_in_one_line(tmp_path, model_ca
 
 @pytest.fixture(scope="module")
 def plugin_run(tmp_path_factory, model_cache):
+    """The plugins' suites, and MCAS's two suites for the mcas module's test below: one audit
+    instead of two (each test reads only its own suites; --limit 16 leaves the plugins' 8 and 16)."""
     out = tmp_path_factory.mktemp("plugins") / "run"
     proc = t2ibench("--plugin", "toy_task", "--plugin", "gep_short_suite", "run", "--model", "builtin:tiny-sd",
-                    "--suites", "toy_brightness", "gep_neutral_short", "--n-resamples", "50", "--quiet", "--out",
-                    str(out), cache=model_cache)
+                    "--suites", "toy_brightness", "gep_neutral_short", "mcas_attributes", "mcas_targets", "--limit",
+                    "16", "--n-resamples", "100", "--quiet", "--out", str(out), cache=model_cache)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return out
 
@@ -239,15 +244,12 @@ def test_a_new_suite_of_an_existing_task_is_scored_by_it(plugin_run):
 # --------------------------------------------------------------------------- MCAS over encoders
 
 
-def test_mcas_module_reproduces_results_json_from_the_run_embeddings(tmp_path, model_cache, monkeypatch):
+def test_mcas_module_reproduces_results_json_from_the_run_embeddings(plugin_run, monkeypatch):
     import evaluate
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
 
-    run = tmp_path / "run"
-    proc = t2ibench("run", "--model", "builtin:tiny-sd", "--suites", "mcas_attributes", "mcas_targets", "--limit", "16",
-                    "--n-resamples", "100", "--quiet", "--out", str(run), cache=model_cache)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    run = plugin_run  # MCAS's suites at --limit 16, --n-resamples 100
     results = json.loads((run / "results.json").read_text())
     (want,) = [e for e in entries(results, "mcas") if e["subset"] is None]
     emb = pd.read_parquet(run / "labels" / "embeddings.parquet")
