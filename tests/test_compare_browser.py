@@ -2,7 +2,7 @@
 files alone (as a board read from the Hub has them), clicked in a real headless browser
 (Debian's Chromium driven by playwright, never `playwright install`; the app on 127.0.0.1): the
 table of differences with Holm-corrected p-values and MDDs, the planted change found worse; a
-model whose results carry no paired resamples gets one line saying why."""
+model whose results carry no per-probe labels gets one line saying why."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def board(tmp_path_factory):
     for name, seed, worse in (("release", 1, False), ("candidate", 2, True)):
         run = make_run(root / "runs" / name, suites, seed, worse=worse, skin_tone="ita-mst[haar]")
         config = json.loads((run / "run_config.json").read_text())
-        config["probes"]["fingerprint"] = "cd" * 32
+        config["probes"] = {"kind": "builtin", "source": "builtin"}  # the built-in probe set, any revision
         (run / "run_config.json").write_text(json.dumps(config))
         score_run(run, n_resamples=200)
         runs[name] = run
@@ -86,7 +86,7 @@ def test_the_paired_test_of_two_submitted_results_runs_in_the_browser(page):
     assert "exactly two" in _paired(page, "exactly two")  # three models picked
     _keep_only(page, "org/old")
     text = _paired(page, "Did the change reduce bias?")
-    assert "Did the change reduce bias?" in text and "from the paired resamples the results carry" in text
+    assert "Did the change reduce bias?" in text and "the paired randomization test" in text
     table = page.locator("#lb-compare-paired table")
     assert table.count() == 1
     head = table.locator("th").all_inner_texts()
@@ -99,5 +99,6 @@ def test_the_paired_test_of_two_submitted_results_runs_in_the_browser(page):
 def test_results_without_paired_resamples_say_why(page):
     _keep_only(page, "org/release")
     text = _paired(page, "No paired test").strip()
-    assert text.startswith("No paired test:") and "pairing section" in text and "run folder" in text
+    assert text.startswith("No paired test:") and "cannot be compared without its run folder" in text
+    assert "it has no pairing section" in text
     assert page.locator("#lb-compare-paired table").count() == 0
