@@ -15,8 +15,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from cli_here import exit_status
 
-from benchmark.cli import main as cli_main
 from benchmark.human.answers_file import LABELS_DIR, answers_path, read_events
 from benchmark.human.items import build_items
 from benchmark.human.qualification import flagged_annotators
@@ -286,16 +286,8 @@ def test_qualification_first_and_failure_flagged(run_dir, users_file, browser, t
     assert read_answers(rd).empty and len(read_answers(rd, include_qualification=True)) == 2
 
 
-def main_exit_code(argv: list[str]) -> int:
-    """The exit status `t2ibench ARGV` has: main()'s return value, or argparse's SystemExit code."""
-    try:
-        return cli_main(argv)
-    except SystemExit as exc:
-        return exc.code
-
-
 def test_cli_refuses_a_folder_that_is_not_a_run(tmp_path, capsys):
-    assert main_exit_code(["annotate-ui", str(tmp_path)]) == 2  # in this process, as the refusals below
+    assert exit_status(["annotate-ui", str(tmp_path)]) == 2  # in this process, as the refusals below
     err = capsys.readouterr().err
     assert err.strip().splitlines()[-1].startswith("t2ibench: error: ") and "not a run folder" in err
 
@@ -378,7 +370,7 @@ def test_cli_refuses_to_serve_without_a_safe_login(run_dir, extra, message, monk
     # the tests above start the real `python -m benchmark.cli annotate-ui`)
     monkeypatch.delenv("SPACE_ID", raising=False)
     monkeypatch.chdir(REPO)
-    assert main_exit_code(["annotate-ui", str(run_dir), *extra]) == 2
+    assert exit_status(["annotate-ui", str(run_dir), *extra]) == 2
     last = capsys.readouterr().err.strip().splitlines()
     assert len(last) == 1 and last[0].startswith("t2ibench: error: ") and message in last[0]
 
@@ -392,7 +384,7 @@ def test_annotate_user_command_adds_changes_and_removes(tmp_path, monkeypatch, c
         """`t2ibench annotate-user` through the command's main() in this process (eight fresh Pythons
         cost ~15 s of imports); the first call below is the real command, in its own process."""
         monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
-        code = main_exit_code(["annotate-user", str(path), *args])
+        code = exit_status(["annotate-user", str(path), *args])
         return subprocess.CompletedProcess(args, code, *capsys.readouterr())
 
     first = subprocess.run([sys.executable, "-m", "benchmark.cli", "annotate-user", str(path), "erin",

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_here import exit_status
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -36,11 +37,7 @@ def refusal(name: str, *args: str, capsys) -> tuple[int, str]:
     imports). argparse's errors exit through SystemExit, the script's own return 2."""
     sys.path.insert(0, str(ROOT))
     main = importlib.import_module(f"bench.{name.removesuffix('.py')}").main
-    try:
-        code = main(list(args))
-    except SystemExit as exc:
-        code = exc.code
-    return code, capsys.readouterr().err
+    return exit_status(args, main), capsys.readouterr().err
 
 
 def finite_positive(x) -> bool:

@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import pytest
+from cli_here import exit_status
 
 from benchmark import cli
 from benchmark.cli_types import AUTO
@@ -38,10 +39,7 @@ def test_help_and_usage_errors_import_no_heavy_library(args):
 
 def t2ibench(argv, capsys):
     """(exit status, stdout lines, stderr lines) of ``t2ibench ARGV`` run in this process."""
-    try:
-        code = cli.main([str(a) for a in argv])
-    except SystemExit as exc:
-        code = exc.code
+    code = exit_status(argv)
     out, err = capsys.readouterr()
     return code, out.splitlines(), err.splitlines()
 

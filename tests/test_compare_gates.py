@@ -23,8 +23,8 @@ import shutil
 import numpy as np
 import pandas as pd
 import pytest
+from cli_here import exit_status
 
-from benchmark.cli import main
 from benchmark.commands import compare as compare_command
 from benchmark.compare import compare_runs
 from benchmark.compare import runs as runs_module
@@ -39,10 +39,7 @@ ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
 
 def t2ibench(capsys, *args) -> tuple[int, str, str]:
     capsys.readouterr()
-    try:
-        rc = main(["compare", *map(str, args)])
-    except SystemExit as exc:  # a usage error: argparse's one line
-        rc = exc.code
+    rc = exit_status(["compare", *args])
     out = capsys.readouterr()
     return rc, out.out, out.err
 

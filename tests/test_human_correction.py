@@ -13,23 +13,18 @@ systematically wrong and the people's value is known: the census of their labels
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import io
 import json
-import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
-from types import SimpleNamespace
 
 import pandas as pd
 import pytest
+from cli_here import run_here as cli
+from cli_here import run_process as t2ibench
 from shared_folders import shared_across_workers
 
-from benchmark.cli import main
 from benchmark.contract.human_sample import read_sample, sample_path
 from benchmark.human.answers_file import append_event
 from benchmark.human.items import build_items, event_for
@@ -40,36 +35,6 @@ from benchmark.scores.human_compare import agreement_differs, corrected_differen
 REPO = Path(__file__).resolve().parents[1]
 SUITE = "dalleval_bias"
 SAMPLE = 30  # 15 of each profession's 20 images: at least 10 per group, 30 in all
-
-
-def _env(root: Path) -> dict:
-    return {**os.environ, "PYTHONPATH": str(REPO), "T2IBENCH_CACHE": str(root / "cache"), "HF_HUB_OFFLINE": "1",
-            "OMP_NUM_THREADS": "1"}
-
-
-def t2ibench(*args: str, root: Path, check: bool = True) -> subprocess.CompletedProcess:
-    """The command line in a process of its own: for the run the tests share (it loads the tiny models)."""
-    proc = subprocess.run([sys.executable, "-m", "benchmark.cli", *args], env=_env(root), cwd=REPO,
-                          capture_output=True, text=True, timeout=900)
-    if check:
-        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
-    return proc
-
-
-def cli(*args: str, check: bool = True) -> SimpleNamespace:
-    """The command line in this process (`benchmark.cli.main`, parsing included): the commands run
-    on the answers read no model, and a process for each of the dozen of them would cost more
-    than the scoring."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main(list(args))
-        except SystemExit as exc:  # a usage error: argparse exits
-            code = exc.code
-    proc = SimpleNamespace(returncode=code, stdout=out.getvalue(), stderr=err.getvalue())
-    if check:
-        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
-    return proc
 
 
 def _config(path: Path) -> None:

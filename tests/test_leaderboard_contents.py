@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from cli_here import exit_status
 
-from benchmark import cli
 from submissions.leaderboard import board_table, contents, results_files
 from test_leaderboard import _write, make_doc
 
@@ -96,10 +96,7 @@ def test_without_a_table_every_file_is_read(tmp_path, monkeypatch):
 
 
 def run_cli(argv, capsys):
-    try:
-        code = cli.main([str(a) for a in argv])
-    except SystemExit as exc:
-        code = exc.code
+    code = exit_status(argv)
     out, err = capsys.readouterr()
     return code, out, err
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from cli_here import exit_status
 
-from benchmark import cli
 from benchmark.scores.metadata import SCORE_METADATA
 from submissions.leaderboard import board_table, contents, contents_schema, paging, ranks, results_files
 from test_leaderboard import _ci, _write, make_doc
@@ -209,11 +209,7 @@ def test_the_page_holds_one_page_of_rows(thousand):
 
 
 def _validate(capsys, *argv):
-    try:
-        code = cli.main(["validate", *map(str, argv)])
-    except SystemExit as exc:
-        code = exc.code
-    return code, capsys.readouterr().out.strip()
+    return exit_status(["validate", *argv]), capsys.readouterr().out.strip()
 
 
 def test_validate_skips_files_the_table_accepted(tmp_path, capsys):

@@ -11,24 +11,20 @@ value is known: the census of their labels, and the direct count of their answer
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import io
 import itertools
 import json
-import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from cli_here import run_here as cli
+from cli_here import run_process as t2ibench
 from shared_folders import shared_across_workers
 
-from benchmark.cli import main
 from benchmark.human.answers_file import append_event
 from benchmark.human.items import build_items, event_for
 from benchmark.human.qualification import QualItem, qualification_items
@@ -89,29 +85,6 @@ def test_only_images_answered_completely_become_rows():
 
 
 # --------------------------------------------------------------------------- a real tiny run
-
-
-def _env(root: Path) -> dict:
-    return {**os.environ, "PYTHONPATH": str(REPO), "T2IBENCH_CACHE": str(root / "cache"), "HF_HUB_OFFLINE": "1",
-            "OMP_NUM_THREADS": "1"}
-
-
-def t2ibench(*args: str, root: Path) -> subprocess.CompletedProcess:
-    """The command line in a process of its own: for the run the tests share (it loads the tiny models)."""
-    proc = subprocess.run([sys.executable, "-m", "benchmark.cli", *args], env=_env(root), cwd=REPO,
-                          capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
-    return proc
-
-
-def cli(*args: str) -> str:
-    """The command line in this process (`benchmark.cli.main`, parsing included), its output: the
-    commands on the answers read no model, so a process of their own would only add start-up."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(args))
-    assert code == 0, out.getvalue()[-2000:] + err.getvalue()[-3000:]
-    return out.getvalue()
 
 
 def _build(folder: Path) -> None:
@@ -216,7 +189,7 @@ def test_a_sample_corrects_the_accuracies_the_detector_gets_wrong(built, census,
     errors = [r for r in results["human_labels"]["annotator_errors"] if r["file"] == "labels/detections.parquet"]
     missed = next(r for r in errors if r["suite"] == "paintskills_object" and r["group"] == "right")
     assert missed["annotator"] == "builtin:tiny-detr" and missed["rate"] == 1.0 and missed["n"] > 10
-    assert "ok" in cli("validate", "--allow-demo", str(run / "results.json"))
+    assert "ok" in cli("validate", "--allow-demo", str(run / "results.json")).stdout
 
 
 def test_the_skill_questions_are_asked_and_qualify(built):

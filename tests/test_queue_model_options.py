@@ -14,12 +14,12 @@ import shutil
 from types import SimpleNamespace
 
 import pytest
+from cli_here import exit_status
 from huggingface_hub import HfApi
 
 from tiny_pipelines import build_family, install_in_hub_cache, use_hub_cache_offline
 from tiny_single_file import write_original_sd_checkpoint
 
-from benchmark.cli import main
 from benchmark.contract.digest import file_sha256
 from submissions.request_store import LocalRequestStore
 from submissions.requests import (
@@ -75,10 +75,7 @@ def hub(monkeypatch):
 
 
 def _request(capsys, queue, *args) -> tuple[int, list[str], list[str]]:
-    try:
-        code = main(["request", *map(str, args), "--to-folder", str(queue), "--submitter", "carol"])
-    except SystemExit as exc:
-        code = exc.code
+    code = exit_status(["request", *args, "--to-folder", queue, "--submitter", "carol"])
     out, err = capsys.readouterr()
     return code, out.splitlines(), err.splitlines()
 
@@ -215,10 +212,7 @@ def test_a_request_is_refused_as_run_refuses_its_options_before_the_hub_is_asked
     q = tmp_path / "q"
     for request_args, run_args in RUN_AND_REQUEST_REFUSALS:
         code, _, err = _request(capsys, q, *request_args)
-        try:
-            run_code = main(["run", *run_args, "--out", str(tmp_path / "run"), "--quiet"])
-        except SystemExit as exc:
-            run_code = exc.code
+        run_code = exit_status(["run", *run_args, "--out", tmp_path / "run", "--quiet"])
         run_err = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("t2ibench")]
         same = [ln.replace("t2ibench run", "t2ibench CMD") for ln in run_err]  # argparse names the command
         assert code == run_code == 2 and len(err) == 1, (request_args, err)

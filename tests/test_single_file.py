@@ -12,11 +12,11 @@ import shutil
 
 import numpy as np
 import pytest
+from cli_here import exit_status
 
 from tiny_pipelines import build_family, install_in_hub_cache, make_tiny_lora, use_hub_cache_offline
 from tiny_single_file import write_original_sd_checkpoint, write_unet_file, write_unet_gguf
 
-from benchmark import cli
 from benchmark.contract.digest import file_sha256
 from benchmark.models import MalformedSpecError
 
@@ -108,10 +108,7 @@ def test_pipeline_choice_of_a_single_file_is_its_base_class(files, hub_files, tm
 
 
 def _run(argv, capsys) -> tuple[int, list[str]]:
-    try:
-        code = cli.main([str(a) for a in argv])
-    except SystemExit as exc:
-        code = exc.code
+    code = exit_status(argv)
     _, err = capsys.readouterr()
     return code, [ln for ln in err.splitlines() if ln.startswith("t2ibench")]
 

@@ -13,8 +13,8 @@ import sys
 
 import numpy as np
 import pytest
+from cli_here import exit_status
 
-from benchmark import cli
 from benchmark.models.errors import MalformedSpecError
 from benchmark.models.weight_files import MAX_HEADER_BYTES, check_weights_file, read_header
 
@@ -66,10 +66,7 @@ def _bad_files(folder):
 
 
 def _code_and_lines(argv, capsys):
-    try:
-        code = cli.main([str(a) for a in argv])
-    except SystemExit as exc:
-        code = exc.code
+    code = exit_status(argv)
     _, err = capsys.readouterr()
     return code, [ln for ln in err.splitlines() if not ln.startswith("WARNING:")]
 
