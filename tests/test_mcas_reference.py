@@ -17,6 +17,7 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 import pytest
+from cli_here import exit_status
 
 from benchmark.reference_attributes import data_fingerprint
 from benchmark.contract.results import validate_results
@@ -36,9 +37,7 @@ def _cli(root, *args, module="benchmark.cli"):
     os.environ.update({"HF_HUB_OFFLINE": "1", "T2IBENCH_CACHE": str(root / "cache")})
     try:
         with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-            code = main([str(a) for a in args])
-    except SystemExit as exc:  # argparse's usage errors
-        code = exc.code
+            code = exit_status(args, main)
     finally:  # --quiet sets progress-bar variables: the next test gets the environment it had
         os.environ.clear()
         os.environ.update(saved_env)
