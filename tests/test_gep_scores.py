@@ -326,6 +326,39 @@ def test_cls_training_setup():
     assert "A lawyer with glasses sitting at a table." in seen[-1] and occ.attributes == ["glasses"]
 
 
+def test_cls_classifiers_read_from_the_cache_predict_what_training_gives(tmp_path, monkeypatch):
+    from benchmark.annotate import classifier_cache
+
+    monkeypatch.setenv("T2IBENCH_CACHE", str(tmp_path))
+    monkeypatch.delenv(classifier_cache.DISABLE_ENV, raising=False)
+    calls = []
+    real_fit = classifier_cache.SGDClassifier.fit
+
+    def counting_fit(self, *a, **k):
+        calls.append(self.random_state)
+        return real_fit(self, *a, **k)
+
+    monkeypatch.setattr(classifier_cache.SGDClassifier, "fit", counting_fit)
+    rng = np.random.default_rng(4)
+    imgs = rng.normal(size=(30, len(bag_of_words(["x"])[0])))
+    fresh = train_cross_modal_classifiers(["in boots", "with a tie"], bag_of_words, **SENTENCES, random_state=3)
+    assert len(calls) == 20 and len(list((tmp_path / classifier_cache.CACHE_DIR).glob("*.npz"))) == 2
+    cached = train_cross_modal_classifiers(["in boots", "with a tie"], bag_of_words, **SENTENCES, random_state=3)
+    assert len(calls) == 20  # nothing trained again
+    assert np.array_equal(cached.predict_proba(imgs), fresh.predict_proba(imgs))
+    assert [m.random_state for m in cached.models["in boots"]] == list(range(3, 13))
+    # another seed or other parameters are other classifiers; a damaged file is trained again
+    train_cross_modal_classifiers(["in boots"], bag_of_words, **SENTENCES, random_state=4)
+    assert len(calls) == 30
+    for f in (tmp_path / classifier_cache.CACHE_DIR).glob("*.npz"):
+        f.write_bytes(b"not a zip")
+    again = train_cross_modal_classifiers(["in boots", "with a tie"], bag_of_words, **SENTENCES, random_state=3)
+    assert len(calls) == 50 and np.array_equal(again.predict_proba(imgs), fresh.predict_proba(imgs))
+    monkeypatch.setenv(classifier_cache.DISABLE_ENV, "1")
+    train_cross_modal_classifiers(["in boots"], bag_of_words, **SENTENCES, random_state=3)
+    assert len(calls) == 60
+
+
 def test_c_and_cc_are_cosines():
     rng = np.random.default_rng(2)
     imgs = rng.normal(size=(5, D))

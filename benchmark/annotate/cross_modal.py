@@ -16,6 +16,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 from sklearn.linear_model import SGDClassifier
 
+from benchmark.annotate.classifier_cache import fit_ensemble
 from benchmark.scores.existence import EmbedText, attribute_list, embed_text_rows, normalise_rows
 from benchmark.scores.validation import as_str_array
 
@@ -125,7 +126,8 @@ def train_cross_modal_classifiers(
                                       negative_template=negative_template)
         x = np.vstack([neg_emb, embed_text_rows(embed_text, pos, neg_emb.shape[1])])
         y = np.r_[np.zeros(len(neg)), np.ones(len(pos))]
-        models[a] = [SGDClassifier(random_state=random_state + i, **params).fit(x, y) for i in range(n_classifiers)]
+        # the same rows, labels, parameters and seeds give the same fits: cached on disk
+        models[a] = fit_ensemble(x, y, params, [random_state + i for i in range(n_classifiers)])
     return CrossModalClassifiers(attributes=attrs, models=models, dim=neg_emb.shape[1])
 
 
