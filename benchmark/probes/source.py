@@ -111,9 +111,25 @@ class ProbeSet:
         """What run_config.json and results.json keep about the probes of ``suites``."""
         suites = self.check_suites(suites)
         families = {s: self.families[s] for s in suites}
+        configs = {f: self.configs[f] for f in dict.fromkeys(families.values()) if f in self.configs}
         return {"kind": self.kind, "source": self.source, "revision": self.revision,
-                "fingerprint": rows_fingerprint(self.table(suites)), "suites": families,
-                "configs": {f: self.configs[f] for f in dict.fromkeys(families.values()) if f in self.configs}}
+                "fingerprint": self._fingerprint(suites, families, configs), "suites": families,
+                "configs": configs}
+
+    def _fingerprint(self, suites: list[str], families: dict, configs: dict) -> str:
+        if self.kind != BUILTIN:
+            return rows_fingerprint(self.table(suites))
+        # the built-in rows are a function of the suites, their family configs and this code: a
+        # process that opens the built-in probes again and again (every stage of every run in it)
+        # fingerprints them once
+        key = json.dumps([suites, families, configs], sort_keys=True, default=str)
+        if key not in _BUILTIN_FINGERPRINTS:
+            _BUILTIN_FINGERPRINTS[key] = rows_fingerprint(self.table(suites))
+        return _BUILTIN_FINGERPRINTS[key]
+
+
+#: fingerprint of built-in rows by (suites, families, configs): see ProbeSet._fingerprint
+_BUILTIN_FINGERPRINTS: dict[str, str] = {}
 
 
 def _builtin() -> ProbeSet:
