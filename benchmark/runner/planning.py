@@ -232,14 +232,17 @@ def simulate_printed_mdd(rows: list[dict], probes: pd.DataFrame,
     frames = {k: [f for f in (frame_of(k) for frame_of in labels) if f is not None and len(f)] for k in lay.keys}
     fit = Fit.of(probes, {k: pd.concat(v, ignore_index=True) if v else None for k, v in frames.items()})
     critical = {k: r["critical"] for k, r in wanted.items()}
-    found = detectable_changes(fit, lay, critical, pairs=pairs, seed=seed, config=config)
-    short = {k for k, res in found.items() if "reason" in res}
-    if short:  # another kind of change for those: the slot shifted one way, simulated on their suites alone
-        suites = {k[1] for k in short}
-        sub_config = {**config, "suites": [s for s in config["suites"] if s in suites]} if config else None
-        shifted = detectable_changes(fit, _suites_of(lay, suites), {k: critical[k] for k in short}, pairs=pairs,
-                                     seed=seed, config=sub_config, shift=True)
-        found.update({k: {**res, "shift": True} for k, res in shifted.items() if "mdd" in res})
+    try:
+        found = detectable_changes(fit, lay, critical, pairs=pairs, seed=seed, config=config)
+        short = {k for k, res in found.items() if "reason" in res}
+        if short:  # another kind of change for those: the slot shifted one way, simulated on their suites alone
+            suites = {k[1] for k in short}
+            sub_config = {**config, "suites": [s for s in config["suites"] if s in suites]} if config else None
+            shifted = detectable_changes(fit, _suites_of(lay, suites), {k: critical[k] for k in short}, pairs=pairs,
+                                         seed=seed, config=sub_config, shift=True)
+            found.update({k: {**res, "shift": True} for k, res in shifted.items() if "mdd" in res})
+    except ValueError as exc:  # a score refuses the simulated labels (values outside its range): said, not hidden
+        found = {k: {"unfitted": f"the simulated audits cannot be scored: {exc}"} for k in wanted}
     how = f"simulated from {pairs} pairs of audits"
     for key, r in wanted.items():
         res = found.get(key)
