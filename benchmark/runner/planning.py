@@ -38,7 +38,7 @@ MDD_PAIRS = 16
 MDD_GRID = (0.0, 0.06, 0.14, 0.25, 0.4, 0.6, 1.0)
 #: the changes at which the swap test's critical value is simulated too (in between and past them:
 #: the variance a change adds to the swaps grows with the square of the change, :func:`_growth`)
-SWAP_GRID = (0.0, 0.4)
+SWAP_GRID = (0.0, 0.14, 0.6)
 NOT_DETECTABLE = ("no change of this kind is detectable at this size: even moving every label it reads all the way "
                   "to its prompt's majority, or all to one value, is found worse in fewer than {power:.0%} of "
                   "simulated comparisons")
@@ -104,9 +104,11 @@ def _draw_sets(fit: Fit, lay: Layout, pairs: int, seed: int, shift: bool) -> lis
     (the same half at every one)."""
     ids = lay.probes["probe_id"].astype(str).to_numpy()
     sets: list[dict] = []
+    # one model for every pair, as the comparison is of one model: cells drawn afresh per pair would
+    # add how much the change's effect varies between models to the spread of q, and the MDD with it
+    values = fit.cells(lay, np.random.default_rng([seed, pairs]))
     for p in range(pairs):
         rng = np.random.default_rng([seed, p])
-        values = fit.cells(lay, rng)
         effects = image_effects(lay, values, rng)
         a = draw_labels(lay, values, effects, rng)
         half = set(ids[rng.uniform(size=len(ids)) < 0.5])
@@ -118,14 +120,15 @@ def _draw_sets(fit: Fit, lay: Layout, pairs: int, seed: int, shift: bool) -> lis
     return sets
 
 
-def detectable_changes(fit: Fit, lay: Layout, critical: Mapping[tuple, float], *, pairs: int = MDD_PAIRS,
+def detectable_changes(fit: Fit, lay: Layout, critical: Mapping[tuple, tuple[float, float]], *, pairs: int = MDD_PAIRS,
                        power: float = POWER, seed: int = 0, config: Mapping | None = None,
                        shift: bool = False) -> dict[tuple, dict]:
     """Per score entry of ``critical`` (its key -> the |tested quantity| its comparison's swap test
-    needs to reject): the smallest change it detects with ``power``, simulated from ``fit``.
+    needs to reject, and the spread of its swaps): the smallest change it detects with ``power``,
+    simulated from ``fit``.
 
-    ``pairs`` pairs of audits of ``lay`` are drawn from the fit (each pair its own cells, images
-    drawn independently); B's labels are pushed by each change t of :data:`MDD_GRID` towards each
+    ``pairs`` pairs of audits of ``lay`` are drawn from one model the fit draws (its cells: one
+    set for every pair, images drawn independently); B's labels are pushed by each change t of :data:`MDD_GRID` towards each
     cell's majority (``shift``: the slot's first value; :func:`benchmark.runner.simulate.draw_labels`)
     with the same random numbers at every t. Per t, the tested quantity q = badness(B) - badness(A)
     of every pair, and the critical value the swap test would need for such a pair: the
@@ -140,7 +143,7 @@ def detectable_changes(fit: Fit, lay: Layout, critical: Mapping[tuple, float], *
     grid = np.asarray(MDD_GRID, dtype=float)
     width = 1 + len(grid) + 2 * len(SWAP_GRID)
     out = {}
-    for key, c in critical.items():
+    for key, (c, se) in critical.items():
         files = read_by.get(key) or ("",)
         if key not in scored or (files[-1], key[1]) in fit.problems:
             if key in scored:
@@ -149,13 +152,15 @@ def detectable_changes(fit: Fit, lay: Layout, critical: Mapping[tuple, float], *
         bad = np.asarray(get_metadata(key[0]).badness(scored[key]), dtype=float).reshape(pairs, width)
         q = bad[:, 1:1 + len(grid)] - bad[:, :1]
         swaps = bad[:, 2 + len(grid)::2] - bad[:, 1 + len(grid)::2]
-        out[key] = _change_found(q, swaps, c, power, max(3, pairs // 2))
+        out[key] = _change_found(q, swaps, (c, se), power, max(3, pairs // 2))
     return out
 
 
-def _change_found(q: np.ndarray, swaps: np.ndarray, c: float, power: float, least: int) -> dict:
+def _change_found(q: np.ndarray, swaps: np.ndarray, critical: tuple[float, float], power: float, least: int) -> dict:
     """One score's detectable change (see :func:`detectable_changes`) from its tested quantity
-    ``q`` (pairs x :data:`MDD_GRID`) and its swapped pairs' (pairs x :data:`SWAP_GRID`)."""
+    ``q`` (pairs x :data:`MDD_GRID`), its swapped pairs' (pairs x :data:`SWAP_GRID`) and the
+    comparison's (critical value, spread of its swaps)."""
+    c, se = critical
     grid, swap_grid = np.asarray(MDD_GRID, dtype=float), np.asarray(SWAP_GRID, dtype=float)
     ok = np.all(np.isfinite(swaps), axis=1) & np.isfinite(q[:, 0])
     # the changes at which the score stays defined on most pairs (all of a cell's labels moved to
@@ -167,6 +172,12 @@ def _change_found(q: np.ndarray, swaps: np.ndarray, c: float, power: float, leas
     if len(q) < least or end <= np.searchsorted(grid, swap_grid[-1]):
         return {"reason": "undefined on most simulated audits of this size"}
     moved = np.mean(q - q[:, :1], axis=0)  # the expected change (E q at t = 0 is 0: A and B alike)
+    # the simulated images of a pair are independent; the comparison's share their seeds (one
+    # model twice gives near-identical images): q's spread around its mean is put on the scale of
+    # the comparison's own (its swaps' spread over the simulated pairs' at no change)
+    spread0 = float(np.std(q[:, 0], ddof=1))
+    if spread0 > 0 and se > 0:
+        q = moved + (q - q.mean(axis=0)) * (se / spread0)
     # the (1 - power) quantile of q (Harrell-Davis: steadier than one order statistic of a few
     # pairs) over the critical value such a pair's swaps would need; monotone in t
     low = np.asarray(hdquantiles(q, prob=[1 - power], axis=0), dtype=float).ravel()
@@ -231,7 +242,7 @@ def simulate_printed_mdd(rows: list[dict], probes: pd.DataFrame,
     lay = layout_of(probes)
     frames = {k: [f for f in (frame_of(k) for frame_of in labels) if f is not None and len(f)] for k in lay.keys}
     fit = Fit.of(probes, {k: pd.concat(v, ignore_index=True) if v else None for k, v in frames.items()})
-    critical = {k: r["critical"] for k, r in wanted.items()}
+    critical = {k: (r["critical"], r["se"]) for k, r in wanted.items()}
     try:
         found = detectable_changes(fit, lay, critical, pairs=pairs, seed=seed, config=config)
         short = {k for k, res in found.items() if "reason" in res}
