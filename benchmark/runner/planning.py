@@ -38,7 +38,7 @@ MDD_PAIRS = 16
 MDD_GRID = (0.0, 0.06, 0.14, 0.25, 0.4, 0.6, 1.0)
 #: the changes at which the swap test's critical value is simulated too (in between and past them:
 #: the variance a change adds to the swaps grows with the square of the change, :func:`_growth`)
-SWAP_GRID = (0.0, 0.14, 0.6)
+SWAP_GRID = (0.0, 0.4)
 NOT_DETECTABLE = ("no change of this kind is detectable at this size: even moving every label it reads all the way "
                   "to its prompt's majority, or all to one value, is found worse in fewer than {power:.0%} of "
                   "simulated comparisons")
@@ -104,11 +104,9 @@ def _draw_sets(fit: Fit, lay: Layout, pairs: int, seed: int, shift: bool) -> lis
     (the same half at every one)."""
     ids = lay.probes["probe_id"].astype(str).to_numpy()
     sets: list[dict] = []
-    # one model for every pair, as the comparison is of one model: cells drawn afresh per pair would
-    # add how much the change's effect varies between models to the spread of q, and the MDD with it
-    values = fit.cells(lay, np.random.default_rng([seed, pairs]))
     for p in range(pairs):
         rng = np.random.default_rng([seed, p])
+        values = fit.cells(lay, rng)  # each pair its own draw of the fit's uncertain cells
         effects = image_effects(lay, values, rng)
         a = draw_labels(lay, values, effects, rng)
         half = set(ids[rng.uniform(size=len(ids)) < 0.5])
@@ -127,8 +125,8 @@ def detectable_changes(fit: Fit, lay: Layout, critical: Mapping[tuple, tuple[flo
     needs to reject, and the spread of its swaps): the smallest change it detects with ``power``,
     simulated from ``fit``.
 
-    ``pairs`` pairs of audits of ``lay`` are drawn from one model the fit draws (its cells: one
-    set for every pair, images drawn independently); B's labels are pushed by each change t of :data:`MDD_GRID` towards each
+    ``pairs`` pairs of audits of ``lay`` are drawn from the fit (each pair its own draw of the
+    cells from their posterior, images drawn independently); B's labels are pushed by each change t of :data:`MDD_GRID` towards each
     cell's majority (``shift``: the slot's first value; :func:`benchmark.runner.simulate.draw_labels`)
     with the same random numbers at every t. Per t, the tested quantity q = badness(B) - badness(A)
     of every pair, and the critical value the swap test would need for such a pair: the
