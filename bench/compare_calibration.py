@@ -51,7 +51,9 @@ def null_table(rows: list[dict]) -> str:
 def power_table(rows: list[dict]) -> str:
     return markdown_table(["size", "score", "where", "printed MDD", "change", "pairs", "found worse"],
                           ([r["size"], r["score"], _where(r), f"{r['mdd']:.4g}", f"{r['change']:.3f}", str(r["n"]),
-                            fmt_rate(r)] for r in rows), align="lllrrrr")
+                            fmt_rate(r)] if r["mdd"] is not None else
+                           [r["size"], r["score"], _where(r), "not detectable", "", "", ""] for r in rows),
+                          align="lllrrrr")
 
 
 def pilot_table(rows: list[dict]) -> str:

@@ -32,6 +32,7 @@ from benchmark.compare.comparison import finish_rows, pair_row
 from benchmark.compare.joint import score_pairs
 from benchmark.compare.paired import ALPHA, POWER
 from benchmark.compare.runs import Run
+from benchmark.runner.planning import MDD_PAIRS, simulate_printed_mdd
 from benchmark.runner.probe_choice import build_probes, limit_probes, prompt_key
 from benchmark.runner.simulate import Layout, Truth, audit_config, draw_labels, image_effects, layout, score_copies
 from benchmark.scores.design import mdd_factor
@@ -161,11 +162,14 @@ def _entries(key: tuple, value: float) -> dict:
 
 
 def compare_many(lay: Layout, pairs: Sequence[tuple[Mapping, Mapping]], *, n_resamples: int = 200,
-                 n_permutations: int | None = None, random_state: int = 0, alpha: float = ALPHA) -> list[list[dict]]:
+                 n_permutations: int | None = None, random_state: int = 0, alpha: float = ALPHA,
+                 mdd_pairs: int = 0) -> list[list[dict]]:
     """The rows ``t2ibench compare`` gives each pair of simulated audits (label files of ``lay``),
     computed as it computes them (each run's values, both runs scored together, the same
     decisions: :func:`~benchmark.compare.comparison.pair_row`,
-    :func:`~benchmark.compare.comparison.finish_rows`), with every pair in one scoring pass."""
+    :func:`~benchmark.compare.comparison.finish_rows`), with every pair in one scoring pass;
+    with ``mdd_pairs``, the MDD simulated as the command simulates it
+    (:func:`benchmark.runner.planning.simulate_printed_mdd`), else the normal formula's."""
     sets = [labels for pair in pairs for labels in pair]
     values = score_copies(lay, sets)
     runs = [_run(f"{i // 2}{'ab'[i % 2]}", lay, labels) for i, labels in enumerate(sets)]
@@ -188,7 +192,11 @@ def compare_many(lay: Layout, pairs: Sequence[tuple[Mapping, Mapping]], *, n_res
                 i = 2 * (start + r)
                 rows.append((pair_row(a, b, _entries(key, v[i]), _entries(key, v[i + 1]), d, 0.95), d))
             finish_rows(rows, alpha, POWER)
-            out.append([row for row, _ in rows])
+            plain = [row for row, _ in rows]
+            if mdd_pairs:
+                simulate_printed_mdd(plain, lay.probes, [pairs[start + r][0].get, pairs[start + r][1].get],
+                                     pairs=mdd_pairs, seed=random_state + start + r, layout_of=lambda _: lay)
+            out.append(plain)
     return out
 
 
@@ -255,15 +263,42 @@ def change_for(lay: Layout, truth: Truth, cells, key: tuple, target: float, wher
         moved = expected_badness(lay, truth, cells, GRID, where, draws, seed, shift)[key]
         moved = np.maximum.accumulate(moved - moved[0])  # monotone, from no change
         if target < moved[-1]:
-            return float(np.interp(target, moved, GRID)), shift
+            t = float(np.interp(target, moved, GRID))
+            hi = int(np.searchsorted(moved, target, side="right"))
+            return _refined(lambda x: _moved_at(lay, truth, cells, key, x, where, draws, seed, shift), target, t,
+                            (float(GRID[hi - 1]), float(moved[hi - 1])), (float(GRID[hi]), float(moved[hi]))), shift
     return 1.0, shift
+
+
+def _moved_at(lay: Layout, truth: Truth, cells, key: tuple, t: float, where: set, draws: int, seed: int,
+              shift: bool) -> float:
+    """The expected badness of score ``key`` at change ``t`` over that at none (the same draws)."""
+    values = expected_badness(lay, truth, cells, [0.0, t], where, draws, seed, shift)[key]
+    return float(values[1] - values[0])
+
+
+def _refined(moved_at, target: float, t: float, low: tuple, high: tuple, steps: int = 2) -> float:
+    """``t`` refined by false position between the bracketing (change, moved) points ``low`` and
+    ``high``: the expected badness is not linear between grid points (GEP's grows faster than the
+    change), so the interpolated change alone planted less than the target."""
+    for _ in range(steps):
+        m = moved_at(t)
+        if abs(m - target) <= 0.02 * abs(target):
+            break
+        low, high = ((t, m), high) if m < target else (low, (t, m))
+        if high[1] <= low[1]:
+            break
+        t = low[0] + (target - low[1]) * (high[0] - low[0]) / (high[1] - low[1])
+    return float(t)
 
 
 def power_runs(suites: Sequence[str], size: Size, reps: int, *, scores: Sequence[str] | None = None,
                n_resamples: int = 50, n_permutations: int = 200, seed: int = 0, truth: Truth | None = None,
-               draws: int = 24, lay: Layout | None = None, pilots: int = 5) -> list[dict]:
+               draws: int = 24, lay: Layout | None = None, pilots: int = 5,
+               mdd_pairs: int = MDD_PAIRS) -> list[dict]:
     """Power at the printed MDD, for one model the truth draws: per compared score (of ``scores``),
-    the MDD comparisons of ``size`` print (the median of ``pilots`` null comparisons), the change
+    the MDD comparisons of ``size`` print (the median of ``pilots`` null comparisons, their MDD
+    simulated from ``mdd_pairs`` pairs as ``t2ibench compare`` does; 0: the normal formula's), the change
     of the labels it reads that moves its expected badness by that much, and the share of
     ``reps`` comparisons of the model with that change that call it significantly worse."""
     truth = truth or Truth()
@@ -271,13 +306,21 @@ def power_runs(suites: Sequence[str], size: Size, reps: int, *, scores: Sequence
     cells = truth.cells(lay, np.random.default_rng([seed, 12_345]))
     printed: dict[tuple, list] = {}
     for rows in compare_many(lay, draw_pairs(lay, truth, pilots, seed + 99_999, cells=cells), n_resamples=n_resamples,
-                             n_permutations=n_permutations, random_state=99_999):
+                             n_permutations=n_permutations, random_state=99_999, mdd_pairs=mdd_pairs):
         for r in rows:
             if r["status"] == "compared" and (not scores or r["name"] in scores):
                 printed.setdefault(_key(r), []).append(r)
     out = []
     for key, rows in printed.items():
-        mdd, where = float(np.median([r["mdd"] for r in rows])), {(rows[0]["label_file"], key[1])}
+        where = {(rows[0]["label_file"], key[1])}
+        # "not detectable" counts as an infinite MDD: the median is one where most comparisons print one
+        mdd = float(np.median([np.inf if r["mdd"] is None else r["mdd"] for r in rows]))
+        if not np.isfinite(mdd):  # nothing to plant
+            out.append({"size": size.label, "score": key[0], "suite": key[1], "subset": key[2],
+                        "estimator": key[3] or key[4], "mdd": None, "change": None,
+                        "how": next(r.get("mdd_reason") for r in rows if r["mdd"] is None), "n": 0, "rate": None,
+                        "low": None, "high": None})
+            continue
         t, shift = change_for(lay, truth, cells, key, mdd, where, draws=draws, seed=seed)
         found = 0
         for compared in compare_many(lay, draw_pairs(lay, truth, reps, seed + 50_000, t, where, shift, cells),

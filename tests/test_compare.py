@@ -204,7 +204,7 @@ def unverified(monkeypatch):
 
 def _cli(capsys, *args):
     """``t2ibench compare ARGS`` in this process: (exit status, stdout, stderr)."""
-    code = main(["compare", *map(str, args)])
+    code = main(["compare", *map(str, args), "--mdd-pairs", "0"])  # the MDD's simulation: test_compare_cli.py
     out = capsys.readouterr()
     return code, out.out, out.err
 

@@ -57,7 +57,15 @@ def test_compare_two_tiny_audits(tiny_audit, other_guidance, tmp_path, capsys):
     for r in doc["scores"]:
         if r["status"] == "compared":
             assert r["ci"][0] <= r["estimate"] + 1e-9 or r["ci"][1] >= r["estimate"] - 1e-9
-            assert r["mdd"] > 0 and 0 <= r["p_holm"] <= 1
+            assert 0 <= r["p_holm"] <= 1 and r["mdd_formula"] > 0 and r["critical"] > 0
+            # the MDD simulated from the runs' own labels (the command's default), or none detectable; a
+            # score whose labels are not simulated (GEP's CLIP embeddings here) keeps the normal formula's
+            if r["name"].startswith("gep_"):
+                assert r["mdd_how"] == "normal formula (the labels this score reads are not simulated)", r
+                assert r["mdd"] == r["mdd_formula"], r
+            else:
+                assert r["mdd_how"].startswith("simulated from"), r
+                assert (r["mdd"] is None and "no change of this kind" in r["mdd_reason"]) or r["mdd"] > 0, r
     # --limit 4 keeps one image of each of four identities: STS is still tested (the swap test needs no
     # resampling variation), its interval flagged where the resamples cannot see its noise
     for sts_row in [r for r in doc["scores"] if r["name"].startswith("sts_")]:
@@ -73,12 +81,14 @@ def test_compare_two_tiny_audits(tiny_audit, other_guidance, tmp_path, capsys):
     uncompared = [r for r in doc["scores"] if r["status"] in ("not tested", "refused") and r["lower_is_better"]
                   is not None or r["status"] in ("not tested", "refused") and r["ideal"] is not None]
     # a gate on every score: 1 if something is worse, 3 if one could not be compared, else 0
-    assert main(["compare", str(tiny_audit), str(other_guidance), "--quiet", "--fail-if-worse", "all"]) == \
+    # (the gates' calls skip the MDD's simulation, checked above: --mdd-pairs 0)
+    assert main(["compare", str(tiny_audit), str(other_guidance), "--quiet", "--fail-if-worse", "all",
+                 "--mdd-pairs", "0"]) == \
         (1 if worse else 3 if uncompared else 0)
     err = capsys.readouterr().err
     assert all(f"--fail-if-worse: {r['name']} ({r['suite']}) could not be compared" in err for r in uncompared)
     assert main(["compare", str(tiny_audit), str(other_guidance), "--quiet", "--fail-if-worse", "all",
-                 "--allow-missing"]) == (1 if worse else 0)
+                 "--allow-missing", "--mdd-pairs", "0"]) == (1 if worse else 0)
     # the baseline against itself: identical wherever the score can vary (never worse)
     assert main(["compare", str(tiny_audit), str(tiny_audit), "--quiet", "--fail-if-worse", "gep_score_neutral"]) == 0
     assert "identical" in capsys.readouterr().out

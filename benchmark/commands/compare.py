@@ -20,10 +20,12 @@ from benchmark.compare.paired import has_direction
 from benchmark.compare.present import comparison_markdown, detect_lines, plot_comparison, print_comparison, write_json
 from benchmark.compare.runs import HUB_PREFIX
 from benchmark.commands.detect import simulated_detect
+from benchmark.commands.mdd import simulated_mdd
 from benchmark.contract.atomic import write_bytes_atomic
 from benchmark.contract.run_folder import MANIFEST_FILE
 from benchmark.contract.run_folder_check import resolves_inside
 from benchmark.runner.expected import expected_probes, expected_problems
+from benchmark.runner.planning import MDD_PAIRS
 from benchmark.runner.probe_choice import limit_probes, prompt_key
 from benchmark.scores.design import single_image_warnings
 from benchmark.scores.metadata import SCORE_METADATA
@@ -122,6 +124,7 @@ def run_compare(args: argparse.Namespace) -> int:
     comparison = compare_runs(*args.runs, scores=args.scores, n_resamples=args.n_resamples,
                               random_state=args.random_state, progress=not args.quiet,
                               detect=args.detect, verify=True, expected=expected_problems)
+    simulated_mdd(comparison, MDD_PAIRS if args.mdd_pairs is None else args.mdd_pairs)
     comparison.notes += limit_notes(comparison)
     if comparison.detect:
         comparison.detect = simulated_detect(comparison)

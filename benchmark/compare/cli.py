@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from benchmark.cli_types import output_file, positive_int
+from benchmark.cli_types import output_file, positive_int, whole_number
 
 #: the most paired resamples (and swaps) a comparison takes: each score of each pair of runs is
 #: evaluated on this many resamples and as many swaps, so time grows with it (docs/compare.md
@@ -84,5 +84,9 @@ def register(subparsers) -> None:
                    f"runs were scored with, 1000 if none was; at most {MAX_COMPARE_RESAMPLES:,})")
     p.add_argument("--random-state", type=random_state, help="seed of the paired resamples (default 0; results "
                    "files: the one they were scored with)")
+    p.add_argument("--mdd-pairs", type=whole_number(0, 1000), metavar="N", help="pairs of audits the printed MDD "
+                   "is simulated from, drawn from a fit of the runs' labels (default: benchmark.runner.planning's "
+                   "MDD_PAIRS; 0: the normal formula on the swaps' spread, which does not keep the MDD's promise of "
+                   "power 0.8: docs/compare.md, Calibration)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func="benchmark.commands.compare:run_compare")

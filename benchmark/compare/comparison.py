@@ -16,7 +16,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from benchmark.compare.human import CORRECTED_NOTE, add_corrected, agreement_rows
 from benchmark.compare.joint import score_jointly
-from benchmark.compare.paired import ALPHA, POWER, decisive_mdd, has_direction, holm, mdd_factor, paired_test, \
+from benchmark.compare.paired import ALPHA, POWER, critical_value, decisive_mdd, has_direction, holm, mdd_factor, paired_test, \
     refresh_p, summary_of, swaps_needed
 from benchmark.compare.runs import HOLM_NOTE, HUB_PREFIX, MDD_NOTE, NOTHING_TESTED, CompareError, Run, Scored, \
     check_versions, load_run, pairing, plan_size, score_alone
@@ -226,7 +226,10 @@ def finish_rows(rows: list[tuple[dict, object]], alpha: float, power: float) -> 
     corrected, reject = holm([r["p"] for r, _ in tested], alpha)
     for (r, _), p, rej in zip(tested, corrected, reject):
         r["p_holm"], r["significant"] = p, rej
-        r["mdd"] = decisive_mdd(r["se"], len(tested), alpha, power)
+        r["mdd"] = r["mdd_formula"] = decisive_mdd(r["se"], len(tested), alpha, power)
+        r["mdd_how"] = "normal formula"  # until a simulation from the runs' labels replaces it (MDD_NOTE)
+    for r, draws in tested:  # what Holm's first step needs: what a simulated MDD must reach
+        r["critical"], r["critical_how"] = critical_value(get_metadata(r["name"]), draws, alpha / len(tested))
         r["verdict"] = f"significantly {r['change']}" if rej else "no significant change"
     for r, _ in rows:
         if r["status"] == "identical":

@@ -43,8 +43,9 @@ import numpy as np
 
 from benchmark.scores.design import ALPHA, POWER, mdd_factor  # one home: the plan estimates with them too
 
-__all__ = ["ALPHA", "POWER", "MAX_BIAS_SHARE", "MDD_FACTOR", "decisive_mdd", "has_direction", "holm", "interval_check",
-           "mdd_factor", "paired_test", "randomization_p", "summary_of", "swaps_needed", "tested_quantity"]
+__all__ = ["ALPHA", "POWER", "MAX_BIAS_SHARE", "MDD_FACTOR", "critical_value", "decisive_mdd", "has_direction", "holm",
+           "interval_check", "mdd_factor", "paired_test", "randomization_p", "summary_of", "swaps_needed",
+           "tested_quantity"]
 
 #: a draw where either run's statistic is undefined is left out; with fewer than this share of
 #: the swaps (or resamples) left, the score is not tested (no interval)
@@ -61,6 +62,10 @@ SE_RATIO_RANGE = (0.8, 1.25)
 #: this many expected exceedances (the test's power at the MDD stays that of the exact test)
 EXCEEDANCES = 10
 
+#: the critical value is the swaps' own quantile where they hold this many beyond it, else the
+#: normal quantile of their spread
+CRITICAL_EXCEEDANCES = 5
+
 MDD_FACTOR = mdd_factor()
 
 
@@ -68,6 +73,19 @@ def decisive_mdd(se: float, family: int, alpha: float = ALPHA, power: float = PO
     """The MDD of Holm's first step over ``family`` tests (alpha / family): a true change this
     large is found with at least ``power``, whatever the family's other tests do."""
     return mdd_factor(alpha / max(int(family), 1), power) * se
+
+
+def critical_value(meta, draws, level: float) -> tuple[float, str]:
+    """The |tested quantity| the randomization test needs to reject at ``level`` (Holm's first
+    step: alpha / family), from the comparison's own swaps: their (1 - level) quantile of |q| where
+    :data:`CRITICAL_EXCEEDANCES` swaps or more lie beyond it, else z_(1 - level / 2) x their spread;
+    and which of the two it is."""
+    perm = np.asarray(draws.perm, float)
+    q_perm = _q(meta, perm[:, 0], perm[:, 1])
+    q_perm = q_perm[np.isfinite(q_perm)]
+    if len(q_perm) * level >= CRITICAL_EXCEEDANCES:
+        return float(np.quantile(np.abs(q_perm), 1 - level)), "quantile of the swaps"
+    return mdd_factor(level, 0.5) * float(np.std(q_perm, ddof=1)), "normal quantile of the swaps' spread"
 
 
 def swaps_needed(family: int, alpha: float = ALPHA) -> int:

@@ -69,11 +69,16 @@ def table_rows(comparison: Comparison) -> pd.DataFrame:
                      "A": fmt_number(r.get("value_a"), 3) if "value_a" in r else "",
                      "B": fmt_number(r.get("value_b"), 3) if "value_b" in r else "",
                      "Δ [95% CI]": _delta(r), "Δ people [95% CI]": _corrected_delta(r),
-                     "MDD": fmt_number(r["mdd"], 3) if done else "",
+                     "MDD": _mdd(r) if done else "",
                      "p (Holm)": fmt_number(r["p_holm"], 3) if done else "", "verdict": verdict})
     people = any(r.get("human_corrected") for r in comparison.rows)
     return pd.DataFrame(rows, columns=["run", "score", "estimator", "A", "B", "Δ [95% CI]"]
                         + (["Δ people [95% CI]"] if people else []) + ["MDD", "p (Holm)", "verdict"])
+
+
+def _mdd(r: Mapping) -> str:
+    """A compared row's MDD, or "none detectable" where no change of the simulated kind is."""
+    return "none detectable" if r.get("mdd") is None else fmt_number(r["mdd"], 3)
 
 
 def _header_lines(comparison: Comparison) -> list[str]:
@@ -188,7 +193,7 @@ def _plot_row(r: Mapping, multi: bool) -> dict:
         return {"label": f"{who}: {short_verdict(r)}", "value": r["difference"], "low": r["difference_ci"][0],
                 "high": r["difference_ci"][1], "muted": True}
     low, high = (r["estimate"], r["estimate"]) if r.get("ci_check") else r["ci"]  # no interval claimed
-    return {"label": f"{who}: {short_verdict(r)}, MDD {fmt_number(r['mdd'], 3)}"
+    return {"label": f"{who}: {short_verdict(r)}, MDD {_mdd(r)}"
                      + (" (no interval)" if r.get("ci_check") else ""), "value": r["estimate"],
             "low": low, "high": high, "muted": not r["significant"]}
 
@@ -217,8 +222,10 @@ def plot_comparison(comparison: Comparison, path: Path) -> Path | None:
         fig.suptitle("Built-in tiny random models: meaningless differences", fontsize=9, color="#a00", y=1.0)
     m = comparison.method
     skipped = sum(1 for r in comparison.rows if r["status"] in ("not tested", "refused", "identical"))
+    simulated = any(str(r.get("mdd_how", "")).startswith("simulated") for r in comparison.rows)
+    how = "simulated from the runs' labels" if simulated else f"{m['mdd_factor']:.2f} x SE, the normal formula"
     note = (f"MDD: a true change found with power 0.8 by Holm's first step over the {m['family']} tests "
-            f"({m['mdd_factor']:.2f} x SE). Grey: not significant after Holm."
+            f"({how}). Grey: not significant after Holm."
             + (f" {skipped} row(s) identical, not tested or refused are not drawn (reasons in the table)."
                if skipped else ""))
     fig.text(0.01, -0.01, "\n".join(textwrap.wrap(note, 150)), fontsize=7, color="#555", va="top")

@@ -39,12 +39,22 @@ __all__ = ["HUB_PREFIX", "CompareError", "Run", "Scored", "check_versions", "loa
 HOLM_NOTE = ("p-values are Holm-corrected across the {n} differences tested (statsmodels multipletests, "
              "method='holm'); significant: corrected p < {alpha:g}; rows not tested and described rows are "
              "outside the family")
-MDD_NOTE = ("MDD: the minimum detectable difference of the test that decides: the true change found with "
-            "power 0.8 by Holm's first step over the {n} tests (alpha {alpha:g} / {n}, two-sided) if the difference "
-            "spread under a change as under none (measured power differs by score: docs/compare.md, Calibration), "
-            "{factor:.2f} x the standard error of the difference (its spread over the swaps; mdd_uncorrected in "
-            "the JSON: one test alone at alpha {alpha:g}, {single:.2f} x SE); 'no significant change' with a large "
-            "MDD means the audit was too small to tell")
+MDD_NOTE = ("MDD: the minimum detectable difference of the test that decides (Holm's first step over the {n} "
+            "tests, alpha {alpha:g} / {n}, two-sided), here by the normal formula: {factor:.2f} x the standard error "
+            "of the difference (its spread over the swaps; mdd_uncorrected in the JSON: one test alone at alpha "
+            "{alpha:g}, {single:.2f} x SE). It assumes the difference spreads under a change as under none, which "
+            "does not hold for these scores: t2ibench compare simulates the MDD from the runs' own labels instead "
+            "(docs/compare.md, Calibration); 'no significant change' with a large MDD means the audit was too small "
+            "to tell")
+MDD_SIMULATED_NOTE = ("MDD: the minimum detectable difference of the test that decides (Holm's first step over the {n} "
+                      "tests, alpha {alpha:g} / {n}): the expected change of a score that this comparison finds worse "
+                      "in 80% of audits of this size, found by simulation from the compared runs' own labels ({pairs} "
+                      "pairs of audits drawn from a fit of them, B's labels moved towards each prompt's majority, "
+                      "the critical value from this comparison's swaps; mdd_change in the JSON: the share moved); "
+                      "'not detectable' where even moving every label falls short; rows whose labels are not "
+                      "simulated give the normal formula, {factor:.2f} x SE (mdd_how says which; mdd_formula in the "
+                      "JSON for every row); 'no significant change' with a large MDD means the audit was too small "
+                      "to tell")
 NOTHING_TESTED = "no difference was tested, so nothing is corrected and no MDD is given"
 #: a value recomputed from a results file's per-probe labels may differ from the file's by this
 #: (relative to the value, at least 1): the labels' floats are carried as float32

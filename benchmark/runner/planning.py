@@ -16,19 +16,32 @@ from the pilot's interval as before (:func:`benchmark.scores.design.planned_mdd`
 
 from __future__ import annotations
 
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
+from scipy.stats.mstats import hdquantiles
 
 from benchmark.runner.simulate import Fit, Layout, draw_labels, image_effects, layout, score_copies
-from benchmark.scores.design import mdd_factor
+from benchmark.scores.design import POWER, mdd_factor
 from benchmark.scores.metadata import get_metadata
 
-__all__ = ["PAIRS", "planned_mdd_from_labels"]
+__all__ = ["MDD_GRID", "MDD_PAIRS", "NOT_DETECTABLE", "PAIRS", "SWAP_GRID", "detectable_changes", "planned_mdd_from_labels",
+           "simulate_printed_mdd"]
 
 #: pairs of audits the plan draws (the MDD's spread to about 10%)
 PAIRS = 50
+#: pairs of audits the printed MDD of a comparison is simulated from (:func:`detectable_changes`)
+MDD_PAIRS = 16
+#: the changes tried: the share of each label's probability moved towards its cell's majority (or,
+#: where that cannot reach the MDD, towards the slot's first value)
+MDD_GRID = (0.0, 0.06, 0.14, 0.25, 0.4, 0.6, 1.0)
+#: the changes at which the swap test's critical value is simulated too (in between and past them:
+#: the variance a change adds to the swaps grows with the square of the change, :func:`_growth`)
+SWAP_GRID = (0.0, 0.4)
+NOT_DETECTABLE = ("no change of this kind is detectable at this size: even moving every label it reads all the way "
+                  "to its prompt's majority, or all to one value, is found worse in fewer than {power:.0%} of "
+                  "simulated comparisons")
 
 
 def planned_mdd_from_labels(pilot_probes: pd.DataFrame, pilot_labels: Mapping[str, pd.DataFrame | None],
@@ -69,3 +82,184 @@ def planned_mdd_from_labels(pilot_probes: pd.DataFrame, pilot_labels: Mapping[st
             row["mdd"] = factor * float(np.std(q, ddof=1))
         out.append(row)
     return out
+
+
+def _key(r: Mapping) -> tuple:
+    return (r["name"], r["suite"], r["subset"], r["estimator"], r["annotator"])
+
+
+def _swapped(a: Mapping[str, pd.DataFrame], b: Mapping[str, pd.DataFrame], probes: set) -> tuple[dict, dict]:
+    """A and B with the images of ``probes`` swapped (what the paired randomization test does)."""
+    out_a, out_b = {}, {}
+    for kind in a:
+        in_a, in_b = a[kind]["probe_id"].astype(str).isin(probes), b[kind]["probe_id"].astype(str).isin(probes)
+        out_a[kind] = pd.concat([a[kind][~in_a], b[kind][in_b]], ignore_index=True)
+        out_b[kind] = pd.concat([b[kind][~in_b], a[kind][in_a]], ignore_index=True)
+    return out_a, out_b
+
+
+def _draw_sets(fit: Fit, lay: Layout, pairs: int, seed: int, shift: bool) -> list[dict]:
+    """Per pair: A, B at every change of :data:`MDD_GRID` (the same random numbers at every one),
+    then A and B with a random half of the probes swapped at every change of :data:`SWAP_GRID`
+    (the same half at every one)."""
+    ids = lay.probes["probe_id"].astype(str).to_numpy()
+    sets: list[dict] = []
+    for p in range(pairs):
+        rng = np.random.default_rng([seed, p])
+        values = fit.cells(lay, rng)  # each pair its own draw of the fit's uncertain cells
+        effects = image_effects(lay, values, rng)
+        a = draw_labels(lay, values, effects, rng)
+        half = set(ids[rng.uniform(size=len(ids)) < 0.5])
+        b = {t: draw_labels(lay, values, effects, np.random.default_rng([seed, p, 1]), t, shift=shift)
+             for t in sorted(set(MDD_GRID) | set(SWAP_GRID))}
+        sets += [a] + [b[t] for t in MDD_GRID]
+        for t in SWAP_GRID:
+            sets += list(_swapped(a, b[t], half))
+    return sets
+
+
+def detectable_changes(fit: Fit, lay: Layout, critical: Mapping[tuple, tuple[float, float]], *, pairs: int = MDD_PAIRS,
+                       power: float = POWER, seed: int = 0, config: Mapping | None = None,
+                       shift: bool = False) -> dict[tuple, dict]:
+    """Per score entry of ``critical`` (its key -> the |tested quantity| its comparison's swap test
+    needs to reject, and the spread of its swaps): the smallest change it detects with ``power``,
+    simulated from ``fit``.
+
+    ``pairs`` pairs of audits of ``lay`` are drawn from the fit (each pair its own draw of the
+    cells from their posterior, images drawn independently); B's labels are pushed by each change t of :data:`MDD_GRID` towards each
+    cell's majority (``shift``: the slot's first value; :func:`benchmark.runner.simulate.draw_labels`)
+    with the same random numbers at every t. Per t, the tested quantity q = badness(B) - badness(A)
+    of every pair, and the critical value the swap test would need for such a pair: the
+    comparison's own scaled by how the spread of swapped pairs grows with t (simulated at
+    :data:`SWAP_GRID`). A change t* whose (1 - power) quantile of q reaches that critical value is
+    found worse in ``power`` of the comparisons. Returned: ``{"mdd": the expected change of the
+    tested quantity at t*, "change": t*}``, ``{"reason": ...}`` where the largest change falls
+    short, ``{"unfitted": why}`` where the fit cannot draw the score's labels; a score the
+    simulated audits do not give has no entry."""
+    read_by: dict = {}
+    scored = score_copies(lay, _draw_sets(fit, lay, pairs, seed, shift), config, chunk=_chunk(lay), read_by=read_by)
+    grid = np.asarray(MDD_GRID, dtype=float)
+    width = 1 + len(grid) + 2 * len(SWAP_GRID)
+    out = {}
+    for key, (c, se) in critical.items():
+        files = read_by.get(key) or ("",)
+        if key not in scored or (files[-1], key[1]) in fit.problems:
+            if key in scored:
+                out[key] = {"unfitted": fit.problems[(files[-1], key[1])]}
+            continue
+        bad = np.asarray(get_metadata(key[0]).badness(scored[key]), dtype=float).reshape(pairs, width)
+        q = bad[:, 1:1 + len(grid)] - bad[:, :1]
+        swaps = bad[:, 2 + len(grid)::2] - bad[:, 1 + len(grid)::2]
+        out[key] = _change_found(q, swaps, (c, se), power, max(3, pairs // 2))
+    return out
+
+
+def _change_found(q: np.ndarray, swaps: np.ndarray, critical: tuple[float, float], power: float, least: int) -> dict:
+    """One score's detectable change (see :func:`detectable_changes`) from its tested quantity
+    ``q`` (pairs x :data:`MDD_GRID`), its swapped pairs' (pairs x :data:`SWAP_GRID`) and the
+    comparison's (critical value, spread of its swaps)."""
+    c, se = critical
+    grid, swap_grid = np.asarray(MDD_GRID, dtype=float), np.asarray(SWAP_GRID, dtype=float)
+    ok = np.all(np.isfinite(swaps), axis=1) & np.isfinite(q[:, 0])
+    # the changes at which the score stays defined on most pairs (all of a cell's labels moved to
+    # "no face" leaves a skin-tone MAD undefined): the grid ends before the first that does not
+    usable = np.isfinite(q[ok]).mean(axis=0) >= 0.9 if ok.any() else np.zeros(len(grid), bool)
+    end = len(grid) if usable.all() else int(np.argmin(usable))
+    keep = ok & np.all(np.isfinite(q[:, :end]), axis=1)
+    q, swaps, grid = q[keep, :end], swaps[keep], grid[:end]
+    if len(q) < least or end <= np.searchsorted(grid, swap_grid[-1]):
+        return {"reason": "undefined on most simulated audits of this size"}
+    moved = np.mean(q - q[:, :1], axis=0)  # the expected change (E q at t = 0 is 0: A and B alike)
+    # the simulated images of a pair are independent; the comparison's share their seeds (one
+    # model twice gives near-identical images): q's spread around its mean is put on the scale of
+    # the comparison's own (its swaps' spread over the simulated pairs' at no change)
+    spread0 = float(np.std(q[:, 0], ddof=1))
+    if spread0 > 0 and se > 0:
+        q = moved + (q - q.mean(axis=0)) * (se / spread0)
+    # the (1 - power) quantile of q (Harrell-Davis: steadier than one order statistic of a few
+    # pairs) over the critical value such a pair's swaps would need; monotone in t
+    low = np.asarray(hdquantiles(q, prob=[1 - power], axis=0), dtype=float).ravel()
+    margin = np.maximum.accumulate(low - c * _growth(grid, moved, swap_grid, swaps))
+    if margin[-1] < 0:
+        return {"reason": NOT_DETECTABLE.format(power=power)}
+    first = int(np.argmax(margin >= 0))
+    if first == 0:
+        return {"mdd": float(moved[0]), "change": 0.0}
+    w = -margin[first - 1] / (margin[first] - margin[first - 1])  # linear between the bracketing changes
+    return {"mdd": float(moved[first - 1] + w * (moved[first] - moved[first - 1])),
+            "change": float(grid[first - 1] + w * (grid[first] - grid[first - 1]))}
+
+
+def _growth(grid: np.ndarray, moved: np.ndarray, swap_grid: np.ndarray, swaps: np.ndarray) -> np.ndarray:
+    """Per change of ``grid``: how much wider the swaps of a pair changed so (``moved``: the
+    expected change) spread than those of an unchanged pair. Swapped pairs centre on no change;
+    the variance a change adds grows with its square (a change twice as large, four times the
+    variance): from the swapped pairs at ``swap_grid`` (the first no change), linear in moved^2."""
+    var = np.mean(swaps ** 2, axis=0)
+    if var[0] <= 0:
+        return np.ones(len(grid))
+    size = np.maximum.accumulate(np.maximum(moved, 0.0)) ** 2
+    at = size[np.searchsorted(grid, swap_grid)]
+    slope = max((var[-1] - var[0]) / at[-1], 0.0) if at[-1] > 0 else 0.0
+    inside = np.interp(size, at, var) if len(at) > 2 else var[0] + slope * size
+    return np.sqrt(np.where(size > at[-1], var[-1] + slope * (size - at[-1]), inside) / var[0])
+
+
+def _chunk(lay: Layout) -> int:
+    """Audits scored in one table: as many as about 400,000 label rows hold (all of a small one)."""
+    rows = sum(len(k) for k in lay.keys.values())
+    return int(min(500, max(10, 400_000 // max(rows, 1))))
+
+
+def _suites_of(lay: Layout, suites: set) -> Layout:
+    """The part of ``lay`` in ``suites`` (the same slots and cells)."""
+    keys = {}
+    for kind, frame in lay.keys.items():
+        kept = frame[np.asarray([lay.slots[s].suite in suites for s in frame["slot"]], dtype=bool)]
+        if len(kept):
+            keys[kind] = kept.reset_index(drop=True)
+    probes = lay.probes[lay.probes["suite"].isin(suites)].reset_index(drop=True)
+    return Layout(probes, keys, lay.slots, lay.cells, lay.left_out)
+
+
+def simulate_printed_mdd(rows: list[dict], probes: pd.DataFrame,
+                         labels: Sequence[Callable[[str], pd.DataFrame | None]], *, config: Mapping | None = None,
+                         pairs: int = MDD_PAIRS, seed: int = 0,
+                         layout_of: Callable[[pd.DataFrame], Layout] = layout) -> None:
+    """The printed MDD of the compared ``rows`` (``t2ibench compare``'s, each with its ``critical``
+    value) found by simulation (:func:`detectable_changes`) from a fit of the compared runs'
+    labels (``labels``: per run, label file -> its rows; pooled) over ``probes`` (the compared
+    probes): labels moved towards each prompt's majority, or where that cannot reach it towards
+    the slot's first value (a signed average whose prompts cancel). Sets ``mdd`` (None where no
+    change of either kind is detectable, with ``mdd_reason``), ``mdd_change``, ``mdd_kind`` and
+    ``mdd_how``; rows whose labels the model does not draw keep the normal formula's and say so.
+    ``pairs`` 0: every row keeps the normal formula's."""
+    wanted = {_key(r): r for r in rows if r.get("status") == "compared" and r.get("critical") is not None}
+    if not wanted or pairs <= 0:
+        return
+    lay = layout_of(probes)
+    frames = {k: [f for f in (frame_of(k) for frame_of in labels) if f is not None and len(f)] for k in lay.keys}
+    fit = Fit.of(probes, {k: pd.concat(v, ignore_index=True) if v else None for k, v in frames.items()})
+    critical = {k: (r["critical"], r["se"]) for k, r in wanted.items()}
+    try:
+        found = detectable_changes(fit, lay, critical, pairs=pairs, seed=seed, config=config)
+        short = {k for k, res in found.items() if "reason" in res}
+        if short:  # another kind of change for those: the slot shifted one way, simulated on their suites alone
+            suites = {k[1] for k in short}
+            sub_config = {**config, "suites": [s for s in config["suites"] if s in suites]} if config else None
+            shifted = detectable_changes(fit, _suites_of(lay, suites), {k: critical[k] for k in short}, pairs=pairs,
+                                         seed=seed, config=sub_config, shift=True)
+            found.update({k: {**res, "shift": True} for k, res in shifted.items() if "mdd" in res})
+    except ValueError as exc:  # a score refuses the simulated labels (values outside its range): said, not hidden
+        found = {k: {"unfitted": f"the simulated audits cannot be scored: {exc}"} for k in wanted}
+    how = f"simulated from {pairs} pairs of audits"
+    for key, r in wanted.items():
+        res = found.get(key)
+        if res is None or "unfitted" in res:
+            why = res["unfitted"] if res else "the labels this score reads are not simulated"
+            r["mdd_how"] = f"normal formula ({why})"
+        elif "mdd" in res:
+            r.update(mdd=res["mdd"], mdd_change=res["change"], mdd_how=how,
+                     mdd_kind="the slot shifted one way" if res.get("shift") else "towards each prompt's majority")
+        else:
+            r.update(mdd=None, mdd_reason=res["reason"], mdd_how=how)

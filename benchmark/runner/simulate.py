@@ -49,6 +49,8 @@ from benchmark.tasks.registry import task_options
 __all__ = ["Fit", "Layout", "Truth", "audit_config", "draw_labels", "image_effects", "layout", "score_copies"]
 
 NO_FACE = "none"
+#: a probability of exactly 0 or 1 (a score carried as float32) is put this far inside before its logit
+LOGIT_EDGE = 1e-4
 #: key columns that name a question's text, not what is asked: left out of a slot
 _TEXT = ("probe_id", "question", "text")
 
@@ -383,9 +385,10 @@ class Fit:
             cells = {p: v[np.isfinite(v)] if slot.continuous else v[v >= 0]
                      for p, v in ((p, self._values(slot, raw)) for p, raw in seen.items())}
             cells = {p: v for p, v in cells.items() if len(v)}
-            logit = slot.continuous and all(((v > 0) & (v < 1)).all() for v in cells.values())
-            if logit:  # probabilities (or cosines) in (0, 1): modelled on the logit scale, drawn back into it
-                cells = {p: np.log(v / (1 - v)) for p, v in cells.items()}
+            logit = slot.continuous and all(((v >= 0) & (v <= 1)).all() for v in cells.values())
+            if logit:  # probabilities (or cosines) in [0, 1]: modelled on the logit scale, drawn back into it
+                cells = {p: np.log(np.clip(v, LOGIT_EDGE, 1 - LOGIT_EDGE) / (1 - np.clip(v, LOGIT_EDGE, 1 - LOGIT_EDGE)))
+                         for p, v in cells.items()}
             self._hyper[slot] = ({**_hyper(slot, list(cells.values())), "logit": logit}, cells)
         return self._hyper[slot]
 

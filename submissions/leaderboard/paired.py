@@ -52,6 +52,7 @@ def paired_markdown(subs: list[Submission]) -> str:
     line saying why there is none."""
     if len(subs) != 2:
         return "The paired test compares exactly two models: keep two in the picker."
+    from benchmark.commands.mdd import simulated_mdd
     from benchmark.compare import CompareError, compare_loaded  # scoring code: loaded when asked for
     from benchmark.compare.present import comparison_markdown
     from benchmark.compare.runs import load_run, run_from_results
@@ -60,7 +61,7 @@ def paired_markdown(subs: list[Submission]) -> str:
     try:
         runs = [load_run(s.run_dir, label, verify=True, expected=expected_problems) if s.run_dir is not None
                 else run_from_results(_with_pairing(s), s.source, label) for s, label in zip(subs, _labels(subs))]
-        comparison = compare_loaded(runs)
+        comparison = simulated_mdd(compare_loaded(runs))
     except (CompareError, ValueError) as exc:
         return md_escape(f"No paired test: {exc}")
     return comparison_markdown(comparison)
