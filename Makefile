@@ -42,14 +42,11 @@ system-deps:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(SYSTEM_PACKAGES) >/dev/null; \
 	else echo "make: install the Debian packages $(SYSTEM_PACKAGES) (as root: apt-get install $(SYSTEM_PACKAGES))" >&2; exit 1; fi
 
-# Three pytest workers on CI's two cores: the tests wait about 13% of their time (browsers, servers,
-# child processes), and a third worker fills those waits; each test file on one worker (its module
-# fixtures built once), the longest files first (tests/conftest.py LONGEST_FILES; xdist's own
-# reordering by test count is off). `make test-quick` keeps two (its tests barely wait).
+# Two pytest workers, each test file on one worker (its module fixtures built once), the longest
+# files first (tests/conftest.py LONGEST_FILES; xdist's own reordering by test count is off).
 # The log ends with the 25 slowest tests and the 25 slowest files (wall and CPU seconds);
 # out/test-times.json keeps every test's figures. docs/contributing_tests.md has the measurements.
-PYTEST_WORKERS ?= -n 3 --dist loadfile --no-loadscope-reorder
-QUICK_WORKERS ?= -n 2 --dist loadfile --no-loadscope-reorder
+PYTEST_WORKERS ?= -n 2 --dist loadfile --no-loadscope-reorder
 TIMES_FILE ?= out/test-times.json
 QUICK_TIMES_FILE ?= out/test-quick-times.json
 
@@ -60,7 +57,7 @@ test: $(STAMP) system-deps
 # from the package index, no test function that took 2 CPU seconds or more, such as subprocess
 # audits and multi-process launches; docs/contributing_tests.md). CI runs `make test`.
 test-quick: $(STAMP) system-deps
-	$(BIN)/python -m pytest -q $(QUICK_WORKERS) -m "not slow" --durations=10 --file-durations=10 \
+	$(BIN)/python -m pytest -q $(PYTEST_WORKERS) -m "not slow" --durations=10 --file-durations=10 \
 		--times-file=$(QUICK_TIMES_FILE)
 
 clean:

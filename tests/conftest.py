@@ -31,7 +31,7 @@ os.environ["HF_DATASETS_CACHE"] = _DATASETS_CACHE
 atexit.register(shutil.rmtree, _DATASETS_CACHE, ignore_errors=True)
 
 # One CPU thread per test process (and the subprocesses it starts), unless the caller chose:
-# `make test` runs three workers on two cores, and torch's OpenMP threads, two per worker, spin
+# `make test` runs two workers on two cores, and torch's OpenMP threads, two per worker, spin
 # while they wait for each other (on the CI machine, 3x the CPU time of the in-process model
 # tests; docs/contributing_tests.md). Set before any test module imports torch or numpy.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
