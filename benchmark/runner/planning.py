@@ -222,6 +222,29 @@ def _suites_of(lay: Layout, suites: set) -> Layout:
     return Layout(probes, keys, lay.slots, lay.cells, lay.left_out)
 
 
+def _named_like_runs(lay: Layout, frames: Mapping[str, list[pd.DataFrame]]) -> Layout:
+    """``lay`` with each label file's annotator named as the compared runs name it, per suite,
+    where both name one: the layout names the default annotators (a built-in model's audit is
+    labelled by the built-in tiny ones), the fit ignores the annotator, and the score keys the
+    simulated MDD is matched by carry it."""
+    suite_of = lay.probes.set_index(lay.probes["probe_id"].astype(str))["suite"]
+    keys = dict(lay.keys)
+    for kind, frame in lay.keys.items():
+        real = [f for f in frames.get(kind, []) if "annotator" in f.columns]
+        if not real or "annotator" not in frame.columns:
+            continue
+        rows = pd.concat([f[["probe_id", "annotator"]] for f in real], ignore_index=True)
+        rows = rows.assign(suite=rows["probe_id"].astype(str).map(suite_of)).dropna(subset=["suite"])
+        names = frame["annotator"].astype(object).copy()
+        suites = frame["probe_id"].astype(str).map(suite_of)
+        for suite, group in rows.groupby("suite"):
+            ran, laid = set(group["annotator"].astype(str)), set(names[suites == suite].astype(str))
+            if len(ran) == 1 and len(laid) == 1:
+                names[suites == suite] = ran.pop()
+        keys[kind] = frame.assign(annotator=names)
+    return Layout(lay.probes, keys, lay.slots, lay.cells, lay.left_out)
+
+
 def simulate_printed_mdd(rows: list[dict], probes: pd.DataFrame,
                          labels: Sequence[Callable[[str], pd.DataFrame | None]], *, config: Mapping | None = None,
                          pairs: int = MDD_PAIRS, seed: int = 0,
@@ -239,6 +262,7 @@ def simulate_printed_mdd(rows: list[dict], probes: pd.DataFrame,
         return
     lay = layout_of(probes)
     frames = {k: [f for f in (frame_of(k) for frame_of in labels) if f is not None and len(f)] for k in lay.keys}
+    lay = _named_like_runs(lay, frames)
     fit = Fit.of(probes, {k: pd.concat(v, ignore_index=True) if v else None for k, v in frames.items()})
     critical = {k: (r["critical"], r["se"]) for k, r in wanted.items()}
     try:
