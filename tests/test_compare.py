@@ -148,6 +148,15 @@ def test_planted_change_is_found_as_worse(pair, name):
     assert row["mdd"] > row["mdd_uncorrected"] > 0 and row["mdd_uncorrected"] == pytest.approx(2.8016 * row["se"], rel=1e-3)
 
 
+def test_each_verdict_is_that_of_its_own_row(pair):
+    """A row's verdict follows its own significance after Holm, whatever the other rows' (the
+    family holds significant and non-significant rows)."""
+    compared = [r for r in pair["comparison"].rows if r["status"] == "compared"]
+    assert {r["significant"] for r in compared} == {True, False}
+    for r in compared:
+        assert r["verdict"] == (f"significantly {r['change']}" if r["significant"] else "no significant change"), r
+
+
 def test_paintskills_lower_accuracy_is_a_negative_difference(pair):
     (row,) = rows_of(pair["comparison"], "paintskills_object")
     assert row["difference"] < 0 and row["difference_ci"][1] < 0 and row["change"] == "worse"

@@ -228,9 +228,9 @@ def finish_rows(rows: list[tuple[dict, object]], alpha: float, power: float) -> 
         r["p_holm"], r["significant"] = p, rej
         r["mdd"] = r["mdd_formula"] = decisive_mdd(r["se"], len(tested), alpha, power)
         r["mdd_how"] = "normal formula"  # until a simulation from the runs' labels replaces it (MDD_NOTE)
+        r["verdict"] = f"significantly {r['change']}" if rej else "no significant change"
     for r, draws in tested:  # what Holm's first step needs: what a simulated MDD must reach
         r["critical"], r["critical_how"] = critical_value(get_metadata(r["name"]), draws, alpha / len(tested))
-        r["verdict"] = f"significantly {r['change']}" if rej else "no significant change"
     for r, _ in rows:
         if r["status"] == "identical":
             r["verdict"] = "no change (identical)"
