@@ -36,6 +36,7 @@ from benchmark.runner.planning import MDD_PAIRS, simulate_printed_mdd
 from benchmark.runner.probe_choice import build_probes, limit_probes, prompt_key
 from benchmark.runner.simulate import Layout, Truth, audit_config, draw_labels, image_effects, layout, score_copies
 from benchmark.scores.design import mdd_factor
+from benchmark.tasks.context import entry_key
 from benchmark.scores.metadata import get_metadata
 from benchmark.scores.randomization import JointPlan, PairsPlan
 from benchmark.tasks.context import ScoringOptions
@@ -109,10 +110,6 @@ def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
     return float(low), float(high)
 
 
-def _key(r: Mapping) -> tuple:
-    return (r["name"], r["suite"], r["subset"], r["estimator"], r["annotator"])
-
-
 @dataclass
 class Tally:
     """Per score (and the family): comparisons, significant calls, flagged intervals."""
@@ -129,7 +126,7 @@ class Tally:
         for r in rows:
             if r["status"] != "compared" or not wanted(r):
                 continue
-            k = _key(r)
+            k = entry_key(r)
             self.n[k] = self.n.get(k, 0) + 1
             self.hits[k] = self.hits.get(k, 0) + int(bool(r["significant"]))
             self.raw[k] = self.raw.get(k, 0) + int(r["p"] < ALPHA)
@@ -309,7 +306,7 @@ def power_runs(suites: Sequence[str], size: Size, reps: int, *, scores: Sequence
                              n_permutations=n_permutations, random_state=99_999, mdd_pairs=mdd_pairs):
         for r in rows:
             if r["status"] == "compared" and (not scores or r["name"] in scores):
-                printed.setdefault(_key(r), []).append(r)
+                printed.setdefault(entry_key(r), []).append(r)
     out = []
     for key, rows in printed.items():
         where = {(rows[0]["label_file"], key[1])}
@@ -325,7 +322,7 @@ def power_runs(suites: Sequence[str], size: Size, reps: int, *, scores: Sequence
         found = 0
         for compared in compare_many(lay, draw_pairs(lay, truth, reps, seed + 50_000, t, where, shift, cells),
                                      n_resamples=n_resamples, n_permutations=n_permutations, random_state=seed):
-            (r,) = [r for r in compared if _key(r) == key]
+            (r,) = [r for r in compared if entry_key(r) == key]
             found += int(r["status"] == "compared" and r["significant"] and r["change"] == "worse")
         low, high = clopper_pearson(found, reps)
         out.append({"size": size.label, "score": key[0], "suite": key[1], "subset": key[2],
@@ -376,7 +373,7 @@ def pilot_runs(suites: Sequence[str], pilot: Size, planned: Size, pilots: int, *
         labels = draw_labels(pilot_lay, values, effects, rng)
         for r in planned_mdd_from_labels(pilot_lay.probes, labels, planned_lay.probes, pairs=plan_pairs,
                                          seed=seed + i, layout_of=lambda probes: planned_lay):
-            k = (r["name"], r["suite"], r["subset"], r["estimator"], r["annotator"])
+            k = entry_key(r)
             if "mdd" in r and k in truth_mdd and truth_mdd[k] > 0:
                 ratios.setdefault(k, []).append(r["mdd"] / truth_mdd[k])
     out = []

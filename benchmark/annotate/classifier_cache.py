@@ -21,7 +21,7 @@ import json
 import os
 import zipfile
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import sklearn
@@ -76,18 +76,16 @@ def _write(path: Path, models: Sequence[SGDClassifier]) -> None:
         pass
 
 
-def fit_ensemble(x: np.ndarray, y: np.ndarray, params: Mapping[str, Any], seeds: Sequence[int],
-                 fit: Callable[[int], SGDClassifier] | None = None) -> list[SGDClassifier]:
+def fit_ensemble(x: np.ndarray, y: np.ndarray, params: Mapping[str, Any], seeds: Sequence[int]) -> list[SGDClassifier]:
     """One ``SGDClassifier(random_state=seed, **params)`` fitted on ``(x, y)`` per seed, read from
     the cache when these rows, labels, parameters, seeds and scikit-learn version were fitted
     before, else fitted and stored."""
     x, y = np.asarray(x), np.asarray(y)
-    train = fit or (lambda seed: SGDClassifier(random_state=seed, **params).fit(x, y))
     if os.environ.get(DISABLE_ENV, "").strip() not in ("", "0"):
-        return [train(s) for s in seeds]
+        return [SGDClassifier(random_state=s, **params).fit(x, y) for s in seeds]
     path = cache_root() / CACHE_DIR / f"{_key(x, y, params, seeds)}.npz"
     models = _read(path, params, seeds, x.shape[1]) if path.is_file() else None
     if models is None:
-        models = [train(s) for s in seeds]
+        models = [SGDClassifier(random_state=s, **params).fit(x, y) for s in seeds]
         _write(path, models)
     return models

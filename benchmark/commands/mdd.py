@@ -14,12 +14,13 @@ from benchmark.compare.runs import MDD_SIMULATED_NOTE
 from benchmark.probes.source import rows_of_record
 from benchmark.runner.planning import MDD_PAIRS, simulate_printed_mdd
 from benchmark.scores.design import images_needed
+from benchmark.tasks.context import entry_key
 
 __all__ = ["simulated_mdd"]
 
 
 def _detect_key(d: dict) -> tuple:
-    return tuple(d.get(k) for k in ("run", "name", "suite", "subset", "estimator", "annotator"))
+    return (d.get("run"), *entry_key(d))
 
 
 def simulated_mdd(comparison: Comparison, pairs: int = MDD_PAIRS, seed: int = 0) -> Comparison:

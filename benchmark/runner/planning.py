@@ -25,6 +25,7 @@ from scipy.stats.mstats import hdquantiles
 from benchmark.runner.simulate import Fit, Layout, draw_labels, image_effects, layout, score_copies
 from benchmark.scores.design import POWER, mdd_factor
 from benchmark.scores.metadata import get_metadata
+from benchmark.tasks.context import entry_key
 
 __all__ = ["MDD_GRID", "MDD_PAIRS", "NOT_DETECTABLE", "PAIRS", "SWAP_GRID", "detectable_changes", "planned_mdd_from_labels",
            "simulate_printed_mdd"]
@@ -82,10 +83,6 @@ def planned_mdd_from_labels(pilot_probes: pd.DataFrame, pilot_labels: Mapping[st
             row["mdd"] = factor * float(np.std(q, ddof=1))
         out.append(row)
     return out
-
-
-def _key(r: Mapping) -> tuple:
-    return (r["name"], r["suite"], r["subset"], r["estimator"], r["annotator"])
 
 
 def _swapped(a: Mapping[str, pd.DataFrame], b: Mapping[str, pd.DataFrame], probes: set) -> tuple[dict, dict]:
@@ -257,7 +254,7 @@ def simulate_printed_mdd(rows: list[dict], probes: pd.DataFrame,
     change of either kind is detectable, with ``mdd_reason``), ``mdd_change``, ``mdd_kind`` and
     ``mdd_how``; rows whose labels the model does not draw keep the normal formula's and say so.
     ``pairs`` 0: every row keeps the normal formula's."""
-    wanted = {_key(r): r for r in rows if r.get("status") == "compared" and r.get("critical") is not None}
+    wanted = {entry_key(r): r for r in rows if r.get("status") == "compared" and r.get("critical") is not None}
     if not wanted or pairs <= 0:
         return
     lay = layout_of(probes)

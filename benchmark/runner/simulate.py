@@ -31,6 +31,7 @@ from typing import Mapping
 
 import numpy as np
 import pandas as pd
+from scipy import special
 
 from benchmark.annotate.label_files import get_label_file
 from benchmark.annotate.registry import AnnotateContext, list_annotator_kinds
@@ -387,8 +388,7 @@ class Fit:
             cells = {p: v for p, v in cells.items() if len(v)}
             logit = slot.continuous and all(((v >= 0) & (v <= 1)).all() for v in cells.values())
             if logit:  # probabilities (or cosines) in [0, 1]: modelled on the logit scale, drawn back into it
-                cells = {p: np.log(np.clip(v, LOGIT_EDGE, 1 - LOGIT_EDGE) / (1 - np.clip(v, LOGIT_EDGE, 1 - LOGIT_EDGE)))
-                         for p, v in cells.items()}
+                cells = {p: special.logit(np.clip(v, LOGIT_EDGE, 1 - LOGIT_EDGE)) for p, v in cells.items()}
             self._hyper[slot] = ({**_hyper(slot, list(cells.values())), "logit": logit}, cells)
         return self._hyper[slot]
 
