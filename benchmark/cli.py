@@ -12,7 +12,7 @@ from importlib import import_module
 from importlib.metadata import entry_points
 
 import benchmark
-from benchmark import cli_types
+from benchmark import cli_types, frozen_imports
 from benchmark.cli_types import (
     AUTO, CommandLineParser, batch_size, comma_list, model_args, n_resamples, positive_int, run_folder_out,
 )
@@ -310,6 +310,7 @@ def command_body(func):
 
 
 def main(argv: list[str] | None = None) -> int:
+    frozen_imports.install()  # torch & co. load with the collector paused (benchmark/frozen_imports.py)
     parser = build_parser()
     args = parser.parse_args(argv)
     try:  # a command's checks that need neither a registry nor a heavy library (an image API's endpoint)

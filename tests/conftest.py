@@ -11,6 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from benchmark import frozen_imports
+
+# The test processes import torch & co. as `t2ibench` does: with the collector paused, then frozen
+# (benchmark/frozen_imports.py); every later full collection of a worker's heap skips them.
+frozen_imports.install()
 # `tests` is this folder (a namespace package: `from tests.test_leaderboard import ...`), even where a
 # dependency's wheel installs a top-level `tests` package (ppi-python 0.2.3 does), which would win.
 _TESTS = str(Path(__file__).resolve().parent)

@@ -114,6 +114,17 @@ def test_runner_overhead_small(tmp_path, cache):
     assert "load average" in doc["header"]
 
 
+def test_startup_time_small(tmp_path):
+    out = tmp_path / "out"
+    text = run_script("startup_time.py", "--commands", "scores", "--repeats", "1", "--out", str(out), tmp_path=tmp_path)
+    doc = json.loads((out / "startup_time.json").read_text())
+    [row] = doc["rows"]
+    assert row["command"] == "scores" and "| scores" in text and "load average" in doc["header"]
+    for setting in ("frozen", "as-is"):
+        assert all(finite_positive(row[f"{setting}_{k}"]) for k in ("wall_s", "cpu_s", "peak_rss_mb"))
+    assert finite_positive(row["cpu_ratio"]) and finite_positive(row["wall_ratio"])
+
+
 def test_runner_overhead_simulate_only(tmp_path):
     out = tmp_path / "out"
     text = run_script("runner_overhead.py", "--simulate-only", "--simulate-images", "4", "--batch-size", "2",
