@@ -6,7 +6,7 @@ Each command runs in its own process, the two settings alternated, ``--repeats``
 the table gives the median wall and CPU seconds (user + system, from ``os.wait4``), the peak
 resident memory and the ratio frozen / as-is, side by side in one run.
 
-    python bench/startup_time.py                       # light commands and a tiny audit, 3 repeats
+    python bench/startup_time.py                       # light commands and a tiny audit (2 suites, --limit 4), 3 repeats
     python bench/startup_time.py --repeats 5 --out bench-results/
     python bench/startup_time.py --commands scores     # one command only
 """
@@ -29,12 +29,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 from benchmark.contract.times import utc_iso  # noqa: E402
 from benchmark.frozen_imports import OPT_OUT  # noqa: E402
 from benchmark.present.text import markdown_table  # noqa: E402
+from bench.workload import prompt_suites  # noqa: E402
 
 #: name -> t2ibench arguments ({out}: a fresh run folder per process)
 COMMANDS = {
     "scores": ["scores"],
     "probes-list": ["probes", "list"],
-    "tiny-audit": ["run", "--model", "builtin:tiny-sd", "--suites", "gep_neutral", "pst_single", "--limit", "4",
+    "tiny-audit": ["run", "--model", "builtin:tiny-sd", "--suites", *prompt_suites(2), "--limit", "4",
                    "--out", "{out}", "--quiet"],
 }
 SETTINGS = {"frozen": {}, "as-is": {OPT_OUT: "1"}}

@@ -5,7 +5,7 @@ Data flows one way: ``probes`` (what to generate) -> ``models`` (how images are 
 (joins them) -> results, report and leaderboard. Imports point down the layers, bottom to
 top (tests/test_layers.py ``LAYERS`` checks it):
 
-1. ``registries``, ``contract``, ``papers``, ``scores``, ``present``, ``extras``, ``cli_types``
+1. ``registries``, ``contract``, ``papers``, ``scores``, ``present``, ``extras``, ``cli_types``, ``frozen_imports``
 2. ``probes``, ``probe_build_args``, ``models``, ``hub``
 3. ``reference_attributes``
 4. ``annotate``
