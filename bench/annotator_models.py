@@ -26,6 +26,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
+from benchmark import frozen_imports  # noqa: E402
+frozen_imports.install()  # the heavy libraries load as under t2ibench (benchmark/frozen_imports.py)
 
 from benchmark.annotate.kinds import list_annotator_kinds  # noqa: E402
 from benchmark.models.defaults import DEFAULT_DETECTOR, DEFAULT_VQA  # noqa: E402

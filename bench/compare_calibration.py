@@ -28,6 +28,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
+from benchmark import frozen_imports  # noqa: E402
+frozen_imports.install()  # the heavy libraries load as under t2ibench (benchmark/frozen_imports.py)
 
 from benchmark.calibration import Size, fmt_rate, null_runs, pilot_runs, power_runs, recipe_of  # noqa: E402
 from benchmark.present.text import markdown_table  # noqa: E402

@@ -36,6 +36,8 @@ import warnings
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
+from benchmark import frozen_imports  # noqa: E402
+frozen_imports.install()  # the heavy libraries load as under t2ibench (benchmark/frozen_imports.py)
 
 from bench.annotator_models import build_annotators  # noqa: E402
 from bench.generation import Device, build_pipeline_folder, environment, load_config, tiny_config  # noqa: E402

@@ -32,6 +32,8 @@ from dataclasses import asdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
+from benchmark import frozen_imports  # noqa: E402
+frozen_imports.install()  # the heavy libraries load as under t2ibench (benchmark/frozen_imports.py)
 
 from benchmark.contract.times import utc_now  # noqa: E402
 from benchmark.present.text import markdown_table  # noqa: E402

@@ -46,6 +46,8 @@ from unittest import mock
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
+from benchmark import frozen_imports  # noqa: E402
+frozen_imports.install()  # the heavy libraries load as under t2ibench (benchmark/frozen_imports.py)
 
 from benchmark.present.text import markdown_table  # noqa: E402
 from benchmark.contract.digest import sha256_hex  # noqa: E402

@@ -47,6 +47,8 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
+from benchmark import frozen_imports  # noqa: E402
+frozen_imports.install()  # the heavy libraries load as under t2ibench (benchmark/frozen_imports.py)
 
 from benchmark.present.text import markdown_table  # noqa: E402
 from benchmark.contract.times import utc_iso  # noqa: E402
