@@ -15,6 +15,8 @@ intervals:
   design (median ratio, range, share within 0.8-1.25).
 
     python bench/compare_calibration.py --out bench-results/calibration      # the full table (hours)
+    python bench/compare_calibration.py --null-reps 0 --power-sizes recipe --power-reps 100 --pilots 0 \
+        --out bench/measured/compare_calibration/power-recipe   # a run docs/compare.md shows (then doc_tables)
     python bench/compare_calibration.py --null-reps 20 --power-reps 0 --pilots 0 --sizes 1,2   # a quick look
 """
 
@@ -31,39 +33,13 @@ sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 from benchmark import frozen_imports  # noqa: E402
 frozen_imports.install()  # the heavy libraries load as under t2ibench (benchmark/frozen_imports.py)
 
-from benchmark.calibration import Size, fmt_rate, null_runs, pilot_runs, power_runs, recipe_of  # noqa: E402
-from benchmark.present.text import markdown_table  # noqa: E402
+from benchmark.calibration import Size, null_runs, pilot_runs, power_runs, recipe_of  # noqa: E402
+from benchmark.present.calibration_tables import null_table, pilot_table, power_table  # noqa: E402
+from benchmark.contract.times import utc_iso  # noqa: E402
 
 
 def _size(text: str, limit: int) -> Size:
     return Size(limit=limit) if text == "recipe" else Size() if text == "full" else Size(per_prompt=int(text))
-
-
-def _where(r: dict) -> str:
-    return ", ".join(str(x) for x in (r["suite"], r.get("estimator")) if x)
-
-
-def null_table(rows: list[dict]) -> str:
-    return markdown_table(["size", "score", "where", "pairs", "p < 0.05", "significant (Holm)", "no interval"],
-                          ([r["size"], r["score"], _where(r), str(r["n"]), fmt_rate(r["raw"]) if r.get("raw") else "",
-                            fmt_rate(r), "" if r["flagged"] is None else f"{100 * r['flagged']:.0f}%"] for r in rows),
-                          align="lllrrrr")
-
-
-def power_table(rows: list[dict]) -> str:
-    return markdown_table(["size", "score", "where", "printed MDD", "change", "pairs", "found worse"],
-                          ([r["size"], r["score"], _where(r), f"{r['mdd']:.4g}", f"{r['change']:.3f}", str(r["n"]),
-                            fmt_rate(r)] if r["mdd"] is not None else
-                           [r["size"], r["score"], _where(r), "not detectable", "", "", ""] for r in rows),
-                          align="lllrrrr")
-
-
-def pilot_table(rows: list[dict]) -> str:
-    return markdown_table(["pilot", "planned", "score", "where", "true MDD", "pilots", "planned / true: median [range]",
-                           "within 0.8-1.25"],
-                          ([r["pilot"], r["planned"], r["score"], _where(r), f"{r['true_mdd']:.4g}", str(r["n"]),
-                            f"{r['median']:.2f} [{r['low']:.2f}, {r['high']:.2f}]", f"{100 * r['within']:.0f}%"]
-                           for r in rows), align="llllrrrr")
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -88,7 +64,8 @@ def parse_args(argv=None) -> argparse.Namespace:
 def main(argv=None) -> int:
     args = parse_args(argv)
     suites, limit, gated = recipe_of((ROOT / "docs" / "compare.md").read_text(encoding="utf-8"))
-    out: dict = {"suites": suites, "limit": limit, "gated": gated, "n_resamples": args.n_resamples,
+    out: dict = {"command": " ".join(["python bench/compare_calibration.py", *(sys.argv[1:] if argv is None else argv)]),
+                 "date": utc_iso(), "suites": suites, "limit": limit, "gated": gated, "n_resamples": args.n_resamples,
                  "n_permutations": args.n_permutations,
                  "null": [], "power": [], "pilot": [], "seconds": {}}
     parts = []

@@ -386,11 +386,6 @@ def pilot_runs(suites: Sequence[str], pilot: Size, planned: Size, pilots: int, *
     return out
 
 
-def fmt_rate(r: Mapping) -> str:
-    """A rate with its Clopper-Pearson interval, in percent."""
-    return f"{100 * r['rate']:.1f}% [{100 * r['low']:.1f}, {100 * r['high']:.1f}]"
-
-
 def recipe_of(text: str) -> tuple[list[str], int, list[str]]:
     """The suites, ``--limit`` and gated scores of the CI recipe in a docs page's YAML block (the
     ``t2ibench run ... --suites ... --limit N`` and ``--fail-if-worse ...`` lines)."""

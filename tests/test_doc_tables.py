@@ -4,6 +4,7 @@ score or module the docs do not show, or the docs show one no folder declares.""
 
 from __future__ import annotations
 
+import json
 import shutil
 from dataclasses import replace
 from pathlib import Path
@@ -42,9 +43,10 @@ def test_a_new_score_or_module_makes_the_tables_stale(monkeypatch):
 
 
 def test_the_writer_replaces_only_its_block_and_refuses_a_missing_one(tmp_path, capsys):
-    for rel in doc_tables.TABLES:
+    for rel in {rel for rel, _, _ in doc_tables.TABLES}:
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / rel, tmp_path / rel)
+    shutil.copytree(ROOT / doc_tables.CALIBRATION_RUNS, tmp_path / doc_tables.CALIBRATION_RUNS)
     results = tmp_path / "docs" / "results.md"
     text = results.read_text()
     results.write_text(text.replace("| `mad_gender` |", "| `mad_gender_old` |"))
@@ -76,8 +78,32 @@ def test_scores_markdown_prints_the_table(capsys):
     assert capsys.readouterr().out == doc_tables.score_table() + "\n"
 
 
-@pytest.mark.parametrize("rel", list(doc_tables.TABLES))
+@pytest.mark.parametrize("rel", sorted({rel for rel, _, _ in doc_tables.TABLES}))
 def test_each_generated_table_is_one_table(rel):
     from markdown_tables import broken_table_lines
 
     assert not broken_table_lines((ROOT / rel).read_text(encoding="utf-8"))
+
+
+def test_the_calibration_tables_are_the_measured_runs_of_the_docs_recipe(tmp_path, capsys):
+    """docs/compare.md's calibration tables are bench/compare_calibration.py's committed output, of
+    the CI recipe the page gives (a new recipe needs new runs); a run edited or removed is named."""
+    from benchmark.calibration import recipe_of
+
+    suites, limit, _ = recipe_of((ROOT / "docs" / "compare.md").read_text(encoding="utf-8"))
+    runs = sorted((ROOT / doc_tables.CALIBRATION_RUNS).glob("*/compare_calibration.json"))
+    assert {p.parent.name for p in runs} == {"null", "power-recipe", "pilot-recipe-full", "pilot-300-full"}
+    for path in runs:
+        doc = json.loads(path.read_text())
+        assert (doc["suites"], doc["limit"]) == (suites, limit), path
+    shutil.copytree(ROOT / "docs", tmp_path / "docs")
+    shutil.copytree(ROOT / doc_tables.CALIBRATION_RUNS, tmp_path / doc_tables.CALIBRATION_RUNS)
+    power = tmp_path / doc_tables.CALIBRATION_RUNS / "power-recipe" / "compare_calibration.json"
+    doc = json.loads(power.read_text())
+    doc["power"][0]["rate"] = 0.8
+    power.write_text(json.dumps(doc))
+    assert doc_tables.main(["--check", "--root", str(tmp_path)]) == 1
+    assert capsys.readouterr().out == "stale docs/compare.md: calibration-power\n"
+    power.unlink()
+    assert doc_tables.main(["--check", "--root", str(tmp_path)]) == 2
+    assert "cannot be read as the calibration script's output" in capsys.readouterr().err

@@ -3,7 +3,9 @@ docs/results.md (``SCORE_METADATA``, also ``t2ibench scores --markdown``), the s
 of docs/scores.md (each score's definition, paper, range, direction and the annotators that
 estimate it) and the evaluate modules of docs/evaluate_modules.md (``EVALUATE_MODULES``: each
 module's row as its task folder declares it). A new score or module is written in its folder
-only; these pages follow.
+only; these pages follow. And docs/compare.md's calibration tables, from the committed output of
+bench/compare_calibration.py (bench/measured/compare_calibration/: a new run's folder replaces
+the old one, the tables follow).
 
     python -m benchmark.commands.doc_tables           # rewrite the generated blocks of docs/
     python -m benchmark.commands.doc_tables --check   # exit 1 naming each stale table, write nothing
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import json
 import re
 import sys
 from collections.abc import Callable, Mapping
@@ -24,14 +27,15 @@ from pathlib import Path
 import benchmark
 from benchmark.annotate.kinds import get_annotator_kind
 from benchmark.papers import paper_label
+from benchmark.present.calibration_tables import TABLE_OF_PART
 from benchmark.present.terminal import print_error
 from benchmark.present.text import better_text, markdown_table, md_escape, range_text
 from benchmark.registries import EVALUATE_MODULES, PAPERS, SCORE_METADATA, TASKS
 from benchmark.scores.bootstrap import bootstrap_ci
 from benchmark.scores.metadata import column_group
 
-__all__ = ["score_table", "score_reference", "module_table", "TABLES", "stale_tables", "write_tables",
-           "main"]
+__all__ = ["score_table", "score_reference", "module_table", "calibration_table", "TABLES", "stale_tables",
+           "write_tables", "main"]
 
 #: where a module's card is read on the web (the cards live beside the modules, outside docs/)
 MODULE_CARD_URL = "https://github.com/t2i-bias-benchmark/t2i-bias-benchmark/blob/main/metrics/{name}/README.md"
@@ -107,12 +111,34 @@ def module_table(modules: Mapping | None = None) -> str:
                             s.cites] for s in modules.values()])
 
 
-#: file (relative to the checkout) -> (table name, what writes it)
-TABLES: dict[str, tuple[str, Callable[[], str]]] = {
-    "docs/results.md": ("scores", score_table),
-    "docs/scores.md": ("scores-reference", score_reference),
-    "docs/evaluate_modules.md": ("evaluate-modules", module_table),
-}
+#: the runs of bench/compare_calibration.py whose tables docs/compare.md shows: each folder the
+#: script's ``--out``, committed as the script wrote it
+CALIBRATION_RUNS = "bench/measured/compare_calibration"
+
+
+def calibration_table(runs: tuple[str, ...], part: str) -> Callable[[Path], str]:
+    """The writer of one ``part`` table (null, power or pilot) of the measured ``runs``' rows, in order."""
+    def make(root: Path) -> str:
+        rows = []
+        for run in runs:
+            path = Path(root) / CALIBRATION_RUNS / run / "compare_calibration.json"
+            try:
+                rows += json.loads(path.read_text(encoding="utf-8"))[part]
+            except (OSError, ValueError, KeyError) as exc:
+                raise ValueError(f"{path} cannot be read as the calibration script's output: {exc}") from exc
+        return TABLE_OF_PART[part](rows)
+    return make
+
+
+#: (file relative to the checkout, table name, what writes it from the checkout's root)
+TABLES: list[tuple[str, str, Callable[[Path], str]]] = [
+    ("docs/results.md", "scores", lambda root: score_table()),
+    ("docs/scores.md", "scores-reference", lambda root: score_reference()),
+    ("docs/evaluate_modules.md", "evaluate-modules", lambda root: module_table()),
+    ("docs/compare.md", "calibration-null", calibration_table(("null",), "null")),
+    ("docs/compare.md", "calibration-power", calibration_table(("power-recipe",), "power")),
+    ("docs/compare.md", "calibration-pilot", calibration_table(("pilot-recipe-full", "pilot-300-full"), "pilot")),
+]
 
 
 def _block(name: str) -> re.Pattern:
@@ -127,23 +153,27 @@ def _updated(text: str, name: str, table: str, where: str) -> str:
     return _block(name).sub(lambda m: m.group(1) + table + "\n" + m.group(3), text)
 
 
-def stale_tables(root: str | Path) -> list[str]:
-    """``file: table`` of every generated table of ``root``'s docs that differs from the registries."""
-    out = []
-    for rel, (name, make) in TABLES.items():
-        text = (Path(root) / rel).read_text(encoding="utf-8")
-        if _updated(text, name, make(), rel) != text:
-            out.append(f"{rel}: {name}")
+def _rewritten(root: Path) -> dict[str, tuple[str, list[str]]]:
+    """Per file with generated tables: (its text with every table written anew, the tables that changed)."""
+    out: dict[str, tuple[str, list[str]]] = {}
+    for rel, name, make in TABLES:
+        text, changed = out.get(rel) or ((root / rel).read_text(encoding="utf-8"), [])
+        new = _updated(text, name, make(root), rel)
+        out[rel] = (new, changed + [name] * (new != text))
     return out
+
+
+def stale_tables(root: str | Path) -> list[str]:
+    """``file: table`` of every generated table of ``root``'s docs that differs from what writes it."""
+    return [f"{rel}: {name}" for rel, (_, changed) in _rewritten(Path(root)).items() for name in changed]
 
 
 def write_tables(root: str | Path) -> list[str]:
     """Rewrite the generated tables of ``root``'s docs; returns those that changed."""
-    changed = stale_tables(root)
-    for rel, (name, make) in TABLES.items():
-        path = Path(root) / rel
-        path.write_text(_updated(path.read_text(encoding="utf-8"), name, make(), rel), encoding="utf-8")
-    return changed
+    rewritten = _rewritten(Path(root))
+    for rel, (text, _) in rewritten.items():
+        (Path(root) / rel).write_text(text, encoding="utf-8")
+    return [f"{rel}: {name}" for rel, (_, changed) in rewritten.items() for name in changed]
 
 
 def main(argv: list[str] | None = None) -> int:
