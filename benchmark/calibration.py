@@ -319,16 +319,22 @@ def power_runs(suites: Sequence[str], size: Size, reps: int, *, scores: Sequence
                         "low": None, "high": None})
             continue
         t, shift = change_for(lay, truth, cells, key, mdd, where, draws=draws, seed=seed)
-        found = 0
+        found, planted = 0, []
         for compared in compare_many(lay, draw_pairs(lay, truth, reps, seed + 50_000, t, where, shift, cells),
                                      n_resamples=n_resamples, n_permutations=n_permutations, random_state=seed):
             (r,) = [r for r in compared if entry_key(r) == key]
             found += int(r["status"] == "compared" and r["significant"] and r["change"] == "worse")
+            if r["status"] == "compared":
+                planted.append(r["estimate"])
         low, high = clopper_pearson(found, reps)
+        # the change the comparisons saw: ``draws`` audits place the change's expected value only to a
+        # few percent, and power moves by several points with it
+        mean = float(np.mean(planted)) if planted else None
         out.append({"size": size.label, "score": key[0], "suite": key[1], "subset": key[2],
                     "estimator": key[3] or key[4], "mdd": mdd, "change": t,
                     "how": "shift of the slot" if shift else "towards each cell's majority", "n": reps,
-                    "rate": found / reps, "low": low, "high": high})
+                    "rate": found / reps, "low": low, "high": high, "planted_mean": mean,
+                    "planted_se": float(np.std(planted, ddof=1) / np.sqrt(len(planted))) if len(planted) > 1 else None})
     return out
 
 

@@ -31,13 +31,24 @@ def null_table(rows: Sequence[Mapping]) -> str:
                                  for r in rows), align="lll" + "r" * (len(head) - 3))
 
 
+def _planted(r: Mapping) -> str:
+    """The mean tested quantity of the changed comparisons over the printed MDD (its standard error)."""
+    if not r.get("planted_mean") or not r.get("mdd"):
+        return ""
+    return f"{r['planted_mean'] / r['mdd']:.2f} (± {(r.get('planted_se') or 0) / r['mdd']:.2f})"
+
+
 def power_table(rows: Sequence[Mapping]) -> str:
-    """The rows of :func:`benchmark.calibration.power_runs` as docs/compare.md shows them."""
-    return markdown_table(["size", "score", "where", "printed MDD", "change", "pairs", "found worse"],
-                          ([r["size"], r["score"], _where(r), f"{r['mdd']:.4g}", f"{r['change']:.3f}", str(r["n"]),
-                            fmt_rate(r)] if r["mdd"] is not None else
-                           [r["size"], r["score"], _where(r), "not detectable", "", "", ""] for r in rows),
-                          align="lllrrrr")
+    """The rows of :func:`benchmark.calibration.power_runs` as docs/compare.md shows them (the
+    planted change's column only where the rows have it: runs of the script before it was added do not)."""
+    planted = any(r.get("planted_mean") for r in rows)
+    head = (["size", "score", "where", "printed MDD", "change"] + (["planted / MDD"] if planted else [])
+            + ["pairs", "found worse"])
+    return markdown_table(head, ([r["size"], r["score"], _where(r), f"{r['mdd']:.4g}", f"{r['change']:.3f}"]
+                                 + ([_planted(r)] if planted else []) + [str(r["n"]), fmt_rate(r)]
+                                 if r["mdd"] is not None else
+                                 [r["size"], r["score"], _where(r), "not detectable"] + [""] * (len(head) - 4)
+                                 for r in rows), align="lll" + "r" * (len(head) - 3))
 
 
 def pilot_table(rows: Sequence[Mapping]) -> str:
