@@ -43,15 +43,17 @@ SETTINGS = {"frozen": {}, "as-is": {OPT_OUT: "1"}}
 
 def one_process(argv: list[str], env: dict[str, str]) -> dict[str, float]:
     """Wall s, CPU s and peak RSS MB of ``python -m benchmark.cli ARGV``; a failure stops the bench."""
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryFile() as stderr:
         args = [a.replace("{out}", str(Path(tmp) / "run")) for a in argv]
         start = time.perf_counter()
+        # stderr to a file, not a pipe: a child that writes more than a pipe holds would block while
+        # os.wait4 waits for it
         proc = subprocess.Popen([sys.executable, "-m", "benchmark.cli", *args], env=env,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                                stdout=subprocess.DEVNULL, stderr=stderr)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
-        err = proc.stderr.read().decode(errors="replace")
-        proc.stderr.close()
+        stderr.seek(0)
+        err = stderr.read().decode(errors="replace")
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"startup_time: t2ibench {' '.join(argv)} failed:\n{err[-2000:]}")
     return {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime, "peak_rss_mb": usage.ru_maxrss / 1024}

@@ -36,10 +36,9 @@ from benchmark.runner.planning import MDD_PAIRS, simulate_printed_mdd
 from benchmark.runner.probe_choice import build_probes, limit_probes, prompt_key
 from benchmark.runner.simulate import Layout, Truth, audit_config, draw_labels, image_effects, layout, score_copies
 from benchmark.scores.design import mdd_factor
-from benchmark.tasks.context import entry_key
 from benchmark.scores.metadata import get_metadata
 from benchmark.scores.randomization import JointPlan, PairsPlan
-from benchmark.tasks.context import ScoringOptions
+from benchmark.tasks.context import ScoringOptions, entry_key
 from benchmark.tasks.registry import task_options
 
 __all__ = ["Size", "clopper_pearson", "compare_many", "draw_pairs", "null_runs", "pilot_runs", "power_runs", "probes_at",
