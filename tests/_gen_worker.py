@@ -25,9 +25,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-import torch
-from PIL import Image
+from benchmark import frozen_imports
+
+frozen_imports.install()  # import torch & co. as `t2ibench` does (benchmark/frozen_imports.py)
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+from PIL import Image  # noqa: E402
 
 STANDIN_SPEC = "python:standin:tiny"  # a valid spec; only the monkeypatched loader below builds it
 

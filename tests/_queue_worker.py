@@ -14,9 +14,13 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
-from submissions.request_store import LocalRequestStore
-from submissions.worker import work_once
-from submissions.worker_options import WorkerOptions
+from benchmark import frozen_imports
+
+frozen_imports.install()  # the worker's imports as `t2ibench` makes them (benchmark/frozen_imports.py)
+
+from submissions.request_store import LocalRequestStore  # noqa: E402
+from submissions.worker import work_once  # noqa: E402
+from submissions.worker_options import WorkerOptions  # noqa: E402
 
 
 def main() -> int:
