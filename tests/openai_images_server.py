@@ -210,7 +210,9 @@ class FakeImagesServer(ThreadingHTTPServer):
         self.default_action = "ok"  # for prompts with no script
         self.models_action = "ok"   # GET /v1/models
         self.models = ["dall-e-2", "dall-e-3", "gpt-image-1", "gpt-4o"]
-        self.thread = threading.Thread(target=self.serve_forever, daemon=True)
+        # shutdown() waits for serve_forever's next poll: at its default 0.5 s that was half a
+        # second at the end of every test that starts this server
+        self.thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
 
     @property
     def api_base(self) -> str:

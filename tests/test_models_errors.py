@@ -192,7 +192,7 @@ class FakeHub(BaseHTTPRequestHandler):
 @pytest.fixture()
 def fake_hub():
     server = ThreadingHTTPServer(("127.0.0.1", 0), FakeHub)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)  # quick shutdown
     thread.start()
     yield f"http://127.0.0.1:{server.server_port}"
     server.shutdown()
