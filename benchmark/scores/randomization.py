@@ -204,7 +204,8 @@ class JointDraws:
 
 def copy_tag(probe_ids: Sequence, copy: int) -> list[str]:
     """The probe ids of copy ``copy`` of an audit in a table of many (:class:`CopyPlan`)."""
-    return [f"{p}{RUN_TAG}{copy}" for p in probe_ids]
+    # as an object array first: pandas' Arrow strings iterate one Python call per element (8x slower)
+    return [f"{p}{RUN_TAG}{copy}" for p in np.asarray(probe_ids, dtype=object)]
 
 
 @dataclass

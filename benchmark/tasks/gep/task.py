@@ -47,12 +47,13 @@ def group_pairs(config: dict, frame: pd.DataFrame, occupation: bool) -> list[tup
     reference group."""
     if occupation:
         ref = str((config.get("occupation") or {}).get("reference_group") or "")
-        groups = [str(g) for g in dict.fromkeys(frame["group"]) if str(g) != ref]
-        if not ref or ref not in set(frame["group"].astype(str)):
+        seen = frame["group"].unique().tolist()  # in order of appearance, without iterating every row
+        groups = [str(g) for g in seen if str(g) != ref]
+        if not ref or ref not in {str(g) for g in seen}:
             return []
         return [("group", g, ref, f"{g} vs {ref}") for g in groups]
     order = [str(g["name"]) for g in config.get("genders") or []]
-    names = order + sorted(set(frame["gender"].astype(str)) - set(order))
+    names = order + sorted({str(g) for g in frame["gender"].unique().tolist()} - set(order))
     pairs = list(combinations(names, 2))
     first = tuple(order[:2])
     return [("gender", a, b, None if (a, b) == first else f"{a} vs {b}") for a, b in pairs]
