@@ -28,13 +28,18 @@ from submissions.submit import (
     utc_stamp,
 )
 from submissions.validate import check_results
+from cli_here import run_here
 
 FIXED_NOW = "2026-11-24T09:30:00Z"
 
 
 def _cli(*args, env=None):
+    """``t2ibench ARGS``: in this process (tests/cli_here.py), or in a process of its own under ``env``
+    (an environment the Hub client reads when it is imported)."""
+    if env is None:
+        return run_here(*args, check=False)
     return subprocess.run([sys.executable, "-m", "benchmark.cli", *map(str, args)], capture_output=True, text=True,
-                          env=env or {**os.environ, "OMP_NUM_THREADS": "1"}, timeout=300)
+                          env=env, timeout=300)
 
 
 def _no_hub_env(tmp_path, **extra):
