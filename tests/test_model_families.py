@@ -314,6 +314,8 @@ def test_every_family_loads_under_its_hub_id_with_its_card_settings(folders, hub
     script = tmp_path / "load_all.py"
     script.write_text(
         "import json, sys\n"
+        "from benchmark import frozen_imports\n"
+        "frozen_imports.install()  # diffusers & co. load as under t2ibench\n"
         "from benchmark.models.text_to_image import load_text_to_image\n"
         "out = {}\n"
         "for key, model_id, call in json.loads(sys.argv[1]):\n"
