@@ -80,7 +80,7 @@ def browser():
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--headless", *__import__("os").environ.get("XARGS", "").split()])
+        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--headless"])
         yield b
         b.close()
 
