@@ -249,7 +249,7 @@ def expected_badness(lay: Layout, truth: Truth, cells, changes: Sequence[float],
 GRID = np.array([0.0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.45, 0.6, 0.8, 1.0])
 
 
-def change_for(lay: Layout, truth: Truth, cells, key: tuple, target: float, where: set, *, draws: int = 24,
+def change_for(lay: Layout, truth: Truth, cells, key: tuple, target: float, where: set, *, draws: int = 96,
                seed: int = 0) -> tuple[float, bool]:
     """The change of B's labels (in ``where``) that moves score ``key``'s expected badness, for the
     model ``cells``, by ``target``, and whether it is a shift of the whole slot: its expected
@@ -290,7 +290,7 @@ def _refined(moved_at, target: float, t: float, low: tuple, high: tuple, steps: 
 
 def power_runs(suites: Sequence[str], size: Size, reps: int, *, scores: Sequence[str] | None = None,
                n_resamples: int = 50, n_permutations: int = 200, seed: int = 0, truth: Truth | None = None,
-               draws: int = 24, lay: Layout | None = None, pilots: int = 5,
+               draws: int = 96, lay: Layout | None = None, pilots: int = 5,
                mdd_pairs: int = MDD_PAIRS) -> list[dict]:
     """Power at the printed MDD, for one model the truth draws: per compared score (of ``scores``),
     the MDD comparisons of ``size`` print (the median of ``pilots`` null comparisons, their MDD
