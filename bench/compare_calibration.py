@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 from benchmark import frozen_imports  # noqa: E402
 frozen_imports.install()  # the heavy libraries load as under t2ibench (benchmark/frozen_imports.py)
 
-from benchmark.calibration import Size, null_runs, pilot_runs, power_runs, recipe_of  # noqa: E402
+from benchmark.calibration import PLANT_DRAWS, Size, null_runs, pilot_runs, power_runs, recipe_of  # noqa: E402
 from benchmark.present.calibration_tables import null_table, pilot_table, power_table  # noqa: E402
 from benchmark.contract.times import utc_iso  # noqa: E402
 
@@ -56,8 +56,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                     "checks)")
     ap.add_argument("--n-permutations", type=int, default=200, help="swaps per comparison (more where a p-value "
                     "could decide, as compare makes them)")
-    ap.add_argument("--draws", type=int, default=96, help="simulated audits that place each power row's planted "
-                    "change (its expected value); 24 left it 3-8%% off the MDD")
+    ap.add_argument("--draws", type=int, default=PLANT_DRAWS, help="simulated audits that place each power row's "
+                    "planted change (its expected value); 24 left it 3-8%% off the MDD")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", help="folder for compare_calibration.json and .md")
     return ap.parse_args(argv)
