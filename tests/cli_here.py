@@ -48,3 +48,12 @@ def run_process(*args: str, root: Path, check: bool = True) -> subprocess.Comple
     if check:
         assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     return proc
+
+
+def run_here_or_under(*args, env: dict | None = None):
+    """``t2ibench ARGS`` in this process (:func:`run_here`, unchecked), or, given ``env``, in a
+    process of its own under it: an environment the Hub client reads when it is imported."""
+    if env is None:
+        return run_here(*args, check=False)
+    return subprocess.run([sys.executable, "-m", "benchmark.cli", *map(str, args)], capture_output=True, text=True,
+                          env=env, timeout=300)

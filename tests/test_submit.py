@@ -10,8 +10,6 @@ import hashlib
 import json
 import os
 import re
-import subprocess
-import sys
 
 import pytest
 from huggingface_hub import HfApi
@@ -28,18 +26,9 @@ from submissions.submit import (
     utc_stamp,
 )
 from submissions.validate import check_results
-from cli_here import run_here
+from cli_here import run_here_or_under as _cli
 
 FIXED_NOW = "2026-11-24T09:30:00Z"
-
-
-def _cli(*args, env=None):
-    """``t2ibench ARGS``: in this process (tests/cli_here.py), or in a process of its own under ``env``
-    (an environment the Hub client reads when it is imported)."""
-    if env is None:
-        return run_here(*args, check=False)
-    return subprocess.run([sys.executable, "-m", "benchmark.cli", *map(str, args)], capture_output=True, text=True,
-                          env=env, timeout=300)
 
 
 def _no_hub_env(tmp_path, **extra):

@@ -14,16 +14,7 @@ import pytest
 
 from benchmark.contract.results import AuditedRun, ScoredRun, build_results, hardware_info, score_entry
 from submissions.validate import check_results, is_demo, load_results_file
-from cli_here import run_here
-
-
-def _cli(*args, env=None):
-    """``t2ibench ARGS``: in this process (tests/cli_here.py), or in a process of its own under ``env``
-    (an environment the Hub client reads when it is imported)."""
-    if env is None:
-        return run_here(*args, check=False)
-    return subprocess.run([sys.executable, "-m", "benchmark.cli", *map(str, args)], capture_output=True, text=True,
-                          env=env, timeout=300)
+from cli_here import run_here_or_under as _cli
 
 
 @pytest.fixture(scope="module")
