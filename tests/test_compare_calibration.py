@@ -31,7 +31,7 @@ from benchmark.calibration import (
     Size, Tally, _run, compare_many, draw_pairs, null_runs, pilot_runs, power_runs, probes_at,
 )
 from benchmark.compare.paired import holm
-from benchmark.runner.planning import MDD_PAIRS
+from benchmark.runner.planning import MDD_GRID, MDD_PAIRS, SWAP_GRID, _change_found, _growth
 from benchmark.runner.simulate import Truth, layout
 
 SUITES = ["gep_neutral", "dalleval_bias", "pst_single"]  # the CI recipe's (tests/test_compare_gates.py reads it)
@@ -116,6 +116,47 @@ def test_the_pilot_plans_the_true_mdd_of_the_planned_design():
     for r in rows:
         assert 0.7 <= r["median"] <= 1.4, r
     assert 0.85 <= float(np.median([r["median"] for r in rows])) <= 1.15, rows
+
+
+def _swaps_of(rng, var0: float, slope: float, moved: np.ndarray, pairs: int = MDD_PAIRS) -> np.ndarray:
+    """Swapped pairs' tested quantity at changes moving q by ``moved``: the noise of no change and
+    the change's own, each pair its own draw of both (the same random half at every change)."""
+    noise, spread = rng.standard_normal((2, pairs, 1))
+    return np.sqrt(var0) * noise + np.sqrt(slope) * moved * spread
+
+
+def test_the_critical_values_growth_is_fitted_over_every_swapped_change():
+    """Swaps whose variance truly is var(0) + slope x moved^2 (three times var(0) at a change of
+    1): the fitted growth of the critical value is unbiased at every change of the grid and
+    within 10% at the changes MDDs land on for 80% of 16-pair simulations."""
+    grid = np.asarray(MDD_GRID)
+    moved, var0, slope = 0.5 * grid, 1e-4, 1.2e-3
+    truth = np.sqrt((var0 + slope * moved ** 2) / var0)
+    swap_grid = np.asarray(SWAP_GRID)
+    at = moved[np.searchsorted(grid, swap_grid)]
+    rng = np.random.default_rng(0)
+    ratio = np.array([_growth(grid, moved, swap_grid, _swaps_of(rng, var0, slope, at)) / truth for _ in range(1000)])
+    assert np.all(np.abs(np.median(ratio, axis=0) - 1) < 0.03), np.median(ratio, axis=0)
+    low, high = np.percentile(ratio[:, list(grid).index(0.25)], [10, 90])
+    assert 0.9 <= low and high <= 1.1, (low, high)
+    # no growth in truth: none fitted beyond the noise, and never a narrower critical value
+    flat = np.array([_growth(grid, moved, swap_grid, _swaps_of(rng, var0, 0.0, at)) for _ in range(200)])
+    assert flat.min() >= 1 and np.median(flat[:, -1]) < 1.1, np.median(flat, axis=0)
+
+
+def test_a_score_undefined_past_a_change_fits_the_swaps_before_it():
+    """A score the largest change leaves undefined (every label of a cell moved to "no face": a
+    skin-tone MAD) still gets its MDD, from the swaps up to the last change it is defined at; one
+    defined only up to the first swapped change past no change does not."""
+    grid = np.asarray(MDD_GRID)
+    rng = np.random.default_rng(1)
+    q = 0.5 * grid + 0.01 * rng.standard_normal((MDD_PAIRS, len(grid)))
+    swaps = _swaps_of(rng, 1e-4, 1.2e-3, 0.5 * np.asarray(SWAP_GRID))
+    q[:, grid > 0.6], swaps[:, np.asarray(SWAP_GRID) > 0.6] = np.nan, np.nan
+    found = _change_found(q, swaps, (0.03, 0.01), 0.8, 8)
+    assert 0 < found["change"] < 0.6 and found["mdd"] > 0.03, found
+    q[:, grid > 0.25] = np.nan
+    assert "reason" in _change_found(q, swaps, (0.03, 0.01), 0.8, 8)
 
 
 def test_holm_is_statsmodels_holm():

@@ -37,9 +37,10 @@ MDD_PAIRS = 16
 #: the changes tried: the share of each label's probability moved towards its cell's majority (or,
 #: where that cannot reach the MDD, towards the slot's first value)
 MDD_GRID = (0.0, 0.06, 0.14, 0.25, 0.4, 0.6, 1.0)
-#: the changes at which the swap test's critical value is simulated too (in between and past them:
-#: the variance a change adds to the swaps grows with the square of the change, :func:`_growth`)
-SWAP_GRID = (0.0, 0.4)
+#: the changes at which the swap test's critical value is simulated too (in between: the variance a
+#: change adds to the swaps grows with the square of the change, fitted over all of them by
+#: :func:`_growth`; reaching 1.0 puts the fit where the change's share of the variance is largest)
+SWAP_GRID = (0.0, 0.4, 1.0)
 NOT_DETECTABLE = ("no change of this kind is detectable at this size: even moving every label it reads all the way "
                   "to its prompt's majority, or all to one value, is found worse in fewer than {power:.0%} of "
                   "simulated comparisons")
@@ -157,14 +158,16 @@ def _change_found(q: np.ndarray, swaps: np.ndarray, critical: tuple[float, float
     comparison's (critical value, spread of its swaps)."""
     c, se = critical
     grid, swap_grid = np.asarray(MDD_GRID, dtype=float), np.asarray(SWAP_GRID, dtype=float)
-    ok = np.all(np.isfinite(swaps), axis=1) & np.isfinite(q[:, 0])
+    ok = np.isfinite(swaps[:, 0]) & np.isfinite(q[:, 0])
     # the changes at which the score stays defined on most pairs (all of a cell's labels moved to
-    # "no face" leaves a skin-tone MAD undefined): the grid ends before the first that does not
+    # "no face" leaves a skin-tone MAD undefined): the grid ends before the first that does not,
+    # and the swaps fitted are those up to its end
     usable = np.isfinite(q[ok]).mean(axis=0) >= 0.9 if ok.any() else np.zeros(len(grid), bool)
     end = len(grid) if usable.all() else int(np.argmin(usable))
-    keep = ok & np.all(np.isfinite(q[:, :end]), axis=1)
-    q, swaps, grid = q[keep, :end], swaps[keep], grid[:end]
-    if len(q) < least or end <= np.searchsorted(grid, swap_grid[-1]):
+    fitted = int(np.searchsorted(swap_grid, grid[end - 1], side="right")) if end else 0
+    keep = ok & np.all(np.isfinite(q[:, :end]), axis=1) & np.all(np.isfinite(swaps[:, :fitted]), axis=1)
+    q, swaps, swap_grid, grid = q[keep, :end], swaps[keep, :fitted], swap_grid[:fitted], grid[:end]
+    if len(q) < least or fitted < 2:
         return {"reason": "undefined on most simulated audits of this size"}
     moved = np.mean(q - q[:, :1], axis=0)  # the expected change (E q at t = 0 is 0: A and B alike)
     # the simulated images of a pair are independent; the comparison's share their seeds (one
@@ -191,15 +194,18 @@ def _growth(grid: np.ndarray, moved: np.ndarray, swap_grid: np.ndarray, swaps: n
     """Per change of ``grid``: how much wider the swaps of a pair changed so (``moved``: the
     expected change) spread than those of an unchanged pair. Swapped pairs centre on no change;
     the variance a change adds grows with its square (a change twice as large, four times the
-    variance): from the swapped pairs at ``swap_grid`` (the first no change), linear in moved^2."""
+    variance): var(t) = var(0) + slope x moved(t)^2, the slope a least-squares fit over the swapped
+    pairs at every change of ``swap_grid`` (the first no change). A fit over all of them is much
+    steadier than a slope from the one change of 0.4: the printed MDD of average gender varied 0.37
+    (coefficient of variation) across eight comparisons of one model with that, 0.14 with this
+    (docs/compare.md)."""
     var = np.mean(swaps ** 2, axis=0)
     if var[0] <= 0:
         return np.ones(len(grid))
     size = np.maximum.accumulate(np.maximum(moved, 0.0)) ** 2
     at = size[np.searchsorted(grid, swap_grid)]
-    slope = max((var[-1] - var[0]) / at[-1], 0.0) if at[-1] > 0 else 0.0
-    inside = np.interp(size, at, var) if len(at) > 2 else var[0] + slope * size
-    return np.sqrt(np.where(size > at[-1], var[-1] + slope * (size - at[-1]), inside) / var[0])
+    slope = max(float(np.dot(at, var - var[0]) / np.dot(at, at)), 0.0) if np.dot(at, at) > 0 else 0.0
+    return np.sqrt((var[0] + slope * size) / var[0])
 
 
 def _chunk(lay: Layout) -> int:
