@@ -136,7 +136,7 @@ TABLES: list[tuple[str, str, Callable[[Path], str]]] = [
     ("docs/scores.md", "scores-reference", lambda root: score_reference()),
     ("docs/evaluate_modules.md", "evaluate-modules", lambda root: module_table()),
     ("docs/compare.md", "calibration-null", calibration_table(("null",), "null")),
-    ("docs/compare.md", "calibration-power", calibration_table(("power-recipe",), "power")),
+    ("docs/compare.md", "calibration-power", calibration_table(("power-recipe", "power-full"), "power")),
     ("docs/compare.md", "calibration-pilot", calibration_table(("pilot-recipe-full", "pilot-300-full"), "pilot")),
 ]
 
