@@ -60,6 +60,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                     "could decide, as compare makes them)")
     ap.add_argument("--draws", type=int, default=PLANT_DRAWS, help="simulated audits that place each power row's "
                     "planted change (its expected value); 24 left it 3-8%% off the MDD")
+    ap.add_argument("--power-pilots", type=int, default=15, help="null comparisons whose median printed MDD each power "
+                    "row plants (a comparison's MDD varies 10-15%% from one to the next; 5 left the median that noisy)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", help="folder for compare_calibration.json and .md")
     return ap.parse_args(argv)
@@ -70,14 +72,14 @@ def main(argv=None) -> int:
     suites, limit, gated = recipe_of((ROOT / "docs" / "compare.md").read_text(encoding="utf-8"))
     out: dict = {"command": " ".join(["python bench/compare_calibration.py", *(sys.argv[1:] if argv is None else argv)]),
                  "date": utc_iso(), "suites": suites, "limit": limit, "gated": gated, "n_resamples": args.n_resamples,
-                 "n_permutations": args.n_permutations, "draws": args.draws,
+                 "n_permutations": args.n_permutations, "draws": args.draws, "power_pilots": args.power_pilots,
                  "null": [], "power": [], "pilot": [], "seconds": {}}
     parts = []
     for kind, sizes, reps, runs in (("null", args.sizes, args.null_reps, null_runs),
                                     ("power", args.power_sizes, args.power_reps, power_runs)):
         for text in [s for s in sizes.split(",") if s] if reps else []:
             t0 = time.perf_counter()
-            extra = {"draws": args.draws} if kind == "power" else {}
+            extra = {"draws": args.draws, "pilots": args.power_pilots} if kind == "power" else {}
             out[kind] += runs(suites, _size(text, limit), reps, n_resamples=args.n_resamples,
                               n_permutations=args.n_permutations, seed=args.seed, **extra)
             out["seconds"][f"{kind} {text}"] = round(time.perf_counter() - t0, 1)
