@@ -61,7 +61,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--draws", type=int, default=PLANT_DRAWS, help="simulated audits that place each power row's "
                     "planted change (its expected value); 24 left it 3-8%% off the MDD")
     ap.add_argument("--power-pilots", type=int, default=15, help="null comparisons whose median printed MDD each power "
-                    "row plants (a comparison's MDD varies 10-15%% from one to the next; 5 left the median that noisy)")
+                    "row plants (a comparison's MDD varies 10-15%% from one to the next, a median of 5 by about half that)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", help="folder for compare_calibration.json and .md")
     return ap.parse_args(argv)
