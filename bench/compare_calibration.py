@@ -18,7 +18,7 @@ intervals:
     python bench/compare_calibration.py --null-reps 0 --power-sizes recipe --power-reps 100 --pilots 0 \
         --out bench/measured/compare_calibration/power-recipe   # a run docs/compare.md shows (then doc_tables)
     python bench/compare_calibration.py --null-reps 0 --power-sizes full --power-reps 40 --pilots 0 \
-        --out bench/measured/compare_calibration/power-full     # its full-size rows (37 min here)
+        --out bench/measured/compare_calibration/power-full     # its full-size rows (43 min here)
     python bench/compare_calibration.py --null-reps 20 --power-reps 0 --pilots 0 --sizes 1,2   # a quick look
 """
 
