@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 from benchmark import frozen_imports  # noqa: E402
 frozen_imports.install()  # the heavy libraries load as under t2ibench (benchmark/frozen_imports.py)
 
-from benchmark.calibration import PLANT_DRAWS, Size, null_runs, pilot_runs, power_runs, recipe_of  # noqa: E402
+from benchmark.calibration import PLANT_DRAWS, POWER_PILOTS, Size, null_runs, pilot_runs, power_runs, recipe_of  # noqa: E402
 from benchmark.present.calibration_tables import null_table, pilot_table, power_table  # noqa: E402
 from benchmark.contract.times import utc_iso  # noqa: E402
 
@@ -60,8 +60,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                     "could decide, as compare makes them)")
     ap.add_argument("--draws", type=int, default=PLANT_DRAWS, help="simulated audits that place each power row's "
                     "planted change (its expected value); 24 left it 3-8%% off the MDD")
-    ap.add_argument("--power-pilots", type=int, default=15, help="null comparisons whose median printed MDD each power "
-                    "row plants (a comparison's MDD varies 10-15%% from one to the next, a median of 5 by about half that)")
+    ap.add_argument("--power-pilots", type=int, default=POWER_PILOTS, help="null comparisons whose median printed MDD "
+                    "each power row plants (a comparison's MDD varies 10-15%% from one to the next, a median of 5 by "
+                    "about half that)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", help="folder for compare_calibration.json and .md")
     return ap.parse_args(argv)
@@ -75,11 +76,11 @@ def main(argv=None) -> int:
                  "n_permutations": args.n_permutations, "draws": args.draws, "power_pilots": args.power_pilots,
                  "null": [], "power": [], "pilot": [], "seconds": {}}
     parts = []
-    for kind, sizes, reps, runs in (("null", args.sizes, args.null_reps, null_runs),
-                                    ("power", args.power_sizes, args.power_reps, power_runs)):
+    power_options = {"draws": args.draws, "pilots": args.power_pilots}
+    for kind, sizes, reps, runs, extra in (("null", args.sizes, args.null_reps, null_runs, {}),
+                                           ("power", args.power_sizes, args.power_reps, power_runs, power_options)):
         for text in [s for s in sizes.split(",") if s] if reps else []:
             t0 = time.perf_counter()
-            extra = {"draws": args.draws, "pilots": args.power_pilots} if kind == "power" else {}
             out[kind] += runs(suites, _size(text, limit), reps, n_resamples=args.n_resamples,
                               n_permutations=args.n_permutations, seed=args.seed, **extra)
             out["seconds"][f"{kind} {text}"] = round(time.perf_counter() - t0, 1)

@@ -41,7 +41,7 @@ from benchmark.scores.randomization import JointPlan, PairsPlan
 from benchmark.tasks.context import ScoringOptions, entry_key
 from benchmark.tasks.registry import task_options
 
-__all__ = ["PLANT_DRAWS", "Size", "clopper_pearson", "compare_many", "draw_pairs", "null_runs", "pilot_runs",
+__all__ = ["PLANT_DRAWS", "POWER_PILOTS", "Size", "clopper_pearson", "compare_many", "draw_pairs", "null_runs", "pilot_runs",
            "power_runs", "probes_at", "recipe_of", "simulated_pair"]
 
 #: pairs of audits scored together in one pass (memory: a few hundred thousand label rows)
@@ -252,6 +252,9 @@ GRID = np.array([0.0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.45, 0.6, 0.8, 1.0])
 #: simulated audits that place a power row's planted change (its expected value): 24 left it 3-8%
 #: off the MDD, which moved power by several points (docs/compare.md, the power table)
 PLANT_DRAWS = 96
+#: null comparisons whose median printed MDD a power row plants: a comparison's MDD varies 10-15%
+#: from one to the next, a median of 5 by about half that (docs/compare.md, the power table)
+POWER_PILOTS = 15
 
 
 def change_for(lay: Layout, truth: Truth, cells, key: tuple, target: float, where: set, *, draws: int = PLANT_DRAWS,
@@ -295,7 +298,7 @@ def _refined(moved_at, target: float, t: float, low: tuple, high: tuple, steps: 
 
 def power_runs(suites: Sequence[str], size: Size, reps: int, *, scores: Sequence[str] | None = None,
                n_resamples: int = 50, n_permutations: int = 200, seed: int = 0, truth: Truth | None = None,
-               draws: int = PLANT_DRAWS, lay: Layout | None = None, pilots: int = 5,
+               draws: int = PLANT_DRAWS, lay: Layout | None = None, pilots: int = POWER_PILOTS,
                mdd_pairs: int = MDD_PAIRS) -> list[dict]:
     """Power at the printed MDD, for one model the truth draws: per compared score (of ``scores``),
     the MDD comparisons of ``size`` print (the median of ``pilots`` null comparisons, their MDD
