@@ -4,6 +4,7 @@ estimators C, CC, CLS (Sec. 4, Sec. 6)."""
 import zlib
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.metrics import matthews_corrcoef, roc_auc_score
 
@@ -433,3 +434,17 @@ def test_the_gep_task_gives_the_clip_annotator_its_classifier_groups():
     assert group == "occupation" and kwargs["people"] == list(cfg["occupation"]["classifier_people"])
     assert kwargs["phrases"] == dict(cfg["occupation"]["classifier_phrases"])
     assert {k: kwargs[k] for k in SENTENCES} == SENTENCES  # one set of sentences for both groups
+
+
+def test_only_the_attributes_a_probe_lists_are_scored():
+    """The rows kept are those whose attribute the probe lists (a list, parquet's array, or none
+    recorded: kept), read once per probe."""
+    from benchmark.tasks.gep.task import _asked
+
+    frame = pd.DataFrame({
+        "probe_id": ["p1", "p1", "p2", "p2", "p3", "p4", "p1"],
+        "attribute": ["hat", "tie", "hat", "tie", "hat", "tie", "hat"],
+        "annotated_attributes": [["hat"], ["hat"], np.array(["tie", "hat"]), np.array(["tie", "hat"]), None,
+                                 float("nan"), ["hat"]],
+    })
+    assert _asked(frame).tolist() == [True, False, True, True, True, True, True]

@@ -35,10 +35,23 @@ SIMILARITY_NOTE = ("GEP from raw CLIP cosines (C / CC): its scale differs from l
                    "rank under one estimator")
 
 
-def _is_listed(value, listed) -> bool:
+def _listed(listed) -> frozenset | None:
+    """A probe's ``annotated_attributes`` as strings; None where no list is recorded."""
     if listed is None or (isinstance(listed, float) and np.isnan(listed)):
-        return True  # no list recorded: keep the row
-    return str(value) in {str(v) for v in list(listed)}
+        return None
+    return frozenset(str(v) for v in list(listed))
+
+
+def _asked(frame: pd.DataFrame) -> np.ndarray:
+    """Whether each row's attribute is one its probe lists (a row whose probe records no list is
+    kept). The list is the probe's, so it is read once per probe, not rebuilt for each of the
+    millions of rows an MDD simulation scores."""
+    probe = frame["probe_id"].astype(str).to_numpy()
+    first = ~pd.Series(probe).duplicated().to_numpy()
+    of_probe = {pid: _listed(v) for pid, v in zip(probe[first], frame["annotated_attributes"].to_numpy()[first])}
+    attribute = frame["attribute"].astype(str).to_numpy()
+    return np.fromiter((s is None or a in s for s, a in zip(map(of_probe.__getitem__, probe), attribute)),
+                       dtype=bool, count=len(frame))
 
 
 def group_pairs(config: dict, frame: pd.DataFrame, occupation: bool) -> list[tuple[str, str, str, str | None]]:
@@ -92,8 +105,7 @@ def _score_suite(ctx: ScoringContext, suite: str, frame: pd.DataFrame) -> None:
     config = ctx.family_config("gep")
     if "annotated_attributes" in frame.columns:
         # Only the attributes the suite asks about (explicit: the prompt's own attribute).
-        asked = [_is_listed(a, listed) for a, listed in zip(frame["attribute"], frame["annotated_attributes"])]
-        frame = frame[np.asarray(asked, dtype=bool)]
+        frame = frame[_asked(frame)]
     setting = str(frame["setting"].dropna().iloc[0]) if "setting" in frame.columns and frame["setting"].notna().any() \
         else suite.rsplit("_", 1)[-1]
     name = f"gep_score_{setting}"
