@@ -16,9 +16,10 @@ intervals:
 
     python bench/compare_calibration.py --out bench-results/calibration      # the full table (hours)
     python bench/compare_calibration.py --null-reps 0 --power-sizes recipe --power-reps 100 --pilots 0 \
-        --out bench/measured/compare_calibration/power-recipe   # a run docs/compare.md shows (then doc_tables)
+        --seed 1 --out bench/measured/compare_calibration/power-recipe-s1   # one of the three models
+                                   # docs/compare.md pools (--seed 0: power-recipe; 1, 2: -s1, -s2; then doc_tables)
     python bench/compare_calibration.py --null-reps 0 --power-sizes full --power-reps 40 --pilots 0 \
-        --out bench/measured/compare_calibration/power-full     # its full-size rows (43 min here)
+        --seed 1 --out bench/measured/compare_calibration/power-full-s1     # its full-size rows (43 min here)
     python bench/compare_calibration.py --null-reps 20 --power-reps 0 --pilots 0 --sizes 1,2   # a quick look
 """
 
@@ -72,7 +73,8 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     suites, limit, gated = recipe_of((ROOT / "docs" / "compare.md").read_text(encoding="utf-8"))
     out: dict = {"command": " ".join(["python bench/compare_calibration.py", *(sys.argv[1:] if argv is None else argv)]),
-                 "date": utc_iso(), "suites": suites, "limit": limit, "gated": gated, "n_resamples": args.n_resamples,
+                 "date": utc_iso(), "seed": args.seed, "suites": suites, "limit": limit, "gated": gated,
+                 "n_resamples": args.n_resamples,
                  "n_permutations": args.n_permutations, "draws": args.draws, "power_pilots": args.power_pilots,
                  "null": [], "power": [], "pilot": [], "seconds": {}}
     parts = []

@@ -37,6 +37,7 @@ from benchmark.runner.probe_choice import build_probes, limit_probes, prompt_key
 from benchmark.runner.simulate import Layout, Truth, audit_config, draw_labels, image_effects, layout, score_copies
 from benchmark.scores.design import mdd_factor
 from benchmark.scores.metadata import get_metadata
+from benchmark.scores.proportion import clopper_pearson
 from benchmark.scores.randomization import JointPlan, PairsPlan
 from benchmark.tasks.context import ScoringOptions, entry_key
 from benchmark.tasks.registry import task_options
@@ -99,14 +100,6 @@ def simulated_pair(lay: Layout, truth: Truth, rng: np.random.Generator, change: 
     effects = image_effects(lay, values, rng, truth.seed, truth.seed_sd)
     return (_run("a", lay, draw_labels(lay, values, effects, rng)),
             _run("b", lay, draw_labels(lay, values, effects, rng, change, where)))
-
-
-def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
-    """The exact binomial interval of k events in n (statsmodels ``proportion_confint``, beta)."""
-    from statsmodels.stats.proportion import proportion_confint
-
-    low, high = proportion_confint(k, n, alpha=1 - level, method="beta")
-    return float(low), float(high)
 
 
 @dataclass

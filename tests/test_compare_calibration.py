@@ -28,9 +28,10 @@ from scipy import stats
 
 from benchmark.compare import compare_loaded
 from benchmark.calibration import (
-    Size, Tally, _run, compare_many, draw_pairs, null_runs, pilot_runs, power_runs, probes_at,
+    Size, Tally, _run, clopper_pearson, compare_many, draw_pairs, null_runs, pilot_runs, power_runs, probes_at,
 )
 from benchmark.compare.paired import holm
+from benchmark.present.calibration_tables import pooled_power, power_models_table
 from benchmark.runner.planning import MDD_GRID, MDD_PAIRS, SWAP_GRID, _change_found, _growth
 from benchmark.runner.simulate import Truth, layout
 
@@ -180,3 +181,24 @@ def test_the_tally_counts_families_and_flags():
     assert table["x"]["n"] == 2 and table["x"]["rate"] == 0.5 and table["x"]["flagged"] == 0.5
     assert table["x"]["raw"]["rate"] == 1.0 and table["y"]["raw"]["rate"] == 0.0
     assert table["any score (family-wise, Holm)"]["rate"] == 0.5
+
+
+def test_power_of_several_models_pools_their_comparisons():
+    """docs/compare.md's power table: per size and score, each model's MDD and power, and every
+    model's comparisons pooled into one rate with its exact interval; a model that prints "not
+    detectable" adds no comparison."""
+    def row(score, mdd, rate, n):
+        return {"size": "full", "score": score, "suite": "s", "subset": None, "estimator": "e", "mdd": mdd,
+                "rate": rate, "n": n, "planted_mean": None if mdd is None else 1.1 * mdd}
+
+    pooled = pooled_power([("seed 0", [row("a", 0.2, 0.75, 40), row("b", None, None, 0)]),
+                           ("seed 1", [row("a", 0.3, 0.85, 60), row("b", 0.5, 0.9, 10)])])
+    a, b = pooled
+    assert (a["n"], a["rate"]) == (100, 0.81)
+    assert (a["low"], a["high"]) == pytest.approx(clopper_pearson(81, 100))
+    assert [m["mdd"] for m in a["models"]] == [0.2, 0.3] and a["planted"] == pytest.approx(1.1)
+    assert (b["n"], b["rate"], [m["mdd"] for m in b["models"]]) == (10, 0.9, [None, 0.5])
+    table = power_models_table(pooled)
+    assert "| size | score | where | printed MDD (seed 0 / seed 1) | found worse (seed 0 / seed 1) |" in table
+    assert "| full | a | s, e | 0.2 / 0.3 | 75.0% / 85.0% | 1.10 | 81.0% [" in table
+    assert "| full | b | s, e | none / 0.5 | - / 90.0% |" in table

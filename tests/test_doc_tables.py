@@ -92,7 +92,7 @@ def test_the_calibration_tables_are_the_measured_runs_of_the_docs_recipe(tmp_pat
 
     suites, limit, _ = recipe_of((ROOT / "docs" / "compare.md").read_text(encoding="utf-8"))
     runs = sorted((ROOT / doc_tables.CALIBRATION_RUNS).glob("*/compare_calibration.json"))
-    assert {p.parent.name for p in runs} == {"null", "power-recipe", "power-full", "pilot-recipe-full", "pilot-300-full"}
+    assert {p.parent.name for p in runs} == {"null", *doc_tables.POWER_RUNS, "pilot-recipe-full", "pilot-300-full"}
     for path in runs:
         doc = json.loads(path.read_text())
         assert (doc["suites"], doc["limit"]) == (suites, limit), path

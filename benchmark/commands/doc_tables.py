@@ -27,7 +27,7 @@ from pathlib import Path
 import benchmark
 from benchmark.annotate.kinds import get_annotator_kind
 from benchmark.papers import paper_label
-from benchmark.present.calibration_tables import TABLE_OF_PART
+from benchmark.present.calibration_tables import TABLE_OF_PART, pooled_power, power_models_table
 from benchmark.present.terminal import print_error
 from benchmark.present.text import better_text, markdown_table, md_escape, range_text
 from benchmark.registries import EVALUATE_MODULES, PAPERS, SCORE_METADATA, TASKS
@@ -116,19 +116,40 @@ def module_table(modules: Mapping | None = None) -> str:
 CALIBRATION_RUNS = "bench/measured/compare_calibration"
 
 
+def _calibration_run(root: Path, run: str, part: str) -> tuple[int, list[dict]]:
+    """A measured run's seed (the model its truth drew; runs written before the script recorded it
+    give it in their recorded command, else the default 0) and its ``part`` rows."""
+    path = Path(root) / CALIBRATION_RUNS / run / "compare_calibration.json"
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        seed = doc.get("seed")
+        if seed is None:
+            given = re.search(r"--seed[ =](\d+)", doc.get("command", ""))
+            seed = int(given.group(1)) if given else 0
+        return int(seed), doc[part]
+    except (OSError, ValueError, KeyError) as exc:
+        raise ValueError(f"{path} cannot be read as the calibration script's output: {exc}") from exc
+
+
 def calibration_table(runs: tuple[str, ...], part: str) -> Callable[[Path], str]:
     """The writer of one ``part`` table (null, power or pilot) of the measured ``runs``' rows, in order."""
     def make(root: Path) -> str:
-        rows = []
-        for run in runs:
-            path = Path(root) / CALIBRATION_RUNS / run / "compare_calibration.json"
-            try:
-                rows += json.loads(path.read_text(encoding="utf-8"))[part]
-            except (OSError, ValueError, KeyError) as exc:
-                raise ValueError(f"{path} cannot be read as the calibration script's output: {exc}") from exc
-        return TABLE_OF_PART[part](rows)
+        return TABLE_OF_PART[part]([r for run in runs for r in _calibration_run(root, run, part)[1]])
     return make
 
+
+def calibration_power_table(runs: tuple[str, ...]) -> Callable[[Path], str]:
+    """The writer of the power table over several models: the measured ``runs`` (each one model,
+    its seed; in order) pooled per size and score
+    (:func:`~benchmark.present.calibration_tables.pooled_power`)."""
+    def make(root: Path) -> str:
+        measured = [_calibration_run(root, run, "power") for run in runs]
+        return power_models_table(pooled_power([(f"seed {seed}", rows) for seed, rows in measured]))
+    return make
+
+
+#: the power runs docs/compare.md pools: three models (the script's --seed) at each size
+POWER_RUNS = ("power-recipe", "power-recipe-s1", "power-recipe-s2", "power-full", "power-full-s1", "power-full-s2")
 
 #: (file relative to the checkout, table name, what writes it from the checkout's root)
 TABLES: list[tuple[str, str, Callable[[Path], str]]] = [
@@ -136,7 +157,7 @@ TABLES: list[tuple[str, str, Callable[[Path], str]]] = [
     ("docs/scores.md", "scores-reference", lambda root: score_reference()),
     ("docs/evaluate_modules.md", "evaluate-modules", lambda root: module_table()),
     ("docs/compare.md", "calibration-null", calibration_table(("null",), "null")),
-    ("docs/compare.md", "calibration-power", calibration_table(("power-recipe", "power-full"), "power")),
+    ("docs/compare.md", "calibration-power", calibration_power_table(POWER_RUNS)),
     ("docs/compare.md", "calibration-pilot", calibration_table(("pilot-recipe-full", "pilot-300-full"), "pilot")),
 ]
 

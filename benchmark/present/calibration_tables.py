@@ -6,9 +6,13 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
-from benchmark.present.text import markdown_table
+import numpy as np
 
-__all__ = ["TABLE_OF_PART", "fmt_rate", "null_table", "pilot_table", "power_table"]
+from benchmark.present.text import markdown_table
+from benchmark.scores.proportion import clopper_pearson
+
+__all__ = ["TABLE_OF_PART", "fmt_rate", "null_table", "pilot_table", "pooled_power", "power_models_table",
+           "power_table"]
 
 
 def fmt_rate(r: Mapping) -> str:
@@ -47,6 +51,52 @@ def power_table(rows: Sequence[Mapping]) -> str:
     return markdown_table(head, ([r["size"], r["score"], _where(r), f"{r['mdd']:.4g}", f"{r['change']:.3f}"]
                                  + ([_planted(r)] if planted else []) + [str(r["n"]), fmt_rate(r)]
                                  if r["mdd"] is not None else
+                                 [r["size"], r["score"], _where(r), "not detectable"] + [""] * (len(head) - 4)
+                                 for r in rows), align="lll" + "r" * (len(head) - 3))
+
+
+def pooled_power(runs: Sequence[tuple[str, Sequence[Mapping]]]) -> list[dict]:
+    """The power rows of several models (``(its label, its rows)`` per run of
+    :func:`benchmark.calibration.power_runs`, each one model the truth drew), one row per size and
+    score: each model's printed MDD and power (``models``), all their comparisons pooled (``rate``
+    with its Clopper-Pearson interval; a model that printed "not detectable" adds none) and the
+    mean planted change over the MDD (``planted``)."""
+    groups: dict[tuple, list] = {}
+    for label, rows in runs:
+        for r in rows:
+            groups.setdefault((r["size"], r["score"], r["suite"], r.get("subset"), r.get("estimator")), []).append(
+                (label, r))
+    out = []
+    for (size, score, suite, subset, estimator), members in groups.items():
+        tested = [r for _, r in members if r["mdd"] is not None]
+        n = sum(r["n"] for r in tested)
+        found = sum(round(r["rate"] * r["n"]) for r in tested)
+        low, high = clopper_pearson(found, n) if n else (None, None)
+        planted = [r["planted_mean"] / r["mdd"] for r in tested if r.get("planted_mean")]
+        out.append({"size": size, "score": score, "suite": suite, "subset": subset, "estimator": estimator,
+                    "models": [{"label": label, "mdd": r["mdd"], "rate": r["rate"], "n": r["n"]}
+                               for label, r in members],
+                    "n": n, "rate": found / n if n else None, "low": low, "high": high,
+                    "planted": float(np.mean(planted)) if planted else None})
+    return out
+
+
+def power_models_table(rows: Sequence[Mapping]) -> str:
+    """The rows of :func:`pooled_power` (power at the printed MDD of several models) as
+    docs/compare.md shows them: per size and score, each model's printed MDD and power, then all
+    their comparisons pooled."""
+    def per_model(r: Mapping, cell) -> str:
+        return " / ".join(cell(m) for m in r["models"])
+
+    models = " / ".join(max((tuple(m["label"] for m in r["models"]) for r in rows), key=len, default=("model",)))
+    head = ["size", "score", "where", f"printed MDD ({models})", f"found worse ({models})", "planted / MDD",
+            "found worse, all models"]
+    return markdown_table(head, ([r["size"], r["score"], _where(r),
+                                  per_model(r, lambda m: "none" if m["mdd"] is None else f"{m['mdd']:.3g}"),
+                                  per_model(r, lambda m: "-" if m["rate"] is None else f"{100 * m['rate']:.1f}%"),
+                                  "" if r["planted"] is None else f"{r['planted']:.2f}",
+                                  f"{fmt_rate(r)} of {r['n']}"]
+                                 if r["n"] else
                                  [r["size"], r["score"], _where(r), "not detectable"] + [""] * (len(head) - 4)
                                  for r in rows), align="lll" + "r" * (len(head) - 3))
 
