@@ -62,8 +62,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--draws", type=int, default=PLANT_DRAWS, help="simulated audits that place each power row's "
                     "planted change (its expected value); 24 left it 3-8%% off the MDD")
     ap.add_argument("--power-pilots", type=int, default=POWER_PILOTS, help="null comparisons whose median printed MDD "
-                    "each power row plants (a comparison's MDD varies 10-15%% from one to the next, a median of 5 by "
-                    "about half that)")
+                    "each power row plants (a comparison's MDD varies from one to the next with a coefficient of "
+                    "variation of 0.06-0.13, a median of 15 by about a third of that)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", help="folder for compare_calibration.json and .md")
     return ap.parse_args(argv)

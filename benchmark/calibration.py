@@ -245,8 +245,9 @@ GRID = np.array([0.0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.45, 0.6, 0.8, 1.0])
 #: simulated audits that place a power row's planted change (its expected value): 24 left it 3-8%
 #: off the MDD, which moved power by several points (docs/compare.md, the power table)
 PLANT_DRAWS = 96
-#: null comparisons whose median printed MDD a power row plants: a comparison's MDD varies 10-15%
-#: from one to the next, a median of 5 by about half that (docs/compare.md, the power table)
+#: null comparisons whose median printed MDD a power row plants: a comparison's MDD varies from one
+#: to the next with a coefficient of variation of 0.06-0.13, a median of 15 by about a third of that
+#: (docs/compare.md, the power table)
 POWER_PILOTS = 15
 
 

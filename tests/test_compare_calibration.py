@@ -32,7 +32,7 @@ from benchmark.calibration import (
 )
 from benchmark.compare.paired import holm
 from benchmark.present.calibration_tables import pooled_power, power_models_table
-from benchmark.runner.planning import MDD_GRID, MDD_PAIRS, SWAP_GRID, _change_found, _growth
+from benchmark.runner.planning import MDD_GRID, MDD_PAIRS, SWAP_GRID, _change_found, _growth, _reads_categories
 from benchmark.runner.simulate import Truth, layout
 
 SUITES = ["gep_neutral", "dalleval_bias", "pst_single"]  # the CI recipe's (tests/test_compare_gates.py reads it)
@@ -129,7 +129,8 @@ def _swaps_of(rng, var0: float, slope: float, moved: np.ndarray, pairs: int = MD
 def test_the_critical_values_growth_is_fitted_over_every_swapped_change():
     """Swaps whose variance truly is var(0) + slope x moved^2 (the change adds three times var(0)
     at a change of 1): the fitted growth of the critical value is unbiased at every change of the
-    grid, and within 10% in 80% of 16-pair simulations at a change of 0.25 (where MDDs land)."""
+    grid, and within 10% in 80% of simulations of MDD_PAIRS pairs at a change of 0.25 (where MDDs
+    land)."""
     grid = np.asarray(MDD_GRID)
     moved, var0, slope = 0.5 * grid, 1e-4, 1.2e-3
     truth = np.sqrt((var0 + slope * moved ** 2) / var0)
@@ -143,6 +144,38 @@ def test_the_critical_values_growth_is_fitted_over_every_swapped_change():
     # no growth in truth: none fitted beyond the noise, and never a narrower critical value
     flat = np.array([_growth(grid, moved, swap_grid, _swaps_of(rng, var0, 0.0, at)) for _ in range(200)])
     assert flat.min() >= 1 and np.median(flat[:, -1]) < 1.1, np.median(flat, axis=0)
+
+
+def _jumps_of(rng, var_at: np.ndarray, pairs: int = MDD_PAIRS) -> np.ndarray:
+    """Swapped pairs' tested quantity whose variance at each swapped change is ``var_at``."""
+    return rng.standard_normal((pairs, len(var_at))) * np.sqrt(var_at)
+
+
+def test_categorical_growth_follows_the_share_of_labels_flipped():
+    """Labels that flip add variance about in proportion to the share flipped t (average gender
+    in 128 pairs drawn from the truth: var(0) x (1 + 1.29 t - 0.60 t^2)), not to the square of the
+    score's change: the categorical fit is unbiased at every change of the grid, where the square
+    law is a third short of the added variance at t = 0.25 (where average gender's MDD lands); a
+    MAD near its ceiling narrows its swaps (var(0) x (1 - 0.3 t)), which the categorical fit
+    follows and the square law (never below no change) does not."""
+    grid, swap_grid = np.asarray(MDD_GRID), np.asarray(SWAP_GRID)
+    moved = 0.5 * grid
+    rng = np.random.default_rng(3)
+    for law in (lambda t: 1 + 1.29 * t - 0.60 * t ** 2, lambda t: 1 - 0.3 * t):
+        truth = np.sqrt(law(grid))
+        fits = {cat: np.array([_growth(grid, moved, swap_grid, _jumps_of(rng, law(swap_grid)), cat)
+                               for _ in range(400)]) for cat in (True, False)}
+        assert np.all(np.abs(np.median(fits[True], axis=0) / truth - 1) < 0.03), np.median(fits[True], axis=0)
+        at = list(grid).index(0.25)
+        square = np.median(fits[False][:, at]) ** 2 - 1
+        assert (square < 0.67 * (law(0.25) - 1)) if law(1) > 1 else (square >= 0), (square, law(0.25))
+
+
+def test_a_score_reads_categories_or_continuous_values():
+    lay = layout(probes_at(SUITES, Size(per_prompt=1), 8))
+    assert _reads_categories(lay, "gender", "dalleval_bias") and _reads_categories(lay, "skin_tone", "dalleval_bias")
+    assert not _reads_categories(lay, "attributes", "gep_neutral")  # GEP's existence scores
+    assert _reads_categories(lay, "attributes", "dalleval_bias")
 
 
 def test_a_score_undefined_past_a_change_fits_the_swaps_before_it():

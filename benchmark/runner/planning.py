@@ -32,14 +32,15 @@ __all__ = ["MDD_GRID", "MDD_PAIRS", "NOT_DETECTABLE", "PAIRS", "SWAP_GRID", "det
 
 #: pairs of audits the plan draws (the MDD's spread to about 10%)
 PAIRS = 50
-#: pairs of audits the printed MDD of a comparison is simulated from (:func:`detectable_changes`)
-MDD_PAIRS = 16
+#: pairs of audits the printed MDD of a comparison is simulated from (:func:`detectable_changes`): with 16,
+#: the MDD of GEP CLS was 12% above the change its comparisons find in 80% (a small-sample effect of the
+#: simulation: 8% with 32, 2% with 48; docs/compare.md, "How many simulated pairs")
+MDD_PAIRS = 48
 #: the changes tried: the share of each label's probability moved towards its cell's majority (or,
 #: where that cannot reach the MDD, towards the slot's first value)
 MDD_GRID = (0.0, 0.06, 0.14, 0.25, 0.4, 0.6, 1.0)
-#: the changes at which the swap test's critical value is simulated too (in between: the variance a
-#: change adds to the swaps grows with the square of the change, fitted over all of them by
-#: :func:`_growth`; reaching 1.0 puts the fit where the change's share of the variance is largest)
+#: the changes at which the swap test's critical value is simulated too (in between: fitted over all of
+#: them by :func:`_growth`; reaching 1.0 puts the fit where the change's share of the variance is largest)
 SWAP_GRID = (0.0, 0.4, 1.0)
 NOT_DETECTABLE = ("no change of this kind is detectable at this size: even moving every label it reads all the way "
                   "to its prompt's majority, or all to one value, is found worse in fewer than {power:.0%} of "
@@ -148,14 +149,23 @@ def detectable_changes(fit: Fit, lay: Layout, critical: Mapping[tuple, tuple[flo
         bad = np.asarray(get_metadata(key[0]).badness(scored[key]), dtype=float).reshape(pairs, width)
         q = bad[:, 1:1 + len(grid)] - bad[:, :1]
         swaps = bad[:, 2 + len(grid)::2] - bad[:, 1 + len(grid)::2]
-        out[key] = _change_found(q, swaps, (c, se), power, max(3, pairs // 2))
+        out[key] = _change_found(q, swaps, (c, se), power, max(3, pairs // 2),
+                                 categorical=_reads_categories(lay, files[-1], key[1]))
     return out
 
 
-def _change_found(q: np.ndarray, swaps: np.ndarray, critical: tuple[float, float], power: float, least: int) -> dict:
+def _reads_categories(lay: Layout, label_file: str, suite: str) -> bool:
+    """Whether the labels a score reads (its label file, in its suite) are categories (a VQA answer,
+    a Monk tone) rather than continuous values (GEP's existence scores)."""
+    return any(not s.continuous for s in lay.slots if s.kind == label_file and s.suite == suite)
+
+
+def _change_found(q: np.ndarray, swaps: np.ndarray, critical: tuple[float, float], power: float, least: int,
+                  categorical: bool = False) -> dict:
     """One score's detectable change (see :func:`detectable_changes`) from its tested quantity
     ``q`` (pairs x :data:`MDD_GRID`), its swapped pairs' (pairs x :data:`SWAP_GRID`) and the
-    comparison's (critical value, spread of its swaps)."""
+    comparison's (critical value, spread of its swaps); ``categorical``: the score reads categorical
+    labels (how the swaps widen, :func:`_growth`)."""
     c, se = critical
     grid, swap_grid = np.asarray(MDD_GRID, dtype=float), np.asarray(SWAP_GRID, dtype=float)
     ok = np.isfinite(swaps[:, 0]) & np.isfinite(q[:, 0])
@@ -179,7 +189,7 @@ def _change_found(q: np.ndarray, swaps: np.ndarray, critical: tuple[float, float
     # the (1 - power) quantile of q (Harrell-Davis: steadier than one order statistic of a few
     # pairs) over the critical value such a pair's swaps would need; monotone in t
     low = np.asarray(hdquantiles(q, prob=[1 - power], axis=0), dtype=float).ravel()
-    margin = np.maximum.accumulate(low - c * _growth(grid, moved, swap_grid, swaps))
+    margin = np.maximum.accumulate(low - c * _growth(grid, moved, swap_grid, swaps, categorical))
     if margin[-1] < 0:
         return {"reason": NOT_DETECTABLE.format(power=power)}
     first = int(np.argmax(margin >= 0))
@@ -190,22 +200,30 @@ def _change_found(q: np.ndarray, swaps: np.ndarray, critical: tuple[float, float
             "change": float(grid[first - 1] + w * (grid[first] - grid[first - 1]))}
 
 
-def _growth(grid: np.ndarray, moved: np.ndarray, swap_grid: np.ndarray, swaps: np.ndarray) -> np.ndarray:
-    """Per change of ``grid``: how much wider the swaps of a pair changed so (``moved``: the
-    expected change) spread than those of an unchanged pair. Swapped pairs centre on no change;
-    the variance a change adds grows with its square (a change twice as large, four times the
-    variance): var(t) = var(0) + slope x moved(t)^2, the slope a least-squares fit over the swapped
-    pairs at every change of ``swap_grid`` (the first no change). A fit over all of them is much
-    steadier than a slope from the one change of 0.4: the printed MDD of average gender varied 0.37
-    (coefficient of variation) across eight comparisons of one model with that, 0.14 with this
-    (docs/compare.md). The square law suits continuous labels (GEP's existence scores); where
-    labels flip (categorical), the variance grows closer to linearly in the share moved, and this
-    fit is low at small changes (average gender: 1.10x against 1.36x from 128 pairs of the truth);
-    a fit in the share moved needs more than 16 pairs to be steady (docs/compare.md, the power
-    table's notes)."""
+def _growth(grid: np.ndarray, moved: np.ndarray, swap_grid: np.ndarray, swaps: np.ndarray,
+            categorical: bool = False) -> np.ndarray:
+    """Per change t of ``grid``: how much wider the swaps of a pair changed so (``moved``: the
+    expected change of q) spread than those of an unchanged pair, from the swapped pairs at every
+    change of ``swap_grid`` (the first no change; swapped pairs centre on no change), fitted over
+    all of them (much steadier than from one change: docs/compare.md).
+
+    - Continuous labels (GEP's existence scores: every value moves a little): the variance a change
+      adds grows with its square, var(t) = var(0) + slope x moved(t)^2, slope >= 0 by least squares.
+    - Categorical labels (``categorical``): a change flips a share t of them, and jumps add variance
+      about in proportion to the share flipped, not to the square of the score's change (average
+      gender: 1.36x at its MDD in 128 pairs drawn from the truth, 1.10x by the square law), while a
+      MAD near its ceiling can narrow: var(t) = var(0) + a t + b t^2 by least squares (through the
+      three changes of :data:`SWAP_GRID` exactly; a only, from two), kept above a quarter of var(0).
+      Three parameters need the 48 pairs of :data:`MDD_PAIRS`: with 16, the printed MDD's
+      coefficient of variation doubled."""
     var = np.mean(swaps ** 2, axis=0)
     if var[0] <= 0:
         return np.ones(len(grid))
+    if categorical:
+        shares = np.stack([swap_grid, swap_grid ** 2], axis=1)[1:]
+        added = var[1:] - var[0]
+        a, b = np.linalg.lstsq(shares, added, rcond=None)[0] if len(added) > 1 else (added[0] / swap_grid[1], 0.0)
+        return np.sqrt(np.maximum(var[0] + a * grid + b * grid ** 2, 0.25 * var[0]) / var[0])
     size = np.maximum.accumulate(np.maximum(moved, 0.0)) ** 2
     at = size[np.searchsorted(grid, swap_grid)]
     slope = max(float(np.dot(at, var - var[0]) / np.dot(at, at)), 0.0) if np.dot(at, at) > 0 else 0.0
