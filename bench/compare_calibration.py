@@ -16,10 +16,10 @@ intervals:
 
     python bench/compare_calibration.py --out bench-results/calibration      # the full table (hours)
     python bench/compare_calibration.py --null-reps 0 --power-sizes recipe --power-reps 100 --pilots 0 \
-        --seed 1 --out bench/measured/compare_calibration/power-recipe-s1   # one of the three models
-                                   # docs/compare.md pools (--seed 0: power-recipe; 1, 2: -s1, -s2; then doc_tables)
+        --seed 1 --out bench/measured/compare_calibration/power-recipe-s1   # one of the models docs/compare.md
+                                   # pools (--seed 0: power-recipe; 1: -s1; then doc_tables); 37 min here
     python bench/compare_calibration.py --null-reps 0 --power-sizes full --power-reps 40 --pilots 0 \
-        --seed 1 --out bench/measured/compare_calibration/power-full-s1     # its full-size rows (43 min here)
+        --seed 1 --out bench/measured/compare_calibration/power-full-s1     # its full-size rows (80 min here)
     python bench/compare_calibration.py --null-reps 20 --power-reps 0 --pilots 0 --sizes 1,2   # a quick look
 """
 

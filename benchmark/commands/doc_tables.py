@@ -149,7 +149,7 @@ def calibration_power_table(runs: tuple[str, ...]) -> Callable[[Path], str]:
 
 
 #: the power runs docs/compare.md pools: three models (the script's --seed) at each size
-POWER_RUNS = ("power-recipe", "power-recipe-s1", "power-recipe-s2", "power-full", "power-full-s1", "power-full-s2")
+POWER_RUNS = ("power-recipe", "power-recipe-s1", "power-full", "power-full-s1")
 
 #: (file relative to the checkout, table name, what writes it from the checkout's root)
 TABLES: list[tuple[str, str, Callable[[Path], str]]] = [

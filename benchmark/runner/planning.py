@@ -33,8 +33,9 @@ __all__ = ["MDD_GRID", "MDD_PAIRS", "NOT_DETECTABLE", "PAIRS", "SWAP_GRID", "det
 #: pairs of audits the plan draws (the MDD's spread to about 10%)
 PAIRS = 50
 #: pairs of audits the printed MDD of a comparison is simulated from (:func:`detectable_changes`): with 16,
-#: the MDD of GEP CLS was 12% above the change its comparisons find in 80% (a small-sample effect of the
-#: simulation: 8% with 32, 2% with 48; docs/compare.md, "How many simulated pairs")
+#: on one model's comparisons, the MDD of GEP CLS was 12% above the change they find in 80% (8% with 32,
+#: 2% with 48), and the categorical growth of :func:`_growth` needs more than 16 to be steady
+#: (docs/compare.md, "How many simulated pairs")
 MDD_PAIRS = 48
 #: the changes tried: the share of each label's probability moved towards its cell's majority (or,
 #: where that cannot reach the MDD, towards the slot's first value)
