@@ -79,6 +79,13 @@ def _line(page, expected: str, timeout: float = 30_000) -> None:
                            timeout=timeout)
 
 
+def _at_first_page(page) -> None:
+    """The First button, and page 1 shown. The module shares one page: a test that needs page 1
+    goes there itself, so that one test left on another page does not fail the tests after it."""
+    page.locator("#lb-first").click()
+    _line(page, "(page 1 of 200)")
+
+
 def _choose(page, elem_id: str, option: str) -> None:
     page.locator(f"#{elem_id} input").click()
     page.get_by_role("option", name=option, exact=True).click()
@@ -90,8 +97,7 @@ def test_the_page_asks_no_host_but_the_app(page):
     page.locator("#lb-next").click()
     _line(page, "(page 2 of 200)")
     assert page.hosts == {"127.0.0.1"}, page.hosts
-    page.locator("#lb-first").click()
-    _line(page, "(page 1 of 200)")
+    _at_first_page(page)
 
 
 def test_the_last_page_in_one_click(page, big):
@@ -104,8 +110,7 @@ def test_the_last_page_in_one_click(page, big):
     took = time.perf_counter() - t0
     wait_for_column(page, "Model", best[-50:])
     assert page.input_value("#lb-page-number input") == "200"
-    page.locator("#lb-first").click()
-    _line(page, "(page 1 of 200)")
+    _at_first_page(page)
     wait_for_column(page, "Model", best[:50])
     print(f"last page in one click: {took:.2f} s")
 
@@ -248,8 +253,7 @@ def test_the_page_box_is_clamped_quietly(page):
         _line(page, f"(page {shown} of 200)")
         page.wait_for_function("(v) => document.querySelector('#lb-page-number input').value === v", arg=shown)
     assert page.locator(".toast-body, .toast-wrap .error").count() == 0  # no red toast
-    page.locator("#lb-first").click()
-    _line(page, "(page 1 of 200)")
+    _at_first_page(page)
 
 
 def test_jumps_asked_while_a_page_loads_are_queued(page):
@@ -263,15 +267,7 @@ def test_jumps_asked_while_a_page_loads_are_queued(page):
     page.locator("#lb-next").click()
     page.locator("#lb-next").click()  # clicked while the first turn loads
     _line(page, "(page 11 of 200)")
-    page.locator("#lb-first").click()
-    _line(page, "(page 1 of 200)")
-
-
-def _at_first_page(page) -> None:
-    """The module shares one page: a test that needs page 1 goes there itself, so that one test
-    left on another page does not fail the tests after it."""
-    page.locator("#lb-first").click()
-    _line(page, "(page 1 of 200)")
+    _at_first_page(page)
 
 
 def test_ranks_and_tiers_say_who_is_tied_with_the_leader(page):
@@ -329,7 +325,6 @@ def test_two_browsers_page_apart(browser, big, page):  # noqa: F811
         _line(page, "(page 2 of 200)")
         other.locator("#lb-prev").click()
         _line(other, "(page 199 of 200)")
-        page.locator("#lb-first").click()
-        _line(page, "(page 1 of 200)")
+        _at_first_page(page)
     finally:
         other.context.close()
