@@ -116,17 +116,13 @@ def module_table(modules: Mapping | None = None) -> str:
 CALIBRATION_RUNS = "bench/measured/compare_calibration"
 
 
-def _calibration_run(root: Path, run: str, part: str) -> tuple[int, list[dict]]:
-    """A measured run's seed (the model its truth drew; runs written before the script recorded it
-    give it in their recorded command, else the default 0) and its ``part`` rows."""
+def _calibration_run(root: Path, run: str, *fields: str) -> list:
+    """The ``fields`` of a measured run's JSON: its rows of a part (null, power, pilot), its
+    ``seed`` (the model its truth drew)."""
     path = Path(root) / CALIBRATION_RUNS / run / "compare_calibration.json"
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
-        seed = doc.get("seed")
-        if seed is None:
-            given = re.search(r"--seed[ =](\d+)", doc.get("command", ""))
-            seed = int(given.group(1)) if given else 0
-        return int(seed), doc[part]
+        return [doc[field] for field in fields]
     except (OSError, ValueError, KeyError) as exc:
         raise ValueError(f"{path} cannot be read as the calibration script's output: {exc}") from exc
 
@@ -134,7 +130,7 @@ def _calibration_run(root: Path, run: str, part: str) -> tuple[int, list[dict]]:
 def calibration_table(runs: tuple[str, ...], part: str) -> Callable[[Path], str]:
     """The writer of one ``part`` table (null, power or pilot) of the measured ``runs``' rows, in order."""
     def make(root: Path) -> str:
-        return TABLE_OF_PART[part]([r for run in runs for r in _calibration_run(root, run, part)[1]])
+        return TABLE_OF_PART[part]([r for run in runs for r in _calibration_run(root, run, part)[0]])
     return make
 
 
@@ -143,7 +139,7 @@ def calibration_power_table(runs: tuple[str, ...]) -> Callable[[Path], str]:
     its seed; in order) pooled per size and score
     (:func:`~benchmark.present.calibration_tables.pooled_power`)."""
     def make(root: Path) -> str:
-        measured = [_calibration_run(root, run, "power") for run in runs]
+        measured = [_calibration_run(root, run, "seed", "power") for run in runs]
         return power_models_table(pooled_power([(f"seed {seed}", rows) for seed, rows in measured]))
     return make
 
