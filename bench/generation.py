@@ -693,7 +693,7 @@ def measure_runner(model: str, folder: Path, args, dev: Device) -> Row:
         if not m.compiled and requested != "auto":  # uncompiled: one untimed batch loads kernels
             m.generate(list(probes["prompt"].head(batch)), list(probes["seed"].head(batch)))
         dev.sync()
-        n = max(args.n_images, (4 if requested == "auto" and not args.tiny else 1) * batch)
+        n = max(args.n_images, (args.runner_batches if requested == "auto" and not args.tiny else 1) * batch)
         n = min(len(probes), math.ceil(n / batch) * batch)
         t0 = time.perf_counter()
         summary = generate(generation_request(run_root / "run", m, batch_size=batch), m, probes.head(n))
@@ -1067,6 +1067,10 @@ def parse_args(argv=None) -> argparse.Namespace:
                     help=f"denoising steps of every model (default: the model's, 50 for SD 1.5 / 2.1 / XL, 28 for "
                          f"flux-dev, 40 for sd35-medium; {STEPS_TINY} with --tiny)")
     ap.add_argument("--n-images", type=int, default=None, help="images timed per row (default 32; 4 with --tiny)")
+    ap.add_argument("--runner-batches", type=int, default=4,
+                    help="static batches the runner rows at --batch-size auto time (default 4: 128 images at "
+                         "SD 1.5's batch of 32; gpu_check's sdxl part asks for 1: 128 SDXL images at 1024 px "
+                         "did not finish in its budget on an H200)")
     ap.add_argument("--batch-size", type=int, default=8,
                     help="batch of the combined / VAE rows, the static batch of the compile-modes / compile-vae "
                          "rows and the DiTs' batched-bf16 row (default 8)")
@@ -1100,7 +1104,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     if args.tiny:
         args.batch_size = min(args.batch_size, 2)
         args.clip_batch = min(args.clip_batch, 8)
-    for name in ("steps", "n_images", "batch_size", "clip_images", "clip_batch", "dit_max_batch"):
+    for name in ("steps", "n_images", "batch_size", "clip_images", "clip_batch", "dit_max_batch", "runner_batches"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
             ap.error(f"--{name.replace('_', '-')} must be >= 1")
     if any(b < 1 for b in args.batch_sizes):

@@ -9,8 +9,9 @@ device, the library versions, every part's table and the targets met or not.
     python bench/gpu_check.py dit full-audit      # some parts
     python bench/gpu_check.py --cpu sd15 modes    # the CPU dry path: the same parts at tiny sizes (CI)
 
-Parts (budget: the part's time limit, from the 2026-11-26 H100 figures; a part that would end
-after the deadline is not started, and the summary names it with the command to run it next):
+Parts (budget: the part's time limit: sd15 and dit measured on an H200 on 2026-11-29 (134 s and
+246 s), the others estimated from that run's rates; a part that would end after the deadline is
+not started, and the summary names it with the command to run it next):
 see :data:`PARTS`. A part cut by its budget keeps the rows it wrote (generation.py rewrites its
 output after each row); full_audit.py has no partial result.
 """
@@ -65,7 +66,7 @@ PARTS = (
          ("bench/generation.py", "--models", "flux-dev", "sd35-medium", "--device", "cuda", "--configs", "runner",
           "--n-images", "2", "--batch-size", "4", "--dit-max-batch", "4"),
          ("bench/generation.py", "--models", "flux-dev", "sd35-medium", "--configs", "runner", *_TINY)),
-    Part("full-audit", 330, "the whole audit on SD 1.5 with every default annotator (random weights from their "
+    Part("full-audit", 520, "the whole audit on SD 1.5 with every default annotator (random weights from their "
          "configs): 1,000 images of every suite, each stage's rate, projected to 15,129 images",
          ("bench/full_audit.py", "--images", "1000", "--device", "cuda"),
          ("bench/full_audit.py", "--tiny", "--images", "13")),
@@ -74,17 +75,19 @@ PARTS = (
          ("bench/generation.py", "--models", "sd15", "--device", "cuda", "--configs", "compile-modes,compile-vae",
           "--batch-size", "32", "--n-images", "32"),
          ("bench/generation.py", "--models", "sd15", "--configs", "compile-modes,compile-vae", *_TINY)),
-    Part("sdxl", 150, "SDXL at 1024 px: the runner's default path beside the batch-1 fp16 loop",
+    Part("sdxl", 240, "SDXL at 1024 px: the runner's default path (one static batch) beside the batch-1 fp16 loop",
          ("bench/generation.py", "--models", "sdxl", "--device", "cuda", "--configs", "runner,batch1-fp16",
-          "--n-images", "2"),
+          "--n-images", "2", "--runner-batches", "1"),
          ("bench/generation.py", "--models", "sdxl", "--configs", "runner,batch1-fp16", *_TINY)),
     Part("families", 240, "every supported diffusers family's tiny pipeline through the CUDA defaults (compiled)",
          ("bench/gpu_families.py", "--device", "cuda"),
          ("bench/gpu_families.py", "--device", "cpu", "--families", "sd15", "flux_schnell")),
 )
 BY_NAME = {p.name: p for p in PARTS}
-#: ``all``: in this order, as many as fit the deadline (``families`` is run by name)
-ALL = ("sd15", "dit", "full-audit", "modes", "sdxl")
+#: ``all``: in this order, as many as fit the deadline (``families`` is run by name). The parts never
+#: measured on a GPU come first: sd15 and dit ran on an H200 on 2026-11-29 (docs/performance.md),
+#: full-audit, sdxl and modes have not
+ALL = ("full-audit", "sdxl", "modes", "sd15", "dit")
 DEADLINE_S = 530  # 9 minutes less the wheel install and start-up
 
 

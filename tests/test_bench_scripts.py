@@ -403,6 +403,26 @@ def test_gpu_check_budget_stops_a_part(tmp_path):
     assert bad.returncode == 2 and "unknown part 'nonsense'" in bad.stderr
 
 
+def test_gpu_check_gpu_commands_name_only_known_options():
+    """Every option a part passes its script on a GPU is one the script's parser knows: a misspelt
+    flag would only show on a lent GPU, after minutes of its short lease (its CPU path is another
+    argv)."""
+    sys.path.insert(0, str(ROOT))
+    from bench.gpu_check import PARTS
+
+    helps = {}
+    for part in PARTS:
+        script = part.gpu[0]
+        if script not in helps:
+            proc = subprocess.run([sys.executable, str(ROOT / script), "--help"], cwd=ROOT, capture_output=True,
+                                  text=True, timeout=120, env={**os.environ, "OMP_NUM_THREADS": "1"})
+            assert proc.returncode == 0, proc.stderr[-2000:]
+            helps[script] = proc.stdout
+        flags = [a for a in part.gpu[1:] if a.startswith("--")]
+        assert flags and all(f in helps[script] for f in flags), (part.name, flags)
+    assert "--runner-batches" in next(p for p in PARTS if p.name == "sdxl").gpu
+
+
 def test_gpu_check_targets_verdicts():
     """The verdicts the summary prints, on figures as a GPU run would write them."""
     sys.path.insert(0, str(ROOT))
