@@ -36,8 +36,12 @@ def other_guidance(tiny_audit, tmp_path_factory):
 
 def test_compare_two_tiny_audits(tiny_audit, other_guidance, tmp_path, capsys):
     out = tmp_path / "compare.json"
-    proc = _t2ibench("compare", tiny_audit, other_guidance / "results.json", "--out", out, "--quiet")
+    proc = _t2ibench("compare", tiny_audit, other_guidance / "results.json", "--out", out)
     assert proc.returncode == 0, proc.stderr
+    # the progress bars on stderr: the scoring passes, then the MDD's simulation (a minute or more of
+    # CPU at the CI recipe's size, silent before)
+    assert "scoring runs" in proc.stderr and "simulating the MDD" in proc.stderr and "audit/s" in proc.stderr
+    assert "simulating the MDD" not in proc.stdout
     lines = proc.stdout.splitlines()
     assert lines[0].startswith("WARNING: Scores from a tiny random-weight model: meaningless")
     assert any(line.startswith("score ") and "Δ [95% CI]" in line and "MDD" in line and "p (Holm)" in line

@@ -124,7 +124,7 @@ def run_compare(args: argparse.Namespace) -> int:
     comparison = compare_runs(*args.runs, scores=args.scores, n_resamples=args.n_resamples,
                               random_state=args.random_state, progress=not args.quiet,
                               detect=args.detect, verify=True, expected=expected_problems)
-    simulated_mdd(comparison, MDD_PAIRS if args.mdd_pairs is None else args.mdd_pairs)
+    simulated_mdd(comparison, MDD_PAIRS if args.mdd_pairs is None else args.mdd_pairs, progress=not args.quiet)
     comparison.notes += limit_notes(comparison)
     if comparison.detect:
         comparison.detect = simulated_detect(comparison)

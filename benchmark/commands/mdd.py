@@ -23,9 +23,10 @@ def _detect_key(d: dict) -> tuple:
     return (d.get("run"), *entry_key(d))
 
 
-def simulated_mdd(comparison: Comparison, pairs: int = MDD_PAIRS, seed: int = 0) -> Comparison:
+def simulated_mdd(comparison: Comparison, pairs: int = MDD_PAIRS, seed: int = 0, progress: bool = False) -> Comparison:
     """``comparison``'s compared rows with their MDD simulated (``pairs`` pairs of audits; 0: the
-    normal formula kept, and said so), its ``--detect`` rows updated to match; in place."""
+    normal formula kept, and said so), its ``--detect`` rows updated to match; in place.
+    ``progress``: a bar on stderr per compared run."""
     a = comparison.runs[0]
     for b, pair in zip(comparison.runs[1:], comparison.pairings):
         rows = [r for r in comparison.rows if r["run"] == b.label and r["status"] == "compared"]
@@ -46,7 +47,7 @@ def simulated_mdd(comparison: Comparison, pairs: int = MDD_PAIRS, seed: int = 0)
                 r["mdd_how"] = f"normal formula (the compared probes cannot be laid out: {exc})"
             continue
         simulate_printed_mdd(rows, probes, [a.label_frame, b.label_frame], pairs=pairs, seed=seed,
-                             config={"suites": suites, "probes": record})
+                             config={"suites": suites, "probes": record}, progress=progress)
     m = comparison.method
     if m.get("family") and pairs > 0:
         m["mdd"] = MDD_SIMULATED_NOTE.format(n=m["family"], alpha=m["alpha"], factor=m["mdd_factor"],

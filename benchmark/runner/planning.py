@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats.mstats import hdquantiles
 
+from benchmark.present.progress import progress_bar
 from benchmark.runner.simulate import Fit, Layout, draw_labels, image_effects, layout, score_copies
 from benchmark.scores.design import POWER, mdd_factor
 from benchmark.scores.metadata import get_metadata
@@ -120,7 +121,7 @@ def _draw_sets(fit: Fit, lay: Layout, pairs: int, seed: int, shift: bool) -> lis
 
 def detectable_changes(fit: Fit, lay: Layout, critical: Mapping[tuple, tuple[float, float]], *, pairs: int = MDD_PAIRS,
                        power: float = POWER, seed: int = 0, config: Mapping | None = None,
-                       shift: bool = False) -> dict[tuple, dict]:
+                       shift: bool = False, bar=None) -> dict[tuple, dict]:
     """Per score entry of ``critical`` (its key -> the |tested quantity| its comparison's swap test
     needs to reject, and the spread of its swaps): the smallest change it detects with ``power``,
     simulated from ``fit``.
@@ -135,11 +136,16 @@ def detectable_changes(fit: Fit, lay: Layout, critical: Mapping[tuple, tuple[flo
     found worse in ``power`` of the comparisons. Returned: ``{"mdd": the expected change of the
     tested quantity at t*, "change": t*}``, ``{"reason": ...}`` where the largest change falls
     short, ``{"unfitted": why}`` where the fit cannot draw the score's labels; a score the
-    simulated audits do not give has no entry."""
+    simulated audits do not give has no entry. ``bar``: a progress bar (tqdm) whose total grows by
+    the audits simulated here and that advances as they are scored."""
     read_by: dict = {}
-    scored = score_copies(lay, _draw_sets(fit, lay, pairs, seed, shift), config, chunk=_chunk(lay), read_by=read_by)
     grid = np.asarray(MDD_GRID, dtype=float)
     width = 1 + len(grid) + 2 * len(SWAP_GRID)
+    if bar is not None:
+        bar.total = (bar.total or 0) + pairs * width
+        bar.refresh()
+    scored = score_copies(lay, _draw_sets(fit, lay, pairs, seed, shift), config, chunk=_chunk(lay), read_by=read_by,
+                          advance=None if bar is None else bar.update)
     out = {}
     for key, (c, se) in critical.items():
         files = read_by.get(key) or ("",)
@@ -274,7 +280,7 @@ def _named_like_runs(lay: Layout, frames: Mapping[str, list[pd.DataFrame]]) -> L
 def simulate_printed_mdd(rows: list[dict], probes: pd.DataFrame,
                          labels: Sequence[Callable[[str], pd.DataFrame | None]], *, config: Mapping | None = None,
                          pairs: int = MDD_PAIRS, seed: int = 0,
-                         layout_of: Callable[[pd.DataFrame], Layout] = layout) -> None:
+                         layout_of: Callable[[pd.DataFrame], Layout] = layout, progress: bool = False) -> None:
     """The printed MDD of the compared ``rows`` (``t2ibench compare``'s, each with its ``critical``
     value) found by simulation (:func:`detectable_changes`) from a fit of the compared runs'
     labels (``labels``: per run, label file -> its rows; pooled) over ``probes`` (the compared
@@ -282,7 +288,8 @@ def simulate_printed_mdd(rows: list[dict], probes: pd.DataFrame,
     the slot's first value (a signed average whose prompts cancel). Sets ``mdd`` (None where no
     change of either kind is detectable, with ``mdd_reason``), ``mdd_change``, ``mdd_kind`` and
     ``mdd_how``; rows whose labels the model does not draw keep the normal formula's and say so.
-    ``pairs`` 0: every row keeps the normal formula's."""
+    ``pairs`` 0: every row keeps the normal formula's. ``progress``: a bar on stderr (a minute of CPU
+    at the CI recipe's size, more for full audits: docs/compare.md)."""
     wanted = {entry_key(r): r for r in rows if r.get("status") == "compared" and r.get("critical") is not None}
     if not wanted or pairs <= 0:
         return
@@ -291,17 +298,20 @@ def simulate_printed_mdd(rows: list[dict], probes: pd.DataFrame,
     lay = _named_like_runs(lay, frames)
     fit = Fit.of(probes, {k: pd.concat(v, ignore_index=True) if v else None for k, v in frames.items()})
     critical = {k: (r["critical"], r["se"]) for k, r in wanted.items()}
+    bar = progress_bar(0, "simulating the MDD", enabled=progress, unit="audit")
     try:
-        found = detectable_changes(fit, lay, critical, pairs=pairs, seed=seed, config=config)
+        found = detectable_changes(fit, lay, critical, pairs=pairs, seed=seed, config=config, bar=bar)
         short = {k for k, res in found.items() if "reason" in res}
         if short:  # another kind of change for those: the slot shifted one way, simulated on their suites alone
             suites = {k[1] for k in short}
             sub_config = {**config, "suites": [s for s in config["suites"] if s in suites]} if config else None
             shifted = detectable_changes(fit, _suites_of(lay, suites), {k: critical[k] for k in short}, pairs=pairs,
-                                         seed=seed, config=sub_config, shift=True)
+                                         seed=seed, config=sub_config, shift=True, bar=bar)
             found.update({k: {**res, "shift": True} for k, res in shifted.items() if "mdd" in res})
     except ValueError as exc:  # a score refuses the simulated labels (values outside its range): said, not hidden
         found = {k: {"unfitted": f"the simulated audits cannot be scored: {exc}"} for k in wanted}
+    finally:
+        bar.close()
     how = f"simulated from {pairs} pairs of audits"
     for key, r in wanted.items():
         res = found.get(key)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
+from typing import Callable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -466,11 +466,13 @@ def _plain_strings(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def score_copies(lay: Layout, label_sets: list[Mapping[str, pd.DataFrame]], config: Mapping | None = None,
-                 chunk: int = 25, read_by: dict | None = None) -> dict[tuple, np.ndarray]:
+                 chunk: int = 25, read_by: dict | None = None,
+                 advance: Callable[[int], object] | None = None) -> dict[tuple, np.ndarray]:
     """Entry key -> its value in each of the audits ``label_sets`` (label files of audits of
     ``lay``), scored by the tasks' own code ``chunk`` audits at a time in one table
     (:class:`benchmark.scores.randomization.CopyPlan`); ``read_by`` (a dict) gets each entry's
-    label files read before it (its own last)."""
+    label files read before it (its own last); ``advance`` (a progress bar's ``update``) is
+    called with the number of audits each table scored."""
     config = config or audit_config(lay)
     out: dict[tuple, list[np.ndarray]] = {}
     options = ScoringOptions(2, task_options=task_options())
@@ -492,4 +494,6 @@ def score_copies(lay: Layout, label_sets: list[Mapping[str, pd.DataFrame]], conf
             out.setdefault(key, []).append(np.asarray(values, dtype=float))
         if read_by is not None:
             read_by.update(ctx.read_by)
+        if advance is not None:
+            advance(len(part))
     return {k: np.concatenate(v) for k, v in out.items() if sum(len(x) for x in v) == len(label_sets)}
