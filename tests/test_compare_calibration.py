@@ -239,3 +239,9 @@ def test_power_of_several_models_pools_their_comparisons():
     assert "| size | score | where | printed MDD (seed 0 / seed 1) | found worse (seed 0 / seed 1) |" in table
     assert "| full | a | s, e | 0.2 / 0.3 | 75.0% / 85.0% | 1.10 | 81.0% [" in table
     assert "| full | b | s, e | none / 0.5 | - / 90.0% |" in table
+    # a model measured at one size only: its place at the other says so
+    table = power_models_table(pooled_power([("seed 0", [row("a", 0.2, 0.75, 40)]), ("seed 1", [row("a", 0.3, 0.85, 60)]),
+                                             ("seed 2", [dict(row("a", 0.4, 0.8, 50), size="recipe")])]))
+    assert "printed MDD (seed 0 / seed 1 / seed 2)" in table
+    assert "| full | a | s, e | 0.2 / 0.3 / not run | 75.0% / 85.0% / not run |" in table
+    assert "| recipe | a | s, e | not run / not run / 0.4 | not run / not run / 80.0% |" in table

@@ -84,11 +84,14 @@ def pooled_power(runs: Sequence[tuple[str, Sequence[Mapping]]]) -> list[dict]:
 def power_models_table(rows: Sequence[Mapping]) -> str:
     """The rows of :func:`pooled_power` (power at the printed MDD of several models) as
     docs/compare.md shows them: per size and score, each model's printed MDD and power, then all
-    their comparisons pooled."""
-    def per_model(r: Mapping, cell) -> str:
-        return " / ".join(cell(m) for m in r["models"])
+    their comparisons pooled. A model not measured at a row's size shows "not run" in its place."""
+    labels = list(dict.fromkeys(m["label"] for r in rows for m in r["models"])) or ["model"]
 
-    models = " / ".join(max((tuple(m["label"] for m in r["models"]) for r in rows), key=len, default=("model",)))
+    def per_model(r: Mapping, cell) -> str:
+        by = {m["label"]: m for m in r["models"]}
+        return " / ".join(cell(by[label]) if label in by else "not run" for label in labels)
+
+    models = " / ".join(labels)
     head = ["size", "score", "where", f"printed MDD ({models})", f"found worse ({models})", "planted / MDD",
             "found worse, all models"]
     return markdown_table(head, ([r["size"], r["score"], _where(r),
