@@ -230,7 +230,7 @@ def finish_rows(rows: list[tuple[dict, object]], alpha: float, power: float) -> 
         r["mdd_how"] = "normal formula"  # until a simulation from the runs' labels replaces it (MDD_NOTE)
         r["verdict"] = f"significantly {r['change']}" if rej else "no significant change"
     for r, draws in tested:  # what Holm's first step needs: what a simulated MDD must reach
-        r["critical"], r["critical_how"] = critical_value(get_metadata(r["name"]), draws, alpha / len(tested))
+        r["critical"] = critical_value(get_metadata(r["name"]), draws, alpha / len(tested))
     for r, _ in rows:
         if r["status"] == "identical":
             r["verdict"] = "no change (identical)"
