@@ -75,10 +75,10 @@ def critical_value(meta, draws, level: float) -> float:
     """The |tested quantity| the randomization test needs to reject at ``level`` (Holm's first
     step: alpha / family), as the simulated MDD grows it with a change: z_(1 - level / 2) x the
     spread of the comparison's swaps. Not the swaps' own quantile: with no change it can sit far
-    inside the normal one (average gender 0.82x, STS 0.55-0.97x at the CI recipe's size, thirty
-    comparisons with 2,000 swaps each) while the swaps of a changed pair are near normal (average
-    gender 0.985x, GEP CLS 0.99x at the change found in 80%): the null quantile grown by the spread
-    promised too small an MDD (docs/compare.md, "Minimum detectable difference")."""
+    inside the normal one (medians at the CI recipe's size, thirty comparisons with 2,000 swaps
+    each: average gender 0.83x, STS 0.55x and 0.97x) while the swaps of a changed pair are near
+    normal (average gender and GEP CLS 0.98x at the change found in 80%): the null quantile grown
+    by the spread promised too small an MDD (docs/compare.md, "Minimum detectable difference")."""
     perm = np.asarray(draws.perm, float)
     q_perm = _q(meta, perm[:, 0], perm[:, 1])
     return mdd_factor(level, 0.5) * float(np.std(q_perm[np.isfinite(q_perm)], ddof=1))

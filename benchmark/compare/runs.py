@@ -51,9 +51,8 @@ MDD_SIMULATED_NOTE = ("MDD: the minimum detectable difference of the test that d
                       "in 80% of audits of this size, found by simulation from the compared runs' own labels ({pairs} "
                       "pairs of audits drawn from a fit of them, B's labels moved towards each prompt's majority, "
                       "the critical value from the spread of this comparison's swaps; mdd_change in the JSON: the "
-                      "share moved); "
-                      "'not detectable' where even moving every label falls short; rows whose labels are not "
-                      "simulated give the normal formula, {factor:.2f} x SE (mdd_how says which; mdd_formula in the "
+                      "share moved); 'not detectable' where even moving every label falls short; rows whose labels "
+                      "are not simulated give the normal formula, {factor:.2f} x SE (mdd_how says which; mdd_formula in the "
                       "JSON for every row); 'no significant change' with a large MDD means the audit was too small "
                       "to tell")
 NOTHING_TESTED = "no difference was tested, so nothing is corrected and no MDD is given"
