@@ -30,7 +30,7 @@ import pandas as pd
 
 from benchmark.compare.comparison import finish_rows, pair_row
 from benchmark.compare.joint import score_pairs
-from benchmark.compare.paired import ALPHA, POWER
+from benchmark.compare.paired import ALPHA, POWER, rejection_threshold
 from benchmark.compare.runs import Run
 from benchmark.runner.planning import MDD_PAIRS, simulate_printed_mdd
 from benchmark.runner.probe_choice import build_probes, limit_probes, prompt_key
@@ -152,13 +152,15 @@ def _entries(key: tuple, value: float) -> dict:
 
 def compare_many(lay: Layout, pairs: Sequence[tuple[Mapping, Mapping]], *, n_resamples: int = 200,
                  n_permutations: int | None = None, random_state: int = 0, alpha: float = ALPHA,
-                 mdd_pairs: int = 0) -> list[list[dict]]:
+                 mdd_pairs: int = 0, thresholds: bool = False) -> list[list[dict]]:
     """The rows ``t2ibench compare`` gives each pair of simulated audits (label files of ``lay``),
     computed as it computes them (each run's values, both runs scored together, the same
     decisions: :func:`~benchmark.compare.comparison.pair_row`,
     :func:`~benchmark.compare.comparison.finish_rows`), with every pair in one scoring pass;
     with ``mdd_pairs``, the MDD simulated as the command simulates it
-    (:func:`benchmark.runner.planning.simulate_printed_mdd`), else the normal formula's."""
+    (:func:`benchmark.runner.planning.simulate_printed_mdd`), else the normal formula's; with
+    ``thresholds``, each compared row's ``threshold``: the |tested quantity| above which its own
+    swaps reject at Holm's first step (:func:`~benchmark.compare.paired.rejection_threshold`)."""
     sets = [labels for pair in pairs for labels in pair]
     values = score_copies(lay, sets)
     runs = [_run(f"{i // 2}{'ab'[i % 2]}", lay, labels) for i, labels in enumerate(sets)]
@@ -180,7 +182,10 @@ def compare_many(lay: Layout, pairs: Sequence[tuple[Mapping, Mapping]], *, n_res
                 d.same_labels, d.label_files = False, read_by.get(key, ())
                 i = 2 * (start + r)
                 rows.append((pair_row(a, b, _entries(key, v[i]), _entries(key, v[i + 1]), d, 0.95), d))
-            finish_rows(rows, alpha, POWER)
+            family = finish_rows(rows, alpha, POWER)
+            for row, d in rows if thresholds else ():
+                if row["status"] == "compared":
+                    row["threshold"] = rejection_threshold(get_metadata(row["name"]), d, alpha / family)
             plain = [row for row, _ in rows]
             if mdd_pairs:
                 simulate_printed_mdd(plain, lay.probes, [pairs[start + r][0].get, pairs[start + r][1].get],
@@ -249,6 +254,10 @@ PLANT_DRAWS = 96
 #: to the next with a coefficient of variation of 0.06-0.13, a median of 15 by about a third of that
 #: (docs/compare.md, the power table)
 POWER_PILOTS = 15
+#: the share of the MDD by which a power row's mean planted change may miss it and still be moved
+#: onto it (``at_mdd``): 0.8 SE, the least a comparison whose p-value could not decide lies below
+#: Holm's first step, is about a fifth of an MDD of 3.6 SE (nine tests)
+RECENTRED_WITHIN = 0.15
 
 
 def change_for(lay: Layout, truth: Truth, cells, key: tuple, target: float, where: set, *, draws: int = PLANT_DRAWS,
@@ -298,7 +307,16 @@ def power_runs(suites: Sequence[str], size: Size, reps: int, *, scores: Sequence
     the MDD comparisons of ``size`` print (the median of ``pilots`` null comparisons, their MDD
     simulated from ``mdd_pairs`` pairs as ``t2ibench compare`` does; 0: the normal formula's), the change
     of the labels it reads that moves its expected badness by that much, and the share of
-    ``reps`` comparisons of the model with that change that call it significantly worse."""
+    ``reps`` comparisons of the model with that change that call it significantly worse.
+
+    The planted change lands a few percent off the MDD (``planted_mean``), which moves that share by
+    several points; ``at_mdd`` is the share at the MDD itself: each changed comparison's worse-ward
+    estimate moved by the MDD minus their mean, against the threshold its own swaps reject above
+    (:func:`~benchmark.compare.paired.rejection_threshold`; ``threshold_agrees``: how often that
+    threshold gives the comparison's own verdict, which Holm's later steps can change). A comparison
+    whose p-value could not decide kept its few swaps and no threshold (infinite); it sat below the
+    threshold of p = alpha, about 0.8 SE short of Holm's first step, so the count is exact while the
+    mean planted lies within :data:`RECENTRED_WITHIN` of the MDD (else ``at_mdd`` is None)."""
     truth = truth or Truth()
     lay = lay or layout(probes_at(suites, size))
     cells = truth.cells(lay, np.random.default_rng([seed, 12_345]))
@@ -320,22 +338,35 @@ def power_runs(suites: Sequence[str], size: Size, reps: int, *, scores: Sequence
                         "low": None, "high": None})
             continue
         t, shift = change_for(lay, truth, cells, key, mdd, where, draws=draws, seed=seed)
-        found, planted = 0, []
+        worseward = -1.0 if get_metadata(key[0]).lower_is_better is False else 1.0  # the tested B - A, worse > 0
+        found, planted, thresholds, decided = 0, [], [], []
         for compared in compare_many(lay, draw_pairs(lay, truth, reps, seed + 50_000, t, where, shift, cells),
-                                     n_resamples=n_resamples, n_permutations=n_permutations, random_state=seed):
+                                     n_resamples=n_resamples, n_permutations=n_permutations, random_state=seed,
+                                     thresholds=True):
             (r,) = [r for r in compared if entry_key(r) == key]
-            found += int(r["status"] == "compared" and r["significant"] and r["change"] == "worse")
+            hit = bool(r["status"] == "compared" and r["significant"] and r["change"] == "worse")
+            found += int(hit)
             if r["status"] == "compared":
-                planted.append(r["estimate"])
+                planted.append(worseward * r["estimate"])
+                thresholds.append(r["threshold"])
+                decided.append(hit)
         low, high = clopper_pearson(found, reps)
         # the change the comparisons saw: ``draws`` audits place the change's expected value only to a
         # few percent, and power moves by several points with it
         mean = float(np.mean(planted)) if planted else None
+        at_mdd = None
+        if planted and abs(mean - mdd) <= RECENTRED_WITHIN * mdd:
+            moved, thresholds = np.asarray(planted) - mean + mdd, np.asarray(thresholds)
+            hits = int(np.sum(moved > thresholds))
+            at_low, at_high = clopper_pearson(hits, reps)
+            at_mdd = {"rate": hits / reps, "low": at_low, "high": at_high, "n": reps,
+                      "threshold_agrees": float(np.mean((np.asarray(planted) > thresholds) == np.asarray(decided)))}
         out.append({"size": size.label, "score": key[0], "suite": key[1], "subset": key[2],
                     "estimator": key[3] or key[4], "mdd": mdd, "change": t,
                     "how": "shift of the slot" if shift else "towards each cell's majority", "n": reps,
                     "rate": found / reps, "low": low, "high": high, "planted_mean": mean,
-                    "planted_se": float(np.std(planted, ddof=1) / np.sqrt(len(planted))) if len(planted) > 1 else None})
+                    "planted_se": float(np.std(planted, ddof=1) / np.sqrt(len(planted))) if len(planted) > 1 else None,
+                    "at_mdd": at_mdd})
     return out
 
 

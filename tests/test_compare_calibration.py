@@ -33,7 +33,7 @@ from benchmark.compare import compare_loaded
 from benchmark.calibration import (
     Size, Tally, _run, clopper_pearson, compare_many, draw_pairs, null_runs, pilot_runs, power_runs, probes_at,
 )
-from benchmark.compare.paired import critical_value, holm, mdd_factor
+from benchmark.compare.paired import critical_value, holm, mdd_factor, randomization_p, rejection_threshold
 from benchmark.present.calibration_tables import pooled_power, power_models_table
 from benchmark.runner.planning import MDD_GRID, MDD_PAIRS, SWAP_GRID, _change_found, _growth, _reads_categories
 from benchmark.runner.simulate import Truth, layout
@@ -167,6 +167,23 @@ def test_the_critical_value_is_the_normal_one_of_the_swaps_spread_at_any_number_
         critical = critical_value(meta, types.SimpleNamespace(perm=perm), level)
         assert critical == pytest.approx(mdd_factor(level, 0.5) * np.std(q, ddof=1))
     assert np.quantile(np.abs(q), 1 - level) < 0.7 * critical
+
+
+def test_the_rejection_threshold_is_where_the_randomization_p_value_reaches_the_level():
+    """The threshold the power bench counts power at the MDD by is the test's own: every |q| above
+    it has p <= level and every |q| at or below it p > level, at the swaps a p-value that could
+    decide gets (1,800 for nine tests) and at a few; none where no p-value of the swaps reaches it."""
+    rng = np.random.default_rng(1)
+    meta = get_metadata("mad_gender")
+    for swaps, level in ((1800, 0.05 / 9), (200, 0.05 / 9), (40, 0.05)):
+        perm = rng.normal(0.3, 0.02, (swaps, 2))
+        q_swaps = perm[:, 1] - perm[:, 0]
+        threshold = rejection_threshold(meta, types.SimpleNamespace(perm=perm), level)
+        assert np.isfinite(threshold) and threshold > 0
+        for q in np.abs(q_swaps):
+            assert (randomization_p(q * 1.0001, q_swaps) <= level) == (q * 1.0001 > threshold)
+            assert (randomization_p(q * 0.9999, q_swaps) <= level) == (q * 0.9999 > threshold)
+    assert rejection_threshold(meta, types.SimpleNamespace(perm=perm[:100]), 0.05 / 9) == np.inf
 
 
 def _jumps_of(rng, var_at: np.ndarray, pairs: int = MDD_PAIRS) -> np.ndarray:

@@ -44,8 +44,8 @@ import numpy as np
 from benchmark.scores.design import ALPHA, POWER, mdd_factor  # one home: the plan estimates with them too
 
 __all__ = ["ALPHA", "POWER", "MAX_BIAS_SHARE", "MDD_FACTOR", "critical_value", "decisive_mdd", "has_direction", "holm",
-           "interval_check", "mdd_factor", "paired_test", "randomization_p", "summary_of", "swaps_needed",
-           "tested_quantity"]
+           "interval_check", "mdd_factor", "paired_test", "randomization_p", "rejection_threshold", "summary_of",
+           "swaps_needed", "tested_quantity"]
 
 #: a draw where either run's statistic is undefined is left out; with fewer than this share of
 #: the swaps (or resamples) left, the score is not tested (no interval)
@@ -115,6 +115,19 @@ def randomization_p(q: float, q_swaps: np.ndarray, scale: float = 1.0) -> float:
     ok = q_swaps[np.isfinite(q_swaps)]
     count = int(np.sum(np.abs(ok) >= abs(q) - NO_SPREAD * max(scale, abs(q))))
     return (1 + count) / (1 + len(ok))
+
+
+def rejection_threshold(meta, draws, level: float) -> float:
+    """The |tested quantity| above which the randomization test rejects at ``level`` (what
+    decides; :func:`critical_value` is what the MDD grows): with the comparison's J finite swaps,
+    p <= level exactly when |q| exceeds their (k + 1)-th largest |q_j|, k = floor(level (1 + J)) - 1
+    (infinite where no p-value of J swaps reaches ``level``). The power bench measures power at the
+    printed MDD by it (:func:`benchmark.calibration.power_runs`)."""
+    perm = np.asarray(draws.perm, float)
+    perm = perm[np.all(np.isfinite(perm), axis=1)]
+    q = np.sort(np.abs(_q(meta, perm[:, 0], perm[:, 1])))[::-1]
+    k = int(math.floor(level * (1 + len(q)) + 1e-9)) - 1
+    return math.inf if k < 0 else 0.0 if k >= len(q) else float(q[k])
 
 
 def interval_check(q: float, q_boot: np.ndarray, ci: Sequence[float], se_swaps: float) -> str | None:
