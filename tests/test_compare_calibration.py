@@ -281,3 +281,16 @@ def test_power_of_several_models_pools_their_comparisons():
     assert "printed MDD (seed 0 / seed 1 / seed 2)" in table
     assert "| full | a | s, e | 0.2 / 0.3 / not run | 75.0% / 85.0% / not run |" in table
     assert "| recipe | a | s, e | not run / not run / 0.4 | not run / not run / 80.0% |" in table
+    assert "found at the MDD" not in table  # no model recorded it
+    # the power at the MDD itself, pooled over the models that recorded it
+    at = {"rate": 0.7, "low": 0.5, "high": 0.9, "n": 40, "threshold_agrees": 1.0}
+    pooled = pooled_power([("seed 0", [dict(row("a", 0.2, 0.75, 40), at_mdd=at), dict(row("b", 0.1, 0.8, 40),
+                                                                                     at_mdd=None)]),
+                           ("seed 1", [dict(row("a", 0.3, 0.85, 60), at_mdd=dict(at, rate=0.9, n=60)), row("b", 0.1, 0.8, 40)])])
+    a, b = pooled
+    assert (a["at_mdd"]["n"], a["at_mdd"]["rate"], a["at_mdd"]["models"]) == (100, 0.82, 2) and b["at_mdd"] is None
+    assert (a["at_mdd"]["low"], a["at_mdd"]["high"]) == pytest.approx(clopper_pearson(82, 100))
+    table = power_models_table(pooled)
+    assert "| found worse, all models | found at the MDD |" in table
+    assert "81.0% [" in table and "| 82.0% [" in table and "] of 100 (2 models) |" in table
+    assert table.splitlines()[-1].endswith("| not recorded |")

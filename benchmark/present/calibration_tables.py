@@ -42,14 +42,24 @@ def _planted(r: Mapping) -> str:
     return f"{r['planted_mean'] / r['mdd']:.2f} (± {(r.get('planted_se') or 0) / r['mdd']:.2f})"
 
 
+def _at_mdd(r: Mapping) -> str:
+    """Power at the MDD itself (the changed comparisons moved onto it), or why there is none."""
+    if r.get("at_mdd"):
+        return fmt_rate(r["at_mdd"])
+    return "not recorded" if "at_mdd" not in r else "plant too far off"
+
+
 def power_table(rows: Sequence[Mapping]) -> str:
     """The rows of :func:`benchmark.calibration.power_runs` as docs/compare.md shows them (the
-    planted change's column only where the rows have it: runs of the script before it was added do not)."""
+    planted change's and the power at the MDD's columns only where the rows have them: runs of the
+    script before they were added do not)."""
     planted = any(r.get("planted_mean") for r in rows)
+    at_mdd = any("at_mdd" in r for r in rows)
     head = (["size", "score", "where", "printed MDD", "change"] + (["planted / MDD"] if planted else [])
-            + ["pairs", "found worse"])
+            + ["pairs", "found worse"] + (["found at the MDD"] if at_mdd else []))
     return markdown_table(head, ([r["size"], r["score"], _where(r), f"{r['mdd']:.4g}", f"{r['change']:.3f}"]
                                  + ([_planted(r)] if planted else []) + [str(r["n"]), fmt_rate(r)]
+                                 + ([_at_mdd(r)] if at_mdd else [])
                                  if r["mdd"] is not None else
                                  [r["size"], r["score"], _where(r), "not detectable"] + [""] * (len(head) - 4)
                                  for r in rows), align="lll" + "r" * (len(head) - 3))
@@ -59,8 +69,9 @@ def pooled_power(runs: Sequence[tuple[str, Sequence[Mapping]]]) -> list[dict]:
     """The power rows of several models (``(its label, its rows)`` per run of
     :func:`benchmark.calibration.power_runs`, each one model the truth drew), one row per size and
     score: each model's printed MDD and power (``models``), all their comparisons pooled (``rate``
-    with its Clopper-Pearson interval; a model that printed "not detectable" adds none) and the
-    mean planted change over the MDD (``planted``)."""
+    with its Clopper-Pearson interval; a model that printed "not detectable" adds none), the
+    mean planted change over the MDD (``planted``) and the power at the MDD itself of the models
+    that recorded it (``at_mdd``: rate, interval, comparisons and models; None where none did)."""
     groups: dict[tuple, list] = {}
     for label, rows in runs:
         for r in rows:
@@ -73,18 +84,24 @@ def pooled_power(runs: Sequence[tuple[str, Sequence[Mapping]]]) -> list[dict]:
         found = sum(round(r["rate"] * r["n"]) for r in tested)
         low, high = clopper_pearson(found, n) if n else (None, None)
         planted = [r["planted_mean"] / r["mdd"] for r in tested if r.get("planted_mean")]
+        recorded = [r["at_mdd"] for r in tested if r.get("at_mdd")]
+        at_n = sum(a["n"] for a in recorded)
+        at_found = sum(round(a["rate"] * a["n"]) for a in recorded)
+        at_mdd = (dict(zip(("low", "high"), clopper_pearson(at_found, at_n)), rate=at_found / at_n, n=at_n,
+                       models=len(recorded)) if at_n else None)
         out.append({"size": size, "score": score, "suite": suite, "subset": subset, "estimator": estimator,
                     "models": [{"label": label, "mdd": r["mdd"], "rate": r["rate"], "n": r["n"]}
                                for label, r in members],
                     "n": n, "rate": found / n if n else None, "low": low, "high": high,
-                    "planted": float(np.mean(planted)) if planted else None})
+                    "planted": float(np.mean(planted)) if planted else None, "at_mdd": at_mdd})
     return out
 
 
 def power_models_table(rows: Sequence[Mapping]) -> str:
     """The rows of :func:`pooled_power` (power at the printed MDD of several models) as
     docs/compare.md shows them: per size and score, each model's printed MDD and power, then all
-    their comparisons pooled. A model not measured at a row's size shows "not run" in its place."""
+    their comparisons pooled, and (where any model recorded it) the power at the MDD itself, pooled
+    over the models that did. A model not measured at a row's size shows "not run" in its place."""
     labels = list(dict.fromkeys(m["label"] for r in rows for m in r["models"])) or ["model"]
 
     def per_model(r: Mapping, cell) -> str:
@@ -92,13 +109,21 @@ def power_models_table(rows: Sequence[Mapping]) -> str:
         return " / ".join(cell(by[label]) if label in by else "not run" for label in labels)
 
     models = " / ".join(labels)
+    at_mdd = any(r.get("at_mdd") for r in rows)
     head = ["size", "score", "where", f"printed MDD ({models})", f"found worse ({models})", "planted / MDD",
-            "found worse, all models"]
+            "found worse, all models"] + (["found at the MDD"] if at_mdd else [])
+
+    def at(r: Mapping) -> list[str]:
+        a = r.get("at_mdd")
+        if not at_mdd:
+            return []
+        return [f"{fmt_rate(a)} of {a['n']} ({a['models']} model{'s' * (a['models'] > 1)})" if a else "not recorded"]
+
     return markdown_table(head, ([r["size"], r["score"], _where(r),
                                   per_model(r, lambda m: "none" if m["mdd"] is None else f"{m['mdd']:.3g}"),
                                   per_model(r, lambda m: "-" if m["rate"] is None else f"{100 * m['rate']:.1f}%"),
                                   "" if r["planted"] is None else f"{r['planted']:.2f}",
-                                  f"{fmt_rate(r)} of {r['n']}"]
+                                  f"{fmt_rate(r)} of {r['n']}"] + at(r)
                                  if r["n"] else
                                  [r["size"], r["score"], _where(r), "not detectable"] + [""] * (len(head) - 4)
                                  for r in rows), align="lll" + "r" * (len(head) - 3))
