@@ -10,7 +10,9 @@ intervals:
   at the recipe's ``--limit`` and at the full suites, and how often a score's interval is
   flagged (not shown) there;
 * power at the printed MDD: a change as large as the MDD a comparison of that size prints, found
-  significantly worse how often, at the recipe's size and at the full size;
+  significantly worse how often, at the recipe's size and at the full size; and the share at the
+  MDD itself ("found at the MDD": the changed comparisons moved by the plant's miss, against the
+  threshold each one's swaps reject above);
 * the plan's MDD: what ``--pilot`` plans from a pilot audit against the true MDD of the planned
   design (median ratio, range, share within 0.8-1.25).
 

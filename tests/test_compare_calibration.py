@@ -33,7 +33,8 @@ from benchmark.compare import compare_loaded
 from benchmark.calibration import (
     Size, Tally, _run, clopper_pearson, compare_many, draw_pairs, null_runs, pilot_runs, power_runs, probes_at,
 )
-from benchmark.compare.paired import critical_value, holm, mdd_factor, randomization_p, rejection_threshold
+from benchmark.compare.comparison import finish_rows
+from benchmark.compare.paired import holm, mdd_factor, randomization_p, rejection_threshold
 from benchmark.present.calibration_tables import pooled_power, power_models_table
 from benchmark.runner.planning import MDD_GRID, MDD_PAIRS, SWAP_GRID, _change_found, _growth, _reads_categories
 from benchmark.runner.simulate import Truth, layout
@@ -160,11 +161,15 @@ def test_the_critical_value_is_the_normal_one_of_the_swaps_spread_at_any_number_
     is z x the swaps' spread at 200 swaps and at 4,000 alike (the bench measures power at 200; the
     command swaps 1,000 by default), not their quantile, which would promise too small an MDD."""
     rng = np.random.default_rng(0)
-    meta, level = get_metadata("average_gender"), 0.05 / 9
+    level = 0.05 / 9
     for swaps in (200, 4000):
-        perm = np.column_stack([np.full(swaps, 0.5), rng.uniform(0.2, 0.8, swaps)])
-        q = perm[:, 1] - 0.5  # |B| - |A|
-        critical = critical_value(meta, types.SimpleNamespace(perm=perm), level)
+        q = rng.uniform(-0.3, 0.3, swaps)  # |B| - |A| on each swap
+        rows = [({"name": "average_gender", "status": "compared", "p": 0.5, "n_permutations": swaps,
+                  "se": float(np.std(q, ddof=1)), "change": "worse"}, None)]
+        rows += [({"name": "mad_gender", "status": "compared", "p": 0.5, "n_permutations": swaps, "se": 1.0,
+                   "change": "worse"}, None) for _ in range(8)]  # the rest of a family of nine
+        assert finish_rows(rows, 0.05, 0.8) == 9
+        critical = rows[0][0]["critical"]
         assert critical == pytest.approx(mdd_factor(level, 0.5) * np.std(q, ddof=1))
     assert np.quantile(np.abs(q), 1 - level) < 0.7 * critical
 

@@ -43,7 +43,7 @@ import numpy as np
 
 from benchmark.scores.design import ALPHA, POWER, mdd_factor  # one home: the plan estimates with them too
 
-__all__ = ["ALPHA", "POWER", "MAX_BIAS_SHARE", "MDD_FACTOR", "critical_value", "decisive_mdd", "has_direction", "holm",
+__all__ = ["ALPHA", "POWER", "MAX_BIAS_SHARE", "MDD_FACTOR", "decisive_mdd", "has_direction", "holm",
            "interval_check", "mdd_factor", "paired_test", "randomization_p", "rejection_threshold", "summary_of",
            "swaps_needed", "tested_quantity"]
 
@@ -69,19 +69,6 @@ def decisive_mdd(se: float, family: int, alpha: float = ALPHA, power: float = PO
     """The MDD of Holm's first step over ``family`` tests (alpha / family): a true change this
     large is found with at least ``power``, whatever the family's other tests do."""
     return mdd_factor(alpha / max(int(family), 1), power) * se
-
-
-def critical_value(meta, draws, level: float) -> float:
-    """The |tested quantity| the randomization test needs to reject at ``level`` (Holm's first
-    step: alpha / family), as the simulated MDD grows it with a change: z_(1 - level / 2) x the
-    spread of the comparison's swaps. Not the swaps' own quantile: with no change it can sit far
-    inside the normal one (medians at the CI recipe's size, thirty comparisons with 2,000 swaps
-    each: average gender 0.83x, STS 0.55x and 0.97x) while the swaps of a changed pair are near
-    normal (average gender and GEP CLS 0.98x at the change found in 80%): the null quantile grown
-    by the spread promised too small an MDD (docs/compare.md, "Minimum detectable difference")."""
-    perm = np.asarray(draws.perm, float)
-    q_perm = _q(meta, perm[:, 0], perm[:, 1])
-    return mdd_factor(level, 0.5) * float(np.std(q_perm[np.isfinite(q_perm)], ddof=1))
 
 
 def swaps_needed(family: int, alpha: float = ALPHA) -> int:
@@ -119,10 +106,11 @@ def randomization_p(q: float, q_swaps: np.ndarray, scale: float = 1.0) -> float:
 
 def rejection_threshold(meta, draws, level: float) -> float:
     """The |tested quantity| above which the randomization test rejects at ``level`` (what
-    decides; :func:`critical_value` is what the MDD grows): with the comparison's J finite swaps,
-    p <= level exactly when |q| exceeds their (k + 1)-th largest |q_j|, k = floor(level (1 + J)) - 1
-    (infinite where no p-value of J swaps reaches ``level``). The power bench measures power at the
-    printed MDD by it (:func:`benchmark.calibration.power_runs`)."""
+    decides; a simulated MDD grows the row's ``critical``, z_(1 - level / 2) x the swaps' spread,
+    instead): with the comparison's J finite swaps, p <= level exactly when |q| exceeds their
+    (k + 1)-th largest |q_j|, k = floor(level (1 + J)) - 1 (infinite where no p-value of J swaps
+    reaches ``level``). The power bench measures power at the printed MDD by it
+    (:func:`benchmark.calibration.power_runs`)."""
     perm = np.asarray(draws.perm, float)
     perm = perm[np.all(np.isfinite(perm), axis=1)]
     q = np.sort(np.abs(_q(meta, perm[:, 0], perm[:, 1])))[::-1]
