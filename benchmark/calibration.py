@@ -30,7 +30,7 @@ import pandas as pd
 
 from benchmark.compare.comparison import finish_rows, pair_row
 from benchmark.compare.joint import score_pairs
-from benchmark.compare.paired import ALPHA, POWER, rejection_threshold
+from benchmark.compare.paired import ALPHA, POWER, holm_level, rejection_threshold
 from benchmark.compare.runs import Run
 from benchmark.runner.planning import MDD_PAIRS, simulate_printed_mdd
 from benchmark.runner.probe_choice import build_probes, limit_probes, prompt_key
@@ -160,7 +160,9 @@ def compare_many(lay: Layout, pairs: Sequence[tuple[Mapping, Mapping]], *, n_res
     with ``mdd_pairs``, the MDD simulated as the command simulates it
     (:func:`benchmark.runner.planning.simulate_printed_mdd`), else the normal formula's; with
     ``thresholds``, each compared row's ``threshold``: the |tested quantity| above which its own
-    swaps reject at Holm's first step (:func:`~benchmark.compare.paired.rejection_threshold`)."""
+    swaps reject it, the family's other p-values fixed (:func:`~benchmark.compare.paired.holm_level`,
+    :func:`~benchmark.compare.paired.rejection_threshold`), and ``threshold_first``, at Holm's first
+    step (alpha / m, what the MDD promises whatever the other tests do)."""
     sets = [labels for pair in pairs for labels in pair]
     values = score_copies(lay, sets)
     runs = [_run(f"{i // 2}{'ab'[i % 2]}", lay, labels) for i, labels in enumerate(sets)]
@@ -183,9 +185,11 @@ def compare_many(lay: Layout, pairs: Sequence[tuple[Mapping, Mapping]], *, n_res
                 i = 2 * (start + r)
                 rows.append((pair_row(a, b, _entries(key, v[i]), _entries(key, v[i + 1]), d, 0.95), d))
             family = finish_rows(rows, alpha, POWER)
-            for row, d in rows if thresholds else ():
-                if row["status"] == "compared":
-                    row["threshold"] = rejection_threshold(get_metadata(row["name"]), d, alpha / family)
+            tested = [(row, d) for row, d in rows if row["status"] == "compared"] if thresholds else []
+            for i, (row, d) in enumerate(tested):
+                meta, others = get_metadata(row["name"]), [o["p"] for j, (o, _) in enumerate(tested) if j != i]
+                row["threshold"] = rejection_threshold(meta, d, holm_level(others, alpha))
+                row["threshold_first"] = rejection_threshold(meta, d, alpha / family)
             plain = [row for row, _ in rows]
             if mdd_pairs:
                 simulate_printed_mdd(plain, lay.probes, [pairs[start + r][0].get, pairs[start + r][1].get],
@@ -312,11 +316,14 @@ def power_runs(suites: Sequence[str], size: Size, reps: int, *, scores: Sequence
     The planted change lands a few percent off the MDD (``planted_mean``), which moves that share by
     several points; ``at_mdd`` is the share at the MDD itself: each changed comparison's worse-ward
     estimate moved by the MDD minus their mean, against the threshold its own swaps reject above
-    (:func:`~benchmark.compare.paired.rejection_threshold`; ``threshold_agrees``: how often that
-    threshold gives the comparison's own verdict, which Holm's later steps can change). A comparison
-    whose p-value could not decide kept its few swaps and no threshold (infinite); it sat below the
-    threshold of p = alpha, about 0.8 SE short of Holm's first step, so the count is exact while the
-    mean planted lies within :data:`RECENTRED_WITHIN` of the MDD (else ``at_mdd`` is None)."""
+    with the family's other p-values as they were (:func:`compare_many`'s ``threshold``;
+    ``threshold_agrees``: how often that threshold gives the comparison's own verdict;
+    ``first_step``: the share at Holm's first step alone, what the MDD promises whatever the other
+    tests do; a change of GEP's labels moves its three scores at once, and Holm's later steps find
+    more). A comparison whose p-value could not decide kept its few swaps (a coarse threshold);
+    it lay below the threshold of p = alpha, about 0.8 SE short of Holm's first step, so the count
+    holds while the mean planted lies within :data:`RECENTRED_WITHIN` of the MDD (else ``at_mdd``
+    is None)."""
     truth = truth or Truth()
     lay = lay or layout(probes_at(suites, size))
     cells = truth.cells(lay, np.random.default_rng([seed, 12_345]))
@@ -339,7 +346,7 @@ def power_runs(suites: Sequence[str], size: Size, reps: int, *, scores: Sequence
             continue
         t, shift = change_for(lay, truth, cells, key, mdd, where, draws=draws, seed=seed)
         worseward = -1.0 if get_metadata(key[0]).lower_is_better is False else 1.0  # the tested B - A, worse > 0
-        found, planted, thresholds, decided = 0, [], [], []
+        found, planted, thresholds, firsts, decided = 0, [], [], [], []
         for compared in compare_many(lay, draw_pairs(lay, truth, reps, seed + 50_000, t, where, shift, cells),
                                      n_resamples=n_resamples, n_permutations=n_permutations, random_state=seed,
                                      thresholds=True):
@@ -349,6 +356,7 @@ def power_runs(suites: Sequence[str], size: Size, reps: int, *, scores: Sequence
             if r["status"] == "compared":
                 planted.append(worseward * r["estimate"])
                 thresholds.append(r["threshold"])
+                firsts.append(r["threshold_first"])
                 decided.append(hit)
         low, high = clopper_pearson(found, reps)
         # the change the comparisons saw: ``draws`` audits place the change's expected value only to a
@@ -360,7 +368,8 @@ def power_runs(suites: Sequence[str], size: Size, reps: int, *, scores: Sequence
             hits = int(np.sum(moved > thresholds))
             at_low, at_high = clopper_pearson(hits, reps)
             at_mdd = {"rate": hits / reps, "low": at_low, "high": at_high, "n": reps,
-                      "threshold_agrees": float(np.mean((np.asarray(planted) > thresholds) == np.asarray(decided)))}
+                      "threshold_agrees": float(np.mean((np.asarray(planted) > thresholds) == np.asarray(decided))),
+                      "first_step": float(np.sum(moved > np.asarray(firsts)) / reps)}
         out.append({"size": size.label, "score": key[0], "suite": key[1], "subset": key[2],
                     "estimator": key[3] or key[4], "mdd": mdd, "change": t,
                     "how": "shift of the slot" if shift else "towards each cell's majority", "n": reps,

@@ -34,7 +34,7 @@ from benchmark.calibration import (
     Size, Tally, _run, clopper_pearson, compare_many, draw_pairs, null_runs, pilot_runs, power_runs, probes_at,
 )
 from benchmark.compare.comparison import finish_rows
-from benchmark.compare.paired import holm, mdd_factor, randomization_p, rejection_threshold
+from benchmark.compare.paired import holm, holm_level, mdd_factor, randomization_p, rejection_threshold
 from benchmark.present.calibration_tables import pooled_power, power_models_table
 from benchmark.runner.planning import MDD_GRID, MDD_PAIRS, SWAP_GRID, _change_found, _growth, _reads_categories
 from benchmark.runner.simulate import Truth, layout
@@ -105,10 +105,16 @@ def test_a_change_of_the_printed_mdd_is_found_four_times_in_five():
     lay = layout(probes_at(["gep_neutral"], Size()))
     rows = power_runs(["gep_neutral"], Size(), POWER_REPS, scores=["gep_score_neutral"], n_resamples=20,
                       n_permutations=100, seed=2, draws=12, lay=lay, pilots=5, mdd_pairs=MDD_PAIRS)
-    print("\n".join(f"{r['score']} {r['estimator']}: MDD {r['mdd']} change {r['change']} found {r['rate']}" for r in rows))
+    print("\n".join(f"{r['score']} {r['estimator']}: MDD {r['mdd']} change {r['change']} found {r['rate']} at the MDD "
+                    f"{r['at_mdd']}" for r in rows))
     assert len(rows) == 3 and all(r["mdd"] is not None for r in rows), rows
     found, n = sum(round(r["rate"] * r["n"]) for r in rows), sum(r["n"] for r in rows)
     assert stats.binom.ppf(0.005, n, 0.8) <= found < 0.97 * n, (found, n, rows)
+    # the power at the MDD itself: each comparison's own threshold gives its verdict, and moving the
+    # comparisons onto the MDD keeps the promise too
+    assert all(r["at_mdd"]["threshold_agrees"] >= 0.9 for r in rows), [r["at_mdd"] for r in rows]
+    at = sum(round(r["at_mdd"]["rate"] * r["n"]) for r in rows)
+    assert stats.binom.ppf(0.005, n, 0.8) <= at < 0.97 * n, (at, n, [r["at_mdd"] for r in rows])
 
 
 def test_the_pilot_plans_the_true_mdd_of_the_planned_design():
@@ -247,6 +253,22 @@ def test_holm_is_statsmodels_holm():
         reject, corrected, _, _ = multipletests(p, alpha=0.05, method="holm")
         mine, rejected = holm(p)
         assert np.allclose(mine, corrected) and rejected == list(reject)
+
+
+def test_holm_level_is_the_largest_p_value_holm_rejects_beside_the_others():
+    """The level the power bench moves a changed comparison's verdict by: with the family's other
+    p-values fixed, Holm rejects a test exactly when its p-value is at most holm_level (families of
+    one to nine, others anywhere from none significant to all)."""
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        m = int(rng.integers(1, 10))
+        others = list(rng.uniform(0, 0.05, m - 1) ** rng.uniform(0.5, 3))
+        level = holm_level(others)
+        assert 0 <= level <= 0.05
+        for x in rng.uniform(0, 0.06, 20):
+            assert holm(others + [x])[1][-1] == (x <= level), (others, x, level)
+    assert holm_level([]) == 0.05 and holm_level([0.9] * 8) == pytest.approx(0.05 / 9)
+    assert holm_level([0.03]) == 0.025 and holm_level([0.01]) == 0.05  # below the other, or past it
 
 
 def test_the_tally_counts_families_and_flags():

@@ -44,7 +44,7 @@ import numpy as np
 from benchmark.scores.design import ALPHA, POWER, mdd_factor  # one home: the plan estimates with them too
 
 __all__ = ["ALPHA", "POWER", "MAX_BIAS_SHARE", "MDD_FACTOR", "decisive_mdd", "has_direction", "holm",
-           "interval_check", "mdd_factor", "paired_test", "randomization_p", "rejection_threshold", "summary_of",
+           "holm_level", "interval_check", "mdd_factor", "paired_test", "randomization_p", "rejection_threshold", "summary_of",
            "swaps_needed", "tested_quantity"]
 
 #: a draw where either run's statistic is undefined is left out; with fewer than this share of
@@ -228,6 +228,21 @@ def holm(pvalues: Sequence[float], alpha: float = ALPHA) -> tuple[list[float], l
     corrected = np.empty_like(stepped)
     corrected[order] = stepped
     return [float(c) for c in corrected], [bool(c <= alpha) for c in corrected]
+
+
+def holm_level(others: Sequence[float], alpha: float = ALPHA) -> float:
+    """The largest p-value one test may have and still be rejected by Holm's step-down, the other
+    p-values of its family fixed: alpha / (m - r) where r of the others lie below it and all r are
+    rejected, capped where it would pass the next one (0 where Holm rejects nothing below it)."""
+    o = np.sort(np.asarray(others, dtype=float))
+    m, best = len(o) + 1, 0.0
+    for r in range(m):  # r of the others below this test
+        if r and o[r - 1] * (m - r + 1) > alpha:  # the r-th smallest is not rejected: nothing after it is
+            break
+        high = alpha / (m - r)
+        if high >= (o[r - 1] if r else 0.0):
+            best = max(best, min(high, o[r]) if r < m - 1 else high)
+    return float(best)
 
 
 def summary_of(rows: Sequence) -> dict:
