@@ -316,9 +316,10 @@ def test_power_of_several_models_pools_their_comparisons():
                                                                                      at_mdd=None)]),
                            ("seed 1", [dict(row("a", 0.3, 0.85, 60), at_mdd=dict(at, rate=0.9, n=60)), row("b", 0.1, 0.8, 40)])])
     a, b = pooled
-    assert (a["at_mdd"]["n"], a["at_mdd"]["rate"], a["at_mdd"]["models"]) == (100, 0.82, 2) and b["at_mdd"] is None
+    assert (a["at_mdd"]["n"], a["at_mdd"]["rate"], a["at_mdd"]["models"]) == (100, 0.82, ["seed 0", "seed 1"])
+    assert b["at_mdd"] is None
     assert (a["at_mdd"]["low"], a["at_mdd"]["high"]) == pytest.approx(clopper_pearson(82, 100))
     table = power_models_table(pooled)
     assert "| found worse, all models | found at the MDD |" in table
-    assert "81.0% [" in table and "| 82.0% [" in table and "] of 100 (2 models) |" in table
+    assert "81.0% [" in table and "| 82.0% [" in table and "] of 100 (seed 0, seed 1) |" in table
     assert table.splitlines()[-1].endswith("| not recorded |")

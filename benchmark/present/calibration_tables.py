@@ -71,7 +71,8 @@ def pooled_power(runs: Sequence[tuple[str, Sequence[Mapping]]]) -> list[dict]:
     score: each model's printed MDD and power (``models``), all their comparisons pooled (``rate``
     with its Clopper-Pearson interval; a model that printed "not detectable" adds none), the
     mean planted change over the MDD (``planted``) and the power at the MDD itself of the models
-    that recorded it (``at_mdd``: rate, interval, comparisons and models; None where none did)."""
+    that recorded it (``at_mdd``: rate, interval, comparisons and those models' labels; None where
+    none did)."""
     groups: dict[tuple, list] = {}
     for label, rows in runs:
         for r in rows:
@@ -84,11 +85,11 @@ def pooled_power(runs: Sequence[tuple[str, Sequence[Mapping]]]) -> list[dict]:
         found = sum(round(r["rate"] * r["n"]) for r in tested)
         low, high = clopper_pearson(found, n) if n else (None, None)
         planted = [r["planted_mean"] / r["mdd"] for r in tested if r.get("planted_mean")]
-        recorded = [r["at_mdd"] for r in tested if r.get("at_mdd")]
-        at_n = sum(a["n"] for a in recorded)
-        at_found = sum(round(a["rate"] * a["n"]) for a in recorded)
+        recorded = [(label, r["at_mdd"]) for label, r in members if r["mdd"] is not None and r.get("at_mdd")]
+        at_n = sum(a["n"] for _, a in recorded)
+        at_found = sum(round(a["rate"] * a["n"]) for _, a in recorded)
         at_mdd = (dict(zip(("low", "high"), clopper_pearson(at_found, at_n)), rate=at_found / at_n, n=at_n,
-                       models=len(recorded)) if at_n else None)
+                       models=[label for label, _ in recorded]) if at_n else None)
         out.append({"size": size, "score": score, "suite": suite, "subset": subset, "estimator": estimator,
                     "models": [{"label": label, "mdd": r["mdd"], "rate": r["rate"], "n": r["n"]}
                                for label, r in members],
@@ -117,7 +118,7 @@ def power_models_table(rows: Sequence[Mapping]) -> str:
         a = r.get("at_mdd")
         if not at_mdd:
             return []
-        return [f"{fmt_rate(a)} of {a['n']} ({a['models']} model{'s' * (a['models'] > 1)})" if a else "not recorded"]
+        return [f"{fmt_rate(a)} of {a['n']} ({', '.join(a['models'])})" if a else "not recorded"]
 
     return markdown_table(head, ([r["size"], r["score"], _where(r),
                                   per_model(r, lambda m: "none" if m["mdd"] is None else f"{m['mdd']:.3g}"),
