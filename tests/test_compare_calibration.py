@@ -312,9 +312,9 @@ def test_power_of_several_models_pools_their_comparisons():
     assert "found at the MDD" not in table  # no model recorded it
     # the power at the MDD itself, pooled over the models that recorded it
     at = {"rate": 0.7, "low": 0.5, "high": 0.9, "n": 40, "threshold_agrees": 1.0}
-    pooled = pooled_power([("seed 0", [dict(row("a", 0.2, 0.75, 40), at_mdd=at), dict(row("b", 0.1, 0.8, 40),
-                                                                                     at_mdd=None)]),
-                           ("seed 1", [dict(row("a", 0.3, 0.85, 60), at_mdd=dict(at, rate=0.9, n=60)), row("b", 0.1, 0.8, 40)])])
+    seed_0 = [dict(row("a", 0.2, 0.75, 40), at_mdd=at), dict(row("b", 0.1, 0.8, 40), at_mdd=None)]
+    seed_1 = [dict(row("a", 0.3, 0.85, 60), at_mdd=dict(at, rate=0.9, n=60)), row("b", 0.1, 0.8, 40)]
+    pooled = pooled_power([("seed 0", seed_0), ("seed 1", seed_1)])
     a, b = pooled
     assert (a["at_mdd"]["n"], a["at_mdd"]["rate"], a["at_mdd"]["models"]) == (100, 0.82, ["seed 0", "seed 1"])
     assert b["at_mdd"] is None

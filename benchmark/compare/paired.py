@@ -43,8 +43,8 @@ import numpy as np
 
 from benchmark.scores.design import ALPHA, POWER, mdd_factor  # one home: the plan estimates with them too
 
-__all__ = ["ALPHA", "POWER", "MAX_BIAS_SHARE", "MDD_FACTOR", "decisive_mdd", "has_direction", "holm",
-           "holm_level", "interval_check", "mdd_factor", "paired_test", "randomization_p", "rejection_threshold", "summary_of",
+__all__ = ["ALPHA", "POWER", "MAX_BIAS_SHARE", "MDD_FACTOR", "decisive_mdd", "has_direction", "holm", "holm_level",
+           "interval_check", "mdd_factor", "paired_test", "randomization_p", "rejection_threshold", "summary_of",
            "swaps_needed", "tested_quantity"]
 
 #: a draw where either run's statistic is undefined is left out; with fewer than this share of
