@@ -144,8 +144,8 @@ def calibration_power_table(runs: tuple[str, ...]) -> Callable[[Path], str]:
     return make
 
 
-#: the power runs docs/compare.md pools: three models at the recipe's size (the script's --seed 0, 1, 2), two at full
-POWER_RUNS = ("power-recipe", "power-recipe-s1", "power-recipe-s2", "power-full", "power-full-s1")
+#: the power runs docs/compare.md pools: three models at the recipe's size and at full (the script's --seed 0, 1, 2)
+POWER_RUNS = ("power-recipe", "power-recipe-s1", "power-recipe-s2", "power-full", "power-full-s1", "power-full-s2")
 
 #: (file relative to the checkout, table name, what writes it from the checkout's root)
 TABLES: list[tuple[str, str, Callable[[Path], str]]] = [
