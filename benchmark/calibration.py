@@ -364,11 +364,12 @@ def power_runs(suites: Sequence[str], size: Size, reps: int, *, scores: Sequence
         mean = float(np.mean(planted)) if planted else None
         at_mdd = None
         if planted and abs(mean - mdd) <= RECENTRED_WITHIN * mdd:
-            moved, thresholds = np.asarray(planted) - mean + mdd, np.asarray(thresholds)
+            seen, thresholds = np.asarray(planted), np.asarray(thresholds)
+            moved = seen - mean + mdd
             hits = int(np.sum(moved > thresholds))
             at_low, at_high = clopper_pearson(hits, reps)
             at_mdd = {"rate": hits / reps, "low": at_low, "high": at_high, "n": reps,
-                      "threshold_agrees": float(np.mean((np.asarray(planted) > thresholds) == np.asarray(decided))),
+                      "threshold_agrees": float(np.mean((seen > thresholds) == np.asarray(decided))),
                       "first_step": float(np.sum(moved > np.asarray(firsts)) / reps)}
         out.append({"size": size.label, "score": key[0], "suite": key[1], "subset": key[2],
                     "estimator": key[3] or key[4], "mdd": mdd, "change": t,

@@ -97,6 +97,13 @@ def _q(meta, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.asarray(b - a, dtype=float)
 
 
+def _swapped_q(meta, draws) -> np.ndarray:
+    """The tested quantity on each swap of ``draws`` where both runs' values are defined."""
+    perm = np.asarray(draws.perm, float)
+    perm = perm[np.all(np.isfinite(perm), axis=1)]
+    return _q(meta, perm[:, 0], perm[:, 1])
+
+
 def randomization_p(q: float, q_swaps: np.ndarray, scale: float = 1.0) -> float:
     """(1 + #{|q_j| >= |q|}) / (1 + J) over the finite swaps (ties, to rounding, count)."""
     ok = q_swaps[np.isfinite(q_swaps)]
@@ -108,12 +115,10 @@ def rejection_threshold(meta, draws, level: float) -> float:
     """The |tested quantity| above which the randomization test rejects at ``level`` (what
     decides; a simulated MDD grows the row's ``critical``, z_(1 - level / 2) x the swaps' spread,
     instead): with the comparison's J finite swaps, p <= level exactly when |q| exceeds their
-    (k + 1)-th largest |q_j|, k = floor(level (1 + J)) - 1 (infinite where no p-value of J swaps
-    reaches ``level``). The power bench measures power at the printed MDD by it
-    (:func:`benchmark.calibration.power_runs`)."""
-    perm = np.asarray(draws.perm, float)
-    perm = perm[np.all(np.isfinite(perm), axis=1)]
-    q = np.sort(np.abs(_q(meta, perm[:, 0], perm[:, 1])))[::-1]
+    (k + 1)-th largest |q_j| (ties to rounding aside), k = floor(level (1 + J)) - 1 (infinite where
+    no p-value of J swaps reaches ``level``). The power bench measures power at the printed MDD by
+    it (:func:`benchmark.calibration.power_runs`)."""
+    q = np.sort(np.abs(_swapped_q(meta, draws)))[::-1]
     k = int(math.floor(level * (1 + len(q)) + 1e-9)) - 1
     return math.inf if k < 0 else 0.0 if k >= len(q) else float(q[k])
 
@@ -206,11 +211,9 @@ def paired_test(meta, value_a: float, value_b: float, draws, *, designs: dict | 
 
 def refresh_p(row: dict, meta, draws) -> None:
     """``row``'s p-value, permutation count and SE again after ``draws`` got more swaps."""
-    perm = np.asarray(draws.perm, float)
-    perm = perm[np.all(np.isfinite(perm), axis=1)]
-    q_perm = _q(meta, perm[:, 0], perm[:, 1])
+    q_perm = _swapped_q(meta, draws)
     scale = max(1.0, abs(row["value_a"]), abs(row["value_b"]))
-    row.update(p=randomization_p(row["estimate"], q_perm, scale), n_permutations=int(len(perm)),
+    row.update(p=randomization_p(row["estimate"], q_perm, scale), n_permutations=int(len(q_perm)),
                se=float(np.std(q_perm, ddof=1)))
     row["mdd_uncorrected"] = mdd_factor(ALPHA, POWER) * row["se"]
 

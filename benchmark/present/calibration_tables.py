@@ -65,6 +65,15 @@ def power_table(rows: Sequence[Mapping]) -> str:
                                  for r in rows), align="lll" + "r" * (len(head) - 3))
 
 
+def _pooled(parts: Sequence[Mapping]) -> dict:
+    """Rates of several runs (each ``rate`` of ``n``) as one: the count found over all their
+    comparisons, with its Clopper-Pearson interval (None where there are none)."""
+    n = sum(p["n"] for p in parts)
+    found = sum(round(p["rate"] * p["n"]) for p in parts)
+    low, high = clopper_pearson(found, n) if n else (None, None)
+    return {"n": n, "rate": found / n if n else None, "low": low, "high": high}
+
+
 def pooled_power(runs: Sequence[tuple[str, Sequence[Mapping]]]) -> list[dict]:
     """The power rows of several models (``(its label, its rows)`` per run of
     :func:`benchmark.calibration.power_runs`, each one model the truth drew), one row per size and
@@ -81,20 +90,14 @@ def pooled_power(runs: Sequence[tuple[str, Sequence[Mapping]]]) -> list[dict]:
     out = []
     for (size, score, suite, subset, estimator), members in groups.items():
         tested = [r for _, r in members if r["mdd"] is not None]
-        n = sum(r["n"] for r in tested)
-        found = sum(round(r["rate"] * r["n"]) for r in tested)
-        low, high = clopper_pearson(found, n) if n else (None, None)
         planted = [r["planted_mean"] / r["mdd"] for r in tested if r.get("planted_mean")]
         recorded = [(label, r["at_mdd"]) for label, r in members if r["mdd"] is not None and r.get("at_mdd")]
-        at_n = sum(a["n"] for _, a in recorded)
-        at_found = sum(round(a["rate"] * a["n"]) for _, a in recorded)
-        at_mdd = (dict(zip(("low", "high"), clopper_pearson(at_found, at_n)), rate=at_found / at_n, n=at_n,
-                       models=[label for label, _ in recorded]) if at_n else None)
+        at_mdd = _pooled([a for _, a in recorded])
         out.append({"size": size, "score": score, "suite": suite, "subset": subset, "estimator": estimator,
                     "models": [{"label": label, "mdd": r["mdd"], "rate": r["rate"], "n": r["n"]}
                                for label, r in members],
-                    "n": n, "rate": found / n if n else None, "low": low, "high": high,
-                    "planted": float(np.mean(planted)) if planted else None, "at_mdd": at_mdd})
+                    **_pooled(tested), "planted": float(np.mean(planted)) if planted else None,
+                    "at_mdd": dict(at_mdd, models=[label for label, _ in recorded]) if at_mdd["n"] else None})
     return out
 
 
