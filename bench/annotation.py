@@ -76,6 +76,7 @@ from benchmark.probes.source import open_probe_set  # noqa: E402
 from benchmark.runner.generate import generate  # noqa: E402
 from benchmark.runner.probe_choice import ChosenProbes, build_probes, limit_probes  # noqa: E402
 from bench.workload import generation_request  # noqa: E402
+from bench.provenance import checkout_commit, git  # noqa: E402
 from benchmark.present.terminal import print_error  # noqa: E402
 from benchmark.probes import list_suites  # noqa: E402
 from benchmark.tasks import list_tasks  # noqa: E402
@@ -164,7 +165,7 @@ class BeforeTree:
                                          text=True, timeout=30).stdout.strip()
         except (OSError, subprocess.SubprocessError):
             raise ValueError(f"--before-ref {ref!r} is not a commit of the git repository at {ROOT}") from None
-        self.subject = _git("log", "-1", "--format=%s", self.commit)
+        self.subject = git("log", "-1", "--format=%s", self.commit)
 
     def __enter__(self) -> "BeforeTree":
         proc = subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(self.path), self.commit],
@@ -500,14 +501,6 @@ def parse_args(argv=None) -> argparse.Namespace:
     return args
 
 
-def _git(*cmd: str) -> str:
-    try:
-        return subprocess.run(["git", "-C", str(ROOT), *cmd], capture_output=True, text=True,
-                              timeout=30).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return ""
-
-
 def _cpu_name() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -551,14 +544,13 @@ def main(argv=None) -> int:
                 fig[k]["marginal"] = marginal(fig[k], median_figures(by_source[1]))
         # the VQA mode as the label files name it (estimator "vqa closed-set" / "vqa generate"; "vqa" before)
         vqa_mode = {k: ", ".join(d["runs"][0]["labels"]["vqa_estimators"]) or "-" for k, d in docs.items()}
-        dirty = " + uncommitted changes" if _git("status", "--porcelain", "--untracked-files=no") else ""
         env = {"date": utc_iso(), "host": platform.node(), "cpu": _cpu_name(),
                "cpu_cores": os.cpu_count(), "threads": args.threads, "device": args.device or "stage default",
                "versions": docs["after"]["versions"], "images_per_suite": per_suite,
                "n_images": sum(per_suite.values()), "image_size": args.image_size, "png_kib": png_kib(sources[0]),
                "skin_tone": args.skin_tone, "batch_size": args.batch_size, "vqa_mode": vqa_mode,
                "repeats": args.repeats,
-               "after_commit": (_git("rev-parse", "--short=12", "HEAD") or "?") + dirty,
+               "after_commit": checkout_commit() or "?",
                "before_ref": args.before_ref if before_tree else None,
                "before_commit": before_tree.commit if before_tree else None,
                "before_subject": before_tree.subject if before_tree else None}

@@ -41,6 +41,7 @@ frozen_imports.install()  # the heavy libraries load as under t2ibench (benchmar
 from benchmark.calibration import PLANT_DRAWS, POWER_PILOTS, Size, null_runs, pilot_runs, power_runs, recipe_of  # noqa: E402
 from benchmark.present.calibration_tables import null_table, pilot_table, power_table  # noqa: E402
 from benchmark.contract.times import utc_iso  # noqa: E402
+from bench.provenance import checkout_commit  # noqa: E402
 
 
 def _size(text: str, limit: int) -> Size:
@@ -75,7 +76,7 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     suites, limit, gated = recipe_of((ROOT / "docs" / "compare.md").read_text(encoding="utf-8"))
     out: dict = {"command": " ".join(["python bench/compare_calibration.py", *(sys.argv[1:] if argv is None else argv)]),
-                 "date": utc_iso(), "seed": args.seed, "suites": suites, "limit": limit, "gated": gated,
+                 "date": utc_iso(), "commit": checkout_commit(), "seed": args.seed, "suites": suites, "limit": limit, "gated": gated,
                  "n_resamples": args.n_resamples, "n_permutations": args.n_permutations, "draws": args.draws,
                  "power_pilots": args.power_pilots,
                  "null": [], "power": [], "pilot": [], "seconds": {}}

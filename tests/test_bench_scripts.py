@@ -463,3 +463,21 @@ def test_generation_compare_images():
     assert compare_images(moved, ref) == {"identical": False, "images_compared": 2, "images_differing": 1,
                                           "max_abs_diff": 3}
     assert compare_images(moved, None)["identical"] is None
+
+
+def test_compare_calibration_records_what_made_it(tmp_path):
+    """The calibration bench on two null pairs at two images per prompt: the table it prints is the
+    one it writes, and its JSON says what made it (the command, the date, the checkout's commit:
+    bench/measured/ keeps runs of many commits, which docs/compare.md pools)."""
+    out = tmp_path / "out"
+    text = run_script("compare_calibration.py", "--null-reps", "2", "--power-reps", "0", "--pilots", "0",
+                      "--sizes", "2", "--out", str(out), tmp_path=tmp_path)
+    doc = json.loads((out / "compare_calibration.json").read_text())
+    assert (out / "compare_calibration.md").read_text().strip() == text.strip()
+    assert doc["command"] == f"python bench/compare_calibration.py --null-reps 2 --power-reps 0 --pilots 0 " \
+                             f"--sizes 2 --out {out}"
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short=12", "HEAD"], capture_output=True,
+                          text=True).stdout.strip()
+    assert (doc["commit"] or "").split(" + ")[0] == head  # None outside a git checkout, as head is ""
+    assert {r["size"] for r in doc["null"]} == {"2 per prompt"} and all(r["n"] == 2 for r in doc["null"])
+    assert not doc["power"] and not doc["pilot"]
