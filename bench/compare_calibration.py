@@ -76,9 +76,9 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     suites, limit, gated = recipe_of((ROOT / "docs" / "compare.md").read_text(encoding="utf-8"))
     out: dict = {"command": " ".join(["python bench/compare_calibration.py", *(sys.argv[1:] if argv is None else argv)]),
-                 "date": utc_iso(), "commit": checkout_commit(), "seed": args.seed, "suites": suites, "limit": limit, "gated": gated,
-                 "n_resamples": args.n_resamples, "n_permutations": args.n_permutations, "draws": args.draws,
-                 "power_pilots": args.power_pilots,
+                 "date": utc_iso(), "commit": checkout_commit(), "seed": args.seed, "suites": suites, "limit": limit,
+                 "gated": gated, "n_resamples": args.n_resamples, "n_permutations": args.n_permutations,
+                 "draws": args.draws, "power_pilots": args.power_pilots,
                  "null": [], "power": [], "pilot": [], "seconds": {}}
     parts = []
     power_options = {"draws": args.draws, "pilots": args.power_pilots}
