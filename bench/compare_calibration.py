@@ -41,6 +41,7 @@ frozen_imports.install()  # the heavy libraries load as under t2ibench (benchmar
 from benchmark.calibration import PLANT_DRAWS, POWER_PILOTS, Size, null_runs, pilot_runs, power_runs, recipe_of  # noqa: E402
 from benchmark.present.calibration_tables import null_table, pilot_table, power_table  # noqa: E402
 from benchmark.contract.times import utc_iso  # noqa: E402
+from benchmark.present.progress import progress_bar  # noqa: E402
 from bench.provenance import checkout_commit  # noqa: E402
 
 
@@ -69,6 +70,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                     "variation of 0.06-0.13, a median of 15 by about a third of that)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", help="folder for compare_calibration.json and .md")
+    ap.add_argument("--quiet", action="store_true", help="no progress bars (one per phase on stderr: the comparisons "
+                    "made and, for power, the score and step)")
     return ap.parse_args(argv)
 
 
@@ -85,9 +88,10 @@ def main(argv=None) -> int:
     for kind, sizes, reps, runs, extra in (("null", args.sizes, args.null_reps, null_runs, {}),
                                            ("power", args.power_sizes, args.power_reps, power_runs, power_options)):
         for text in [s for s in sizes.split(",") if s] if reps else []:
-            t0 = time.perf_counter()
-            out[kind] += runs(suites, _size(text, limit), reps, n_resamples=args.n_resamples,
-                              n_permutations=args.n_permutations, seed=args.seed, **extra)
+            t0, size = time.perf_counter(), _size(text, limit)
+            with progress_bar(0, f"{kind} at {size.label}", enabled=not args.quiet, unit="comparison") as bar:
+                out[kind] += runs(suites, size, reps, n_resamples=args.n_resamples,
+                                  n_permutations=args.n_permutations, seed=args.seed, bar=bar, **extra)
             out["seconds"][f"{kind} {text}"] = round(time.perf_counter() - t0, 1)
             print(f"{kind} at {text}: {out['seconds'][f'{kind} {text}']} s", file=sys.stderr)
     if out["null"]:
@@ -98,7 +102,8 @@ def main(argv=None) -> int:
         pilot, planned = pair.split(":")
         size_of = (lambda t: Size(limit=int(t)) if t.isdigit() else _size(t, limit))
         t0 = time.perf_counter()
-        out["pilot"] += pilot_runs(suites, size_of(pilot), size_of(planned), args.pilots, seed=args.seed)
+        with progress_bar(0, f"pilot {pair}", enabled=not args.quiet, unit="pilot") as bar:
+            out["pilot"] += pilot_runs(suites, size_of(pilot), size_of(planned), args.pilots, seed=args.seed, bar=bar)
         out["seconds"][f"pilot {pair}"] = round(time.perf_counter() - t0, 1)
         print(f"pilot {pair}: {out['seconds'][f'pilot {pair}']} s", file=sys.stderr)
     if out["pilot"]:

@@ -152,7 +152,7 @@ def _entries(key: tuple, value: float) -> dict:
 
 def compare_many(lay: Layout, pairs: Sequence[tuple[Mapping, Mapping]], *, n_resamples: int = 200,
                  n_permutations: int | None = None, random_state: int = 0, alpha: float = ALPHA,
-                 mdd_pairs: int = 0, thresholds: bool = False) -> list[list[dict]]:
+                 mdd_pairs: int = 0, thresholds: bool = False, bar=None) -> list[list[dict]]:
     """The rows ``t2ibench compare`` gives each pair of simulated audits (label files of ``lay``),
     computed as it computes them (each run's values, both runs scored together, the same
     decisions: :func:`~benchmark.compare.comparison.pair_row`,
@@ -162,7 +162,8 @@ def compare_many(lay: Layout, pairs: Sequence[tuple[Mapping, Mapping]], *, n_res
     ``thresholds``, each compared row's ``threshold``: the |tested quantity| above which its own
     swaps reject it, the family's other p-values fixed (:func:`~benchmark.compare.paired.holm_level`,
     :func:`~benchmark.compare.paired.rejection_threshold`), and ``threshold_first``, at Holm's first
-    step (alpha / m, what the MDD promises whatever the other tests do)."""
+    step (alpha / m, what the MDD promises whatever the other tests do). ``bar``: a progress bar
+    (tqdm) advanced by one per pair compared."""
     sets = [labels for pair in pairs for labels in pair]
     values = score_copies(lay, sets)
     runs = [_run(f"{i // 2}{'ab'[i % 2]}", lay, labels) for i, labels in enumerate(sets)]
@@ -195,6 +196,8 @@ def compare_many(lay: Layout, pairs: Sequence[tuple[Mapping, Mapping]], *, n_res
                 simulate_printed_mdd(plain, lay.probes, [pairs[start + r][0].get, pairs[start + r][1].get],
                                      pairs=mdd_pairs, seed=random_state + start + r, layout_of=lambda _: lay)
             out.append(plain)
+            if bar is not None:
+                bar.update(1)
     return out
 
 
@@ -215,16 +218,33 @@ def draw_pairs(lay: Layout, truth: Truth, count: int, seed: int, change: float =
 
 
 def null_runs(suites: Sequence[str], size: Size, reps: int, *, n_resamples: int = 50, n_permutations: int = 200,
-              seed: int = 0, truth: Truth | None = None, lay: Layout | None = None) -> list[dict]:
+              seed: int = 0, truth: Truth | None = None, lay: Layout | None = None, bar=None) -> list[dict]:
     """Null rates at ``size``: ``reps`` pairs of audits of one model compared; per score the share
-    called significant after Holm (with its interval), and the family-wise share."""
+    called significant after Holm (with its interval), and the family-wise share. ``bar``: a
+    progress bar (tqdm) whose total grows by the pairs compared and that advances as they are."""
     truth = truth or Truth()
     lay = lay or layout(probes_at(suites, size))
     tally = Tally()
+    _grow(bar, reps)
     for rows in compare_many(lay, draw_pairs(lay, truth, reps, seed), n_resamples=n_resamples,
-                             n_permutations=n_permutations, random_state=seed):
+                             n_permutations=n_permutations, random_state=seed, bar=bar):
         tally.add(rows)
     return tally.table(size.label)
+
+
+def _grow(bar, count: int, doing: str | None = None) -> None:
+    """Add ``count`` steps to a progress bar's total (and say what it is doing now), if there is one."""
+    if bar is not None:
+        bar.total = (bar.total or 0) + count
+        _doing(bar, doing)
+
+
+def _doing(bar, what: str | None) -> None:
+    """Name the step a progress bar is on (its postfix), if there is one."""
+    if bar is not None:
+        if what:
+            bar.set_postfix_str(what, refresh=False)
+        bar.refresh()
 
 
 # --------------------------------------------------------------------------- power at the printed MDD
@@ -306,7 +326,7 @@ def _refined(moved_at, target: float, t: float, low: tuple, high: tuple, steps: 
 def power_runs(suites: Sequence[str], size: Size, reps: int, *, scores: Sequence[str] | None = None,
                n_resamples: int = 50, n_permutations: int = 200, seed: int = 0, truth: Truth | None = None,
                draws: int = PLANT_DRAWS, lay: Layout | None = None, pilots: int = POWER_PILOTS,
-               mdd_pairs: int = MDD_PAIRS) -> list[dict]:
+               mdd_pairs: int = MDD_PAIRS, bar=None) -> list[dict]:
     """Power at the printed MDD, for one model the truth draws: per compared score (of ``scores``),
     the MDD comparisons of ``size`` print (the median of ``pilots`` null comparisons, their MDD
     simulated from ``mdd_pairs`` pairs as ``t2ibench compare`` does; 0: the normal formula's), the change
@@ -323,33 +343,43 @@ def power_runs(suites: Sequence[str], size: Size, reps: int, *, scores: Sequence
     more). A comparison whose p-value could not decide kept its few swaps (a coarse threshold);
     it lay below the threshold of p = alpha, about 0.8 SE short of Holm's first step, so the count
     holds while the mean planted lies within :data:`RECENTRED_WITHIN` of the MDD (else ``at_mdd``
-    is None)."""
+    is None).
+
+    ``bar``: a progress bar (tqdm) counting the comparisons: the null ones first, then each score's
+    changed ones (its total grows by them once the scores are known; the postfix names the step)."""
     truth = truth or Truth()
     lay = lay or layout(probes_at(suites, size))
     cells = truth.cells(lay, np.random.default_rng([seed, 12_345]))
     printed: dict[tuple, list] = {}
+    _grow(bar, pilots, "null comparisons, their MDD simulated")
     for rows in compare_many(lay, draw_pairs(lay, truth, pilots, seed + 99_999, cells=cells), n_resamples=n_resamples,
-                             n_permutations=n_permutations, random_state=99_999, mdd_pairs=mdd_pairs):
+                             n_permutations=n_permutations, random_state=99_999, mdd_pairs=mdd_pairs, bar=bar):
         for r in rows:
             if r["status"] == "compared" and (not scores or r["name"] in scores):
                 printed.setdefault(entry_key(r), []).append(r)
+    # "not detectable" counts as an infinite MDD: the median is one where most comparisons print one
+    medians = {key: float(np.median([np.inf if r["mdd"] is None else r["mdd"] for r in rows]))
+               for key, rows in printed.items()}
+    _grow(bar, reps * sum(bool(np.isfinite(m)) for m in medians.values()))
     out = []
     for key, rows in printed.items():
         where = {(rows[0]["label_file"], key[1])}
-        # "not detectable" counts as an infinite MDD: the median is one where most comparisons print one
-        mdd = float(np.median([np.inf if r["mdd"] is None else r["mdd"] for r in rows]))
+        mdd = medians[key]
         if not np.isfinite(mdd):  # nothing to plant
             out.append({"size": size.label, "score": key[0], "suite": key[1], "subset": key[2],
                         "estimator": key[3] or key[4], "mdd": None, "change": None,
                         "how": next(r.get("mdd_reason") for r in rows if r["mdd"] is None), "n": 0, "rate": None,
                         "low": None, "high": None})
             continue
+        name = f"{key[0]} ({key[3] or key[4]})"
+        _doing(bar, f"{name}: placing the change")
         t, shift = change_for(lay, truth, cells, key, mdd, where, draws=draws, seed=seed)
+        _doing(bar, f"{name}: comparisons with the change")
         worseward = -1.0 if get_metadata(key[0]).lower_is_better is False else 1.0  # the tested B - A, worse > 0
         found, planted, thresholds, firsts, decided = 0, [], [], [], []
         for compared in compare_many(lay, draw_pairs(lay, truth, reps, seed + 50_000, t, where, shift, cells),
                                      n_resamples=n_resamples, n_permutations=n_permutations, random_state=seed,
-                                     thresholds=True):
+                                     thresholds=True, bar=bar):
             (r,) = [r for r in compared if entry_key(r) == key]
             hit = bool(r["status"] == "compared" and r["significant"] and r["change"] == "worse")
             found += int(hit)
@@ -362,15 +392,8 @@ def power_runs(suites: Sequence[str], size: Size, reps: int, *, scores: Sequence
         # the change the comparisons saw: ``draws`` audits place the change's expected value only to a
         # few percent, and power moves by several points with it
         mean = float(np.mean(planted)) if planted else None
-        at_mdd = None
-        if planted and abs(mean - mdd) <= RECENTRED_WITHIN * mdd:
-            seen, thresholds = np.asarray(planted), np.asarray(thresholds)
-            moved = seen - mean + mdd
-            hits = int(np.sum(moved > thresholds))
-            at_low, at_high = clopper_pearson(hits, reps)
-            at_mdd = {"rate": hits / reps, "low": at_low, "high": at_high, "n": reps,
-                      "threshold_agrees": float(np.mean((seen > thresholds) == np.asarray(decided))),
-                      "first_step": float(np.sum(moved > np.asarray(firsts)) / reps)}
+        at_mdd = _found_at(mdd, planted, thresholds, firsts, decided, reps) \
+            if planted and abs(mean - mdd) <= RECENTRED_WITHIN * mdd else None
         out.append({"size": size.label, "score": key[0], "suite": key[1], "subset": key[2],
                     "estimator": key[3] or key[4], "mdd": mdd, "change": t,
                     "how": "shift of the slot" if shift else "towards each cell's majority", "n": reps,
@@ -378,6 +401,21 @@ def power_runs(suites: Sequence[str], size: Size, reps: int, *, scores: Sequence
                     "planted_se": float(np.std(planted, ddof=1) / np.sqrt(len(planted))) if len(planted) > 1 else None,
                     "at_mdd": at_mdd})
     return out
+
+
+def _found_at(mdd: float, planted: Sequence[float], thresholds: Sequence[float], firsts: Sequence[float],
+              decided: Sequence[bool], reps: int) -> dict:
+    """Power at the MDD itself (:func:`power_runs`' ``at_mdd``): the changed comparisons' tested
+    quantities (``planted``, worse > 0) moved so that their mean is ``mdd``, counted against each
+    one's own threshold (and at Holm's first step, ``firsts``), with how often the thresholds give
+    the comparisons' own verdicts (``decided``)."""
+    seen, thresholds = np.asarray(planted, dtype=float), np.asarray(thresholds, dtype=float)
+    moved = seen - seen.mean() + mdd
+    hits = int(np.sum(moved > thresholds))
+    low, high = clopper_pearson(hits, reps)
+    return {"rate": hits / reps, "low": low, "high": high, "n": reps,
+            "threshold_agrees": float(np.mean((seen > thresholds) == np.asarray(decided))),
+            "first_step": float(np.sum(moved > np.asarray(firsts, dtype=float)) / reps)}
 
 
 # --------------------------------------------------------------------------- the plan's MDD against the truth
@@ -403,17 +441,21 @@ def true_mdd(lay: Layout, truth: Truth, pairs: int, seed: int = 0) -> dict[tuple
 
 
 def pilot_runs(suites: Sequence[str], pilot: Size, planned: Size, pilots: int, *, pairs: int = 200,
-               seed: int = 0, truth: Truth | None = None, plan_pairs: int = 50, every: int = 1) -> list[dict]:
+               seed: int = 0, truth: Truth | None = None, plan_pairs: int = 50, every: int = 1,
+               bar=None) -> list[dict]:
     """The MDD ``--pilot`` plans for an audit of ``planned`` from ``pilots`` pilot audits of
     ``pilot`` (each drawn from ``truth``), per headline score, against the true MDD of the
-    planned design: the median ratio and its range."""
+    planned design: the median ratio and its range. ``bar``: a progress bar (tqdm) advanced by
+    one per pilot planned."""
     from benchmark.runner.planning import planned_mdd_from_labels
 
     truth = truth or Truth()
     planned_lay = layout(probes_at(suites, planned, every))
     pilot_lay = layout(probes_at(suites, pilot, every))
+    _grow(bar, pilots, "the true MDD")
     truth_mdd = true_mdd(planned_lay, truth, pairs, seed)
     ratios: dict[tuple, list[float]] = {}
+    _doing(bar, "pilots planned")
     for i in range(pilots):
         rng = np.random.default_rng([seed, 80_000 + i])
         values = truth.cells(pilot_lay, rng)
@@ -424,6 +466,8 @@ def pilot_runs(suites: Sequence[str], pilot: Size, planned: Size, pilots: int, *
             k = entry_key(r)
             if "mdd" in r and k in truth_mdd and truth_mdd[k] > 0:
                 ratios.setdefault(k, []).append(r["mdd"] / truth_mdd[k])
+        if bar is not None:
+            bar.update(1)
     out = []
     for k, v in sorted(ratios.items(), key=str):
         v = np.asarray(v)

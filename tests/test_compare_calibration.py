@@ -23,11 +23,13 @@ compared as ``t2ibench compare`` compares them (the first test checks the fast p
 
 from __future__ import annotations
 
+import io
 import types
 
 import numpy as np
 import pytest
 from scipy import stats
+from tqdm import tqdm
 
 from benchmark.compare import compare_loaded
 from benchmark.calibration import (
@@ -74,8 +76,10 @@ def test_the_fast_path_gives_the_rows_of_compare_loaded():
 @pytest.mark.parametrize("size", [Size(per_prompt=1), Size(per_prompt=2), Size(per_prompt=3), Size()],
                          ids=["1-per-prompt", "2-per-prompt", "3-per-prompt", "full"])
 def test_no_change_is_called_significant_at_most_at_the_level(size):
+    bar = tqdm(total=0, file=io.StringIO())  # the bench's progress: one step per pair compared
     rows = null_runs(SUITES, size, REPS, n_resamples=20, n_permutations=60, seed=1,
-                     lay=layout(probes_at(SUITES, size, EVERY)))
+                     lay=layout(probes_at(SUITES, size, EVERY)), bar=bar)
+    assert bar.n == bar.total == REPS
     family = rows[-1]
     scores = {(r["score"], r["estimator"]): r for r in rows[:-1]}
     print("\n".join(f"{size.label}: {r['score']} {r['estimator']} {r['rate']:.3f}" for r in rows))
@@ -104,8 +108,11 @@ def test_a_change_of_the_printed_mdd_is_found_four_times_in_five():
     three scores were found in 97.5%, 100% and 97.5% of 40. bench/compare_calibration.py measures
     every score."""
     lay = layout(probes_at(["gep_neutral"], Size()))
+    bar = tqdm(total=0, file=io.StringIO())
     rows = power_runs(["gep_neutral"], Size(), POWER_REPS, scores=["gep_score_neutral"], n_resamples=20,
-                      n_permutations=100, seed=2, draws=12, lay=lay, pilots=5, mdd_pairs=MDD_PAIRS)
+                      n_permutations=100, seed=2, draws=12, lay=lay, pilots=5, mdd_pairs=MDD_PAIRS, bar=bar)
+    # the bench's progress: the null comparisons, then each score's changed ones, the step named
+    assert bar.n == bar.total == 5 + 3 * POWER_REPS and "comparisons with the change" in bar.postfix
     print("\n".join(f"{r['score']} {r['estimator']}: MDD {r['mdd']} change {r['change']} found {r['rate']} at the MDD "
                     f"{r['at_mdd']}" for r in rows))
     assert len(rows) == 3 and all(r["mdd"] is not None for r in rows), rows
@@ -122,7 +129,9 @@ def test_the_pilot_plans_the_true_mdd_of_the_planned_design():
     """A pilot of two images per prompt plans the full design: its MDD within 0.8-1.25 of the
     true one (2.80 x the spread of the difference over pairs of audits drawn from the truth),
     gender and skin-tone MAD included."""
-    rows = pilot_runs(SUITES, Size(per_prompt=2), Size(), 2, pairs=50, seed=3, plan_pairs=30, every=EVERY)
+    bar = tqdm(total=0, file=io.StringIO())
+    rows = pilot_runs(SUITES, Size(per_prompt=2), Size(), 2, pairs=50, seed=3, plan_pairs=30, every=EVERY, bar=bar)
+    assert bar.n == bar.total == 2
     by = {(r["score"], r["estimator"]): r for r in rows}
     print("\n".join(f"{r['score']} {r['estimator']}: {r['median']:.2f} [{r['low']:.2f}, {r['high']:.2f}]"
                     for r in rows))
