@@ -32,6 +32,7 @@ from benchmark.compare.comparison import finish_rows, pair_row
 from benchmark.compare.joint import score_pairs
 from benchmark.compare.paired import ALPHA, POWER, holm_level, rejection_threshold
 from benchmark.compare.runs import Run
+from benchmark.present.progress import grow, name_step
 from benchmark.runner.planning import MDD_PAIRS, simulate_printed_mdd
 from benchmark.runner.probe_choice import build_probes, limit_probes, prompt_key
 from benchmark.runner.simulate import Layout, Truth, audit_config, draw_labels, image_effects, layout, score_copies
@@ -225,26 +226,11 @@ def null_runs(suites: Sequence[str], size: Size, reps: int, *, n_resamples: int 
     truth = truth or Truth()
     lay = lay or layout(probes_at(suites, size))
     tally = Tally()
-    _grow(bar, reps)
+    grow(bar, reps)
     for rows in compare_many(lay, draw_pairs(lay, truth, reps, seed), n_resamples=n_resamples,
                              n_permutations=n_permutations, random_state=seed, bar=bar):
         tally.add(rows)
     return tally.table(size.label)
-
-
-def _grow(bar, count: int, doing: str | None = None) -> None:
-    """Add ``count`` steps to a progress bar's total (and say what it is doing now), if there is one."""
-    if bar is not None:
-        bar.total = (bar.total or 0) + count
-        _doing(bar, doing)
-
-
-def _doing(bar, what: str | None) -> None:
-    """Name the step a progress bar is on (its postfix), if there is one."""
-    if bar is not None:
-        if what:
-            bar.set_postfix_str(what, refresh=False)
-        bar.refresh()
 
 
 # --------------------------------------------------------------------------- power at the printed MDD
@@ -351,7 +337,7 @@ def power_runs(suites: Sequence[str], size: Size, reps: int, *, scores: Sequence
     lay = lay or layout(probes_at(suites, size))
     cells = truth.cells(lay, np.random.default_rng([seed, 12_345]))
     printed: dict[tuple, list] = {}
-    _grow(bar, pilots, "null comparisons, their MDD simulated")
+    grow(bar, pilots, "null comparisons, their MDD simulated")
     for rows in compare_many(lay, draw_pairs(lay, truth, pilots, seed + 99_999, cells=cells), n_resamples=n_resamples,
                              n_permutations=n_permutations, random_state=99_999, mdd_pairs=mdd_pairs, bar=bar):
         for r in rows:
@@ -360,7 +346,7 @@ def power_runs(suites: Sequence[str], size: Size, reps: int, *, scores: Sequence
     # "not detectable" counts as an infinite MDD: the median is one where most comparisons print one
     medians = {key: float(np.median([np.inf if r["mdd"] is None else r["mdd"] for r in rows]))
                for key, rows in printed.items()}
-    _grow(bar, reps * sum(bool(np.isfinite(m)) for m in medians.values()))
+    grow(bar, reps * sum(bool(np.isfinite(m)) for m in medians.values()))
     out = []
     for key, rows in printed.items():
         where = {(rows[0]["label_file"], key[1])}
@@ -372,9 +358,9 @@ def power_runs(suites: Sequence[str], size: Size, reps: int, *, scores: Sequence
                         "low": None, "high": None})
             continue
         name = f"{key[0]} ({key[3] or key[4]})"
-        _doing(bar, f"{name}: placing the change")
+        name_step(bar, f"{name}: placing the change")
         t, shift = change_for(lay, truth, cells, key, mdd, where, draws=draws, seed=seed)
-        _doing(bar, f"{name}: comparisons with the change")
+        name_step(bar, f"{name}: comparisons with the change")
         worseward = -1.0 if get_metadata(key[0]).lower_is_better is False else 1.0  # the tested B - A, worse > 0
         found, planted, thresholds, firsts, decided = 0, [], [], [], []
         for compared in compare_many(lay, draw_pairs(lay, truth, reps, seed + 50_000, t, where, shift, cells),
@@ -452,10 +438,10 @@ def pilot_runs(suites: Sequence[str], pilot: Size, planned: Size, pilots: int, *
     truth = truth or Truth()
     planned_lay = layout(probes_at(suites, planned, every))
     pilot_lay = layout(probes_at(suites, pilot, every))
-    _grow(bar, pilots, "the true MDD")
+    grow(bar, pilots, "the true MDD")
     truth_mdd = true_mdd(planned_lay, truth, pairs, seed)
     ratios: dict[tuple, list[float]] = {}
-    _doing(bar, "pilots planned")
+    name_step(bar, "pilots planned")
     for i in range(pilots):
         rng = np.random.default_rng([seed, 80_000 + i])
         values = truth.cells(pilot_lay, rng)

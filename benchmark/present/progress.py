@@ -54,6 +54,22 @@ def progress_bar(total: int, desc: str, *, enabled: bool = True, unit: str = "im
                 position=position, leave=True, smoothing=0.1)
 
 
+def grow(bar, count: int, step: str | None = None) -> None:
+    """Add ``count`` to the total of a bar whose work is known only as it goes, and name the step it is
+    on (its postfix) when ``step`` is given; nothing when ``bar`` is None."""
+    if bar is not None:
+        bar.total = (bar.total or 0) + count
+        name_step(bar, step)
+
+
+def name_step(bar, step: str | None) -> None:
+    """Show ``step`` as the bar's postfix (redrawn now); nothing when ``bar`` is None."""
+    if bar is not None:
+        if step:
+            bar.set_postfix_str(step, refresh=False)
+        bar.refresh()
+
+
 def say(line: str) -> None:
     """One line on stderr that does not break a progress bar drawn there (tqdm's ``write``)."""
     tqdm.write(line, file=sys.stderr)

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats.mstats import hdquantiles
 
-from benchmark.present.progress import progress_bar
+from benchmark.present.progress import grow, progress_bar
 from benchmark.runner.simulate import Fit, Layout, draw_labels, image_effects, layout, score_copies
 from benchmark.scores.design import POWER, mdd_factor
 from benchmark.scores.metadata import get_metadata
@@ -141,9 +141,7 @@ def detectable_changes(fit: Fit, lay: Layout, critical: Mapping[tuple, tuple[flo
     read_by: dict = {}
     grid = np.asarray(MDD_GRID, dtype=float)
     width = 1 + len(grid) + 2 * len(SWAP_GRID)
-    if bar is not None:
-        bar.total = (bar.total or 0) + pairs * width
-        bar.refresh()
+    grow(bar, pairs * width)
     scored = score_copies(lay, _draw_sets(fit, lay, pairs, seed, shift), config, chunk=_chunk(lay), read_by=read_by,
                           advance=None if bar is None else bar.update)
     out = {}
