@@ -597,6 +597,29 @@ def test_image_browser_streams_a_hub_dataset():
         images.hub_images("org/imgs", None, load=offline)
 
 
+def test_the_boards_download_folder_is_removed_when_the_process_ends(tmp_path):
+    """Each board built writes its CSV / Parquet downloads to a temporary folder of its own: it
+    exists while the board is served and is gone once the process ends (one was left behind by
+    every launch and every test run)."""
+    pytest.importorskip("gradio")
+    import os
+    import subprocess
+    import sys
+
+    results = write_sample_results(tmp_path / "lb")
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    script = ("import os, sys; from submissions.leaderboard.app import build_app; build_app(results_dir=sys.argv[1]); "
+              "print(sorted(os.listdir(os.environ['TMPDIR'])))")
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "TMPDIR": str(temp), "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", script, str(results)], env=env, cwd=root, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "t2ibench-leaderboard-downloads-" in done.stdout  # there while the board was up
+    assert not [p.name for p in temp.iterdir() if p.name.startswith("t2ibench-leaderboard-downloads-")]
+
+
 def test_no_app_sends_analytics(tmp_path, tiny_audit, monkeypatch):
     """Both Gradio apps start Gradio one way (benchmark.extras.require_gradio): analytics off in
     the environment before Gradio is imported, and in each app's Blocks, whatever the

@@ -12,6 +12,8 @@ sent to the server (a hidden button the page's script clicks), which orders ever
 
 from __future__ import annotations
 
+import atexit
+import shutil
 import tempfile
 import threading
 from collections import OrderedDict
@@ -335,6 +337,7 @@ def _wire_downloads(st: BoardState, csv_btn, parquet_btn, filters) -> None:
     at once (the hidden download button is clicked by the page's script once its file is set)."""
     download = gr.DownloadButton("file", visible="hidden", elem_id="lb-download-file")
     folder = Path(tempfile.mkdtemp(prefix="t2ibench-leaderboard-downloads-"))
+    atexit.register(shutil.rmtree, folder, True)  # one per board built: gone when the server stops
 
     def make(fmt: str):
         def write(*values):
