@@ -175,6 +175,23 @@ def test_errors(labels, categories, groups, match):
         mad_score(labels, categories, groups, n_resamples=0)
 
 
+def test_pandas_columns_score_as_their_lists():
+    """A label column as pandas keeps it (Arrow strings, pandas 3's default; object; categorical)
+    scores as its Python list does, per group in np.unique's order; a missing value is named."""
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    labels = list(rng.choice(MST, 60))
+    groups = list(rng.choice(["nurse", "Nurse", "éditeur", "a b", "z"], 60))
+    want = mad_score(labels, MST, groups, n_resamples=50)
+    assert list(want["per_group_mad"]) == list(np.unique(groups))
+    for dtype in ("str", object, "category"):
+        got = mad_score(pd.Series(labels, dtype=dtype), MST, pd.Series(groups, dtype=dtype), n_resamples=50)
+        assert got == want, dtype
+    with pytest.raises(ValueError, match=r"predictions\[2\] is .*expected a string"):
+        mad_score(pd.Series(["1", "2", None], dtype="str"), MST, n_resamples=0)
+
+
 def test_distribution_and_presence_errors():
     with pytest.raises(ValueError, match="NaN"):
         mad_from_distribution([0.5, float("nan")])

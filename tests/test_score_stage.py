@@ -464,3 +464,19 @@ def test_a_suite_whose_every_image_was_flagged_says_so_not_missing_labels(tmp_pa
     assert suite["status"] != "scored" and suite["excluded"]["nsfw"] == 6
     assert suite["reason"] == "every one of its 6 images was flagged by the safety checker and left out"
     assert not any("missing" in str(e.get("reason")) for e in results["scores"])
+
+
+def test_label_rows_get_their_images_probe_fields_as_a_left_merge_would():
+    """The label rows of a suite joined with their images' probe fields (taken by position where
+    every image has its own probe id, merged where not): the frame a left merge on probe_id gives,
+    row order, columns and dtypes included."""
+    from benchmark.tasks.context import _with_probe_fields
+
+    images = pd.DataFrame({"probe_id": ["p2", "p0", "p1"], "prompt": ["b", "c", "a"], "seed": [2, 0, 1],
+                           "suite": ["s"] * 3, "label": ["x", "y", "z"]}).set_index("probe_id", drop=False)
+    rows = pd.DataFrame({"probe_id": ["p1", "p1", "p2", "p0"], "label": ["m", "f", "m", "f"]}, index=[7, 3, 5, 1])
+    want = rows.merge(images[["prompt", "seed", "suite", "probe_id"]].reset_index(drop=True), on="probe_id", how="left")
+    pd.testing.assert_frame_equal(_with_probe_fields(rows, images), want)
+    twice = pd.concat([images, images.iloc[:1].assign(seed=9)])  # an id on two images: both rows, as merge gives
+    got = _with_probe_fields(rows, twice)
+    assert len(got) == 5 and sorted(got.loc[got["probe_id"] == "p2", "seed"]) == [2, 9]

@@ -95,7 +95,7 @@ def _swapped(a: Mapping[str, pd.DataFrame], b: Mapping[str, pd.DataFrame], probe
     """A and B with the images of ``probes`` swapped (what the paired randomization test does)."""
     out_a, out_b = {}, {}
     for kind in a:
-        in_a, in_b = a[kind]["probe_id"].astype(str).isin(probes), b[kind]["probe_id"].astype(str).isin(probes)
+        in_a, in_b = a[kind]["probe_id"].isin(probes), b[kind]["probe_id"].isin(probes)  # ids: the layout's strings
         out_a[kind] = pd.concat([a[kind][~in_a], b[kind][in_b]], ignore_index=True)
         out_b[kind] = pd.concat([b[kind][~in_b], a[kind][in_a]], ignore_index=True)
     return out_a, out_b

@@ -157,7 +157,9 @@ def layout(probes: pd.DataFrame) -> Layout:
                 s = slots.setdefault(slot, len(slots))
                 c = cells.setdefault((s, prompt_key(str(r["probe_id"]))), len(cells))
                 rows.setdefault(a.label_file, []).append({**named, "slot": s, "cell": c})
-    return Layout(probes, {k: pd.DataFrame(v) for k, v in rows.items()}, list(slots), list(cells), left_out)
+    # the label keys' text as Python strings: every drawn label file is a copy of them (_plain_strings)
+    return Layout(probes, {k: _plain_strings(pd.DataFrame(v)) for k, v in rows.items()}, list(slots), list(cells),
+                  left_out)
 
 
 # --------------------------------------------------------------------------- values of cells
@@ -478,12 +480,12 @@ def score_copies(lay: Layout, label_sets: list[Mapping[str, pd.DataFrame]], conf
     options = ScoringOptions(2, task_options=task_options())
     for start in range(0, len(label_sets), chunk):
         part = label_sets[start:start + chunk]
-        ids = lay.probes["probe_id"].astype(str)
+        ids = lay.probes["probe_id"]  # copy_tag writes each id as text
         manifest = pd.concat([lay.probes.assign(probe_id=pd.Series(copy_tag(ids, c), index=lay.probes.index,
                                                                    dtype=object))
                               for c in range(len(part))], ignore_index=True).assign(nsfw=False)
         kinds = {k for labels in part for k in labels}
-        stacked = {k: pd.concat([labels[k].assign(probe_id=pd.Series(copy_tag(labels[k]["probe_id"].astype(str), c),
+        stacked = {k: pd.concat([labels[k].assign(probe_id=pd.Series(copy_tag(labels[k]["probe_id"], c),
                                                                      index=labels[k].index, dtype=object))
                                  for c, labels in enumerate(part) if k in labels], ignore_index=True) for k in kinds}
         manifest = _plain_strings(manifest)

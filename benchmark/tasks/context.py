@@ -113,6 +113,17 @@ def labellers_of(frame: pd.DataFrame) -> list[tuple[str | None, str | None, pd.D
     return out
 
 
+def _with_probe_fields(rows: pd.DataFrame, imgs: pd.DataFrame) -> pd.DataFrame:
+    """``rows`` (each of a probe id in ``imgs``' index) with their image's probe fields, in order
+    (a left merge on probe_id). Taken by position where every image has its own id: a merge
+    factorizes its text keys through pandas' Arrow strings, most of a simulated audit's scoring."""
+    fields = [c for c in imgs.columns if c not in rows.columns]
+    if not imgs.index.is_unique:
+        return rows.merge(imgs[fields + ["probe_id"]].reset_index(drop=True), on="probe_id", how="left")
+    taken = imgs[fields].iloc[imgs.index.get_indexer(rows["probe_id"])].reset_index(drop=True)
+    return pd.concat([rows.reset_index(drop=True), taken], axis=1)
+
+
 class ScoringContext:
     """The run's images, label files and probe configs, and the outputs being built.
 
@@ -221,8 +232,7 @@ class ScoringContext:
             why = self.missing(kind) if df is None else f"no rows for this suite in {get_label_file(kind).relpath}"
             self.missing_parts.setdefault(suite, []).append(why)
             return None, why
-        probe_cols = [c for c in imgs.columns if c not in rows.columns or c == "probe_id"]
-        joined = rows.merge(imgs[probe_cols].reset_index(drop=True), on="probe_id", how="left")
+        joined = _with_probe_fields(rows, imgs)
         self.status[suite].add_excluded(f"unlabelled ({kind})", int((~imgs.index.isin(rows["probe_id"])).sum()))
         return joined, None
 

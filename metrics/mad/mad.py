@@ -11,6 +11,7 @@ import contextvars
 from dataclasses import asdict
 from dataclasses import dataclass
 from dataclasses import field
+from itertools import repeat
 from typing import Any
 from typing import Callable
 from typing import Iterable
@@ -174,14 +175,18 @@ def as_str_array(name: str, values: Any) -> np.ndarray:
     """``values`` as a 1-D object array of str, non-empty, no None / NaN."""
     if isinstance(values, str):
         raise ValueError(f"{name} must be a list of strings, not one string")
-    arr = np.asarray(list(values), dtype=object)
+    # a pandas column converts in one call; iterating pandas' Arrow strings (pandas 3's default)
+    # costs a Python call per element
+    to_numpy = getattr(values, "to_numpy", None)
+    arr = to_numpy(dtype=object) if callable(to_numpy) else np.asarray(list(values), dtype=object)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be a flat list of strings")
     if arr.size == 0:
         raise ValueError(f"{name} is empty")
-    for i, v in enumerate(arr):
-        if not isinstance(v, str):
-            raise ValueError(f"{name}[{i}] is {v!r}; expected a string")
+    if not set(map(type, arr)) <= {str}:  # the types in C; the loop below only for what is not plain str
+        for i, v in enumerate(arr):
+            if not isinstance(v, str):
+                raise ValueError(f"{name}[{i}] is {v!r}; expected a string")
     return arr
 
 
@@ -244,9 +249,11 @@ def _categories(categories: Any) -> list[str]:
 def _codes(labels: Any, categories: Any) -> tuple[np.ndarray, list[str]]:
     cats = _categories(categories)
     lab = as_str_array("predictions", labels)
-    check_in("predictions", lab, cats)
     index = {c: i for i, c in enumerate(cats)}
-    return np.fromiter((index[v] for v in lab), dtype=np.int64, count=len(lab)), cats
+    codes = np.fromiter(map(index.get, lab, repeat(-1)), dtype=np.int64, count=len(lab))  # the lookups in C
+    if np.any(codes < 0):
+        check_in("predictions", lab, cats)  # names the first label outside the categories
+    return codes, cats
 
 
 def _group_codes(groups: Any, n: int) -> tuple[np.ndarray, list[str]]:
@@ -254,8 +261,9 @@ def _group_codes(groups: Any, n: int) -> tuple[np.ndarray, list[str]]:
         return np.zeros(n, dtype=np.int64), [""]
     grp = as_str_array("groups", groups)
     check_same_length(predictions=range(n), groups=grp)
-    names, codes = np.unique(grp, return_inverse=True)
-    return codes.astype(np.int64), [str(g) for g in names]
+    names = sorted(set(grp))  # np.unique's order, without sorting every row by Python comparisons
+    index = {g: i for i, g in enumerate(names)}
+    return np.fromiter(map(index.__getitem__, grp), dtype=np.int64, count=len(grp)), [str(g) for g in names]
 
 
 def _per_group_mad(codes: np.ndarray, g_codes: np.ndarray, n_groups: int, n_cats: int) -> np.ndarray:

@@ -177,14 +177,18 @@ def as_str_array(name: str, values: Any) -> np.ndarray:
     """``values`` as a 1-D object array of str, non-empty, no None / NaN."""
     if isinstance(values, str):
         raise ValueError(f"{name} must be a list of strings, not one string")
-    arr = np.asarray(list(values), dtype=object)
+    # a pandas column converts in one call; iterating pandas' Arrow strings (pandas 3's default)
+    # costs a Python call per element
+    to_numpy = getattr(values, "to_numpy", None)
+    arr = to_numpy(dtype=object) if callable(to_numpy) else np.asarray(list(values), dtype=object)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be a flat list of strings")
     if arr.size == 0:
         raise ValueError(f"{name} is empty")
-    for i, v in enumerate(arr):
-        if not isinstance(v, str):
-            raise ValueError(f"{name}[{i}] is {v!r}; expected a string")
+    if not set(map(type, arr)) <= {str}:  # the types in C; the loop below only for what is not plain str
+        for i, v in enumerate(arr):
+            if not isinstance(v, str):
+                raise ValueError(f"{name}[{i}] is {v!r}; expected a string")
     return arr
 
 

@@ -23,6 +23,7 @@ left out before calling these functions, as the release skips them.
 
 from __future__ import annotations
 
+from itertools import repeat
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -68,9 +69,11 @@ def _categories(categories: Any) -> list[str]:
 def _codes(labels: Any, categories: Any) -> tuple[np.ndarray, list[str]]:
     cats = _categories(categories)
     lab = as_str_array("predictions", labels)
-    check_in("predictions", lab, cats)
     index = {c: i for i, c in enumerate(cats)}
-    return np.fromiter((index[v] for v in lab), dtype=np.int64, count=len(lab)), cats
+    codes = np.fromiter(map(index.get, lab, repeat(-1)), dtype=np.int64, count=len(lab))  # the lookups in C
+    if np.any(codes < 0):
+        check_in("predictions", lab, cats)  # names the first label outside the categories
+    return codes, cats
 
 
 def _group_codes(groups: Any, n: int) -> tuple[np.ndarray, list[str]]:
@@ -78,8 +81,9 @@ def _group_codes(groups: Any, n: int) -> tuple[np.ndarray, list[str]]:
         return np.zeros(n, dtype=np.int64), [""]
     grp = as_str_array("groups", groups)
     check_same_length(predictions=range(n), groups=grp)
-    names, codes = np.unique(grp, return_inverse=True)
-    return codes.astype(np.int64), [str(g) for g in names]
+    names = sorted(set(grp))  # np.unique's order, without sorting every row by Python comparisons
+    index = {g: i for i, g in enumerate(names)}
+    return np.fromiter(map(index.__getitem__, grp), dtype=np.int64, count=len(grp)), [str(g) for g in names]
 
 
 def category_distribution(labels: Any, categories: Any) -> dict[str, float]:
