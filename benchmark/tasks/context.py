@@ -116,7 +116,8 @@ def labellers_of(frame: pd.DataFrame) -> list[tuple[str | None, str | None, pd.D
 def _with_probe_fields(rows: pd.DataFrame, imgs: pd.DataFrame) -> pd.DataFrame:
     """``rows`` (each of a probe id in ``imgs``' index) with their image's probe fields, in order
     (a left merge on probe_id). Taken by position where every image has its own id: a merge
-    factorizes its text keys through pandas' Arrow strings, most of a simulated audit's scoring."""
+    factorizes its text keys through pandas' Arrow strings, the largest single cost (9%) of
+    scoring simulated audits."""
     fields = [c for c in imgs.columns if c not in rows.columns]
     if not imgs.index.is_unique:
         return rows.merge(imgs[fields + ["probe_id"]].reset_index(drop=True), on="probe_id", how="left")
