@@ -25,6 +25,7 @@ from scipy.optimize import brentq
 from scipy.stats.mstats import hdquantiles
 
 from benchmark.present.progress import grow, progress_bar
+from benchmark.runner.shared_seeds import SharedSeeds
 from benchmark.runner.simulate import Fit, Layout, draw_labels, image_effects, layout, score_copies
 from benchmark.scores.design import POWER, mdd_factor
 from benchmark.scores.metadata import get_metadata
@@ -43,6 +44,11 @@ MDD_PAIRS = 48
 #: the changes tried: the share of each label's probability moved towards its cell's majority (or,
 #: where that cannot reach the MDD, towards the slot's first value)
 MDD_GRID = (0.0, 0.06, 0.14, 0.25, 0.4, 0.6, 1.0)
+#: pairs of simulated audits that share one draw of the fit's cells: q's spread at a change is taken
+#: within such groups (one model's, as in the comparison), not across the cells' posterior, whose spread
+#: of the expected change no comparison of one model has (docs/compare.md, "The tested quantity's spread
+#: at the change")
+CELL_GROUP = 4
 #: the changes at which the swap test's critical value is simulated too (in between: fitted over all of
 #: them by :func:`_growth`; reaching 1.0 puts the fit where the change's share of the variance is largest)
 SWAP_GRID = (0.0, 0.4, 1.0)
@@ -101,16 +107,19 @@ def _swapped(a: Mapping[str, pd.DataFrame], b: Mapping[str, pd.DataFrame], probe
     return out_a, out_b
 
 
-def _draw_sets(fit: Fit, lay: Layout, pairs: int, seed: int, shift: bool) -> list[dict]:
+def _draw_sets(fit: Fit, lay: Layout, pairs: int, seed: int, shift: bool,
+               shared: SharedSeeds | None = None) -> list[dict]:
     """Per pair: A, B at every change of :data:`MDD_GRID` (the same random numbers at every one),
     then A and B with a random half of the probes swapped at every change of :data:`SWAP_GRID`
-    (the same half at every one)."""
+    (the same half at every one). Each :data:`CELL_GROUP` pairs share a draw of the fit's cells;
+    the images of a pair share what ``shared`` says their seeds share (else nothing)."""
     ids = lay.probes["probe_id"].astype(str).to_numpy()
     sets: list[dict] = []
     for p in range(pairs):
         rng = np.random.default_rng([seed, p])
-        values = fit.cells(lay, rng)  # each pair its own draw of the fit's uncertain cells
-        effects = image_effects(lay, values, rng)
+        if p % CELL_GROUP == 0:
+            cells = fit.cells(lay, np.random.default_rng([seed, p // CELL_GROUP, 2]))
+        values, effects = shared.effects(lay, cells, rng) if shared else (cells, image_effects(lay, cells, rng))
         a = draw_labels(lay, values, effects, rng)
         half = set(ids[rng.uniform(size=len(ids)) < 0.5])
         b = {t: draw_labels(lay, values, effects, np.random.default_rng([seed, p, 1]), t, shift=shift)
@@ -123,13 +132,14 @@ def _draw_sets(fit: Fit, lay: Layout, pairs: int, seed: int, shift: bool) -> lis
 
 def detectable_changes(fit: Fit, lay: Layout, critical: Mapping[tuple, tuple[float, float]], *, pairs: int = MDD_PAIRS,
                        power: float = POWER, seed: int = 0, config: Mapping | None = None,
-                       shift: bool = False, bar=None) -> dict[tuple, dict]:
+                       shift: bool = False, shared: SharedSeeds | None = None, bar=None) -> dict[tuple, dict]:
     """Per score entry of ``critical`` (its key -> the |tested quantity| its comparison's swap test
     needs to reject, and the spread of its swaps): the smallest change it detects with ``power``,
     simulated from ``fit``.
 
-    ``pairs`` pairs of audits of ``lay`` are drawn from the fit (each pair its own draw of the
-    cells from their posterior, images drawn independently); B's labels are pushed by each change t of :data:`MDD_GRID` towards each
+    ``pairs`` pairs of audits of ``lay`` are drawn from the fit (each :data:`CELL_GROUP` pairs a draw
+    of the cells from their posterior, the images of a pair sharing what ``shared`` says); B's
+    labels are pushed by each change t of :data:`MDD_GRID` towards each
     cell's majority (``shift``: the slot's first value; :func:`benchmark.runner.simulate.draw_labels`)
     with the same random numbers at every t. Per t, the tested quantity q = badness(B) - badness(A)
     of every pair, and the critical value the swap test would need for such a pair: the
@@ -144,8 +154,8 @@ def detectable_changes(fit: Fit, lay: Layout, critical: Mapping[tuple, tuple[flo
     grid = np.asarray(MDD_GRID, dtype=float)
     width = 1 + len(grid) + 2 * len(SWAP_GRID)
     grow(bar, pairs * width)
-    scored = score_copies(lay, _draw_sets(fit, lay, pairs, seed, shift), config, chunk=_chunk(lay), read_by=read_by,
-                          advance=None if bar is None else bar.update)
+    scored = score_copies(lay, _draw_sets(fit, lay, pairs, seed, shift, shared), config, chunk=_chunk(lay),
+                          read_by=read_by, advance=None if bar is None else bar.update)
     out = {}
     for key, (c, se) in critical.items():
         files = read_by.get(key) or ("",)
@@ -157,7 +167,8 @@ def detectable_changes(fit: Fit, lay: Layout, critical: Mapping[tuple, tuple[flo
         q = bad[:, 1:1 + len(grid)] - bad[:, :1]
         swaps = bad[:, 2 + len(grid)::2] - bad[:, 1 + len(grid)::2]
         out[key] = _change_found(q, swaps, (c, se), power, max(3, pairs // 2),
-                                 categorical=_reads_categories(lay, files[-1], key[1]))
+                                 categorical=_reads_categories(lay, files[-1], key[1]),
+                                 groups=np.arange(pairs) // CELL_GROUP)
     return out
 
 
@@ -168,11 +179,12 @@ def _reads_categories(lay: Layout, label_file: str, suite: str) -> bool:
 
 
 def _change_found(q: np.ndarray, swaps: np.ndarray, critical: tuple[float, float], power: float, least: int,
-                  categorical: bool = False) -> dict:
+                  categorical: bool = False, groups: np.ndarray | None = None) -> dict:
     """One score's detectable change (see :func:`detectable_changes`) from its tested quantity
     ``q`` (pairs x :data:`MDD_GRID`), its swapped pairs' (pairs x :data:`SWAP_GRID`) and the
     comparison's (critical value, spread of its swaps); ``categorical``: the score reads categorical
-    labels (how the swaps widen, :func:`_growth`)."""
+    labels (how the swaps widen, :func:`_growth`); ``groups``: per pair, the draw of the cells it
+    shares (q's spread is taken within them; default: one draw for all)."""
     c, se = critical
     grid, swap_grid = np.asarray(MDD_GRID, dtype=float), np.asarray(SWAP_GRID, dtype=float)
     ok = np.isfinite(swaps[:, 0]) & np.isfinite(q[:, 0])
@@ -187,12 +199,12 @@ def _change_found(q: np.ndarray, swaps: np.ndarray, critical: tuple[float, float
     if len(q) < least or fitted < 2:
         return {"reason": "undefined on most simulated audits of this size"}
     moved = np.mean(q - q[:, :1], axis=0)  # the expected change (E q at t = 0 is 0: A and B alike)
-    # the simulated images of a pair are independent; the comparison's share their seeds (one
-    # model twice gives near-identical images): q's spread around its mean is put on the scale of
-    # the comparison's own (its swaps' spread over the simulated pairs' at no change)
-    spread0 = float(np.std(q[:, 0], ddof=1))
+    # q's spread around its mean within the draws of the cells, put on the scale of the
+    # comparison's own (its swaps' spread over the simulated pairs' at no change)
+    dev = _within(q, np.zeros(len(keep), np.int64)[keep] if groups is None else np.asarray(groups)[keep])
+    spread0 = float(np.sqrt(np.mean(dev[:, 0] ** 2))) if len(dev) else 0.0
     if spread0 > 0 and se > 0:
-        q = moved + (q - q.mean(axis=0)) * (se / spread0)
+        q = moved + dev * (se / spread0)
     # the (1 - power) quantile of q (Harrell-Davis: steadier than one order statistic of a few
     # pairs) over the critical value such a pair's swaps would need; monotone in t
     low = np.asarray(hdquantiles(q, prob=[1 - power], axis=0), dtype=float).ravel()
@@ -203,6 +215,18 @@ def _change_found(q: np.ndarray, swaps: np.ndarray, critical: tuple[float, float
     if first == 0:
         return {"mdd": float(moved[0]), "change": 0.0}
     return _crossing(grid, np.maximum.accumulate(moved), margin, first)
+
+
+def _within(q: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """The rows of ``q`` less their group's mean, scaled to unbiased variance (sqrt(n / (n - 1)) for a
+    group of n); groups of one row left out."""
+    _, index, counts = np.unique(groups, return_inverse=True, return_counts=True)
+    sums = np.zeros((len(counts), q.shape[1]))
+    np.add.at(sums, index, q)
+    n = counts[index][:, None].astype(float)
+    several = n[:, 0] > 1
+    dev = (q - sums[index] / n)[several] * np.sqrt(n[several] / (n[several] - 1))
+    return dev
 
 
 def _crossing(grid: np.ndarray, moved: np.ndarray, margin: np.ndarray, first: int) -> dict:
@@ -308,19 +332,21 @@ def simulate_printed_mdd(rows: list[dict], probes: pd.DataFrame,
     if not wanted or pairs <= 0:
         return
     lay = layout_of(probes)
-    frames = {k: [f for f in (frame_of(k) for frame_of in labels) if f is not None and len(f)] for k in lay.keys}
+    runs = [{k: frame_of(k) for k in lay.keys} for frame_of in labels]
+    frames = {k: [run[k] for run in runs if run[k] is not None and len(run[k])] for k in lay.keys}
     lay = _named_like_runs(lay, frames)
     fit = Fit.of(probes, {k: pd.concat(v, ignore_index=True) if v else None for k, v in frames.items()})
+    shared = SharedSeeds.of(fit, lay, *runs) if len(runs) == 2 else None
     critical = {k: (r["critical"], r["se"]) for k, r in wanted.items()}
     bar = progress_bar(0, "simulating the MDD", enabled=progress, unit="audit")
     try:
-        found = detectable_changes(fit, lay, critical, pairs=pairs, seed=seed, config=config, bar=bar)
+        found = detectable_changes(fit, lay, critical, pairs=pairs, seed=seed, config=config, shared=shared, bar=bar)
         short = {k for k, res in found.items() if "reason" in res}
         if short:  # another kind of change for those: the slot shifted one way, simulated on their suites alone
             suites = {k[1] for k in short}
             sub_config = {**config, "suites": [s for s in config["suites"] if s in suites]} if config else None
             shifted = detectable_changes(fit, _suites_of(lay, suites), {k: critical[k] for k in short}, pairs=pairs,
-                                         seed=seed, config=sub_config, shift=True, bar=bar)
+                                         seed=seed, config=sub_config, shift=True, shared=shared, bar=bar)
             found.update({k: {**res, "shift": True} for k, res in shifted.items() if "mdd" in res})
     except ValueError as exc:  # a score refuses the simulated labels (values outside its range): said, not hidden
         found = {k: {"unfitted": f"the simulated audits cannot be scored: {exc}"} for k in wanted}

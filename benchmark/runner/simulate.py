@@ -47,7 +47,8 @@ from benchmark.tasks.context import ScoringOptions
 from benchmark.tasks.of_run import score_tables
 from benchmark.tasks.registry import task_options
 
-__all__ = ["Fit", "Layout", "Truth", "audit_config", "draw_labels", "image_effects", "layout", "score_copies"]
+__all__ = ["Fit", "Layout", "Truth", "audit_config", "draw_labels", "image_effects", "layout", "score_copies",
+           "slot_rows"]
 
 NO_FACE = "none"
 #: a probability of exactly 0 or 1 (a score carried as float32) is put this far inside before its logit
@@ -249,14 +250,24 @@ class ImageEffects:
     shift: dict[str, np.ndarray]
 
 
-def image_effects(lay: Layout, values: CellValues, rng: np.random.Generator, seed: float | None = None,
-                  seed_sd: float = 0.0) -> ImageEffects:
+def image_effects(lay: Layout, values: CellValues, rng: np.random.Generator, seed: float | np.ndarray | None = None,
+                  seed_sd: float | np.ndarray = 0.0) -> ImageEffects:
     """Each label row's probabilities (its cell's, or a Dirichlet of concentration ``seed`` around
-    them) and logit shift (normal, ``seed_sd``)."""
+    them) and logit shift (normal, ``seed_sd``); either one number or one per slot of ``lay`` (a
+    concentration of 0: the cell's own probabilities)."""
     probs, shift = {}, {}
     for kind, keys in lay.keys.items():
         cell = keys["cell"].to_numpy()
         p = values.probs[cell]
+        if np.ndim(seed) or np.ndim(seed_sd):  # per slot
+            slot = keys["slot"].to_numpy()
+            conc = np.broadcast_to(np.asarray(0.0 if seed is None else seed, dtype=float), (len(lay.slots),))[slot]
+            own = conc > 0
+            probs[kind] = p.copy()
+            probs[kind][own] = _dirichlet_rows(rng, conc[own, None] * p[own])
+            shift[kind] = rng.normal(0.0, 1.0, len(cell)) * np.broadcast_to(np.asarray(seed_sd, float),
+                                                                             (len(lay.slots),))[slot]
+            continue
         probs[kind] = _dirichlet_rows(rng, seed * p) if seed else p
         shift[kind] = rng.normal(0.0, seed_sd, len(cell)) if seed_sd else np.zeros(len(cell))
     return ImageEffects(probs, shift)
@@ -322,6 +333,21 @@ def _frame(kind: str, keys: pd.DataFrame, value: np.ndarray, x: np.ndarray, cont
 # --------------------------------------------------------------------------- a fit to a pilot
 
 
+def slot_rows(probes: pd.DataFrame, labels: Mapping[str, pd.DataFrame | None]):
+    """Each label row of the modelled label files as (its slot's :attr:`Slot.loose` key, its probe
+    id, its raw value), for the rows of ``probes``."""
+    suite_of = dict(zip(probes["probe_id"].astype(str), probes["suite"].astype(str)))
+    for kind, frame in labels.items():
+        if frame is None or not len(frame) or kind not in ("gender", "attributes", "skin_tone"):
+            continue
+        spec = get_label_file(kind)
+        cols = [c for c in spec.key if c in frame.columns and c not in _TEXT and c != "annotator"]
+        frame = frame[frame["probe_id"].astype(str).isin(suite_of)]
+        raw = _raw_values(kind, frame)
+        for (pid, *key), value in zip(frame[["probe_id", *cols]].itertuples(index=False, name=None), raw):
+            yield (kind, suite_of[str(pid)], tuple(zip(cols, key))), str(pid), value
+
+
 def _codes_of(kind: str, values: np.ndarray, slot: Slot) -> np.ndarray:
     """Each raw value's category index in ``slot`` (-1 when outside it), or the float values."""
     if slot.continuous:
@@ -356,17 +382,8 @@ class Fit:
     def of(cls, probes: pd.DataFrame, labels: Mapping[str, pd.DataFrame | None]) -> "Fit":
         """The pilot's rows of each label file, by slot and prompt (``probes``: its probe rows)."""
         fit = cls()
-        suite_of = dict(zip(probes["probe_id"].astype(str), probes["suite"].astype(str)))
-        for kind, frame in labels.items():
-            if frame is None or not len(frame) or kind not in ("gender", "attributes", "skin_tone"):
-                continue
-            spec = get_label_file(kind)
-            cols = [c for c in spec.key if c in frame.columns and c not in _TEXT and c != "annotator"]
-            frame = frame[frame["probe_id"].astype(str).isin(suite_of)]
-            raw = _raw_values(kind, frame)
-            for (pid, *key), value in zip(frame[["probe_id", *cols]].itertuples(index=False, name=None), raw):
-                loose = (kind, suite_of[str(pid)], tuple(zip(cols, key)))
-                fit.observed.setdefault(loose, {}).setdefault(prompt_key(str(pid)), []).append(value)
+        for loose, pid, value in slot_rows(probes, labels):
+            fit.observed.setdefault(loose, {}).setdefault(prompt_key(pid), []).append(value)
         return fit
 
     def _values(self, slot: Slot, raw: list) -> np.ndarray:
