@@ -63,7 +63,7 @@ class SharedSeeds:
             except ValueError:
                 continue
             for p, v in (cells or {}).items():
-                codes = (fit._values(slot, [x for x, _ in v]), fit._values(slot, [y for _, y in v]))
+                codes = (fit.codes(slot, [x for x, _ in v]), fit.codes(slot, [y for _, y in v]))
                 stats.setdefault(_group(slot), []).append(codes + (logit,))
         n = len(lay.slots)
         out = cls(np.zeros(n), np.zeros(n), np.full(n, np.nan))

@@ -386,7 +386,8 @@ class Fit:
             fit.observed.setdefault(loose, {}).setdefault(prompt_key(pid), []).append(value)
         return fit
 
-    def _values(self, slot: Slot, raw: list) -> np.ndarray:
+    def codes(self, slot: Slot, raw: list) -> np.ndarray:
+        """Raw values of ``slot`` (as :func:`slot_rows` gives them) as its category indices, or floats."""
         if slot.kind == "attributes":
             raw = [sc if slot.continuous else lab for lab, sc in raw]
         return _codes_of(slot.kind, raw, slot)
@@ -403,7 +404,7 @@ class Fit:
                 raise ValueError(f"the pilot has no {slot.kind} labels of {slot.suite} like "
                                  f"{', '.join(f'{c}={v}' for c, v in slot.key)}")
             cells = {p: v[np.isfinite(v)] if slot.continuous else v[v >= 0]
-                     for p, v in ((p, self._values(slot, raw)) for p, raw in seen.items())}
+                     for p, v in ((p, self.codes(slot, raw)) for p, raw in seen.items())}
             cells = {p: v for p, v in cells.items() if len(v)}
             logit = slot.continuous and all(((v >= 0) & (v <= 1)).all() for v in cells.values())
             if logit:  # probabilities (or cosines) in [0, 1]: modelled on the logit scale, drawn back into it
