@@ -32,6 +32,8 @@ from benchmark.runner.probe_choice import prompt_key
 
 __all__ = ["SharedSeeds"]
 
+#: the group of every categorical slot (:func:`_group`)
+CATEGORICAL = ("categorical",)
 #: the concentrations kept to (a near-identical pair of images, an image that is only its prompt)
 CONCENTRATION = (1e-3, 1e4)
 
@@ -58,23 +60,27 @@ class SharedSeeds:
         stats: dict[tuple, list] = {}  # per group of slots: their prompts' paired codes
         for slot in lay.slots:
             cells = paired.get(slot.loose)
+            if not cells:
+                continue
             try:
-                logit = fit.hyper(slot)[0].get("logit", False) if cells else False
+                logit = fit.hyper(slot)[0].get("logit", False)
             except ValueError:
                 continue
-            for p, v in (cells or {}).items():
+            for v in cells.values():
                 codes = (fit.codes(slot, [x for x, _ in v]), fit.codes(slot, [y for _, y in v]))
                 stats.setdefault(_group(slot), []).append(codes + (logit,))
+        # one estimate per group, given to each of its slots
+        estimate = {g: _concentration(codes) if g == CATEGORICAL else _continuous(codes) for g, codes in stats.items()}
         n = len(lay.slots)
         out = cls(np.zeros(n), np.zeros(n), np.full(n, np.nan))
         for s, slot in enumerate(lay.slots):
-            codes = stats.get(_group(slot))
-            if not codes:
+            found = estimate.get(_group(slot))
+            if found is None:
                 continue
             if slot.continuous:
-                out.shift_sd[s], out.noise_sd[s] = _continuous(codes)
+                out.shift_sd[s], out.noise_sd[s] = found
             else:
-                out.concentration[s] = _concentration(codes, len(slot.categories))
+                out.concentration[s] = found
         return out
 
     def effects(self, lay: Layout, values: CellValues, rng: np.random.Generator) -> tuple[CellValues, ImageEffects]:
@@ -91,7 +97,7 @@ def _group(slot) -> tuple:
     beyond two of its prompt is a few points of agreement, which one slot's, or one label file's,
     few hundred images do not say; a seed fixes all that an image shows), and the continuous ones
     of one label file, suite and estimator (one scale)."""
-    return ("categorical",) if not slot.continuous else (slot.kind, slot.suite, dict(slot.key).get("estimator"))
+    return CATEGORICAL if not slot.continuous else (slot.kind, slot.suite, dict(slot.key).get("estimator"))
 
 
 def _continuous(codes: Sequence[tuple[np.ndarray, np.ndarray, bool]]) -> tuple[float, float]:
@@ -114,7 +120,7 @@ def _continuous(codes: Sequence[tuple[np.ndarray, np.ndarray, bool]]) -> tuple[f
     return math.sqrt(shift), math.sqrt(noise)
 
 
-def _concentration(codes: Sequence[tuple[np.ndarray, np.ndarray, bool]], k: int) -> float:
+def _concentration(codes: Sequence[tuple[np.ndarray, np.ndarray, bool]]) -> float:
     """The Dirichlet concentration of a group of categorical slots' seeds from their prompts' paired
     codes (0: the two labels of an image agree no more than two images of its prompt: nothing
     shared)."""
@@ -127,7 +133,7 @@ def _concentration(codes: Sequence[tuple[np.ndarray, np.ndarray, bool]], k: int)
             continue
         agree = int(np.sum(x == y))
         same, images = same + agree, images + n
-        counts = np.bincount(np.r_[x, y], minlength=k).astype(float)
+        counts = np.bincount(np.r_[x, y]).astype(float)
         diff_agree += float((counts * (counts - 1)).sum()) - 2 * agree  # ordered pairs of two images that agree
         diff_pairs += 2 * n * (2 * n - 1) - 2 * n
     if not images or diff_pairs <= 0:
