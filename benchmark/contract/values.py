@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["plain_value"]
+__all__ = ["flag_array", "plain_value"]
 
 
 def plain_value(value: Any) -> Any:
@@ -28,3 +28,13 @@ def plain_value(value: Any) -> Any:
     if value is pd.NA or value is pd.NaT:
         return None
     return value
+
+
+def flag_array(column: pd.Series) -> np.ndarray:
+    """A flag column (bools, 0/1, with gaps) as a bool array, a missing flag False. The same on
+    pandas 2 and 3: ``fillna(False)`` on an object column warns on pandas 2 that it will stop
+    downcasting."""
+    present = column.notna().to_numpy()
+    out = np.zeros(len(column), dtype=bool)
+    out[present] = column[present].astype(bool).to_numpy()
+    return out

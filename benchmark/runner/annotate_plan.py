@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+import numpy as np
 import pandas as pd
 
 from benchmark.contract import run_folder as rf
@@ -19,6 +20,7 @@ from benchmark.annotate.registry import (
 from benchmark.probes import list_suites
 from benchmark.probes.source import configs_of_record, suite_families
 from benchmark.contract.run_folder_check import image_path_error, resolves_inside
+from benchmark.contract.values import flag_array
 from benchmark.contract.withheld import withheld_counts
 from benchmark.tasks import tasks_for_suites
 from benchmark.runner.annotate_summary import AnnotationSummary
@@ -222,14 +224,13 @@ def make_plan(run_dir: Path, given: dict, *, suites: Any, force: bool, device: s
     families = suite_families(run_config.get("probes"), present)
     summary = AnnotationSummary(run_dir=run_dir)
     in_scope = manifest[manifest["suite"].isin(scope)]
-    nsfw = in_scope["nsfw"].fillna(False).astype(bool) if "nsfw" in in_scope.columns \
-        else pd.Series(False, index=in_scope.index)
+    nsfw = flag_array(in_scope["nsfw"]) if "nsfw" in in_scope.columns else np.zeros(len(in_scope), dtype=bool)
     if int(nsfw.sum()):  # placeholders of withheld images (refused / missing) are counted by their reason
-        withheld = withheld_counts(run_dir, in_scope.loc[nsfw.to_numpy(), "probe_id"])
+        withheld = withheld_counts(run_dir, in_scope.loc[nsfw, "probe_id"])
         for reason, n in {**withheld, "nsfw": int(nsfw.sum()) - sum(withheld.values())}.items():
             if n:
                 summary.skipped[reason] = n
-    images = RunImages(run_dir, in_scope[~nsfw.to_numpy()])
+    images = RunImages(run_dir, in_scope[~nsfw])
     images.check_paths()
     summary.n_images = len(images.rows)
     annotators = _annotators(families, scope, annotator_options(run_config, given), images, summary)

@@ -26,6 +26,7 @@ from benchmark.annotate.label_files import LABEL_FILES, key_part
 from benchmark.annotate.registry import AnnotateContext
 from benchmark.contract import run_folder as rf
 from benchmark.contract.run_folder_check import Problem
+from benchmark.contract.values import flag_array
 from benchmark.probes.source import configs_of_record, suite_families
 from benchmark.runner.annotate_plan import annotator_options, choose_annotators
 from benchmark.runner.annotate_summary import annotate_record
@@ -89,7 +90,7 @@ def label_gap_problems(run_dir: str | Path, config: dict) -> list[Problem]:
     except Exception:  # missing or damaged: reported by the folder check
         return []
     if "nsfw" in manifest.columns:  # images withheld or flagged are labelled by no annotator
-        manifest = manifest[~manifest["nsfw"].fillna(False).astype(bool).to_numpy()]
+        manifest = manifest[~flag_array(manifest["nsfw"])]
     images = manifest
     frames = _label_frames(run_dir)
     suite_of = dict(zip(images["probe_id"].astype(str), images["suite"]))

@@ -36,6 +36,7 @@ from scipy import special
 from benchmark.annotate.label_files import get_label_file
 from benchmark.annotate.registry import AnnotateContext, list_annotator_kinds
 from benchmark.annotate.vqa_answers import UNIDENTIFIABLE
+from benchmark.contract.values import flag_array
 from benchmark.probes.registry import load_config
 from benchmark.probes.source import open_probe_set, suite_families
 from benchmark.runner.annotate_plan import annotator_parameters
@@ -360,7 +361,7 @@ def _raw_values(kind: str, frame: pd.DataFrame) -> list:
     """A label file's rows as the values a slot's categories name (a score where none)."""
     if kind == "skin_tone":
         return [NO_FACE if not f or m is None or (isinstance(m, float) and math.isnan(m)) else int(m)
-                for f, m in zip(frame["face_found"].fillna(False), frame["mst"])]
+                for f, m in zip(flag_array(frame["face_found"]), frame["mst"])]
     if kind == "attributes":
         return [(int(lab) if lab == lab and lab is not None else None, float(sc) if sc == sc and sc is not None
                  else None) for lab, sc in zip(frame["label"], frame["score"])]

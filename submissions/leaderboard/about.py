@@ -13,6 +13,7 @@ import pyarrow.compute as pc
 
 import benchmark
 from benchmark.contract.results import PACKAGE_NAME
+from benchmark.contract.values import flag_array
 from benchmark.papers import PAPERS, paper_label
 from benchmark.present.text import direction_text, markdown_table, md_escape, range_text
 from benchmark.scores.metadata import SCORE_METADATA
@@ -104,7 +105,7 @@ def people_markdown(index: BoardIndex | None = None) -> str:
     """How scores corrected with people's labels are shown and ranked, and how many rows of the board have one."""
     rows = 0
     if index is not None and "human_checked" in index.table.schema.names and index.table.num_rows:
-        rows = int(index.row_frame()["human_checked"].fillna(False).astype(bool).sum())
+        rows = int(flag_array(index.row_frame()["human_checked"]).sum())
     count = (f"On this board {rows:,} of {len(index):,} rows have such a score." if index is not None and rows else
              "No row of this board has one yet.")
     return (f"An audit may correct a score with people's labels of a random sample of its images (prediction-powered "

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from benchmark.contract.values import flag_array
 from benchmark.tasks.dalleval.scores import average_value_score, mad_score
 from benchmark.tasks.context import ScoringContext, groups_of, labellers_of
 from benchmark.tasks.dalleval import metadata
@@ -81,7 +82,7 @@ def _score_skin_tone(ctx: ScoringContext, suite: str, frame: pd.DataFrame) -> No
     values = dalleval_probes.skin_tone_values(config)
     for annotator, sub in groups_of(frame, "annotator"):
         sub = sub.drop_duplicates("probe_id")
-        face = sub["face_found"].fillna(False).astype(bool) & sub["mst"].notna()
+        face = flag_array(sub["face_found"]) & sub["mst"].notna().to_numpy()
         ctx.status[suite].add_excluded(NO_FACE, int((~face).sum()))
         known = sub[face]
         if known.empty:
