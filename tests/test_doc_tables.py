@@ -92,7 +92,7 @@ def test_the_calibration_tables_are_the_measured_runs_of_the_docs_recipe(tmp_pat
 
     suites, limit, _ = recipe_of((ROOT / "docs" / "compare.md").read_text(encoding="utf-8"))
     runs = sorted((ROOT / doc_tables.CALIBRATION_RUNS).glob("*/compare_calibration.json"))
-    assert {p.parent.name for p in runs} == {"null", *doc_tables.POWER_RUNS, "pilot-recipe-full", "pilot-300-full"}
+    assert {p.parent.name for p in runs} == set(doc_tables.MEASURED_RUNS)
     for path in runs:
         doc = json.loads(path.read_text())
         assert (doc["suites"], doc["limit"]) == (suites, limit), path
@@ -107,3 +107,24 @@ def test_the_calibration_tables_are_the_measured_runs_of_the_docs_recipe(tmp_pat
     power.unlink()
     assert doc_tables.main(["--check", "--root", str(tmp_path)]) == 2
     assert "cannot be read as the calibration script's output" in capsys.readouterr().err
+
+
+def test_the_runs_list_says_what_each_run_recorded_and_not_more(tmp_path, capsys):
+    """docs/compare.md lists each measured run with what its JSON records; a run made before the
+    script recorded its seed or commit says "not recorded", and a run made again changes the list."""
+    from benchmark.present.calibration_tables import runs_table
+
+    table = runs_table([("power-x", {"seed": 3, "commit": "0123456789ab", "date": "2026-12-01T02:00:00Z",
+                                     "power": [{"n": 100}, {"n": 0}], "seconds": {"power recipe": 3000.0}}),
+                        ("old", {"null": [{"n": 200}, {"n": 200}], "pilot": [{"n": 10}], "seconds": {"null 1": 60.0}})])
+    assert "| power-x | 100 comparisons per score | 3 | 0123456 | 2026-12-01 | power recipe 50 |" in table
+    assert "| old | 200 pairs per size; 10 pilots per score | not recorded | not recorded | not recorded | null 1 1 |" \
+        in table
+    shutil.copytree(ROOT / "docs", tmp_path / "docs")
+    shutil.copytree(ROOT / doc_tables.CALIBRATION_RUNS, tmp_path / doc_tables.CALIBRATION_RUNS)
+    path = tmp_path / doc_tables.CALIBRATION_RUNS / "power-full" / "compare_calibration.json"
+    doc = json.loads(path.read_text())
+    doc["commit"] = "fedcba9876543"
+    path.write_text(json.dumps(doc))
+    assert doc_tables.main(["--check", "--root", str(tmp_path)]) == 1
+    assert capsys.readouterr().out == "stale docs/compare.md: calibration-runs\n"

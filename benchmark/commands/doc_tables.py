@@ -27,7 +27,7 @@ from pathlib import Path
 import benchmark
 from benchmark.annotate.kinds import get_annotator_kind
 from benchmark.papers import paper_label
-from benchmark.present.calibration_tables import TABLE_OF_PART, pooled_power, power_models_table
+from benchmark.present.calibration_tables import TABLE_OF_PART, pooled_power, power_models_table, runs_table
 from benchmark.present.terminal import print_error
 from benchmark.present.text import better_text, markdown_table, md_escape, range_text
 from benchmark.registries import EVALUATE_MODULES, PAPERS, SCORE_METADATA, TASKS
@@ -116,15 +116,31 @@ def module_table(modules: Mapping | None = None) -> str:
 CALIBRATION_RUNS = "bench/measured/compare_calibration"
 
 
+def _calibration_doc(root: Path, run: str) -> dict:
+    """The JSON of a measured run, as the script wrote it."""
+    path = Path(root) / CALIBRATION_RUNS / run / "compare_calibration.json"
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path} cannot be read as the calibration script's output: {exc}") from exc
+
+
 def _calibration_run(root: Path, run: str, *fields: str) -> list:
     """The ``fields`` of a measured run's JSON: its rows of a part (null, power, pilot), its
     ``seed`` (the model its truth drew)."""
-    path = Path(root) / CALIBRATION_RUNS / run / "compare_calibration.json"
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-        return [doc[field] for field in fields]
-    except (OSError, ValueError, KeyError) as exc:
-        raise ValueError(f"{path} cannot be read as the calibration script's output: {exc}") from exc
+    doc = _calibration_doc(root, run)
+    missing = [field for field in fields if field not in doc]
+    if missing:
+        raise ValueError(f"{Path(root) / CALIBRATION_RUNS / run / 'compare_calibration.json'} cannot be read as the "
+                         f"calibration script's output: it has no {', '.join(missing)}")
+    return [doc[field] for field in fields]
+
+
+def calibration_runs_table(runs: tuple[str, ...]) -> Callable[[Path], str]:
+    """The writer of the list of the measured ``runs``: what, seed, commit, day and minutes of each."""
+    def make(root: Path) -> str:
+        return runs_table([(run, _calibration_doc(root, run)) for run in runs])
+    return make
 
 
 def calibration_table(runs: tuple[str, ...], part: str) -> Callable[[Path], str]:
@@ -146,15 +162,20 @@ def calibration_power_table(runs: tuple[str, ...]) -> Callable[[Path], str]:
 
 #: the power runs docs/compare.md pools: three models at the recipe's size and at full (the script's --seed 0, 1, 2)
 POWER_RUNS = ("power-recipe", "power-recipe-s1", "power-recipe-s2", "power-full", "power-full-s1", "power-full-s2")
+#: the pilot runs: a pilot at the recipe's size and one at --limit 300, each planning the full suites
+PILOT_RUNS = ("pilot-recipe-full", "pilot-300-full")
+#: every measured run the page's tables read, in the order the page lists them
+MEASURED_RUNS = ("null", *POWER_RUNS, *PILOT_RUNS)
 
 #: (file relative to the checkout, table name, what writes it from the checkout's root)
 TABLES: list[tuple[str, str, Callable[[Path], str]]] = [
     ("docs/results.md", "scores", lambda root: score_table()),
     ("docs/scores.md", "scores-reference", lambda root: score_reference()),
     ("docs/evaluate_modules.md", "evaluate-modules", lambda root: module_table()),
+    ("docs/compare.md", "calibration-runs", calibration_runs_table(MEASURED_RUNS)),
     ("docs/compare.md", "calibration-null", calibration_table(("null",), "null")),
     ("docs/compare.md", "calibration-power", calibration_power_table(POWER_RUNS)),
-    ("docs/compare.md", "calibration-pilot", calibration_table(("pilot-recipe-full", "pilot-300-full"), "pilot")),
+    ("docs/compare.md", "calibration-pilot", calibration_table(PILOT_RUNS, "pilot")),
 ]
 
 

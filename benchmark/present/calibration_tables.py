@@ -12,7 +12,7 @@ from benchmark.present.text import markdown_table
 from benchmark.scores.proportion import clopper_pearson
 
 __all__ = ["TABLE_OF_PART", "fmt_rate", "null_table", "pilot_table", "pooled_power", "power_models_table",
-           "power_table"]
+           "power_table", "runs_table"]
 
 
 def fmt_rate(r: Mapping) -> str:
@@ -140,6 +140,30 @@ def pilot_table(rows: Sequence[Mapping]) -> str:
                           ([r["pilot"], r["planned"], r["score"], _where(r), f"{r['true_mdd']:.4g}", str(r["n"]),
                             f"{r['median']:.2f} [{r['low']:.2f}, {r['high']:.2f}]", f"{100 * r['within']:.0f}%"]
                            for r in rows), align="llllrrrr")
+
+
+def _counted(doc: Mapping) -> str:
+    """What one run of the script counted: pairs per null size, comparisons per power row, pilots per pilot row."""
+    parts = [(doc.get("null") or [], "pairs per size"), (doc.get("power") or [], "comparisons per score"),
+             (doc.get("pilot") or [], "pilots per score")]
+    return "; ".join(f"{max(r['n'] for r in rows)} {what}" for rows, what in parts if rows)
+
+
+def runs_table(runs: Sequence[tuple[str, Mapping]]) -> str:
+    """The measured runs of bench/compare_calibration.py (``(its folder, its JSON)`` each) as
+    docs/compare.md lists them: what each measured and how many times, its seed (the model the
+    truth drew), the commit and the day it ran at and its wall minutes per part. The script began
+    recording its command and date, then its commit, in late November 2026: older runs say "not
+    recorded" rather than a guess."""
+    def recorded(value) -> str:
+        return "not recorded" if value in (None, "") else str(value)
+
+    return markdown_table(
+        ["folder", "measured", "seed", "commit", "day", "wall minutes"],
+        ([folder, _counted(doc), recorded(doc.get("seed")), recorded((doc.get("commit") or "")[:7]),
+          recorded((doc.get("date") or "")[:10]),
+          ", ".join(f"{part} {seconds / 60:.0f}" for part, seconds in (doc.get("seconds") or {}).items())]
+         for folder, doc in runs), align="llrllr")
 
 
 #: the parts of bench/compare_calibration.py's JSON and the table each is shown as
