@@ -19,9 +19,9 @@ intervals:
     python bench/compare_calibration.py --out bench-results/calibration      # the full table (hours)
     python bench/compare_calibration.py --null-reps 0 --power-sizes recipe --power-reps 100 --pilots 0 \
         --seed 1 --out bench/measured/compare_calibration/power-recipe-s1   # one of the models docs/compare.md
-                                   # pools (--seed 0: power-recipe; 1: -s1; then doc_tables); 37 min here
+                                   # pools (--seed 0: power-recipe; 1: -s1; then doc_tables); 50 min here
     python bench/compare_calibration.py --null-reps 0 --power-sizes full --power-reps 40 --pilots 0 \
-        --seed 1 --out bench/measured/compare_calibration/power-full-s1     # its full-size rows (over 2 h here)
+        --seed 1 --out bench/measured/compare_calibration/power-full-s1     # its full-size rows (1.5-2.5 h here)
     python bench/compare_calibration.py --null-reps 20 --power-reps 0 --pilots 0 --sizes 1,2   # a quick look
 """
 
