@@ -342,18 +342,24 @@ def test_power_of_several_models_pools_their_comparisons():
     assert "| recipe | a | s, e | not run / not run / 0.4 | not run / not run / 80.0% |" in table
     assert "found at the MDD" not in table  # no model recorded it
     # the power at the MDD itself, pooled over the models that recorded it
-    at = {"rate": 0.7, "low": 0.5, "high": 0.9, "n": 40, "threshold_agrees": 1.0}
+    at = {"rate": 0.7, "low": 0.5, "high": 0.9, "n": 40, "threshold_agrees": 1.0, "first_step": 0.65}
     seed_0 = [dict(row("a", 0.2, 0.75, 40), at_mdd=at), dict(row("b", 0.1, 0.8, 40), at_mdd=None)]
-    seed_1 = [dict(row("a", 0.3, 0.85, 60), at_mdd=dict(at, rate=0.9, n=60)), row("b", 0.1, 0.8, 40)]
+    seed_1 = [dict(row("a", 0.3, 0.85, 60), at_mdd=dict(at, rate=0.9, n=60, first_step=0.85)), row("b", 0.1, 0.8, 40)]
     pooled = pooled_power([("seed 0", seed_0), ("seed 1", seed_1)])
     a, b = pooled
     assert (a["at_mdd"]["n"], a["at_mdd"]["rate"], a["at_mdd"]["models"]) == (100, 0.82, ["seed 0", "seed 1"])
     assert b["at_mdd"] is None
     assert (a["at_mdd"]["low"], a["at_mdd"]["high"]) == pytest.approx(clopper_pearson(82, 100))
+    # Holm's first step alone: 26 of 40 and 51 of 60
+    assert (a["at_mdd"]["first_step"]["n"], a["at_mdd"]["first_step"]["rate"]) == (100, 0.77)
     table = power_models_table(pooled)
-    assert "| found worse, all models | found at the MDD |" in table
-    assert "81.0% [" in table and "| 82.0% [" in table and "] of 100 (seed 0, seed 1) |" in table
-    assert table.splitlines()[-1].endswith("| not recorded |")
+    assert "| found worse, all models | found at the MDD | at the MDD, Holm's first step |" in table
+    assert "81.0% [" in table and "| 82.0% [" in table and "] of 100 (seed 0, seed 1) | 77.0% [" in table
+    assert table.splitlines()[-1].endswith("| not recorded | not recorded |")
+    # a model whose runs predate the first step's count: the pooled first step is not recorded
+    del seed_0[0]["at_mdd"]["first_step"]
+    (a, _) = pooled_power([("seed 0", seed_0), ("seed 1", seed_1)])
+    assert a["at_mdd"]["first_step"] is None and "(seed 0, seed 1) | not recorded |" in power_models_table([a])
 
 
 def test_the_shared_seeds_are_estimated_from_the_compared_runs_pairs_of_images():

@@ -80,8 +80,9 @@ def pooled_power(runs: Sequence[tuple[str, Sequence[Mapping]]]) -> list[dict]:
     score: each model's printed MDD and power (``models``), all their comparisons pooled (``rate``
     with its Clopper-Pearson interval; a model that printed "not detectable" adds none), the
     mean planted change over the MDD (``planted``) and the power at the MDD itself of the models
-    that recorded it (``at_mdd``: rate, interval, comparisons and those models' labels; None where
-    none did)."""
+    that recorded it (``at_mdd``: rate, interval, comparisons and those models' labels, and
+    ``first_step``, the same at Holm's first step alone, what the MDD promises; None where none
+    did)."""
     groups: dict[tuple, list] = {}
     for label, rows in runs:
         for r in rows:
@@ -93,6 +94,9 @@ def pooled_power(runs: Sequence[tuple[str, Sequence[Mapping]]]) -> list[dict]:
         planted = [r["planted_mean"] / r["mdd"] for r in tested if r.get("planted_mean")]
         recorded = [(label, r["at_mdd"]) for label, r in members if r["mdd"] is not None and r.get("at_mdd")]
         at_mdd = _pooled([a for _, a in recorded])
+        if at_mdd["n"]:
+            at_mdd["first_step"] = _pooled([{"rate": a.get("first_step"), "n": a["n"]} for _, a in recorded]) \
+                if all(a.get("first_step") is not None for _, a in recorded) else None
         out.append({"size": size, "score": score, "suite": suite, "subset": subset, "estimator": estimator,
                     "models": [{"label": label, "mdd": r["mdd"], "rate": r["rate"], "n": r["n"]}
                                for label, r in members],
@@ -105,7 +109,9 @@ def power_models_table(rows: Sequence[Mapping]) -> str:
     """The rows of :func:`pooled_power` (power at the printed MDD of several models) as
     docs/compare.md shows them: per size and score, each model's printed MDD and power, then all
     their comparisons pooled, and (where any model recorded it) the power at the MDD itself, pooled
-    over the models that did. A model not measured at a row's size shows "not run" in its place."""
+    over the models that did, after Holm's every step and at his first step alone (the test the
+    MDD is defined for: a change of GEP's labels moves its three scores, and Holm's later steps
+    then find one more often). A model not measured at a row's size shows "not run" in its place."""
     labels = list(dict.fromkeys(m["label"] for r in rows for m in r["models"])) or ["model"]
 
     def per_model(r: Mapping, cell) -> str:
@@ -115,13 +121,16 @@ def power_models_table(rows: Sequence[Mapping]) -> str:
     models = " / ".join(labels)
     at_mdd = any(r.get("at_mdd") for r in rows)
     head = ["size", "score", "where", f"printed MDD ({models})", f"found worse ({models})", "planted / MDD",
-            "found worse, all models"] + (["found at the MDD"] if at_mdd else [])
+            "found worse, all models"] + (["found at the MDD", "at the MDD, Holm's first step"] if at_mdd else [])
 
     def at(r: Mapping) -> list[str]:
         a = r.get("at_mdd")
         if not at_mdd:
             return []
-        return [f"{fmt_rate(a)} of {a['n']} ({', '.join(a['models'])})" if a else "not recorded"]
+        if not a:
+            return ["not recorded", "not recorded"]
+        first = a.get("first_step")
+        return [f"{fmt_rate(a)} of {a['n']} ({', '.join(a['models'])})", fmt_rate(first) if first else "not recorded"]
 
     return markdown_table(head, ([r["size"], r["score"], _where(r),
                                   per_model(r, lambda m: "none" if m["mdd"] is None else f"{m['mdd']:.3g}"),
