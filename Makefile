@@ -63,7 +63,7 @@ test-quick: $(STAMP) system-deps
 # pyproject.toml allows pandas 2.2 as well as the pandas 3 that .venv installs: the fast tests again
 # with pandas 2.2 put in front of it (a side folder on PYTHONPATH, .venv itself unchanged), its
 # warnings of behaviour that pandas 3 changes (fillna's downcasting) failing the test. Not part of
-# `make test` (it would add the fast tests' 2-3 minutes to CI): run it after changing frame code.
+# `make test` (it would add the fast tests' 3-4 minutes to CI): run it after changing frame code.
 PANDAS2 ?= pandas==2.2.3
 PANDAS2_DIR ?= out/pandas2
 test-pandas2: $(STAMP) system-deps
