@@ -116,9 +116,14 @@ def module_table(modules: Mapping | None = None) -> str:
 CALIBRATION_RUNS = "bench/measured/compare_calibration"
 
 
+def _calibration_path(root: Path, run: str) -> Path:
+    """Where a measured run's JSON lies in the checkout ``root``."""
+    return Path(root) / CALIBRATION_RUNS / run / "compare_calibration.json"
+
+
 def _calibration_doc(root: Path, run: str) -> dict:
     """The JSON of a measured run, as the script wrote it."""
-    path = Path(root) / CALIBRATION_RUNS / run / "compare_calibration.json"
+    path = _calibration_path(root, run)
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
@@ -131,8 +136,8 @@ def _calibration_run(root: Path, run: str, *fields: str) -> list:
     doc = _calibration_doc(root, run)
     missing = [field for field in fields if field not in doc]
     if missing:
-        raise ValueError(f"{Path(root) / CALIBRATION_RUNS / run / 'compare_calibration.json'} cannot be read as the "
-                         f"calibration script's output: it has no {', '.join(missing)}")
+        raise ValueError(f"{_calibration_path(root, run)} cannot be read as the calibration script's output: "
+                         f"it has no {', '.join(missing)}")
     return [doc[field] for field in fields]
 
 
