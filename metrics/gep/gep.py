@@ -297,10 +297,10 @@ def _gep(preds, grp, att, group_a, group_b, image_ids, confidence_level, n_resam
         if len(keys) != len(keep):
             raise ValueError(f"keys has {len(keys)} entries for {len(keep)} rows")
         keys = keys[keep]
-    attr_names = list(pd.unique(att))  # order of first appearance: keeps the probe's attribute order
+    # codes in order of first appearance: keeps the probe's attribute order
+    a_code, uniques = pd.factorize(att)
+    a_code, attr_names = a_code.astype(np.int64), [str(a) for a in uniques]
     g_code = (grp == group_b).astype(np.int64)  # 0 = group_a, 1 = group_b
-    a_index = {a: i for i, a in enumerate(attr_names)}
-    a_code = np.fromiter((a_index[a] for a in att), dtype=np.int64, count=len(att))
     n_attr = len(attr_names)
     cell = g_code * n_attr + a_code
     counts = np.bincount(cell, minlength=2 * n_attr)
@@ -358,7 +358,8 @@ def _image_units(image_ids: Any, keep: np.ndarray, g_code: np.ndarray, a_code: n
     if len(ids) != len(keep):
         raise ValueError(f"image_ids has {len(ids)} entries for {len(keep)} rows")
     ids = ids[keep]
-    uniq, img = np.unique(ids, return_inverse=True)
+    # sorted like np.unique (the units' order is the bootstrap's), by hashing instead of sorting every row
+    img, uniq = pd.factorize(ids, sort=True)
     order = np.argsort(img, kind="stable")
     lengths = np.bincount(img, minlength=len(uniq))
     starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])

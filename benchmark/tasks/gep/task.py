@@ -50,8 +50,11 @@ def _asked(frame: pd.DataFrame) -> np.ndarray:
     first = ~pd.Series(probe).duplicated().to_numpy()
     of_probe = {pid: _listed(v) for pid, v in zip(probe[first], frame["annotated_attributes"].to_numpy()[first])}
     attribute = frame["attribute"].astype(str).to_numpy()
-    return np.fromiter((s is None or a in s for s, a in zip(map(of_probe.__getitem__, probe), attribute)),
-                       dtype=bool, count=len(frame))
+    # membership of (probe, attribute) in one hashed lookup, not a Python test per row
+    listed = [(pid, a) for pid, s in of_probe.items() if s is not None for a in s]
+    asked = pd.MultiIndex.from_arrays([probe, attribute]).isin(listed) if listed else np.zeros(len(frame), bool)
+    unlisted = [pid for pid, s in of_probe.items() if s is None]
+    return np.asarray(asked, dtype=bool) | pd.Index(probe).isin(unlisted)
 
 
 def group_pairs(config: dict, frame: pd.DataFrame, occupation: bool) -> list[tuple[str, str, str, str | None]]:
