@@ -166,8 +166,8 @@ def calibration_power_table(runs: tuple[str, ...]) -> Callable[[Path], str]:
 
 
 #: the power runs docs/compare.md pools: four models at the recipe's size, three at full (the script's --seed 0-3)
-POWER_RUNS = ("power-recipe", "power-recipe-s1", "power-recipe-s2", "power-recipe-s3", "power-full", "power-full-s1",
-              "power-full-s2")
+POWER_RUNS = ("power-recipe", "power-recipe-s1", "power-recipe-s2", "power-recipe-s3", "power-recipe-s4", "power-full",
+              "power-full-s1", "power-full-s2")
 #: the pilot runs: a pilot at the recipe's size and one at --limit 300, each planning the full suites
 PILOT_RUNS = ("pilot-recipe-full", "pilot-300-full")
 #: every measured run the page's tables read, in the order the page lists them
