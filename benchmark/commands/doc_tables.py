@@ -165,7 +165,7 @@ def calibration_power_table(runs: tuple[str, ...]) -> Callable[[Path], str]:
     return make
 
 
-#: the power runs docs/compare.md pools: four models at the recipe's size, three at full (the script's --seed 0-3)
+#: the power runs docs/compare.md pools: five models at the recipe's size (--seed 0-4), three at full (--seed 0-2)
 POWER_RUNS = ("power-recipe", "power-recipe-s1", "power-recipe-s2", "power-recipe-s3", "power-recipe-s4", "power-full",
               "power-full-s1", "power-full-s2")
 #: the pilot runs: a pilot at the recipe's size and one at --limit 300, each planning the full suites
