@@ -165,9 +165,10 @@ def calibration_power_table(runs: tuple[str, ...]) -> Callable[[Path], str]:
     return make
 
 
-#: the power runs docs/compare.md pools: five models at each size (--seed 0-4)
-POWER_RUNS = ("power-recipe", "power-recipe-s1", "power-recipe-s2", "power-recipe-s3", "power-recipe-s4", "power-full",
-              "power-full-s1", "power-full-s2", "power-full-s3", "power-full-s4")
+#: the power runs docs/compare.md pools: seven models at the recipe's size (--seed 0-6), five at full (--seed 0-4)
+POWER_RUNS = ("power-recipe", "power-recipe-s1", "power-recipe-s2", "power-recipe-s3", "power-recipe-s4",
+              "power-recipe-s5", "power-recipe-s6", "power-full", "power-full-s1", "power-full-s2", "power-full-s3",
+              "power-full-s4")
 #: the pilot runs: a pilot at the recipe's size and one at --limit 300, each planning the full suites
 PILOT_RUNS = ("pilot-recipe-full", "pilot-300-full")
 #: every measured run the page's tables read, in the order the page lists them
