@@ -331,6 +331,10 @@ def power_runs(suites: Sequence[str], size: Size, reps: int, *, scores: Sequence
     holds while the mean planted lies within :data:`RECENTRED_WITHIN` of the MDD (else ``at_mdd``
     is None).
 
+    Each row also keeps ``null_comparisons`` (each null comparison's printed MDD, critical value and
+    swaps' spread) and ``comparisons`` (each changed comparison's tested quantity, worse > 0, and its
+    two thresholds): power at another MDD is recounted from them (bench/power_lean.py).
+
     ``bar``: a progress bar (tqdm) counting the comparisons: the null ones first, then each score's
     changed ones (its total grows by them once the scores are known; the postfix names the step)."""
     truth = truth or Truth()
@@ -361,19 +365,8 @@ def power_runs(suites: Sequence[str], size: Size, reps: int, *, scores: Sequence
         name_step(bar, f"{name}: placing the change")
         t, shift = change_for(lay, truth, cells, key, mdd, where, draws=draws, seed=seed)
         name_step(bar, f"{name}: comparisons with the change")
-        worseward = -1.0 if get_metadata(key[0]).lower_is_better is False else 1.0  # the tested B - A, worse > 0
-        found, planted, thresholds, firsts, decided = 0, [], [], [], []
-        for compared in compare_many(lay, draw_pairs(lay, truth, reps, seed + 50_000, t, where, shift, cells),
-                                     n_resamples=n_resamples, n_permutations=n_permutations, random_state=seed,
-                                     thresholds=True, bar=bar):
-            (r,) = [r for r in compared if entry_key(r) == key]
-            hit = bool(r["status"] == "compared" and r["significant"] and r["change"] == "worse")
-            found += int(hit)
-            if r["status"] == "compared":
-                planted.append(worseward * r["estimate"])
-                thresholds.append(r["threshold"])
-                firsts.append(r["threshold_first"])
-                decided.append(hit)
+        pairs = draw_pairs(lay, truth, reps, seed + 50_000, t, where, shift, cells)
+        found, planted, thresholds, firsts, decided = _changed(lay, pairs, key, n_resamples, n_permutations, seed, bar)
         low, high = clopper_pearson(found, reps)
         # the change the comparisons saw: ``draws`` audits place the change's expected value only to a
         # few percent, and power moves by several points with it
@@ -385,8 +378,29 @@ def power_runs(suites: Sequence[str], size: Size, reps: int, *, scores: Sequence
                     "how": "shift of the slot" if shift else "towards each cell's majority", "n": reps,
                     "rate": found / reps, "low": low, "high": high, "planted_mean": mean,
                     "planted_se": float(np.std(planted, ddof=1) / np.sqrt(len(planted))) if len(planted) > 1 else None,
-                    "at_mdd": at_mdd})
+                    "at_mdd": at_mdd,
+                    # what power at another MDD is recounted from (bench/power_lean.py)
+                    "null_comparisons": [{k: r[k] for k in ("mdd", "critical", "se")} for r in rows],
+                    "comparisons": {"tested": planted, "threshold": thresholds, "threshold_first": firsts}})
     return out
+
+
+def _changed(lay: Layout, pairs: list, key: tuple, n_resamples: int, n_permutations: int, seed: int, bar) -> tuple:
+    """:func:`power_runs`' changed comparisons of score ``key``: how many found it worse, and per
+    compared one its tested quantity (worse > 0), its two thresholds and whether it was found."""
+    worseward = -1.0 if get_metadata(key[0]).lower_is_better is False else 1.0  # the tested B - A, worse > 0
+    found, planted, thresholds, firsts, decided = 0, [], [], [], []
+    for compared in compare_many(lay, pairs, n_resamples=n_resamples, n_permutations=n_permutations,
+                                 random_state=seed, thresholds=True, bar=bar):
+        (r,) = [r for r in compared if entry_key(r) == key]
+        hit = bool(r["status"] == "compared" and r["significant"] and r["change"] == "worse")
+        found += int(hit)
+        if r["status"] == "compared":
+            planted.append(float(worseward * r["estimate"]))
+            thresholds.append(float(r["threshold"]))
+            firsts.append(float(r["threshold_first"]))
+            decided.append(hit)
+    return found, planted, thresholds, firsts, decided
 
 
 def _found_at(mdd: float, planted: Sequence[float], thresholds: Sequence[float], firsts: Sequence[float],

@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from cli_here import exit_status
 
@@ -481,3 +482,50 @@ def test_compare_calibration_records_what_made_it(tmp_path):
     assert (doc["commit"] or "").split(" + ")[0] == head  # None outside a git checkout, as head is ""
     assert {r["size"] for r in doc["null"]} == {"2 per prompt"} and all(r["n"] == 2 for r in doc["null"])
     assert not doc["power"] and not doc["pilot"]
+
+
+def _power_lean_run(folder: Path, mdd_shift: float = 0.0) -> float:
+    """A run folder of bench/power_lean.py made by hand: three null comparisons simulated (q and
+    swaps of known spread), the power row planting their median MDD, 100 changed comparisons with
+    q ~ N(MDD, 0.01) against thresholds about 0.03. Returns the change they find in 80%."""
+    from benchmark.runner.planning import MDD_GRID, SWAP_GRID, _change_found
+
+    rng = np.random.default_rng(0)
+    grid = np.asarray(MDD_GRID)
+    arrays = {"critical": [], "categorical": [], "q": [], "swaps": [], "groups": []}
+    nulls = []
+    for i in range(3):
+        q = (0.1 * grid + 0.01 * rng.standard_normal((48, 1))).astype(np.float32)
+        swaps = (0.01 * rng.standard_normal((48, 1)) * np.ones(len(SWAP_GRID))).astype(np.float32)
+        critical = (0.03 + 0.001 * i, 0.01)
+        found = _change_found(q.astype(float), swaps.astype(float), critical, 0.8, 24, groups=np.arange(48) // 4)
+        nulls.append({"mdd": found["mdd"] + mdd_shift, "critical": critical[0], "se": critical[1]})
+        for key, value in (("critical", critical), ("categorical", False), ("q", q), ("swaps", swaps),
+                           ("groups", np.arange(48) // 4)):
+            arrays[key].append(value)
+    mdd = float(np.median([n["mdd"] for n in nulls]))
+    tested, thresholds = mdd + 0.01 * rng.standard_normal(100), 0.03 + 0.001 * rng.standard_normal(100)
+    row = {"score": "gep_score_neutral", "suite": "gep_neutral", "subset": None, "estimator": "C", "mdd": mdd,
+           "n": 100, "null_comparisons": nulls,
+           "comparisons": {"tested": list(tested), "threshold": list(thresholds), "threshold_first": list(thresholds)}}
+    folder.mkdir()
+    (folder / "power_lean.json").write_text(json.dumps({"commit": "test", "power": [row]}))
+    np.savez_compressed(folder / "simulated.npz", **{k: np.asarray(v) for k, v in arrays.items()})
+    return float(np.quantile(thresholds - (tested - tested.mean()), 0.8))
+
+
+def test_power_lean_rereads_saved_runs_and_refuses_another_methods(tmp_path, capsys):
+    """bench/power_lean.py --reread: the printed MDD over the change the comparisons find in 80%,
+    both readings' first-step power pooled; a run whose saved inputs no longer give its printed
+    MDD (made by another method) is refused with one line and exit 1, not decomposed."""
+    found = _power_lean_run(tmp_path / "recipe-s0")
+    text = run_script("power_lean.py", "--reread", str(tmp_path / "recipe-s0"), tmp_path=tmp_path)
+    doc = json.loads((tmp_path / "recipe-s0" / "power_lean.json").read_text())
+    ratio = doc["power"][0]["mdd"] / found
+    assert f"| recipe-s0 | gep_score_neutral (C) | {ratio:.3f} |" in text, text
+    assert "| recipe | harrell-davis |" in text and "| recipe | normal |" in text
+    _power_lean_run(tmp_path / "recipe-s1", mdd_shift=0.001)
+    status, err = refusal("power_lean.py", "--reread", str(tmp_path / "recipe-s1"), capsys=capsys)
+    assert status == 1 and "no longer give the printed MDD" in err and len(err.strip().splitlines()) == 1
+    status, err = refusal("power_lean.py", capsys=capsys)
+    assert status == 2 and "--reread" in err

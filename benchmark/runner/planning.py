@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 from scipy.interpolate import PchipInterpolator
 from scipy.optimize import brentq
+from scipy.stats import norm
 from scipy.stats.mstats import hdquantiles
 
 from benchmark.present.progress import grow, progress_bar
@@ -31,8 +32,8 @@ from benchmark.scores.design import POWER, mdd_factor
 from benchmark.scores.metadata import get_metadata
 from benchmark.tasks.context import entry_key
 
-__all__ = ["MDD_GRID", "MDD_PAIRS", "NOT_DETECTABLE", "PAIRS", "SWAP_GRID", "detectable_changes", "planned_mdd_from_labels",
-           "simulate_printed_mdd"]
+__all__ = ["MDD_GRID", "MDD_PAIRS", "NOT_DETECTABLE", "PAIRS", "SWAP_GRID", "detectable_changes", "margin_parts",
+           "planned_mdd_from_labels", "simulate_printed_mdd"]
 
 #: pairs of audits the plan draws (the MDD's spread to about 10%)
 PAIRS = 50
@@ -185,6 +186,26 @@ def _change_found(q: np.ndarray, swaps: np.ndarray, critical: tuple[float, float
     comparison's (critical value, spread of its swaps); ``categorical``: the score reads categorical
     labels (how the swaps widen, :func:`_growth`); ``groups``: per pair, the draw of the cells it
     shares (q's spread is taken within them; default: one draw for all)."""
+    parts = margin_parts(q, swaps, critical, power, least, categorical, groups)
+    if "reason" in parts:
+        return parts
+    grid, moved, margin = parts["grid"], parts["moved"], parts["low"] - parts["needed"]
+    margin = np.maximum.accumulate(margin)
+    if margin[-1] < 0:
+        return {"reason": NOT_DETECTABLE.format(power=power)}
+    first = int(np.argmax(margin >= 0))
+    if first == 0:
+        return {"mdd": float(moved[0]), "change": 0.0}
+    return _crossing(grid, np.maximum.accumulate(moved), margin, first)
+
+
+def margin_parts(q: np.ndarray, swaps: np.ndarray, critical: tuple[float, float], power: float, least: int,
+                 categorical: bool = False, groups: np.ndarray | None = None, reading: str = "harrell-davis") -> dict:
+    """What :func:`_change_found` compares at each change of the grid it keeps: ``moved`` (the
+    expected change of q), ``low`` (q's (1 - power) quantile, q's spread put on the comparison's
+    scale), ``needed`` (the critical value a pair so changed needs), ``spread`` (q's spread there);
+    or ``{"reason": ...}``. ``reading``: how ``low`` is read, "harrell-davis" (what compare prints)
+    or "normal" (moved - z_power x spread; bench/power_lean.py weighs the two)."""
     c, se = critical
     grid, swap_grid = np.asarray(MDD_GRID, dtype=float), np.asarray(SWAP_GRID, dtype=float)
     ok = np.isfinite(swaps[:, 0]) & np.isfinite(q[:, 0])
@@ -203,18 +224,18 @@ def _change_found(q: np.ndarray, swaps: np.ndarray, critical: tuple[float, float
     # comparison's own (its swaps' spread over the simulated pairs' at no change)
     dev = _within(q, np.zeros(len(keep), np.int64)[keep] if groups is None else np.asarray(groups)[keep])
     spread0 = float(np.sqrt(np.mean(dev[:, 0] ** 2))) if len(dev) else 0.0
-    if spread0 > 0 and se > 0:
-        q = moved + dev * (se / spread0)
-    # the (1 - power) quantile of q (Harrell-Davis: steadier than one order statistic of a few
-    # pairs) over the critical value such a pair's swaps would need; monotone in t
-    low = np.asarray(hdquantiles(q, prob=[1 - power], axis=0), dtype=float).ravel()
-    margin = np.maximum.accumulate(low - c * _growth(grid, moved, swap_grid, swaps, categorical))
-    if margin[-1] < 0:
-        return {"reason": NOT_DETECTABLE.format(power=power)}
-    first = int(np.argmax(margin >= 0))
-    if first == 0:
-        return {"mdd": float(moved[0]), "change": 0.0}
-    return _crossing(grid, np.maximum.accumulate(moved), margin, first)
+    scale = se / spread0 if spread0 > 0 and se > 0 else 1.0
+    spread = np.sqrt(np.mean(dev ** 2, axis=0)) * scale if len(dev) else np.zeros(len(grid))
+    if scale != 1.0:
+        q = moved + dev * scale
+    if reading == "normal":
+        low = moved - float(norm.ppf(power)) * spread
+    else:
+        # the (1 - power) quantile of q (Harrell-Davis: steadier than one order statistic of a few
+        # pairs) over the critical value such a pair's swaps would need; monotone in t
+        low = np.asarray(hdquantiles(q, prob=[1 - power], axis=0), dtype=float).ravel()
+    needed = c * _growth(grid, moved, swap_grid, swaps, categorical)
+    return {"grid": grid, "moved": moved, "low": low, "needed": needed, "spread": spread}
 
 
 def _within(q: np.ndarray, groups: np.ndarray) -> np.ndarray:
