@@ -43,6 +43,7 @@ frozen_imports.install()  # the heavy libraries load as under t2ibench (benchmar
 import benchmark.runner.planning as planning  # noqa: E402
 from benchmark.calibration import POWER_PILOTS, Size, clopper_pearson, power_runs, recipe_of  # noqa: E402
 from benchmark.contract.times import utc_iso  # noqa: E402
+from benchmark.present.text import markdown_table  # noqa: E402
 from bench.provenance import checkout_commit  # noqa: E402
 
 READINGS = ("harrell-davis", "normal")
@@ -133,24 +134,25 @@ def lean_of(row: dict, arrays: dict) -> dict | None:
 
 def table(runs: list[tuple[str, list[dict]]]) -> str:
     """The per-row table and, per size, the pooled first-step power of each reading."""
-    lines = ["| run | score | printed MDD / found in 80% | critical part | spread part | corr(q, threshold) | "
-             "sd(q - threshold) / sd(q) | normal reading's MDD / printed | first step, printed | first step, "
-             "normal reading |", "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
-    pooled: dict = {}
+    rows, pooled = [], {}
     for name, leans in runs:
         for x in leans:
-            lines.append(f"| {name} | {x['score']} ({x['estimator']}) | {x['ratio']:.3f} | {x['critical_part']:+.3f} "
-                         f"| {x['spread_part']:+.3f} | {x['rho']:+.2f} | {x['sd_ratio']:.3f} | {x['reread_ratio']:.3f} "
-                         f"| {x['first']['harrell-davis']:.0%} | {x['first']['normal']:.0%} |")
-            size = name.split("-")[0]
+            rows.append([name, f"{x['score']} ({x['estimator']})", f"{x['ratio']:.3f}", f"{x['critical_part']:+.3f}",
+                         f"{x['spread_part']:+.3f}", f"{x['rho']:+.2f}", f"{x['sd_ratio']:.3f}",
+                         f"{x['reread_ratio']:.3f}", f"{x['first']['harrell-davis']:.0%}",
+                         f"{x['first']['normal']:.0%}"])
             for r in READINGS:
-                pooled.setdefault((size, r), []).append((round(x["first"][r] * x["n"]), x["n"]))
-    lines += ["", "| size | reading | first step, pooled | comparisons |", "| --- | --- | ---: | ---: |"]
+                pooled.setdefault((name.split("-")[0], r), []).append((round(x["first"][r] * x["n"]), x["n"]))
+    summary = []
     for (size, r), counts in sorted(pooled.items()):
         hits, n = sum(h for h, _ in counts), sum(m for _, m in counts)
         low, high = clopper_pearson(hits, n)
-        lines.append(f"| {size} | {r} | {hits / n:.1%} [{low:.1%}, {high:.1%}] | {n} |")
-    return "\n".join(lines)
+        summary.append([size, r, f"{hits / n:.1%} [{low:.1%}, {high:.1%}]", str(n)])
+    return "\n\n".join([
+        markdown_table(["run", "score", "printed MDD / found in 80%", "critical part", "spread part",
+                        "corr(q, threshold)", "sd(q - threshold) / sd(q)", "normal reading's MDD / printed",
+                        "first step, printed", "first step, normal reading"], rows, "llrrrrrrrr"),
+        markdown_table(["size", "reading", "first step, pooled", "comparisons"], summary, "llrr")])
 
 
 def reread(folders: list[Path]) -> str:
