@@ -529,3 +529,17 @@ def test_power_lean_rereads_saved_runs_and_refuses_another_methods(tmp_path, cap
     assert status == 1 and "no longer give the printed MDD" in err and len(err.strip().splitlines()) == 1
     status, err = refusal("power_lean.py", capsys=capsys)
     assert status == 2 and "--reread" in err
+
+
+def test_power_lean_table_in_docs_is_the_saved_runs(tmp_path):
+    """docs/compare.md's "Where the lean comes from" table is bench/power_lean.py --reread over
+    the runs in bench/measured/power_lean/, line for line (a run added, or the method changed
+    under them, fails here or in the script's own refusal)."""
+    folders = sorted(p for p in (ROOT / "bench" / "measured" / "power_lean").iterdir() if p.is_dir())
+    assert len(folders) >= 4
+    text = run_script("power_lean.py", "--reread", *map(str, folders), tmp_path=tmp_path)
+    for folder in folders:
+        assert (folder / "power_lean.md").read_text() == run_script(
+            "power_lean.py", "--reread", str(folder), tmp_path=tmp_path), folder
+    page = (ROOT / "docs" / "compare.md").read_text(encoding="utf-8")
+    assert not [line for line in text.splitlines() if line.strip() and line not in page]
