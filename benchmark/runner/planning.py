@@ -224,9 +224,10 @@ def margin_parts(q: np.ndarray, swaps: np.ndarray, critical: tuple[float, float]
     # comparison's own (its swaps' spread over the simulated pairs' at no change)
     dev = _within(q, np.zeros(len(keep), np.int64)[keep] if groups is None else np.asarray(groups)[keep])
     spread0 = float(np.sqrt(np.mean(dev[:, 0] ** 2))) if len(dev) else 0.0
-    scale = se / spread0 if spread0 > 0 and se > 0 else 1.0
+    rescaled = spread0 > 0 and se > 0
+    scale = se / spread0 if rescaled else 1.0
     spread = np.sqrt(np.mean(dev ** 2, axis=0)) * scale if len(dev) else np.zeros(len(grid))
-    if scale != 1.0:
+    if rescaled:
         q = moved + dev * scale
     if reading == "normal":
         low = moved - float(norm.ppf(power)) * spread
