@@ -74,30 +74,23 @@ def capture(seed: int, size: str, reps: int, pilots: int) -> tuple[list[dict], d
     return rows, arrays
 
 
+def _inputs(arrays: dict, i: int) -> tuple:
+    """Null comparison ``i``'s simulation inputs, as ``planning._change_found`` took them."""
+    groups = arrays["groups"][i]
+    return (arrays["q"][i].astype(float), arrays["swaps"][i].astype(float), tuple(arrays["critical"][i]), 0.8,
+            max(3, len(groups) // 2), bool(arrays["categorical"][i]), None if groups[0] < 0 else groups)
+
+
 def reread_mdd(arrays: dict, i: int, reading: str) -> float:
     """The MDD null comparison ``i`` of ``arrays`` prints with q's quantile read by ``reading``."""
-    groups = arrays["groups"][i]
-    parts = planning.margin_parts(arrays["q"][i].astype(float), arrays["swaps"][i].astype(float),
-                                  tuple(arrays["critical"][i]), 0.8, max(3, len(groups) // 2),
-                                  bool(arrays["categorical"][i]), None if groups[0] < 0 else groups, reading=reading)
-    if "reason" in parts:
-        return np.inf
-    margin = np.maximum.accumulate(parts["low"] - parts["needed"])
-    if margin[-1] < 0:
-        return np.inf
-    first = int(np.argmax(margin >= 0))
-    moved = np.maximum.accumulate(parts["moved"])
-    return float(moved[0]) if first == 0 else planning._crossing(parts["grid"], moved, margin, first)["mdd"]
+    return planning._change_found(*_inputs(arrays, i), reading=reading).get("mdd", np.inf)
 
 
 def needed_at(arrays: dict, i: int, mdd: float) -> float:
     """The critical value null comparison ``i``'s simulation says a pair changed by ``mdd`` needs."""
     from scipy.interpolate import PchipInterpolator
 
-    groups = arrays["groups"][i]
-    parts = planning.margin_parts(arrays["q"][i].astype(float), arrays["swaps"][i].astype(float),
-                                  tuple(arrays["critical"][i]), 0.8, max(3, len(groups) // 2),
-                                  bool(arrays["categorical"][i]), None if groups[0] < 0 else groups)
+    parts = planning.margin_parts(*_inputs(arrays, i))
     moved = np.maximum.accumulate(parts["moved"])
     rising = np.r_[True, np.diff(moved) > 0]
     return float(PchipInterpolator(moved[rising], parts["needed"][rising])(mdd))

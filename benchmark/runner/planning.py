@@ -180,13 +180,14 @@ def _reads_categories(lay: Layout, label_file: str, suite: str) -> bool:
 
 
 def _change_found(q: np.ndarray, swaps: np.ndarray, critical: tuple[float, float], power: float, least: int,
-                  categorical: bool = False, groups: np.ndarray | None = None) -> dict:
+                  categorical: bool = False, groups: np.ndarray | None = None, reading: str = "harrell-davis") -> dict:
     """One score's detectable change (see :func:`detectable_changes`) from its tested quantity
     ``q`` (pairs x :data:`MDD_GRID`), its swapped pairs' (pairs x :data:`SWAP_GRID`) and the
     comparison's (critical value, spread of its swaps); ``categorical``: the score reads categorical
     labels (how the swaps widen, :func:`_growth`); ``groups``: per pair, the draw of the cells it
-    shares (q's spread is taken within them; default: one draw for all)."""
-    parts = margin_parts(q, swaps, critical, power, least, categorical, groups)
+    shares (q's spread is taken within them; default: one draw for all); ``reading``: see
+    :func:`margin_parts`."""
+    parts = margin_parts(q, swaps, critical, power, least, categorical, groups, reading)
     if "reason" in parts:
         return parts
     grid, moved, margin = parts["grid"], parts["moved"], parts["low"] - parts["needed"]
