@@ -33,6 +33,8 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 from benchmark import frozen_imports  # noqa: E402
@@ -43,6 +45,8 @@ from benchmark.present.calibration_tables import null_table, pilot_table, power_
 from benchmark.contract.times import utc_iso  # noqa: E402
 from benchmark.present.progress import progress_bar  # noqa: E402
 from bench.provenance import checkout_commit  # noqa: E402
+from bench.power_lean import recorded_simulations  # noqa: E402
+import benchmark.runner.planning as planning  # noqa: E402
 
 
 def _size(text: str, limit: int) -> Size:
@@ -81,17 +85,21 @@ def main(argv=None) -> int:
     out: dict = {"command": " ".join(["python bench/compare_calibration.py", *(sys.argv[1:] if argv is None else argv)]),
                  "date": utc_iso(), "commit": checkout_commit(), "seed": args.seed, "suites": suites, "limit": limit,
                  "gated": gated, "n_resamples": args.n_resamples, "n_permutations": args.n_permutations,
-                 "draws": args.draws, "power_pilots": args.power_pilots,
+                 "draws": args.draws, "power_pilots": args.power_pilots, "mdd_reading": planning.MDD_READING,
                  "null": [], "power": [], "pilot": [], "seconds": {}}
+    simulated: dict = {}  # what the power rows' null comparisons simulated their MDDs from (power_lean --reread)
     parts = []
     power_options = {"draws": args.draws, "pilots": args.power_pilots}
     for kind, sizes, reps, runs, extra in (("null", args.sizes, args.null_reps, null_runs, {}),
                                            ("power", args.power_sizes, args.power_reps, power_runs, power_options)):
         for text in [s for s in sizes.split(",") if s] if reps else []:
             t0, size = time.perf_counter(), _size(text, limit)
-            with progress_bar(0, f"{kind} at {size.label}", enabled=not args.quiet, unit="comparison") as bar:
+            with progress_bar(0, f"{kind} at {size.label}", enabled=not args.quiet, unit="comparison") as bar, \
+                    recorded_simulations() as arrays:
                 out[kind] += runs(suites, size, reps, n_resamples=args.n_resamples,
                                   n_permutations=args.n_permutations, seed=args.seed, bar=bar, **extra)
+            if kind == "power":
+                simulated = {k: np.concatenate([simulated[k], v]) if k in simulated else v for k, v in arrays.items()}
             out["seconds"][f"{kind} {text}"] = round(time.perf_counter() - t0, 1)
             print(f"{kind} at {text}: {out['seconds'][f'{kind} {text}']} s", file=sys.stderr)
     if out["null"]:
@@ -119,6 +127,8 @@ def main(argv=None) -> int:
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "compare_calibration.json").write_text(json.dumps(out, indent=2, default=str) + "\n")
         (folder / "compare_calibration.md").write_text(text + "\n")
+        if simulated:  # the decomposition of the power rows' lean: python bench/power_lean.py --reread FOLDER
+            np.savez_compressed(folder / "simulated.npz", **simulated)
     return 0
 
 

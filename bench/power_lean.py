@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -49,28 +50,43 @@ from bench.provenance import checkout_commit  # noqa: E402
 READINGS = ("harrell-davis", "normal")
 
 
-def capture(seed: int, size: str, reps: int, pilots: int) -> tuple[list[dict], dict]:
-    """One model's power rows and, per null comparison and score, what its MDD was simulated from
-    (``planning._change_found``'s inputs, recorded as the run makes them and put back after)."""
+@contextmanager
+def recorded_simulations():
+    """Within it, every MDD :func:`benchmark.runner.planning._change_found` reads is recorded (what
+    it was simulated from); yields a dict filled on exit with :func:`simulated_arrays`' arrays."""
     simulated: list[tuple] = []
     found = planning._change_found
 
-    def recording(q, swaps, critical, power, least, categorical=False, groups=None):
+    def recording(q, swaps, critical, power, least, categorical=False, groups=None, reading=None):
         simulated.append((critical, categorical, np.asarray(q, float), np.asarray(swaps, float),
                           np.full(len(q), -1) if groups is None else np.asarray(groups)))
-        return found(q, swaps, critical, power, least, categorical=categorical, groups=groups)
+        return found(q, swaps, critical, power, least, categorical=categorical, groups=groups, reading=reading)
 
-    suites, limit, _ = recipe_of((ROOT / "docs" / "compare.md").read_text(encoding="utf-8"))
+    arrays: dict = {}
     planning._change_found = recording
     try:
-        rows = power_runs(suites, Size(limit=limit) if size == "recipe" else Size(), reps, seed=seed, pilots=pilots)
+        yield arrays
     finally:
         planning._change_found = found
-    arrays = {"critical": np.array([s[0] for s in simulated], float).reshape(-1, 2),
-              "categorical": np.array([s[1] for s in simulated], bool),
-              "q": np.array([s[2] for s in simulated], np.float32),  # float32: half the file; the MDD re-read to 1e-5
-              "swaps": np.array([s[3] for s in simulated], np.float32),
-              "groups": np.array([s[4] for s in simulated])}
+        arrays.update(simulated_arrays(simulated))
+
+
+def simulated_arrays(simulated: list[tuple]) -> dict:
+    """The recorded simulations as the arrays simulated.npz keeps, one row per simulation."""
+    if not simulated:
+        return {}
+    return {"critical": np.array([s[0] for s in simulated], float).reshape(-1, 2),
+            "categorical": np.array([s[1] for s in simulated], bool),
+            "q": np.array([s[2] for s in simulated], np.float32),  # float32: half the file; the MDD re-read to 1e-5
+            "swaps": np.array([s[3] for s in simulated], np.float32),
+            "groups": np.array([s[4] for s in simulated])}
+
+
+def capture(seed: int, size: str, reps: int, pilots: int) -> tuple[list[dict], dict]:
+    """One model's power rows and, per null comparison and score, what its MDD was simulated from."""
+    suites, limit, _ = recipe_of((ROOT / "docs" / "compare.md").read_text(encoding="utf-8"))
+    with recorded_simulations() as arrays:
+        rows = power_runs(suites, Size(limit=limit) if size == "recipe" else Size(), reps, seed=seed, pilots=pilots)
     return rows, arrays
 
 
@@ -101,8 +117,9 @@ def found_at(tested: np.ndarray, thresholds: np.ndarray, mdd: float) -> float:
     return float(np.mean(tested - tested.mean() + mdd > thresholds))
 
 
-def lean_of(row: dict, arrays: dict) -> dict | None:
-    """One power row's decomposition and re-read (see the module's docstring); None without one."""
+def lean_of(row: dict, arrays: dict, made_with: str = "harrell-davis") -> dict | None:
+    """One power row's decomposition and re-read (see the module's docstring), its MDD printed with
+    q's quantile read by ``made_with``; None without one."""
     if row.get("mdd") is None or not row.get("comparisons") or not row["comparisons"]["tested"]:
         return None
     q = np.asarray(row["comparisons"]["tested"], float)
@@ -116,13 +133,13 @@ def lean_of(row: dict, arrays: dict) -> dict | None:
     needed = float(np.median([needed_at(arrays, i, n["mdd"]) for n, i in nulls if i is not None and n["mdd"]]))
     reread = {r: float(np.median([reread_mdd(arrays, i, r) if i is not None else np.inf for _, i in nulls]))
               for r in READINGS}
-    return {"score": row["score"], "estimator": row["estimator"], "mdd": printed, "found_80": m80,
-            "ratio": printed / m80, "critical_part": (needed - thr.mean()) / m80,
+    return {"size": row.get("size"), "score": row["score"], "estimator": row["estimator"], "mdd": printed,
+            "found_80": m80, "ratio": printed / m80, "critical_part": (needed - thr.mean()) / m80,
             "spread_part": ((printed - needed) - (m80 - thr.mean())) / m80,
             "rho": float(np.corrcoef(q, thr)[0, 1]), "sd_ratio": float(np.std(q - thr) / np.std(q)),
             "first": {r: found_at(q, thr, m) for r, m in reread.items()}, "n": int(row["n"]),
             "reread_ratio": reread["normal"] / reread["harrell-davis"],
-            "reproduced": abs(reread["harrell-davis"] / printed - 1) < 1e-5}
+            "reproduced": abs(reread[made_with] / printed - 1) < 1e-5}
 
 
 def table(runs: list[tuple[str, list[dict]]]) -> str:
@@ -135,7 +152,8 @@ def table(runs: list[tuple[str, list[dict]]]) -> str:
                          f"{x['reread_ratio']:.3f}", f"{x['first']['harrell-davis']:.0%}",
                          f"{x['first']['normal']:.0%}"])
             for r in READINGS:
-                pooled.setdefault((name.split("-")[0], r), []).append((round(x["first"][r] * x["n"]), x["n"]))
+                hits = round(x["first"][r] * x["n"])
+                pooled.setdefault((x["size"] or name.split("-")[0], r), []).append((hits, x["n"]))
     summary = []
     for (size, r), counts in sorted(pooled.items()):
         hits, n = sum(h for h, _ in counts), sum(m for _, m in counts)
@@ -149,12 +167,16 @@ def table(runs: list[tuple[str, list[dict]]]) -> str:
 
 
 def reread(folders: list[Path]) -> str:
+    """The table of saved runs: folders of this script (power_lean.json) or of
+    bench/compare_calibration.py (compare_calibration.json), each with its simulated.npz."""
     runs = []
     for folder in folders:
-        doc = json.loads((folder / "power_lean.json").read_text(encoding="utf-8"))
+        made = folder / "power_lean.json"
+        doc = json.loads((made if made.exists() else folder / "compare_calibration.json").read_text(encoding="utf-8"))
         with np.load(folder / "simulated.npz") as f:
             arrays = {k: f[k] for k in f.files}
-        leans = [x for x in (lean_of(row, arrays) for row in doc["power"]) if x is not None]
+        made_with = doc.get("mdd_reading", "harrell-davis")  # runs before it was recorded: Harrell-Davis's
+        leans = [x for x in (lean_of(row, arrays, made_with) for row in doc["power"]) if x is not None]
         if not all(x["reproduced"] for x in leans):
             raise ValueError(f"{folder}: the saved inputs no longer give the printed MDD (the method changed since "
                              f"the run, at {doc.get('commit')}): the decomposition would not be of what was printed")
@@ -189,7 +211,8 @@ def main(argv=None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(args.out / "simulated.npz", **arrays)
     doc = {"command": " ".join(["python bench/power_lean.py", *(sys.argv[1:] if argv is None else argv)]),
-           "date": utc_iso(), "commit": checkout_commit(), "seed": args.seed, "size": args.size, "power": rows}
+           "date": utc_iso(), "commit": checkout_commit(), "seed": args.seed, "size": args.size,
+           "mdd_reading": planning.MDD_READING, "power": rows}
     (args.out / "power_lean.json").write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
     text = reread([args.out])
     (args.out / "power_lean.md").write_text(text + "\n", encoding="utf-8")

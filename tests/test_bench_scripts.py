@@ -484,49 +484,66 @@ def test_compare_calibration_records_what_made_it(tmp_path):
     assert not doc["power"] and not doc["pilot"]
 
 
-def _power_lean_run(folder: Path, mdd_shift: float = 0.0) -> float:
-    """A run folder of bench/power_lean.py made by hand: three null comparisons simulated (q and
-    swaps of known spread), the power row planting their median MDD, 100 changed comparisons with
-    q ~ N(MDD, 0.01) against thresholds about 0.03. Returns the change they find in 80%."""
-    from benchmark.runner.planning import MDD_GRID, SWAP_GRID, _change_found
+def _power_lean_run(folder: Path, mdd_shift: float = 0.0, reading: str | None = None) -> float:
+    """A run folder made by hand: three null comparisons simulated (q and swaps of known spread) and
+    recorded by bench/power_lean.py's ``recorded_simulations``, the power row planting their median
+    MDD (printed with ``reading``: a compare_calibration.json that records it; None: a
+    power_lean.json of a run before runs recorded it), 100 changed comparisons with q ~ N(MDD, 0.01)
+    against thresholds about 0.03. Returns the change they find in 80%."""
+    sys.path.insert(0, str(ROOT))
+    import benchmark.runner.planning as planning
+    from bench.power_lean import recorded_simulations
 
     rng = np.random.default_rng(0)
-    grid = np.asarray(MDD_GRID)
-    arrays = {"critical": [], "categorical": [], "q": [], "swaps": [], "groups": []}
+    grid = np.asarray(planning.MDD_GRID)
     nulls = []
-    for i in range(3):
-        q = (0.1 * grid + 0.01 * rng.standard_normal((48, 1))).astype(np.float32)
-        swaps = (0.01 * rng.standard_normal((48, 1)) * np.ones(len(SWAP_GRID))).astype(np.float32)
-        critical = (0.03 + 0.001 * i, 0.01)
-        found = _change_found(q.astype(float), swaps.astype(float), critical, 0.8, 24, groups=np.arange(48) // 4)
-        nulls.append({"mdd": found["mdd"] + mdd_shift, "critical": critical[0], "se": critical[1]})
-        for key, value in (("critical", critical), ("categorical", False), ("q", q), ("swaps", swaps),
-                           ("groups", np.arange(48) // 4)):
-            arrays[key].append(value)
+    with recorded_simulations() as arrays:
+        for i in range(3):
+            q = (0.1 * grid + 0.01 * rng.standard_normal((48, 1))).astype(np.float32).astype(float)
+            swaps = (0.01 * rng.standard_normal((48, 1)) * np.ones(len(planning.SWAP_GRID))).astype(np.float32)
+            critical = (0.03 + 0.001 * i, 0.01)
+            found = planning._change_found(q, swaps.astype(float), critical, 0.8, 24, groups=np.arange(48) // 4,
+                                           reading=reading)
+            nulls.append({"mdd": found["mdd"] + mdd_shift, "critical": critical[0], "se": critical[1]})
+    assert len(arrays["q"]) == 3 and arrays["q"].dtype == np.float32
     mdd = float(np.median([n["mdd"] for n in nulls]))
     tested, thresholds = mdd + 0.01 * rng.standard_normal(100), 0.03 + 0.001 * rng.standard_normal(100)
-    row = {"score": "gep_score_neutral", "suite": "gep_neutral", "subset": None, "estimator": "C", "mdd": mdd,
-           "n": 100, "null_comparisons": nulls,
+    row = {"size": "--limit 504", "score": "gep_score_neutral", "suite": "gep_neutral", "subset": None,
+           "estimator": "C", "mdd": mdd, "n": 100, "null_comparisons": nulls,
            "comparisons": {"tested": list(tested), "threshold": list(thresholds), "threshold_first": list(thresholds)}}
     folder.mkdir()
-    (folder / "power_lean.json").write_text(json.dumps({"commit": "test", "power": [row]}))
-    np.savez_compressed(folder / "simulated.npz", **{k: np.asarray(v) for k, v in arrays.items()})
+    if reading is None:
+        (folder / "power_lean.json").write_text(json.dumps({"commit": "test", "power": [row]}))
+    else:
+        (folder / "compare_calibration.json").write_text(json.dumps({"commit": "test", "mdd_reading": reading,
+                                                                      "power": [row]}))
+    np.savez_compressed(folder / "simulated.npz", **arrays)
     return float(np.quantile(thresholds - (tested - tested.mean()), 0.8))
 
 
 def test_power_lean_rereads_saved_runs_and_refuses_another_methods(tmp_path, capsys):
     """bench/power_lean.py --reread: the printed MDD over the change the comparisons find in 80%,
-    both readings' first-step power pooled; a run whose saved inputs no longer give its printed
-    MDD (made by another method) is refused with one line and exit 1, not decomposed."""
+    both readings' first-step power pooled, from its own runs and from bench/compare_calibration.py's
+    (checked against the reading the run records); a run whose saved inputs no longer give its
+    printed MDD (made by another method) is refused with one line and exit 1, not decomposed."""
     found = _power_lean_run(tmp_path / "recipe-s0")
     text = run_script("power_lean.py", "--reread", str(tmp_path / "recipe-s0"), tmp_path=tmp_path)
     doc = json.loads((tmp_path / "recipe-s0" / "power_lean.json").read_text())
     ratio = doc["power"][0]["mdd"] / found
     assert f"| recipe-s0 | gep_score_neutral (C) | {ratio:.3f} |" in text, text
-    assert "| recipe | harrell-davis |" in text and "| recipe | normal |" in text
-    _power_lean_run(tmp_path / "recipe-s1", mdd_shift=0.001)
-    status, err = refusal("power_lean.py", "--reread", str(tmp_path / "recipe-s1"), capsys=capsys)
-    assert status == 1 and "no longer give the printed MDD" in err and len(err.strip().splitlines()) == 1
+    assert "| --limit 504 | harrell-davis |" in text and "| --limit 504 | normal |" in text
+    found = _power_lean_run(tmp_path / "power-recipe-s1", reading="normal")
+    text = run_script("power_lean.py", "--reread", str(tmp_path / "power-recipe-s1"), tmp_path=tmp_path)
+    doc = json.loads((tmp_path / "power-recipe-s1" / "compare_calibration.json").read_text())
+    assert f"| power-recipe-s1 | gep_score_neutral (C) | {doc['power'][0]['mdd'] / found:.3f} |" in text, text
+    for args in ((tmp_path / "recipe-s2", 0.001, None),  # the MDD moved after the run
+                 (tmp_path / "power-recipe-s3", 0.0, "normal")):  # a run that does not say its reading
+        _power_lean_run(*args)
+        if args[2]:
+            doc = json.loads((args[0] / "compare_calibration.json").read_text())
+            (args[0] / "compare_calibration.json").write_text(json.dumps({"power": doc["power"]}))
+        status, err = refusal("power_lean.py", "--reread", str(args[0]), capsys=capsys)
+        assert status == 1 and "no longer give the printed MDD" in err and len(err.strip().splitlines()) == 1
     status, err = refusal("power_lean.py", capsys=capsys)
     assert status == 2 and "--reread" in err
 

@@ -50,6 +50,10 @@ MDD_GRID = (0.0, 0.06, 0.14, 0.25, 0.4, 0.6, 1.0)
 #: of the expected change no comparison of one model has (docs/compare.md, "The tested quantity's spread
 #: at the change")
 CELL_GROUP = 4
+#: how the MDD reads the simulated tested quantity's (1 - power) quantile: "harrell-davis" (its
+#: quantile estimate of the simulated pairs) or "normal" (moved - z_power x its spread); recorded
+#: in every calibration run (bench/compare_calibration.py), which is re-read by it
+MDD_READING = "harrell-davis"
 #: the changes at which the swap test's critical value is simulated too (in between: fitted over all of
 #: them by :func:`_growth`; reaching 1.0 puts the fit where the change's share of the variance is largest)
 SWAP_GRID = (0.0, 0.4, 1.0)
@@ -180,7 +184,7 @@ def _reads_categories(lay: Layout, label_file: str, suite: str) -> bool:
 
 
 def _change_found(q: np.ndarray, swaps: np.ndarray, critical: tuple[float, float], power: float, least: int,
-                  categorical: bool = False, groups: np.ndarray | None = None, reading: str = "harrell-davis") -> dict:
+                  categorical: bool = False, groups: np.ndarray | None = None, reading: str | None = None) -> dict:
     """One score's detectable change (see :func:`detectable_changes`) from its tested quantity
     ``q`` (pairs x :data:`MDD_GRID`), its swapped pairs' (pairs x :data:`SWAP_GRID`) and the
     comparison's (critical value, spread of its swaps); ``categorical``: the score reads categorical
@@ -201,12 +205,13 @@ def _change_found(q: np.ndarray, swaps: np.ndarray, critical: tuple[float, float
 
 
 def margin_parts(q: np.ndarray, swaps: np.ndarray, critical: tuple[float, float], power: float, least: int,
-                 categorical: bool = False, groups: np.ndarray | None = None, reading: str = "harrell-davis") -> dict:
+                 categorical: bool = False, groups: np.ndarray | None = None, reading: str | None = None) -> dict:
     """What :func:`_change_found` compares at each change of the grid it keeps: ``moved`` (the
     expected change of q), ``low`` (q's (1 - power) quantile, q's spread put on the comparison's
     scale), ``needed`` (the critical value a pair so changed needs), ``spread`` (q's spread there);
-    or ``{"reason": ...}``. ``reading``: how ``low`` is read, "harrell-davis" (what compare prints)
-    or "normal" (moved - z_power x spread; bench/power_lean.py weighs the two)."""
+    or ``{"reason": ...}``. ``reading``: how ``low`` is read, "harrell-davis" or "normal" (moved -
+    z_power x spread; bench/power_lean.py weighs the two); default :data:`MDD_READING`, what
+    compare prints."""
     c, se = critical
     grid, swap_grid = np.asarray(MDD_GRID, dtype=float), np.asarray(SWAP_GRID, dtype=float)
     ok = np.isfinite(swaps[:, 0]) & np.isfinite(q[:, 0])
@@ -230,7 +235,7 @@ def margin_parts(q: np.ndarray, swaps: np.ndarray, critical: tuple[float, float]
     spread = np.sqrt(np.mean(dev ** 2, axis=0)) * scale if len(dev) else np.zeros(len(grid))
     if rescaled:
         q = moved + dev * scale
-    if reading == "normal":
+    if (reading or MDD_READING) == "normal":
         low = moved - float(norm.ppf(power)) * spread
     else:
         # the (1 - power) quantile of q (Harrell-Davis: steadier than one order statistic of a few
