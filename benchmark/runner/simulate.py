@@ -97,12 +97,18 @@ class Layout:
     left_out: dict[str, list[str]] = field(default_factory=dict)
     #: the run config its audits are scored with (:func:`audit_config`, made once)
     config: dict | None = None
+    #: per-cell arrays made once (read-only): every simulated audit reads them, thousands a run
+    _made: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def cell_slots(self) -> np.ndarray:
-        return np.asarray([s for s, _ in self.cells], dtype=np.int64)
+        """Per cell: its slot's index."""
+        return self._once("cell_slots", lambda: np.asarray([s for s, _ in self.cells], dtype=np.int64))
 
     def first_half(self) -> np.ndarray:
         """Per cell: whether its prompt is in the first half of its slot's prompts (probe order)."""
+        return self._once("first_half", self._first_half)
+
+    def _first_half(self) -> np.ndarray:
         slots = self.cell_slots()
         rank = np.zeros(len(slots), dtype=np.int64)
         seen: dict[int, int] = {}
@@ -110,6 +116,14 @@ class Layout:
             rank[c] = seen.get(s, 0)
             seen[s] = rank[c] + 1
         return rank < np.asarray([seen[s] for s in slots]) / 2
+
+    def _once(self, name: str, make: Callable[[], np.ndarray]) -> np.ndarray:
+        """``make()``, made the first time and kept read-only (the cells do not change)."""
+        if name not in self._made:
+            made = make()
+            made.flags.writeable = False
+            self._made[name] = made
+        return self._made[name]
 
 
 def _categories(a, kind: str, key: tuple) -> tuple | None:
