@@ -14,15 +14,20 @@ intervals:
   MDD itself ("found at the MDD": the changed comparisons moved by the plant's miss, against the
   threshold each one's swaps reject above);
 * the plan's MDD: what ``--pilot`` plans from a pilot audit against the true MDD of the planned
-  design (median ratio, range, share within 0.8-1.25).
+  design (median ratio, range, share within 0.8-1.25);
+* the MDD ``--detect`` scales to: what it says a comparison with K images per prompt would print,
+  from one comparison of the recipe's size (its printed MDD scaled by the simulated MDD at K over
+  the one now), against the median MDD comparisons with K per prompt print (the same columns).
 
-    python bench/compare_calibration.py --out bench-results/calibration      # the full table (hours)
+    python bench/compare_calibration.py --detects 10 --out bench-results/calibration   # the full table (hours)
     python bench/compare_calibration.py --null-reps 0 --power-sizes recipe --power-reps 100 --pilots 0 \
         --seed 1 --out bench/measured/compare_calibration/power-recipe-s1   # one of the models docs/compare.md
                                    # pools (--seed 0: power-recipe; 1: -s1; then doc_tables); 50 min here
     python bench/compare_calibration.py --null-reps 0 --power-sizes full --power-reps 40 --pilots 0 \
         --seed 1 --out bench/measured/compare_calibration/power-full-s1     # its full-size rows (1.5-2.5 h here)
     python bench/compare_calibration.py --null-reps 20 --power-reps 0 --pilots 0 --sizes 1,2   # a quick look
+    python bench/compare_calibration.py --null-reps 0 --power-reps 0 --pilots 0 --detects 10 --seed 0 \
+        --out bench/measured/compare_calibration/detect        # --detect's MDD at 4 and 9 per prompt
 """
 
 from __future__ import annotations
@@ -40,8 +45,10 @@ sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 from benchmark import frozen_imports  # noqa: E402
 frozen_imports.install()  # the heavy libraries load as under t2ibench (benchmark/frozen_imports.py)
 
-from benchmark.calibration import PLANT_DRAWS, POWER_PILOTS, Size, null_runs, pilot_runs, power_runs, recipe_of  # noqa: E402
-from benchmark.present.calibration_tables import null_table, pilot_table, power_table  # noqa: E402
+from benchmark.calibration import (  # noqa: E402
+    PLANT_DRAWS, POWER_PILOTS, Size, detect_runs, null_runs, pilot_runs, power_runs, recipe_of,
+)
+from benchmark.present.calibration_tables import detect_table, null_table, pilot_table, power_table  # noqa: E402
 from benchmark.contract.times import utc_iso  # noqa: E402
 from benchmark.present.progress import progress_bar  # noqa: E402
 from bench.provenance import checkout_commit  # noqa: E402
@@ -63,6 +70,12 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--pilots", type=int, default=20, help="pilot audits per pilot size")
     ap.add_argument("--pilot-sizes", default="recipe:full,300:full", help="PILOT:PLANNED pairs (a --limit, recipe, "
                     "full)")
+    ap.add_argument("--detects", type=int, default=0, help="comparisons per --detect size whose MDD --detect scales "
+                    "(default none: the runs recorded before it keep their commands' meaning; 10 in docs/compare.md)")
+    ap.add_argument("--detect-sizes", default="recipe:4,recipe:9", help="NOW:K pairs: comparisons of NOW (a --limit, "
+                    "recipe, full) scaled to K images per prompt")
+    ap.add_argument("--detect-truths", type=int, default=5, help="comparisons of each planned design whose median "
+                    "printed MDD --detect's is set against")
     ap.add_argument("--n-resamples", type=int, default=50, help="paired resamples per comparison (the interval "
                     "checks)")
     ap.add_argument("--n-permutations", type=int, default=200, help="swaps per comparison (more where a p-value "
@@ -86,7 +99,7 @@ def main(argv=None) -> int:
                  "date": utc_iso(), "commit": checkout_commit(), "seed": args.seed, "suites": suites, "limit": limit,
                  "gated": gated, "n_resamples": args.n_resamples, "n_permutations": args.n_permutations,
                  "draws": args.draws, "power_pilots": args.power_pilots, "mdd_reading": planning.MDD_READING,
-                 "null": [], "power": [], "pilot": [], "seconds": {}}
+                 "null": [], "power": [], "pilot": [], "detect": [], "seconds": {}}
     simulated: dict = {}  # what the power rows' null comparisons simulated their MDDs from (power_lean --reread)
     parts = []
     power_options = {"draws": args.draws, "pilots": args.power_pilots}
@@ -117,6 +130,18 @@ def main(argv=None) -> int:
     if out["pilot"]:
         parts += ["### The plan's MDD (`--pilot`) against the true MDD of the planned design", "",
                   pilot_table(out["pilot"]), ""]
+    for pair in [p for p in args.detect_sizes.split(",") if p] if args.detects else []:
+        now, planned = pair.split(":")
+        t0 = time.perf_counter()
+        with progress_bar(0, f"detect {pair}", enabled=not args.quiet, unit="comparison") as bar:
+            out["detect"] += detect_runs(suites, Size(limit=int(now)) if now.isdigit() else _size(now, limit),
+                                         int(planned), args.detects, seed=args.seed, truths=args.detect_truths,
+                                         n_resamples=args.n_resamples, n_permutations=args.n_permutations, bar=bar)
+        out["seconds"][f"detect {pair}"] = round(time.perf_counter() - t0, 1)
+        print(f"detect {pair}: {out['seconds'][f'detect {pair}']} s", file=sys.stderr)
+    if out["detect"]:
+        parts += ["### The MDD `--detect` scales to against the MDD printed there", "", detect_table(out["detect"]),
+                  ""]
     head = (f"Suites {', '.join(suites)} (the CI recipe's; its --limit {limit}), {args.n_permutations} swaps per "
             f"comparison (more where a p-value could decide) and {args.n_resamples} paired resamples, seed "
             f"{args.seed}; 95% Clopper-Pearson intervals.")

@@ -15,7 +15,9 @@ scoring pass (:func:`compare_many`; the tests check it gives ``compare_loaded``'
   expected value, as the MDD a comparison of that size prints (a null pair's), found how often;
 * **the plan's MDD** (:func:`pilot_runs`): the MDD ``--pilot`` plans from a pilot audit against
   the true MDD of the planned design (2.80 x the spread of the tested quantity over pairs of
-  audits drawn from the truth).
+  audits drawn from the truth);
+* **the MDD ``--detect`` scales to** (:func:`detect_runs`): what it says a comparison with more
+  images per prompt would print, from one comparison now, against what such comparisons print.
 
 Rates come with Clopper-Pearson intervals (:func:`clopper_pearson`, statsmodels).
 """
@@ -28,12 +30,13 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from benchmark.compare.comparison import finish_rows, pair_row
+from benchmark.compare.comparison import finish_rows, images_per_prompt, pair_row
 from benchmark.compare.joint import score_pairs
 from benchmark.compare.paired import ALPHA, POWER, holm_level, rejection_threshold
 from benchmark.compare.runs import Run
 from benchmark.present.progress import grow, name_step
 from benchmark.runner.planning import MDD_PAIRS, simulate_printed_mdd
+from benchmark.runner.scaled_mdd import SimulatedMDD, mdd_at
 from benchmark.runner.probe_choice import build_probes, limit_probes, prompt_key
 from benchmark.runner.simulate import Layout, Truth, audit_config, draw_labels, image_effects, layout, score_copies
 from benchmark.scores.design import mdd_factor
@@ -43,8 +46,8 @@ from benchmark.scores.randomization import JointPlan, PairsPlan
 from benchmark.tasks.context import ScoringOptions, entry_key
 from benchmark.tasks.registry import task_options
 
-__all__ = ["PLANT_DRAWS", "POWER_PILOTS", "Size", "clopper_pearson", "compare_many", "draw_pairs", "null_runs", "pilot_runs",
-           "power_runs", "probes_at", "recipe_of", "simulated_pair"]
+__all__ = ["PLANT_DRAWS", "POWER_PILOTS", "Size", "clopper_pearson", "compare_many", "detect_runs", "draw_pairs",
+           "null_runs", "pilot_runs", "power_runs", "probes_at", "recipe_of", "simulated_pair"]
 
 #: pairs of audits scored together in one pass (memory: a few hundred thousand label rows)
 PAIRS_PER_PASS = 20
@@ -476,6 +479,53 @@ def pilot_runs(suites: Sequence[str], pilot: Size, planned: Size, pilots: int, *
                     "low": float(v.min()), "high": float(v.max()),
                     "within": float(np.mean((v >= 0.8) & (v <= 1.25)))})
     return out
+
+
+def detect_runs(suites: Sequence[str], now: Size, planned: int, baselines: int, *, seed: int = 0,
+                truth: Truth | None = None, truths: int = 5, n_resamples: int = 50, n_permutations: int = 200,
+                every: int = 1, bar=None) -> list[dict]:
+    """What ``t2ibench compare --detect`` says a comparison with ``planned`` images per prompt
+    would print as its MDD, from each of ``baselines`` null comparisons of size ``now`` (its
+    printed MDD scaled by the MDD simulated from its run A's labels, the command's own
+    :func:`benchmark.runner.scaled_mdd.mdd_at`), against the MDD comparisons of that design print
+    (the median of ``truths`` null comparisons), for one model the truth draws (``seed``): per
+    score the median ratio, its range and the share within 0.8-1.25 (:func:`pilot_runs`' rows).
+    ``bar``: a progress bar (tqdm) advanced by one per comparison and per baseline scaled."""
+    truth = truth or Truth()
+    lay_now, lay_k = (layout(probes_at(suites, size, every)) for size in (now, Size(per_prompt=planned)))
+    if lay_now.cells != lay_k.cells:
+        raise ValueError(f"{now.label} and {planned} per prompt audit different prompts: not one model at both")
+    cells = truth.cells(lay_now, np.random.default_rng([seed, 12_345]))  # the model, as power_runs draws it
+    grow(bar, truths + 2 * baselines, "the MDD of the planned design")
+    printed: dict[tuple, list] = {}
+    for rows in compare_many(lay_k, draw_pairs(lay_k, truth, truths, seed + 99_999, cells=cells),
+                             n_resamples=n_resamples, n_permutations=n_permutations, random_state=99_999,
+                             mdd_pairs=MDD_PAIRS, bar=bar):
+        for r in rows:
+            if r["status"] == "compared":
+                printed.setdefault(entry_key(r), []).append(np.inf if r["mdd"] is None else r["mdd"])
+    true_mdd = {k: float(np.median(v)) for k, v in printed.items()}
+    name_step(bar, "baselines scaled")
+    pairs = draw_pairs(lay_now, truth, baselines, seed + 60_000, cells=cells)
+    ratios: dict[tuple, list[float]] = {}
+    compared = compare_many(lay_now, pairs, n_resamples=n_resamples, n_permutations=n_permutations,
+                            random_state=60_000, mdd_pairs=MDD_PAIRS, bar=bar)
+    for (labels, _), rows in zip(pairs, compared):
+        run = _run("a", lay_now, labels)
+        simulated, per_prompt = SimulatedMDD(run), images_per_prompt(run, None)
+        for r in rows:
+            k = entry_key(r)
+            if r["status"] == "compared" and r["mdd"] and np.isfinite(true_mdd.get(k, np.inf)):
+                key = (r["name"], r["suite"], r["subset"], r["estimator"], r["annotator"])
+                predicted = mdd_at(lambda n, key=key: simulated(key, n), r["mdd"], per_prompt[r["suite"]], planned)
+                ratios.setdefault(k, []).append(predicted / true_mdd[k])
+        if bar is not None:
+            bar.update(1)
+    return [{"pilot": now.label, "planned": f"{planned} per prompt", "score": k[0], "suite": k[1], "subset": k[2],
+             "estimator": k[3] or k[4], "true_mdd": true_mdd[k], "n": len(v), "median": float(np.median(v)),
+             "low": float(np.min(v)), "high": float(np.max(v)),
+             "within": float(np.mean((np.asarray(v) >= 0.8) & (np.asarray(v) <= 1.25)))}
+            for k, v in sorted(ratios.items(), key=str)]
 
 
 def recipe_of(text: str) -> tuple[list[str], int, list[str]]:

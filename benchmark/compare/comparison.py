@@ -30,7 +30,7 @@ from benchmark.scores.randomization import JointPlan
 from benchmark.tasks.context import ScoringOptions, entry_key
 from benchmark.tasks.registry import task_options
 
-__all__ = ["Comparison", "compare_loaded", "compare_runs", "detect_rows", "finish_rows", "pair_row"]
+__all__ = ["Comparison", "compare_loaded", "compare_runs", "detect_rows", "finish_rows", "images_per_prompt", "pair_row"]
 
 RESAMPLING = ("paired Poisson bootstrap over probes, for the interval of a change: in resample b each probe weighs a "
               "Poisson(1) draw fixed by (random_state, probe id, b), the same in both runs "
@@ -282,7 +282,7 @@ def _only_suites(run: Run, pair: dict) -> set:
     return set(m.loc[m["suite"].isin(lone), "probe_id"].astype(str))
 
 
-def _per_prompt(run: Run, probes: set | None) -> dict[str, float]:
+def images_per_prompt(run: Run, probes: set | None) -> dict[str, float]:
     """suite -> images per prompt among the compared probes of a run: its images over its first
     samples (``sample_index`` 0: one per prompt, kept first by ``--limit``)."""
     if "sample_index" not in run.manifest.columns:
@@ -348,7 +348,7 @@ def compare_loaded(runs: Sequence[Run], *, scores: Sequence[str] | None = None, 
     plan = JointPlan(size, size, seed)
     for b, pair in zip(runs[1:], pairings):
         probes = set(pair["probes"]) if pair["probes"] else None  # None: unpaired, every probe of each run
-        per_prompt = per_prompt or _per_prompt(runs[0], probes)
+        per_prompt = per_prompt or images_per_prompt(runs[0], probes)
         scored = []
         for run in (runs[0], b):
             one = score_alone(run, probes, alone)

@@ -4,15 +4,15 @@ writes the page's from the committed runs)."""
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
 from benchmark.present.text import markdown_table
 from benchmark.scores.proportion import clopper_pearson
 
-__all__ = ["TABLE_OF_PART", "fmt_rate", "null_table", "pilot_table", "pooled_power", "power_models_table",
-           "power_table", "runs_table"]
+__all__ = ["TABLE_OF_PART", "detect_table", "fmt_rate", "null_table", "pilot_table", "pooled_power",
+           "power_models_table", "power_table", "runs_table"]
 
 
 def fmt_rate(r: Mapping) -> str:
@@ -142,19 +142,28 @@ def power_models_table(rows: Sequence[Mapping]) -> str:
                                  for r in rows), align="lll" + "r" * (len(head) - 3))
 
 
+def _planned_rows(rows: Sequence[Mapping]) -> Iterable[list[str]]:
+    return ([r["pilot"], r["planned"], r["score"], _where(r), f"{r['true_mdd']:.4g}", str(r["n"]),
+             f"{r['median']:.2f} [{r['low']:.2f}, {r['high']:.2f}]", f"{100 * r['within']:.0f}%"] for r in rows)
+
+
 def pilot_table(rows: Sequence[Mapping]) -> str:
     """The rows of :func:`benchmark.calibration.pilot_runs` as docs/compare.md shows them."""
     return markdown_table(["pilot", "planned", "score", "where", "true MDD", "pilots", "planned / true: median [range]",
-                           "within 0.8-1.25"],
-                          ([r["pilot"], r["planned"], r["score"], _where(r), f"{r['true_mdd']:.4g}", str(r["n"]),
-                            f"{r['median']:.2f} [{r['low']:.2f}, {r['high']:.2f}]", f"{100 * r['within']:.0f}%"]
-                           for r in rows), align="llllrrrr")
+                           "within 0.8-1.25"], _planned_rows(rows), align="llllrrrr")
+
+
+def detect_table(rows: Sequence[Mapping]) -> str:
+    """The rows of :func:`benchmark.calibration.detect_runs` as docs/compare.md shows them."""
+    return markdown_table(["now", "planned", "score", "where", "MDD printed there", "comparisons now",
+                           "--detect's / printed there: median [range]", "within 0.8-1.25"], _planned_rows(rows),
+                          align="llllrrrr")
 
 
 def _counted(doc: Mapping) -> str:
     """What one run of the script counted: pairs per null size, comparisons per power row, pilots per pilot row."""
     parts = [(doc.get("null") or [], "pairs per size"), (doc.get("power") or [], "comparisons per score"),
-             (doc.get("pilot") or [], "pilots per score")]
+             (doc.get("pilot") or [], "pilots per score"), (doc.get("detect") or [], "comparisons scaled per score")]
     return "; ".join(f"{max(r['n'] for r in rows)} {what}" for rows, what in parts if rows)
 
 
@@ -176,4 +185,4 @@ def runs_table(runs: Sequence[tuple[str, Mapping]]) -> str:
 
 
 #: the parts of bench/compare_calibration.py's JSON and the table each is shown as
-TABLE_OF_PART = {"null": null_table, "power": power_table, "pilot": pilot_table}
+TABLE_OF_PART = {"null": null_table, "power": power_table, "pilot": pilot_table, "detect": detect_table}
