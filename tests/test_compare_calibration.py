@@ -34,7 +34,8 @@ from tqdm import tqdm
 
 from benchmark.compare import compare_loaded
 from benchmark.calibration import (
-    Size, Tally, _run, clopper_pearson, compare_many, draw_pairs, null_runs, pilot_runs, power_runs, probes_at,
+    Size, Tally, _run, clopper_pearson, compare_many, detect_runs, draw_pairs, null_runs, pilot_runs, power_runs,
+    probes_at,
 )
 from benchmark.compare.comparison import finish_rows
 from benchmark.compare.paired import holm, holm_level, mdd_factor, randomization_p, rejection_threshold
@@ -442,3 +443,20 @@ def test_within_groups_each_row_loses_its_groups_mean_at_unbiased_scale():
     assert dev.shape == q.shape and np.allclose(dev.reshape(400, 4, 2).sum(axis=1), 0)
     assert np.sqrt(np.mean(dev ** 2)) == pytest.approx(1.0, abs=0.04)
     assert len(planning._within(q[:5], np.array([0, 0, 1, 1, 2]))) == 4  # a group of one is left out
+
+
+def test_detect_scales_the_printed_mdd_to_what_a_larger_design_prints():
+    """``--detect``'s MDD at four images per prompt, scaled from one comparison of two (its printed
+    MDD times the MDD simulated from its run A's labels at four over two), is near the median MDD
+    comparisons of four per prompt print, for DALL-Eval's scores: the square-root law it replaced
+    could not see a plug-in MAD's bias at two. A guard at this size (three comparisons, a third
+    of the prompts); bench/compare_calibration.py --detects measures it (docs/compare.md)."""
+    bar = tqdm(total=0, file=io.StringIO())
+    rows = detect_runs(["dalleval_bias"], Size(per_prompt=2), 4, 3, seed=5, truths=3, every=EVERY, bar=bar)
+    assert bar.n == bar.total == 3 + 2 * 3
+    print("\n".join(f"{r['score']} {r['estimator']}: {r['median']:.2f} [{r['low']:.2f}, {r['high']:.2f}] of "
+                    f"{r['true_mdd']:.4f}" for r in rows))
+    assert {r["score"] for r in rows} >= {"mad_gender", "average_gender", "mad_attribute"}
+    for r in rows:
+        assert 0.6 <= r["median"] <= 1.6, r
+    assert 0.75 <= float(np.median([r["median"] for r in rows])) <= 1.33, rows
