@@ -131,7 +131,7 @@ def _calibration_doc(root: Path, run: str) -> dict:
 
 
 def _calibration_run(root: Path, run: str, *fields: str) -> list:
-    """The ``fields`` of a measured run's JSON: its rows of a part (null, power, pilot), its
+    """The ``fields`` of a measured run's JSON: its rows of a part (null, power, pilot, detect), its
     ``seed`` (the model its truth drew)."""
     doc = _calibration_doc(root, run)
     missing = [field for field in fields if field not in doc]
@@ -149,7 +149,7 @@ def calibration_runs_table(runs: tuple[str, ...]) -> Callable[[Path], str]:
 
 
 def calibration_table(runs: tuple[str, ...], part: str) -> Callable[[Path], str]:
-    """The writer of one ``part`` table (null, power or pilot) of the measured ``runs``' rows, in order."""
+    """The writer of one ``part`` table (null, power, pilot or detect) of the measured ``runs``' rows, in order."""
     def make(root: Path) -> str:
         return TABLE_OF_PART[part]([r for run in runs for r in _calibration_run(root, run, part)[0]])
     return make
@@ -171,8 +171,10 @@ POWER_RUNS = ("power-recipe", "power-recipe-s1", "power-recipe-s2", "power-recip
               "power-full-s4")
 #: the pilot runs: a pilot at the recipe's size and one at --limit 300, each planning the full suites
 PILOT_RUNS = ("pilot-recipe-full", "pilot-300-full")
+#: the --detect run: comparisons at the recipe's size scaled to 4 and 9 images per prompt
+DETECT_RUNS = ("detect",)
 #: every measured run the page's tables read, in the order the page lists them
-MEASURED_RUNS = ("null", *POWER_RUNS, *PILOT_RUNS)
+MEASURED_RUNS = ("null", *POWER_RUNS, *PILOT_RUNS, *DETECT_RUNS)
 
 #: (file relative to the checkout, table name, what writes it from the checkout's root)
 TABLES: list[tuple[str, str, Callable[[Path], str]]] = [
@@ -183,6 +185,7 @@ TABLES: list[tuple[str, str, Callable[[Path], str]]] = [
     ("docs/compare.md", "calibration-null", calibration_table(("null",), "null")),
     ("docs/compare.md", "calibration-power", calibration_power_table(POWER_RUNS)),
     ("docs/compare.md", "calibration-pilot", calibration_table(PILOT_RUNS, "pilot")),
+    ("docs/compare.md", "calibration-detect", calibration_table(DETECT_RUNS, "detect")),
 ]
 
 
