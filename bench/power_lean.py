@@ -143,7 +143,8 @@ def lean_of(row: dict, arrays: dict, made_with: str = "harrell-davis") -> dict |
 
 
 def table(runs: list[tuple[str, list[dict]]]) -> str:
-    """The per-row table and, per size, the pooled first-step power of each reading."""
+    """The per-row table and, per size, the pooled first-step power of each reading (a run printed
+    its MDDs with one of them: ``mdd_reading`` in its JSON, Harrell-Davis's before it was kept)."""
     rows, pooled = [], {}
     for name, leans in runs:
         for x in leans:
@@ -161,8 +162,8 @@ def table(runs: list[tuple[str, list[dict]]]) -> str:
         summary.append([size, r, f"{hits / n:.1%} [{low:.1%}, {high:.1%}]", str(n)])
     return "\n\n".join([
         markdown_table(["run", "score", "printed MDD / found in 80%", "critical part", "spread part",
-                        "corr(q, threshold)", "sd(q - threshold) / sd(q)", "normal reading's MDD / printed",
-                        "first step, printed", "first step, normal reading"], rows, "llrrrrrrrr"),
+                        "corr(q, threshold)", "sd(q - threshold) / sd(q)", "normal reading's MDD / Harrell-Davis's",
+                        "first step, Harrell-Davis", "first step, normal reading"], rows, "llrrrrrrrr"),
         markdown_table(["size", "reading", "first step, pooled", "comparisons"], summary, "llrr")])
 
 
