@@ -60,6 +60,11 @@ def _size(text: str, limit: int) -> Size:
     return Size(limit=limit) if text == "recipe" else Size() if text == "full" else Size(per_prompt=int(text))
 
 
+def _limited_size(text: str, limit: int) -> Size:
+    """A --pilot-sizes or --detect-sizes side: a number is a --limit there, not images per prompt."""
+    return Size(limit=int(text)) if text.isdigit() else _size(text, limit)
+
+
 def parse_args(argv=None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -121,10 +126,10 @@ def main(argv=None) -> int:
         parts += ["### A change of the printed MDD: how often it is found", "", power_table(out["power"]), ""]
     for pair in [p for p in args.pilot_sizes.split(",") if p] if args.pilots else []:
         pilot, planned = pair.split(":")
-        size_of = (lambda t: Size(limit=int(t)) if t.isdigit() else _size(t, limit))
         t0 = time.perf_counter()
         with progress_bar(0, f"pilot {pair}", enabled=not args.quiet, unit="pilot") as bar:
-            out["pilot"] += pilot_runs(suites, size_of(pilot), size_of(planned), args.pilots, seed=args.seed, bar=bar)
+            out["pilot"] += pilot_runs(suites, _limited_size(pilot, limit), _limited_size(planned, limit), args.pilots,
+                                       seed=args.seed, bar=bar)
         out["seconds"][f"pilot {pair}"] = round(time.perf_counter() - t0, 1)
         print(f"pilot {pair}: {out['seconds'][f'pilot {pair}']} s", file=sys.stderr)
     if out["pilot"]:
@@ -134,9 +139,9 @@ def main(argv=None) -> int:
         now, planned = pair.split(":")
         t0 = time.perf_counter()
         with progress_bar(0, f"detect {pair}", enabled=not args.quiet, unit="comparison") as bar:
-            out["detect"] += detect_runs(suites, Size(limit=int(now)) if now.isdigit() else _size(now, limit),
-                                         int(planned), args.detects, seed=args.seed, truths=args.detect_truths,
-                                         n_resamples=args.n_resamples, n_permutations=args.n_permutations, bar=bar)
+            out["detect"] += detect_runs(suites, _limited_size(now, limit), int(planned), args.detects,
+                                         seed=args.seed, truths=args.detect_truths, n_resamples=args.n_resamples,
+                                         n_permutations=args.n_permutations, bar=bar)
         out["seconds"][f"detect {pair}"] = round(time.perf_counter() - t0, 1)
         print(f"detect {pair}: {out['seconds'][f'detect {pair}']} s", file=sys.stderr)
     if out["detect"]:
