@@ -28,6 +28,12 @@ intervals:
     python bench/compare_calibration.py --null-reps 20 --power-reps 0 --pilots 0 --sizes 1,2   # a quick look
     python bench/compare_calibration.py --null-reps 0 --power-reps 0 --pilots 0 --detects 10 --seed 0 \
         --out bench/measured/compare_calibration/detect        # --detect's MDD at 4 and 9 per prompt
+
+With ``--out``, a power size keeps each step it finishes in the folder (progress-power-SIZE.json, and
+.npz: the null comparisons, then each score's row) until the run is written: the same command begun
+again after a crash or a kill goes on from its last finished step, with the same figures, and its
+JSON's ``resumed`` names the steps taken back (its seconds count both processes' work). Begun again
+at another commit or with other options, it refuses; remove those files to start again.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import MutableMapping
 from pathlib import Path
 
 import numpy as np
@@ -49,10 +56,11 @@ from benchmark.calibration import (  # noqa: E402
     PLANT_DRAWS, POWER_PILOTS, Size, detect_runs, null_runs, pilot_runs, power_runs, recipe_of,
 )
 from benchmark.present.calibration_tables import detect_table, null_table, pilot_table, power_table  # noqa: E402
+from benchmark.contract.atomic import atomic_path  # noqa: E402
 from benchmark.contract.times import utc_iso  # noqa: E402
 from benchmark.present.progress import progress_bar  # noqa: E402
 from bench.provenance import checkout_commit  # noqa: E402
-from bench.power_lean import recorded_simulations  # noqa: E402
+from bench.power_lean import Recording, recorded_simulations  # noqa: E402
 import benchmark.runner.planning as planning  # noqa: E402
 
 
@@ -63,6 +71,63 @@ def _size(text: str, limit: int) -> Size:
 def _limited_size(text: str, limit: int) -> Size:
     """A --pilot-sizes or --detect-sizes side: a number is a --limit there, not images per prompt."""
     return Size(limit=int(text)) if text.isdigit() else _size(text, limit)
+
+
+class PowerProgress(MutableMapping):
+    """One power size's finished steps (:func:`benchmark.calibration.power_runs`' ``store``), kept in
+    FOLDER/progress-power-SIZE.json, rewritten whole and atomically at each step, with the seconds
+    worked so far and what the run is (``run``: commit and options, which a run begun again must
+    match); the MDD simulations recorded up to the null comparisons' end are saved beside it
+    (.npz) with them, since a run that takes those back does not simulate them again."""
+
+    def __init__(self, folder: Path, size: str, run: dict):
+        self.path, self.run = folder / f"progress-power-{size}.json", run
+        self.recording: Recording | None = None
+        self.started = time.perf_counter()
+        kept = json.loads(self.path.read_text()) if self.path.exists() else {"run": run, "seconds": 0.0, "steps": {}}
+        if kept["run"] != run:
+            differ = ", ".join(f"{k} {kept['run'].get(k)} then, {v} now" for k, v in run.items()
+                               if kept["run"].get(k) != v)
+            raise ValueError(f"{self.path} was begun by another run ({differ}): remove it and its .npz to start "
+                             "again, or run that command at that commit")
+        self.seconds_before, self.steps = kept["seconds"], kept["steps"]
+        self.taken_back = list(self.steps)
+
+    def __getitem__(self, key):
+        return self.steps[key]
+
+    def __setitem__(self, key, value):
+        self.steps[key] = json.loads(json.dumps(value))  # what a run begun again reads: the same either way
+        if key == "null" and self.recording is not None:
+            with atomic_path(self.path.with_suffix(".npz")) as tmp, open(tmp, "wb") as fh:
+                np.savez_compressed(fh, **self.recording.arrays())
+        with atomic_path(self.path) as tmp:
+            tmp.write_text(json.dumps({"run": self.run, "seconds": self.seconds(), "steps": self.steps}))
+
+    def __delitem__(self, key):
+        raise TypeError("a finished step stays")
+
+    def __iter__(self):
+        return iter(self.steps)
+
+    def __len__(self):
+        return len(self.steps)
+
+    def seconds(self) -> float:
+        """Worked on this power size so far, by this process and those before it."""
+        return round(self.seconds_before + time.perf_counter() - self.started, 1)
+
+    def simulated(self) -> dict:
+        """The MDD simulations of its null comparisons: saved, or recorded by this process."""
+        saved = self.path.with_suffix(".npz")
+        if "null" in self.taken_back and saved.exists():
+            with np.load(saved) as arrays:
+                return dict(arrays)
+        return self.recording.arrays() if self.recording is not None else {}
+
+    def remove(self) -> None:
+        self.path.with_suffix(".npz").unlink(missing_ok=True)
+        self.path.unlink(missing_ok=True)
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -105,6 +170,11 @@ def main(argv=None) -> int:
                  "gated": gated, "n_resamples": args.n_resamples, "n_permutations": args.n_permutations,
                  "draws": args.draws, "power_pilots": args.power_pilots, "mdd_reading": planning.MDD_READING,
                  "null": [], "power": [], "pilot": [], "detect": [], "seconds": {}}
+    try:
+        stores = _progress(args, out)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
     simulated: dict = {}  # what the power rows' null comparisons simulated their MDDs from (power_lean --reread)
     parts = []
     power_options = {"draws": args.draws, "pilots": args.power_pilots}
@@ -112,13 +182,20 @@ def main(argv=None) -> int:
                                            ("power", args.power_sizes, args.power_reps, power_runs, power_options)):
         for text in [s for s in sizes.split(",") if s] if reps else []:
             t0, size = time.perf_counter(), _size(text, limit)
+            store = stores.get(text) if kind == "power" else None
             with progress_bar(0, f"{kind} at {size.label}", enabled=not args.quiet, unit="comparison") as bar, \
-                    recorded_simulations() as arrays:
+                    recorded_simulations() as recording:
+                if store is not None:
+                    store.recording, extra = recording, {**extra, "store": store}
                 out[kind] += runs(suites, size, reps, n_resamples=args.n_resamples,
                                   n_permutations=args.n_permutations, seed=args.seed, bar=bar, **extra)
             if kind == "power":
+                arrays = store.simulated() if store is not None else recording.arrays()
                 simulated = {k: np.concatenate([simulated[k], v]) if k in simulated else v for k, v in arrays.items()}
-            out["seconds"][f"{kind} {text}"] = round(time.perf_counter() - t0, 1)
+            seconds = store.seconds() if store is not None else round(time.perf_counter() - t0, 1)
+            out["seconds"][f"{kind} {text}"] = seconds
+            if store is not None and store.taken_back:
+                out.setdefault("resumed", {})[f"{kind} {text}"] = store.taken_back
             print(f"{kind} at {text}: {out['seconds'][f'{kind} {text}']} s", file=sys.stderr)
     if out["null"]:
         parts += ["### No change: how often a score is called significant", "", null_table(out["null"]), ""]
@@ -159,7 +236,19 @@ def main(argv=None) -> int:
         (folder / "compare_calibration.md").write_text(text + "\n")
         if simulated:  # the decomposition of the power rows' lean: python bench/power_lean.py --reread FOLDER
             np.savez_compressed(folder / "simulated.npz", **simulated)
+    for store in stores.values():  # written: nothing left to go on from
+        store.remove()
     return 0
+
+
+def _progress(args: argparse.Namespace, out: dict) -> dict[str, PowerProgress]:
+    """Each power size's finished steps, with ``--out`` (raises ValueError, before any work, where a
+    size's were begun by another run)."""
+    if not args.out or not args.power_reps:
+        return {}
+    run = {k: out[k] for k in ("commit", "seed", "n_resamples", "n_permutations", "draws", "power_pilots",
+                               "mdd_reading")} | {"power_reps": args.power_reps}
+    return {text: PowerProgress(Path(args.out), text, run) for text in args.power_sizes.split(",") if text}
 
 
 if __name__ == "__main__":

@@ -50,25 +50,35 @@ from bench.provenance import checkout_commit  # noqa: E402
 READINGS = ("harrell-davis", "normal")
 
 
+class Recording:
+    """The MDD simulations recorded so far (:func:`recorded_simulations`), readable at any time: the
+    calibration bench saves them with a power run's null comparisons, before its rows are done."""
+
+    def __init__(self):
+        self.simulated: list[tuple] = []
+
+    def arrays(self) -> dict:
+        """What simulated.npz keeps of them (:func:`simulated_arrays`)."""
+        return simulated_arrays(self.simulated)
+
+
 @contextmanager
 def recorded_simulations():
     """Within it, every MDD :func:`benchmark.runner.planning._change_found` reads is recorded (what
-    it was simulated from); yields a dict filled on exit with :func:`simulated_arrays`' arrays."""
-    simulated: list[tuple] = []
+    it was simulated from); yields the :class:`Recording`."""
+    recording = Recording()
     found = planning._change_found
 
-    def recording(q, swaps, critical, power, least, categorical=False, groups=None, reading=None):
-        simulated.append((critical, categorical, np.asarray(q, float), np.asarray(swaps, float),
-                          np.full(len(q), -1) if groups is None else np.asarray(groups)))
+    def recording_found(q, swaps, critical, power, least, categorical=False, groups=None, reading=None):
+        recording.simulated.append((critical, categorical, np.asarray(q, float), np.asarray(swaps, float),
+                                    np.full(len(q), -1) if groups is None else np.asarray(groups)))
         return found(q, swaps, critical, power, least, categorical=categorical, groups=groups, reading=reading)
 
-    arrays: dict = {}
-    planning._change_found = recording
+    planning._change_found = recording_found
     try:
-        yield arrays
+        yield recording
     finally:
         planning._change_found = found
-        arrays.update(simulated_arrays(simulated))
 
 
 def simulated_arrays(simulated: list[tuple]) -> dict:
@@ -85,9 +95,9 @@ def simulated_arrays(simulated: list[tuple]) -> dict:
 def capture(seed: int, size: str, reps: int, pilots: int) -> tuple[list[dict], dict]:
     """One model's power rows and, per null comparison and score, what its MDD was simulated from."""
     suites, limit, _ = recipe_of((ROOT / "docs" / "compare.md").read_text(encoding="utf-8"))
-    with recorded_simulations() as arrays:
+    with recorded_simulations() as recording:
         rows = power_runs(suites, Size(limit=limit) if size == "recipe" else Size(), reps, seed=seed, pilots=pilots)
-    return rows, arrays
+    return rows, recording.arrays()
 
 
 def _inputs(arrays: dict, i: int) -> tuple:

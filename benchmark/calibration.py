@@ -25,7 +25,7 @@ Rates come with Clopper-Pearson intervals (:func:`clopper_pearson`, statsmodels)
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, MutableMapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -315,7 +315,7 @@ def _refined(moved_at, target: float, t: float, low: tuple, high: tuple, steps: 
 def power_runs(suites: Sequence[str], size: Size, reps: int, *, scores: Sequence[str] | None = None,
                n_resamples: int = 50, n_permutations: int = 200, seed: int = 0, truth: Truth | None = None,
                draws: int = PLANT_DRAWS, lay: Layout | None = None, pilots: int = POWER_PILOTS,
-               mdd_pairs: int = MDD_PAIRS, bar=None) -> list[dict]:
+               mdd_pairs: int = MDD_PAIRS, bar=None, store: MutableMapping[str, Any] | None = None) -> list[dict]:
     """Power at the printed MDD, for one model the truth draws: per compared score (of ``scores``),
     the MDD comparisons of ``size`` print (the median of ``pilots`` null comparisons, their MDD
     simulated from ``mdd_pairs`` pairs as ``t2ibench compare`` does; 0: the normal formula's), the change
@@ -338,54 +338,92 @@ def power_runs(suites: Sequence[str], size: Size, reps: int, *, scores: Sequence
     swaps' spread) and ``comparisons`` (each changed comparison's tested quantity, worse > 0, and its
     two thresholds): power at another MDD is recounted from them (bench/power_lean.py).
 
+    ``store``: where the run keeps each step it finishes (the null comparisons, then each score's
+    row, as JSON values under ``"null"`` and ``"row NAME"``) and takes back those it holds, so a run
+    stopped part-way and begun again with the same arguments and store goes on from its last
+    finished step and gives the same rows (every step draws from its own seeds; bench/
+    compare_calibration.py keeps one in its ``--out`` folder).
+
     ``bar``: a progress bar (tqdm) counting the comparisons: the null ones first, then each score's
     changed ones (its total grows by them once the scores are known; the postfix names the step)."""
+    store = {} if store is None else store
     truth = truth or Truth()
     lay = lay or layout(probes_at(suites, size))
     cells = truth.cells(lay, np.random.default_rng([seed, 12_345]))
+    if "null" not in store:
+        store["null"] = _printed_mdds(lay, truth, cells, pilots, seed, n_resamples, n_permutations, mdd_pairs,
+                                      scores, bar)
+    printed = {tuple(p["key"]): p["rows"] for p in store["null"]}
+    # "not detectable" counts as an infinite MDD: the median is one where most comparisons print one
+    medians = {key: float(np.median([np.inf if r["mdd"] is None else r["mdd"] for r in rows]))
+               for key, rows in printed.items()}
+    grow(bar, reps * sum(bool(np.isfinite(m)) and _row_name(key) not in store for key, m in medians.items()))
+    out = []
+    for key, rows in printed.items():
+        if not np.isfinite(medians[key]):  # nothing to plant
+            out.append({"size": size.label, "score": key[0], "suite": key[1], "subset": key[2],
+                        "estimator": key[3] or key[4], "mdd": None, "change": None,
+                        "how": next(r.get("mdd_reason") for r in rows if r["mdd"] is None), "n": 0, "rate": None,
+                        "low": None, "high": None})
+            continue
+        if _row_name(key) not in store:
+            store[_row_name(key)] = _power_row(lay, truth, cells, key, rows, medians[key], size, reps, draws,
+                                               n_resamples, n_permutations, seed, bar)
+        out.append(store[_row_name(key)])
+    return out
+
+
+def _row_name(key: tuple) -> str:
+    """Where :func:`power_runs`' ``store`` keeps score ``key``'s finished row."""
+    return "row " + " / ".join(map(str, key))
+
+
+def _printed_mdds(lay: Layout, truth: Truth, cells, pilots: int, seed: int, n_resamples: int, n_permutations: int,
+                  mdd_pairs: int, scores: Sequence[str] | None, bar) -> list[dict]:
+    """:func:`power_runs`' null comparisons: per compared score (of ``scores``) its key and what
+    each comparison printed (its MDD or why none, critical value and swaps' spread), as JSON values."""
     printed: dict[tuple, list] = {}
     grow(bar, pilots, "null comparisons, their MDD simulated")
     for rows in compare_many(lay, draw_pairs(lay, truth, pilots, seed + 99_999, cells=cells), n_resamples=n_resamples,
                              n_permutations=n_permutations, random_state=99_999, mdd_pairs=mdd_pairs, bar=bar):
         for r in rows:
             if r["status"] == "compared" and (not scores or r["name"] in scores):
-                printed.setdefault(entry_key(r), []).append(r)
-    # "not detectable" counts as an infinite MDD: the median is one where most comparisons print one
-    medians = {key: float(np.median([np.inf if r["mdd"] is None else r["mdd"] for r in rows]))
-               for key, rows in printed.items()}
-    grow(bar, reps * sum(bool(np.isfinite(m)) for m in medians.values()))
-    out = []
-    for key, rows in printed.items():
-        where = {(rows[0]["label_file"], key[1])}
-        mdd = medians[key]
-        if not np.isfinite(mdd):  # nothing to plant
-            out.append({"size": size.label, "score": key[0], "suite": key[1], "subset": key[2],
-                        "estimator": key[3] or key[4], "mdd": None, "change": None,
-                        "how": next(r.get("mdd_reason") for r in rows if r["mdd"] is None), "n": 0, "rate": None,
-                        "low": None, "high": None})
-            continue
-        name = f"{key[0]} ({key[3] or key[4]})"
-        name_step(bar, f"{name}: placing the change")
-        t, shift = change_for(lay, truth, cells, key, mdd, where, draws=draws, seed=seed)
-        name_step(bar, f"{name}: comparisons with the change")
-        pairs = draw_pairs(lay, truth, reps, seed + 50_000, t, where, shift, cells)
-        found, planted, thresholds, firsts, decided = _changed(lay, pairs, key, n_resamples, n_permutations, seed, bar)
-        low, high = clopper_pearson(found, reps)
-        # the change the comparisons saw: ``draws`` audits place the change's expected value only to a
-        # few percent, and power moves by several points with it
-        mean = float(np.mean(planted)) if planted else None
-        at_mdd = _found_at(mdd, planted, thresholds, firsts, decided, reps) \
-            if planted and abs(mean - mdd) <= RECENTRED_WITHIN * mdd else None
-        out.append({"size": size.label, "score": key[0], "suite": key[1], "subset": key[2],
-                    "estimator": key[3] or key[4], "mdd": mdd, "change": t,
-                    "how": "shift of the slot" if shift else "towards each cell's majority", "n": reps,
-                    "rate": found / reps, "low": low, "high": high, "planted_mean": mean,
-                    "planted_se": float(np.std(planted, ddof=1) / np.sqrt(len(planted))) if len(planted) > 1 else None,
-                    "at_mdd": at_mdd,
-                    # what power at another MDD is recounted from (bench/power_lean.py)
-                    "null_comparisons": [{k: r[k] for k in ("mdd", "critical", "se")} for r in rows],
-                    "comparisons": {"tested": planted, "threshold": thresholds, "threshold_first": firsts}})
-    return out
+                printed.setdefault(entry_key(r), []).append(
+                    {"mdd": _number(r["mdd"]), "mdd_reason": r.get("mdd_reason"), "critical": _number(r["critical"]),
+                     "se": _number(r["se"]), "label_file": r["label_file"]})
+    return [{"key": list(key), "rows": rows} for key, rows in printed.items()]
+
+
+def _number(value) -> float | None:
+    return None if value is None else float(value)
+
+
+def _power_row(lay: Layout, truth: Truth, cells, key: tuple, rows: list[dict], mdd: float, size: Size, reps: int,
+               draws: int, n_resamples: int, n_permutations: int, seed: int, bar) -> dict:
+    """:func:`power_runs`' row of score ``key``: its change placed at ``mdd`` (the median of the null
+    comparisons' ``rows``) and ``reps`` comparisons with it."""
+    where = {(rows[0]["label_file"], key[1])}
+    name = f"{key[0]} ({key[3] or key[4]})"
+    name_step(bar, f"{name}: placing the change")
+    t, shift = change_for(lay, truth, cells, key, mdd, where, draws=draws, seed=seed)
+    name_step(bar, f"{name}: comparisons with the change")
+    pairs = draw_pairs(lay, truth, reps, seed + 50_000, t, where, shift, cells)
+    found, planted, thresholds, firsts, decided = _changed(lay, pairs, key, n_resamples, n_permutations, seed, bar)
+    low, high = clopper_pearson(found, reps)
+    # the change the comparisons saw: ``draws`` audits place the change's expected value only to a
+    # few percent, and power moves by several points with it
+    mean = float(np.mean(planted)) if planted else None
+    at_mdd = _found_at(mdd, planted, thresholds, firsts, decided, reps) \
+        if planted and abs(mean - mdd) <= RECENTRED_WITHIN * mdd else None
+    return {"size": size.label, "score": key[0], "suite": key[1], "subset": key[2],
+            "estimator": key[3] or key[4], "mdd": mdd, "change": t,
+            "how": "shift of the slot" if shift else "towards each cell's majority", "n": reps,
+            "rate": found / reps, "low": low, "high": high, "planted_mean": mean,
+            "planted_se": float(np.std(planted, ddof=1) / np.sqrt(len(planted))) if len(planted) > 1 else None,
+            "at_mdd": at_mdd,
+            # what power at another MDD is recounted from (bench/power_lean.py)
+            "null_comparisons": [{k: r[k] for k in ("mdd", "critical", "se")} for r in rows],
+            "comparisons": {"tested": planted, "threshold": thresholds, "threshold_first": firsts}}
 
 
 def _changed(lay: Layout, pairs: list, key: tuple, n_resamples: int, n_permutations: int, seed: int, bar) -> tuple:

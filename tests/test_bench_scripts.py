@@ -484,6 +484,36 @@ def test_compare_calibration_records_what_made_it(tmp_path):
     assert not doc["power"] and not doc["pilot"]
 
 
+def test_compare_calibration_keeps_a_power_sizes_steps_until_written(tmp_path, capsys):
+    """bench/compare_calibration.py's progress file: each step a power size finishes is kept (and
+    the MDD simulations recorded up to the null comparisons' end, beside it); a process begun again
+    takes them back with the seconds worked; a file begun by another run (other seed) is refused
+    before any work, one line and exit 1; written, the files go."""
+    sys.path.insert(0, str(ROOT))
+    from bench.compare_calibration import PowerProgress
+    from bench.power_lean import Recording
+
+    run = {"commit": "abc", "seed": 1, "power_reps": 100}
+    first, recording = PowerProgress(tmp_path, "recipe", run), Recording()
+    first.recording = recording
+    recording.simulated.append(((0.03, 0.01), False, np.arange(7.0), np.ones(9), np.arange(48) // 4))
+    first["null"] = [{"key": ["gep_score_neutral"], "rows": [{"mdd": 0.02}]}]
+    recording.simulated.append(((0.5, 0.1), False, np.zeros(7), np.zeros(9), np.arange(48) // 4))  # a row's: not kept
+    first["row gep_score_neutral"] = {"mdd": 0.02, "rate": 0.8}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["progress-power-recipe.json", "progress-power-recipe.npz"]
+    again = PowerProgress(tmp_path, "recipe", run)
+    assert again.taken_back == ["null", "row gep_score_neutral"] and again["row gep_score_neutral"]["rate"] == 0.8
+    assert again.seconds() >= json.loads(first.path.read_text())["seconds"]
+    kept = again.simulated()
+    assert len(kept["q"]) == 1 and kept["critical"].tolist() == [[0.03, 0.01]]
+    status, err = refusal("compare_calibration.py", "--null-reps", "0", "--pilots", "0", "--power-sizes", "recipe",
+                          "--power-reps", "100", "--seed", "2", "--out", str(tmp_path), capsys=capsys)
+    assert status == 1 and "progress-power-recipe.json was begun by another run" in err and "seed 1 then, 2 now" in err
+    assert len(err.strip().splitlines()) == 1
+    again.remove()
+    assert not list(tmp_path.iterdir())
+
+
 def _power_lean_run(folder: Path, mdd_shift: float = 0.0, reading: str | None = None) -> float:
     """A run folder made by hand: three null comparisons simulated (q and swaps of known spread) and
     recorded by bench/power_lean.py's ``recorded_simulations``, the power row planting their median
@@ -497,7 +527,7 @@ def _power_lean_run(folder: Path, mdd_shift: float = 0.0, reading: str | None = 
     rng = np.random.default_rng(0)
     grid = np.asarray(planning.MDD_GRID)
     nulls = []
-    with recorded_simulations() as arrays:
+    with recorded_simulations() as recording:
         for i in range(3):
             q = (0.1 * grid + 0.01 * rng.standard_normal((48, 1))).astype(np.float32).astype(float)
             swaps = (0.01 * rng.standard_normal((48, 1)) * np.ones(len(planning.SWAP_GRID))).astype(np.float32)
@@ -505,6 +535,7 @@ def _power_lean_run(folder: Path, mdd_shift: float = 0.0, reading: str | None = 
             found = planning._change_found(q, swaps.astype(float), critical, 0.8, 24, groups=np.arange(48) // 4,
                                            reading=reading)
             nulls.append({"mdd": found["mdd"] + mdd_shift, "critical": critical[0], "se": critical[1]})
+    arrays = recording.arrays()
     assert len(arrays["q"]) == 3 and arrays["q"].dtype == np.float32
     mdd = float(np.median([n["mdd"] for n in nulls]))
     tested, thresholds = mdd + 0.01 * rng.standard_normal(100), 0.03 + 0.001 * rng.standard_normal(100)

@@ -24,6 +24,7 @@ compared as ``t2ibench compare`` compares them (the first test checks the fast p
 from __future__ import annotations
 
 import io
+import json
 import types
 
 import numpy as np
@@ -136,6 +137,45 @@ def test_a_change_of_the_printed_mdd_is_found_four_times_in_five():
         tested, first = (np.asarray(r["comparisons"][k]) for k in ("tested", "threshold_first"))
         assert len(tested) == len(first) == POWER_REPS
         assert np.mean(tested - tested.mean() + r["mdd"] > first) == r["at_mdd"]["first_step"]
+
+
+class _Stopped(Exception):
+    pass
+
+
+class _JsonStore(dict):
+    """A power run's store as bench/compare_calibration.py keeps it (every step through JSON), which
+    stops the run (raises) when asked to keep more than ``room`` steps."""
+
+    def __init__(self, room: int | None = None):
+        super().__init__()
+        self.room = room
+
+    def __setitem__(self, key, value):
+        if self.room is not None and len(self) >= self.room:
+            raise _Stopped(key)
+        super().__setitem__(key, json.loads(json.dumps(value)))
+
+
+def test_a_power_run_stopped_part_way_goes_on_from_its_store():
+    """``power_runs``' store: a run stopped before it could keep its third row (GEP's three scores,
+    a few of its prompts) and begun again with the same arguments and store compares only the
+    third score's changed comparisons (the null ones and two rows are taken back) and gives the
+    rows an unbroken run gives, to the last digit (each step draws from its own seeds). The bench
+    keeps the store in its --out folder so that hours of a power run survive a crash."""
+    lay = layout(probes_at(["gep_neutral"], Size(limit=60)))
+    options = dict(scores=["gep_score_neutral"], n_resamples=10, n_permutations=40, seed=3, draws=4, lay=lay,
+                   pilots=2, mdd_pairs=8)
+    unbroken = power_runs(["gep_neutral"], Size(limit=60), 3, store=_JsonStore(), **options)
+    assert len(unbroken) == 3 and all(r["mdd"] is not None for r in unbroken), unbroken
+    store = _JsonStore(room=3)
+    with pytest.raises(_Stopped, match="CLS"):
+        power_runs(["gep_neutral"], Size(limit=60), 3, store=store, **options)
+    assert list(store)[0] == "null" and [k.split(" / ")[3] for k in list(store)[1:]] == ["C", "CC"], list(store)
+    store.room, bar = None, tqdm(total=0, file=io.StringIO())
+    resumed = power_runs(["gep_neutral"], Size(limit=60), 3, store=store, bar=bar, **options)
+    assert bar.n == bar.total == 3 and "CLS" in bar.postfix
+    assert json.dumps(resumed) == json.dumps(json.loads(json.dumps(unbroken)))
 
 
 def test_the_pilot_plans_the_true_mdd_of_the_planned_design():
