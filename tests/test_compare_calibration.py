@@ -43,10 +43,11 @@ from benchmark.compare.paired import holm, holm_level, mdd_factor, randomization
 from benchmark.present.calibration_tables import pooled_power, power_models_table
 from benchmark.runner import planning
 from benchmark.runner.planning import (MDD_GRID, MDD_PAIRS, SWAP_GRID, _change_found, _growth, _reads_categories,
-                                       margin_parts)
+                                       margin_parts, simulated_pairs)
 from benchmark.runner.shared_seeds import SharedSeeds
 from benchmark.runner.simulate import Fit, Truth, layout
 from benchmark.scores.metadata import get_metadata
+from benchmark.tasks.context import entry_key
 
 SUITES = ["gep_neutral", "dalleval_bias", "pst_single"]  # the CI recipe's (tests/test_compare_gates.py reads it)
 EVERY = 3  # every third prompt: the same design, a third of the images
@@ -500,3 +501,27 @@ def test_detect_scales_the_printed_mdd_to_what_a_larger_design_prints():
     for r in rows:
         assert 0.6 <= r["median"] <= 1.6, r
     assert 0.75 <= float(np.median([r["median"] for r in rows])) <= 1.33, rows
+
+
+def test_detect_cuts_every_design_from_one_draw_of_the_full_one(monkeypatch):
+    """``--detect``'s simulation (``SimulatedMDD``) draws a suite's pairs of audits once, at its
+    full design, and cuts each design from them (the ``--limit`` rule nests designs), so two
+    designs' MDDs share their draws and their ratio keeps little of the simulation's noise: a
+    design past the full one is the full one, to the digit (drawn apart, seed = k, their ratio
+    varied by about 18%), and a smaller design reads only its own images of the same draws."""
+    import benchmark.runner.scaled_mdd as scaled_mdd
+
+    lay = layout(probes_at(["dalleval_bias"], Size(per_prompt=2), EVERY))
+    (a, _), = draw_pairs(lay, Truth(), 1, 7)
+    run, drawn = _run("a", lay, a), []
+    monkeypatch.setattr(scaled_mdd, "DETECT_PAIRS", 8)
+    monkeypatch.setattr(scaled_mdd, "simulated_pairs", lambda *args: drawn.append(args[1]) or simulated_pairs(*args))
+    simulated = scaled_mdd.SimulatedMDD(run)
+    simulated(("mad_gender", "dalleval_bias", None, None, None), 2)
+    key = next(entry_key(r) for r in simulated.rows["dalleval_bias", 2] if r["name"] == "mad_gender")
+    full = scaled_mdd.full_per_prompt(run, "dalleval_bias")
+    at = {k: simulated(key, k) for k in (2, 4, full, full + 3)}
+    assert len(drawn) == 1 and len(drawn[0].probes) > 2 * len(lay.probes), (full, len(drawn[0].probes))
+    assert at[full] == at[full + 3] and all(at[k] for k in at), at
+    assert scaled_mdd.mdd_at(lambda k: simulated(key, k), 0.1, full, full + 3) == 0.1
+    assert at[2] > at[4] > at[full], at  # more images per prompt, a smaller MDD

@@ -33,7 +33,7 @@ from benchmark.scores.metadata import get_metadata
 from benchmark.tasks.context import entry_key
 
 __all__ = ["MDD_GRID", "MDD_PAIRS", "NOT_DETECTABLE", "PAIRS", "SWAP_GRID", "detectable_changes", "margin_parts",
-           "planned_mdd_from_labels", "simulate_printed_mdd"]
+           "planned_mdd_from_labels", "planned_mdd_rows", "simulate_printed_mdd", "simulated_pairs"]
 
 #: pairs of audits the plan draws (the MDD's spread to about 10%)
 PAIRS = 50
@@ -72,16 +72,29 @@ def planned_mdd_from_labels(pilot_probes: pd.DataFrame, pilot_labels: Mapping[st
     out (default :func:`benchmark.runner.simulate.layout`)."""
     fit = Fit.of(pilot_probes, pilot_labels)
     lay = layout_of(planned_probes)
+    return planned_mdd_rows(fit, lay, simulated_pairs(fit, lay, pairs, seed), pilot_probes, config)
+
+
+def simulated_pairs(fit: Fit, lay: Layout, pairs: int, seed: int) -> list[dict]:
+    """``pairs`` pairs of audits of ``lay`` drawn from ``fit``, as label files in the order A, B, A,
+    B, ...: each pair one draw of the cells, its two audits' images drawn independently."""
     rng = np.random.default_rng(seed)
     sets = []
     for _ in range(pairs):
         values = fit.cells(lay, rng)
         effects = image_effects(lay, values, rng)
         sets += [draw_labels(lay, values, effects, rng), draw_labels(lay, values, effects, rng)]
+    return sets
+
+
+def planned_mdd_rows(fit: Fit, lay: Layout, sets: Sequence[Mapping[str, pd.DataFrame]], pilot_probes: pd.DataFrame,
+                     config: Mapping | None = None) -> list[dict]:
+    """:func:`planned_mdd_from_labels`' rows from the pairs of audits ``sets`` of ``lay`` (A, B, A,
+    B, ...: :func:`simulated_pairs`' or a part of a larger design's, every image of ``lay``'s probes)."""
     read_by: dict = {}
     scored = score_copies(lay, sets, config, read_by=read_by)
     pilot_n = pilot_probes["suite"].value_counts()
-    planned_n = planned_probes["suite"].value_counts()
+    planned_n = lay.probes["suite"].value_counts()
     factor = mdd_factor()
     out = []
     for key, v in scored.items():
@@ -94,7 +107,7 @@ def planned_mdd_from_labels(pilot_probes: pd.DataFrame, pilot_labels: Mapping[st
         files = read_by.get(key) or ("",)
         if (files[-1], suite) in fit.problems:  # the label file it reads (the last read before it)
             row["reason"] = fit.problems[(files[-1], suite)]
-        elif len(q) < max(3, pairs // 2):
+        elif len(q) < max(3, len(sets) // 4):  # fewer than half the pairs
             row["reason"] = "undefined on most simulated audits of the planned size"
         else:
             row["mdd"] = factor * float(np.std(q, ddof=1))

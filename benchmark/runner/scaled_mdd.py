@@ -5,9 +5,9 @@ it prints now (``t2ibench compare --detect``, :mod:`benchmark.commands.detect`; 
 How the MDD falls with more images per prompt is not one over their square root for a plug-in
 over a few images per cell (a MAD of two images per prompt is biased, and its spread is not that
 of a mean), so it is simulated: a model of the baseline run's own labels (as ``--pilot`` fits
-one, :func:`benchmark.runner.planning.planned_mdd_from_labels`) gives audits of each candidate
-design (the suite's prompts with k images each, by the ``--limit`` rule), and the MDD at k is the
-MDD now times the simulated MDD at k over the simulated MDD now.
+one, :func:`benchmark.runner.planning.planned_mdd_from_labels`) gives audits of the suite's full
+design, cut to each candidate design (the suite's prompts with k images each, by the ``--limit``
+rule), and the MDD at k is the MDD now times the simulated MDD at k over the simulated MDD now.
 
 A run here is anything with ``manifest`` (its probes) and ``label_frame(kind)`` (its label files),
 as :class:`benchmark.compare.runs.Run` has.
@@ -21,14 +21,16 @@ from typing import Callable
 import pandas as pd
 
 from benchmark.probes.source import open_probe_set
-from benchmark.runner.planning import planned_mdd_from_labels
+from benchmark.runner.planning import PAIRS, planned_mdd_rows, simulated_pairs
 from benchmark.runner.probe_choice import limit_probes, prompt_key
-from benchmark.runner.simulate import layout
+from benchmark.runner.simulate import Fit, layout
 
 __all__ = ["DETECT_PAIRS", "SimulatedMDD", "full_per_prompt", "mdd_at"]
 
-#: pairs of simulated audits per candidate design
-DETECT_PAIRS = 30
+#: pairs of simulated audits of a suite's full design, which every candidate design is cut from (as many
+#: as ``--pilot`` plans from: at 30, the scaled MDD of one comparison landed within 0.8-1.25 of what its
+#: design prints in only 60-100% of comparisons, docs/compare.md)
+DETECT_PAIRS = PAIRS
 
 
 def _prompt_rows(run, suite: str) -> pd.DataFrame:
@@ -51,22 +53,38 @@ def full_per_prompt(run, suite: str) -> int:
 
 class SimulatedMDD:
     """The simulated MDD of each score at k images per prompt, from run A's labels (memoised per
-    suite and k: one simulation of a suite's design gives all of its scores)."""
+    suite and k: one simulation of a suite's design gives all of its scores).
 
-    def __init__(self, run):
-        self.run, self.rows = run, {}
+    Each suite's pairs of audits are drawn once, at its full design (:data:`DETECT_PAIRS` pairs,
+    ``seed``), and every design is cut from them: the ``--limit`` rule nests designs (k images per
+    prompt are the first k of the full design's), so the design of k is that of its first k images.
+    The MDDs of two designs then share their draws, and their ratio (:func:`mdd_at`) keeps little of
+    the simulations' own noise (drawn apart, the MDD of each design from 30 pairs varied by about 13%
+    and their ratio by about 18%: docs/compare.md, "The MDD ``--detect`` scales to")."""
+
+    def __init__(self, run, seed: int = 0):
+        self.run, self.seed, self.rows, self.drawn = run, seed, {}, {}
 
     def __call__(self, key: tuple, k: int) -> float | None:
         suite = key[1]
         if (suite, k) not in self.rows:
+            fit, sets = self._full_design(suite)
             planned = _design(self.run, suite, k)
-            lay = layout(planned)
-            self.rows[suite, k] = planned_mdd_from_labels(
-                self.run.manifest, {kind: self.run.label_frame(kind) for kind in lay.keys}, planned,
-                pairs=DETECT_PAIRS, seed=k, layout_of=lambda _: lay)
+            ids = set(planned["probe_id"].astype(str))
+            cut = [{kind: frame[frame["probe_id"].astype(str).isin(ids)] for kind, frame in labels.items()}
+                   for labels in sets]
+            self.rows[suite, k] = planned_mdd_rows(fit, layout(planned), cut, self.run.manifest)
         found = [r for r in self.rows[suite, k]
                  if (r["name"], r["suite"], r["subset"], r["estimator"], r["annotator"]) == key]
         return found[0].get("mdd") if found else None
+
+    def _full_design(self, suite: str) -> tuple[Fit, list[dict]]:
+        """The model of run A's labels and the pairs of audits of ``suite``'s full design it draws."""
+        if suite not in self.drawn:
+            lay = layout(_design(self.run, suite, full_per_prompt(self.run, suite)))
+            fit = Fit.of(self.run.manifest, {kind: self.run.label_frame(kind) for kind in lay.keys})
+            self.drawn[suite] = fit, simulated_pairs(fit, lay, DETECT_PAIRS, self.seed)
+        return self.drawn[suite]
 
 
 def mdd_at(simulated: Callable[[int], float | None], mdd_now: float, now: float, k: int) -> float:
