@@ -124,3 +124,36 @@ def test_leaderboard_compare_tab_runs_the_paired_test_on_two_run_folders(tiny_au
     lone = paired_markdown([submission(tiny_audit, None), submission(old.parent, None)])
     assert lone.startswith("No paired test") and "run folder" in lone and "pairing section" in lone and "|" not in lone
     assert "exactly two" in paired_markdown([submission(tiny_audit, tiny_audit)])
+
+
+@pytest.fixture(scope="module")
+def two_per_prompt(tmp_path_factory):
+    """Two tiny audits of gep_neutral at --limit 64 (two images of each prompt, where its GEP scores
+    can be compared), the second with guidance_scale 2."""
+    root = tmp_path_factory.mktemp("two_per_prompt")
+    env = {**os.environ, "T2IBENCH_CACHE": str(root / "cache"), "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    for name, extra in (("a", ()), ("b", ("--set", "guidance_scale=2"))):
+        proc = _t2ibench("run", "--model", "builtin:tiny-sd", "--suites", "gep_neutral", "--limit", "64",
+                         "--n-resamples", "50", *extra, "--quiet", "--out", root / name, env=env)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+    return root / "a", root / "b"
+
+
+def test_detect_simulates_the_design_from_a_real_audits_labels(two_per_prompt, tmp_path):
+    """``--detect`` on two real built-in audits, whose GEP labels are named by builtin:tiny-clip
+    (the simulation lays out the default CLIP): a compared score's images per prompt are found by
+    simulating designs from the baseline's labels. Before, its simulated scores' names did not
+    match the runs' and every score fell back to the square-root law ("the simulated audits give no
+    MDD for it"). A score with none detectable carries no images per prompt."""
+    out = tmp_path / "compare.json"
+    proc = _t2ibench("compare", *two_per_prompt, "--detect", "0.01", "--quiet", "--out", out)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    detect = json.loads(out.read_text())["detect"]
+    compared = [d for d in detect if d["status"] == "compared"]
+    assert compared and len(detect) == 3, detect
+    for d in compared:
+        assert d["how"].startswith("simulated") and d["needed_per_prompt"] >= 1, d
+        assert f"{d['needed_per_prompt']} images per prompt" in proc.stdout
+    for d in detect:
+        if d["status"] == "not detectable":
+            assert d.get("needed_per_prompt") is None and d.get("how") is None, d

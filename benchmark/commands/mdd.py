@@ -57,8 +57,10 @@ def simulated_mdd(comparison: Comparison, pairs: int = MDD_PAIRS, seed: int = 0,
         r = by.get(_detect_key(d))
         if r is None or r.get("mdd") == d.get("mdd"):
             continue
-        if r.get("mdd") is None:
+        if r.get("mdd") is None:  # no images per prompt to tell: the square-root law's, from the formula's MDD, go
             d.update(status="not detectable", reason=r.get("mdd_reason"), mdd=None)
+            for stale in ("factor", "needed_per_prompt", "how"):
+                d.pop(stale, None)
             continue
         need = images_needed(r["mdd"], d["target"], d.get("images_per_prompt"))
         d.update(mdd=r["mdd"], factor=need["factor"], needed_per_prompt=need["per_prompt"])

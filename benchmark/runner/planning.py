@@ -33,7 +33,8 @@ from benchmark.scores.metadata import get_metadata
 from benchmark.tasks.context import entry_key
 
 __all__ = ["MDD_GRID", "MDD_PAIRS", "NOT_DETECTABLE", "PAIRS", "SWAP_GRID", "detectable_changes", "margin_parts",
-           "planned_mdd_from_labels", "planned_mdd_rows", "simulate_printed_mdd", "simulated_pairs"]
+           "named_like_runs", "planned_mdd_from_labels", "planned_mdd_rows", "simulate_printed_mdd",
+           "simulated_pairs"]
 
 #: pairs of audits the plan draws (the MDD's spread to about 10%)
 PAIRS = 50
@@ -333,7 +334,7 @@ def _suites_of(lay: Layout, suites: set) -> Layout:
     return Layout(probes, keys, lay.slots, lay.cells, lay.left_out)
 
 
-def _named_like_runs(lay: Layout, frames: Mapping[str, list[pd.DataFrame]]) -> Layout:
+def named_like_runs(lay: Layout, frames: Mapping[str, list[pd.DataFrame]]) -> Layout:
     """``lay`` with each label file's annotator named as the compared runs name it, per suite,
     where both name one: the layout names the default annotators (a built-in model's audit is
     labelled by the built-in tiny ones), the fit ignores the annotator, and the score keys the
@@ -375,7 +376,7 @@ def simulate_printed_mdd(rows: list[dict], probes: pd.DataFrame,
     lay = layout_of(probes)
     runs = [{k: frame_of(k) for k in lay.keys} for frame_of in labels]
     frames = {k: [run[k] for run in runs if run[k] is not None and len(run[k])] for k in lay.keys}
-    lay = _named_like_runs(lay, frames)
+    lay = named_like_runs(lay, frames)
     fit = Fit.of(probes, {k: pd.concat(v, ignore_index=True) if v else None for k, v in frames.items()})
     shared = SharedSeeds.of(fit, lay, *runs) if len(runs) == 2 else None
     critical = {k: (r["critical"], r["se"]) for k, r in wanted.items()}

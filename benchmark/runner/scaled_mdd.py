@@ -21,7 +21,7 @@ from typing import Callable
 import pandas as pd
 
 from benchmark.probes.source import open_probe_set
-from benchmark.runner.planning import PAIRS, planned_mdd_rows, simulated_pairs
+from benchmark.runner.planning import PAIRS, named_like_runs, planned_mdd_rows, simulated_pairs
 from benchmark.runner.probe_choice import limit_probes, prompt_key
 from benchmark.runner.simulate import Fit, layout
 
@@ -82,7 +82,11 @@ class SimulatedMDD:
         """The model of run A's labels and the pairs of audits of ``suite``'s full design it draws."""
         if suite not in self.drawn:
             lay = layout(_design(self.run, suite, full_per_prompt(self.run, suite)))
-            fit = Fit.of(self.run.manifest, {kind: self.run.label_frame(kind) for kind in lay.keys})
+            frames = {kind: self.run.label_frame(kind) for kind in lay.keys}
+            # the annotators named as the run names them (the layout names the default ones): the
+            # simulated scores' keys are matched to the compared rows' by them
+            lay = named_like_runs(lay, {kind: [f] for kind, f in frames.items() if f is not None and len(f)})
+            fit = Fit.of(self.run.manifest, frames)
             self.drawn[suite] = fit, simulated_pairs(fit, lay, DETECT_PAIRS, self.seed)
         return self.drawn[suite]
 
