@@ -69,10 +69,14 @@ def recorded_simulations():
     recording = Recording()
     found = planning._change_found
 
-    def recording_found(q, swaps, critical, power, least, categorical=False, groups=None, reading=None):
+    def recording_found(q, swaps, critical, power, least, categorical=False, groups=None, reading=None, signed=None):
+        if signed is None:  # a score not judged by its distance from an ideal: kept as NaN
+            signed = (np.full(len(q), np.nan), np.full(np.shape(swaps), np.nan))
         recording.simulated.append((critical, categorical, np.asarray(q, float), np.asarray(swaps, float),
-                                    np.full(len(q), -1) if groups is None else np.asarray(groups)))
-        return found(q, swaps, critical, power, least, categorical=categorical, groups=groups, reading=reading)
+                                    np.full(len(q), -1) if groups is None else np.asarray(groups),
+                                    np.asarray(signed[0], float), np.asarray(signed[1], float)))
+        return found(q, swaps, critical, power, least, categorical=categorical, groups=groups, reading=reading,
+                     signed=None if np.isnan(signed[0]).all() else signed)
 
     planning._change_found = recording_found
     try:
@@ -89,7 +93,9 @@ def simulated_arrays(simulated: list[tuple]) -> dict:
             "categorical": np.array([s[1] for s in simulated], bool),
             "q": np.array([s[2] for s in simulated], np.float32),  # float32: half the file; the MDD re-read to 1e-5
             "swaps": np.array([s[3] for s in simulated], np.float32),
-            "groups": np.array([s[4] for s in simulated])}
+            "groups": np.array([s[4] for s in simulated]),
+            "signed_q": np.array([s[5] for s in simulated], np.float32),  # B - A (NaN: not folded)
+            "signed_swaps": np.array([s[6] for s in simulated], np.float32)}
 
 
 def capture(seed: int, size: str, reps: int, pilots: int) -> tuple[list[dict], dict]:
@@ -103,13 +109,17 @@ def capture(seed: int, size: str, reps: int, pilots: int) -> tuple[list[dict], d
 def _inputs(arrays: dict, i: int) -> tuple:
     """Null comparison ``i``'s simulation inputs, as ``planning._change_found`` took them."""
     groups = arrays["groups"][i]
+    signed = None  # runs before it was kept, and scores not judged by their distance from an ideal
+    if "signed_q" in arrays and not np.isnan(arrays["signed_q"][i]).all():
+        signed = (arrays["signed_q"][i].astype(float), arrays["signed_swaps"][i].astype(float))
     return (arrays["q"][i].astype(float), arrays["swaps"][i].astype(float), tuple(arrays["critical"][i]), 0.8,
-            max(3, len(groups) // 2), bool(arrays["categorical"][i]), None if groups[0] < 0 else groups)
+            max(3, len(groups) // 2), bool(arrays["categorical"][i]), None if groups[0] < 0 else groups, None, signed)
 
 
 def reread_mdd(arrays: dict, i: int, reading: str) -> float:
     """The MDD null comparison ``i`` of ``arrays`` prints with q's quantile read by ``reading``."""
-    return planning._change_found(*_inputs(arrays, i), reading=reading).get("mdd", np.inf)
+    *inputs, _, signed = _inputs(arrays, i)
+    return planning._change_found(*inputs, reading=reading, signed=signed).get("mdd", np.inf)
 
 
 def needed_at(arrays: dict, i: int, mdd: float) -> float:
@@ -137,7 +147,8 @@ def lean_of(row: dict, arrays: dict, made_with: str = "harrell-davis") -> dict |
     ok = np.isfinite(thr)
     q, thr = q[ok], thr[ok]
     index = {(round(c, 12), round(se, 12)): i for i, (c, se) in enumerate(arrays["critical"])}
-    nulls = [(n, index.get((round(n["critical"], 12), round(n["se"], 12)))) for n in row["null_comparisons"]]
+    nulls = [(n, index.get((round(n["critical"], 12), round(n.get("se_difference", n["se"]), 12))))
+             for n in row["null_comparisons"]]
     printed = row["mdd"]
     m80 = float(np.quantile(thr - (q - q.mean()), 0.8))
     needed = float(np.median([needed_at(arrays, i, n["mdd"]) for n, i in nulls if i is not None and n["mdd"]]))

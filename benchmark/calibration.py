@@ -381,7 +381,8 @@ def _row_name(key: tuple) -> str:
 def _printed_mdds(lay: Layout, truth: Truth, cells, pilots: int, seed: int, n_resamples: int, n_permutations: int,
                   mdd_pairs: int, scores: Sequence[str] | None, bar) -> list[dict]:
     """:func:`power_runs`' null comparisons: per compared score (of ``scores``) its key and what
-    each comparison printed (its MDD or why none, critical value and swaps' spread), as JSON values."""
+    each comparison printed (its MDD or why none, critical value, swaps' spread and, for a score judged
+    by its distance from its ideal, their spread of B - A), as JSON values."""
     printed: dict[tuple, list] = {}
     grow(bar, pilots, "null comparisons, their MDD simulated")
     for rows in compare_many(lay, draw_pairs(lay, truth, pilots, seed + 99_999, cells=cells), n_resamples=n_resamples,
@@ -390,7 +391,8 @@ def _printed_mdds(lay: Layout, truth: Truth, cells, pilots: int, seed: int, n_re
             if r["status"] == "compared" and (not scores or r["name"] in scores):
                 printed.setdefault(entry_key(r), []).append(
                     {"mdd": _number(r["mdd"]), "mdd_reason": r.get("mdd_reason"), "critical": _number(r["critical"]),
-                     "se": _number(r["se"]), "label_file": r["label_file"]})
+                     "se": _number(r["se"]), "label_file": r["label_file"],
+                     **({"se_difference": r["se_difference"]} if "se_difference" in r else {})})
     return [{"key": list(key), "rows": rows} for key, rows in printed.items()]
 
 
@@ -422,7 +424,7 @@ def _power_row(lay: Layout, truth: Truth, cells, key: tuple, rows: list[dict], m
             "planted_se": float(np.std(planted, ddof=1) / np.sqrt(len(planted))) if len(planted) > 1 else None,
             "at_mdd": at_mdd,
             # what power at another MDD is recounted from (bench/power_lean.py)
-            "null_comparisons": [{k: r[k] for k in ("mdd", "critical", "se")} for r in rows],
+            "null_comparisons": [{k: r[k] for k in ("mdd", "critical", "se", "se_difference") if k in r} for r in rows],
             "comparisons": {"tested": planted, "threshold": thresholds, "threshold_first": firsts}}
 
 

@@ -496,9 +496,10 @@ def test_compare_calibration_keeps_a_power_sizes_steps_until_written(tmp_path, c
     run = {"commit": "abc", "seed": 1, "power_reps": 100}
     first, recording = PowerProgress(tmp_path, "recipe", run), Recording()
     first.recording = recording
-    recording.simulated.append(((0.03, 0.01), False, np.arange(7.0), np.ones(9), np.arange(48) // 4))
+    unsigned = (np.full(48, np.nan), np.full((48, 3), np.nan))  # a score not judged by its distance from an ideal
+    recording.simulated.append(((0.03, 0.01), False, np.arange(7.0), np.ones(9), np.arange(48) // 4, *unsigned))
     first["null"] = [{"key": ["gep_score_neutral"], "rows": [{"mdd": 0.02}]}]
-    recording.simulated.append(((0.5, 0.1), False, np.zeros(7), np.zeros(9), np.arange(48) // 4))  # a row's: not kept
+    recording.simulated.append(((0.5, 0.1), False, np.zeros(7), np.zeros(9), np.arange(48) // 4, *unsigned))  # not kept
     first["row gep_score_neutral"] = {"mdd": 0.02, "rate": 0.8}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["progress-power-recipe.json", "progress-power-recipe.npz"]
     again = PowerProgress(tmp_path, "recipe", run)

@@ -39,14 +39,16 @@ from benchmark.calibration import (
     probes_at,
 )
 from benchmark.compare.comparison import finish_rows
-from benchmark.compare.paired import holm, holm_level, mdd_factor, randomization_p, rejection_threshold
+from benchmark.compare.paired import holm, holm_level, mdd_factor, paired_test, randomization_p, rejection_threshold
 from benchmark.present.calibration_tables import pooled_power, power_models_table
 from benchmark.runner import planning
 from benchmark.runner.planning import (MDD_GRID, MDD_PAIRS, SWAP_GRID, _change_found, _growth, _reads_categories,
                                        margin_parts, simulated_pairs)
 from benchmark.runner.shared_seeds import SharedSeeds
 from benchmark.runner.simulate import Fit, Truth, layout
+from benchmark.scores.bootstrap import bootstrap_ci, resample_plan
 from benchmark.scores.metadata import get_metadata
+from benchmark.scores.randomization import JointPlan, tag
 from benchmark.tasks.context import entry_key
 
 SUITES = ["gep_neutral", "dalleval_bias", "pst_single"]  # the CI recipe's (tests/test_compare_gates.py reads it)
@@ -242,6 +244,69 @@ def test_the_critical_value_is_the_normal_one_of_the_swaps_spread_at_any_number_
         critical = rows[0][0]["critical"]
         assert critical == pytest.approx(mdd_factor(level, 0.5) * np.std(q, ddof=1))
     assert np.quantile(np.abs(q), 1 - level) < 0.7 * critical
+
+
+def test_a_score_judged_by_its_distance_from_the_ideal_takes_its_mdd_from_b_minus_a():
+    """Average gender (ideal 0) is tested as |B| - |A|. With both runs near parity, swapping their
+    images barely moves that (|A' + B'| is fixed, and |B'| - |A'| is at most it), so its swaps'
+    spread collapses, while a change away from parity faces the spread of B - A: the MDD (and the
+    critical value the simulated MDD grows) is made from that (``se_difference``), else it promised
+    a change several times too small (docs/compare.md, "Scores with an ideal value"). Away from the
+    ideal no swap crosses it and the two spreads are one."""
+    meta, n = get_metadata("average_gender"), 400
+    rng = np.random.default_rng(1)
+    for label, (up_a, up_b) in {"at parity": (202, 200), "away from it": (320, 316)}.items():
+        xa, xb = (rng.permutation(np.r_[np.ones(up), -np.ones(n - up)]) for up in (up_a, up_b))  # +1 / -1 per image
+        table, keys = np.concatenate([xa, xb]), tag([f"k{i}" for i in range(n)], "a") + tag(
+            [f"k{i}" for i in range(n)], "b")
+        with resample_plan(JointPlan(50, 400, random_state=3)):
+            draws = bootstrap_ci(lambda idx: table[idx].mean(), 2 * n, keys=keys).resamples
+        row = {"name": meta.name, **paired_test(meta, *draws.value, draws)}
+        signed = float(np.std(draws.perm[:, 1] - draws.perm[:, 0], ddof=1))
+        assert row["status"] == "compared" and row["se_difference"] == pytest.approx(signed), label
+        if label == "at parity":
+            assert row["se"] < 0.3 * signed, (row["se"], signed)  # the folded swaps' spread collapsed
+        else:
+            assert row["se"] == pytest.approx(signed, rel=1e-9)
+        assert row["mdd_uncorrected"] == pytest.approx(mdd_factor() * signed)
+        assert finish_rows([(row, draws)], 0.05, 0.8) == 1
+        assert row["mdd_formula"] == pytest.approx(mdd_factor() * signed)
+        assert row["critical"] == pytest.approx(mdd_factor(0.05, 0.5) * signed)
+
+
+def _folded_simulation(centre: float, seed: int = 0, pairs: int = 48) -> tuple:
+    """Simulated pairs of a score with an ideal value (0), as :func:`planning.detectable_changes`
+    hands them over: each pair's B - A at no change of spread 1, its mean ``centre`` give or take
+    0.35, B moved away from the ideal by 6 x the change; q = |B| - |A| over the grid, its swaps'
+    |B'| - |A'| and B' - A' over the swapped changes."""
+    rng = np.random.default_rng(seed)
+    grid, swap_grid = np.asarray(MDD_GRID), np.asarray(SWAP_GRID)
+    e, m = rng.normal(0, 1, (pairs, 1)), centre + rng.normal(0, 0.35, (pairs, 1))
+    q = np.abs(m + e / 2 + 6 * grid) - np.abs(m - e / 2)
+    swapped, mid = rng.normal(0, 1, (pairs, len(swap_grid))), m + 3 * swap_grid
+    return q, np.abs(mid + swapped / 2) - np.abs(mid - swapped / 2), (e[:, 0], swapped)
+
+
+def test_a_score_with_an_ideal_value_simulates_its_mdd_on_the_scale_of_b_minus_a():
+    """Near the ideal, |B| - |A| and its swaps barely vary, so their spread says where a pair sits,
+    not how noisy its labels are. The printed MDD of such a score is simulated on the comparison's
+    scale of B - A (``signed``): pairs at the ideal and pairs far from it, of the same noise, get
+    the same MDD within 10%. Scaled by the folded spreads instead, a comparison at parity promised
+    a change several times too small (its own swaps' spread collapsed: on a simulated model at
+    parity, power 58% at the median MDD printed, 0.06-0.42 over fifteen comparisons; docs/compare.md),
+    and the folded growth from B - A's spread promised far too large a one (98%)."""
+    z = mdd_factor(0.05 / 9, 0.5)
+    found = {}
+    for centre in (0.0, 5.0):
+        q, swaps, signed = _folded_simulation(centre)
+        found[centre] = _change_found(q, swaps, (z, 1.0), 0.8, 24, categorical=True, groups=np.arange(48) // 4,
+                                      signed=signed)
+    assert found[0.0]["mdd"] == pytest.approx(found[5.0]["mdd"], rel=0.1), found
+    q, swaps, signed = _folded_simulation(0.0)
+    collapsed = _change_found(q, swaps, (z * 0.15, 0.15), 0.8, 24, categorical=True, groups=np.arange(48) // 4)
+    assert collapsed["mdd"] < 0.5 * found[0.0]["mdd"], collapsed  # what a comparison at parity printed
+    unscaled = _change_found(q, swaps, (z, 1.0), 0.8, 24, categorical=True, groups=np.arange(48) // 4)
+    assert unscaled.get("mdd", np.inf) > 1.5 * found[0.0]["mdd"], unscaled
 
 
 def test_the_rejection_threshold_is_where_the_randomization_p_value_reaches_the_level():

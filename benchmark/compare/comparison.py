@@ -16,8 +16,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from benchmark.compare.human import CORRECTED_NOTE, add_corrected, agreement_rows
 from benchmark.compare.joint import score_jointly
-from benchmark.compare.paired import ALPHA, POWER, decisive_mdd, has_direction, holm, mdd_factor, paired_test, \
-    refresh_p, summary_of, swaps_needed
+from benchmark.compare.paired import ALPHA, POWER, decisive_mdd, has_direction, holm, mdd_factor, mdd_spread, \
+    paired_test, refresh_p, summary_of, swaps_needed
 from benchmark.compare.runs import HOLM_NOTE, HUB_PREFIX, MDD_NOTE, NOTHING_TESTED, CompareError, Run, Scored, \
     check_versions, load_run, pairing, plan_size, score_alone
 from benchmark.contract.results import RESULTS_FILE, json_safe
@@ -226,13 +226,13 @@ def finish_rows(rows: list[tuple[dict, object]], alpha: float, power: float) -> 
     corrected, reject = holm([r["p"] for r, _ in tested], alpha)
     for (r, _), p, rej in zip(tested, corrected, reject):
         r["p_holm"], r["significant"] = p, rej
-        r["mdd"] = r["mdd_formula"] = decisive_mdd(r["se"], len(tested), alpha, power)
+        r["mdd"] = r["mdd_formula"] = decisive_mdd(mdd_spread(r), len(tested), alpha, power)
         # what Holm's first step needs, which a simulated MDD grows with the change: z_(1 - alpha / 2m)
         # x the swaps' spread. Not the swaps' own quantile: with no change it can sit far inside the
         # normal one (medians at the CI recipe's size, 2,000 swaps: average gender 0.83x, STS 0.55x
         # and 0.97x) while a changed pair's swaps are near normal (0.98x): the null quantile grown by
         # the spread promised too small an MDD (docs/compare.md, "Minimum detectable difference")
-        r["critical"] = decisive_mdd(r["se"], len(tested), alpha, 0.5)
+        r["critical"] = decisive_mdd(mdd_spread(r), len(tested), alpha, 0.5)
         r["mdd_how"] = "normal formula"  # until a simulation from the runs' labels replaces it (MDD_NOTE)
         r["verdict"] = f"significantly {r['change']}" if rej else "no significant change"
     for r, _ in rows:

@@ -16,8 +16,10 @@ better direction (average skin tone) is *described* (difference and interval), n
   under no change it is below u with probability at most u. Where it could decide (p <= alpha),
   more swaps are made (:func:`swaps_needed`) so that Holm's smallest threshold is resolved;
 * standard error: the spread of q over the swaps (under no change, the spread of q itself);
-  minimum detectable difference (MDD): the true change found with power 0.8 by the test that
-  decides, Holm's first step over a family of m tests, (z_(1 - alpha / 2m) + z_0.8) x SE
+  for a score with an ideal value also that of B - A (``se_difference``), which its MDD is made
+  from (:func:`benchmark.scores.design.mdd_spread`: near the ideal the swaps of |B| - |A|
+  collapse); minimum detectable difference (MDD): the true change found with power 0.8 by the
+  test that decides, Holm's first step over a family of m tests, (z_(1 - alpha / 2m) + z_0.8) x SE
   (:func:`decisive_mdd`); ``mdd_uncorrected``, (z_(1 - alpha / 2) + z_0.8) x SE, that of one test
   alone. PST Sec. 4.3 sizes its design "to ensure significance" (3 images per identity, both
   orders of every pair) without a calculation; the MDD is that calculation, made from the
@@ -41,11 +43,11 @@ from typing import Sequence
 
 import numpy as np
 
-from benchmark.scores.design import ALPHA, POWER, mdd_factor  # one home: the plan estimates with them too
+from benchmark.scores.design import ALPHA, POWER, mdd_factor, mdd_spread  # one home: the plan uses them too
 
 __all__ = ["ALPHA", "POWER", "MAX_BIAS_SHARE", "MDD_FACTOR", "decisive_mdd", "has_direction", "holm", "holm_level",
-           "interval_check", "mdd_factor", "paired_test", "randomization_p", "rejection_threshold", "summary_of",
-           "swaps_needed", "tested_quantity"]
+           "interval_check", "mdd_factor", "mdd_spread", "paired_test", "randomization_p", "rejection_threshold",
+           "summary_of", "swaps_needed", "tested_quantity"]
 
 #: a draw where either run's statistic is undefined is left out; with fewer than this share of
 #: the swaps (or resamples) left, the score is not tested (no interval)
@@ -85,14 +87,14 @@ def has_direction(meta) -> bool:
 
 def tested_quantity(meta) -> str:
     """What is tested for a score: "B - A" or the change of the distance from its ideal."""
-    if meta.lower_is_better is None and meta.ideal is not None:
+    if meta.distance_from_ideal:
         return f"|B - {meta.ideal or 0:g}| - |A - {meta.ideal or 0:g}|"
     return "B - A"
 
 
 def _q(meta, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """The tested quantity of value pairs: B - A, or the change of the distance from the ideal."""
-    if meta.lower_is_better is None and meta.ideal is not None:
+    if meta.distance_from_ideal:
         return np.asarray(meta.badness(b) - meta.badness(a), dtype=float)
     return np.asarray(b - a, dtype=float)
 
@@ -198,15 +200,23 @@ def paired_test(meta, value_a: float, value_b: float, draws, *, designs: dict | 
     q = float(_q(meta, np.array([value_a]), np.array([value_b]))[0])
     q_perm, q_boot = _q(meta, perm[:, 0], perm[:, 1]), _q(meta, boot[:, 0], boot[:, 1])
     se = float(np.std(q_perm, ddof=1))
+    if meta.distance_from_ideal:
+        out["se_difference"] = _difference_spread(perm)
     ci = [float(np.percentile(q_boot, tail)), float(np.percentile(q_boot, 100 - tail))]
     scale = max(1.0, abs(value_a), abs(value_b))
     worse_by = float(meta.badness(value_b) - meta.badness(value_a))  # > 0: B is worse
     out.update({
         "status": "compared", "estimate": q, "ci": ci, "ci_check": interval_check(q, q_boot, ci, se),
-        "se": se, "se_bootstrap": float(np.std(q_boot, ddof=1)), "mdd_uncorrected": mdd_factor(alpha, power) * se,
+        "se": se, "se_bootstrap": float(np.std(q_boot, ddof=1)),
+        "mdd_uncorrected": mdd_factor(alpha, power) * out.get("se_difference", se),
         "p": randomization_p(q, q_perm, scale), "change": ("worse" if worse_by > 0 else "better") if q != 0 else "none",
     })
     return out
+
+
+def _difference_spread(perm: np.ndarray) -> float:
+    """The spread of B - A over the swaps (rows: A's and B's value on one swap, all finite)."""
+    return float(np.std(perm[:, 1] - perm[:, 0], ddof=1))
 
 
 def refresh_p(row: dict, meta, draws) -> None:
@@ -215,7 +225,10 @@ def refresh_p(row: dict, meta, draws) -> None:
     scale = max(1.0, abs(row["value_a"]), abs(row["value_b"]))
     row.update(p=randomization_p(row["estimate"], q_perm, scale), n_permutations=int(len(q_perm)),
                se=float(np.std(q_perm, ddof=1)))
-    row["mdd_uncorrected"] = mdd_factor(ALPHA, POWER) * row["se"]
+    if "se_difference" in row:
+        perm = np.asarray(draws.perm, float)
+        row["se_difference"] = _difference_spread(perm[np.all(np.isfinite(perm), axis=1)])
+    row["mdd_uncorrected"] = mdd_factor(ALPHA, POWER) * mdd_spread(row)
 
 
 def holm(pvalues: Sequence[float], alpha: float = ALPHA) -> tuple[list[float], list[bool]]:

@@ -28,7 +28,7 @@ from scipy.stats.mstats import hdquantiles
 from benchmark.present.progress import grow, progress_bar
 from benchmark.runner.shared_seeds import SharedSeeds
 from benchmark.runner.simulate import Fit, Layout, draw_labels, image_effects, layout, score_copies
-from benchmark.scores.design import POWER, mdd_factor
+from benchmark.scores.design import POWER, mdd_factor, mdd_spread
 from benchmark.scores.metadata import get_metadata
 from benchmark.tasks.context import entry_key
 
@@ -182,12 +182,15 @@ def detectable_changes(fit: Fit, lay: Layout, critical: Mapping[tuple, tuple[flo
             if key in scored:
                 out[key] = {"unfitted": fit.problems[(files[-1], key[1])]}
             continue
-        bad = np.asarray(get_metadata(key[0]).badness(scored[key]), dtype=float).reshape(pairs, width)
+        meta, values = get_metadata(key[0]), np.asarray(scored[key], dtype=float).reshape(pairs, width)
+        bad = np.asarray(meta.badness(values), dtype=float)
         q = bad[:, 1:1 + len(grid)] - bad[:, :1]
         swaps = bad[:, 2 + len(grid)::2] - bad[:, 1 + len(grid)::2]
+        signed = (values[:, 1] - values[:, 0], values[:, 2 + len(grid)::2] - values[:, 1 + len(grid)::2]) \
+            if meta.distance_from_ideal else None
         out[key] = _change_found(q, swaps, (c, se), power, max(3, pairs // 2),
                                  categorical=_reads_categories(lay, files[-1], key[1]),
-                                 groups=np.arange(pairs) // CELL_GROUP)
+                                 groups=np.arange(pairs) // CELL_GROUP, signed=signed)
     return out
 
 
@@ -198,14 +201,15 @@ def _reads_categories(lay: Layout, label_file: str, suite: str) -> bool:
 
 
 def _change_found(q: np.ndarray, swaps: np.ndarray, critical: tuple[float, float], power: float, least: int,
-                  categorical: bool = False, groups: np.ndarray | None = None, reading: str | None = None) -> dict:
+                  categorical: bool = False, groups: np.ndarray | None = None, reading: str | None = None,
+                  signed: tuple[np.ndarray, np.ndarray] | None = None) -> dict:
     """One score's detectable change (see :func:`detectable_changes`) from its tested quantity
     ``q`` (pairs x :data:`MDD_GRID`), its swapped pairs' (pairs x :data:`SWAP_GRID`) and the
     comparison's (critical value, spread of its swaps); ``categorical``: the score reads categorical
     labels (how the swaps widen, :func:`_growth`); ``groups``: per pair, the draw of the cells it
-    shares (q's spread is taken within them; default: one draw for all); ``reading``: see
-    :func:`margin_parts`."""
-    parts = margin_parts(q, swaps, critical, power, least, categorical, groups, reading)
+    shares (q's spread is taken within them; default: one draw for all); ``reading``, ``signed``:
+    see :func:`margin_parts`."""
+    parts = margin_parts(q, swaps, critical, power, least, categorical, groups, reading, signed)
     if "reason" in parts:
         return parts
     grid, moved, margin = parts["grid"], parts["moved"], parts["low"] - parts["needed"]
@@ -219,13 +223,20 @@ def _change_found(q: np.ndarray, swaps: np.ndarray, critical: tuple[float, float
 
 
 def margin_parts(q: np.ndarray, swaps: np.ndarray, critical: tuple[float, float], power: float, least: int,
-                 categorical: bool = False, groups: np.ndarray | None = None, reading: str | None = None) -> dict:
+                 categorical: bool = False, groups: np.ndarray | None = None, reading: str | None = None,
+                 signed: tuple[np.ndarray, np.ndarray] | None = None) -> dict:
     """What :func:`_change_found` compares at each change of the grid it keeps: ``moved`` (the
     expected change of q), ``low`` (q's (1 - power) quantile, q's spread put on the comparison's
     scale), ``needed`` (the critical value a pair so changed needs), ``spread`` (q's spread there);
     or ``{"reason": ...}``. ``reading``: how ``low`` is read, "harrell-davis" or "normal" (moved -
     z_power x spread; bench/power_lean.py weighs the two); default :data:`MDD_READING`, what
-    compare prints."""
+    compare prints. ``signed``: for a score judged by its distance from its ideal (q = |B| - |A|),
+    each pair's B - A at no change and on its swaps (pairs x :data:`SWAP_GRID`), ``critical`` then
+    made from the comparison's spread of B - A (:func:`benchmark.scores.design.mdd_spread`). Near
+    the ideal, |B| - |A| and its swaps barely vary (swapping images cannot move a pair away from
+    it), so their spread at no change measures where a pair sits, not the labels' noise: the
+    simulation is put on the comparison's scale by B - A's spread, and the critical value grows as
+    B - A's swaps widen (a pair changed by the MDD has left the ideal; its swaps spread as B - A's)."""
     c, se = critical
     grid, swap_grid = np.asarray(MDD_GRID, dtype=float), np.asarray(SWAP_GRID, dtype=float)
     ok = np.isfinite(swaps[:, 0]) & np.isfinite(q[:, 0])
@@ -237,13 +248,18 @@ def margin_parts(q: np.ndarray, swaps: np.ndarray, critical: tuple[float, float]
     fitted = int(np.searchsorted(swap_grid, grid[end - 1], side="right")) if end else 0
     keep = ok & np.all(np.isfinite(q[:, :end]), axis=1) & np.all(np.isfinite(swaps[:, :fitted]), axis=1)
     q, swaps, swap_grid, grid = q[keep, :end], swaps[keep, :fitted], swap_grid[:fitted], grid[:end]
+    if signed is not None:
+        signed = (np.asarray(signed[0], float)[keep], np.asarray(signed[1], float)[keep, :fitted])
     if len(q) < least or fitted < 2:
         return {"reason": "undefined on most simulated audits of this size"}
     moved = np.mean(q - q[:, :1], axis=0)  # the expected change (E q at t = 0 is 0: A and B alike)
     # q's spread around its mean within the draws of the cells, put on the scale of the
-    # comparison's own (its swaps' spread over the simulated pairs' at no change)
-    dev = _within(q, np.zeros(len(keep), np.int64)[keep] if groups is None else np.asarray(groups)[keep])
-    spread0 = float(np.sqrt(np.mean(dev[:, 0] ** 2))) if len(dev) else 0.0
+    # comparison's own (its swaps' spread over the simulated pairs' at no change; of B - A's for a
+    # score judged by its distance from its ideal)
+    within = np.zeros(len(keep), np.int64)[keep] if groups is None else np.asarray(groups)[keep]
+    dev = _within(q, within)
+    base = dev[:, :1] if signed is None else _within(signed[0][:, None], within)
+    spread0 = float(np.sqrt(np.mean(base[:, 0] ** 2))) if len(base) else 0.0
     rescaled = spread0 > 0 and se > 0
     scale = se / spread0 if rescaled else 1.0
     spread = np.sqrt(np.mean(dev ** 2, axis=0)) * scale if len(dev) else np.zeros(len(grid))
@@ -255,7 +271,7 @@ def margin_parts(q: np.ndarray, swaps: np.ndarray, critical: tuple[float, float]
         # the (1 - power) quantile of q (Harrell-Davis: steadier than one order statistic of a few
         # pairs) over the critical value such a pair's swaps would need; monotone in t
         low = np.asarray(hdquantiles(q, prob=[1 - power], axis=0), dtype=float).ravel()
-    needed = c * _growth(grid, moved, swap_grid, swaps, categorical)
+    needed = c * _growth(grid, moved, swap_grid, swaps if signed is None else signed[1], categorical)
     return {"grid": grid, "moved": moved, "low": low, "needed": needed, "spread": spread}
 
 
@@ -379,7 +395,7 @@ def simulate_printed_mdd(rows: list[dict], probes: pd.DataFrame,
     lay = named_like_runs(lay, frames)
     fit = Fit.of(probes, {k: pd.concat(v, ignore_index=True) if v else None for k, v in frames.items()})
     shared = SharedSeeds.of(fit, lay, *runs) if len(runs) == 2 else None
-    critical = {k: (r["critical"], r["se"]) for k, r in wanted.items()}
+    critical = {k: (r["critical"], mdd_spread(r)) for k, r in wanted.items()}
     bar = progress_bar(0, "simulating the MDD", enabled=progress, unit="audit")
     try:
         found = detectable_changes(fit, lay, critical, pairs=pairs, seed=seed, config=config, shared=shared, bar=bar)

@@ -26,7 +26,7 @@ from typing import Any, Callable, Mapping
 
 import pandas as pd
 
-__all__ = ["ALPHA", "POWER", "images_needed", "mdd_factor", "planned_mdd", "single_image_prompts",
+__all__ = ["ALPHA", "POWER", "images_needed", "mdd_factor", "mdd_spread", "planned_mdd", "single_image_prompts",
            "single_image_summary", "single_image_warnings"]
 
 #: the level and power a minimum detectable difference is defined with (benchmark.compare too)
@@ -128,6 +128,15 @@ def mdd_factor(alpha: float = ALPHA, power: float = POWER) -> float:
     from scipy import stats
 
     return float(stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power))
+
+
+def mdd_spread(row: dict) -> float:
+    """The spread a compared row's MDD is made from: its swaps' spread of the tested quantity, or,
+    for a score judged by its distance from its ideal, of B - A (``se_difference``). Where the two
+    runs sit near the ideal, swapping their images barely moves |B| - |A| and its swaps' spread
+    collapses (to 0.15x at parity, docs/compare.md), while a change away from the ideal faces the
+    spread of B - A: the MDD would promise a change several times too small."""
+    return float(row.get("se_difference", row["se"]))
 
 
 def planned_mdd(pilot: Mapping[str, Any], planned_images: Mapping[str, int], *, alpha: float = ALPHA,

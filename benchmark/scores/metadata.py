@@ -55,6 +55,12 @@ class ScoreMetadata:
     def in_range(self, value: float) -> bool:
         return self.min_value - 1e-9 <= value <= self.max_value + 1e-9
 
+    @property
+    def distance_from_ideal(self) -> bool:
+        """Whether it is judged by its distance from its ideal value (closer to it is better, and
+        moving past it is no improvement): its badness folds at the ideal."""
+        return self.lower_is_better is None and self.ideal is not None
+
     def badness(self, value: float) -> float:
         """Sort key: smaller is better, whatever the direction of the score."""
         if self.lower_is_better is True:
