@@ -23,7 +23,8 @@ import pandas as pd
 from benchmark.probes.source import open_probe_set
 from benchmark.runner.planning import PAIRS, named_like_runs, planned_mdd_rows, simulated_pairs
 from benchmark.runner.probe_choice import limit_probes, prompt_key
-from benchmark.runner.simulate import Fit, layout
+from benchmark.runner.simulate import Fit, Layout, layout
+from benchmark.tasks.context import entry_key
 
 __all__ = ["DETECT_PAIRS", "SimulatedMDD", "full_per_prompt", "mdd_at"]
 
@@ -68,18 +69,20 @@ class SimulatedMDD:
     def __call__(self, key: tuple, k: int) -> float | None:
         suite = key[1]
         if (suite, k) not in self.rows:
-            fit, sets = self._full_design(suite)
+            fit, sets, full = self._full_design(suite)
             planned = _design(self.run, suite, k)
             ids = set(planned["probe_id"].astype(str))
-            cut = [{kind: frame[frame["probe_id"].astype(str).isin(ids)] for kind, frame in labels.items()}
-                   for labels in sets]
+            # every simulated audit's label file holds the full layout's rows in its order
+            # (draw_labels): one mask per file cuts them all
+            kept = {kind: keys["probe_id"].astype(str).isin(ids).to_numpy() for kind, keys in full.keys.items()}
+            cut = [{kind: frame[kept[kind]] for kind, frame in labels.items()} for labels in sets]
             self.rows[suite, k] = planned_mdd_rows(fit, layout(planned), cut, self.run.manifest)
-        found = [r for r in self.rows[suite, k]
-                 if (r["name"], r["suite"], r["subset"], r["estimator"], r["annotator"]) == key]
+        found = [r for r in self.rows[suite, k] if entry_key(r) == key]
         return found[0].get("mdd") if found else None
 
-    def _full_design(self, suite: str) -> tuple[Fit, list[dict]]:
-        """The model of run A's labels and the pairs of audits of ``suite``'s full design it draws."""
+    def _full_design(self, suite: str) -> tuple[Fit, list[dict], Layout]:
+        """The model of run A's labels, the pairs of audits of ``suite``'s full design it draws and
+        that design's layout."""
         if suite not in self.drawn:
             lay = layout(_design(self.run, suite, full_per_prompt(self.run, suite)))
             frames = {kind: self.run.label_frame(kind) for kind in lay.keys}
@@ -87,7 +90,7 @@ class SimulatedMDD:
             # simulated scores' keys are matched to the compared rows' by them
             lay = named_like_runs(lay, {kind: [f] for kind, f in frames.items() if f is not None and len(f)})
             fit = Fit.of(self.run.manifest, frames)
-            self.drawn[suite] = fit, simulated_pairs(fit, lay, DETECT_PAIRS, self.seed)
+            self.drawn[suite] = fit, simulated_pairs(fit, lay, DETECT_PAIRS, self.seed), lay
         return self.drawn[suite]
 
 
