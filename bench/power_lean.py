@@ -45,6 +45,7 @@ import benchmark.runner.planning as planning  # noqa: E402
 from benchmark.calibration import POWER_PILOTS, Size, clopper_pearson, power_runs, recipe_of  # noqa: E402
 from benchmark.contract.times import utc_iso  # noqa: E402
 from benchmark.present.text import markdown_table  # noqa: E402
+from benchmark.scores.design import mdd_spread  # noqa: E402
 from bench.provenance import checkout_commit  # noqa: E402
 
 READINGS = ("harrell-davis", "normal")
@@ -70,13 +71,13 @@ def recorded_simulations():
     found = planning._change_found
 
     def recording_found(q, swaps, critical, power, least, categorical=False, groups=None, reading=None, signed=None):
-        if signed is None:  # a score not judged by its distance from an ideal: kept as NaN
-            signed = (np.full(len(q), np.nan), np.full(np.shape(swaps), np.nan))
+        # B - A kept as NaN for a score not judged by its distance from an ideal
+        kept = (np.full(len(q), np.nan), np.full(np.shape(swaps), np.nan)) if signed is None else signed
         recording.simulated.append((critical, categorical, np.asarray(q, float), np.asarray(swaps, float),
                                     np.full(len(q), -1) if groups is None else np.asarray(groups),
-                                    np.asarray(signed[0], float), np.asarray(signed[1], float)))
+                                    np.asarray(kept[0], float), np.asarray(kept[1], float)))
         return found(q, swaps, critical, power, least, categorical=categorical, groups=groups, reading=reading,
-                     signed=None if np.isnan(signed[0]).all() else signed)
+                     signed=signed)
 
     planning._change_found = recording_found
     try:
@@ -147,8 +148,7 @@ def lean_of(row: dict, arrays: dict, made_with: str = "harrell-davis") -> dict |
     ok = np.isfinite(thr)
     q, thr = q[ok], thr[ok]
     index = {(round(c, 12), round(se, 12)): i for i, (c, se) in enumerate(arrays["critical"])}
-    nulls = [(n, index.get((round(n["critical"], 12), round(n.get("se_difference", n["se"]), 12))))
-             for n in row["null_comparisons"]]
+    nulls = [(n, index.get((round(n["critical"], 12), round(mdd_spread(n), 12)))) for n in row["null_comparisons"]]
     printed = row["mdd"]
     m80 = float(np.quantile(thr - (q - q.mean()), 0.8))
     needed = float(np.median([needed_at(arrays, i, n["mdd"]) for n, i in nulls if i is not None and n["mdd"]]))

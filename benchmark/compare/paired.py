@@ -99,10 +99,15 @@ def _q(meta, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.asarray(b - a, dtype=float)
 
 
+def _finite_swaps(draws) -> np.ndarray:
+    """A's and B's values on each swap of ``draws`` where both are defined."""
+    perm = np.asarray(draws.perm, float)
+    return perm[np.all(np.isfinite(perm), axis=1)]
+
+
 def _swapped_q(meta, draws) -> np.ndarray:
     """The tested quantity on each swap of ``draws`` where both runs' values are defined."""
-    perm = np.asarray(draws.perm, float)
-    perm = perm[np.all(np.isfinite(perm), axis=1)]
+    perm = _finite_swaps(draws)
     return _q(meta, perm[:, 0], perm[:, 1])
 
 
@@ -208,9 +213,9 @@ def paired_test(meta, value_a: float, value_b: float, draws, *, designs: dict | 
     out.update({
         "status": "compared", "estimate": q, "ci": ci, "ci_check": interval_check(q, q_boot, ci, se),
         "se": se, "se_bootstrap": float(np.std(q_boot, ddof=1)),
-        "mdd_uncorrected": mdd_factor(alpha, power) * out.get("se_difference", se),
         "p": randomization_p(q, q_perm, scale), "change": ("worse" if worse_by > 0 else "better") if q != 0 else "none",
     })
+    out["mdd_uncorrected"] = mdd_factor(alpha, power) * mdd_spread(out)
     return out
 
 
@@ -226,8 +231,7 @@ def refresh_p(row: dict, meta, draws) -> None:
     row.update(p=randomization_p(row["estimate"], q_perm, scale), n_permutations=int(len(q_perm)),
                se=float(np.std(q_perm, ddof=1)))
     if "se_difference" in row:
-        perm = np.asarray(draws.perm, float)
-        row["se_difference"] = _difference_spread(perm[np.all(np.isfinite(perm), axis=1)])
+        row["se_difference"] = _difference_spread(_finite_swaps(draws))
     row["mdd_uncorrected"] = mdd_factor(ALPHA, POWER) * mdd_spread(row)
 
 
