@@ -25,6 +25,9 @@ intervals:
                                    # pools (--seed 0: power-recipe; 1: -s1; then doc_tables); 50 min here
     python bench/compare_calibration.py --null-reps 0 --power-sizes full --power-reps 40 --pilots 0 \
         --seed 1 --out bench/measured/compare_calibration/power-full-s1     # its full-size rows (1.5-2.5 h here)
+    python bench/compare_calibration.py --null-reps 0 --power-sizes recipe --power-reps 60 --pilots 0 \
+        --suites dalleval_bias --scores average_gender --parity --seed 2 \
+        --out bench/measured/compare_calibration/parity-recipe   # power where a score sits at its ideal
     python bench/compare_calibration.py --null-reps 20 --power-reps 0 --pilots 0 --sizes 1,2   # a quick look
     python bench/compare_calibration.py --null-reps 0 --power-reps 0 --pilots 0 --detects 10 --seed 0 \
         --out bench/measured/compare_calibration/detect        # --detect's MDD at 4 and 9 per prompt
@@ -59,6 +62,7 @@ from benchmark.present.calibration_tables import detect_table, null_table, pilot
 from benchmark.contract.atomic import atomic_path  # noqa: E402
 from benchmark.contract.times import utc_iso  # noqa: E402
 from benchmark.present.progress import progress_bar  # noqa: E402
+from benchmark.runner.simulate import Truth  # noqa: E402
 from bench.provenance import checkout_commit  # noqa: E402
 from bench.power_lean import Recording, recorded_simulations  # noqa: E402
 import benchmark.runner.planning as planning  # noqa: E402
@@ -156,6 +160,11 @@ def parse_args(argv=None) -> argparse.Namespace:
                     "each power row plants (a comparison's MDD varies from one to the next with a coefficient of "
                     "variation of 0.06-0.13, a median of 15 by about a third of that)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--suites", help="comma-separated suites to audit (default the CI recipe's), each cut by the "
+                    "recipe's --limit")
+    ap.add_argument("--scores", help="comma-separated scores whose power rows are run (default every compared one)")
+    ap.add_argument("--parity", action="store_true", help="a model at parity (benchmark.runner.simulate.Truth("
+                    "parity=True)): where a score with an ideal value is hardest to read")
     ap.add_argument("--out", help="folder for compare_calibration.json and .md")
     ap.add_argument("--quiet", action="store_true", help="no progress bars (one per phase on stderr: the comparisons "
                     "made and, for power, the score and step)")
@@ -165,10 +174,13 @@ def parse_args(argv=None) -> argparse.Namespace:
 def main(argv=None) -> int:
     args = parse_args(argv)
     suites, limit, gated = recipe_of((ROOT / "docs" / "compare.md").read_text(encoding="utf-8"))
+    suites = args.suites.split(",") if args.suites else suites
+    truth = Truth(parity=args.parity)
     out: dict = {"command": " ".join(["python bench/compare_calibration.py", *(sys.argv[1:] if argv is None else argv)]),
                  "date": utc_iso(), "commit": checkout_commit(), "seed": args.seed, "suites": suites, "limit": limit,
                  "gated": gated, "n_resamples": args.n_resamples, "n_permutations": args.n_permutations,
                  "draws": args.draws, "power_pilots": args.power_pilots, "mdd_reading": planning.MDD_READING,
+                 "parity": args.parity, "scores": args.scores.split(",") if args.scores else None,
                  "null": [], "power": [], "pilot": [], "detect": [], "seconds": {}}
     try:
         stores = _progress(args, out)
@@ -177,7 +189,7 @@ def main(argv=None) -> int:
         return 1
     simulated: dict = {}  # what the power rows' null comparisons simulated their MDDs from (power_lean --reread)
     parts = []
-    power_options = {"draws": args.draws, "pilots": args.power_pilots}
+    power_options = {"draws": args.draws, "pilots": args.power_pilots, "scores": out["scores"]}
     for kind, sizes, reps, runs, extra in (("null", args.sizes, args.null_reps, null_runs, {}),
                                            ("power", args.power_sizes, args.power_reps, power_runs, power_options)):
         for text in [s for s in sizes.split(",") if s] if reps else []:
@@ -188,7 +200,8 @@ def main(argv=None) -> int:
                 if store is not None:
                     store.recording, extra = recording, {**extra, "store": store}
                 out[kind] += runs(suites, size, reps, n_resamples=args.n_resamples,
-                                  n_permutations=args.n_permutations, seed=args.seed, bar=bar, **extra)
+                                  n_permutations=args.n_permutations, seed=args.seed, truth=truth, bar=bar,
+                                  **extra)
             if kind == "power":
                 arrays = store.simulated() if store is not None else recording.arrays()
                 simulated = {k: np.concatenate([simulated[k], v]) if k in simulated else v for k, v in arrays.items()}
@@ -206,7 +219,7 @@ def main(argv=None) -> int:
         t0 = time.perf_counter()
         with progress_bar(0, f"pilot {pair}", enabled=not args.quiet, unit="pilot") as bar:
             out["pilot"] += pilot_runs(suites, _limited_size(pilot, limit), _limited_size(planned, limit), args.pilots,
-                                       seed=args.seed, bar=bar)
+                                       seed=args.seed, truth=truth, bar=bar)
         out["seconds"][f"pilot {pair}"] = round(time.perf_counter() - t0, 1)
         print(f"pilot {pair}: {out['seconds'][f'pilot {pair}']} s", file=sys.stderr)
     if out["pilot"]:
@@ -217,14 +230,17 @@ def main(argv=None) -> int:
         t0 = time.perf_counter()
         with progress_bar(0, f"detect {pair}", enabled=not args.quiet, unit="comparison") as bar:
             out["detect"] += detect_runs(suites, _limited_size(now, limit), int(planned), args.detects,
-                                         seed=args.seed, truths=args.detect_truths, n_resamples=args.n_resamples,
+                                         seed=args.seed, truth=truth, truths=args.detect_truths,
+                                         n_resamples=args.n_resamples,
                                          n_permutations=args.n_permutations, bar=bar)
         out["seconds"][f"detect {pair}"] = round(time.perf_counter() - t0, 1)
         print(f"detect {pair}: {out['seconds'][f'detect {pair}']} s", file=sys.stderr)
     if out["detect"]:
         parts += ["### The MDD `--detect` scales to against the MDD printed there", "", detect_table(out["detect"]),
                   ""]
-    head = (f"Suites {', '.join(suites)} (the CI recipe's; its --limit {limit}), {args.n_permutations} swaps per "
+    where = f"its --limit {limit}" if args.suites else f"the CI recipe's; its --limit {limit}"
+    model = "a model at parity, " if args.parity else ""
+    head = (f"Suites {', '.join(suites)} ({where}), {model}{args.n_permutations} swaps per "
             f"comparison (more where a p-value could decide) and {args.n_resamples} paired resamples, seed "
             f"{args.seed}; 95% Clopper-Pearson intervals.")
     text = "\n".join([head, ""] + parts)
@@ -247,7 +263,7 @@ def _progress(args: argparse.Namespace, out: dict) -> dict[str, PowerProgress]:
     if not args.out or not args.power_reps:
         return {}
     run = {k: out[k] for k in ("commit", "seed", "n_resamples", "n_permutations", "draws", "power_pilots",
-                               "mdd_reading")} | {"power_reps": args.power_reps}
+                               "mdd_reading", "suites", "parity", "scores")} | {"power_reps": args.power_reps}
     return {text: PowerProgress(Path(args.out), text, run) for text in args.power_sizes.split(",") if text}
 
 

@@ -39,7 +39,7 @@ from benchmark.runner.planning import MDD_PAIRS, simulate_printed_mdd
 from benchmark.runner.scaled_mdd import SimulatedMDD, mdd_at
 from benchmark.runner.probe_choice import build_probes, limit_probes, prompt_key
 from benchmark.runner.simulate import Layout, Truth, audit_config, draw_labels, image_effects, layout, score_copies
-from benchmark.scores.design import mdd_factor
+from benchmark.scores.design import mdd_factor, no_change_difference
 from benchmark.scores.metadata import get_metadata
 from benchmark.scores.proportion import clopper_pearson
 from benchmark.scores.randomization import JointPlan, PairsPlan
@@ -465,7 +465,8 @@ def _found_at(mdd: float, planted: Sequence[float], thresholds: Sequence[float],
 
 
 def true_mdd(lay: Layout, truth: Truth, pairs: int, seed: int = 0) -> dict[tuple, float]:
-    """Per score of an audit of layout ``lay``: 2.80 x the spread of its tested quantity over
+    """Per score of an audit of layout ``lay``: 2.80 x the spread of its tested quantity (of B - A
+    for a score with an ideal value: :func:`benchmark.scores.design.no_change_difference`) over
     ``pairs`` pairs of audits drawn from ``truth`` (the MDD of one test at alpha 0.05, power 0.8)."""
     label_sets = []
     for p in range(pairs):
@@ -475,8 +476,7 @@ def true_mdd(lay: Layout, truth: Truth, pairs: int, seed: int = 0) -> dict[tuple
         label_sets += [draw_labels(lay, values, effects, rng), draw_labels(lay, values, effects, rng)]
     out = {}
     for key, v in score_copies(lay, label_sets).items():
-        meta = get_metadata(key[0])
-        q = np.asarray(meta.badness(v[1::2]) - meta.badness(v[0::2]), dtype=float)
+        q = np.asarray(no_change_difference(get_metadata(key[0]), v[0::2], v[1::2]), dtype=float)
         q = q[np.isfinite(q)]
         if len(q) > 2:
             out[key] = mdd_factor() * float(np.std(q, ddof=1))

@@ -18,6 +18,8 @@ compared as ``t2ibench compare`` compares them (the first test checks the fast p
   docs/compare.md);
 * the MDD ``--pilot`` plans from a pilot of two images per prompt is near the true MDD of the
   full design (the interval scaling it replaced promised 0.2-0.6 of it: issue 46);
+* a model whose average gender sits at its ideal has the true MDD (and the pilot's plan) of one
+  away from it, made from the spread of B - A (|B| - |A|'s collapses at the ideal);
 * Holm's correction as statsmodels computes it.
 """
 
@@ -36,7 +38,7 @@ from tqdm import tqdm
 from benchmark.compare import compare_loaded
 from benchmark.calibration import (
     Size, Tally, _run, clopper_pearson, compare_many, detect_runs, draw_pairs, null_runs, pilot_runs, power_runs,
-    probes_at,
+    probes_at, true_mdd,
 )
 from benchmark.compare.comparison import finish_rows
 from benchmark.compare.paired import holm, holm_level, mdd_factor, paired_test, randomization_p, rejection_threshold
@@ -45,7 +47,7 @@ from benchmark.runner import planning
 from benchmark.runner.planning import (MDD_GRID, MDD_PAIRS, SWAP_GRID, _change_found, _growth, _reads_categories,
                                        margin_parts, simulated_pairs)
 from benchmark.runner.shared_seeds import SharedSeeds
-from benchmark.runner.simulate import Fit, Truth, layout
+from benchmark.runner.simulate import Fit, Truth, layout, score_copies
 from benchmark.scores.bootstrap import bootstrap_ci, resample_plan
 from benchmark.scores.metadata import get_metadata
 from benchmark.scores.randomization import JointPlan, tag
@@ -197,6 +199,29 @@ def test_the_pilot_plans_the_true_mdd_of_the_planned_design():
     for r in rows:
         assert 0.7 <= r["median"] <= 1.4, r
     assert 0.85 <= float(np.median([r["median"] for r in rows])) <= 1.15, rows
+
+
+def test_a_model_at_parity_plans_average_genders_mdd_on_the_scale_of_b_minus_a():
+    """A model whose average gender sits at its ideal (``Truth(parity=True)``: the male and female
+    probabilities of enough person prompts exchanged, every cell keeping its noise) has the true
+    MDD of a model away from it: both are made from the spread of B - A. From the spread of
+    |B| - |A|, which hardly varies at the ideal, the true MDD came out at about two thirds of it
+    (and the pilot planned as little), where a comparison at parity needs a change on the scale of
+    B - A to be found (docs/compare.md, "Scores with an ideal value"). A pilot at parity plans it
+    within the issue's band."""
+    suites, key = ["dalleval_bias"], ("average_gender", "dalleval_bias")
+    lay = layout(probes_at(suites, Size(), EVERY))
+    draws = {parity: draw_pairs(lay, Truth(parity=parity), 8, 5) for parity in (False, True)}
+    for parity, pairs in draws.items():
+        means = [np.mean(v) for k, v in score_copies(lay, [a for a, _ in pairs]).items() if k[:2] == key]
+        assert (abs(means[0]) < 0.04) if parity else (means[0] < -0.1), (parity, means)  # 8 audits: +-0.02
+    true = {parity: next(v for k, v in true_mdd(lay, Truth(parity=parity), 80, seed=1).items() if k[:2] == key)
+            for parity in (False, True)}
+    assert 0.85 <= true[True] / true[False] <= 1.18, true
+    rows = pilot_runs(suites, Size(per_prompt=2), Size(), 3, pairs=60, seed=4, truth=Truth(parity=True),
+                      plan_pairs=30, every=EVERY)
+    row = next(r for r in rows if r["score"] == "average_gender")
+    assert 0.8 <= row["median"] <= 1.25, row
 
 
 def _swaps_of(rng, var0: float, slope: float, moved: np.ndarray, pairs: int = MDD_PAIRS) -> np.ndarray:

@@ -28,7 +28,7 @@ from scipy.stats.mstats import hdquantiles
 from benchmark.present.progress import grow, progress_bar
 from benchmark.runner.shared_seeds import SharedSeeds
 from benchmark.runner.simulate import Fit, Layout, draw_labels, image_effects, layout, score_copies
-from benchmark.scores.design import POWER, mdd_factor, mdd_spread
+from benchmark.scores.design import POWER, mdd_factor, mdd_spread, no_change_difference
 from benchmark.scores.metadata import get_metadata
 from benchmark.tasks.context import entry_key
 
@@ -100,8 +100,7 @@ def planned_mdd_rows(fit: Fit, lay: Layout, sets: Sequence[Mapping[str, pd.DataF
     out = []
     for key, v in scored.items():
         name, suite = key[0], key[1]
-        meta = get_metadata(name)
-        q = meta.badness(v[1::2]) - meta.badness(v[0::2])
+        q = no_change_difference(get_metadata(name), v[0::2], v[1::2])
         row = {"name": name, "suite": suite, "subset": key[2], "estimator": key[3], "annotator": key[4],
                "pilot_images": int(pilot_n.get(suite, 0)), "planned_images": int(planned_n.get(suite, 0))}
         q = q[np.isfinite(q)]

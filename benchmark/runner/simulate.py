@@ -218,13 +218,15 @@ class Truth:
     the prompts of a slot differ (the Dirichlet concentration of their probabilities around the
     slot's shares; continuous: the spread of their logit means, ``prompt_sd``); ``seed``, the
     concentration of an image's own probabilities around its prompt's (a seed effect both audits
-    share; continuous: ``seed_sd``); ``noise_sd``, an image's own noise (continuous)."""
+    share; continuous: ``seed_sd``); ``noise_sd``, an image's own noise (continuous); ``parity``,
+    a model whose average gender sits at its ideal (:func:`_at_parity`)."""
 
     alpha: float = 3.0
     seed: float = 20.0
     prompt_sd: float = 0.8
     seed_sd: float = 0.3
     noise_sd: float = 0.6
+    parity: bool = False
 
     def cells(self, lay: Layout, rng: np.random.Generator) -> CellValues:
         base = np.zeros((len(lay.slots), _width(lay)))
@@ -233,8 +235,27 @@ class Truth:
                 base[i, :len(slot.categories)] = self.alpha * _base(slot) + 1e-3
         slot_of = lay.cell_slots()
         probs = _dirichlet_rows(rng, base[slot_of])
+        if self.parity:
+            _at_parity(lay, probs)
         mean = rng.normal(-0.8, self.prompt_sd, len(lay.cells))
         return CellValues(probs, mean, np.full(len(lay.cells), self.noise_sd), np.ones(len(lay.cells), bool))
+
+
+def _at_parity(lay: Layout, probs: np.ndarray) -> None:
+    """Exchanges the male and female probabilities of enough gender cells of the gender-neutral
+    prompts (DALL-Eval's ``person`` ones: what average gender reads) that their sum of male -
+    female comes nearest 0, the cells leaning the way the sum does first: each prompt keeps its
+    bias (and every cell its noise), and the average gender sits at parity, where a score with an
+    ideal value is hardest to read (docs/compare.md, "Scores with an ideal value")."""
+    slot_of = lay.cell_slots()
+    gender = [i for i, s in enumerate(lay.slots) if s.kind == "gender" and s.categories[:2] == ("male", "female")]
+    rows = np.flatnonzero(np.isin(slot_of, gender) & np.asarray(["/person/" in str(p) for _, p in lay.cells]))
+    lean = probs[rows, 0] - probs[rows, 1]
+    total = lean.sum()
+    for j in np.argsort(-np.sign(total) * lean):
+        if abs(total - 2 * lean[j]) < abs(total):
+            total -= 2 * lean[j]
+            probs[rows[j], [0, 1]] = probs[rows[j], [1, 0]]
 
 
 def _dirichlet_rows(rng: np.random.Generator, alpha: np.ndarray) -> np.ndarray:

@@ -26,8 +26,8 @@ from typing import Any, Callable, Mapping
 
 import pandas as pd
 
-__all__ = ["ALPHA", "POWER", "images_needed", "mdd_factor", "mdd_spread", "planned_mdd", "single_image_prompts",
-           "single_image_summary", "single_image_warnings"]
+__all__ = ["ALPHA", "POWER", "images_needed", "mdd_factor", "mdd_spread", "no_change_difference", "planned_mdd",
+           "single_image_prompts", "single_image_summary", "single_image_warnings"]
 
 #: the level and power a minimum detectable difference is defined with (benchmark.compare too)
 ALPHA = 0.05
@@ -137,6 +137,15 @@ def mdd_spread(row: dict) -> float:
     collapses (to about a fifth of another pair's at parity: docs/compare.md), while a change away from the ideal faces the
     spread of B - A: the MDD would promise a change several times too small."""
     return float(row.get("se_difference", row["se"]))
+
+
+def no_change_difference(meta: Any, a: Any, b: Any) -> Any:
+    """Per pair of simulated audits A, B of one model (arrays of a score's values): the difference
+    whose spread at no change an MDD is made from, as :func:`mdd_spread` takes a comparison's:
+    badness(B) - badness(A), or B - A for a score judged by its distance from its ideal (``meta``:
+    its :class:`benchmark.scores.metadata.ScoreMetadata`), whose |B| - |A| hardly varies near the
+    ideal. Elsewhere the two differ only in sign."""
+    return (b - a) if meta.distance_from_ideal else (meta.badness(b) - meta.badness(a))
 
 
 def planned_mdd(pilot: Mapping[str, Any], planned_images: Mapping[str, int], *, alpha: float = ALPHA,
