@@ -87,7 +87,8 @@ def test_each_generated_table_is_one_table(rel):
 
 def test_the_calibration_tables_are_the_measured_runs_of_the_docs_recipe(tmp_path, capsys):
     """docs/compare.md's calibration tables are bench/compare_calibration.py's committed output, of
-    the CI recipe the page gives (a new recipe needs new runs); a run edited or removed is named."""
+    the CI recipe the page gives (a new recipe needs new runs; a run may take a part of its suites);
+    a run edited or removed is named."""
     from benchmark.calibration import recipe_of
 
     suites, limit, _ = recipe_of((ROOT / "docs" / "compare.md").read_text(encoding="utf-8"))
@@ -95,7 +96,7 @@ def test_the_calibration_tables_are_the_measured_runs_of_the_docs_recipe(tmp_pat
     assert {p.parent.name for p in runs} == set(doc_tables.MEASURED_RUNS)
     for path in runs:
         doc = json.loads(path.read_text())
-        assert (doc["suites"], doc["limit"]) == (suites, limit), path
+        assert set(doc["suites"]) <= set(suites) and doc["limit"] == limit, path  # its suites or a part (--suites)
     shutil.copytree(ROOT / "docs", tmp_path / "docs")
     shutil.copytree(ROOT / doc_tables.CALIBRATION_RUNS, tmp_path / doc_tables.CALIBRATION_RUNS)
     power = tmp_path / doc_tables.CALIBRATION_RUNS / "power-recipe" / "compare_calibration.json"

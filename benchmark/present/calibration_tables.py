@@ -161,10 +161,12 @@ def detect_table(rows: Sequence[Mapping]) -> str:
 
 
 def _counted(doc: Mapping) -> str:
-    """What one run of the script counted: pairs per null size, comparisons per power row, pilots per pilot row."""
+    """What one run of the script counted: pairs per null size, comparisons per power row, pilots per
+    pilot row; and whether its truth was a model at parity (``--parity``)."""
     parts = [(doc.get("null") or [], "pairs per size"), (doc.get("power") or [], "comparisons per score"),
              (doc.get("pilot") or [], "pilots per score"), (doc.get("detect") or [], "comparisons scaled per score")]
-    return "; ".join(f"{max(r['n'] for r in rows)} {what}" for rows, what in parts if rows)
+    counted = "; ".join(f"{max(r['n'] for r in rows)} {what}" for rows, what in parts if rows)
+    return counted + (", a model at parity" if doc.get("parity") else "")
 
 
 def runs_table(runs: Sequence[tuple[str, Mapping]]) -> str:

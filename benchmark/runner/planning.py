@@ -183,10 +183,11 @@ def detectable_changes(fit: Fit, lay: Layout, critical: Mapping[tuple, tuple[flo
             continue
         meta, values = get_metadata(key[0]), np.asarray(scored[key], dtype=float).reshape(pairs, width)
         bad = np.asarray(meta.badness(values), dtype=float)
+        swap_a, swap_b = slice(1 + len(grid), None, 2), slice(2 + len(grid), None, 2)  # _draw_sets' swapped A, B
         q = bad[:, 1:1 + len(grid)] - bad[:, :1]
-        swaps = bad[:, 2 + len(grid)::2] - bad[:, 1 + len(grid)::2]
-        signed = (values[:, 1] - values[:, 0], values[:, 2 + len(grid)::2] - values[:, 1 + len(grid)::2]) \
-            if meta.distance_from_ideal else None
+        swaps = bad[:, swap_b] - bad[:, swap_a]
+        signed = (values[:, 1] - values[:, 0], values[:, swap_b] - values[:, swap_a]) if meta.distance_from_ideal \
+            else None
         out[key] = _change_found(q, swaps, (c, se), power, max(3, pairs // 2),
                                  categorical=_reads_categories(lay, files[-1], key[1]),
                                  groups=np.arange(pairs) // CELL_GROUP, signed=signed)
