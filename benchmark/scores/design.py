@@ -134,8 +134,8 @@ def mdd_spread(row: dict) -> float:
     """The spread a compared row's MDD is made from: its swaps' spread of the tested quantity, or,
     for a score judged by its distance from its ideal, of B - A (``se_difference``). Where the two
     runs sit near the ideal, swapping their images barely moves |B| - |A| and its swaps' spread
-    collapses (to about a fifth of another pair's at parity: docs/compare.md), while a change away from the ideal faces the
-    spread of B - A: the MDD would promise a change several times too small."""
+    collapses (to about a fifth of another pair's at parity: docs/compare.md), while a change away
+    from the ideal faces the spread of B - A: the MDD would promise a change several times too small."""
     return float(row.get("se_difference", row["se"]))
 
 
